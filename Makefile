@@ -1,0 +1,39 @@
+# Every target sets itself up: a fresh clone needs only python3, make and (for
+# editors) the Debian/npm packages that scripts/ installs.
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+PYTEST := $(PY) -m pytest
+
+.PHONY: venv demo test lint unit editors bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: venv
+	$(PY) scripts/demo.py $(DEMO_ARGS)
+
+lint: venv
+	$(VENV)/bin/ruff check engine server tests scripts
+	$(VENV)/bin/mypy --strict engine/autocode
+
+unit: venv
+	$(PYTEST) tests/engine tests/server
+
+editors: venv
+	bash scripts/editors-setup.sh
+	$(PYTEST) tests/editors
+
+test: lint unit editors
+
+bench: venv
+	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,7 @@
+"""AutoCode engine: runs AI coding tasks inside a person's git repository.
+
+This package knows nothing of LSP or editors; the CLI and the language server
+call its public functions. Heavy imports live inside the functions that need them.
+"""
+
+__version__ = "0.1.0"

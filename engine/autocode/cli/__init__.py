@@ -1,0 +1,56 @@
+"""The `autocode` command: argument parsing and dispatch to one module per sub-command.
+
+Sub-command modules import only the standard library at module level so that
+`autocode --help` stays fast; engine imports happen inside their `run`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from autocode import __version__
+
+# name -> (module, one-line help). Each module defines
+# `add_arguments(parser)` and `run(args) -> int`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("autocode.cli.doctor", "show every setting with its origin, and the record's health"),
+    "forget": ("autocode.cli.forget", "remove the learned project record (.autocode/project.json)"),
+    "prep": ("autocode.cli.prep", "make a checked prep copy of the workspace with declared inputs"),
+    "pilot-prep": ("autocode.cli.pilot", "checked copy + preflight, then start a task (coordinator)"),
+    "task": ("autocode.cli.task", "start and drive coding tasks"),
+    "memory": ("autocode.cli.memory", "agent and team memories"),
+    "unattended": ("autocode.cli.unattended", "run an autocode command for automation (no person present)"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="autocode",
+        description="Run AI coding tasks in your git repository.",
+    )
+    parser.add_argument("--version", action="version", version=f"autocode {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        cmd = sub.add_parser(name, help=help_text, description=help_text)
+        module.add_arguments(cmd)
+        cmd.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from autocode.cli._common import run_command
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "_run", None) is None:
+        parser.print_help()
+        return 2
+    return run_command(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,5 @@
+import sys
+
+from autocode.cli import main
+
+sys.exit(main())

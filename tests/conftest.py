@@ -1,0 +1,35 @@
+"""Test-run isolation: no test reads or writes this machine's git config or user data."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from support import GIT_ENV
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text(
+        "[user]\n\tname = AutoCode Tests\n\temail = tests@example.invalid\n"
+        "[init]\n\tdefaultBranch = main\n[protocol \"file\"]\n\tallow = always\n",
+        encoding="utf-8",
+    )
+    saved = dict(os.environ)
+    os.environ.update(GIT_ENV)
+    os.environ["HOME"] = str(home)
+    os.environ["GIT_CONFIG_GLOBAL"] = str(gitconfig)
+    os.environ["XDG_DATA_HOME"] = str(home / ".local" / "share")
+    os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
+    os.environ["XDG_STATE_HOME"] = str(home / ".local" / "state")
+    os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
+    os.environ.pop("AUTOCODE_UNATTENDED", None)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)

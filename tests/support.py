@@ -1,0 +1,59 @@
+"""Shared test helpers: real git repositories built in temp folders."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "AutoCode Tests",
+    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
+    "GIT_COMMITTER_NAME": "AutoCode Tests",
+    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(cwd: Path | str, *args: str, check: bool = True) -> str:
+    """Run git in `cwd` for test set-up and return its stdout."""
+    env = {**os.environ, **GIT_ENV}
+    out = subprocess.run(
+        ["git", "-c", "init.defaultBranch=main", "-c", "protocol.file.allow=always", *args],
+        cwd=cwd,
+        env=env,
+        check=check,
+        capture_output=True,
+    )
+    return out.stdout.decode("utf-8", "surrogateescape")
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def make_repo(
+    root: Path,
+    files: Mapping[str, str | bytes] | None = None,
+    *,
+    commit: bool = True,
+    origin: str | None = None,
+) -> Path:
+    """Create a git repository at `root` with `files`, committed unless told otherwise."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q")
+    if files:
+        write_files(root, files)
+    if origin:
+        git(root, "remote", "add", "origin", origin)
+    if commit:
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "--allow-empty", "-m", "initial")
+    return root
