@@ -1,0 +1,181 @@
+"""The only code that runs git.
+
+Every call is hardened so that nothing a repository configures (hooks,
+fsmonitor, filters, external diff, textconv) can run because AutoCode looked
+at it: fixed `-c` overrides, `--no-optional-locks`, argument lists (never a
+shell), and `-z` output parsed by the callers.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from autocode.errors import SetupError
+
+GIT_FLOOR: tuple[int, int, int] = (2, 39, 4)
+
+HARDENING: tuple[str, ...] = (
+    "-c", "core.fsmonitor=false",
+    "-c", "core.hooksPath=/dev/null",
+    "-c", "core.quotePath=false",
+    "-c", "diff.external=",
+    "-c", "core.untrackedCache=false",
+    "--no-optional-locks",
+)
+
+
+class GitError(SetupError):
+    kind = "gitError"
+
+
+def _environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARS}
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    env["GIT_OPTIONAL_LOCKS"] = "0"
+    env["LC_ALL"] = "C"
+    if extra:
+        env.update(extra)
+    return env
+
+
+# Identity and config-location variables are the person's; repository-
+# redirecting ones (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE...) are dropped.
+_KEPT_GIT_VARS = frozenset(
+    {
+        "GIT_AUTHOR_NAME",
+        "GIT_AUTHOR_EMAIL",
+        "GIT_COMMITTER_NAME",
+        "GIT_COMMITTER_EMAIL",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_NOSYSTEM",
+    }
+)
+
+
+def run(
+    args: Sequence[str],
+    cwd: Path | str,
+    *,
+    input: bytes | None = None,
+    check: bool = True,
+    env: Mapping[str, str] | None = None,
+    timeout: float | None = 120,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git <HARDENING> <args>` in `cwd` and return the completed process (bytes)."""
+    cmd = ["git", *HARDENING, *args]
+    try:
+        proc = subprocess.run(
+            cmd,
+            cwd=cwd,
+            input=input,
+            capture_output=True,
+            env=_environment(env),
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
+    if check and proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {args[0] if args else ''} failed in {cwd}: {message}")
+    return proc
+
+
+def output(args: Sequence[str], cwd: Path | str) -> str:
+    """stdout of a successful git call, decoded (surrogateescape keeps odd bytes round-trippable)."""
+    return run(args, cwd).stdout.decode("utf-8", "surrogateescape")
+
+
+def split_z(data: bytes) -> list[bytes]:
+    """Split NUL-terminated `-z` output into records."""
+    return [item for item in data.split(b"\0") if item]
+
+
+@dataclass(frozen=True)
+class VersionCheck:
+    version: str
+    floor: str
+    ok: bool
+    message: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"version": self.version, "floor": self.floor, "ok": self.ok, "message": self.message}
+
+
+def parse_version(text: str) -> tuple[int, int, int] | None:
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    if not match:
+        return None
+    return (int(match.group(1)), int(match.group(2)), int(match.group(3) or 0))
+
+
+@functools.lru_cache(maxsize=1)
+def check_version() -> VersionCheck:
+    """Compare the installed git with the security floor (cached per process)."""
+    floor = ".".join(map(str, GIT_FLOOR))
+    try:
+        proc = subprocess.run(["git", "--version"], capture_output=True, timeout=30, check=False)
+    except FileNotFoundError:
+        return VersionCheck("missing", floor, False, f"git is not installed; install git {floor} or newer")
+    text = proc.stdout.decode("utf-8", "replace").strip()
+    found = parse_version(text)
+    if found is None:
+        return VersionCheck(text or "unknown", floor, False, f"could not read the git version from {text!r}")
+    version = ".".join(map(str, found))
+    if found < GIT_FLOOR:
+        return VersionCheck(
+            version,
+            floor,
+            False,
+            f"git {version} is older than the security floor {floor}; upgrade git to {floor} or newer",
+        )
+    return VersionCheck(version, floor, True, f"git {version} meets the security floor {floor}")
+
+
+def require_supported_git() -> None:
+    """Raise a SetupError naming the upgrade when git is missing or too old."""
+    check = check_version()
+    if not check.ok:
+        raise GitError(check.message)
+
+
+def toplevel(path: Path | str) -> Path | None:
+    """The work tree root containing `path`, or None outside a repository."""
+    proc = run(["rev-parse", "--show-toplevel"], path, check=False)
+    if proc.returncode != 0:
+        return None
+    return Path(proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n"))
+
+
+def main_worktree(path: Path | str) -> Path | None:
+    """The main work tree of the repository containing `path` (same as toplevel unless a linked worktree)."""
+    proc = run(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
+    if proc.returncode != 0:
+        return None
+    common = Path(proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n"))
+    if common.name == ".git":
+        return common.parent
+    return toplevel(path)
+
+
+def head(path: Path | str) -> str | None:
+    proc = run(["rev-parse", "--verify", "-q", "HEAD"], path, check=False)
+    return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+def origin_url(path: Path | str) -> str | None:
+    proc = run(["config", "--get", "remote.origin.url"], path, check=False)
+    return proc.stdout.decode("utf-8", "surrogateescape").strip() or None if proc.returncode == 0 else None
+
+
+def root_commits(path: Path | str) -> list[str]:
+    proc = run(["rev-list", "--max-parents=0", "HEAD"], path, check=False)
+    if proc.returncode != 0:
+        return []
+    return sorted(proc.stdout.decode().split())
