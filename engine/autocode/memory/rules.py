@@ -295,3 +295,17 @@ def skill_name(goal: str) -> str:
     words = [w for w in re.findall(r"[a-z0-9]+", goal.casefold()) if w not in STOPWORDS]
     name = "-".join(words[:6]) or "procedure"
     return name[:60].strip("-")
+
+
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "cannot", "avoid"})
+
+
+def is_near_duplicate(a: Iterable[str], b: Iterable[str], threshold: float) -> bool:
+    """Two term lists say the same thing: similar enough, and negated the same way."""
+    sa, sb = set(a), set(b)
+    return same_polarity(sa, sb) and term_similarity(sa, sb) >= threshold
+
+
+def same_polarity(a: Iterable[str], b: Iterable[str]) -> bool:
+    """Both term lists carry the same negations ("use X" and "do not use X" differ)."""
+    return set(a) & _NEGATIONS == set(b) & _NEGATIONS

@@ -189,19 +189,21 @@ class MemoryService:
         model = self.choice.embedder.model if self.choice.embedder and vector is not None else None
         memory_id = new_id("mem")
         evicted: builtins.list[Eviction] = []
-        with self.store.write(lock_key=f"{owner}\x00{repo}") as w:
+        with self.store.write(lock_key=f"{owner}|{repo}") as w:
             duplicate = w.find_exact(owner, repo, norm_hash)
             method = "exact" if duplicate else None
             if duplicate is None:
                 wanted = set(term_list)
                 for cand_id, cand_terms in w.keyword_candidates(owner, repo, term_list, 20):
-                    if rules.term_similarity(wanted, cand_terms.split()) >= NEAR_DUPLICATE_TERMS:
+                    if rules.is_near_duplicate(wanted, cand_terms.split(), NEAR_DUPLICATE_TERMS):
                         duplicate, method = cand_id, "terms"
                         break
             if duplicate is None and vector is not None and model is not None:
                 nearest = w.nearest_in_bucket(owner, repo, vector, model)
                 if nearest is not None and nearest[1] >= SEMANTIC_DUPLICATE:
-                    duplicate, method = nearest[0], "meaning"
+                    near_terms = w.execute("SELECT terms FROM memories WHERE id = ?", (nearest[0],))
+                    if near_terms and rules.same_polarity(term_list, near_terms[0][0].split()):
+                        duplicate, method = nearest[0], "meaning"
             if duplicate is not None:
                 return SaveResult(saved=False, duplicate_of=duplicate, duplicate_method=method, scope=where_scope, repository=where_repo)
             w.insert_memory(
@@ -270,7 +272,7 @@ class MemoryService:
     ) -> str:
         base = rules.skill_name(goal)
         norm_hash = rules.content_hash(text)
-        with self.store.write(lock_key=f"skill\x00{owner}\x00{repo}") as w:
+        with self.store.write(lock_key=f"skill|{owner}|{repo}") as w:
             existing = w.find_skill_by_hash(owner, repo, norm_hash)
             if existing:
                 return existing
