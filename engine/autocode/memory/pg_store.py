@@ -203,6 +203,7 @@ class PostgresStore(Store):
         self._lock = threading.RLock()
         self._conn: Any = None
         self.has_vector = False
+        self.reconnect_seconds = RECONNECT_SECONDS
         self._migrate(LATEST if migrate_to is None else migrate_to)
 
     @property
@@ -213,8 +214,9 @@ class PostgresStore(Store):
     def vector_support(self) -> str:
         return "pgvector on the server" if self.has_vector else "no pgvector on the server: embeddings compared in the process"
 
-    def _connect(self) -> Any:
-        deadline = time.monotonic() + RECONNECT_SECONDS
+    def _connect(self, retry_for: float = 0.0) -> Any:
+        """A new connection; after a lost one, keep trying for `retry_for` seconds (a restarting server)."""
+        deadline = time.monotonic() + retry_for
         while True:
             try:
                 return self._psycopg.connect(
@@ -222,16 +224,16 @@ class PostgresStore(Store):
                 )
             except self._psycopg.OperationalError as exc:
                 if time.monotonic() >= deadline:
+                    first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
                     raise StoreUnavailable(
-                        f"cannot reach the memory database at {self.location}: "
-                        f"{str(exc).strip().splitlines()[0] if str(exc).strip() else exc!r}; "
+                        f"cannot reach the memory database at {self.location}: {first}; "
                         "check database_url and that the server is running"
                     ) from exc
                 time.sleep(0.2)
 
-    def _connection(self) -> Any:
+    def _connection(self, retry_for: float = 0.0) -> Any:
         if self._conn is None or self._conn.closed:
-            self._conn = self._connect()
+            self._conn = self._connect(retry_for)
         return self._conn
 
     def _retrying(self, action: Callable[[Any], T]) -> T:
@@ -245,7 +247,7 @@ class PostgresStore(Store):
                 with contextlib.suppress(Exception):
                     self._conn.close()
                 self._conn = None
-            return action(self._connection())
+            return action(self._connection(self.reconnect_seconds))
 
     def close(self) -> None:
         with self._lock:

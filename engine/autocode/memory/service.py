@@ -52,6 +52,7 @@ MAX_LIMIT = 100
 NEAR_DUPLICATE_TERMS = 0.75
 SEMANTIC_DUPLICATE = 0.85
 HYBRID_KEYWORD_WEIGHT = 0.3
+SEMANTIC_FLOOR = 0.3
 SEARCH_MODES: tuple[str, ...] = ("auto", "keyword", "recent", "semantic", "hybrid")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -356,10 +357,17 @@ class MemoryService:
         if mode not in SEARCH_MODES:
             raise UsageError(f"mode must be one of {', '.join(SEARCH_MODES)} (got {mode!r})")
         vis = self.visibility(ctx, scope, owner)
-        return self.rank(vis, query.strip(), limit, mode)
+        return self.rank(vis, query.strip(), limit, mode, floor=SEMANTIC_FLOOR)
 
-    def rank(self, vis: Visibility, query: str, limit: int, mode: str = "auto") -> SearchResult:
-        """Rank visible memories for `query` with one method (see SEARCH_MODES)."""
+    def rank(
+        self, vis: Visibility, query: str, limit: int, mode: str = "auto", floor: float | None = None
+    ) -> SearchResult:
+        """Rank visible memories for `query` with one method (see SEARCH_MODES).
+
+        With `floor`, a memory ranked by meaning is kept only when it shares a
+        term with the query or its cosine reaches the floor (search wants
+        matches; recall wants the best few whatever they are).
+        """
         if mode == "auto":
             mode = "hybrid" if self.choice.embedder is not None else "recent"
         if mode in ("semantic", "hybrid"):
@@ -371,8 +379,10 @@ class MemoryService:
                 ranked: builtins.list[tuple[float, int, str]] = []
                 for seq, memory_id, cosine, row_terms in scored:
                     score = cosine
-                    if mode == "hybrid" and qterms:
-                        overlap = len(qterms & set(row_terms.split())) / len(qterms)
+                    overlap = len(qterms & set(row_terms.split())) / len(qterms) if qterms else 0.0
+                    if floor is not None and overlap == 0 and cosine < floor:
+                        continue
+                    if mode == "hybrid":
                         score = (1 - HYBRID_KEYWORD_WEIGHT) * cosine + HYBRID_KEYWORD_WEIGHT * overlap
                     ranked.append((score, seq, memory_id))
                 ranked.sort(key=lambda r: (-r[0], -r[1]))
