@@ -25,9 +25,26 @@ def _prep_copy_owner(path: Path) -> Path | None:
     return None
 
 
+def _inside_linked_worktree(path: Path) -> bool:
+    """Whether the nearest `.git` above `path` is a file (linked worktree or submodule).
+
+    A plain repository or no repository at all needs no git call: the common case stays cheap.
+    """
+    for candidate in (path, *path.parents):
+        marker = candidate / ".git"
+        if marker.is_dir():
+            return False
+        if marker.exists():
+            return True
+    return False
+
+
 def _linked_worktree_owner(path: Path) -> Path | None:
     """For a path inside a linked git worktree, the same place in the main worktree."""
     from autocode import gitsafe
+
+    if not _inside_linked_worktree(path):
+        return None
 
     try:
         top = gitsafe.toplevel(path)
