@@ -99,8 +99,9 @@ class FixtureProvider:
         self._fail_if_scripted("requirements")
         known = {c.get("question", "") for c in ctx.project_conventions}
         questions = [Question.from_dict(q) for q in self.scenario.get("questions", [])]
-        asked = [q for q in questions if not (q.convention and q.text in known)]
-        reused = [q.id for q in questions if q not in asked]
+        # Questions the project data already answers are still returned: the
+        # runner drops them from what is asked and records that it did.
+        reused = [q.id for q in questions if q.convention and q.text in known]
         decisions = [MachineDecision.from_dict(d) for d in self.scenario.get("machine_decisions", [])]
         summary = f"Task: {ctx.brief.strip().splitlines()[0] if ctx.brief.strip() else '(empty brief)'}"
         if reused:
@@ -109,7 +110,7 @@ class FixtureProvider:
         criteria.append("The project's test command passes in the copy.")
         return RequirementsReport(
             summary=summary,
-            questions=asked,
+            questions=questions,
             acceptance_criteria=criteria,
             citations=list(ctx.citations),
             machine_decisions=decisions,

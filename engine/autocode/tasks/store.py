@@ -21,10 +21,23 @@ from typing import Any
 KILL_ENV = "AUTOCODE_TEST_KILL_AT"
 
 
+_hits: dict[str, int] = {}
+
+
 def kill_point(name: str) -> None:
-    """Test hook: SIGKILL this process at the named point when AUTOCODE_TEST_KILL_AT says so."""
+    """Test hook: SIGKILL this process at a named point.
+
+    AUTOCODE_TEST_KILL_AT=NAME kills at the first time NAME is reached,
+    NAME@N at the N-th time. Unset (always, outside tests) it does nothing.
+    """
     wanted = os.environ.get(KILL_ENV)
-    if wanted and wanted == name:
+    if not wanted:
+        return
+    point, _, count = wanted.partition("@")
+    if point != name:
+        return
+    _hits[name] = _hits.get(name, 0) + 1
+    if _hits[name] >= int(count or 1):
         os.kill(os.getpid(), signal.SIGKILL)
 
 
