@@ -525,6 +525,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
+    ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
+              "Check `features` in `autocode.protocol.info`; update AutoCode."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
 )
 
@@ -535,7 +537,7 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
 def _strict(kind: type[Any] | tuple[type[Any], ...], label: str) -> Callable[[Any, Any], Any]:
     def hook(value: Any, _: Any) -> Any:
         # bool is an int in Python; a JSON `true` is not a number on the wire.
-        if isinstance(value, bool) and kind is not bool:
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
             raise TypeError(f"expected {label}, got a boolean")
         if not isinstance(value, kind):
             raise TypeError(f"expected {label}, got {type(value).__name__}")
@@ -578,7 +580,10 @@ def _make_converter() -> cattrs.Converter:
 
         return hook
 
-    conv.register_structure_hook_factory(lambda tp: typing.get_origin(tp) is list, list_factory)
+    def is_list(tp: Any) -> bool:
+        return typing.get_origin(tp) is list
+
+    conv.register_structure_hook_factory(is_list, list_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
     return conv
@@ -727,7 +732,7 @@ def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
         required = a.default is attrs.NOTHING
         default = ""
         if not required:
-            dv = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[attr-defined]
+            dv = a.default.factory() if hasattr(a.default, "factory") else a.default
             default = f"default `{_json(dv)}`. "
         out.append(
             f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp)}` | {'yes' if required else 'no'} "
