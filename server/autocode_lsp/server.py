@@ -167,6 +167,10 @@ class AutoCodeServer(LanguageServer):
                 future.cancel()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
+        from pygls.exceptions import FeatureRequestError
+
+        if source is FeatureRequestError:
+            return  # the error already went back to the client as the request's response
         # A broken message must never end the session; log it instead of a popup storm.
         log.error("error while handling a message: %s", error)
 
@@ -202,6 +206,7 @@ def _command(server: AutoCodeServer, spec: protocol.CommandSpec, handler: Handle
         try:
             args = protocol.parse_arguments(spec, arguments)
         except protocol.InvalidArguments as exc:
+            log.info("%s failed: %s", spec.name, exc)
             raise invalid_arguments(str(exc)) from exc
         try:
             result = await handler(ls, args)
