@@ -63,7 +63,7 @@ local snap = {
   phase = 'requirements',
   revision = 2,
   brief = 'add a greeting',
-  needs = { { kind = 'question', questionId = 'q1', question = 'Which naming?', choices = { 'a', 'b' } } },
+  needs = { kind = 'question', questions = { { id = 'q1', text = 'Which naming?', choices = { 'a', 'b' } } } },
 }
 local lines = tasks.render(snap)
 H.eq(lines[1], '# AutoCode task t2', 'task heading')
@@ -73,9 +73,15 @@ local doc = memory.render_doctor({ settings = { test_command = { value = 'pytest
 H.check(vim.tbl_contains(doc, '## settings'), 'doctor sections')
 H.check(vim.tbl_contains(doc, '  - origin: learned'), 'doctor nested values')
 H.eq(memory.render_doctor({ markdown = 'line 1\nline 2' }), { 'line 1', 'line 2' }, 'doctor text used as is')
+H.check(vim.tbl_contains(lines, '- Which naming? (q1)'), 'open question rendered')
 H.eq(
-  memory.refusal_message({ saved = false, reason = 'it names a commit', suggestion = 'say the durable fact' }),
-  'memory not saved: it names a commit; try instead: say the durable fact',
+  memory.refusal_message({ saved = false, message = 'same as an existing memory', duplicateOf = 'm7' }),
+  'memory not saved: same as an existing memory; it duplicates memory m7',
+  'duplicate message'
+)
+H.eq(
+  memory.refusal_message({ code = -32803, message = 'tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
+  'memory not saved: tied to one commit (commit); try instead: say the durable fact',
   'refusal message'
 )
 H.log('ok rendering')
@@ -94,13 +100,12 @@ H.log('ok options')
 -- lsp/autocode.lua is what vim.lsp.config resolves, and it opts in to the protocol.
 local resolved = vim.lsp.config.autocode
 H.eq(resolved.cmd, { 'autocode-lsp' }, 'resolved cmd')
-H.check(resolved.capabilities.experimental.autocode.version == 1, 'experimental.autocode declared')
+H.eq(resolved.capabilities.experimental.autocode, { protocolVersion = '1.0' }, 'experimental.autocode declared')
 H.check(resolved.handlers['autocode/task/askQuestion'], 'askQuestion handler')
 H.check(resolved.handlers['autocode/task/reviewPlan'], 'reviewPlan handler')
 H.check(resolved.handlers['autocode/task/didChange'], 'didChange handler')
 require('autocode').setup({ command = { 'autocode-lsp', '--stdio' }, log_level = 'debug' })
-H.eq(vim.lsp.config.autocode.cmd, { 'autocode-lsp', '--stdio' }, 'setup overrides cmd')
-H.eq(vim.lsp.config.autocode.init_options, { logLevel = 'debug' }, 'setup passes the log level')
+H.eq(vim.lsp.config.autocode.cmd, { 'autocode-lsp', '--stdio', '--log-level', 'debug' }, 'setup sets cmd and log level')
 H.check(vim.lsp.is_enabled('autocode'), 'setup enables the config')
 H.log('ok lsp config')
 

@@ -9,12 +9,15 @@ M.defaults = {
   -- A Python interpreter with AutoCode installed; used as `python -m autocode_lsp`
   -- when `command` is not given.
   python = nil,
-  -- The server's log level: "debug", "info", "warning" or "error".
-  log_level = 'info',
+  -- The server's log level ("debug", "info", "warning" or "error"), passed as
+  -- --log-level; nil leaves the server's default.
+  log_level = nil,
   -- Milliseconds a blocking call (health check, :AutoCode status in scripts) waits.
   timeout_ms = 15000,
   -- Open the plan buffer automatically when the server asks for a review.
   open_plan = true,
+  -- Open the diff buffer when a task waits for completion approval.
+  open_diff = true,
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -45,14 +48,20 @@ end
 --- @return string[]
 function M.cmd()
   local o = M.options
+  local cmd
   if type(o.command) == 'table' then
-    return vim.deepcopy(o.command)
+    cmd = vim.deepcopy(o.command)
   elseif type(o.command) == 'string' then
-    return { o.command }
+    cmd = { o.command }
   elseif o.python then
-    return { o.python, '-m', 'autocode_lsp' }
+    cmd = { o.python, '-m', 'autocode_lsp' }
+  else
+    cmd = { 'autocode-lsp' }
   end
-  return { 'autocode-lsp' }
+  if o.log_level then
+    vim.list_extend(cmd, { '--log-level', o.log_level })
+  end
+  return cmd
 end
 
 --- The table `vim.lsp.config('autocode', ...)` receives (also returned by lsp/autocode.lua).
@@ -61,7 +70,6 @@ function M.lsp_config()
   return {
     cmd = M.cmd(),
     root_markers = { { '.autocode', '.git' } },
-    init_options = { logLevel = M.options.log_level },
     capabilities = {
       experimental = { autocode = protocol.client_capability() },
       window = { workDoneProgress = true },

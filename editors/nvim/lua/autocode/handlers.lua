@@ -5,13 +5,7 @@ local protocol = require('autocode.protocol')
 
 local M = {}
 
-local function field(t, ...)
-  for _, k in ipairs({ ... }) do
-    if type(t) == 'table' and t[k] ~= nil and t[k] ~= vim.NIL then
-      return t[k]
-    end
-  end
-end
+local field = require('autocode.util').field
 
 --- autocode/task/didChange: a full snapshot with its revision.
 function M.did_change(_, params, _)
@@ -24,45 +18,76 @@ function M.did_change(_, params, _)
 end
 
 --- autocode/task/askQuestion: asks the person through vim.ui.select (choices)
---- or vim.ui.input (free text). Runs in the RPC coroutine, so the picker may
---- answer later; a dismissed prompt is reported back as unanswered.
+--- or vim.ui.input (free text). Runs in the RPC coroutine, so a picker may
+--- answer later; a dismissed prompt leaves the question open.
 function M.ask_question(_, params, _)
   local tasks = require('autocode.tasks')
-  local question = {
-    id = field(params, 'questionId', 'id'),
-    text = field(params, 'question', 'text', 'prompt') or '(question without text)',
-    choices = field(params, 'choices', 'options'),
-  }
-  local task_id = field(params, 'taskId', 'task_id')
+  local q = field(params, 'question') or {}
+  local task_id = field(params, 'taskId')
   if task_id then
     tasks.current = task_id
   end
-  local reply = tasks.prompt_answer(question)
+  local reply = tasks.prompt_answer({
+    id = field(q, 'id'),
+    text = field(q, 'text') or '(question without text)',
+    choices = field(q, 'choices'),
+  })
   if reply == nil or reply == '' then
-    require('autocode.ui').warn(
-      'question left unanswered; answer it later with :AutoCode answer'
-    )
-    return { answered = false }
+    require('autocode.ui').warn('question left open; answer it later with :AutoCode answer')
+    return { answer = vim.NIL }
   end
-  return { answered = true, text = reply }
+  return { answer = reply }
 end
 
---- autocode/task/reviewPlan: opens the plan buffer (a / r approve or reject).
+--- autocode/task/reviewPlan: opens the plan buffer and answers once the person
+--- decides there (a approve, r reject) or with :AutoCode approve / reject.
+--- Closing the plan window without deciding answers "later": the plan stays
+--- waiting for :AutoCode approve.
 function M.review_plan(_, params, _)
   local tasks = require('autocode.tasks')
-  local task_id = field(params, 'taskId', 'task_id', 'id')
-  if task_id then
-    tasks.current = task_id
+  local ui = require('autocode.ui')
+  local client = require('autocode.client')
+  local id = field(params, 'taskId')
+  if id then
+    tasks.current = id
   end
+  local co = coroutine.running()
+  local decided
+  local function resolve(result)
+    if decided then
+      return
+    end
+    decided = result
+    if co and coroutine.status(co) == 'suspended' then
+      client.resume(co)
+    end
+  end
+  local previous = tasks.reviews[id]
+  if previous then
+    tasks.reviews[id] = nil
+    previous.resolve({ decision = 'later' })
+  end
+  tasks.reviews[id] = { plan_revision = field(params, 'planRevision'), resolve = resolve }
   if require('autocode.config').options.open_plan then
-    tasks.open_plan(params)
+    local buf = tasks.open_plan(params)
+    vim.api.nvim_create_autocmd('BufWinLeave', {
+      buffer = buf,
+      once = true,
+      callback = function()
+        local pending = tasks.reviews[id]
+        if pending and pending.resolve == resolve then
+          tasks.reviews[id] = nil
+          resolve({ decision = 'later' })
+          ui.notify(('the plan of task %s is still waiting: :AutoCode approve or :AutoCode reject'):format(tostring(id)))
+        end
+      end,
+    })
   end
-  require('autocode.ui').notify(
-    ('the plan for task %s is ready: a approves, r rejects (or :AutoCode approve / reject)'):format(
-      tostring(task_id)
-    )
-  )
-  return { shown = true }
+  ui.notify(('the plan of task %s is ready: a approves, r rejects (or :AutoCode approve / reject)'):format(tostring(id)))
+  if not decided and co and coroutine.isyieldable() then
+    coroutine.yield()
+  end
+  return decided or { decision = 'later' }
 end
 
 --- Reports a server that went away on its own.

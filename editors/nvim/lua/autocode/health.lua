@@ -2,38 +2,13 @@
 -- protocol version, the workspace's learned record and where memories live.
 local M = {}
 
-local function field(t, ...)
-  for _, k in ipairs({ ... }) do
-    if type(t) == 'table' and t[k] ~= nil and t[k] ~= vim.NIL then
-      return t[k]
-    end
-  end
-end
-
---- Finds a value by key anywhere in a nested table (first match, breadth first).
-local function find(t, names)
-  local queue = { t }
-  while #queue > 0 do
-    local cur = table.remove(queue, 1)
-    if type(cur) == 'table' then
-      for _, n in ipairs(names) do
-        if cur[n] ~= nil and cur[n] ~= vim.NIL then
-          return cur[n]
-        end
-      end
-      for _, v in pairs(cur) do
-        if type(v) == 'table' then
-          table.insert(queue, v)
-        end
-      end
-    end
-  end
-end
+local field = require('autocode.util').field
 
 function M.check()
   local health = vim.health
   local client = require('autocode.client')
   local config = require('autocode.config')
+  local protocol = require('autocode.protocol')
 
   health.start('Neovim')
   local v = vim.version()
@@ -66,50 +41,59 @@ function M.check()
     health.error(err)
     return
   end
-  local ierr, info = client.call_sync(require('autocode.protocol').commands.protocol_info, {}, config.options.timeout_ms, c)
+  local ierr, info = client.call_sync(protocol.commands.protocol_info, {}, config.options.timeout_ms, c)
   if ierr then
     health.error('the server did not answer autocode.protocol.info: ' .. client.describe(ierr), {
       'See :LspLog and the server log file.',
     })
     return
   end
-  health.ok('server version ' .. tostring(field(info, 'serverVersion', 'server_version', 'version') or '?'))
-  health.ok('protocol version ' .. tostring(field(info, 'protocolVersion', 'protocol_version') or '?'))
-  local caps = c.server_capabilities or {}
-  if not (caps.experimental and caps.experimental.autocode) then
-    health.warn('the server did not advertise experimental.autocode; questions and plan review arrive as plain LSP messages')
+  health.ok('server version ' .. tostring(field(info, 'serverVersion') or '?'))
+  local pv = tostring(field(info, 'protocolVersion') or '?')
+  if pv:match('^(%d+)') == protocol.version:match('^(%d+)') then
+    health.ok('protocol version ' .. pv)
+  else
+    health.warn(('protocol version %s, but this plugin speaks %s'):format(pv, protocol.version), {
+      'Update the plugin and AutoCode together.',
+    })
+  end
+  if field(info, 'clientOptedIn') == false then
+    health.warn('the server did not take this client\'s experimental.autocode opt-in; questions and plans arrive as plain LSP messages')
   end
 
   health.start('Workspace')
+  local folders = field(info, 'workspaces') or {}
   local root = client.workspace_for()
-  if not root then
-    health.info('no workspace folder: memory is global only, and task commands need a folder (open a file inside a git repository)')
+  if #folders == 0 then
+    health.info(
+      'no workspace folder: memory is global only; task commands, doctor and forget need a folder (open a file inside a git repository)'
+    )
   else
-    health.ok('workspace folder ' .. root)
+    health.ok('workspace folders: ' .. table.concat(folders, ', '))
   end
-  local derr, doctor = client.call_sync(require('autocode.protocol').commands.doctor, root and { workspace = root } or {}, config.options.timeout_ms, c)
-  if derr then
+  local derr, doctor = client.call_sync(protocol.commands.doctor, root and { workspace = root } or {}, config.options.timeout_ms, c)
+  if client.kind(derr) == protocol.kinds.no_repository then
+    return
+  elseif derr then
     health.error('autocode.doctor failed: ' .. client.describe(derr))
     return
   end
-  if root then
-    local status = find(doctor, { 'recordStatus', 'record_status' })
-    if status == nil then
-      local record = find(doctor, { 'record' })
-      status = type(record) == 'table' and field(record, 'status') or record
-    end
-    status = tostring(status or 'unknown')
-    if status == 'valid' or status == 'missing' then
-      health.ok('learned record: ' .. status)
-    else
-      health.warn('learned record: ' .. status, { 'Run :AutoCode doctor for details; :AutoCode forget removes it.' })
-    end
-  end
-  local where = find(doctor, { 'memoryLocation', 'memory_location', 'location', 'path', 'store' })
-  if where then
-    health.ok('memories live in ' .. tostring(type(where) == 'table' and vim.inspect(where) or where))
+  local report = field(doctor, 'report') or {}
+  local record = field(report, 'record') or {}
+  local status = tostring(field(record, 'status') or 'unknown')
+  if status == 'valid' or status == 'missing' then
+    health.ok(('learned record: %s (%s)'):format(status, tostring(field(record, 'path') or '.autocode/project.json')))
   else
-    health.info('memory location not reported by the server')
+    health.warn('learned record: ' .. status, {
+      'It is ignored until fixed. :AutoCode doctor shows the problems; :AutoCode forget removes it.',
+    })
+  end
+  local mem = field(report, 'memory')
+  local where = type(mem) == 'table' and field(mem, 'location', 'path', 'database', 'store', 'backend')
+  if where then
+    health.ok('memories live in ' .. tostring(where))
+  else
+    health.info('the server did not say where memories live (no memory section in doctor)')
   end
 end
 

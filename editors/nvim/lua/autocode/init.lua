@@ -10,7 +10,7 @@ function M.setup(opts)
   local config = require('autocode.config')
   config.set(opts)
   local lsp = config.lsp_config()
-  vim.lsp.config('autocode', { cmd = lsp.cmd, init_options = lsp.init_options })
+  vim.lsp.config('autocode', { cmd = lsp.cmd })
   if enable ~= false then
     vim.lsp.enable('autocode')
   end

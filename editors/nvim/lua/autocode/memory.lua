@@ -7,13 +7,7 @@ local ui = require('autocode.ui')
 local C = protocol.commands
 local M = {}
 
-local function field(t, ...)
-  for _, k in ipairs({ ... }) do
-    if type(t) == 'table' and t[k] ~= nil and t[k] ~= vim.NIL then
-      return t[k]
-    end
-  end
-end
+local field = require('autocode.util').field
 
 local function with_workspace(args)
   local root = client.workspace_for()
@@ -45,7 +39,7 @@ end
 function M.format_item(item)
   local id = field(item, 'id') or '?'
   local scope = field(item, 'scope') or '?'
-  local owner = field(item, 'owner') or (field(item, 'shared') and 'team' or 'agent')
+  local owner = field(item, 'shared') and 'team' or ('agent ' .. tostring(field(item, 'agent') or '?'))
   local content = tostring(field(item, 'content', 'text') or ''):gsub('\n', ' ')
   return ('- [%s] (%s, %s) %s'):format(id, scope, owner, content)
 end
@@ -54,7 +48,7 @@ local function items_of(result)
   if type(result) ~= 'table' then
     return {}
   end
-  return field(result, 'items', 'memories', 'results') or (vim.islist(result) and result or {})
+  return field(result, 'memories') or {}
 end
 
 local function show_items(title, items)
@@ -68,25 +62,26 @@ local function show_items(title, items)
   return ui.scratch('memory', lines, 'markdown', {}, { count = #items })
 end
 
---- The message shown for a save that was not stored.
-function M.refusal_message(result)
-  local reason = field(result, 'message', 'reason') or 'refused'
-  local parts = { 'memory not saved: ' .. tostring(reason) }
-  local dup = field(result, 'duplicateOf', 'duplicate_of')
+--- The message shown for a save that was not stored: a `saved: false`
+--- result (duplicate, turned into a skill) or a memoryRefused error.
+function M.refusal_message(r)
+  local data = type(field(r, 'data')) == 'table' and r.data or r
+  local parts = { 'memory not saved: ' .. tostring(field(r, 'message') or 'refused') }
+  local reason = field(data, 'reason')
+  if reason then
+    parts[1] = parts[1] .. ' (' .. tostring(reason) .. ')'
+  end
+  local dup = field(data, 'duplicateOf')
   if dup then
-    table.insert(parts, ('it duplicates memory %s'):format(type(dup) == 'table' and tostring(field(dup, 'id')) or tostring(dup)))
+    table.insert(parts, 'it duplicates memory ' .. tostring(dup))
   end
-  local skill = field(result, 'skill', 'skillName', 'skill_name')
+  local skill = field(data, 'skill')
   if skill then
-    table.insert(parts, ('it was turned into the skill %s'):format(type(skill) == 'table' and tostring(field(skill, 'name')) or tostring(skill)))
+    table.insert(parts, 'it was saved as the skill ' .. tostring(skill))
   end
-  local suggestion = field(result, 'suggestion')
+  local suggestion = field(data, 'suggestion')
   if suggestion then
     table.insert(parts, 'try instead: ' .. tostring(suggestion))
-  end
-  local where = field(result, 'belongsIn', 'belongs_in', 'hint')
-  if where then
-    table.insert(parts, tostring(where))
   end
   return table.concat(parts, '; ')
 end
@@ -112,15 +107,18 @@ function M.save(words)
       args.category = opts.category
     end
     local err, result = client.await(C.memory_save, args)
-    if err then
-      ui.warn('memory not saved: ' .. client.describe(err))
+    if client.kind(err) == protocol.kinds.memory_refused then
+      ui.warn(M.refusal_message(err))
+      return
+    elseif err then
+      ui.error('memory not saved: ' .. client.describe(err))
       return
     end
     if field(result, 'saved') == false then
       ui.warn(M.refusal_message(result))
       return
     end
-    local item = field(result, 'memory', 'item') or result
+    local item = field(result, 'memory') or {}
     ui.notify(('memory %s saved (%s)'):format(tostring(field(item, 'id') or '?'), tostring(field(item, 'scope') or '')))
   end)
 end
@@ -185,13 +183,13 @@ function M.delete(words)
       end
       id = field(items[idx], 'id')
     end
-    local err, result = client.await(C.memory_delete, with_workspace({ id = tonumber(id) or id }))
+    local err, result = client.await(C.memory_delete, with_workspace({ id = tostring(id) }))
     if err then
       ui.error('memory delete failed: ' .. client.describe(err))
       return
     end
     if field(result, 'deleted') == false then
-      ui.warn(('memory %s was not deleted: %s'):format(tostring(id), tostring(field(result, 'message', 'reason') or 'not found')))
+      ui.warn(('memory %s was not deleted'):format(tostring(id)))
       return
     end
     ui.notify(('memory %s deleted'):format(tostring(id)))
@@ -207,7 +205,7 @@ function M.promote()
       ui.error('promotion plan failed: ' .. client.describe(err))
       return
     end
-    local candidates = field(result, 'candidates', 'items') or {}
+    local candidates = field(result, 'candidates') or {}
     if #candidates == 0 then
       ui.notify('no team memory is a candidate for a skill')
       return
@@ -217,9 +215,9 @@ function M.promote()
       local lines = { '# Promote team memories to skills', '', 'x toggles a candidate, a applies the selected ones.', '' }
       local line_of = {}
       for i, cand in ipairs(candidates) do
-        local mid = field(cand, 'memoryId', 'memory_id', 'id')
+        local mid = field(cand, 'memoryId')
         local mark = selected[i] and '[x]' or '[ ]'
-        table.insert(lines, ('%s %d. %s (memory %s)'):format(mark, i, tostring(field(cand, 'name', 'skillName') or '?'), tostring(mid)))
+        table.insert(lines, ('%s %d. %s (memory %s)'):format(mark, i, tostring(field(cand, 'skillName') or '?'), tostring(mid)))
         line_of[#lines] = i
         for _, l in ipairs(ui.lines(field(cand, 'description'))) do
           table.insert(lines, '    ' .. l)
@@ -251,7 +249,7 @@ function M.promote()
           local ids = {}
           for i, cand in ipairs(candidates) do
             if selected[i] then
-              table.insert(ids, field(cand, 'memoryId', 'memory_id', 'id'))
+              table.insert(ids, field(cand, 'memoryId'))
             end
           end
           if #ids == 0 then

@@ -43,17 +43,23 @@ M.kinds = {
   task_not_found = 'taskNotFound',
   not_awaiting_input = 'notAwaitingInput',
   plan_revision_mismatch = 'planRevisionMismatch',
+  memory_refused = 'memoryRefused',
+  memory_not_found = 'memoryNotFound',
 }
 
---- The `experimental.autocode` capability this client declares: it handles
---- the task notifications and the two server-to-client requests.
+-- `needs.kind` of a task snapshot.
+M.needs = {
+  question = 'question',
+  approve_plan = 'approve_plan',
+  approve_completion = 'approve_completion',
+}
+
+M.version = '1.0'
+
+--- The `experimental.autocode` capability this client declares: an object
+--- opts in to autocode/task/didChange, askQuestion and reviewPlan.
 function M.client_capability()
-  return {
-    version = 1,
-    taskNotifications = true,
-    askQuestion = true,
-    reviewPlan = true,
-  }
+  return { protocolVersion = M.version }
 end
 
 return M

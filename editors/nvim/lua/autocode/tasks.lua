@@ -2,40 +2,63 @@
 -- status and the task list. Keeps the newest snapshot of each task seen (from
 -- command results and autocode/task/didChange) and notifies on changes.
 local client = require('autocode.client')
+local config = require('autocode.config')
 local protocol = require('autocode.protocol')
 local ui = require('autocode.ui')
 
 local C = protocol.commands
+local NEEDS = protocol.needs
 local M = {}
 
 --- task id -> newest snapshot; `current` is the task commands act on by default.
 M.snapshots = {}
 M.current = nil
---- Progress per client token: {title, message, percentage}.
+--- Progress per "<client id>:<token>": {title, message, percentage}.
 M.progress = {}
+--- Plan reviews the server is waiting on (autocode/task/reviewPlan): task id -> {plan_revision, resolve}.
+M.reviews = {}
 
-local function field(t, ...)
-  for _, k in ipairs({ ... }) do
-    if type(t) == 'table' and t[k] ~= nil and t[k] ~= vim.NIL then
-      return t[k]
-    end
-  end
-end
+local field = require('autocode.util').field
+M.field = field
 
---- The snapshot inside a command result or notification (they may wrap it).
+--- The snapshot inside a command result or a didChange notification.
 function M.unwrap(result)
   if type(result) ~= 'table' then
     return nil
   end
-  return field(result, 'task', 'snapshot') or result
+  local task = field(result, 'task')
+  if type(task) == 'table' then
+    return task
+  end
+  return result
 end
 
 function M.id_of(snap)
-  return field(snap, 'id', 'taskId', 'task_id')
+  return field(snap, 'id', 'taskId')
 end
 
---- Records a snapshot if it is newer than the one held; notifies when its state changed.
---- Returns true when it was newer.
+--- The needs object of a snapshot (empty table when it needs nothing).
+function M.needs(snap)
+  local needs = field(snap, 'needs')
+  return type(needs) == 'table' and needs or {}
+end
+
+function M.needs_kind(snap)
+  local kind = field(M.needs(snap), 'kind')
+  if kind == 'answer_questions' then
+    return NEEDS.question
+  end
+  return kind
+end
+
+--- The plan revision a snapshot asks approval for.
+function M.plan_revision(snap)
+  return field(M.needs(snap), 'planRevision', 'plan_revision') or field(snap, 'planRevision', 'plan_revision')
+end
+
+--- Records a snapshot if it is not older than the one held. Notifies when
+--- its state changed and opens the diff when it starts waiting for completion.
+--- Returns true when it was kept.
 function M.remember(snap, quiet)
   local id = M.id_of(snap)
   if not id then
@@ -49,8 +72,23 @@ function M.remember(snap, quiet)
   M.snapshots[id] = snap
   M.current = M.current or id
   local state = field(snap, 'state')
-  if not quiet and (not old or field(old, 'state') ~= state) then
-    ui.notify(('task %s is %s'):format(id, tostring(state)))
+  local changed = not old or field(old, 'state') ~= state
+  if changed and not quiet then
+    local kind = M.needs_kind(snap)
+    local msg = ('task %s is %s'):format(id, tostring(state))
+    if kind == NEEDS.approve_completion then
+      msg = msg .. ': review the diff, then a (or :AutoCode complete) to accept it'
+    elseif kind == NEEDS.question then
+      msg = msg .. ': it has a question for you (:AutoCode answer)'
+    end
+    local err = field(snap, 'error')
+    if type(err) == 'table' and field(err, 'message') then
+      msg = msg .. ': ' .. tostring(field(err, 'message'))
+    end
+    ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
+    if kind == NEEDS.approve_completion and config.options.open_diff then
+      M.open_diff(snap)
+    end
   end
   vim.api.nvim_exec_autocmds('User', { pattern = 'AutoCodeTaskChanged', data = snap, modeline = false })
   pcall(vim.cmd.redrawstatus)
@@ -75,7 +113,8 @@ local function failed(err, what)
   return false
 end
 
-local function workspace_args(args)
+--- Adds the workspace folder of the current buffer (or cwd) to `args`.
+function M.with_workspace(args)
   local root = client.workspace_for()
   if root then
     args.workspace = root
@@ -88,13 +127,11 @@ end
 --- The open questions of a snapshot: list of {id, text, choices}.
 function M.questions(snap)
   local out = {}
-  for _, need in ipairs(field(snap, 'needs') or {}) do
-    local kind = field(need, 'kind', 'type')
-    local qid = field(need, 'questionId', 'question_id', 'id')
-    local text = field(need, 'question', 'text', 'prompt')
-    if (kind == nil or kind == 'question' or kind == 'answer') and text then
-      table.insert(out, { id = qid, text = text, choices = field(need, 'choices', 'options') })
-    end
+  if M.needs_kind(snap) ~= NEEDS.question then
+    return out
+  end
+  for _, q in ipairs(field(M.needs(snap), 'questions') or {}) do
+    table.insert(out, { id = field(q, 'id'), text = field(q, 'text') or '?', choices = field(q, 'choices') })
   end
   return out
 end
@@ -108,16 +145,26 @@ function M.render(snap)
     '- state: ' .. tostring(field(snap, 'state') or '?'),
     '- phase: ' .. tostring(field(snap, 'phase') or '?'),
     '- revision: ' .. tostring(field(snap, 'revision') or '?'),
+    '- done: ' .. tostring(field(snap, 'done') == true),
   }
   local brief = field(snap, 'brief')
   if brief then
     vim.list_extend(out, { '', '## Brief', '' })
     vim.list_extend(out, ui.lines(brief))
   end
-  local needs = field(snap, 'needs')
-  if needs and #needs > 0 then
-    vim.list_extend(out, { '', '## Waiting for you', '' })
-    ui.render_value(needs, out)
+  local kind = M.needs_kind(snap)
+  if kind then
+    vim.list_extend(out, { '', '## Waiting for you: ' .. kind, '' })
+    local message = field(M.needs(snap), 'message')
+    if message then
+      vim.list_extend(out, ui.lines(message))
+    end
+    for _, q in ipairs(M.questions(snap)) do
+      table.insert(out, ('- %s (%s)'):format(q.text, tostring(q.id)))
+    end
+    if kind == NEEDS.approve_plan then
+      table.insert(out, ('- plan revision %s: :AutoCode approve or :AutoCode reject'):format(tostring(M.plan_revision(snap))))
+    end
   end
   local result = field(snap, 'result')
   if result then
@@ -129,16 +176,16 @@ end
 
 -- Flows ----------------------------------------------------------------------
 
---- Answers one question of a task by asking the person. Returns the text or nil.
+--- Asks the person one question (choices through vim.ui.select, else vim.ui.input).
+--- Returns the text or nil when dismissed. Must run in a coroutine.
 function M.prompt_answer(question)
   local choices = question.choices
   if type(choices) == 'table' and #choices > 0 then
     local labels = {}
     for i, ch in ipairs(choices) do
-      labels[i] = type(ch) == 'table' and tostring(field(ch, 'label', 'title', 'text', 'value')) or tostring(ch)
+      labels[i] = tostring(ch)
     end
-    local item = ui.select(labels, question.text)
-    return item
+    return ui.select(labels, question.text)
   end
   return ui.input(question.text .. ' ')
 end
@@ -152,7 +199,7 @@ function M.start(brief)
       ui.warn('no brief given; nothing started')
       return
     end
-    local err, result = client.await(C.task_start, workspace_args({ brief = brief }))
+    local err, result = client.await(C.task_start, M.with_workspace({ brief = brief }))
     if failed(err, 'start') then
       return
     end
@@ -178,14 +225,14 @@ function M.answer(id, text)
     M.remember(snap, true)
     local questions = M.questions(snap)
     if #questions == 0 then
-      ui.warn(('task %s has no open question'):format(id))
+      ui.warn(('task %s has no open question (it is %s)'):format(id, tostring(field(snap, 'state'))))
       return
     end
     for _, q in ipairs(questions) do
       local reply = text or M.prompt_answer(q)
       text = nil
       if not reply or reply == '' then
-        ui.warn('question left unanswered: ' .. q.text)
+        ui.warn('question left open: ' .. q.text)
         return
       end
       local aerr, r = client.await(C.task_answer, { taskId = id, questionId = q.id, text = reply })
@@ -197,20 +244,24 @@ function M.answer(id, text)
   end)
 end
 
---- Opens the plan of a task in a markdown buffer with keys to approve or reject it.
---- @param snap table task snapshot or reviewPlan params (taskId, revision, plan)
-function M.open_plan(snap)
-  local id = M.id_of(snap)
-  local plan = field(snap, 'plan', 'markdown', 'text')
-  if type(plan) == 'table' then
-    plan = field(plan, 'markdown', 'text', 'content')
+--- Opens a plan in a markdown buffer: a approves, r rejects, q closes.
+--- @param params table reviewPlan params or a snapshot waiting for plan approval
+function M.open_plan(params)
+  local id = M.id_of(params)
+  local plan = field(params, 'plan')
+  if type(plan) ~= 'string' then
+    plan = field(M.needs(params), 'markdown', 'plan')
   end
-  local revision = field(snap, 'planRevision', 'revision')
+  if type(plan) ~= 'string' then
+    plan = nil
+  end
+  local revision = field(params, 'planRevision') or M.plan_revision(params)
   local lines = ui.lines(plan)
   if #lines == 0 then
-    lines = { '(the server sent no plan text)' }
+    local uri = field(params, 'planUri') or field(M.needs(params), 'planUri')
+    lines = { '# Plan of task ' .. tostring(id), '', uri and ('The plan is at ' .. uri) or '(no plan text was sent)' }
   end
-  return ui.scratch('plan/' .. tostring(id), lines, 'markdown', {
+  local buf = ui.scratch('plan/' .. tostring(id), lines, 'markdown', {
     a = {
       function()
         M.approve(id, revision)
@@ -223,7 +274,19 @@ function M.open_plan(snap)
       end,
       'reject plan',
     },
-  }, { task = id, revision = revision })
+  }, { task = id, plan_revision = revision })
+  return buf
+end
+
+--- Answers a pending reviewPlan request for `id`, if there is one. Returns true if so.
+local function resolve_review(id, result)
+  local review = M.reviews[id]
+  if not review then
+    return false
+  end
+  M.reviews[id] = nil
+  review.resolve(result)
+  return true
 end
 
 function M.approve(id, revision)
@@ -231,20 +294,30 @@ function M.approve(id, revision)
   if not id then
     return
   end
+  if resolve_review(id, { decision = 'approve' }) then
+    ui.close_named('plan/' .. tostring(id))
+    return
+  end
   client.run(function()
     if not revision then
-      local snap = M.snapshots[id]
-      revision = snap and field(snap, 'planRevision', 'revision')
+      local err, result = client.await(C.task_get, { taskId = id })
+      if failed(err, 'approve') then
+        return
+      end
+      local snap = M.unwrap(result)
+      M.remember(snap, true)
+      if M.needs_kind(snap) ~= NEEDS.approve_plan then
+        ui.warn(('task %s has no plan waiting for approval (it is %s)'):format(id, tostring(field(snap, 'state'))))
+        return
+      end
+      revision = M.plan_revision(snap)
     end
     local err, result = client.await(C.task_approve_plan, { taskId = id, revision = revision })
     if failed(err, 'approve') then
       return
     end
     M.remember(M.unwrap(result))
-    local buf = ui.find('plan/' .. tostring(id))
-    if buf then
-      ui.close(buf)
-    end
+    ui.close_named('plan/' .. tostring(id))
   end)
 end
 
@@ -255,25 +328,33 @@ function M.reject(id, feedback)
   end
   client.run(function()
     feedback = feedback or ui.input('What should change in the plan? ')
-    if not feedback or feedback == '' then
-      ui.warn('plan not rejected: feedback is needed to revise it')
+    if not feedback or vim.trim(feedback) == '' then
+      ui.warn('plan not rejected: say what should change so the task can plan again')
+      return
+    end
+    if resolve_review(id, { decision = 'reject', feedback = feedback }) then
+      ui.close_named('plan/' .. tostring(id))
       return
     end
     local err, result = client.await(C.task_reject_plan, { taskId = id, feedback = feedback })
     if not failed(err, 'reject') then
       M.remember(M.unwrap(result))
+      ui.close_named('plan/' .. tostring(id))
     end
   end)
 end
 
---- Opens a task's diff (if it has one) with keys to approve completion or cancel.
+--- Opens a task's diff with keys to approve completion (a) or cancel (x).
 function M.open_diff(snap)
   local id = M.id_of(snap)
-  local result = field(snap, 'result') or {}
-  local diff = field(result, 'diff', 'patch') or field(snap, 'diff')
-  local lines = ui.lines(diff)
+  local needs = M.needs(snap)
+  local diff = field(needs, 'diff', 'patch') or field(field(snap, 'result') or {}, 'diff')
+  local lines = ui.lines(type(diff) == 'string' and diff or nil)
   if #lines == 0 then
-    lines = { '# no changes recorded for task ' .. tostring(id) }
+    lines = { '# task ' .. tostring(id) .. ': no diff was sent' }
+    for _, l in ipairs(ui.lines(field(needs, 'message'))) do
+      table.insert(lines, '# ' .. l)
+    end
   end
   return ui.scratch('diff/' .. tostring(id), lines, 'diff', {
     a = {
@@ -302,10 +383,7 @@ function M.complete(id)
       return
     end
     M.remember(M.unwrap(result))
-    local buf = ui.find('diff/' .. tostring(id))
-    if buf then
-      ui.close(buf)
-    end
+    ui.close_named('diff/' .. tostring(id))
   end)
 end
 
@@ -314,10 +392,13 @@ function M.cancel(id)
   if not id then
     return
   end
+  resolve_review(id, { decision = 'later' })
   client.run(function()
     local err, result = client.await(C.task_cancel, { taskId = id })
     if not failed(err, 'cancel') then
       M.remember(M.unwrap(result))
+      ui.close_named('plan/' .. tostring(id))
+      ui.close_named('diff/' .. tostring(id))
     end
   end)
 end
@@ -341,11 +422,11 @@ end
 --- Lists the workspace's tasks and lets the person pick one as current.
 function M.list()
   client.run(function()
-    local err, result = client.await(C.task_list, workspace_args({}))
+    local err, result = client.await(C.task_list, M.with_workspace({}))
     if failed(err, 'tasks') then
       return
     end
-    local items = type(result) == 'table' and (field(result, 'tasks', 'items') or result) or {}
+    local items = field(result, 'tasks') or {}
     if #items == 0 then
       ui.notify('no tasks in this workspace yet')
       return
@@ -353,11 +434,7 @@ function M.list()
     local labels = {}
     for i, snap in ipairs(items) do
       M.remember(snap, true)
-      labels[i] = ('%s  %s  %s'):format(
-        M.id_of(snap),
-        tostring(field(snap, 'state')),
-        tostring(field(snap, 'brief') or '')
-      )
+      labels[i] = ('%s  %s  %s'):format(M.id_of(snap), tostring(field(snap, 'state')), tostring(field(snap, 'brief') or ''))
     end
     local _, idx = ui.select(labels, 'AutoCode tasks')
     if idx then
@@ -380,6 +457,7 @@ function M.statusline()
     end
     table.insert(parts, s)
   end
+  table.sort(parts)
   local snap = M.current and M.snapshots[M.current]
   if #parts == 0 and not snap then
     return ''

@@ -133,6 +133,14 @@ function M.close(buf)
   end
 end
 
+--- Closes the windows of autocode://<name>, if it is open.
+function M.close_named(name)
+  local buf = M.find(name)
+  if buf then
+    M.close(buf)
+  end
+end
+
 --- The buffer named autocode://<name>, if open.
 function M.find(name)
   local buf = scratch_by_name['autocode://' .. name]
