@@ -11,6 +11,7 @@ task fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -199,11 +200,17 @@ def record_bytes(record: ProjectRecord) -> bytes:
 
 
 def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
-    """Keep what the last merge omitted (field names only) for doctor; a local, ignored file."""
+    """Keep what the last merge omitted (field names only) for doctor; a local, ignored file.
+
+    Nothing is written while there is nothing to say, so the common merge costs no extra file.
+    """
     from autocode.record.atomic import write_atomically
 
+    path = folder / LAST_MERGE_NAME
+    if not omitted and not path.exists():
+        return
     data = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "omitted": list(omitted)}
-    write_atomically(folder / LAST_MERGE_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    write_atomically(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"), durable=False)
 
 
 def last_merge_omitted(workspace: Path | str) -> dict[str, Any] | None:
@@ -216,6 +223,14 @@ def last_merge_omitted(workspace: Path | str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not isinstance(data.get("omitted"), list):
         return None
     return {"at": str(data.get("at", "")), "fields": [str(item) for item in data["omitted"]]}
+
+
+def _remove_stale_temp_files(folder: Path) -> None:
+    """Temp files of a writer killed before its rename; only the lock holder writes them, so any
+    found while holding the lock are stale."""
+    for stale in folder.glob(".project.json.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
 
 
 def _merge_locked(
@@ -238,9 +253,10 @@ def _merge_locked(
     scrubber = _Scrubber(root, env)
     folder = root / AUTOCODE_DIR
     folder.mkdir(exist_ok=True)
-    ensure_gitignore(root)
+    ensure_gitignore(root, check_hidden=False)
     try:
         with FileLock(folder / LOCK_NAME, timeout=lock_timeout):
+            _remove_stale_temp_files(folder)
             current = load_record_file(path)
             if current.status == "missing":
                 base = ProjectRecord(version=1)
