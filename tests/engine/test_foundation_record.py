@@ -198,7 +198,7 @@ def test_new_answer_replaces_the_same_question_and_keeps_the_others(tmp_path: Pa
 def test_unknown_facts_do_not_erase_learned_ones(tmp_path: Path) -> None:
     routes = [Route("planner", "fixture", "m1")]
     merge_record(tmp_path, ObservedFacts("pytest", "python3 -m pytest", routes, ["WAITING_FOR_USER"]), [])
-    merge_record(tmp_path, ObservedFacts(routes=[Route("planner", "openai", "m2"), Route("coder", "fixture", "c")]), [])
+    merge_record(tmp_path, ObservedFacts(routes=[Route("planner", "openai", "m2"), "coder=fixture:c"]), [])
     data = _load(tmp_path)
     assert (data["framework"], data["test_command"]) == ("pytest", "python3 -m pytest")
     assert data["routes"] == [

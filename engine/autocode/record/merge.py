@@ -45,11 +45,14 @@ LAST_MERGE_NAME = "last-merge.json"
 
 @dataclass(frozen=True)
 class ObservedFacts:
-    """What a run observed. None means unknown: it never erases what an earlier run learned."""
+    """What a run observed. None means unknown: it never erases what an earlier run learned.
+
+    `routes` holds `Route`s (or their text form "role=provider:model").
+    """
 
     framework: str | None = None
     test_command: str | None = None
-    routes: Sequence[Route] = ()
+    routes: Sequence[Route | str] = ()
     human_pause_states: Sequence[str] = ()
 
 
@@ -133,9 +136,19 @@ def _merge_conventions(
     return result
 
 
-def _merge_routes(base: Sequence[Route], observed: Sequence[Route], scrubber: _Scrubber) -> list[Route]:
+def _route_parts(route: object) -> object:
+    """A Route, a mapping, or the text form "role=provider:model"."""
+    if isinstance(route, str):
+        role, _, target = route.partition("=")
+        provider, _, model = target.partition(":")
+        return {"role": role, "provider": provider, "model": model or None}
+    return route
+
+
+def _merge_routes(base: Sequence[Route], observed: Sequence[Route | str], scrubber: _Scrubber) -> list[Route]:
     merged: dict[str, Route] = {r.role: r for r in base}
-    for index, route in enumerate(observed):
+    for index, given in enumerate(observed):
+        route = _route_parts(given)
         role = scrubber.shareable(f"routes[{index}].role", _field(route, "role"), MAX_ROLE)
         provider = scrubber.shareable(f"routes[{index}].provider", _field(route, "provider"), MAX_PROVIDER)
         model = scrubber.shareable(f"routes[{index}].model", _field(route, "model"), MAX_MODEL)
