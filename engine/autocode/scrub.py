@@ -284,6 +284,7 @@ def _is_key_value(value: str, min_length: int = 12) -> bool:
 
 
 _SEPARATORS = re.compile(r"[-_.:/@+]+")
+_SMALL_NUMBER = re.compile(r"[A-Za-z]?[0-9]{1,6}")  # 123, v1
 _HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VOWELS = frozenset("aeiouyAEIOUY")
 
@@ -293,7 +294,7 @@ def _is_wordy(value: str) -> bool:
     `bert-base-uncased` or `getUserToken`. A random key almost never is (see docs/scrub.md).
     """
     for piece in _SEPARATORS.split(value):
-        if not piece or (piece.isdigit() and len(piece) <= 6):
+        if not piece or _SMALL_NUMBER.fullmatch(piece):
             continue
         if not piece.isascii() or not piece.isalpha():
             return False
@@ -512,7 +513,7 @@ def _trim_path_end(text: str, match: re.Match[str]) -> int:
 
 def _inside_url(text: str, start: int) -> bool:
     """True when `start` lies in the path of a URL other than file://."""
-    token_start = max(text.rfind(ch, 0, start) for ch in " \t\n\r\"'(<[") + 1
+    token_start = max(text.rfind(ch, 0, start) for ch in " \t\n\r\"'") + 1
     token = text[token_start:start]
     return "://" in token and not token.startswith("file://")
 
