@@ -236,7 +236,8 @@ _PLACEHOLDER_WORDS = (
     "none", "null", "secret", "token", "password",
 )
 _ENV_REFERENCE = re.compile(r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|\$env:)")
-_CODE_REFERENCE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|^[A-Za-z_][\w.]*[\[(]")
+# Unquoted `self.token`, `get_token()`, `os.environ["TOKEN"]`, `Optional[str]`: code, not a value.
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[(\[{]")
 
 
 def _is_placeholder(value: str) -> bool:
@@ -266,7 +267,7 @@ def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
 
 def _is_password_value(value: str) -> bool:
     """A password is kept when it is a plain word (docs' `password=secret`) or too short."""
-    if len(value) < 6 or any(ch.isspace() for ch in value) or _CODE_REFERENCE.match(value):
+    if len(value) < 6 or any(ch.isspace() for ch in value):
         return False
     lower, upper, digit, symbol = _char_classes(value)
     if digit or symbol:
@@ -278,7 +279,7 @@ def _is_key_value(value: str, min_length: int = 12) -> bool:
     """A token or key: long enough, one run of mixed characters, not made of words."""
     if len(value) < min_length or any(ch.isspace() for ch in value) or "://" in value:
         return False
-    if _CODE_REFERENCE.match(value) or sum(_char_classes(value)) < 2:
+    if sum(_char_classes(value)) < 2:
         return False
     return len(set(value)) >= 5 and not _is_wordy(value)
 
@@ -301,6 +302,9 @@ def _is_wordy(value: str) -> bool:
         humps = _HUMPS.findall(piece)
         if "".join(humps) != piece or not all(_is_wordlike(hump) for hump in humps):
             return False
+        # Joined words are long; random mixed case makes many short humps (aBcD).
+        if len(humps) > 1 and len(piece) < 3 * len(humps):
+            return False
     return True
 
 
@@ -316,7 +320,12 @@ def _strip_value(raw: str, start: int) -> tuple[str, int]:
     """The value without its quotes or trailing punctuation, and where it starts."""
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
         return raw[1:-1], start + 1
-    trimmed = raw.rstrip(".,:;)]")
+    trimmed = raw.rstrip(".,:;")
+    # A closing bracket ends the value only when the value did not open it: f(token=abc).
+    while trimmed and trimmed[-1] in ")]" and trimmed.count(trimmed[-1]) > trimmed.count(
+        "(" if trimmed[-1] == ")" else "["
+    ):
+        trimmed = trimmed[:-1].rstrip(".,:;")
     return trimmed, start
 
 
@@ -374,8 +383,9 @@ def _assigned_secrets(text: str) -> Iterator[Finding]:
             strength = _secret_name_strength(match["name"])
             if strength is None:
                 continue
-            value, start = _strip_value(match["value"], match.start("value"))
-            if _is_placeholder(value):
+            raw = match["value"]
+            value, start = _strip_value(raw, match.start("value"))
+            if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
                 continue
             if _is_password_value(value) if strength == "password" else _is_key_value(value):
                 yield Finding("secret_assignment", start, start + len(value))
@@ -513,7 +523,8 @@ def _trim_path_end(text: str, match: re.Match[str]) -> int:
 
 def _inside_url(text: str, start: int) -> bool:
     """True when `start` lies in the path of a URL other than file://."""
-    token_start = max(text.rfind(ch, 0, start) for ch in " \t\n\r\"'") + 1
+    window = max(0, start - 2048)  # bounded, so many paths in one long word stay linear
+    token_start = max(window - 1, *(text.rfind(ch, window, start) for ch in " \t\n\r\"'")) + 1
     token = text[token_start:start]
     return "://" in token and not token.startswith("file://")
 
