@@ -153,7 +153,7 @@ _AWS_SECRET = _Lazy(
 _PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 # The header must be followed by key material (or PEM headers): a bare mention
 # of the header line in prose is not a key.
-_PEM_BODY = re.compile(r"\s*(?:Proc-Type:|[A-Za-z0-9+/=]{16})")
+_PEM_BODY = re.compile(r"(?:\s|\\[nr])*(?:Proc-Type:|[A-Za-z0-9+/=]{16})")  # also inside JSON
 _PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 
 _URL_USERINFO = re.compile(
@@ -210,7 +210,7 @@ def _name_segments(name: str) -> list[str]:
 def _secret_name_strength(name: str) -> str | None:
     """'password' or 'key' when `name` names a secret, else None."""
     segments = _name_segments(name)
-    if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES:
+    if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES or "public" in segments:
         return None
     # Lower-case run-together names ("dbpassword", "apikey") are one segment.
     if any(s in _PASSWORD_WORDS or s.endswith(_PASSWORD_ENDINGS) for s in segments):
