@@ -86,8 +86,10 @@ def copy_entries(
     umask = _umask()
     mover = _Mover()
     hook = _test_hook
-    by_path = {e.path: e for e in entries}
-    groups = fsutil.group_by_dir([e.path for e in entries])
+    by_dir: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_dir.setdefault(e.path.rpartition("/")[0], []).append(e)
+    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     total = len(entries)
     done = 0
     counts = {"files": 0, "symlinks": 0, "emptyFolders": 0, "bytes": 0}
@@ -98,14 +100,13 @@ def copy_entries(
         base = "/".join(parent)
         if src_fd is None or dst_fd is None:
             raise changed(base, f"could no longer be opened as a folder ({reason})")
-        for name in groups[parent]:
-            path = f"{base}/{name}" if base else name
-            entry = by_path[path]
+        for entry in groups[parent]:
+            name = entry.path.rpartition("/")[2]
             if entry.kind == "file":
                 counts["bytes"] += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
                 counts["files"] += 1
             elif entry.kind == "symlink":
-                os.symlink(links[path], name, dir_fd=dst_fd)
+                os.symlink(links[entry.path], name, dir_fd=dst_fd)
                 counts["symlinks"] += 1
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)

@@ -14,6 +14,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from autocode import gitsafe
 from autocode.errors import SetupError
@@ -34,9 +35,11 @@ ARTIFACT_SUFFIXES = (".pyc", ".pyo", ".log", ".egg-info")
 ARTIFACT_NAMES = frozenset({".coverage", "coverage.xml", "junit.xml", ".DS_Store"})
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule)."""
+class Entry(NamedTuple):
+    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule).
+
+    A tuple rather than a dataclass: a large work tree makes tens of thousands of them.
+    """
 
     path: str
     kind: str
