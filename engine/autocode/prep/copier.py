@@ -133,20 +133,14 @@ def _copy_file(
     except OSError as exc:
         raise changed(entry.path, f"could no longer be opened ({exc.strerror})") from exc
     try:
-        before = os.fstat(src)
-        if (
-            before.st_ino != entry.ino
-            or before.st_dev != entry.dev
-            or not stat.S_ISREG(before.st_mode)
-        ):
-            raise changed(entry.path, "was replaced")
+        size = entry.size
         # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
-        mode = before.st_mode & 0o777
+        # (A later chmod of the source changes its ctime, which the check below catches.)
+        mode = entry.mode & 0o777
         dst = os.open(name, fsutil.O_NEW_FILE, mode, dir_fd=dst_dir)
         try:
             if mode & umask:
                 os.fchmod(dst, mode)
-            size = before.st_size
             copied = 0
             while copied < size:
                 moved = mover.move(src, dst, size - copied)
@@ -155,16 +149,21 @@ def _copy_file(
                 copied += moved
             if hook is not None:
                 hook("file", entry.path)
+            # One fstat, after the bytes moved, proves both that this is the file the
+            # inventory listed (device, inode) and that it did not change since (size,
+            # mtime, ctime as listed). A mismatch discards the whole staging folder.
             after = os.fstat(src)
+            if after.st_ino != entry.ino or after.st_dev != entry.dev or not stat.S_ISREG(after.st_mode):
+                raise changed(entry.path, "was replaced")
+            if (
+                copied != size
+                or after.st_size != size
+                or after.st_mtime_ns != entry.mtime_ns
+                or after.st_ctime_ns != entry.ctime_ns
+            ):
+                raise changed(entry.path, "changed")
         finally:
             os.close(dst)
-        if (
-            copied != size
-            or after.st_size != size
-            or after.st_mtime_ns != before.st_mtime_ns
-            or after.st_ctime_ns != before.st_ctime_ns
-        ):
-            raise changed(entry.path, "changed")
         return size
     finally:
         os.close(src)
