@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -77,17 +76,45 @@ def worktree_remove(repo: Path, dest: Path) -> None:
     subprocess.run(["git", "worktree", "remove", "--force", str(dest)], cwd=repo, check=True, capture_output=True)
 
 
+_PEAK = """
+import sys
+from autocode.prep import make_prep_copy
+
+def hwm():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+before = hwm()
+make_prep_copy(sys.argv[1])
+print(before, hwm())
+"""
+
+
 def prep_peak_memory(repo: Path) -> tuple[int, int]:
-    """(peak RSS of a process that only imports prep, peak RSS after one copy), in KiB."""
-    code = (
-        "import resource, sys; from autocode.prep import make_prep_copy; "
-        "a = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss; make_prep_copy(sys.argv[1]); "
-        "print(a, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
-    )
+    """(peak RSS after importing prep, peak RSS after one copy) of a fresh process, in KiB."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "engine")}
-    out = subprocess.run([sys.executable, "-c", code, str(repo)], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK, str(repo)], capture_output=True, text=True, check=True, env=env
+    )
     before, after = out.stdout.split()
     return int(before), int(after)
+
+
+def tar_peak_memory(repo: Path, listing: bytes, dest: Path) -> int:
+    """Peak RSS of the extracting tar, in KiB (GNU time)."""
+    dest.mkdir()
+    create = subprocess.Popen(["tar", "-c", "--null", "-T", "-", "-f", "-"], cwd=repo, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    extract = subprocess.Popen(
+        ["/usr/bin/time", "-f", "%M", "tar", "-x", "-f", "-"], cwd=dest, stdin=create.stdout, stderr=subprocess.PIPE
+    )
+    assert create.stdin is not None and create.stdout is not None and extract.stderr is not None
+    create.stdin.write(listing)
+    create.stdin.close()
+    create.stdout.close()
+    err = extract.stderr.read().decode()
+    extract.wait()
+    create.wait()
+    return int(err.split()[-1])
 
 
 def main() -> None:
@@ -133,14 +160,23 @@ def main() -> None:
             inv_t.append(timed(lambda: inventory(repo)))
         tar_b, wt_b, prep_b, inv_b = min(tar_t), min(wt_t), min(prep_t), min(inv_t)
         mem_before, mem_after = prep_peak_memory(repo)
-        children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+        tar_mem = tar_peak_memory(repo, listing, base / "tar-mem") if shutil.which("/usr/bin/time") else 0
+        shutil.rmtree(base / "tar-mem", ignore_errors=True)
+        # Memory must not grow with file size: one 256 MiB file more adds nothing.
+        big = repo / "big.bin"
+        with open(big, "wb") as f:
+            for _ in range(256):
+                f.write(os.urandom(1 << 20))
+        big_before, big_after = prep_peak_memory(repo)
         print(f"repository: {len(files)} files ({len(inv.entries)} inventory entries), best of {opts.rounds}")
         print(f"tar floor                : 1.00x  ({tar_b * 1000:.0f} ms)")
         print(f"prep copy vs tar floor   : {prep_b / tar_b:.2f}x  ({prep_b * 1000:.0f} ms; goal <= 1.5x)")
         print(f"prep copy vs worktree add: {prep_b / wt_b:.2f}x  (worktree add {wt_b * 1000:.0f} ms; goal < 1.0x)")
         print(f"inventory alone vs tar   : {inv_b / tar_b:.2f}x  ({inv_b * 1000:.0f} ms; git ls-files -s alone {enum * 1000:.0f} ms)")
-        print(f"peak memory: prep process {mem_after} KiB after the copy vs {mem_before} KiB after import "
-              f"(+{mem_after - mem_before} KiB); largest child (tar/git) {children} KiB")
+        print(f"peak memory: prep process {mem_after} KiB after the copy, {mem_before} KiB after import "
+              f"(+{mem_after - mem_before} KiB for {len(files)} files); tar -x {tar_mem} KiB")
+        print(f"peak memory with one 256 MiB file added: +{big_after - big_before} KiB over import "
+              "(streamed: no growth with file size)")
 
 
 if __name__ == "__main__":
