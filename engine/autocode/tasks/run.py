@@ -695,7 +695,9 @@ class TaskRun:
     def _step_applying(self) -> None:
         self._say("completed", "applying the change to the workspace")
         diff_path = self.run_dir / "evidence" / "changes.diff"
-        outcome = apply_to_workspace(self.workspace, diff_path)
+        # One task at a time changes the person's working tree.
+        with store.locked(runs_root(self.workspace)):
+            outcome = apply_to_workspace(self.workspace, diff_path)
         store.kill_point("applied")
         self._state["apply"] = outcome
         checkpoint = {
