@@ -844,8 +844,15 @@ def _check_manifest(manifest: str | Path | None) -> Path | None:
 def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str], None] | None) -> Any:
     from autocode.prep import make_prep_copy
 
-    cb = (lambda message: progress("requirements", message)) if progress else None
-    return make_prep_copy(root, manifest=manifest, progress=cb)
+    if progress is None:
+        return make_prep_copy(root, manifest=manifest)
+    report = progress
+
+    def copied(done: int, total: int) -> None:
+        if done == total or done % 2000 == 0:
+            report("requirements", f"prep copy: {done}/{total} entries")
+
+    return make_prep_copy(root, manifest=manifest, progress=copied)
 
 
 def _citations(root: Path) -> list[str]:
