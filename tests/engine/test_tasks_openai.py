@@ -131,7 +131,7 @@ def test_a_timeout_is_a_clear_error(replay: tuple[Replay, str], tmp_path: Path) 
     state, url = replay
     state.load({**ERRORS["plan"], "delay": 1.5})
     started = time.monotonic()
-    with pytest.raises(ProviderError, match="did not answer within 0.3 s"):
+    with pytest.raises(ProviderError, match=r"did not answer within 0\.3 s"):
         _provider(url, timeout=0.3).plan(_ctx(tmp_path), RequirementsReport(summary="s"))
     assert time.monotonic() - started < 1.4
     time.sleep(1.3)  # let the slow handler finish before the next test loads the queue

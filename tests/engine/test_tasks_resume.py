@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 
 from autocode.tasks import Source, TaskRun
-from tasks_support import NAMING_ANSWER, answers_file, autocode, build_sample, cli_env, read_record, run_dirs
+from tasks_support import (
+    NAMING_ANSWER,
+    answers_file,
+    autocode,
+    build_sample,
+    cli_env,
+    read_record,
+    run_dirs,
+)
 
 CLI = Source("cli", "tester")
 

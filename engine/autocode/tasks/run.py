@@ -26,7 +26,6 @@ from typing import Any
 from autocode import gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers import (
-    ROLES,
     Plan,
     ProviderConfig,
     ProviderContext,
