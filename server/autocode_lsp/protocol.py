@@ -44,24 +44,38 @@ def camel(name: str) -> str:
 
 @attrs.define(kw_only=True)
 class Question:
-    """One question a task needs a person to answer."""
+    """One question a task asks a person."""
 
     id: str
     text: str
-    choices: list[str] = attrs.field(factory=list)
-    """Suggested answers; empty when the answer is free text."""
+    category: str | None
+    convention: str | None
+    """Set when the answer may be learned as a project convention."""
+    default: str | None
+    """The proposed default answer, if any."""
+    choices: list[str]
+    """Answers a client may offer as buttons (the proposed default when there is one)."""
 
 
 @attrs.define(kw_only=True)
 class TaskNeeds:
-    """What a paused task waits for. `kind` is `question`, `approve_plan` or `approve_completion`."""
+    """What a paused task waits for; `kind` is null while it works or after it ended."""
 
-    kind: str
-    questions: list[Question] = attrs.field(factory=list)
-    plan_revision: int | None = None
-    plan_uri: str | None = None
-    """`file://` URI of the plan document when `kind` is `approve_plan`."""
-    message: str | None = None
+    kind: Literal["answer_questions", "approve_plan", "approve_completion"] | None
+    questions: list[Question]
+    """Open questions when `kind` is `answer_questions`."""
+    plan_revision: int | None
+    """The plan revision to approve when `kind` is `approve_plan`."""
+    plan: dict[str, Any] | None
+    markdown: str | None
+    """The plan as Markdown."""
+    plan_uri: str | None
+    """`file://` URI of the plan document (what `window/showDocument` opens)."""
+    diff: str | None
+    """The verified change when `kind` is `approve_completion`."""
+    files: list[Any]
+    tests: dict[str, Any] | None
+    review: dict[str, Any] | None
 
 
 @attrs.define(kw_only=True)
@@ -72,12 +86,22 @@ class TaskSnapshot:
     workspace: str
     brief: str
     state: str
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
     phase: str
     revision: int
-    needs: TaskNeeds | None
+    needs: TaskNeeds
     done: bool
     result: dict[str, Any] | None
-    """The engine's completion report (verification evidence, changed files) once `done`."""
+    """The engine's result once the task ended (status, tests, applied change)."""
+    error: dict[str, Any] | None
+    learning: dict[str, Any] | None
+    """What completion learned into `.autocode/project.json`."""
+    run_dir: str
+    copy: str | None
+    """The prep copy the task works in."""
+    human_pause_states: list[str]
+    created: str
+    updated: str
 
 
 @attrs.define(kw_only=True)
@@ -399,6 +423,7 @@ TASK_APPROVE_PLAN = C + "task.approvePlan"
 TASK_REJECT_PLAN = C + "task.rejectPlan"
 TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
 TASK_CANCEL = C + "task.cancel"
+TASK_RESUME = C + "task.resume"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
 MEMORY_SAVE = C + "memory.save"
@@ -442,7 +467,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task, recorded as the person's answer "
                 "with the source lsp:<client name>.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "unknownQuestion")),
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
     CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
                 "Approve the plan revision the person reviewed.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch")),
@@ -455,9 +480,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
                 "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
+                "Continue a task whose server stopped while it was working (a paused or ended "
+                "task is returned as it is).", "tasks", _TASK_ERRORS),
     CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
-                {"taskId": "t-20260101-abcd"}),
+                {"taskId": "t-20260101-120000-a1b2c3"}),
     CommandSpec(TASK_LIST, WorkspaceArgs, TaskList,
                 "Every task of the workspace (all folders of the session when no workspace is "
                 "given), newest first, including those an earlier server left waiting.",
@@ -493,7 +521,9 @@ METHODS: tuple[MethodSpec, ...] = (
                "Asks the person one question of a task. The answer is recorded as human with "
                "the source lsp:<client name>.", "experimental.autocode",
                {"taskId": "t-1", "revision": 3,
-                "question": {"id": "q1", "text": "Which test naming style?", "choices": []}}),
+                "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
+                             "convention": "test-naming", "default": "Describe the behaviour",
+                             "choices": ["Describe the behaviour"]}}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
@@ -514,8 +544,6 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "Fetch the snapshot (`autocode.task.get`) and act on its `needs`."),
     ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
               "Review the current plan and approve its revision."),
-    ErrorKind("unknownQuestion", REQUEST_FAILED, "The task has no open question with that id.",
-              "Use a question id from the snapshot's `needs.questions`."),
     ErrorKind("memoryRefused", REQUEST_FAILED,
               "The memory was not saved: tied to one task, run or commit, or `scope: project` "
               "without a repository. `data.reason` says which; `data.suggestion` may hold a "
@@ -527,6 +555,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
+              "Wait a moment and try again."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
 )
 
