@@ -156,7 +156,7 @@ async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple
 async def test_plain_client_uses_execute_command_and_standard_messages(
     plain: tuple[Session, Path],
 ) -> None:
-    session, repo = plain
+    session, _ = plain
     session.choose = lambda params: params.actions[0].title if params.actions else None
 
     first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
