@@ -106,16 +106,22 @@ class TaskSnapshot:
 
 @attrs.define(kw_only=True)
 class Memory:
-    """One saved memory. `scope` is `project` or `global`; `shared` means a team memory."""
+    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
 
     id: str
     content: str
     category: str | None
     scope: str
+    repository: str | None
+    """The portable repository key (never a path of this machine) of a project memory."""
+    owner: str | None
+    """The agent the memory belongs to; null for a team memory."""
     shared: bool
-    agent: str | None
-    created: str
-    score: float | None = None
+    created_at: str
+    updated_at: str
+    run_id: str | None
+    score: float | None
+    """Relevance for search and recall results; null elsewhere."""
 
 
 # --------------------------------------------------------------------------- command arguments
@@ -196,9 +202,9 @@ class MemorySaveArgs:
     scope: Literal["project", "global"] | None = None
     """Default: `project` when the session has a repository, else `global`."""
     shared: bool = False
-    """`true` saves a team memory; `false` a memory of `agent` only."""
+    """With `agent`: `true` saves a team memory, `false` a memory of that agent only."""
     agent: str | None = None
-    """Default: the `agent` setting (`implementer`)."""
+    """The agent whose memory this is. Default: none, a person saving for the team."""
 
 
 @attrs.define(kw_only=True)
@@ -290,13 +296,21 @@ class TaskList:
 
 @attrs.define(kw_only=True)
 class MemorySaveResult:
+    """A refused save is an error (`memoryRefused`); these are the other outcomes."""
+
     saved: bool
-    memory: Memory | None
+    id: str | None
+    """The new memory's id when `saved`."""
     duplicate_of: str | None
-    """Id of the existing memory that says the same thing (then `saved` is false)."""
+    """Id of the memory that already says the same thing (then `saved` is false)."""
     skill: str | None
-    """Name of the skill created instead, when the content is reusable know-how."""
+    """Name of the skill made instead, when the content is reusable know-how."""
+    scope: str | None
+    repository: str | None
+    evicted: list[dict[str, Any]]
+    """Oldest memories removed because the agent's bucket went over its cap."""
     message: str
+    """What happened, in words a person can read."""
 
 
 @attrs.define(kw_only=True)
@@ -305,37 +319,52 @@ class MemoryList:
 
 
 @attrs.define(kw_only=True)
+class MemorySearchResult:
+    query: str
+    method: str
+    """How results were ranked: by meaning and keywords, or keywords and recency."""
+    memories: list[Memory]
+
+
+@attrs.define(kw_only=True)
 class MemoryDeleteResult:
-    deleted: bool
-    id: str
+    deleted: Memory
 
 
 @attrs.define(kw_only=True)
 class RecallReceipt:
+    method: str
+    reason: str
+    repository: str | None
     project: list[Memory]
     global_: list[Memory]
     text: str
+    """Both sections as Markdown, as a task would receive them."""
 
 
 @attrs.define(kw_only=True)
 class PromotionCandidate:
     memory_id: str
-    skill_name: str
+    name: str
     description: str
     category: str | None
     content: str
     agents: list[str]
+    scope: str
+    repository: str | None
 
 
 @attrs.define(kw_only=True)
 class PromotionPlan:
+    scanned: int
     candidates: list[PromotionCandidate]
 
 
 @attrs.define(kw_only=True)
 class PromotionApplied:
-    applied: list[str]
-    skills: list[str]
+    skills: list[dict[str, Any]]
+    removed: list[str]
+    """Ids of the memories that became skills (and are gone)."""
 
 
 # --------------------------------------------------------------------------- custom methods
@@ -495,8 +524,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
                 "answers `saved: false`.",
                 "memory", ("memoryRefused", "noRepository"),
-                {"content": "Tests need TEST_DATABASE_URL set", "scope": "project"}),
-    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemoryList,
+                {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
+    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,
                 "Memories visible here (this repository plus global, own plus team), best first.",
                 "memory", ("noRepository",), {"query": "database tests", "limit": 5}),
     CommandSpec(MEMORY_DELETE, MemoryDeleteArgs, MemoryDeleteResult,
@@ -534,7 +563,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("invalidArguments", INVALID_PARAMS, "An argument is missing, unknown or of the wrong type.",
               "Fix the argument named in the message."),
     ErrorKind("noRepository", REQUEST_FAILED,
-              "The command needs a repository and the session has no workspace folder.",
+              "The command needs a repository and the session has no workspace folder "
+              "(also: a memory with `scope: project` there).",
               "Open a folder or pass `workspace`."),
     ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
               "Ask the person, then call again with `confirm: true`."),
@@ -545,11 +575,15 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
               "Review the current plan and approve its revision."),
     ErrorKind("memoryRefused", REQUEST_FAILED,
-              "The memory was not saved: tied to one task, run or commit, or `scope: project` "
-              "without a repository. `data.reason` says which; `data.suggestion` may hold a "
-              "durable rewording.", "Save the durable fact instead, or put the note in the task."),
+              "The memory was not saved: it is tied to one task (a task key, PR or issue number, "
+              "commit, column move, \"this task\") or holds a credential. `data.reason` is one of "
+              "task_key, pr_or_issue, commit_sha, column_move, this_task, credential; "
+              "`data.belongs` says where it belongs; `data.suggestion` may hold a durable rewording.",
+              "Save the durable fact instead, or put the note in the task."),
     ErrorKind("memoryNotFound", REQUEST_FAILED, "No memory with that id is visible here.",
               "Search or list memories for the id."),
+    ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
+              "See the message and `autocode.doctor`'s memory section."),
     ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
