@@ -63,16 +63,16 @@ class WorkProgress:
         )
         return cls(server, token)
 
-    def report(self, message: str) -> None:
+    def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is None or message == self._last:
             return
         self._last = message
-        self.server.in_loop(self._send_report, message)
+        self.server.in_loop(self._send_report, message, percentage)
 
-    def _send_report(self, message: str) -> None:
+    def _send_report(self, message: str, percentage: int | None) -> None:
         if self.token is not None and not self._ended:
             self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message)
+                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
             )
 
     def end(self, message: str) -> None:

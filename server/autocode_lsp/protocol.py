@@ -282,11 +282,17 @@ class ForgetResult:
 
 @attrs.define(kw_only=True)
 class PrepResult:
+    """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
+
     id: str
+    workspace: str | None
     copy: str
-    head: str
+    head: str | None
     inputs: list[dict[str, Any]]
+    """The declared inputs, each verified in the workspace and in the copy."""
     counts: dict[str, Any]
+    nested_components: list[Any]
+    handoff: dict[str, Any] | None
 
 
 @attrs.define(kw_only=True)
@@ -584,8 +590,16 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "Search or list memories for the id."),
     ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
               "See the message and `autocode.doctor`'s memory section."),
-    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable.",
+    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable. "
+              "Prep reports finer kinds too: `manifestInvalid`, `preflightFailed`, "
+              "`aliasToIgnored`, `changedDuringCopy`, `workspaceInvalid`, `destinationUnsafe`.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
+    ErrorKind("settingsError", REQUEST_FAILED, "A settings file cannot be read.",
+              "Fix the file the message names."),
+    ErrorKind("providerError", REQUEST_FAILED, "The model provider is misconfigured or failed.",
+              "See the message; `autocode.doctor` shows the provider settings."),
+    ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
+              "See the message."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
@@ -877,7 +891,8 @@ def render_markdown() -> str:
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "
         f"Domain errors fail with `{REQUEST_FAILED}` (RequestFailed) and `error.data` = "
-        "`{kind, message, ...}`; `kind` is stable, the message may change.",
+        "`{kind, message, ...}`; `kind` is stable, the message may change. The engine may "
+        "report kinds beyond this table; a client should show the message of any kind.",
         "",
         "| kind | code | meaning | what to do |",
         "| --- | --- | --- | --- |",
