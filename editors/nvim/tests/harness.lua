@@ -97,6 +97,30 @@ function H.script_ui(inputs, selects)
   end
 end
 
+--- The running AutoCode client, waiting for it to initialize.
+function H.client(ms)
+  local c
+  H.wait(ms or 20000, function()
+    c = vim.lsp.get_clients({ name = 'autocode' })[1]
+    return c ~= nil and c.initialized == true
+  end, 'the autocode client to initialize')
+  return c
+end
+
+--- Calls a server command and fails the test on an error.
+function H.call(command, args, ms)
+  local err, result = require('autocode.client').call_sync(command, args or {}, ms or 30000)
+  if err then
+    error(('FAILED: %s returned an error: %s'):format(command, vim.inspect(err)), 2)
+  end
+  return result
+end
+
+--- Pids of the processes nvim started (the language server among them).
+function H.children()
+  return vim.api.nvim_get_proc_children(vim.fn.getpid())
+end
+
 function H.done()
   H.log('ALL OK')
   vim.cmd('qall!')

@@ -137,7 +137,11 @@ function M.call(command, args, cb, client)
   local sent = false
   local function send()
     sent = true
-    local params = { command = command, arguments = { args or vim.empty_dict() } }
+    -- An empty Lua table would encode as a JSON list; the server wants an object.
+    if args == nil or next(args) == nil then
+      args = vim.empty_dict()
+    end
+    local params = { command = command, arguments = { args } }
     local ok = client:request('workspace/executeCommand', params, function(e, r)
       finish(e, r)
     end)
