@@ -121,3 +121,55 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     tags = (doc / "tags").read_text()
     for tag in ("autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()"):
         assert f"{tag}\t" in tags
+
+
+# ---- against the real server -------------------------------------------------------
+
+
+def sample_repo(tmp_path: Path, name: str = "pytest") -> Path:
+    """A fixture repository from fixtures/samples (a real git repository with a declared patch)."""
+    dest = tmp_path / f"sample-{name}"
+    subprocess.run(
+        [sys.executable, str(ROOT / "fixtures" / "samples" / "build.py"), name, str(dest)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return dest
+
+
+def test_checkhealth_passes_with_the_real_server(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_health.lua", tmp_path, cwd=repo)
+    assert "ok attach\n" in result.stdout
+    assert "ok checkhealth\n" in result.stdout
+
+
+def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    record = repo / ".autocode" / "project.json"
+    record.parent.mkdir()
+    record.write_text(
+        '{"version": 1, "framework": "pytest", "test_command": "python3 -m pytest",'
+        ' "conventions": [], "routes": [], "human_pause_states": []}\n',
+        encoding="utf-8",
+    )
+    settings = repo / ".autocode" / "config.toml"
+    settings.write_text("test_timeout = 120\n", encoding="utf-8")
+    result = run_nvim("e2e_forget.lua", tmp_path, cwd=repo)
+    assert "ok declined\nok refused without confirm\nok forgotten\n" in result.stdout
+    assert not record.exists()
+    assert settings.read_text(encoding="utf-8") == "test_timeout = 120\n"
+
+
+def test_a_crashing_server_is_reported_not_hung_on(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_crash.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok killed reported\nok restarted\nok exits at once\n" in result.stdout
+
+
+def test_session_without_workspace_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    result = run_nvim("e2e_noworkspace.lua", tmp_path, cwd=outside)
+    assert "ok no folder\nok task commands explain\n" in result.stdout
