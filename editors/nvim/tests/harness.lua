@@ -76,7 +76,7 @@ end
 H.prompts = {}
 function H.script_ui(inputs, selects)
   vim.ui.input = function(opts, on_confirm)
-    table.insert(H.prompts, { kind = 'input', prompt = opts.prompt })
+    table.insert(H.prompts, { kind = 'input', prompt = opts.prompt, default = opts.default })
     local answer = type(inputs) == 'function' and inputs(opts.prompt) or table.remove(inputs, 1)
     vim.schedule(function()
       on_confirm(answer)

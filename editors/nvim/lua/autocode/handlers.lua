@@ -31,6 +31,7 @@ function M.ask_question(_, params, _)
     id = field(q, 'id'),
     text = field(q, 'text') or '(question without text)',
     choices = field(q, 'choices'),
+    default = field(q, 'default'),
   })
   if reply == nil or reply == '' then
     require('autocode.ui').warn('question left open; answer it later with :AutoCode answer')

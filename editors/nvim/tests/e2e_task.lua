@@ -1,0 +1,94 @@
+-- The whole task flow in Neovim against the real server: start a task on a
+-- sample repository, answer its convention question through (a replaced)
+-- vim.ui.input, approve the plan with `a` in its buffer, approve completion
+-- with `a` in the diff buffer, then :AutoCode doctor shows the learned
+-- convention. cwd: fixtures/samples "pytest" (declares patches/add-tax.patch).
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+local tasks = require('autocode.tasks')
+
+local ANSWER = vim.env.AUTOCODE_TEST_ANSWER or 'Name each test after the behaviour it checks'
+H.script_ui(function(prompt)
+  return ANSWER
+end, {})
+
+local progress = {}
+vim.api.nvim_create_autocmd('LspProgress', {
+  callback = function(ev)
+    local v = ev.data.params.value
+    table.insert(progress, v.kind)
+  end,
+})
+local statuslines = {}
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'AutoCodeTaskChanged',
+  callback = function()
+    table.insert(statuslines, require('autocode').statusline())
+  end,
+})
+
+vim.lsp.enable('autocode')
+vim.cmd.edit('README.md')
+H.client()
+
+vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait(60000, function()
+  return tasks.current ~= nil
+end, 'the task to start')
+local id = tasks.current
+H.log('started ' .. id)
+
+-- The question arrives as autocode/task/askQuestion and goes to vim.ui.input.
+H.wait(60000, function()
+  return #H.prompts > 0
+end, 'the question')
+local q = H.prompts[1]
+H.eq(q.kind, 'input', 'free-text question asked through vim.ui.input')
+H.log('asked: ' .. q.prompt)
+
+-- The plan arrives as autocode/task/reviewPlan and opens in its buffer.
+H.wait(60000, function()
+  return require('autocode.ui').find('plan/' .. id) ~= nil and tasks.reviews[id] ~= nil
+end, 'the plan buffer')
+local plan_buf = require('autocode.ui').find('plan/' .. id)
+H.eq(vim.bo[plan_buf].filetype, 'markdown', 'plan is markdown')
+H.check(#table.concat(vim.api.nvim_buf_get_lines(plan_buf, 0, -1, false), '\n') > 20, 'plan has text')
+vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
+vim.cmd.normal('a')
+H.log('plan approved from its buffer')
+
+-- Verified change: the diff opens; `a` accepts it.
+H.wait(120000, function()
+  return require('autocode.ui').find('diff/' .. id) ~= nil
+end, 'the diff buffer')
+local diff_buf = require('autocode.ui').find('diff/' .. id)
+H.eq(vim.bo[diff_buf].filetype, 'diff', 'diff buffer')
+local diff = table.concat(vim.api.nvim_buf_get_lines(diff_buf, 0, -1, false), '\n')
+H.check(diff:find('total_with_tax', 1, true), 'the diff shows the change')
+vim.api.nvim_set_current_win(vim.fn.bufwinid(diff_buf))
+vim.cmd.normal('a')
+H.wait(120000, function()
+  local s = tasks.snapshots[id]
+  return s and s.done == true
+end, 'the task to end')
+H.eq(tasks.snapshots[id].state, 'COMPLETED', 'task completed')
+H.check(H.note('task ' .. id .. ' is COMPLETED'), 'completion notified')
+H.check(vim.tbl_contains(progress, 'begin') and vim.tbl_contains(progress, 'end'), 'progress reported: ' .. vim.inspect(progress))
+H.check(#vim.tbl_filter(function(s)
+  return s:find('^AutoCode ') ~= nil
+end, statuslines) > 0, 'statusline followed the task')
+H.log('ok completed')
+
+-- The learned convention shows in the doctor buffer.
+vim.cmd('AutoCode doctor')
+H.wait(30000, function()
+  local lines = H.scratch_lines('doctor')
+  return lines and table.concat(lines, '\n'):find(ANSWER, 1, true) ~= nil
+end, 'the doctor buffer with the learned answer')
+local doctor = table.concat(H.scratch_lines('doctor'), '\n')
+H.check(doctor:find(vim.trim(q.prompt), 1, true), 'the question is shown with it')
+local capture = vim.env.AUTOCODE_DOCTOR_CAPTURE
+if capture and capture ~= '' then
+  vim.fn.writefile(H.scratch_lines('doctor'), capture)
+end
+H.log('ok doctor shows the convention')
+H.done()
