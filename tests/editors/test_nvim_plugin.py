@@ -8,6 +8,7 @@ timeout after which nvim and everything it started are killed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -173,3 +174,31 @@ def test_session_without_workspace_folder(tmp_path: Path) -> None:
     outside.mkdir()
     result = run_nvim("e2e_noworkspace.lua", tmp_path, cwd=outside)
     assert "ok no folder\nok task commands explain\n" in result.stdout
+
+
+def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    answer = "Name each test after the behaviour it checks"
+    capture = tmp_path / "doctor.txt"
+    result = run_nvim(
+        "e2e_task.lua",
+        tmp_path,
+        cwd=repo,
+        env={"AUTOCODE_TEST_ANSWER": answer, "AUTOCODE_DOCTOR_CAPTURE": str(capture)},
+        timeout=240,
+    )
+    assert "plan approved from its buffer\nok completed\nok doctor shows the convention\n" in result.stdout
+    # The person's answer was learned verbatim, and the verified change reached the work tree.
+    record = json.loads((repo / ".autocode" / "project.json").read_text(encoding="utf-8"))
+    assert {"question": "Which naming convention should future repository tests follow?", "answer": answer} in [
+        {k: c[k] for k in ("question", "answer")} for c in record["conventions"]
+    ]
+    assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    assert answer in capture.read_text(encoding="utf-8")
+
+
+def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_memory.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok refused\nok saved\n" in result.stdout
+    assert "ok deleted\n" in result.stdout

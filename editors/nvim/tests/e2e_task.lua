@@ -6,6 +6,7 @@
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
 
+H.strict = true
 local ANSWER = vim.env.AUTOCODE_TEST_ANSWER or 'Name each test after the behaviour it checks'
 H.script_ui(function(prompt)
   return ANSWER

@@ -35,9 +35,24 @@ function H.eq(got, want, msg)
   end
 end
 
+--- When true, H.wait fails as soon as an ERROR notification arrives.
+H.strict = false
+
 --- Waits (processing events) until `cond()` is true, or fails naming `what`.
 function H.wait(ms, cond, what)
-  local ok = vim.wait(ms, cond, 20)
+  local ok = vim.wait(ms, function()
+    if H.strict then
+      for _, n in ipairs(H.notes) do
+        if n.level == vim.log.levels.ERROR then
+          return true
+        end
+      end
+    end
+    return cond()
+  end, 20)
+  if ok and H.strict and not cond() then
+    error(('FAILED: error while waiting for %s: %s'):format(what, H.notes[#H.notes].msg), 2)
+  end
   if not ok then
     local notes = vim.tbl_map(function(n)
       return n.msg
