@@ -96,15 +96,27 @@ def run_nvim(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"{script} hung for {timeout} s and was killed\n--- stdout\n{out}\n--- stderr\n{err}")
+        pytest.fail(
+            f"{script} hung for {timeout} s and was killed\n--- stdout\n{out}\n--- stderr\n{err}"
+        )
     if proc.returncode != 0 or "ALL OK" not in out:
-        pytest.fail(f"{script} failed (exit {proc.returncode})\n--- stdout\n{out}\n--- stderr\n{err}")
+        pytest.fail(
+            f"{script} failed (exit {proc.returncode})\n--- stdout\n{out}\n--- stderr\n{err}"
+        )
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
     result = run_nvim("unit_spec.lua", tmp_path, env={"PATH": "/usr/bin:/bin"})
-    for section in ("completion", "usage", "snapshots", "lsp config", "prompts", "scratch", "missing server"):
+    for section in (
+        "completion",
+        "usage",
+        "snapshots",
+        "lsp config",
+        "prompts",
+        "scratch",
+        "missing server",
+    ):
         assert f"ok {section}\n" in result.stdout
 
 
@@ -187,12 +199,16 @@ def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
         env={"AUTOCODE_TEST_ANSWER": answer, "AUTOCODE_DOCTOR_CAPTURE": str(capture)},
         timeout=240,
     )
-    assert "plan approved from its buffer\nok completed\nok doctor shows the convention\n" in result.stdout
+    assert (
+        "plan approved from its buffer\nok completed\nok doctor shows the convention\n"
+        in result.stdout
+    )
     # The person's answer was learned verbatim, and the verified change reached the work tree.
     record = json.loads((repo / ".autocode" / "project.json").read_text(encoding="utf-8"))
-    assert {"question": "Which naming convention should future repository tests follow?", "answer": answer} in [
-        {k: c[k] for k in ("question", "answer")} for c in record["conventions"]
-    ]
+    assert {
+        "question": "Which naming convention should future repository tests follow?",
+        "answer": answer,
+    } in [{k: c[k] for k in ("question", "answer")} for c in record["conventions"]]
     assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
     assert answer in capture.read_text(encoding="utf-8")
 
