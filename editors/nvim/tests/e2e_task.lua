@@ -8,7 +8,18 @@ local tasks = require('autocode.tasks')
 
 H.strict = true
 local ANSWER = vim.env.AUTOCODE_TEST_ANSWER or 'Name each test after the behaviour it checks'
+-- The first prompt is dismissed (the question stays open), the plan is
+-- rejected once with feedback; everything else gets scripted answers.
+local FEEDBACK = 'Also mention the tax rate in the docstring'
+local dismissed = false
 H.script_ui(function(prompt)
+  if prompt:find('What should change', 1, true) then
+    return FEEDBACK
+  end
+  if not dismissed then
+    dismissed = true
+    return nil
+  end
   return ANSWER
 end, {})
 
@@ -38,13 +49,26 @@ end, 'the task to start')
 local id = tasks.current
 H.log('started ' .. id)
 
--- The question arrives as autocode/task/askQuestion and goes to vim.ui.input.
+-- The question arrives as autocode/task/askQuestion and goes to vim.ui.input,
+-- prefilled with the proposed answer. Dismissed, it stays open.
 H.wait(60000, function()
   return #H.prompts > 0
 end, 'the question')
 local q = H.prompts[1]
 H.eq(q.kind, 'input', 'free-text question asked through vim.ui.input')
+H.check(q.default and q.default ~= '', 'the proposed answer is prefilled')
 H.log('asked: ' .. q.prompt)
+H.wait_note(30000, 'question left open')
+H.wait(30000, function()
+  local s = tasks.snapshots[id]
+  return s and s.state == 'WAITING_FOR_USER'
+end, 'the task to wait for the person')
+vim.cmd('AutoCode answer')
+H.wait(30000, function()
+  return #H.prompts > 1
+end, 'the question asked again')
+H.eq(H.prompts[2].prompt, q.prompt, 'same question')
+H.log('answered through :AutoCode answer')
 
 -- The plan arrives as autocode/task/reviewPlan and opens in its buffer.
 H.wait(60000, function()
@@ -53,6 +77,15 @@ end, 'the plan buffer')
 local plan_buf = require('autocode.ui').find('plan/' .. id)
 H.eq(vim.bo[plan_buf].filetype, 'markdown', 'plan is markdown')
 H.check(#table.concat(vim.api.nvim_buf_get_lines(plan_buf, 0, -1, false), '\n') > 20, 'plan has text')
+vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
+local first_plan_rev = vim.b[plan_buf].autocode_plan_revision
+vim.cmd.normal('r')
+H.wait(60000, function()
+  local buf = require('autocode.ui').find('plan/' .. id)
+  return tasks.reviews[id] ~= nil and vim.b[buf].autocode_plan_revision ~= first_plan_rev
+end, 'a revised plan')
+H.log('plan rejected from its buffer, revised')
+plan_buf = require('autocode.ui').find('plan/' .. id)
 vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
 vim.cmd.normal('a')
 H.log('plan approved from its buffer')

@@ -92,14 +92,24 @@ H.prompts = {}
 function H.script_ui(inputs, selects)
   vim.ui.input = function(opts, on_confirm)
     table.insert(H.prompts, { kind = 'input', prompt = opts.prompt, default = opts.default })
-    local answer = type(inputs) == 'function' and inputs(opts.prompt) or table.remove(inputs, 1)
+    local answer
+    if type(inputs) == 'function' then
+      answer = inputs(opts.prompt)
+    else
+      answer = table.remove(inputs, 1)
+    end
     vim.schedule(function()
       on_confirm(answer)
     end)
   end
   vim.ui.select = function(items, opts, on_choice)
     table.insert(H.prompts, { kind = 'select', prompt = opts.prompt, items = items })
-    local pick = type(selects) == 'function' and selects(opts.prompt, items) or table.remove(selects, 1)
+    local pick
+    if type(selects) == 'function' then
+      pick = selects(opts.prompt, items)
+    else
+      pick = table.remove(selects, 1)
+    end
     local idx
     for i, item in ipairs(items) do
       if item == pick or (type(pick) == 'number' and i == pick) then
