@@ -85,8 +85,14 @@ H.wait(60000, function()
   return tasks.reviews[id] ~= nil and vim.b[buf].autocode_plan_revision ~= first_plan_rev
 end, 'a revised plan')
 H.log('plan rejected from its buffer, revised')
+-- q answers the review with "later"; the plan waits, and `a` in the reopened
+-- buffer approves it through autocode.task.approvePlan.
 plan_buf = require('autocode.ui').find('plan/' .. id)
 vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
+vim.cmd.normal('q')
+H.wait_note(30000, 'is still waiting')
+H.eq(tasks.reviews[id], nil, 'review answered')
+vim.cmd('sbuffer ' .. plan_buf)
 vim.cmd.normal('a')
 H.log('plan approved from its buffer')
 
