@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from support import git
+
 pytestmark = pytest.mark.editor
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -115,7 +117,9 @@ def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
         "lsp config",
         "prompts",
         "scratch",
+        "questions",
         "missing server",
+        "health without server",
     ):
         assert f"ok {section}\n" in result.stdout
 
@@ -211,6 +215,15 @@ def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
     } in [{k: c[k] for k in ("question", "answer")} for c in record["conventions"]]
     assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
     assert answer in capture.read_text(encoding="utf-8")
+    assert "ok tasks list\n" in result.stdout
+
+
+def test_cancel_a_task_waiting_for_an_answer(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_cancel.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok cancelled\n" in result.stdout
+    changed = git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert [line for line in changed if not line[3:].startswith(".autocode/")] == []
 
 
 def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:

@@ -131,4 +131,17 @@ if capture and capture ~= '' then
   vim.fn.writefile(H.scratch_lines('doctor'), capture)
 end
 H.log('ok doctor shows the convention')
+
+-- :AutoCode tasks lists it; picking it opens its status.
+H.prompts = {}
+H.script_ui({}, function(_, items)
+  return items[1]
+end)
+vim.cmd('AutoCode tasks')
+H.wait(30000, function()
+  local lines = H.scratch_lines('task/' .. id)
+  return lines and table.concat(lines, '\n'):find('state: COMPLETED', 1, true) ~= nil
+end, 'the status buffer of the picked task')
+H.check(H.prompts[1].items[1]:find(id, 1, true), 'the list names the task')
+H.log('ok tasks list')
 H.done()
