@@ -4,6 +4,11 @@ local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub
 local client = require('autocode.client')
 
 H.eq(client.workspace_for(), nil, 'no workspace folder here')
+-- Opening a file outside a repository does not start a server by itself.
+vim.lsp.enable('autocode')
+vim.cmd.edit('notes.txt')
+vim.wait(500)
+H.eq(#vim.lsp.get_clients({ name = 'autocode' }), 0, 'no server for a file outside a repository')
 local c = assert(client.ensure())
 H.client()
 H.eq(c.root_dir, nil, 'client started without a root')

@@ -77,6 +77,7 @@ function M.ensure()
   if type(cfg.root_dir) ~= 'string' then
     cfg.root_dir = M.workspace_for(buf)
   end
+  cfg.workspace_required = false
   local exe = cfg.cmd and type(cfg.cmd) == 'table' and cfg.cmd[1]
   if exe and vim.fn.executable(exe) ~= 1 then
     return nil,
