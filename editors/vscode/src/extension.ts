@@ -22,7 +22,10 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onTaskDidChange: (params) => acceptSnapshot(ctx, params),
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
-    onStateChange: (running, problem) => tasksView.setServerProblem(running ? undefined : problem),
+    onStateChange: (running, problem) => {
+      tasksView.setServerProblem(running ? undefined : problem);
+      if (problem) ctx.memoryView.showProblem('The AutoCode language server is not running: see the error message or "AutoCode: Show Output".');
+    },
   });
   manager = server;
   ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), plans, doctor: new DoctorPanel(), output };

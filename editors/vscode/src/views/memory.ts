@@ -14,7 +14,7 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   private items: MemoryItem[] = [];
   private hasRepository = false;
   private search: { query: string; results: MemoryItem[] } | undefined;
-  private note: string | undefined;
+  private note: string | undefined = 'Waiting for the AutoCode language server…';
 
   constructor() {
     this.view = vscode.window.createTreeView('autocode.memory', { treeDataProvider: this });
