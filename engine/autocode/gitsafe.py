@@ -179,3 +179,70 @@ def root_commits(path: Path | str) -> list[str]:
     if proc.returncode != 0:
         return []
     return sorted(proc.stdout.decode().split())
+
+
+# --- Inventory helpers -------------------------------------------------------
+# Paths come back as `str` decoded with surrogateescape so that names holding
+# newlines, leading dashes or bytes that are not UTF-8 survive the round trip
+# to the file system unchanged.
+
+GITLINK_MODE = "160000"
+SYMLINK_MODE = "120000"
+
+
+def _decode(raw: bytes) -> str:
+    return os.fsdecode(raw)
+
+
+def tracked_files(cwd: Path | str) -> list[tuple[str, str]]:
+    """(mode, path) of every index entry (stage 0 or the first conflict stage), in index order."""
+    proc = run(["ls-files", "-z", "-s", "-c"], cwd)
+    seen: set[str] = set()
+    result: list[tuple[str, str]] = []
+    for record in split_z(proc.stdout):
+        meta, _, raw_path = record.partition(b"\t")
+        path = _decode(raw_path)
+        if path in seen:
+            continue
+        seen.add(path)
+        result.append((meta.split(b" ", 1)[0].decode("ascii"), path))
+    return result
+
+
+def untracked_files(cwd: Path | str, exclude: Sequence[str] = ()) -> list[str]:
+    """Untracked paths git does not ignore; a nested repository appears once as `dir/`.
+
+    `exclude` adds ignore patterns (e.g. `/.autocode/`) that prune the walk.
+    """
+    args = ["ls-files", "-z", "-o", "--exclude-standard"]
+    args += [f"--exclude={pattern}" for pattern in exclude]
+    return [_decode(raw) for raw in split_z(run(args, cwd).stdout)]
+
+
+def ignored_paths(cwd: Path | str, exclude: Sequence[str] = ()) -> list[str]:
+    """Untracked paths git ignores, an ignored folder counted once as `dir/`."""
+    args = ["ls-files", "-z", "-o", "-i", "--exclude-standard", "--directory"]
+    args += [f"--exclude={pattern}" for pattern in exclude]
+    return [_decode(raw) for raw in split_z(run(args, cwd).stdout)]
+
+
+def ignore_rules(cwd: Path | str, paths: Sequence[str]) -> dict[str, str]:
+    """For each ignored path among `paths`, the rule that ignores it (`source:line:pattern`).
+
+    Paths go through `--stdin`, so no name can be read as an option.
+    """
+    if not paths:
+        return {}
+    data = b"".join(os.fsencode(p) + b"\0" for p in paths)
+    proc = run(["check-ignore", "-z", "-v", "-n", "--stdin"], cwd, input=data, check=False)
+    if proc.returncode not in (0, 1):
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git check-ignore failed in {cwd}: {message}")
+    fields = proc.stdout.split(b"\0")
+    rules: dict[str, str] = {}
+    # -v -n -z: source, line, pattern, path per record (source empty when not ignored).
+    for i in range(0, len(fields) - 3, 4):
+        source, line, pattern, raw_path = fields[i : i + 4]
+        if source:
+            rules[_decode(raw_path)] = f"{_decode(source)}:{_decode(line)}: {_decode(pattern)}"
+    return rules
