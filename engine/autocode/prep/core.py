@@ -1,0 +1,276 @@
+"""Prep copies: `.autocode/prep/<id>/source`, built in a staging folder, then checked.
+
+Order of work: inventory and manifest checks (read-only), link decisions
+(read-only), the copy into `.autocode/prep/<id>/.staging`, the rename to
+`source`, and the preflight of every declared input in the copy. Anything
+that fails before the rename removes the half-made folder; a failed preflight
+in the copy leaves the copy for inspection.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import secrets
+import shutil
+import stat
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import SetupError
+from autocode.prep import copier, fsutil
+from autocode.prep.inventory import Inventory, inventory, is_artifact
+from autocode.prep.links import plan_links, refusal_error, resolve
+from autocode.prep.manifest import DeclaredInput, check_input, raise_problems, validate_manifest
+
+PREP_DIR = ("." + "autocode", "prep")
+STAGING = ".staging"
+SOURCE = "source"
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """Where the next step runs: `checks_dir` is the exact folder, no parent search needed."""
+
+    checks_dir: Path
+    workspace: Path
+    head: str | None
+    role: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "checksDir": str(self.checks_dir),
+            "workspace": str(self.workspace),
+            "head": self.head,
+            "role": self.role,
+        }
+
+
+@dataclass(frozen=True)
+class PrepResult:
+    id: str
+    copy: Path
+    head: str | None
+    inputs: list[DeclaredInput]
+    counts: dict[str, Any]
+    handoff: Handoff | None = None
+    workspace: Path | None = None
+    components: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "workspace": str(self.workspace) if self.workspace else None,
+            "copy": str(self.copy),
+            "head": self.head,
+            "inputs": [{**i.to_dict(), "verified": ["workspace", "copy"]} for i in self.inputs],
+            "counts": self.counts,
+            "nestedComponents": self.components,
+            "handoff": self.handoff.to_dict() if self.handoff else None,
+        }
+
+
+def new_prep_id() -> str:
+    now = datetime.datetime.now(datetime.UTC)
+    return f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(4)}"
+
+
+def make_prep_copy(
+    workspace: Path | str,
+    manifest: Path | str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    *,
+    role: str = "task",
+) -> PrepResult:
+    """Make a checked copy of `workspace` (with the inputs `manifest` declares).
+
+    `progress(done, total)` is called as entries are copied. Raises `SetupError`
+    (exit 2) for a bad manifest, an ignored input, an alias to ignored content
+    or a failed preflight; in the last case the copy stays for inspection.
+    """
+    inv = inventory(workspace)
+    items = validate_manifest(inv.root, manifest, inv) if manifest is not None else []
+    plan = plan_links(inv)
+    if plan.refused:
+        raise refusal_error(plan)
+    entries = [e for e in inv.entries if e.kind != "symlink" or e.path in plan.keep]
+    excluded = Counter(inv.excluded)
+    excluded.update(plan.excluded.values())
+
+    root_fd = os.open(inv.root, fsutil.O_DIR & ~os.O_NOFOLLOW)
+    try:
+        prep_fd = _open_prep_dir(root_fd, inv.root)
+        try:
+            prep_id, id_fd = _new_copy_dir(prep_fd)
+            try:
+                copy = inv.root.joinpath(*PREP_DIR, prep_id, SOURCE)
+                counts = _build(root_fd, prep_fd, id_fd, prep_id, entries, plan.keep, progress)
+                problems = []
+                source_fd = os.open(SOURCE, fsutil.O_DIR, dir_fd=id_fd)
+                try:
+                    for item in items:
+                        problem = check_input(source_fd, item, "copy")
+                        if problem:
+                            problems.append(problem)
+                finally:
+                    os.close(source_fd)
+                raise_problems(
+                    problems,
+                    f"declared inputs failed the check in the copy {copy} (left there for inspection)",
+                    {"copy": str(copy)},
+                )
+            finally:
+                os.close(id_fd)
+        finally:
+            os.close(prep_fd)
+    finally:
+        os.close(root_fd)
+    counts["nestedRepositories"] = len(inv.components)
+    counts["excluded"] = dict(sorted(excluded.items()))
+    handoff = Handoff(copy, inv.root, inv.head, role)
+    return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components))
+
+
+def make_investigator_copy(
+    workspace: Path | str, progress: Callable[[int, int], None] | None = None
+) -> PrepResult:
+    """The bug-fix Investigator's copy: dirty source and initialized nested components included.
+
+    `result.handoff.checks_dir` is the folder in which the Investigator runs its checks.
+    """
+    return make_prep_copy(workspace, None, progress, role="investigator")
+
+
+def _open_prep_dir(root_fd: int, root: Path) -> int:
+    fd = os.dup(root_fd)
+    try:
+        for depth, name in enumerate(PREP_DIR):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=fd)
+            try:
+                child = os.open(name, fsutil.O_DIR, dir_fd=fd)
+            except OSError as exc:
+                where = root.joinpath(*PREP_DIR[: depth + 1])
+                try:
+                    is_link = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+                except OSError:
+                    is_link = False
+                what = "a symbolic link" if is_link else "not a folder"
+                raise SetupError(
+                    f"{where} is {what}; prep copies are only written into a real folder inside the "
+                    f"workspace. Remedy: remove {where} (move it aside if you need it) and run prep again.",
+                    kind="destinationUnsafe",
+                ) from exc
+            os.close(fd)
+            fd = child
+        _ensure_ignore_file(fd)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _ensure_ignore_file(prep_fd: int) -> None:
+    """`.autocode/prep/.gitignore` = `*`, so git status never lists the copies."""
+    try:
+        fd = os.open(".gitignore", fsutil.O_NEW_FILE, 0o644, dir_fd=prep_fd)
+    except FileExistsError:
+        return
+    try:
+        os.write(fd, b"*\n")
+    finally:
+        os.close(fd)
+
+
+def _new_copy_dir(prep_fd: int) -> tuple[str, int]:
+    """mkdir a never-used `<id>`; an existing name (even a planted link) is skipped, never reused."""
+    for _ in range(8):
+        prep_id = new_prep_id()
+        try:
+            os.mkdir(prep_id, 0o777, dir_fd=prep_fd)
+        except FileExistsError:
+            continue
+        return prep_id, os.open(prep_id, fsutil.O_DIR, dir_fd=prep_fd)
+    raise SetupError("could not allocate a new prep copy folder; remove old copies in .autocode/prep", kind="destinationUnsafe")
+
+
+def _build(
+    root_fd: int,
+    prep_fd: int,
+    id_fd: int,
+    prep_id: str,
+    entries: Sequence[Any],
+    links: dict[str, str],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
+    try:
+        os.mkdir(STAGING, 0o777, dir_fd=id_fd)
+        staging_fd = os.open(STAGING, fsutil.O_DIR, dir_fd=id_fd)
+        try:
+            counts = copier.copy_entries(root_fd, staging_fd, entries, links, progress)
+        finally:
+            os.close(staging_fd)
+        try:
+            os.stat(SOURCE, dir_fd=id_fd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            raise SetupError(f"something created {prep_id}/{SOURCE} during the copy; run prep again", kind="destinationUnsafe")
+        os.rename(STAGING, SOURCE, src_dir_fd=id_fd, dst_dir_fd=id_fd)
+    except BaseException:
+        # Nothing half-made stays behind.
+        shutil.rmtree(prep_id, dir_fd=prep_fd, ignore_errors=True)
+        raise
+    return dict(counts)
+
+
+def citations(workspace: Path | str, limit: int = 20, fallback: Sequence[str] = ()) -> list[str]:
+    """Source paths a provider may cite: tracked first, then ordinary untracked, at most `limit`.
+
+    Caches and runner output are dropped before the limit applies. A link
+    counts only when both its own path and its resolved target are eligible
+    inventoried files. An empty result gives `fallback` (the task's own).
+    """
+    inv = inventory(workspace)
+    return _citations(inv, limit, fallback)
+
+
+def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]:
+    files = {e.path for e in inv.entries if e.kind == "file" and _citable(e.path)}
+    chosen = []
+    for e in inv.entries:
+        if not _citable(e.path):
+            continue
+        if e.kind == "file":
+            chosen.append(e)
+        elif e.kind == "symlink":
+            res = resolve(str(inv.root), e.path)
+            if res.status == "file" and res.target in files:
+                chosen.append(e)
+    chosen.sort(key=lambda e: (e.origin != "tracked", e.path))
+    result = [e.path for e in chosen[: max(limit, 0)]]
+    return result or list(fallback)
+
+
+def _citable(path: str) -> bool:
+    return not is_artifact(path) and not any(c < " " or c == "\x7f" for c in path)
+
+
+def write_report(result: PrepResult, report: Path | str) -> Path:
+    """Write `result` as JSON to `report` (temp file + rename; a link at `report` is replaced, not followed)."""
+    path = Path(report)
+    if path.is_symlink() or (path.exists() and not stat.S_ISREG(path.lstat().st_mode)):
+        raise SetupError(f"report path {path} is not a regular file; pass a new file path", kind="invalidArguments")
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, fsutil.O_NEW_FILE, 0o644)
+    try:
+        os.write(fd, (json.dumps(result.to_dict(), indent=2) + "\n").encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    return path

@@ -1,0 +1,119 @@
+"""Descriptor-based walking: every path is opened relative to its parent folder's descriptor.
+
+No component is ever followed through a symbolic link (`O_NOFOLLOW`), so a
+folder swapped for a link, or a link planted in an ancestor, cannot send a
+read or a write outside the tree that was selected.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK: opening a FIFO that slipped in must not wait for a writer.
+O_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+O_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+
+Dir = tuple[str, ...]
+
+
+def split(path: str) -> tuple[Dir, str]:
+    """('a', 'b'), 'c' for 'a/b/c'."""
+    parts = path.split("/")
+    return tuple(parts[:-1]), parts[-1]
+
+
+def group_by_dir(paths: Iterable[str]) -> dict[Dir, list[str]]:
+    """Names grouped by their folder: {('a', 'b'): ['c', ...]} for 'a/b/c'."""
+    by_text: dict[str, list[str]] = {}
+    for path in paths:
+        parent, _, name = path.rpartition("/")
+        names = by_text.get(parent)
+        if names is None:
+            by_text[parent] = [name]
+        else:
+            names.append(name)
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_text.items()}
+
+
+def open_failure(exc: OSError) -> str:
+    """Why a folder could not be opened, as an inventory reason."""
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return "belowSymlinkOrFile"
+    if exc.errno == errno.ENOENT:
+        return "deletedFromWorkTree"
+    return "unreadable"
+
+
+def walk(
+    root_fd: int,
+    groups: Mapping[Dir, object],
+    *,
+    dest_fd: int | None = None,
+    before_open: object = None,
+) -> Iterator[tuple[Dir, int | None, int | None, str]]:
+    """Visit each folder of `groups` in depth-first order.
+
+    Yields (folder, source fd or None, destination fd or None, failure reason).
+    With `dest_fd`, each folder is also created below it and opened. The
+    descriptors stay valid only until the next step of the iteration.
+    `before_open`, when callable, is called with the folder's path first.
+    """
+    dirs: set[Dir] = set()
+    for d in groups:
+        for i in range(len(d) + 1):
+            dirs.add(d[:i])
+    stack: list[tuple[Dir, int | None, int | None, str]] = [((), root_fd, dest_fd, "")]
+    try:
+        for d in sorted(dirs):
+            if not d:
+                if d in groups:
+                    yield d, root_fd, dest_fd, ""
+                continue
+            while len(stack[-1][0]) >= len(d) or stack[-1][0] != d[: len(stack[-1][0])]:
+                _close(stack.pop())
+            _, parent_src, parent_dst, reason = stack[-1]
+            src: int | None = None
+            dst: int | None = None
+            if parent_src is not None:
+                if callable(before_open):
+                    before_open("/".join(d))
+                try:
+                    src = os.open(d[-1], O_DIR, dir_fd=parent_src)
+                except OSError as exc:
+                    reason = open_failure(exc)
+            if src is not None and parent_dst is not None:
+                try:
+                    os.mkdir(d[-1], 0o777, dir_fd=parent_dst)
+                    dst = os.open(d[-1], O_DIR, dir_fd=parent_dst)
+                except BaseException:
+                    os.close(src)
+                    raise
+            stack.append((d, src, dst, reason))
+            if d in groups:
+                yield d, src, dst, reason
+    finally:
+        while len(stack) > 1:
+            _close(stack.pop())
+
+
+def _close(item: tuple[Dir, int | None, int | None, str]) -> None:
+    for fd in item[1:3]:
+        if isinstance(fd, int):
+            os.close(fd)
+
+
+def open_path_dir(root_fd: int, parts: Sequence[str]) -> int:
+    """Open the folder `parts` below `root_fd` without following any link (raises OSError)."""
+    fd = os.dup(root_fd)
+    try:
+        for part in parts:
+            child = os.open(part, O_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -1,0 +1,216 @@
+"""The workspace inventory: which paths a prep copy holds, read through git.
+
+Tracked, modified and untracked-not-ignored files of the workspace and of every
+initialized nested git component (submodules with a `.git`, untracked nested
+repositories), each listed by its own git with its own ignore rules. Every
+path is then looked at with `lstat` relative to its parent folder's
+descriptor, so the copy can check it opens the very file that was listed.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from autocode import gitsafe
+from autocode.errors import SetupError
+from autocode.prep import fsutil
+
+AUTOCODE_DIR = ".autocode"
+
+# Folders and files that hold caches or runner output rather than source; they
+# never become citations even when a repository forgot to ignore them.
+ARTIFACT_DIRS = frozenset(
+    {
+        ".autocode", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".tox",
+        ".nox", ".hypothesis", "node_modules", ".venv", "venv", ".cache", "htmlcov", ".eggs",
+        "dist", "build", ".ipynb_checkpoints", ".gradle", ".next", ".parcel-cache",
+    }
+)
+ARTIFACT_SUFFIXES = (".pyc", ".pyo", ".log", ".egg-info")
+ARTIFACT_NAMES = frozenset({".coverage", "coverage.xml", "junit.xml", ".DS_Store"})
+
+
+class Entry(NamedTuple):
+    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule).
+
+    A tuple rather than a dataclass: a large work tree makes tens of thousands of them.
+    """
+
+    path: str
+    kind: str
+    origin: str  # "tracked" or "untracked"
+    component: str  # "" for the workspace itself, else the nested repository's path
+    dev: int = 0
+    ino: int = 0
+    size: int = 0
+    target: str | None = None
+    mtime_ns: int = 0
+    ctime_ns: int = 0
+    mode: int = 0  # permission bits as listed (st_mode & 0o7777)
+
+
+@dataclass
+class Inventory:
+    root: Path
+    head: str | None
+    entries: list[Entry] = field(default_factory=list)
+    excluded: Counter[str] = field(default_factory=Counter)
+    components: list[str] = field(default_factory=list)
+
+    def by_path(self) -> dict[str, Entry]:
+        return {e.path: e for e in self.entries}
+
+    def folders(self) -> set[str]:
+        """Every folder that holds an inventoried entry ('' is the workspace)."""
+        result = {""}
+        for e in self.entries:
+            parts = e.path.split("/")
+            stop = len(parts) if e.kind == "emptyFolder" else len(parts) - 1
+            for i in range(1, stop + 1):
+                result.add("/".join(parts[:i]))
+        return result
+
+    def paths(self) -> list[str]:
+        return [e.path for e in self.entries]
+
+
+def workspace_root(workspace: Path | str) -> Path:
+    """The resolved top folder of the work tree `workspace`, or a SetupError saying what to pass."""
+    gitsafe.require_supported_git()
+    path = Path(workspace).expanduser()
+    if not path.is_dir():
+        raise SetupError(
+            f"workspace {str(path)!r} is not a folder; pass the top folder of a git work tree",
+            kind="workspaceInvalid",
+        )
+    path = path.resolve()
+    top = gitsafe.toplevel(path)
+    if top is None:
+        raise SetupError(
+            f"{path} is not inside a git work tree; run `git init` there (and commit) or pass a repository",
+            kind="workspaceInvalid",
+        )
+    if top.resolve() != path:
+        raise SetupError(
+            f"{path} is inside the work tree {top}, not its top folder; pass {top} as the workspace",
+            kind="workspaceInvalid",
+        )
+    return path
+
+
+def inventory(workspace: Path | str) -> Inventory:
+    """List what a prep copy of `workspace` holds (read-only: nothing is written)."""
+    root = workspace_root(workspace)
+    inv = Inventory(root=root, head=gitsafe.head(root))
+    root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
+    try:
+        _collect(inv, root_fd, "")
+    finally:
+        os.close(root_fd)
+    inv.entries.sort(key=lambda e: e.path)
+    return inv
+
+
+def _collect(inv: Inventory, root_fd: int, component: str) -> None:
+    prefix = component + "/" if component else ""
+    cwd = inv.root / component if component else inv.root
+    exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
+    listing = gitsafe.list_work_tree(cwd, exclude)
+    inv.excluded["ignored"] += len(listing.ignored)
+    # folder text -> [(name, origin, git mode)]
+    by_dir: dict[str, list[tuple[str, str, str]]] = {}
+
+    def add(path: str, origin: str, mode: str) -> None:
+        parent, _, name = (prefix + path).rpartition("/")
+        names = by_dir.get(parent)
+        if names is None:
+            by_dir[parent] = [(name, origin, mode)]
+        else:
+            names.append((name, origin, mode))
+
+    autocode_prefix = AUTOCODE_DIR + "/"
+    for mode, path in listing.tracked:
+        if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
+            inv.excluded["autocodeFolder"] += 1
+        else:
+            add(path, "tracked", mode)
+    for path in listing.untracked:
+        if path.endswith("/"):
+            add(path[:-1], "untracked", "nested")
+        else:
+            add(path, "untracked", "")
+
+    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
+    entries = inv.entries
+    excluded = inv.excluded
+    nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
+    lstat = os.stat
+    for parent, src_fd, _dst, reason in fsutil.walk(root_fd, groups):
+        base = "/".join(parent) + "/" if parent else ""
+        if src_fd is None:
+            excluded[reason] += len(groups[parent])
+            continue
+        for name, origin, mode in groups[parent]:
+            try:
+                st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
+            except OSError as exc:
+                excluded[fsutil.open_failure(exc)] += 1
+                continue
+            kind = st.st_mode & 0o170000
+            if kind == stat.S_IFREG:
+                entries.append(
+                    Entry(base + name, "file", origin, component, st.st_dev, st.st_ino,
+                          st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777)
+                )
+            elif kind == stat.S_IFLNK:
+                target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
+                entries.append(
+                    Entry(base + name, "symlink", origin, component, st.st_dev, st.st_ino, 0, target)
+                )
+            elif kind == stat.S_IFDIR and mode in (gitsafe.GITLINK_MODE, "nested"):
+                nested.append((base + name, origin, _has_git(src_fd, name)))
+            elif kind == stat.S_IFDIR:
+                excluded["typeChanged"] += 1
+            else:
+                excluded["specialFile"] += 1
+    for path, origin, has_git in nested:
+        if has_git and _is_own_toplevel(inv.root / path):
+            inv.components.append(path)
+            _collect(inv, root_fd, path)
+        elif origin == "tracked":
+            entries.append(Entry(path, "emptyFolder", origin, component))
+        else:
+            excluded["nestedUnreadable"] += 1
+
+
+def _has_git(parent_fd: int, name: str) -> bool:
+    """Whether the folder `name` holds a `.git` (folder or gitfile) of its own."""
+    try:
+        fd = os.open(name, fsutil.O_DIR, dir_fd=parent_fd)
+    except OSError:
+        return False
+    try:
+        os.stat(".git", dir_fd=fd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def _is_own_toplevel(path: Path) -> bool:
+    top = gitsafe.toplevel(path)
+    return top is not None and top.resolve() == path.resolve()
+
+
+def is_artifact(path: str) -> bool:
+    parts = path.split("/")
+    if any(p in ARTIFACT_DIRS for p in parts[:-1]):
+        return True
+    name = parts[-1]
+    return name in ARTIFACT_NAMES or name in ARTIFACT_DIRS or name.endswith(ARTIFACT_SUFFIXES)
