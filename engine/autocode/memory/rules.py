@@ -10,14 +10,14 @@ Reusable procedures ("to do X, run Y", ordered steps) are skills, not memories.
 from __future__ import annotations
 
 import hashlib
-import importlib
 import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
+from autocode.scrub import contains_secret
 
 TASK_NOTES = (
     "the task's own notes (its run log and comments), which already record what happened on that one task"
@@ -118,33 +118,9 @@ def find_anchors(content: str) -> list[Anchor]:
     return found
 
 
-def _secret_check() -> Callable[[str], bool]:
-    """`autocode.scrub.contains_secret`; a small built-in check until that module is installed."""
-    try:
-        module = importlib.import_module("autocode.scrub")
-    except ImportError:
-        return _fallback_contains_secret
-    check = getattr(module, "contains_secret", None)
-    return check if callable(check) else _fallback_contains_secret
-
-
-_FALLBACK_SECRET = re.compile(
-    r"(?:\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|sk-[A-Za-z0-9_\-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_\-]{20})\b)"
-    r"|(?:-----BEGIN [A-Z ]*PRIVATE KEY-----)"
-    r"|(?:\b(?:password|passwd|secret|token|api[_-]?key)\s*[:=]\s*\S{8,})"
-    r"|(?:://[^/\s:@]+:[^/\s@]+@)",
-    re.IGNORECASE,
-)
-
-
-def _fallback_contains_secret(text: str) -> bool:
-    return bool(_FALLBACK_SECRET.search(text))
-
-
 def check_content(content: str) -> Refusal | None:
     """The refusal for `content`, or None when it may be saved as a memory."""
-    if _secret_check()(content):
+    if contains_secret(content):
         return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
     anchors = find_anchors(content)
     if not anchors:

@@ -42,7 +42,7 @@ from autocode.memory.model import (
     SearchResult,
     Skill,
 )
-from autocode.memory.repokey import repository_key
+from autocode.memory.repokey import is_repository_key, repository_key
 from autocode.memory.store import NewMemory, NewSkill, Store, Visibility, new_id, now_text
 
 log = logging.getLogger("autocode.memory")
@@ -108,6 +108,8 @@ class MemoryService:
         """The repository key of the context, or None when no repository is in context."""
         if ctx.repository is None:
             return None
+        if isinstance(ctx.repository, str) and is_repository_key(ctx.repository):
+            return ctx.repository
         path = Path(ctx.repository).resolve()
         if path not in self._keys:
             self._keys[path] = repository_key(path)
