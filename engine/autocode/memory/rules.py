@@ -10,10 +10,9 @@ Reusable procedures ("to do X, run Y", ordered steps) are skills, not memories.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
@@ -287,31 +286,3 @@ def same_polarity(a: Iterable[str], b: Iterable[str]) -> bool:
     """Both term lists carry the same negations ("use X" and "do not use X" differ)."""
     return set(a) & _NEGATIONS == set(b) & _NEGATIONS
 
-
-def bm25_scores(query_terms: Iterable[str], documents: Sequence[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    """BM25 of each space-separated term document for the query, with statistics from `documents` alone.
-
-    Computed here rather than in a database so both stores give identical scores.
-    """
-    wanted = set(query_terms)
-    if not wanted or not documents:
-        return [0.0 for _ in documents]
-    split = [doc.split() for doc in documents]
-    count = len(split)
-    average = sum(len(d) for d in split) / count or 1.0
-    frequency = {t: 0 for t in wanted}
-    for doc in split:
-        for term in wanted.intersection(doc):
-            frequency[term] += 1
-    idf = {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
-    scores = []
-    for doc in split:
-        score = 0.0
-        present = wanted.intersection(doc)
-        if present:
-            norm = k1 * (1 - b + b * len(doc) / average)
-            for term in present:
-                tf = doc.count(term)
-                score += idf[term] * tf * (k1 + 1) / (tf + norm)
-        scores.append(score)
-    return scores

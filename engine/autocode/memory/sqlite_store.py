@@ -16,7 +16,7 @@ from typing import Any
 
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, VectorRow, Visibility, Writer
+from autocode.memory.store import NewMemory, Store, Writer
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -99,6 +99,13 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX reflection_status ON reflection_lessons (status, seq)",
         ],
     ),
+    (
+        3,
+        [
+            "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+            "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -178,6 +185,7 @@ class SqliteStore(Store):
                 "or set memory_path to another file"
             ) from exc
         self._migrate(LATEST if migrate_to is None else migrate_to)
+        self._generation_table = self.schema_version() >= 3
 
     @property
     def location(self) -> str:
@@ -229,37 +237,17 @@ class SqliteStore(Store):
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield _SqliteWriter(self.conn)
+                if self._generation_table:
+                    self.conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
             except BaseException:
                 self.conn.execute("ROLLBACK")
                 raise
             self.conn.execute("COMMIT")
 
-    def keyword_search(
-        self, visible: Visibility, query_terms: Sequence[str], limit: int, order: str
-    ) -> list[tuple[str, float]]:
-        match = fts_query(query_terms)
-        if not match:
-            return []
-        where, params = visible.where("m")
-        ordering = "m.created_at DESC, m.seq DESC" if order == "recent" else "score DESC, m.seq DESC"
-        rows = self.query(
-            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY {ordering} LIMIT ?",
-            [match, *params, limit],
-        )
-        return [(r[0], float(r[1])) for r in rows]
-
-    def vector_rows(self, visible: Visibility, vector: Sequence[float] | None, model: str) -> list[VectorRow]:
-        where, params = visible.where()
-        rows = self.query(
-            f"SELECT seq, id, repo_key, terms, created_at, embedding, embedding_model FROM memories WHERE {where}",
-            params,
-        )
-        out = []
-        for seq, memory_id, repo_key, terms, created_at, blob, row_model in rows:
-            score = dot(vector, unpack(blob)) if vector is not None and blob and row_model == model else None
-            out.append(VectorRow(seq, memory_id, repo_key, terms, created_at, score))
-        return out
+    def generation(self) -> int:
+        if not self._generation_table:
+            return -1
+        return int(self.query("SELECT value FROM memory_meta WHERE key = 'generation'")[0][0])
 
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
