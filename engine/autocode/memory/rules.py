@@ -65,6 +65,12 @@ _THIS_TASK = re.compile(
     re.IGNORECASE,
 )
 
+# Vendor token prefixes are refused at any length here, on top of scrub's exact formats:
+# memories are read back into every later run, so a near-miss costs more than in a log.
+_TOKEN_PREFIXED = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|AKIA[0-9A-Z]{16})"
+)
 _SECRET_REASON = "it looks like a credential (a token, key or password); memories are read back into every later run"
 _SECRET_BELONGS = "a secret manager or an environment variable the tools read at run time, never a memory or a note"
 
@@ -119,7 +125,7 @@ def find_anchors(content: str) -> list[Anchor]:
 
 def check_content(content: str) -> Refusal | None:
     """The refusal for `content`, or None when it may be saved as a memory."""
-    if contains_secret(content):
+    if contains_secret(content) or _TOKEN_PREFIXED.search(content):
         return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
     anchors = find_anchors(content)
     if not anchors:

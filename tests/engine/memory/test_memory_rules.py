@@ -153,3 +153,24 @@ def test_terms_keep_versions_and_split_identifiers() -> None:
 )
 def test_origin_normalisation_strips_credentials_and_local_paths(url: str, key: str | None) -> None:
     assert normalise_origin(url) == key
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp" + "_" + "Zq3Rt7Kp9Lm2Xv5Nb8Wc4Yd6Hf1Gj0Sa3Te",
+        "sk-" + "proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2",
+        "xoxb-" + "1234567890-abcdefghij",
+    ],
+)
+def test_vendor_tokens_are_refused_even_in_unusual_lengths(token: str) -> None:
+    refusal = rules.check_content(f"The bot logs in with {token} on staging")
+    assert refusal is not None and refusal.kind == "credential"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["The sk-learn pipeline is pinned", "Use the gh_pages branch for docs", "Tasks run in the xox queue"],
+)
+def test_token_look_alikes_are_kept(content: str) -> None:
+    assert rules.check_content(content) is None
