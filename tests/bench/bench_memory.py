@@ -27,7 +27,7 @@ from memory_eval import MODES, build_store, load_eval, recall_at_k  # noqa: E402
 
 from autocode.memory import MemoryContext, MemoryService, open_memory, rules  # noqa: E402
 from autocode.memory.embeddings import StaticEmbedder, pack  # noqa: E402
-from autocode.memory.store import new_id  # noqa: E402
+from autocode.memory.store import bucket_tag, new_id  # noqa: E402
 
 MEM0_SEARCH_P50 = 0.148
 RECALL_GOAL_P95 = 0.020
@@ -108,8 +108,9 @@ def _insert_many(store: Any, records: list[tuple[Any, ...]]) -> None:
         "run_id, embedding, embedding_model"
     )
     if store.kind == "sqlite":
+        tagged = [(*r, bucket_tag(r[7], r[6])) for r in records]
         with store.write() as w:
-            w.conn.executemany(f"INSERT INTO memories ({columns}) VALUES ({', '.join('?' * 13)})", records)
+            w.conn.executemany(f"INSERT INTO memories ({columns}, bucket) VALUES ({', '.join('?' * 14)})", tagged)
         return
     from autocode.memory.embeddings import unpack
     from autocode.memory.pg_store import vector_literal

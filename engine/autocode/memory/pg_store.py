@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, Writer
+from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
 
 T = TypeVar("T")
 
@@ -101,6 +101,17 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
         ],
     ),
+    (
+        4,
+        [
+            # The full-text vector also holds each memory's bucket tag (see store.bucket_tag).
+            "DROP INDEX memories_tsv",
+            "ALTER TABLE memories DROP COLUMN tsv",
+            "ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS "
+            "(to_tsvector('simple', terms || ' b' || md5(owner || '|' || repo_key))) STORED",
+            "CREATE INDEX memories_tsv ON memories USING gin (tsv)",
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 _MIGRATION_LOCK = 0x6D656D6F  # any constant shared by every autocode process
@@ -150,6 +161,7 @@ class _PgWriter(Writer):
         query = tsquery(query_terms)
         if not query:
             return []
+        query = f"'{bucket_tag(owner, repo_key)}' & ({query})"
         rows = self.execute(
             "SELECT id, terms FROM memories WHERE tsv @@ to_tsquery('simple', ?) AND owner = ? AND repo_key = ? "
             "ORDER BY ts_rank(tsv, to_tsquery('simple', ?)) DESC LIMIT ?",
@@ -321,7 +333,7 @@ class PostgresStore(Store):
             raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
         with self._lock:
             conn = self._retrying(lambda c: (c.execute("SELECT 1"), c)[1])
             try:
@@ -329,7 +341,7 @@ class PostgresStore(Store):
                     if lock_key:
                         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
                     yield _PgWriter(conn, self.has_vector)
-                    if self._generation_table:
+                    if self._generation_table and bump:
                         conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
             except self._psycopg.Error as exc:
                 if conn.broken:
@@ -339,7 +351,8 @@ class PostgresStore(Store):
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        with self.write() as w:
+        # Vectors do not change which memories exist or their terms: cached pools stay valid.
+        with self.write(bump=False) as w:
             for memory_id, vector in items:
                 if self.has_vector:
                     w.execute(

@@ -16,7 +16,7 @@ from typing import Any
 
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, Writer
+from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -106,6 +106,26 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
         ],
     ),
+    (
+        4,
+        [
+            # The full-text index also holds each memory's bucket tag, so a duplicate lookup
+            # matches inside one bucket instead of across every memory of every team.
+            "DROP TRIGGER memories_ai",
+            "DROP TRIGGER memories_ad",
+            "DROP TABLE memories_fts",
+            "ALTER TABLE memories ADD COLUMN bucket TEXT NOT NULL DEFAULT ''",
+            """CREATE VIRTUAL TABLE memories_fts USING fts5 (
+                terms, tokenize="unicode61 tokenchars '.+#_'"
+            )""",
+            """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+                INSERT INTO memories_fts (rowid, terms) VALUES (new.seq, new.terms || ' ' || new.bucket);
+            END""",
+            """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+                DELETE FROM memories_fts WHERE rowid = old.seq;
+            END""",
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -135,7 +155,7 @@ class _SqliteWriter(Writer):
         rows = self.conn.execute(
             "SELECT m.id, m.terms FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
             "WHERE memories_fts MATCH ? AND m.owner = ? AND m.repo_key = ? ORDER BY bm25(memories_fts) LIMIT ?",
-            (match, owner, repo_key, limit),
+            (f'"{bucket_tag(owner, repo_key)}" AND ({match})', owner, repo_key, limit),
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
@@ -155,11 +175,12 @@ class _SqliteWriter(Writer):
     def insert_memory(self, row: NewMemory) -> None:
         self.conn.execute(
             "INSERT INTO memories (id, content, norm_hash, terms, category, scope, repo_key, owner, "
-            "created_at, updated_at, run_id, embedding, embedding_model) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, run_id, embedding, embedding_model, bucket) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.id, row.content, row.norm_hash, row.terms, row.category, row.scope, row.repo_key,
                 row.owner, row.created_at, row.created_at, row.run_id, row.embedding, row.embedding_model,
+                bucket_tag(row.owner, row.repo_key),
             ),
         )
 
@@ -213,6 +234,8 @@ class SqliteStore(Store):
                         if current < version <= target:
                             for statement in statements:
                                 self.conn.execute(statement)
+                            if version == 4:
+                                self._fill_bucket_tags()
                             self.conn.execute(
                                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))",
                                 (version,),
@@ -224,6 +247,13 @@ class SqliteStore(Store):
             except sqlite3.Error as exc:
                 raise StoreUnavailable(f"cannot prepare the memory database {self.path}: {exc}") from exc
 
+    def _fill_bucket_tags(self) -> None:
+        rows = self.conn.execute("SELECT seq, owner, repo_key, terms FROM memories").fetchall()
+        for seq, owner, repo_key, terms in rows:
+            tag = bucket_tag(owner, repo_key)
+            self.conn.execute("UPDATE memories SET bucket = ? WHERE seq = ?", (tag, seq))
+            self.conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, f"{terms} {tag}"))
+
     def schema_version(self) -> int:
         return int(self.query("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0])
 
@@ -232,12 +262,12 @@ class SqliteStore(Store):
             return self.conn.execute(sql, tuple(params)).fetchall()
 
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
         with self._lock:
             self.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield _SqliteWriter(self.conn)
-                if self._generation_table:
+                if self._generation_table and bump:
                     self.conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
             except BaseException:
                 self.conn.execute("ROLLBACK")
@@ -252,7 +282,8 @@ class SqliteStore(Store):
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        with self.write() as w:
+        # Vectors do not change which memories exist or their terms: cached pools stay valid.
+        with self.write(bump=False) as w:
             for memory_id, vector in items:
                 w.execute(
                     "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",

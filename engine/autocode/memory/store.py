@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import hashlib
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,11 @@ SKILL_COLUMNS = (
 def now_text() -> str:
     """UTC time as fixed-width ISO 8601 text, so text order is time order in both stores."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def bucket_tag(owner: str, repo_key: str) -> str:
+    """The word the full-text indexes add to each memory so a query can stay inside one bucket."""
+    return "b" + hashlib.md5(f"{owner}|{repo_key}".encode(), usedforsecurity=False).hexdigest()
 
 
 def new_id(prefix: str) -> str:
@@ -221,8 +227,12 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
-        """One write transaction; `lock_key` serialises writers to one bucket."""
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
+        """One write transaction; `lock_key` serialises writers to one bucket.
+
+        Unless `bump` is False, committing changes the store generation, which
+        invalidates every process's cached ranking pools.
+        """
         yield  # type: ignore[misc]
 
     @abc.abstractmethod
