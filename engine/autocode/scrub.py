@@ -173,6 +173,7 @@ _FLAG = _Lazy(
     r"(?i)(?<![\w\-])--(?P<name>(?:[A-Za-z][\w\-]*?)?" + _NAME_HINT + r"[\w\-]*)(?:=|[ \t]+)"
     r"(?!-)" + _VALUE
 )
+_TERNARY = re.compile(r"\?[ \t]*[\"']$")
 _NETRC = re.compile(r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<value>\S+)")
 _AUTHORIZATION = _Lazy(
     r"(?i)(?:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot)[ \t]+)?"
@@ -380,6 +381,8 @@ def _assigned_secrets(text: str) -> Iterator[Finding]:
         for match in pattern.re.finditer(text):
             if text.endswith("://", 0, match.start()):
                 continue  # a URL's user name: its password is found as a URL password
+            if _TERNARY.search(text, max(0, match.start() - 8), match.start()):
+                continue  # `done ? 'pass' : 'fail'` chooses between strings
             strength = _secret_name_strength(match["name"])
             if strength is None:
                 continue
@@ -448,8 +451,8 @@ _PATH_CHARS = r"[^\s\"'`<>|:;,()\[\]{}*?]"
 _WIN_PATH_CHARS = r"[^\s\"'`<>|:;,*?]"
 _SEP = r"(?:\\\\|\\|/)"
 # A POSIX path starts at a boundary: not inside a word, a relative path or a
-# URL (file:// URLs do point at this machine).
-_POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%]))"
+# URL (file:// URLs do point at this machine), nor after a variable (`${root}/x`).
+_POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%})]))"
 
 _MACHINE_PATHS = _Lazy(
     "|".join(
@@ -460,8 +463,8 @@ _MACHINE_PATHS = _Lazy(
                 _POSIX_START
                 + r"(?:/(?:home|Users)/[\w.\-@+]+|/root(?=/|[\s\"'`<>|:;,()\[\]{}*?]|$)"
                 + r"|/mnt/[a-zA-Z]/Users/[\w.\-@+]+)" + _PATH_CHARS + "*"
-                + r"|(?<![\w$%~\\/])~[\w.\-]*/" + _PATH_CHARS + "*"
-                + r"|(?:\$HOME|\$\{HOME\})/" + _PATH_CHARS + "*"
+                + r"|(?<![\w$%~\\/])~[\w.\-]*/" + _PATH_CHARS + "+"
+                + r"|(?:\$HOME|\$\{HOME\})/" + _PATH_CHARS + "+"
                 + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"(?i:users|documents and settings)"
                 + _SEP + r"[^\\/\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*"
                 + r"|(?:%(?i:userprofile|homepath|appdata|localappdata)%|\$env:(?i:userprofile|appdata|localappdata))"

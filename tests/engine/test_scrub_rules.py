@@ -159,6 +159,7 @@ def test_secret_assignments_are_found(text: str) -> None:
         "API_KEY=GITHUB_TOKEN",
         "token=v1.2.3-release",
         "key=value",
+        "return task.done ? 'pass' : 'sync~spin'",
     ],
 )
 def test_non_secrets_after_secret_names_are_kept(text: str) -> None:
