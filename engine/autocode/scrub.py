@@ -141,9 +141,11 @@ _SHAPED = _Lazy(
         )
     )
 )
-# A cheap first look: text without any of these cannot match `_SHAPED`.
-_SHAPED_HINT = re.compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|sk-|xox|xapp-|hooks\.slack|"
-                          r"_live_|_test_|whsec_|AIza|hf_|npm_|pypi-|eyJ")
+# A cheap first look (plain substring tests): text without any of these cannot match `_SHAPED`.
+_SHAPED_HINTS = (
+    "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "xox",
+    "xapp-", "hooks.slack", "_live_", "_test_", "whsec_", "AIza", "hf_", "npm_", "pypi-", "eyJ",
+)
 
 _AWS_SECRET = _Lazy(
     r"(?i)(?:aws[\w\-]{0,24}?secret[\w\-]{0,24}|secret_?access_?key)[\"']?\s*(?::=|=>|=|:)\s*"
@@ -163,16 +165,12 @@ _URL_USERINFO = re.compile(
 # ---------------------------------------------------------------------------
 # Secrets assigned to secret-named variables, flags and headers
 
-_NAME_HINT = r"(?:pass|pwd|secret|token|key|credential|auth|pat)"
+# Secret names are found from these words (in lower case), then read whole.
+_NAME_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "pat")
+_NAME_HINT_ANY_CASE = re.compile("(?i)" + "|".join(_NAME_HINTS))
 _VALUE = r"(?P<value>\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`,;&|<>]+)"
-_ASSIGNMENT = _Lazy(
-    r"(?i)(?<![\w.\-$])(?P<name>(?:[A-Za-z_][\w.\-]*?)?" + _NAME_HINT + r"[\w.\-]*)[\"']?"
-    r"[ \t]*(?::=|=>|=|:)[ \t]*" + _VALUE
-)
-_FLAG = _Lazy(
-    r"(?i)(?<![\w\-])--(?P<name>(?:[A-Za-z][\w\-]*?)?" + _NAME_HINT + r"[\w\-]*)(?:=|[ \t]+)"
-    r"(?!-)" + _VALUE
-)
+_AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*" + _VALUE)
+_AFTER_FLAG = _Lazy(r"(?:=|[ \t]+)(?!-)" + _VALUE)
 _TERNARY = re.compile(r"\?[ \t]*[\"']$")
 _NETRC = re.compile(r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<value>\S+)")
 _AUTHORIZATION = _Lazy(
@@ -340,23 +338,26 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
     `env` defaults to `os.environ`; pass `{}` to look at the text alone.
     """
     found: list[Finding] = []
-    if _SHAPED_HINT.search(text):
+    # Guards use a lower-cased copy; it keeps offsets only for ASCII text.
+    lowered = text.lower() if text.isascii() else None
+    if any(hint in text for hint in _SHAPED_HINTS):
         for match in _SHAPED.re.finditer(text):
             kind = match.lastgroup
             if kind is None or _shaped_is_placeholder(kind, match.group()):
                 continue
             found.append(Finding(kind, match.start(), match.end()))
-    for match in _AWS_SECRET.re.finditer(text):
-        if not _is_placeholder(match["value"]):
-            found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
+    if lowered is None or "secret" in lowered:
+        for match in _AWS_SECRET.re.finditer(text):
+            if not _is_placeholder(match["value"]):
+                found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
     if "PRIVATE KEY" in text:
         found.extend(_private_keys(text))
-    if "://" in text:
+    if "://" in text and "@" in text:
         for match in _URL_USERINFO.finditer(text):
             value = match["value"]
             if not _is_placeholder(value) and _is_password_value(value):
                 found.append(Finding("url_password", match.start("value"), match.end("value")))
-    found.extend(_assigned_secrets(text))
+    found.extend(_assigned_secrets(text, lowered))
     found.extend(_env_values(text, os.environ if env is None else env))
     return _dedupe(found)
 
@@ -376,30 +377,86 @@ def _private_keys(text: str) -> Iterator[Finding]:
         yield Finding("private_key", begin.start(), end.end() if end else len(text))
 
 
-def _assigned_secrets(text: str) -> Iterator[Finding]:
-    for pattern in (_ASSIGNMENT, _FLAG):
-        for match in pattern.re.finditer(text):
-            if text.endswith("://", 0, match.start()):
+def _secret_names(text: str, lowered: str | None) -> Iterator[tuple[int, int]]:
+    """Spans of whole names (runs of word characters, `.` and `-`) holding a hint word."""
+    if lowered is not None:
+        hits = sorted(
+            at
+            for hint in _NAME_HINTS
+            for at in _find_all(lowered, hint)
+        )
+    else:  # lower() may change the length of non-ASCII text: search it as it is
+        hits = [match.start() for match in _NAME_HINT_ANY_CASE.finditer(text)]
+    last_end = -1
+    for at in hits:
+        if at < last_end:
+            continue  # inside the name just read
+        start = at
+        while start > 0 and _is_name_char(text[start - 1]):
+            start -= 1
+        end = at
+        while end < len(text) and _is_name_char(text[end]):
+            end += 1
+        last_end = end
+        yield start, end
+
+
+def _find_all(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.-"
+
+
+def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
+    read_until = 0  # like a regex scan, a value once read is not searched for names again
+    for start, end in _secret_names(text, lowered):
+        if start < read_until:
+            continue
+        name = text[start:end]
+        if name.startswith("--"):
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                continue
+            name = name[2:]
+            if not name[:1].isalpha():
+                continue
+            match = _AFTER_FLAG.re.match(text, end)
+        else:
+            if not (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")):
+                continue
+            if start > 0 and text[start - 1] == "$":
+                continue  # `$TOKEN` is a reference
+            if text.endswith("://", 0, start):
                 continue  # a URL's user name: its password is found as a URL password
-            if _TERNARY.search(text, max(0, match.start() - 8), match.start()):
+            if _TERNARY.search(text, max(0, start - 8), start):
                 continue  # `done ? 'pass' : 'fail'` chooses between strings
-            strength = _secret_name_strength(match["name"])
-            if strength is None:
-                continue
-            raw = match["value"]
-            value, start = _strip_value(raw, match.start("value"))
-            if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
-                continue
-            if _is_password_value(value) if strength == "password" else _is_key_value(value):
-                yield Finding("secret_assignment", start, start + len(value))
-    for match in _NETRC.finditer(text):
-        value = match["value"]
-        if not _is_placeholder(value) and _is_password_value(value):
-            yield Finding("secret_assignment", match.start("value"), match.end("value"))
-    for match in _AUTHORIZATION.re.finditer(text):
-        value = match["value"]
-        if not _is_placeholder(value) and _is_key_value(value, min_length=8):
-            yield Finding("authorization_header", match.start("value"), match.end("value"))
+            match = _AFTER_NAME.re.match(text, end)
+        if match is None:
+            continue
+        read_until = match.end()
+        strength = _secret_name_strength(name)
+        if strength is None:
+            continue
+        raw = match["value"]
+        value, value_start = _strip_value(raw, match.start("value"))
+        if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
+            continue
+        if _is_password_value(value) if strength == "password" else _is_key_value(value):
+            yield Finding("secret_assignment", value_start, value_start + len(value))
+    if lowered is None or "password" in lowered:
+        for match in _NETRC.finditer(text):
+            value = match["value"]
+            if not _is_placeholder(value) and _is_password_value(value):
+                yield Finding("secret_assignment", match.start("value"), match.end("value"))
+    if lowered is None or "authorization" in lowered or "bearer" in lowered:
+        for match in _AUTHORIZATION.re.finditer(text):
+            value = match["value"]
+            if not _is_placeholder(value) and _is_key_value(value, min_length=8):
+                yield Finding("authorization_header", match.start("value"), match.end("value"))
 
 
 _TRIVIAL_ENV_VALUES = frozenset(
@@ -510,7 +567,14 @@ def find_machine_paths(text: str, workspace: Workspace = None) -> list[Finding]:
             if kind is not None and not _inside_url(text, match.start()):
                 found.append(Finding(kind, match.start(), _trim_path_end(text, match)))
     if workspace is not None:
-        for pattern in _workspace_patterns(os.fspath(workspace)):
+        folded = None
+        for form, pattern in _workspace_patterns(os.fspath(workspace)):
+            if pattern.flags & re.IGNORECASE:
+                folded = text.lower() if folded is None else folded
+                if form.lower() not in folded:
+                    continue
+            elif form not in text:
+                continue
             for match in pattern.finditer(text):
                 if not _inside_url(text, match.start()):
                     found.append(Finding("workspace_path", match.start(), _trim_path_end(text, match)))
@@ -533,7 +597,8 @@ def _inside_url(text: str, start: int) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _workspace_patterns(workspace: str) -> tuple[re.Pattern[str], ...]:
+def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each spelling of the workspace's absolute path with the pattern that finds it."""
     forms = {workspace}
     if os.path.isabs(workspace):
         forms.add(os.path.normpath(workspace))
@@ -548,9 +613,8 @@ def _workspace_patterns(workspace: str) -> tuple[re.Pattern[str], ...]:
             continue
         start = r"(?<![\w.\-\\])" if windows else _POSIX_START
         flags = re.IGNORECASE if windows else 0
-        patterns.append(
-            re.compile(start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*", flags)
-        )
+        pattern = start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*"
+        patterns.append((form, re.compile(pattern, flags)))
     return tuple(patterns)
 
 
