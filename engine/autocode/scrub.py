@@ -179,9 +179,11 @@ _AUTHORIZATION = _Lazy(
 )
 
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
-_KEY_WORDS = frozenset(
-    {"token", "secret", "secrets", "credential", "credentials", "apikey", "pat", "auth"}
-)
+_KEY_WORDS = frozenset({"token", "secret", "secrets", "credential", "credentials", "apikey", "auth"})
+# In code `pat` is far more often a pattern than a personal access token: after
+# that name only an opaque run of key characters counts.
+_OPAQUE_WORDS = frozenset({"pat"})
+_OPAQUE_VALUE = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
 _KEY_ENDINGS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey", "credentials")
 # A name ending in one of these holds something about the secret (where it is,
@@ -196,6 +198,8 @@ _DESCRIPTIVE_SUFFIXES = frozenset(
         "backend", "command", "cmd", "script", "scope", "scopes", "usage", "used", "budget",
         "required", "enabled", "strength", "manager", "helper", "sock", "socket", "size",
         "version", "method", "schema", "reset", "rules", "counter", "class", "id_env",
+        "range", "start", "end", "offset", "index", "idx", "pos", "position", "list", "map",
+        "dict", "queue", "buffer", "stream", "types",
     }
 )
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -207,8 +211,12 @@ def _name_segments(name: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _secret_name_strength(name: str) -> str | None:
-    """'password' or 'key' when `name` names a secret, else None."""
-    segments = _name_segments(name)
+    """'password', 'key' or 'opaque' when `name` names a secret, else None.
+
+    Only the last dotted part counts: `db.password` names a password,
+    `changePassword.restype` does not.
+    """
+    segments = _name_segments(name.rsplit(".", 1)[-1])
     if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES or "public" in segments:
         return None
     # Lower-case run-together names ("dbpassword", "apikey") are one segment.
@@ -218,6 +226,8 @@ def _secret_name_strength(name: str) -> str | None:
         return "key"
     if len(segments) > 1 and segments[-1] in ("key", "keys"):
         return "key"
+    if any(s in _OPAQUE_WORDS for s in segments):
+        return "opaque"
     return None
 
 
@@ -265,13 +275,14 @@ def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
 
 
 def _is_password_value(value: str) -> bool:
-    """A password is kept when it is a plain word (docs' `password=secret`) or too short."""
+    """A password is kept when it is made of plain words (docs' `password=secret`,
+    a type such as `HiddenText`) or too short."""
     if len(value) < 6 or any(ch.isspace() for ch in value):
         return False
     lower, upper, digit, symbol = _char_classes(value)
     if digit or symbol:
         return True
-    return lower and upper and len(value) >= 8
+    return lower and upper and len(value) >= 8 and not _is_wordy(value)
 
 
 def _is_key_value(value: str, min_length: int = 12) -> bool:
@@ -285,6 +296,7 @@ def _is_key_value(value: str, min_length: int = 12) -> bool:
 
 _SEPARATORS = re.compile(r"[-_.:/@+]+")
 _SMALL_NUMBER = re.compile(r"[A-Za-z]?[0-9]{1,6}")  # 123, v1
+_WORD_AND_NUMBER = re.compile(r"([A-Za-z]{2,})[0-9]{1,3}")  # base64, auth0, py311
 _HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VOWELS = frozenset("aeiouyAEIOUY")
 
@@ -296,6 +308,9 @@ def _is_wordy(value: str) -> bool:
     for piece in _SEPARATORS.split(value):
         if not piece or _SMALL_NUMBER.fullmatch(piece):
             continue
+        word_and_number = _WORD_AND_NUMBER.fullmatch(piece)
+        if word_and_number:
+            piece = word_and_number[1]
         if not piece.isascii() or not piece.isalpha():
             return False
         humps = _HUMPS.findall(piece)
@@ -442,6 +457,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
         if strength is None:
             continue
         raw = match["value"]
+        if strength == "opaque" and not _OPAQUE_VALUE.fullmatch(raw.strip("\"'")):
+            continue
         value, value_start = _strip_value(raw, match.start("value"))
         if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
             continue
@@ -455,6 +472,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
     if lowered is None or "authorization" in lowered or "bearer" in lowered:
         for match in _AUTHORIZATION.re.finditer(text):
             value = match["value"]
+            if text.startswith("(", match.end()):
+                continue  # `authorization = decode(authorization)` is code
             if not _is_placeholder(value) and _is_key_value(value, min_length=8):
                 yield Finding("authorization_header", match.start("value"), match.end("value"))
 
