@@ -169,7 +169,9 @@ _URL_USERINFO = re.compile(
 _NAME_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "pat")
 _NAME_HINT_ANY_CASE = re.compile("(?i)" + "|".join(_NAME_HINTS))
 _VALUE = r"(?P<value>\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`,;&|<>]+)"
-_AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?::=|=>|=|:)[ \t]*" + _VALUE)
+_AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*" + _VALUE)
+# `password: HiddenText | None = None`, `f(shrink_pass: ShrinkPass, ...)`: a type, not a value.
+_ANNOTATION = re.compile(r"(?:[A-Z][A-Za-z.]*|str|bytes)[ \t]*[,)|=\]]")
 _AFTER_FLAG = _Lazy(r"(?:=|[ \t]+)(?!-)" + _VALUE)
 _TERNARY = re.compile(r"\?[ \t]*[\"']$")
 _NETRC = re.compile(r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<value>\S+)")
@@ -237,7 +239,7 @@ def _secret_name_strength(name: str) -> str | None:
 # Long enough that a random key contains one by chance about once in 10^8.
 _PLACEHOLDER_MARKERS = (
     "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "undefined",
-    "xxxxxx", "******", "...", "<", ">", "${", "{{", "%(", "$(",
+    "xxxxxx", "******", "...", "<", ">", "${", "{{", "{}", "%(", "$(",
 )
 # Short words: counted only in values without digits, which real keys almost always have.
 _PLACEHOLDER_WORDS = (
@@ -459,6 +461,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
         raw = match["value"]
         if strength == "opaque" and not _OPAQUE_VALUE.fullmatch(raw.strip("\"'")):
             continue
+        if match.groupdict().get("op") == ":" and _ANNOTATION.match(text, match.start("value")):
+            continue
         value, value_start = _strip_value(raw, match.start("value"))
         if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
             continue
@@ -466,9 +470,9 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
             yield Finding("secret_assignment", value_start, value_start + len(value))
     if lowered is None or "password" in lowered:
         for match in _NETRC.finditer(text):
-            value = match["value"]
+            value, value_start = _strip_value(match["value"], match.start("value"))
             if not _is_placeholder(value) and _is_password_value(value):
-                yield Finding("secret_assignment", match.start("value"), match.end("value"))
+                yield Finding("secret_assignment", value_start, value_start + len(value))
     if lowered is None or "authorization" in lowered or "bearer" in lowered:
         for match in _AUTHORIZATION.re.finditer(text):
             value = match["value"]

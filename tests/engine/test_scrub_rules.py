@@ -123,6 +123,7 @@ def test_every_occurrence_of_an_environment_value_is_found() -> None:
         _j("pass", "word=CorrectHorse9"),
         _j("db.pass", "word=", "xK9#mQ2!"),
         _j("GH_PAT=", RANDOM_40[:36]),
+        _j("{pass", "word: hunter2x, user: ci}"),  # a flow mapping, not an annotation
         _j("DB_PASS=", "sw0rdfish!"),
         _j("Authorization: Bearer ", RANDOM_40[:12]),
         _j("authorization=", "Basic ", "YWxhZGRpbjpvcGVuc2VzYW1l"),
@@ -171,6 +172,9 @@ def test_secret_assignments_are_found(text: str) -> None:
         "token_range = '%d,%d-%d,%d:' % (token.start + token.end)",
         '"auth0": "types-auth0-python"',
         "authorization = base64.decodebytes(authorization)",
+        "def step(self, shrink_pass: ShrinkPass, *, order: bool = False)",
+        'base_key = "Software\\Python\\PythonCore\\{}.{}".format(major, minor)',
+        'machine h login u password "pass" account a',
     ],
 )
 def test_non_secrets_after_secret_names_are_kept(text: str) -> None:
