@@ -292,3 +292,23 @@ def test_mismatch_in_copy_keeps_the_copy(tmp_path: Path, monkeypatch: pytest.Mon
     assert (ws / "pilot-public" / "PROOF.md").read_bytes() == PROOF
     git_status = git(ws, "status", "--porcelain")
     assert git_status == ""
+
+
+def test_ignored_input_inside_a_nested_repository(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    nested = make_repo(ws / "vendor" / "tool", {".gitignore": "*.secret\n", "t.py": "t\n"})
+    (nested / "proof.secret").write_bytes(PROOF)
+    (nested / "public.md").write_bytes(PROOF)
+    manifest = write_manifest(
+        tmp_path,
+        {"inputs": [entry("vendor/tool/proof.secret", size=1), entry("vendor/tool/public.md")]},
+    )
+    err = expect_rejection(
+        ws, manifest, "inputIgnored",
+        '"vendor/tool/proof.secret": git ignores it (vendor/tool/.gitignore:1: *.secret)',
+    )
+    assert "public.md" not in err.message
+    ok = write_manifest(tmp_path, {"inputs": [entry("vendor/tool/public.md")]})
+    result = make_prep_copy(ws, ok)
+    assert (result.copy / "vendor/tool/public.md").read_bytes() == PROOF
+    assert not (result.copy / "vendor/tool/proof.secret").exists()
