@@ -1,17 +1,24 @@
-"""`autocode doctor`: placeholder until its issue lands (see COMMANDS in cli/__init__.py)."""
+"""`autocode doctor`: every setting with its origin, the learned record's health, git."""
 
 from __future__ import annotations
 
 import argparse
 
-from autocode.cli._common import add_json_flag
+from autocode.cli._common import add_json_flag, add_workspace_flag
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_workspace_flag(parser, required=False)
     add_json_flag(parser)
+    parser.add_argument("--test-command", metavar="CMD", help="the test command flag, as a task would get it")
+    parser.add_argument("--package", metavar="PATH", help="a package folder inside the workspace (monorepo)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.errors import AutoCodeError
+    from autocode.cli._common import emit
+    from autocode.doctor import build_report, render_text
 
-    raise AutoCodeError("this command is not built yet", kind="notImplemented", exit_code=2)
+    flags = {"test_command": args.test_command}
+    report = build_report(args.workspace or ".", flags=flags, package=args.package)
+    emit(args, report, render_text)
+    return 0

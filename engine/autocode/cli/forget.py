@@ -1,17 +1,30 @@
-"""`autocode forget`: placeholder until its issue lands (see COMMANDS in cli/__init__.py)."""
+"""`autocode forget`: remove the learned project record, and nothing else (operator-only)."""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
-from autocode.cli._common import add_json_flag
+from autocode.cli._common import add_json_flag, add_workspace_flag
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_workspace_flag(parser)
     add_json_flag(parser)
 
 
-def run(args: argparse.Namespace) -> int:
-    from autocode.errors import AutoCodeError
+def _render(data: dict[str, Any]) -> str:
+    if data["removed"]:
+        return f"Removed {data['path']}. Settings, runs, evidence and approvals are unchanged."
+    return f"No learned record at {data['path']}; nothing to remove."
 
-    raise AutoCodeError("this command is not built yet", kind="notImplemented", exit_code=2)
+
+def run(args: argparse.Namespace) -> int:
+    from autocode.cli._common import emit
+    from autocode.cli.unattended import refuse_if_unattended
+    from autocode.record import forget_record
+
+    refuse_if_unattended("forget")
+    result = forget_record(args.workspace)
+    emit(args, result.to_dict(), _render)
+    return 0

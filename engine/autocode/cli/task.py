@@ -1,17 +1,396 @@
-"""`autocode task`: placeholder until its issue lands (see COMMANDS in cli/__init__.py)."""
+"""`autocode task`: start a coding task and drive it (answers, plan approval, completion).
+
+Only the standard library is imported at module level; the engine is
+imported inside `run` so `autocode --help` stays fast.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
 
-from autocode.cli._common import add_json_flag
+from autocode.cli._common import add_json_flag, emit
+
+VERBS = ("start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "cancel", "resume")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_json_flag(parser)
+    sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+
+    start = sub.add_parser("start", help="start a task and run it until it needs you")
+    _workspace(start)
+    brief = start.add_mutually_exclusive_group(required=True)
+    brief.add_argument("--brief", metavar="TEXT", help="what the task should do")
+    brief.add_argument("--brief-file", metavar="FILE", help="read the brief from a file")
+    start.add_argument("--test-command", metavar="CMD", help="the command that runs the tests (overrides settings)")
+    start.add_argument("--package", metavar="DIR", help="work on one package of a monorepo (a folder in the workspace)")
+    start.add_argument("--manifest", metavar="FILE", help="JSON manifest of declared public inputs for the prep copy")
+    start.add_argument("--provider", choices=("fixture", "openai"), help="model provider for every role")
+    start.add_argument("--model", help="model name for the provider")
+    start.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    start.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
+    start.add_argument("--scenario", metavar="NAME|FILE", help="fixture provider scenario (fixtures/providers/)")
+    start.add_argument(
+        "--answers",
+        metavar="FILE",
+        help="JSON file with answers and approvals, used when there is no terminal "
+        '({"answers": {"QUESTION_ID": "text"}, "approve_plan": true, "approve_completion": true})',
+    )
+    mode = start.add_mutually_exclusive_group()
+    mode.add_argument("--interactive", dest="interactive", action="store_true", default=None,
+                      help="ask questions and approvals in the terminal (default when there is one)")
+    mode.add_argument("--no-interactive", dest="interactive", action="store_false",
+                      help="stop at the first pause and print what it needs")
+    add_json_flag(start)
+
+    for verb, text in (
+        ("status", "show where a task is and what it needs"),
+        ("show", "show everything recorded about a task"),
+        ("approve-completion", "apply the verified change to the workspace"),
+        ("cancel", "cancel a task"),
+        ("resume", "continue a task whose process stopped while it was working"),
+    ):
+        p = sub.add_parser(verb, help=text)
+        _workspace(p)
+        p.add_argument("task_id", metavar="TASK")
+        add_json_flag(p)
+
+    lister = sub.add_parser("list", help="list the workspace's tasks")
+    _workspace(lister)
+    add_json_flag(lister)
+
+    answer = sub.add_parser("answer", help="answer a question the task asked")
+    _workspace(answer)
+    answer.add_argument("task_id", metavar="TASK")
+    answer.add_argument("question_id", metavar="QUESTION")
+    answer.add_argument("text", metavar="TEXT", nargs="?", help="your answer (omit with --accept-default)")
+    answer.add_argument("--accept-default", action="store_true", help="take the question's proposed default")
+    answer.add_argument("--delegate", action="store_true", help="let the task decide (recorded as delegated)")
+    add_json_flag(answer)
+
+    approve = sub.add_parser("approve", help="approve the current plan revision")
+    _workspace(approve)
+    approve.add_argument("task_id", metavar="TASK")
+    approve.add_argument("--revision", type=int, required=True, help="the plan revision you reviewed")
+    add_json_flag(approve)
+
+    reject = sub.add_parser("reject", help="send the plan back with feedback")
+    _workspace(reject)
+    reject.add_argument("task_id", metavar="TASK")
+    reject.add_argument("--feedback", required=True, metavar="TEXT", help="what to change")
+    reject.add_argument("--revision", type=int, help="the plan revision you reviewed")
+    add_json_flag(reject)
+
+
+def _workspace(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workspace", default=".", metavar="PATH", help="the repository (default: .)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.errors import AutoCodeError
+    from autocode.tasks import Source, TaskRun, list_tasks
 
-    raise AutoCodeError("this command is not built yet", kind="notImplemented", exit_code=2)
+    source = Source("cli", _actor())
+    verb = args.verb
+    if verb == "start":
+        return _start(args, source)
+    if verb == "list":
+        tasks = list_tasks(args.workspace)
+        emit(args, {"tasks": tasks}, _render_list)
+        return 0
+    task = TaskRun.load(args.workspace, args.task_id)
+    if verb == "status":
+        snap = task.snapshot()
+    elif verb == "show":
+        details = task.details()
+        emit(args, details, _render_details)
+        return 0
+    elif verb == "answer":
+        snap = _answer_from_args(task, args, source)
+    elif verb == "approve":
+        snap = task.approve_plan(args.revision, source)
+    elif verb == "reject":
+        snap = task.reject_plan(args.feedback, source, revision=args.revision)
+    elif verb == "approve-completion":
+        snap = task.approve_completion(source)
+    elif verb == "cancel":
+        snap = task.cancel()
+    else:
+        snap = task.resume()
+    emit(args, snap, lambda s: _render(s, args.workspace))
+    return _exit_code(snap)
+
+
+def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[str, Any]:
+    from autocode.errors import UsageError
+
+    if args.accept_default or args.delegate:
+        if args.text:
+            raise UsageError("give either an answer TEXT or --accept-default/--delegate, not both")
+        question = next((q for q in task.snapshot()["needs"].get("questions", []) if q["id"] == args.question_id), None)
+        if args.accept_default:
+            if question is None or not question.get("default"):
+                raise UsageError(f"question {args.question_id!r} has no proposed default; type an answer")
+            return dict(task.answer(args.question_id, question["default"], source, kind="proposed_default"))
+        return dict(task.answer(args.question_id, "(delegated to the task)", source, kind="delegated"))
+    if not args.text:
+        raise UsageError("give the answer TEXT (or --accept-default)")
+    return dict(task.answer(args.question_id, args.text, source))
+
+
+def _start(args: argparse.Namespace, source: Any) -> int:
+    from autocode.errors import UsageError
+    from autocode.tasks import TaskOptions, TaskRun
+
+    if args.brief_file:
+        path = Path(args.brief_file)
+        if not path.is_file():
+            raise UsageError(f"the brief file {path} does not exist")
+        brief = path.read_text(encoding="utf-8")
+    else:
+        brief = args.brief
+    answers = _read_answers(args.answers) if args.answers else None
+    tty = sys.stdin.isatty() and sys.stdout.isatty()
+    interactive = args.interactive if args.interactive is not None else (tty and answers is None and not args.json)
+    if interactive and not sys.stdin.isatty():
+        raise UsageError("--interactive needs a terminal; without one pass --answers FILE")
+    if answers is not None:
+        sys.stderr.write(f"autocode: no terminal prompts; taking answers from {args.answers}\n")
+    quiet = args.json
+
+    def progress(phase: str, message: str) -> None:
+        if not quiet:
+            sys.stderr.write(f"  [{phase}] {message}\n")
+
+    options = TaskOptions(
+        test_command=args.test_command,
+        package=args.package,
+        manifest=args.manifest,
+        provider=args.provider,
+        model=args.model,
+        base_url=args.base_url,
+        api_key_env=args.api_key_env,
+        scenario=args.scenario,
+        progress=progress,
+    )
+    task = TaskRun.start(args.workspace, brief, options)
+    if interactive:
+        snap = _drive_interactively(task, source)
+    elif answers is not None:
+        snap = _drive_from_file(task, source, answers, args.answers)
+    else:
+        snap = task.snapshot()
+    emit(args, snap, lambda s: _render(s, args.workspace))
+    return _exit_code(snap)
+
+
+def _read_answers(path_text: str) -> dict[str, Any]:
+    from autocode.errors import UsageError
+
+    path = Path(path_text)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UsageError(f"the answers file {path} does not exist") from None
+    except ValueError as exc:
+        raise UsageError(f"the answers file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("answers", {}), dict):
+        raise UsageError(
+            f"the answers file {path} must be an object like "
+            '{"answers": {"QUESTION_ID": "text"}, "approve_plan": true, "approve_completion": true}'
+        )
+    return data
+
+
+def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str) -> dict[str, Any]:
+    given: dict[str, str] = {str(k): str(v) for k, v in (answers.get("answers") or {}).items()}
+    used: set[str] = set()
+    snap: dict[str, Any] = task.snapshot()
+    while not snap["done"]:
+        kind = snap["needs"]["kind"]
+        if kind == "answer_questions":
+            missing = [q["id"] for q in snap["needs"]["questions"] if q["id"] not in given]
+            if missing:
+                sys.stderr.write(f"autocode: {name} has no answer for {', '.join(missing)}; stopping here\n")
+                break
+            for question in snap["needs"]["questions"]:
+                _say(f"Q [{question['id']}] {question['text']}\nA ({name}) {given[question['id']]}")
+                snap = task.answer(question["id"], given[question["id"]], source)
+                used.add(question["id"])
+        elif kind == "approve_plan":
+            _say(snap["needs"]["markdown"])
+            if answers.get("approve_plan") is not True:
+                break
+            _say(f"plan revision {snap['needs']['plan_revision']} approved ({name})")
+            snap = task.approve_plan(snap["needs"]["plan_revision"], source)
+        elif kind == "approve_completion":
+            _say(_completion_text(snap))
+            if answers.get("approve_completion") is not True:
+                break
+            _say(f"completion approved ({name})")
+            snap = task.approve_completion(source)
+        else:
+            break
+    unused = sorted(set(given) - used)
+    if unused:
+        sys.stderr.write(f"autocode: not asked this time (already known or not needed): {', '.join(unused)}\n")
+    return snap
+
+
+def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
+    snap: dict[str, Any] = task.snapshot()
+    while not snap["done"]:
+        kind = snap["needs"]["kind"]
+        if kind == "answer_questions":
+            for question in snap["needs"]["questions"]:
+                default = question.get("default")
+                prompt = f"\n{question['text']}" + (f"\n  (Enter accepts: {default})" if default else "") + "\n> "
+                text = _input(prompt).strip()
+                while not text and not default:
+                    text = _input("An answer is needed; type it:\n> ").strip()
+                if text:
+                    snap = task.answer(question["id"], text, source)
+                else:
+                    snap = task.answer(question["id"], default, source, kind="proposed_default")
+        elif kind == "approve_plan":
+            _say("\n" + snap["needs"]["markdown"])
+            choice = _input("Approve this plan? [y]es, [n]o with feedback, [c]ancel: ").strip().lower()
+            if choice.startswith("y"):
+                snap = task.approve_plan(snap["needs"]["plan_revision"], source)
+            elif choice.startswith("n"):
+                feedback = _input("What should change?\n> ").strip() or "Please revise the plan."
+                snap = task.reject_plan(feedback, source, revision=snap["needs"]["plan_revision"])
+            elif choice.startswith("c"):
+                snap = task.cancel()
+        elif kind == "approve_completion":
+            _say("\n" + _completion_text(snap))
+            choice = _input("Apply these changes to your workspace? [y]es, [n]ot now, [c]ancel: ").strip().lower()
+            if choice.startswith("y"):
+                snap = task.approve_completion(source)
+            elif choice.startswith("c"):
+                snap = task.cancel()
+            else:
+                break
+        else:
+            break
+    return snap
+
+
+def _input(prompt: str) -> str:
+    sys.stderr.write(prompt)
+    sys.stderr.flush()
+    line = sys.stdin.readline()
+    if not line:
+        raise KeyboardInterrupt
+    return line.rstrip("\n")
+
+
+def _say(text: str) -> None:
+    sys.stderr.write(text.rstrip("\n") + "\n")
+
+
+def _actor() -> str:
+    return os.environ.get("USER") or os.environ.get("USERNAME") or "person"
+
+
+def _exit_code(snap: dict[str, Any]) -> int:
+    if snap["state"] == "FAILED":
+        return 1
+    apply = (snap.get("result") or {}).get("apply") or {}
+    return 1 if apply.get("status") in ("conflicts", "not_applied") else 0
+
+
+def _completion_text(snap: dict[str, Any]) -> str:
+    needs = snap["needs"]
+    tests = needs.get("tests") or {}
+    lines = [
+        f"Tests: `{tests.get('command')}` exited {tests.get('exit_code')} in {tests.get('seconds')} s",
+        f"Review: {(needs.get('review') or {}).get('summary', '')}",
+        "Changes:",
+        needs.get("diff", ""),
+    ]
+    return "\n".join(lines)
+
+
+def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
+    kind = snap["needs"]["kind"]
+    base = f"autocode task {{}} --workspace {workspace} {snap['id']}"
+    if kind == "answer_questions":
+        return [base.format("answer") + f" {q['id']} \"your answer\"" for q in snap["needs"]["questions"]]
+    if kind == "approve_plan":
+        return [
+            base.format("approve") + f" --revision {snap['needs']['plan_revision']}",
+            base.format("reject") + ' --feedback "what to change"',
+        ]
+    if kind == "approve_completion":
+        return [base.format("show"), base.format("approve-completion")]
+    if snap["state"] in ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING"):
+        return [base.format("resume")]
+    return []
+
+
+def _render(snap: dict[str, Any], workspace: str = ".") -> str:
+    lines = [f"task {snap['id']}: {snap['state']} (phase {snap['phase']}, revision {snap['revision']})"]
+    kind = snap["needs"]["kind"]
+    if kind == "answer_questions":
+        lines.append("needs answers:")
+        for q in snap["needs"]["questions"]:
+            extra = f" (default: {q['default']})" if q.get("default") else ""
+            lines.append(f"  [{q['id']}] {q['text']}{extra}")
+    elif kind == "approve_plan":
+        lines.append(f"needs plan approval (plan revision {snap['needs']['plan_revision']}):")
+        lines.append(snap["needs"]["markdown"])
+    elif kind == "approve_completion":
+        lines.append("needs completion approval: tests passed in the copy")
+        lines.append("changed: " + ", ".join(snap["needs"].get("files", [])))
+    result = snap.get("result") or {}
+    if result:
+        lines.append(f"result: {result.get('status')}")
+        if result.get("error"):
+            lines.append(f"  {result['error'].get('message')}")
+        apply = result.get("apply") or {}
+        if apply:
+            lines.append(f"  apply: {apply.get('status')} — {apply.get('message')}")
+    learning = snap.get("learning") or {}
+    if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
+        learned = ", ".join(learning.get("conventions") or []) or "no new conventions"
+        lines.append(f"learned: {learned} ({learning.get('status')})")
+    nxt = _next_step(snap, workspace)
+    if nxt:
+        lines.append("next:")
+        lines += [f"  {cmd}" for cmd in nxt]
+    lines.append(f"run directory: {snap['run_dir']}")
+    return "\n".join(lines)
+
+
+def _render_list(data: dict[str, Any]) -> str:
+    tasks = data["tasks"]
+    if not tasks:
+        return "no tasks in this workspace"
+    rows = []
+    for snap in tasks:
+        first = (snap.get("brief") or "").strip().splitlines()
+        rows.append(f"{snap['id']}  {snap['state']:<32} {first[0][:60] if first else ''}")
+    return "\n".join(rows)
+
+
+def _render_details(data: dict[str, Any]) -> str:
+    snap = data["snapshot"]
+    lines = [_render(snap)]
+    ledger = data["ledger"]
+    if ledger["questions"]:
+        lines.append("ledger:")
+        for q in ledger["questions"]:
+            asked = "asked" if q["asked"] else "not asked"
+            lines.append(f"  [{q['id']}] {q['text']} ({q['category']}, {asked})")
+            for a in ledger["answers"]:
+                if a["question_id"] == q["id"]:
+                    lines.append(f"    -> {a['text']} ({a['kind']}, {a['source'].get('channel')})")
+    tests = data.get("tests")
+    if tests:
+        lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")
+    lines.append(f"events: {len(data['events'])}")
+    return "\n".join(lines)

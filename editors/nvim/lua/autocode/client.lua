@@ -1,0 +1,241 @@
+-- Finding or starting the AutoCode language server client, and calling its
+-- commands. Every call either gets the server's answer or an error; a server
+-- that exits while a call is pending turns into an error, never a hang.
+local config = require('autocode.config')
+local protocol = require('autocode.protocol')
+
+local M = {}
+
+local NAME = 'autocode'
+
+--- A live AutoCode client for the current buffer (or cwd), if one runs.
+--- @return vim.lsp.Client|nil
+function M.get()
+  local buf = vim.api.nvim_get_current_buf()
+  local attached = vim.lsp.get_clients({ name = NAME, bufnr = buf })
+  if #attached > 0 then
+    return attached[1]
+  end
+  local all = vim.lsp.get_clients({ name = NAME })
+  if #all == 0 then
+    return nil
+  end
+  local root = M.workspace_for(buf)
+  for _, c in ipairs(all) do
+    if root and c.root_dir == root then
+      return c
+    end
+  end
+  if root == nil then
+    for _, c in ipairs(all) do
+      if not c.root_dir then
+        return c
+      end
+    end
+  end
+  return all[1]
+end
+
+--- The resolved LSP config (rtp lsp/autocode.lua merged with setup{} and vim.lsp.config calls).
+function M.resolved_config()
+  local ok, cfg = pcall(function()
+    return vim.lsp.config[NAME]
+  end)
+  if ok and cfg then
+    return vim.deepcopy(cfg)
+  end
+  return config.lsp_config()
+end
+
+--- The workspace folder for a buffer: its root marker, else the cwd's; nil when neither is in a repository.
+--- @param buf integer|nil
+--- @return string|nil
+function M.workspace_for(buf)
+  buf = buf or vim.api.nvim_get_current_buf()
+  local cfg = M.resolved_config()
+  local markers = cfg.root_markers or { '.git' }
+  local name = vim.api.nvim_buf_get_name(buf)
+  if vim.bo[buf].buftype == '' and name ~= '' then
+    local root = vim.fs.root(buf, markers)
+    if root then
+      return root
+    end
+  end
+  return vim.fs.root(vim.fn.getcwd(), markers)
+end
+
+--- Returns a running client, starting one for the current buffer or cwd if none runs.
+--- @return vim.lsp.Client|nil client, string|nil err
+function M.ensure()
+  local c = M.get()
+  if c and not c:is_stopped() then
+    return c
+  end
+  local cfg = M.resolved_config()
+  local buf = vim.api.nvim_get_current_buf()
+  local is_file = vim.bo[buf].buftype == '' and vim.api.nvim_buf_get_name(buf) ~= ''
+  if type(cfg.root_dir) ~= 'string' then
+    cfg.root_dir = M.workspace_for(buf)
+  end
+  cfg.workspace_required = false
+  local exe = cfg.cmd and type(cfg.cmd) == 'table' and cfg.cmd[1]
+  if exe and vim.fn.executable(exe) ~= 1 then
+    return nil,
+      ('cannot start the AutoCode server: %q is not an executable on PATH. '
+        .. "Install AutoCode (pip install autocode) or point setup{ command = ... } at autocode-lsp."):format(exe)
+  end
+  local ok, id = pcall(vim.lsp.start, cfg, { bufnr = buf, attach = is_file, silent = true })
+  if not ok or not id then
+    return nil,
+      ('cannot start the AutoCode server (%s): %s'):format(
+        table.concat(type(cfg.cmd) == 'table' and cfg.cmd or { tostring(cfg.cmd) }, ' '),
+        ok and 'see :LspLog' or tostring(id)
+      )
+  end
+  return vim.lsp.get_client_by_id(id)
+end
+
+local function stopped_error(client)
+  return {
+    code = -32099,
+    message = ('the AutoCode server (client %d) has stopped; see :LspLog, then run the command again to restart it'):format(
+      client.id
+    ),
+    data = { kind = 'serverStopped' },
+  }
+end
+
+--- Calls `command` with one argument object. `cb(err, result)` runs exactly once,
+--- on the main loop: err is nil or {code, message, data}.
+--- @param command string
+--- @param args table|nil
+--- @param cb fun(err: table|nil, result: any)
+--- @param client vim.lsp.Client|nil
+function M.call(command, args, cb, client)
+  local err
+  if not client then
+    client, err = M.ensure()
+  end
+  if not client then
+    vim.schedule(function()
+      cb({ code = -32099, message = err, data = { kind = 'serverUnavailable' } }, nil)
+    end)
+    return
+  end
+  local finished = false
+  local timer = assert(vim.uv.new_timer())
+  local function finish(e, r)
+    if finished then
+      return
+    end
+    finished = true
+    timer:stop()
+    if not timer:is_closing() then
+      timer:close()
+    end
+    cb(e, r)
+  end
+  local sent = false
+  local function send()
+    sent = true
+    -- An empty Lua table would encode as a JSON list; the server wants an object.
+    if args == nil or next(args) == nil then
+      args = vim.empty_dict()
+    end
+    local params = { command = command, arguments = { args } }
+    local ok = client:request('workspace/executeCommand', params, function(e, r)
+      finish(e, r)
+    end)
+    if not ok then
+      finish(stopped_error(client), nil)
+    end
+  end
+  -- Waits for initialization before sending, and watches for the server going away.
+  timer:start(
+    0,
+    50,
+    vim.schedule_wrap(function()
+      if finished then
+        return
+      end
+      if client:is_stopped() then
+        finish(stopped_error(client), nil)
+      elseif not sent and client.initialized then
+        send()
+      end
+    end)
+  )
+end
+
+--- Calls `command` and waits (processing events) for its answer.
+--- @return table|nil err, any result
+function M.call_sync(command, args, timeout_ms, client)
+  local done, err, result = false, nil, nil
+  M.call(command, args, function(e, r)
+    done, err, result = true, e, r
+  end, client)
+  local ok = vim.wait(timeout_ms or config.options.timeout_ms, function()
+    return done
+  end, 20)
+  if not ok then
+    return {
+      code = -32098,
+      message = ('the AutoCode server did not answer %s within %d ms'):format(
+        command,
+        timeout_ms or config.options.timeout_ms
+      ),
+      data = { kind = 'timeout' },
+    },
+      nil
+  end
+  return err, result
+end
+
+--- Calls `command` from inside a coroutine (yielding until the answer) or,
+--- outside one, like call_sync. Returns err, result.
+function M.await(command, args, client)
+  local co = coroutine.running()
+  if co and coroutine.isyieldable() then
+    M.call(command, args, function(e, r)
+      M.resume(co, e, r)
+    end, client)
+    return coroutine.yield()
+  end
+  return M.call_sync(command, args, nil, client)
+end
+
+--- Resumes a coroutine, reporting (not swallowing) an error raised inside it.
+function M.resume(co, ...)
+  local ok, e = coroutine.resume(co, ...)
+  if not ok then
+    vim.schedule(function()
+      vim.notify('AutoCode: internal error: ' .. tostring(e), vim.log.levels.ERROR)
+    end)
+  end
+end
+
+--- Runs `fn` in a new coroutine so it can await prompts and calls.
+function M.run(fn, ...)
+  M.resume(coroutine.create(fn), ...)
+end
+
+--- The `data.kind` of an error, if it has one.
+function M.kind(err)
+  return type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil
+end
+
+--- A message a person can act on, for an error from `call`.
+function M.describe(err)
+  if type(err) ~= 'table' then
+    return tostring(err)
+  end
+  local msg = err.message or vim.inspect(err)
+  if M.kind(err) == protocol.kinds.no_repository then
+    msg = msg
+      .. ' (task commands need a workspace folder: open a file inside a git repository or :cd into one;'
+      .. ' memory commands still work and use global memory)'
+  end
+  return msg
+end
+
+return M

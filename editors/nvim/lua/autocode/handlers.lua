@@ -1,0 +1,150 @@
+-- Handlers for what the server sends on its own: task change notifications,
+-- the two server-to-client requests (questions, plan review) and the end of
+-- the server process.
+local protocol = require('autocode.protocol')
+
+local M = {}
+
+local field = require('autocode.util').field
+
+--- autocode/task/didChange: a full snapshot with its revision.
+function M.did_change(_, params, _)
+  local tasks = require('autocode.tasks')
+  local snap = tasks.unwrap(params)
+  if snap and params and params.revision and snap.revision == nil then
+    snap.revision = params.revision
+  end
+  tasks.remember(snap)
+end
+
+--- autocode/task/askQuestion: asks the person through vim.ui.select (choices)
+--- or vim.ui.input (free text). Runs in the RPC coroutine, so a picker may
+--- answer later; a dismissed prompt leaves the question open.
+function M.ask_question(_, params, _)
+  local tasks = require('autocode.tasks')
+  local q = field(params, 'question') or {}
+  local task_id = field(params, 'taskId')
+  if task_id then
+    tasks.current = task_id
+  end
+  local reply = tasks.prompt_answer({
+    id = field(q, 'id'),
+    text = field(q, 'text') or '(question without text)',
+    choices = field(q, 'choices'),
+    default = field(q, 'default'),
+  })
+  if reply == nil or reply == '' then
+    require('autocode.ui').warn('question left open; answer it later with :AutoCode answer')
+    return { answer = vim.NIL }
+  end
+  return { answer = reply }
+end
+
+--- autocode/task/reviewPlan: opens the plan buffer and answers once the person
+--- decides there (a approve, r reject) or with :AutoCode approve / reject.
+--- Closing the plan window without deciding answers "later": the plan stays
+--- waiting for :AutoCode approve.
+function M.review_plan(_, params, _)
+  local tasks = require('autocode.tasks')
+  local ui = require('autocode.ui')
+  local client = require('autocode.client')
+  local id = field(params, 'taskId')
+  if id then
+    tasks.current = id
+  end
+  local co = coroutine.running()
+  local decided
+  local function resolve(result)
+    if decided then
+      return
+    end
+    decided = result
+    if co and coroutine.status(co) == 'suspended' then
+      client.resume(co)
+    end
+  end
+  local previous = tasks.reviews[id]
+  if previous then
+    tasks.reviews[id] = nil
+    previous.resolve({ decision = 'later' })
+  end
+  tasks.reviews[id] = { plan_revision = field(params, 'planRevision'), resolve = resolve }
+  if require('autocode.config').options.open_plan then
+    local buf = tasks.open_plan(params)
+    vim.api.nvim_create_autocmd('BufWinLeave', {
+      buffer = buf,
+      once = true,
+      callback = function()
+        local pending = tasks.reviews[id]
+        if pending and pending.resolve == resolve then
+          tasks.reviews[id] = nil
+          resolve({ decision = 'later' })
+          ui.notify(('the plan of task %s is still waiting: :AutoCode approve or :AutoCode reject'):format(tostring(id)))
+        end
+      end,
+    })
+  end
+  ui.notify(('the plan of task %s is ready: a approves, r rejects (or :AutoCode approve / reject)'):format(tostring(id)))
+  if not decided and co and coroutine.isyieldable() then
+    coroutine.yield()
+  end
+  return decided or { decision = 'later' }
+end
+
+--- Reports a server that went away on its own.
+function M.on_exit(code, signal, client_id)
+  local tasks = require('autocode.tasks')
+  for token in pairs(tasks.progress) do
+    if token:find('^' .. client_id .. ':') then
+      tasks.progress[token] = nil
+    end
+  end
+  -- A stop that Neovim asked for (:lsp stop, quitting) is not a crash.
+  local c = vim.lsp.get_client_by_id(client_id)
+  local requested = c and rawget(c, '_is_stopping') == true
+  if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
+    vim.schedule(function()
+      require('autocode.ui').error(
+        ('the language server exited unexpectedly (exit code %s, signal %s). '
+          .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.'):format(
+          tostring(code),
+          tostring(signal)
+        )
+      )
+      pcall(vim.cmd.redrawstatus)
+    end)
+  end
+end
+
+--- Tracks $/progress from the AutoCode client for the statusline (LspProgress autocmd).
+function M.on_progress(ev)
+  local c = vim.lsp.get_client_by_id(ev.data.client_id)
+  if not c or c.name ~= 'autocode' then
+    return
+  end
+  local tasks = require('autocode.tasks')
+  local params = ev.data.params or {}
+  local value = params.value or {}
+  local key = ev.data.client_id .. ':' .. tostring(params.token)
+  if value.kind == 'end' then
+    tasks.progress[key] = nil
+  else
+    local old = tasks.progress[key] or {}
+    tasks.progress[key] = {
+      title = value.title or old.title,
+      message = value.message or old.message,
+      percentage = value.percentage or old.percentage,
+    }
+  end
+  pcall(vim.cmd.redrawstatus)
+end
+
+function M.all()
+  return {
+    [protocol.methods.task_did_change] = M.did_change,
+    [protocol.methods.ask_question] = M.ask_question,
+    [protocol.methods.review_plan] = M.review_plan,
+  }
+end
+
+return M

@@ -1,0 +1,100 @@
+-- :checkhealth autocode: Neovim version, the server and its version, the
+-- protocol version, the workspace's learned record and where memories live.
+local M = {}
+
+local field = require('autocode.util').field
+
+function M.check()
+  local health = vim.health
+  local client = require('autocode.client')
+  local config = require('autocode.config')
+  local protocol = require('autocode.protocol')
+
+  health.start('Neovim')
+  local v = vim.version()
+  local version = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
+  if vim.fn.has('nvim-0.11') == 1 then
+    health.ok('Neovim ' .. version)
+  else
+    health.error('Neovim ' .. version .. ' is too old', { 'Install Neovim 0.11 or newer.' })
+    return
+  end
+
+  health.start('AutoCode language server')
+  local cfg = client.resolved_config()
+  local cmd = type(cfg.cmd) == 'table' and cfg.cmd or config.cmd()
+  local exe = vim.fn.exepath(cmd[1])
+  if exe == '' then
+    health.error(('%q is not an executable on PATH'):format(cmd[1]), {
+      'Install AutoCode into a Python environment: pip install autocode',
+      "Or point the plugin at it: require('autocode').setup{ command = { '/path/to/autocode-lsp' } }",
+    })
+    return
+  end
+  health.ok(('server command: %s (%s)'):format(table.concat(cmd, ' '), exe))
+  if not vim.lsp.is_enabled('autocode') then
+    health.info("the autocode config is not enabled: call vim.lsp.enable('autocode') or require('autocode').setup{}")
+  end
+
+  local c, err = client.ensure()
+  if not c then
+    health.error(err)
+    return
+  end
+  local ierr, info = client.call_sync(protocol.commands.protocol_info, {}, config.options.timeout_ms, c)
+  if ierr then
+    health.error('the server did not answer autocode.protocol.info: ' .. client.describe(ierr), {
+      'See :LspLog and the server log file.',
+    })
+    return
+  end
+  health.ok('server version ' .. tostring(field(info, 'serverVersion') or '?'))
+  local pv = tostring(field(info, 'protocolVersion') or '?')
+  if pv:match('^(%d+)') == protocol.version:match('^(%d+)') then
+    health.ok('protocol version ' .. pv)
+  else
+    health.warn(('protocol version %s, but this plugin speaks %s'):format(pv, protocol.version), {
+      'Update the plugin and AutoCode together.',
+    })
+  end
+  if field(info, 'clientOptedIn') == false then
+    health.warn('the server did not take this client\'s experimental.autocode opt-in; questions and plans arrive as plain LSP messages')
+  end
+
+  health.start('Workspace')
+  local folders = field(info, 'workspaces') or {}
+  local root = client.workspace_for()
+  if #folders == 0 then
+    health.info(
+      'no workspace folder: memory is global only; task commands, doctor and forget need a folder (open a file inside a git repository)'
+    )
+  else
+    health.ok('workspace folders: ' .. table.concat(folders, ', '))
+  end
+  local derr, doctor = client.call_sync(protocol.commands.doctor, root and { workspace = root } or {}, config.options.timeout_ms, c)
+  if client.kind(derr) == protocol.kinds.no_repository then
+    return
+  elseif derr then
+    health.error('autocode.doctor failed: ' .. client.describe(derr))
+    return
+  end
+  local report = field(doctor, 'report') or {}
+  local record = field(report, 'record') or {}
+  local status = tostring(field(record, 'status') or 'unknown')
+  if status == 'valid' or status == 'missing' then
+    health.ok(('learned record: %s (%s)'):format(status, tostring(field(record, 'path') or '.autocode/project.json')))
+  else
+    health.warn('learned record: ' .. status, {
+      'It is ignored until fixed. :AutoCode doctor shows the problems; :AutoCode forget removes it.',
+    })
+  end
+  local mem = field(report, 'memory')
+  local where = type(mem) == 'table' and field(mem, 'location', 'path', 'database', 'store', 'backend')
+  if where then
+    health.ok('memories live in ' .. tostring(where))
+  else
+    health.info('the server did not say where memories live (no memory section in doctor)')
+  end
+end
+
+return M

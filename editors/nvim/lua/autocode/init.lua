@@ -1,0 +1,39 @@
+-- AutoCode for Neovim: setup{}, the statusline function and the public Lua API.
+local M = {}
+
+--- Configures the plugin and enables the `autocode` LSP config.
+--- @param opts {command?: string|string[], python?: string, log_level?: string, timeout_ms?: integer, open_plan?: boolean, enable?: boolean}|nil
+function M.setup(opts)
+  opts = vim.deepcopy(opts or {})
+  local enable = opts.enable
+  opts.enable = nil
+  local config = require('autocode.config')
+  config.set(opts)
+  local lsp = config.lsp_config()
+  vim.lsp.config('autocode', { cmd = lsp.cmd })
+  if enable ~= false then
+    vim.lsp.enable('autocode')
+  end
+end
+
+--- Statusline text: the current task's state and the server's progress ('' when idle).
+function M.statusline()
+  return require('autocode.tasks').statusline()
+end
+
+--- Calls an AutoCode server command; `cb(err, result)`.
+function M.call(command, args, cb)
+  return require('autocode.client').call(command, args, cb)
+end
+
+--- Calls an AutoCode server command and waits for it; returns err, result.
+function M.call_sync(command, args, timeout_ms)
+  return require('autocode.client').call_sync(command, args, timeout_ms)
+end
+
+--- Runs :AutoCode with the given words.
+function M.command(fargs)
+  return require('autocode.commands').run(fargs)
+end
+
+return M

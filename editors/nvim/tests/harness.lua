@@ -1,0 +1,154 @@
+-- Shared by the headless test scripts (nvim --headless --clean -l script.lua):
+-- puts this plugin on the runtimepath, records vim.notify messages, and
+-- gives assertions and bounded waits. A failed check raises, so nvim exits 1.
+local H = {}
+
+local here = debug.getinfo(1, 'S').source:sub(2)
+H.plugin_root = vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(here, ':p'))))
+vim.opt.rtp:prepend(H.plugin_root)
+vim.cmd.runtime('plugin/autocode.lua')
+
+H.notes = {}
+vim.notify = function(msg, level, _)
+  table.insert(H.notes, { msg = tostring(msg), level = level or vim.log.levels.INFO })
+  io.stderr:write(('[notify %s] %s\n'):format(tostring(level), tostring(msg)))
+end
+
+function H.log(...)
+  io.stdout:write(table.concat(vim.tbl_map(tostring, { ... }), ' ') .. '\n')
+end
+
+function H.fail(msg)
+  error('FAILED: ' .. msg, 2)
+end
+
+function H.check(cond, msg)
+  if not cond then
+    error('FAILED: ' .. tostring(msg), 2)
+  end
+  return cond
+end
+
+function H.eq(got, want, msg)
+  if not vim.deep_equal(got, want) then
+    error(('FAILED: %s\n  want: %s\n  got:  %s'):format(msg or 'values differ', vim.inspect(want), vim.inspect(got)), 2)
+  end
+end
+
+--- When true, H.wait fails as soon as an ERROR notification arrives.
+H.strict = false
+
+--- Waits (processing events) until `cond()` is true, or fails naming `what`.
+function H.wait(ms, cond, what)
+  local ok = vim.wait(ms, function()
+    if H.strict then
+      for _, n in ipairs(H.notes) do
+        if n.level == vim.log.levels.ERROR then
+          return true
+        end
+      end
+    end
+    return cond()
+  end, 20)
+  if ok and H.strict and not cond() then
+    error(('FAILED: error while waiting for %s: %s'):format(what, H.notes[#H.notes].msg), 2)
+  end
+  if not ok then
+    local notes = vim.tbl_map(function(n)
+      return n.msg
+    end, H.notes)
+    error(('FAILED: timed out after %d ms waiting for %s\n  notifications: %s'):format(ms, what, vim.inspect(notes)), 2)
+  end
+end
+
+--- The first notification containing `text` (plain), at `level` if given.
+function H.note(text, level)
+  for _, n in ipairs(H.notes) do
+    if n.msg:find(text, 1, true) and (level == nil or n.level == level) then
+      return n
+    end
+  end
+end
+
+--- Waits for a notification containing `text`.
+function H.wait_note(ms, text, level)
+  H.wait(ms, function()
+    return H.note(text, level) ~= nil
+  end, ('a notification containing %q'):format(text))
+  return H.note(text, level)
+end
+
+--- Lines of the scratch buffer autocode://<name>, or nil.
+function H.scratch_lines(name)
+  local buf = require('autocode.ui').find(name)
+  if buf then
+    return vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  end
+end
+
+--- Replaces vim.ui.input / vim.ui.select with scripted answers (a list, consumed in order;
+--- a function gets the prompt). Records every prompt in H.prompts.
+H.prompts = {}
+function H.script_ui(inputs, selects)
+  vim.ui.input = function(opts, on_confirm)
+    table.insert(H.prompts, { kind = 'input', prompt = opts.prompt, default = opts.default })
+    local answer
+    if type(inputs) == 'function' then
+      answer = inputs(opts.prompt)
+    else
+      answer = table.remove(inputs, 1)
+    end
+    vim.schedule(function()
+      on_confirm(answer)
+    end)
+  end
+  vim.ui.select = function(items, opts, on_choice)
+    table.insert(H.prompts, { kind = 'select', prompt = opts.prompt, items = items })
+    local pick
+    if type(selects) == 'function' then
+      pick = selects(opts.prompt, items)
+    else
+      pick = table.remove(selects, 1)
+    end
+    local idx
+    for i, item in ipairs(items) do
+      if item == pick or (type(pick) == 'number' and i == pick) then
+        idx = i
+      end
+    end
+    vim.schedule(function()
+      on_choice(idx and items[idx] or nil, idx)
+    end)
+  end
+end
+
+--- The running AutoCode client, waiting for it to initialize.
+function H.client(ms)
+  local c
+  H.wait(ms or 20000, function()
+    c = vim.lsp.get_clients({ name = 'autocode' })[1]
+    return c ~= nil and c.initialized == true
+  end, 'the autocode client to initialize')
+  return c
+end
+
+--- Calls a server command and fails the test on an error.
+function H.call(command, args, ms)
+  local err, result = require('autocode.client').call_sync(command, args or {}, ms or 30000)
+  if err then
+    error(('FAILED: %s returned an error: %s'):format(command, vim.inspect(err)), 2)
+  end
+  return result
+end
+
+--- Pids of the processes nvim started (the language server among them).
+function H.children()
+  return vim.api.nvim_get_proc_children(vim.fn.getpid())
+end
+
+function H.done()
+  H.log('ALL OK')
+  vim.cmd('qall!')
+end
+
+return H

@@ -1,0 +1,184 @@
+-- Unit-level checks of the plugin that need no server: completion, argument
+-- parsing, rendering, snapshot ordering, the LSP config, prompts and a server
+-- command that cannot start. Run: nvim --headless --clean -l tests/unit_spec.lua
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+
+local commands = require('autocode.commands')
+local memory = require('autocode.memory')
+local tasks = require('autocode.tasks')
+local config = require('autocode.config')
+local ui = require('autocode.ui')
+
+-- :AutoCode exists and completes its sub-commands.
+H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
+H.eq(
+  vim.fn.getcompletion('AutoCode ', 'cmdline'),
+  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'start', 'status', 'tasks' },
+  'sub-command completion'
+)
+H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
+H.eq(vim.fn.getcompletion('AutoCode memory ', 'cmdline'), { 'delete', 'list', 'save', 'search' }, 'memory verbs')
+H.eq(vim.fn.getcompletion('AutoCode memory save --sc', 'cmdline'), { '--scope=project', '--scope=global' }, 'save flags')
+tasks.remember({ id = 't-abc', state = 'running', revision = 1 }, true)
+H.eq(vim.fn.getcompletion('AutoCode approve ', 'cmdline'), { 't-abc' }, 'task ids complete after approve')
+H.eq(vim.fn.getcompletion('AutoCode doctor ', 'cmdline'), {}, 'doctor takes no argument')
+H.log('ok completion')
+
+-- Unknown sub-commands are reported with the usage.
+commands.run({ 'frobnicate' })
+local n = H.note('unknown sub-command "frobnicate"', vim.log.levels.ERROR)
+H.check(n and n.msg:find('start', 1, true), 'usage lists the sub-commands')
+commands.run({ 'memory', 'zap' })
+H.check(H.note(':AutoCode memory needs one of delete, list, save, search', vim.log.levels.ERROR), 'memory usage')
+H.log('ok usage')
+
+-- Flags before the text are options; everything after is the text, verbatim.
+local opts, text = memory.parse_flags({ '--scope=global', '--shared', 'use', '--not-a-flag', 'here' })
+H.eq(opts, { scope = 'global', shared = true }, 'parsed flags')
+H.eq(text, 'use --not-a-flag here', 'text keeps later dashes')
+H.log('ok flags')
+
+-- Snapshots: older revisions never replace newer ones; state changes notify.
+tasks.snapshots, tasks.current = {}, nil
+H.check(tasks.remember({ id = 't1', state = 'waiting', revision = 3 }), 'first snapshot kept')
+H.check(not tasks.remember({ id = 't1', state = 'running', revision = 2 }), 'stale snapshot dropped')
+H.eq(tasks.snapshots.t1.state, 'waiting', 'state of newest revision')
+H.check(H.note('task t1 is waiting'), 'state change notified')
+H.check(tasks.remember({ id = 't1', state = 'done', revision = 4 }), 'newer snapshot kept')
+H.check(H.note('task t1 is done'), 'second state change notified')
+H.eq(tasks.current, 't1', 'first task seen becomes current')
+H.log('ok snapshots')
+
+-- Statusline: task state plus progress.
+H.eq(tasks.statusline(), 'AutoCode done', 'statusline with a task')
+tasks.progress['1:tok'] = { title = 'planning', message = 'step 1', percentage = 40 }
+H.eq(require('autocode').statusline(), 'AutoCode done [planning: step 1 40%]', 'statusline with progress')
+tasks.progress = {}
+H.log('ok statusline')
+
+-- Rendering of a task, questions, a doctor report and a refusal.
+local snap = {
+  id = 't2',
+  state = 'waiting_for_input',
+  phase = 'requirements',
+  revision = 2,
+  brief = 'add a greeting',
+  needs = { kind = 'question', questions = { { id = 'q1', text = 'Which naming?', choices = { 'a', 'b' } } } },
+}
+local lines = tasks.render(snap)
+H.eq(lines[1], '# AutoCode task t2', 'task heading')
+H.check(vim.tbl_contains(lines, 'add a greeting'), 'brief rendered')
+H.eq(tasks.questions(snap), { { id = 'q1', text = 'Which naming?', choices = { 'a', 'b' } } }, 'questions')
+H.eq(tasks.questions({ needs = { kind = 'approve_plan' } }), {}, 'no questions while a plan waits')
+local doc = memory.render_doctor({ settings = { test_command = { value = 'pytest', origin = 'learned' } }, ok = true })
+H.check(vim.tbl_contains(doc, '## settings'), 'doctor sections')
+H.check(vim.tbl_contains(doc, '  - origin: learned'), 'doctor nested values')
+H.eq(memory.render_doctor({ markdown = 'line 1\nline 2' }), { 'line 1', 'line 2' }, 'doctor text used as is')
+H.check(vim.tbl_contains(lines, '- Which naming? (q1)'), 'open question rendered')
+H.eq(
+  memory.refusal_message({ saved = false, message = 'same as an existing memory', duplicateOf = 'm7' }),
+  'memory not saved: same as an existing memory; it duplicates memory m7',
+  'duplicate message'
+)
+H.eq(
+  memory.refusal_message({ code = -32803, message = 'tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
+  'memory not saved: tied to one commit (commit); try instead: say the durable fact',
+  'refusal message'
+)
+H.log('ok rendering')
+
+-- Options are validated with a message that says what to do.
+local ok, err = pcall(config.set, { log_level = 'loud' })
+H.check(not ok and tostring(err):find('log_level must be one of', 1, true), 'bad log level refused')
+config.set({ python = '/opt/py/bin/python3' })
+H.eq(config.cmd(), { '/opt/py/bin/python3', '-m', 'autocode_lsp' }, 'python option')
+config.set({ command = 'my-autocode-lsp', python = '/x' })
+H.eq(config.cmd(), { 'my-autocode-lsp' }, 'command wins over python')
+config.set({})
+H.eq(config.cmd(), { 'autocode-lsp' }, 'default command')
+H.log('ok options')
+
+-- lsp/autocode.lua is what vim.lsp.config resolves, and it opts in to the protocol.
+local resolved = vim.lsp.config.autocode
+H.eq(resolved.cmd, { 'autocode-lsp' }, 'resolved cmd')
+H.eq(resolved.capabilities.experimental.autocode, { protocolVersion = '1.0' }, 'experimental.autocode declared')
+H.check(resolved.handlers['autocode/task/askQuestion'], 'askQuestion handler')
+H.check(resolved.handlers['autocode/task/reviewPlan'], 'reviewPlan handler')
+H.check(resolved.handlers['autocode/task/didChange'], 'didChange handler')
+require('autocode').setup({ command = { 'autocode-lsp', '--stdio' }, log_level = 'debug' })
+H.eq(vim.lsp.config.autocode.cmd, { 'autocode-lsp', '--stdio', '--log-level', 'debug' }, 'setup sets cmd and log level')
+H.check(vim.lsp.is_enabled('autocode'), 'setup enables the config')
+H.log('ok lsp config')
+
+-- Prompts: answers delivered later (as pickers do) reach the coroutine.
+H.script_ui({ 'free text' }, { 'b' })
+local got = {}
+require('autocode.client').run(function()
+  got.input = ui.input('Q? ')
+  got.select = ui.select({ 'a', 'b' }, 'Pick')
+  got.confirm = ui.confirm('Sure?')
+end)
+H.script_ui({}, { 'b', 'No' })
+H.wait(2000, function()
+  return got.confirm ~= nil
+end, 'prompts answered')
+H.eq(got, { input = 'free text', select = 'b', confirm = false }, 'prompt answers')
+H.log('ok prompts')
+
+-- Questions: several choices go through select (with a way out to free text),
+-- a single proposed answer prefills the input.
+local answers = {}
+H.prompts = {}
+H.script_ui(function(prompt)
+  return 'typed: ' .. prompt
+end, { 'Something else...', 'b' })
+require('autocode.client').run(function()
+  answers[1] = tasks.prompt_answer({ text = 'Pick?', choices = { 'a', 'b' } })
+  answers[2] = tasks.prompt_answer({ text = 'Pick again?', choices = { 'a', 'b' } })
+  answers[3] = tasks.prompt_answer({ text = 'Style?', choices = { 'Describe it' }, default = 'Describe it' })
+end)
+H.wait(2000, function()
+  return answers[3] ~= nil
+end, 'questions answered')
+H.eq(answers, { 'typed: Pick? ', 'b', 'typed: Style? ' }, 'answers')
+H.eq(H.prompts[1].items, { 'a', 'b', 'Something else...' }, 'choices offered with a way out')
+H.eq(H.prompts[#H.prompts].kind, 'input', 'single proposal asked as free text')
+H.log('ok questions')
+
+-- Scratch buffers carry their keys and a winbar that names them.
+local approved = false
+local buf = ui.scratch('plan/t9', { '# Plan', '- step' }, 'markdown', {
+  a = {
+    function()
+      approved = true
+    end,
+    'approve plan',
+  },
+})
+H.eq(vim.bo[buf].filetype, 'markdown', 'plan filetype')
+H.eq(vim.api.nvim_get_current_buf(), buf, 'plan buffer focused')
+vim.cmd.normal('a')
+H.check(approved, 'the a key ran its action')
+H.check(vim.wo.winbar:find('a approve plan', 1, true), 'winbar lists the keys')
+vim.cmd.normal('q')
+H.check(vim.fn.bufwinid(buf) == -1, 'q closes the window')
+H.log('ok scratch')
+
+-- A server command that does not exist is reported, and the call returns.
+vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
+local e, r = require('autocode.client').call_sync('autocode.protocol.info', {}, 3000)
+H.check(e and e.message:find('is not an executable on PATH', 1, true), 'missing server reported: ' .. vim.inspect(e))
+H.eq(r, nil, 'no result')
+vim.cmd('AutoCode doctor')
+H.wait_note(3000, 'doctor failed: cannot start the AutoCode server', vim.log.levels.ERROR)
+H.log('ok missing server')
+
+-- :checkhealth autocode without a server says what to do.
+vim.cmd('checkhealth autocode')
+local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+H.check(health:find('OK Neovim 0.11', 1, true), 'health: Neovim version')
+H.check(health:find('ERROR "autocode-lsp-does-not-exist" is not an executable on PATH', 1, true), 'health: missing server: ' .. health)
+H.check(health:find('pip install autocode', 1, true), 'health: how to install')
+H.log('ok health without server')
+
+H.done()

@@ -1,0 +1,271 @@
+// Owns the language client: finds the interpreter, checks that AutoCode is
+// installed in it, starts `python -m autocode_lsp` over stdio (or connects
+// over TCP), opts in to AutoCode's own messages, and restarts when the
+// interpreter or the settings change.
+
+import * as cp from 'node:child_process';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as vscode from 'vscode';
+import {
+  ExecuteCommandRequest,
+  LanguageClient,
+  LanguageClientOptions,
+  ResponseError,
+  RevealOutputChannelOn,
+  ServerOptions,
+  State,
+  StaticFeature,
+  StreamInfo,
+} from 'vscode-languageclient/node';
+import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
+import { ErrorCodes, isObject, Methods, stringField } from './protocol';
+
+export interface ServerHandlers {
+  onTaskDidChange(params: unknown): void;
+  onAskQuestion(params: unknown): Promise<unknown>;
+  onReviewPlan(params: unknown): Promise<unknown>;
+  onStateChange(running: boolean, problem?: string): void;
+}
+
+/** A failure the person can act on; its message is shown as is. */
+export class ServerCommandError extends Error {
+  constructor(message: string, readonly kind: string | undefined, readonly code: number | undefined) {
+    super(message);
+  }
+}
+
+interface PythonExtensionApi {
+  environments?: {
+    getActiveEnvironmentPath(resource?: vscode.Uri): { path: string };
+    resolveEnvironment(path: { path: string } | string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    onDidChangeActiveEnvironmentPath: vscode.Event<unknown>;
+  };
+  settings?: {
+    getExecutionDetails(resource?: vscode.Uri): { execCommand: string[] | undefined };
+  };
+}
+
+/** Tells the server this client handles didChange, askQuestion and reviewPlan. */
+class AutoCodeOptIn implements StaticFeature {
+  fillClientCapabilities(capabilities: { experimental?: unknown }): void {
+    const experimental = isObject(capabilities.experimental) ? capabilities.experimental : {};
+    capabilities.experimental = {
+      ...experimental,
+      autocode: { protocolVersion: '1.0', didChange: true, askQuestion: true, reviewPlan: true },
+    };
+  }
+  initialize(): void {}
+  getState(): { kind: 'static' } {
+    return { kind: 'static' };
+  }
+  clear(): void {}
+}
+
+export class ServerManager implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private starting: Promise<LanguageClient | undefined> | undefined;
+  private pythonApiListener: vscode.Disposable | undefined;
+  private readonly disposables: vscode.Disposable[] = [];
+  private readonly didStart = new vscode.EventEmitter<void>();
+  readonly onDidStart = this.didStart.event;
+  problem: string | undefined;
+
+  constructor(
+    private readonly output: vscode.LogOutputChannel,
+    private readonly handlers: ServerHandlers,
+  ) {
+    this.disposables.push(
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (e.affectsConfiguration('autocode.python') || e.affectsConfiguration('autocode.server')) {
+          this.output.info('AutoCode settings changed: restarting the language server');
+          void this.restart();
+        }
+      }),
+    );
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  async start(): Promise<LanguageClient | undefined> {
+    if (this.client) return this.client;
+    if (!this.starting) {
+      this.starting = this.doStart().finally(() => (this.starting = undefined));
+    }
+    return this.starting;
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    await this.starting?.catch(() => undefined);
+    const client = this.client;
+    this.client = undefined;
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.output.warn(`stopping the language server: ${String(err)}`);
+      }
+      await client.dispose().catch?.(() => undefined);
+    }
+  }
+
+  /** Runs a server command with its one argument object. */
+  async execute<T = unknown>(command: string, args: object): Promise<T> {
+    const client = await this.start();
+    if (!client) {
+      throw new ServerCommandError(this.problem ?? 'The AutoCode language server is not running. Run "AutoCode: Show Output" to see why.', 'serverNotRunning', undefined);
+    }
+    try {
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as T;
+    } catch (err) {
+      if (err instanceof ResponseError) {
+        const kind = isObject(err.data) ? stringField(err.data, 'kind') : undefined;
+        const prefix = err.code === ErrorCodes.invalidParams ? 'The server rejected the arguments: ' : '';
+        throw new ServerCommandError(`${prefix}${err.message}`, kind, err.code);
+      }
+      throw err;
+    }
+  }
+
+  private async interpreterFromPythonExtension(resource: vscode.Uri | undefined): Promise<string | undefined> {
+    const ext = vscode.extensions.getExtension<PythonExtensionApi>('ms-python.python');
+    if (!ext) return undefined;
+    try {
+      const api = ext.isActive ? ext.exports : await ext.activate();
+      if (api?.environments) {
+        if (!this.pythonApiListener) {
+          this.pythonApiListener = api.environments.onDidChangeActiveEnvironmentPath(() => {
+            if (!vscode.workspace.getConfiguration('autocode').get<string>('python')) {
+              this.output.info('The selected Python interpreter changed: restarting the language server');
+              void this.restart();
+            }
+          });
+        }
+        const env = await api.environments.resolveEnvironment(api.environments.getActiveEnvironmentPath(resource));
+        return env?.executable.uri?.fsPath;
+      }
+      return api?.settings?.getExecutionDetails(resource).execCommand?.[0];
+    } catch (err) {
+      this.output.warn(`could not ask the Python extension for its interpreter: ${String(err)}`);
+      return undefined;
+    }
+  }
+
+  private async findPython(): Promise<PythonChoice> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const setting = vscode.workspace.getConfiguration('autocode', folder).get<string>('python', '');
+    const fromExtension = setting.trim() ? undefined : await this.interpreterFromPythonExtension(folder?.uri);
+    return choosePython(setting, fromExtension, os.homedir(), folder?.uri.fsPath);
+  }
+
+  /** Empty when `python -c "import autocode_lsp"` works; otherwise what went wrong. */
+  private checkInstalled(python: string): Promise<string | undefined> {
+    return new Promise((resolve) => {
+      cp.execFile(python, ['-c', 'import autocode_lsp'], { timeout: 30000 }, (err, _stdout, stderr) => {
+        if (!err) return resolve(undefined);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') return resolve(`Python was not found at "${python}". Set "autocode.python" to a Python 3.11+ interpreter, or select one with the Python extension.`);
+        const detail = stderr.trim().split('\n').pop() ?? '';
+        resolve(`AutoCode is not installed for ${python} (${detail || err.message}). Install it with: ${installHint(python)}`);
+      });
+    });
+  }
+
+  private async serverOptions(): Promise<ServerOptions | string> {
+    const config = vscode.workspace.getConfiguration('autocode');
+    let tcp;
+    try {
+      tcp = parseTcpSetting(config.get<string>('server.tcp', ''));
+    } catch (err) {
+      return (err as Error).message;
+    }
+    if (tcp) {
+      const address = tcp;
+      this.output.info(`connecting to the language server at ${address.host}:${address.port}`);
+      return () =>
+        new Promise<StreamInfo>((resolve, reject) => {
+          const socket = net.connect(address.port, address.host, () => resolve({ reader: socket, writer: socket }));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server at ${address.host}:${address.port} (${e.message}). Start it with: autocode-lsp --tcp ${address.host}:${address.port}, or clear "autocode.server.tcp".`)));
+        });
+    }
+    let python: PythonChoice;
+    try {
+      python = await this.findPython();
+    } catch (err) {
+      return (err as Error).message;
+    }
+    const missing = await this.checkInstalled(python.command);
+    if (missing) return missing;
+    const args = ['-m', 'autocode_lsp', ...config.get<string[]>('server.args', [])];
+    this.output.info(`starting ${python.command} ${args.join(' ')} (interpreter from ${python.source})`);
+    const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
+    return { command: python.command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } } };
+  }
+
+  private async doStart(): Promise<LanguageClient | undefined> {
+    const options = await this.serverOptions();
+    if (typeof options === 'string') {
+      this.fail(options);
+      return undefined;
+    }
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [],
+      outputChannel: this.output,
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationOptions: {},
+      connectionOptions: { maxRestartCount: 3 },
+    };
+    const client = new LanguageClient('autocode', 'AutoCode', options, clientOptions);
+    client.registerFeature(new AutoCodeOptIn());
+    client.onNotification(Methods.taskDidChange, (params: unknown) => this.handlers.onTaskDidChange(params));
+    client.onRequest(Methods.askQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
+    client.onRequest(Methods.reviewPlan, (params: unknown) => this.handlers.onReviewPlan(params));
+    client.onDidChangeState((e) => this.handlers.onStateChange(e.newState === State.Running));
+    try {
+      await client.start();
+    } catch (err) {
+      this.fail(`The AutoCode language server did not start: ${err instanceof Error ? err.message : String(err)}`);
+      await client.dispose().catch?.(() => undefined);
+      return undefined;
+    }
+    this.problem = undefined;
+    this.client = client;
+    this.didStart.fire();
+    return client;
+  }
+
+  private fail(message: string): void {
+    this.problem = message;
+    this.output.error(message);
+    this.handlers.onStateChange(false, message);
+    const install = message.includes(' -m pip install ') ? message.slice(message.lastIndexOf(': ') + 2) : undefined;
+    const actions = install ? ['Install in Terminal', 'Copy Command', 'Open Settings'] : ['Open Settings', 'Show Output'];
+    void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
+      if (choice === 'Install in Terminal' && install) {
+        const terminal = vscode.window.createTerminal('AutoCode install');
+        terminal.show();
+        terminal.sendText(install);
+      } else if (choice === 'Copy Command' && install) {
+        void vscode.env.clipboard.writeText(install);
+      } else if (choice === 'Open Settings') {
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'autocode.');
+      } else if (choice === 'Show Output') {
+        this.output.show();
+      }
+    });
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.pythonApiListener?.dispose();
+    this.didStart.dispose();
+    for (const d of this.disposables) d.dispose();
+  }
+}

@@ -1,0 +1,407 @@
+// The palette and view commands. Each shapes one argument object (model/args),
+// runs one server command, and feeds the result back into the views.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ServerManager } from './client';
+import * as args from './model/args';
+import { memoriesFromResult, promotionCandidates } from './model/memory';
+import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
+import { arrayField, Commands, field, isObject, stringField } from './protocol';
+import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
+import { TasksView } from './views/tasks';
+import { MemoryView, PromotionView } from './views/memory';
+
+export interface Context {
+  server: ServerManager;
+  store: TaskStore;
+  tasksView: TasksView;
+  memoryView: MemoryView;
+  promotionView: PromotionView;
+  docs: VirtualDocuments;
+  doctor: DoctorPanel;
+  output: vscode.LogOutputChannel;
+}
+
+function agentSetting(): string {
+  return vscode.workspace.getConfiguration('autocode').get<string>('memory.agent', '');
+}
+
+/** Takes a snapshot from any command result or notification into the store, telling the person about milestones. */
+export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): TaskView | undefined {
+  try {
+    const view = normaliseSnapshot(raw, workspace ?? '');
+    if (!view.workspace) view.workspace = ctx.store.get(view.id)?.workspace ?? folders()[0]?.path ?? '';
+    const before = ctx.store.get(view.id);
+    if (ctx.store.apply(view)) announce(ctx, before, view);
+    return ctx.store.get(view.id);
+  } catch (err) {
+    ctx.output.warn(`ignored a task snapshot: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+function announce(ctx: Context, before: TaskView | undefined, now: TaskView): void {
+  if (before?.state === now.state) return;
+  if (now.awaiting === 'completionApproval') {
+    void vscode.window
+      .showInformationMessage(`AutoCode: “${now.brief}” is verified in its copy. Review the changes and approve them to apply.`, 'Review Changes')
+      .then((choice) => choice && vscode.commands.executeCommand('autocode.approveCompletion', now.id));
+  } else if (now.done && before && !before.done) {
+    const state = now.state.toLowerCase();
+    if (state === 'failed') void vscode.window.showErrorMessage(`AutoCode: “${now.brief}” failed. ${now.error ?? ''}`);
+    else if (state === 'completed') void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace.`);
+  }
+  ctx.output.info(`task ${now.id}: ${phaseLabel(now)} (revision ${now.revision})`);
+}
+
+export async function refreshTasks(ctx: Context): Promise<void> {
+  for (const folder of folders()) {
+    try {
+      const result = await ctx.server.execute(Commands.taskList, { workspace: folder.path });
+      const list = Array.isArray(result) ? result : arrayField(result, 'tasks', 'items');
+      const views: TaskView[] = [];
+      for (const raw of list) {
+        try {
+          views.push(normaliseSnapshot(raw, folder.path));
+        } catch (err) {
+          ctx.output.warn(`ignored a listed task: ${(err as Error).message}`);
+        }
+      }
+      ctx.store.replaceWorkspace(folder.path, views);
+    } catch (err) {
+      ctx.output.warn(`listing tasks in ${folder.name}: ${(err as Error).message}`);
+    }
+  }
+}
+
+/** The task a command acts on: from a tree node or id, else the only one waiting, else a pick. */
+async function chooseTask(ctx: Context, arg: unknown, waitingFor: Awaiting | undefined, verb: string): Promise<TaskView | undefined> {
+  const id = typeof arg === 'string' ? arg : isObject(arg) || (typeof arg === 'object' && arg !== null) ? (arg as TaskNode).taskId : undefined;
+  if (id) {
+    const known = ctx.store.get(id);
+    if (known) return known;
+  }
+  const candidates = waitingFor ? ctx.store.awaiting(waitingFor) : ctx.store.all().filter((t) => !t.done);
+  if (!candidates.length) {
+    void vscode.window.showInformationMessage(`AutoCode: no task is waiting for you to ${verb}.`);
+    return undefined;
+  }
+  if (candidates.length === 1) return candidates[0];
+  const picked = await vscode.window.showQuickPick(
+    candidates.map((t) => ({ label: t.brief, description: t.phase, detail: t.id, task: t })),
+    { placeHolder: `Task to ${verb}` },
+  );
+  return picked?.task;
+}
+
+async function freshTask(ctx: Context, task: TaskView): Promise<TaskView> {
+  try {
+    return acceptSnapshot(ctx, await ctx.server.execute(Commands.taskGet, args.taskArgs(task.id, task.workspace || undefined)), task.workspace) ?? task;
+  } catch (err) {
+    ctx.output.warn(`refreshing task ${task.id}: ${(err as Error).message}`);
+    return task;
+  }
+}
+
+async function startTask(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: a task runs in a git repository. Open the repository folder first (File > Open Folder); without a folder only global memory is available.');
+    return;
+  }
+  const folder = await pickFolder('run the task in');
+  if (!folder) return;
+  const brief = await vscode.window.showInputBox({
+    title: 'AutoCode: Start Task',
+    prompt: `What should AutoCode do in ${folder.name}?`,
+    placeHolder: 'Describe the change, e.g. "Add a test for the slugify helper"',
+    ignoreFocusOut: true,
+    validateInput: (v) => (v.trim() ? undefined : 'Describe the task in a few words.'),
+  });
+  if (brief === undefined) return;
+  const result = await ctx.server.execute(Commands.taskStart, args.startTaskArgs(brief, folder.path));
+  const task = acceptSnapshot(ctx, result, folder.path);
+  if (task) await ctx.tasksView.reveal(task.id);
+}
+
+/** Asks a question and sends the answer; false when the person dismissed it. */
+async function askAndAnswer(ctx: Context, task: TaskView, question: Question): Promise<boolean> {
+  const answer = await promptAnswer(question, task.brief);
+  if (answer === undefined) return false;
+  const result = await ctx.server.execute(Commands.taskAnswer, args.answerArgs(task.id, question.id, answer, task.workspace || undefined));
+  acceptSnapshot(ctx, result, task.workspace);
+  return true;
+}
+
+async function answerQuestion(ctx: Context, arg: unknown): Promise<void> {
+  const task = await chooseTask(ctx, arg, 'answer', 'answer');
+  if (!task) return;
+  const questionId = isObject(arg) || (typeof arg === 'object' && arg !== null) ? (arg as TaskNode).questionId : undefined;
+  let question = task.questions.find((q) => q.id === questionId);
+  if (!question && task.questions.length > 1) {
+    const picked = await vscode.window.showQuickPick(task.questions.map((q) => ({ label: q.text, q })), { placeHolder: 'Question to answer' });
+    question = picked?.q;
+    if (!question) return;
+  }
+  question ??= task.questions[0];
+  if (!question) {
+    void vscode.window.showInformationMessage(`AutoCode: "${task.brief}" has no open question.`);
+    return;
+  }
+  await askAndAnswer(ctx, task, question);
+}
+
+type PlanDecision = { decision: 'approve' } | { decision: 'reject'; feedback: string } | { decision: 'later' };
+
+/** Shows the plan in the Markdown preview and asks Approve / Request Changes. */
+async function decideOnPlan(ctx: Context, task: { id: string; brief: string }, markdown: string, planRevision: number | undefined): Promise<PlanDecision> {
+  const uri = ctx.docs.set(`/${task.id}/plan-revision-${planRevision ?? 0}.md`, markdown.trim() ? markdown : `# Plan for “${task.brief}”\n\n(The server sent no plan text.)`);
+  await showMarkdownPreview(uri);
+  const choice = await vscode.window.showInformationMessage(
+    `Approve the plan for “${task.brief}”?`,
+    { modal: true, detail: 'The plan is open in the Markdown preview. Approving lets AutoCode implement it in an isolated copy; your files change only when you approve the completion.' },
+    'Approve',
+    'Request Changes',
+  );
+  if (choice === 'Approve') return { decision: 'approve' };
+  if (choice === 'Request Changes') {
+    const feedback = await vscode.window.showInputBox({
+      title: 'AutoCode: Request Changes',
+      prompt: 'What should change in the plan?',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'Say what should change, or press Escape to decide later.'),
+    });
+    if (feedback !== undefined) return { decision: 'reject', feedback };
+  }
+  return { decision: 'later' };
+}
+
+async function sendPlanDecision(ctx: Context, task: TaskView, decision: PlanDecision): Promise<void> {
+  if (decision.decision === 'approve') {
+    acceptSnapshot(ctx, await ctx.server.execute(Commands.taskApprovePlan, args.approvePlanArgs(task.id, task.plan?.revision, task.workspace || undefined)), task.workspace);
+  } else if (decision.decision === 'reject') {
+    acceptSnapshot(ctx, await ctx.server.execute(Commands.taskRejectPlan, args.rejectPlanArgs(task.id, decision.feedback, task.workspace || undefined)), task.workspace);
+  }
+}
+
+async function reviewPlan(ctx: Context, arg: unknown): Promise<void> {
+  const chosen = await chooseTask(ctx, arg, 'planApproval', 'review a plan');
+  if (!chosen) return;
+  const task = await freshTask(ctx, chosen);
+  if (task.awaiting !== 'planApproval') {
+    if (task.plan?.uri) await showMarkdownPreview(vscode.Uri.parse(task.plan.uri));
+    void vscode.window.showInformationMessage(`AutoCode: the plan for “${task.brief}” is not waiting for review (phase: ${task.phase}).`);
+    return;
+  }
+  await sendPlanDecision(ctx, task, await decideOnPlan(ctx, task, task.plan?.markdown ?? '', task.plan?.revision));
+}
+
+/** Opens the task's change: its copy against the workspace in the multi-file diff editor, else the unified diff. Returns the number of files. */
+async function showCompletionDiff(ctx: Context, task: TaskView): Promise<number> {
+  const copy = task.copyPath;
+  if (copy && task.workspace && task.changedFiles.length && fs.existsSync(copy)) {
+    const entries = task.changedFiles.map((rel): [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined] => {
+      const original = path.join(task.workspace, rel);
+      const modified = path.join(copy, rel);
+      return [vscode.Uri.file(original), fs.existsSync(original) ? vscode.Uri.file(original) : undefined, fs.existsSync(modified) ? vscode.Uri.file(modified) : undefined];
+    });
+    await vscode.commands.executeCommand('vscode.changes', `AutoCode: ${task.brief} (task copy ↔ workspace)`, entries);
+    return entries.length;
+  }
+  if (task.diff) {
+    const doc = await vscode.workspace.openTextDocument(ctx.docs.set(`/${task.id}/changes.diff`, task.diff));
+    await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return task.changedFiles.length;
+}
+
+async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
+  const chosen = await chooseTask(ctx, arg, 'completionApproval', 'approve');
+  if (!chosen) return;
+  const task = await freshTask(ctx, chosen);
+  const shown = await showCompletionDiff(ctx, task);
+  const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('\n');
+  const choice = await vscode.window.showInformationMessage(
+    `Approve the completion of “${task.brief}”?`,
+    { modal: true, detail: `${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open in the diff (task copy against your workspace). Approving applies them to your workspace.` : 'The task reported no changed files.'}${evidence ? `\n\nEvidence:\n${evidence}` : ''}` },
+    'Approve',
+  );
+  if (choice !== 'Approve') return;
+  acceptSnapshot(ctx, await ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+}
+
+async function cancelTask(ctx: Context, arg: unknown): Promise<void> {
+  const task = await chooseTask(ctx, arg, undefined, 'cancel');
+  if (!task) return;
+  const choice = await vscode.window.showWarningMessage(`Cancel the task “${task.brief}”?`, { modal: true, detail: 'Its copy and records are kept for inspection.' }, 'Cancel Task');
+  if (choice !== 'Cancel Task') return;
+  acceptSnapshot(ctx, await ctx.server.execute(Commands.taskCancel, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+}
+
+async function doctor(ctx: Context): Promise<void> {
+  const folder = await pickFolder('check');
+  if (folders().length && !folder) return;
+  const report = await ctx.server.execute(Commands.doctor, args.doctorArgs(folder?.path));
+  ctx.doctor.show(report, folder ? `Workspace: ${folder.name}` : 'No folder open: global settings and memory only');
+}
+
+async function forgetProject(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: Forget Project Memory needs an open folder: it removes that repository\'s learned record.');
+    return;
+  }
+  const folder = await pickFolder('forget');
+  if (!folder) return;
+  const choice = await vscode.window.showWarningMessage(
+    `Forget what AutoCode learned about ${folder.name}?`,
+    { modal: true, detail: 'This deletes .autocode/project.json (the learned test command and conventions). Your configuration, saved task runs, evidence and memories are kept. A later task can learn again.' },
+    'Forget',
+  );
+  if (choice !== 'Forget') return;
+  const result = await ctx.server.execute(Commands.projectForget, args.forgetArgs(folder.path));
+  const removed = field(result, 'removed');
+  void vscode.window.showInformationMessage(removed === false ? `AutoCode: ${folder.name} had no learned record; nothing was removed.` : `AutoCode: forgot the learned record of ${folder.name}.`);
+}
+
+function memoryFolder(): args.Folder | undefined {
+  const all = folders();
+  return args.folderForCommand(all, vscode.window.activeTextEditor?.document.uri.fsPath) ?? all[0];
+}
+
+export async function refreshMemory(ctx: Context): Promise<void> {
+  const folder = memoryFolder();
+  try {
+    const result = await ctx.server.execute(Commands.memoryList, { ...args.memoryContextArgs(agentSetting(), folder?.path), scope: 'all', owner: 'all' });
+    ctx.memoryView.show(memoriesFromResult(result), folder !== undefined, folder?.name);
+  } catch (err) {
+    ctx.memoryView.showProblem(`Could not list memories: ${(err as Error).message}`);
+  }
+}
+
+async function searchMemory(ctx: Context): Promise<void> {
+  const query = await vscode.window.showInputBox({ title: 'AutoCode: Search Memory', prompt: 'Search agent and team memories', ignoreFocusOut: true });
+  if (!query?.trim()) return;
+  const folder = memoryFolder();
+  const result = await ctx.server.execute(Commands.memorySearch, args.memorySearchArgs(query, agentSetting(), folder?.path));
+  ctx.memoryView.showSearch(query.trim(), memoriesFromResult(result));
+  await vscode.commands.executeCommand('autocode.memory.focus');
+}
+
+/** A save that stored nothing (a duplicate, or know-how turned into a skill) says why. */
+function reportSave(result: unknown): void {
+  if (field(result, 'saved') === false) void vscode.window.showInformationMessage(`AutoCode: ${stringField(result, 'message') ?? 'the memory was not saved.'}`);
+}
+
+async function chooseMemoryTarget(hasFolder: boolean): Promise<args.MemoryTarget | undefined> {
+  const items: Array<vscode.QuickPickItem & { target: args.MemoryTarget }> = [];
+  if (hasFolder) items.push({ label: 'Agent · this project', target: { owner: 'agent', scope: 'project' } });
+  items.push({ label: 'Agent · global', target: { owner: 'agent', scope: 'global' } });
+  if (hasFolder) items.push({ label: 'Team · this project', target: { owner: 'team', scope: 'project' } });
+  items.push({ label: 'Team · global', target: { owner: 'team', scope: 'global' } });
+  return (await vscode.window.showQuickPick(items, { placeHolder: 'Where should the memory live?' }))?.target;
+}
+
+async function addMemory(ctx: Context): Promise<void> {
+  const folder = memoryFolder();
+  const target = await chooseMemoryTarget(folder !== undefined);
+  if (!target) return;
+  const content = await vscode.window.showInputBox({ title: 'AutoCode: Add Memory', prompt: 'What should be remembered? (Credentials and machine paths are refused.)', ignoreFocusOut: true });
+  if (!content?.trim()) return;
+  reportSave(await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, target, undefined, agentSetting(), folder?.path)));
+  await refreshMemory(ctx);
+}
+
+async function editMemory(ctx: Context, arg: unknown): Promise<void> {
+  const memory = ctx.memoryView.memoryOf(arg);
+  if (!memory) return;
+  const content = await vscode.window.showInputBox({ title: 'AutoCode: Edit Memory', value: memory.content, ignoreFocusOut: true });
+  if (content === undefined || content.trim() === memory.content.trim()) return;
+  const folder = memoryFolder();
+  // Save the new text first: when the server refuses it, the old memory is still there.
+  const saved = await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, { owner: memory.owner, scope: memory.scope }, memory.category || undefined, agentSetting(), folder?.path));
+  reportSave(saved);
+  if (field(saved, 'saved') === false && !field(saved, 'duplicateOf')) return;
+  await ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
+  ctx.memoryView.clearSearch();
+  await refreshMemory(ctx);
+}
+
+async function deleteMemory(ctx: Context, arg: unknown): Promise<void> {
+  const memory = ctx.memoryView.memoryOf(arg);
+  if (!memory) return;
+  const choice = await vscode.window.showWarningMessage(`Delete this ${memory.owner} memory?`, { modal: true, detail: memory.content }, 'Delete');
+  if (choice !== 'Delete') return;
+  await ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), memoryFolder()?.path));
+  ctx.memoryView.clearSearch();
+  await refreshMemory(ctx);
+}
+
+async function planPromotion(ctx: Context): Promise<void> {
+  const folder = memoryFolder();
+  const plan = await ctx.server.execute(Commands.memoryPlanPromotion, args.planPromotionArgs(folder?.path));
+  const candidates = promotionCandidates(plan);
+  ctx.promotionView.show(candidates);
+  if (!candidates.length) void vscode.window.showInformationMessage('AutoCode: no agent memories are ready for promotion to team memory.');
+  await vscode.commands.executeCommand('autocode.promotion.focus');
+}
+
+async function applyPromotion(ctx: Context): Promise<void> {
+  const ids = ctx.promotionView.selectedIds();
+  const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
+  const skills = arrayField(result, 'skills').map(String);
+  void vscode.window.showInformationMessage(`AutoCode: promoted ${arrayField(result, 'applied').length} memor${arrayField(result, 'applied').length === 1 ? 'y' : 'ies'}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`);
+  await planPromotion(ctx);
+  await refreshMemory(ctx);
+}
+
+/** Server-to-client request autocode/task/askQuestion: `{answer}`, null leaves the question open. */
+export async function onAskQuestion(ctx: Context, params: unknown): Promise<unknown> {
+  const task = ctx.store.get(stringField(params, 'taskId') ?? '');
+  const question = questionFrom(field(params, 'question') ?? null, 0);
+  const answer = await promptAnswer(question, task?.brief ?? 'AutoCode task');
+  return { answer: answer && answer.trim() ? answer : null };
+}
+
+/** Server-to-client request autocode/task/reviewPlan: `{decision, feedback}`; the server acts on it. */
+export async function onReviewPlan(ctx: Context, params: unknown): Promise<unknown> {
+  const taskId = stringField(params, 'taskId') ?? 'task';
+  const brief = ctx.store.get(taskId)?.brief ?? 'AutoCode task';
+  const planRevision = typeof field(params, 'planRevision') === 'number' ? (field(params, 'planRevision') as number) : undefined;
+  const decision = await decideOnPlan(ctx, { id: taskId, brief }, stringField(params, 'plan') ?? '', planRevision);
+  if (decision.decision === 'reject') return { decision: 'reject', feedback: decision.feedback };
+  return { decision: decision.decision };
+}
+
+export function registerCommands(ctx: Context): vscode.Disposable[] {
+  const wrap = (action: string, fn: (arg?: unknown) => Promise<void>) => async (arg?: unknown) => {
+    try {
+      await fn(arg);
+    } catch (err) {
+      showError(action, err);
+    }
+  };
+  const r = (id: string, action: string, fn: (arg?: unknown) => Promise<void>): vscode.Disposable => vscode.commands.registerCommand(id, wrap(action, fn));
+  return [
+    r('autocode.startTask', 'Start Task', () => startTask(ctx)),
+    r('autocode.answerQuestion', 'Answer Question', (a) => answerQuestion(ctx, a)),
+    r('autocode.reviewPlan', 'Review Plan', (a) => reviewPlan(ctx, a)),
+    r('autocode.approveCompletion', 'Approve Completion', (a) => approveCompletion(ctx, a)),
+    r('autocode.cancelTask', 'Cancel Task', (a) => cancelTask(ctx, a)),
+    r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '')),
+    r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
+    r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
+    r('autocode.forgetProject', 'Forget Project Memory', () => forgetProject(ctx)),
+    r('autocode.searchMemory', 'Search Memory', () => searchMemory(ctx)),
+    r('autocode.clearMemorySearch', 'Clear Memory Search', async () => ctx.memoryView.clearSearch()),
+    r('autocode.addMemory', 'Add Memory', () => addMemory(ctx)),
+    r('autocode.editMemory', 'Edit Memory', (a) => editMemory(ctx, a)),
+    r('autocode.deleteMemory', 'Delete Memory', (a) => deleteMemory(ctx, a)),
+    r('autocode.refreshMemory', 'Refresh Memory', () => refreshMemory(ctx)),
+    r('autocode.planPromotion', 'Plan Promotion', () => planPromotion(ctx)),
+    r('autocode.applyPromotion', 'Apply Promotion', () => applyPromotion(ctx)),
+    r('autocode.restartServer', 'Restart Language Server', () => ctx.server.restart()),
+    r('autocode.showOutput', 'Show Output', async () => ctx.output.show()),
+  ];
+}

@@ -1,0 +1,55 @@
+// Entry point: wires the language server manager, the task store, the views
+// and the commands together.
+
+import * as vscode from 'vscode';
+import { ServerManager } from './client';
+import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
+import { TaskStore } from './model/tasks';
+import { DoctorPanel, VirtualDocuments } from './ui';
+import { MemoryView, PromotionView } from './views/memory';
+import { TasksView } from './views/tasks';
+
+let manager: ServerManager | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<void> {
+  const output = vscode.window.createOutputChannel('AutoCode', { log: true });
+  const store = new TaskStore();
+  const tasksView = new TasksView(store);
+  const docs = new VirtualDocuments();
+  // eslint-disable-next-line prefer-const
+  let ctx: Context;
+  const server = new ServerManager(output, {
+    onTaskDidChange: (params) => acceptSnapshot(ctx, params),
+    onAskQuestion: (params) => onAskQuestion(ctx, params),
+    onReviewPlan: (params) => onReviewPlan(ctx, params),
+    onStateChange: (running, problem) => {
+      tasksView.setServerProblem(running ? undefined : problem);
+      if (problem) ctx.memoryView.showProblem('The AutoCode language server is not running: see the error message or "AutoCode: Show Output".');
+    },
+  });
+  manager = server;
+  ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output };
+  context.subscriptions.push(
+    output,
+    server,
+    tasksView,
+    ctx.memoryView,
+    ctx.promotionView,
+    vscode.workspace.registerTextDocumentContentProvider(VirtualDocuments.scheme, docs),
+    ...registerCommands(ctx),
+    server.onDidStart(() => {
+      void refreshTasks(ctx);
+      void refreshMemory(ctx);
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      tasksView.refresh();
+      void refreshTasks(ctx);
+      void refreshMemory(ctx);
+    }),
+  );
+  await server.start();
+}
+
+export async function deactivate(): Promise<void> {
+  await manager?.stop();
+}

@@ -1,0 +1,94 @@
+// Memories as the Memory and Team Memory Promotion views show them.
+
+import { arrayField, field, isObject, JsonObject, stringField } from '../protocol';
+import { MemoryOwner, MemoryScope } from './args';
+
+export interface MemoryItem {
+  id: string;
+  content: string;
+  category: string;
+  owner: MemoryOwner;
+  scope: MemoryScope;
+  agent: string;
+  score: number | undefined;
+}
+
+export function normaliseMemory(raw: unknown): MemoryItem {
+  if (!isObject(raw)) throw new Error('memory is not an object');
+  const id = stringField(raw, 'id', 'memoryId', 'memory_id');
+  if (!id) throw new Error('memory has no id');
+  const shared = field(raw, 'shared', 'team');
+  const ownerText = (stringField(raw, 'owner', 'ownerKind', 'owner_kind') ?? '').toLowerCase();
+  const owner: MemoryOwner = shared === true || ownerText === 'team' ? 'team' : 'agent';
+  const scopeText = (stringField(raw, 'scope') ?? '').toLowerCase();
+  const repository = field(raw, 'repository', 'repositoryKey', 'repository_key');
+  const scope: MemoryScope = scopeText === 'project' || scopeText === 'repository' || (!scopeText && typeof repository === 'string' && repository !== '') ? 'project' : 'global';
+  const score = field(raw, 'score');
+  return {
+    id,
+    content: stringField(raw, 'content', 'text', 'body') ?? '',
+    category: stringField(raw, 'category', 'kind') ?? '',
+    owner,
+    scope,
+    agent: stringField(raw, 'agent', 'agentName', 'agent_name') ?? '',
+    score: typeof score === 'number' ? score : undefined,
+  };
+}
+
+/** Memories out of a list or search result (`{memories: [...]}`, `{results: [...]}` or a bare list). */
+export function memoriesFromResult(result: unknown): MemoryItem[] {
+  const list = Array.isArray(result) ? result : arrayField(result, 'memories', 'results', 'items');
+  return list.map((entry) => normaliseMemory(isObject(entry) && isObject(entry.memory) ? { ...entry.memory, score: entry.score ?? null } : entry));
+}
+
+export interface MemoryGroup {
+  id: string;
+  owner: MemoryOwner;
+  scope: MemoryScope;
+  label: string;
+  items: MemoryItem[];
+}
+
+/** Agent and team × project and global; project groups only when a folder gives a repository. */
+export function groupMemories(items: MemoryItem[], hasRepository: boolean): MemoryGroup[] {
+  const groups: MemoryGroup[] = [];
+  for (const owner of ['agent', 'team'] as const) {
+    for (const scope of ['project', 'global'] as const) {
+      if (scope === 'project' && !hasRepository) continue;
+      groups.push({
+        id: `${owner}/${scope}`,
+        owner,
+        scope,
+        label: `${owner === 'agent' ? 'Agent' : 'Team'} · ${scope === 'project' ? 'this project' : 'global'}`,
+        items: items.filter((m) => m.owner === owner && m.scope === scope),
+      });
+    }
+  }
+  return groups;
+}
+
+export interface PromotionCandidate {
+  /** The memory to promote (what applyPromotion takes). */
+  id: string;
+  skillName: string;
+  content: string;
+  agents: string[];
+  reason: string;
+  selected: boolean;
+}
+
+/** The candidates of a promotion plan; the plan's own recommendation is the initial tick. */
+export function promotionCandidates(plan: unknown): PromotionCandidate[] {
+  return arrayField(plan, 'candidates', 'items', 'memories').map((raw, index) => {
+    const inner: JsonObject = isObject(raw) && isObject(raw.memory) ? { ...raw.memory, ...raw } : isObject(raw) ? raw : { content: String(raw) };
+    const recommended = field(inner, 'recommended', 'selected', 'promote');
+    return {
+      id: stringField(inner, 'memoryId', 'memory_id', 'id') ?? String(index),
+      skillName: stringField(inner, 'skillName', 'skill_name') ?? '',
+      content: stringField(inner, 'content', 'text') ?? '',
+      reason: stringField(inner, 'description', 'reason') ?? '',
+      agents: arrayField(inner, 'agents').map((a) => String(a)),
+      selected: recommended === undefined ? true : recommended === true,
+    };
+  });
+}

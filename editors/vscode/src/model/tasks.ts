@@ -1,0 +1,402 @@
+// Task snapshots as the Tasks view needs them: normalising the server's
+// snapshot, keeping the newest revision per task, and building the tree
+// nodes. No editor API here, so all of it is unit-tested under node.
+
+import { arrayField, field, isObject, Json, JsonObject, numberField, stringField } from '../protocol';
+
+export interface Question {
+  id: string;
+  text: string;
+  /** Suggested answers (the proposed default among them); the person may always type another. */
+  choices: string[];
+  defaultAnswer: string | undefined;
+  /** Set when the answer may be learned as a project convention. */
+  convention: string | undefined;
+}
+
+export interface PlanView {
+  revision: number | undefined;
+  markdown: string;
+  approved: boolean;
+  /** `file://` URI of the plan document, when the server wrote one. */
+  uri: string | undefined;
+}
+
+export interface EvidenceView {
+  label: string;
+  detail: string;
+  ok: boolean | undefined;
+}
+
+export type Awaiting = 'answer' | 'planApproval' | 'completionApproval';
+
+export interface TaskView {
+  id: string;
+  /** Workspace folder path the task belongs to ('' when unknown). */
+  workspace: string;
+  brief: string;
+  state: string;
+  phase: string;
+  revision: number;
+  questions: Question[];
+  plan: PlanView | undefined;
+  evidence: EvidenceView[];
+  awaiting: Awaiting | undefined;
+  done: boolean;
+  /** The prep copy the task works in, for the completion diff. */
+  copyPath: string | undefined;
+  changedFiles: string[];
+  /** The verified change as a unified diff, when the task waits for completion approval. */
+  diff: string | undefined;
+  error: string | undefined;
+  raw: JsonObject;
+}
+
+const TERMINAL_STATES = new Set(['completed', 'cancelled', 'canceled', 'failed']);
+
+function textOf(value: Json | undefined): string {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return JSON.stringify(value);
+}
+
+function normaliseKind(kind: string): string {
+  return kind.replace(/[-_\s]/g, '').toLowerCase();
+}
+
+/** A protocol `Question` (or a bare string) as the prompts use it. */
+export function questionFrom(raw: Json, index: number): Question {
+  if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], defaultAnswer: undefined, convention: undefined };
+  const defaultAnswer = stringField(raw, 'default');
+  const choices = arrayField(raw, 'choices').map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
+  if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
+  return {
+    id: stringField(raw, 'id', 'questionId', 'question_id') ?? String(index),
+    text: stringField(raw, 'text', 'question', 'prompt') ?? '(question without text)',
+    choices,
+    defaultAnswer,
+    convention: stringField(raw, 'convention'),
+  };
+}
+
+function awaitingOf(kind: string): Awaiting | undefined {
+  const k = normaliseKind(kind);
+  if (!k) return undefined;
+  if (k.includes('question') || k === 'answer') return 'answer';
+  if (k.includes('plan')) return 'planApproval';
+  if (k.includes('completion')) return 'completionApproval';
+  return undefined;
+}
+
+function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
+  if (!isObject(tests)) return undefined;
+  const exit = numberField(tests, 'exitCode', 'exit_code');
+  const status = stringField(tests, 'status') ?? '';
+  const seconds = numberField(tests, 'seconds');
+  const detail = [status.replace(/_/g, ' '), exit !== undefined ? `exit code ${exit}` : '', seconds !== undefined ? `${seconds.toFixed(1)} s` : ''].filter(Boolean).join(', ');
+  return { label: `Tests: ${stringField(tests, 'command') ?? 'run'}`, detail, ok: exit === undefined ? undefined : exit === 0 };
+}
+
+function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json | undefined): EvidenceView[] {
+  const out: EvidenceView[] = [];
+  const tests = testsEvidence(field(needs, 'tests') ?? field(result, 'tests'));
+  if (tests) out.push(tests);
+  const review = field(needs, 'review');
+  if (isObject(review)) {
+    const concerns = arrayField(review, 'concerns');
+    out.push({ label: 'Review', detail: [stringField(review, 'summary') ?? '', concerns.length ? `${concerns.length} concern${concerns.length === 1 ? '' : 's'}: ${concerns.map(textOf).join('; ')}` : ''].filter(Boolean).join(' — '), ok: concerns.length === 0 });
+  }
+  const apply = field(result, 'apply');
+  if (isObject(apply)) {
+    const status = stringField(apply, 'status') ?? '';
+    out.push({ label: 'Applied to the workspace', detail: stringField(apply, 'message') ?? status.replace(/_/g, ' '), ok: status === 'applied' || status === 'nothing_to_apply' ? true : status ? false : undefined });
+  }
+  const learning = field(snapshot, 'learning');
+  if (isObject(learning)) {
+    const status = stringField(learning, 'status') ?? '';
+    out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
+  }
+  for (const e of arrayField(snapshot, 'evidence')) {
+    out.push(isObject(e) ? { label: stringField(e, 'label', 'title', 'name') ?? 'evidence', detail: stringField(e, 'summary', 'detail') ?? '', ok: undefined } : { label: textOf(e), detail: '', ok: undefined });
+  }
+  return out;
+}
+
+/** Turns one server snapshot (protocol 1.0 `TaskSnapshot`, or a didChange's `{task}`) into what the views show. */
+export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
+  if (!isObject(raw)) throw new Error('task snapshot is not an object');
+  const snapshot = isObject(raw.task) ? (raw.task as JsonObject) : raw;
+  const id = stringField(snapshot, 'id', 'taskId', 'task_id');
+  if (!id) throw new Error('task snapshot has no id');
+  const state = stringField(snapshot, 'state', 'status') ?? 'unknown';
+  const phase = stringField(snapshot, 'phase') || state.toLowerCase();
+  const needs = field(snapshot, 'needs');
+  const result = field(snapshot, 'result');
+  const done = field(snapshot, 'done') === true || TERMINAL_STATES.has(state.toLowerCase());
+
+  const awaiting = done ? undefined : awaitingOf(stringField(needs, 'kind') ?? '');
+  const questions = awaiting === 'answer' ? arrayField(needs, 'questions').map(questionFrom) : [];
+
+  let plan: PlanView | undefined;
+  const planRevision = numberField(needs, 'planRevision', 'plan_revision') ?? numberField(snapshot, 'planRevision', 'plan_revision');
+  if (awaiting === 'planApproval') {
+    plan = { revision: planRevision, markdown: stringField(needs, 'markdown') ?? '', approved: false, uri: stringField(needs, 'planUri', 'plan_uri') };
+  } else if (planRevision !== undefined) {
+    const runDir = stringField(snapshot, 'runDir', 'run_dir');
+    plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
+  }
+
+  const files = [...arrayField(needs, 'files'), ...arrayField(result, 'files')]
+    .map((f) => (isObject(f) ? stringField(f, 'path') ?? '' : textOf(f)))
+    .filter((f) => f !== '');
+  const error = field(snapshot, 'error');
+  return {
+    id,
+    workspace: stringField(snapshot, 'workspace') || workspace,
+    brief: stringField(snapshot, 'brief') || id,
+    state,
+    phase,
+    revision: numberField(snapshot, 'revision') ?? 0,
+    questions,
+    plan,
+    evidence: evidenceOf(snapshot, needs, result),
+    awaiting,
+    done,
+    copyPath: stringField(snapshot, 'copy') || undefined,
+    changedFiles: [...new Set(files)],
+    diff: stringField(needs, 'diff') || undefined,
+    error: error === undefined || error === null ? undefined : isObject(error) ? stringField(error, 'message') ?? JSON.stringify(error) : textOf(error),
+    raw: snapshot,
+  };
+}
+
+/** Keeps the newest snapshot of each task; older or repeated revisions are ignored. */
+export class TaskStore {
+  private readonly tasks = new Map<string, TaskView>();
+  private readonly order: string[] = [];
+  private listeners: Array<(task: TaskView | undefined) => void> = [];
+
+  /** Applies a snapshot; returns true when it changed what the store shows. */
+  apply(view: TaskView): boolean {
+    const current = this.tasks.get(view.id);
+    if (current && current.revision >= view.revision) return false;
+    this.tasks.set(view.id, view);
+    const at = this.order.indexOf(view.id);
+    if (at >= 0) this.order.splice(at, 1);
+    this.order.push(view.id);
+    this.emit(view);
+    return true;
+  }
+
+  /** Replaces every task of one workspace with a fresh listing (newer revisions already held win). */
+  replaceWorkspace(workspace: string, views: TaskView[]): void {
+    const keep = new Set(views.map((v) => v.id));
+    for (const [id, task] of this.tasks) {
+      if (task.workspace === workspace && !keep.has(id)) {
+        this.tasks.delete(id);
+        this.order.splice(this.order.indexOf(id), 1);
+      }
+    }
+    for (const view of views) {
+      const current = this.tasks.get(view.id);
+      if (!current || current.revision < view.revision) {
+        this.tasks.set(view.id, view);
+        if (!this.order.includes(view.id)) this.order.push(view.id);
+      }
+    }
+    this.emit(undefined);
+  }
+
+  clear(): void {
+    this.tasks.clear();
+    this.order.length = 0;
+    this.emit(undefined);
+  }
+
+  get(id: string): TaskView | undefined {
+    return this.tasks.get(id);
+  }
+
+  /** Most recently changed first. */
+  all(): TaskView[] {
+    return [...this.order].reverse().map((id) => this.tasks.get(id) as TaskView);
+  }
+
+  /** The task the status bar follows: the most recently changed one still running, else the latest. */
+  active(): TaskView | undefined {
+    const all = this.all();
+    return all.find((t) => !t.done) ?? all[0];
+  }
+
+  /** Tasks waiting for the given kind of input, most recent first. */
+  awaiting(kind: Awaiting): TaskView[] {
+    return this.all().filter((t) => t.awaiting === kind);
+  }
+
+  onDidChange(listener: (task: TaskView | undefined) => void): { dispose(): void } {
+    this.listeners.push(listener);
+    return { dispose: () => (this.listeners = this.listeners.filter((l) => l !== listener)) };
+  }
+
+  private emit(task: TaskView | undefined): void {
+    for (const listener of this.listeners) listener(task);
+  }
+}
+
+export type TaskNodeKind = 'workspace' | 'task' | 'phase' | 'question' | 'plan' | 'evidence' | 'result' | 'error';
+
+export interface TaskNode {
+  id: string;
+  kind: TaskNodeKind;
+  taskId: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  icon: string;
+  contextValue: string;
+  children: TaskNode[];
+  questionId?: string;
+}
+
+const PHASE_ICONS: Array<[RegExp, string]> = [
+  [/fail|error/i, 'error'],
+  [/cancel/i, 'circle-slash'],
+  [/complete|done/i, 'pass'],
+  [/question|input|clarif|requirement/i, 'comment-discussion'],
+  [/plan/i, 'checklist'],
+  [/verif|test/i, 'beaker'],
+];
+
+export function phaseIcon(task: TaskView): string {
+  if (task.awaiting === 'answer') return 'comment-discussion';
+  if (task.awaiting === 'planApproval') return 'checklist';
+  if (task.awaiting === 'completionApproval') return 'check-all';
+  for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
+  return task.done ? 'pass' : 'sync~spin';
+}
+
+/** A person-readable phase, saying what the task waits for when it waits for the person. */
+export function phaseLabel(task: TaskView): string {
+  if (task.awaiting === 'answer') return 'waiting for your answer';
+  if (task.awaiting === 'planApproval') return 'waiting for plan approval';
+  if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
+  return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+}
+
+function taskContext(task: TaskView): string {
+  if (task.done) return 'task-done';
+  if (task.awaiting === 'completionApproval') return 'task-completion';
+  return 'task';
+}
+
+export function buildTaskNode(task: TaskView): TaskNode {
+  const base = `${task.workspace}::${task.id}`;
+  const children: TaskNode[] = [
+    { id: `${base}/phase`, kind: 'phase', taskId: task.id, label: 'Phase', description: phaseLabel(task), icon: phaseIcon(task), contextValue: 'phase', children: [] },
+  ];
+  for (const q of task.questions) {
+    children.push({
+      id: `${base}/question/${q.id}`,
+      kind: 'question',
+      taskId: task.id,
+      questionId: q.id,
+      label: q.text,
+      description: q.defaultAnswer ? `suggested: ${q.defaultAnswer}` : 'waiting for your answer',
+      tooltip: `${q.text}\n\nClick to answer.`,
+      icon: 'question',
+      contextValue: 'question',
+      children: [],
+    });
+  }
+  if (task.plan) {
+    const status = task.plan.approved ? 'approved' : 'waiting for your review';
+    children.push({
+      id: `${base}/plan`,
+      kind: 'plan',
+      taskId: task.id,
+      label: task.plan.revision !== undefined ? `Plan (revision ${task.plan.revision})` : 'Plan',
+      description: status,
+      tooltip: task.plan.markdown || undefined,
+      icon: task.plan.approved ? 'checklist' : 'eye',
+      contextValue: task.awaiting === 'planApproval' ? 'plan' : 'plan-reviewed',
+      children: [],
+    });
+  }
+  if (task.evidence.length) {
+    children.push({
+      id: `${base}/evidence`,
+      kind: 'evidence',
+      taskId: task.id,
+      label: 'Evidence',
+      description: `${task.evidence.length} item${task.evidence.length === 1 ? '' : 's'}`,
+      icon: 'references',
+      contextValue: 'evidence-group',
+      children: task.evidence.map((e, i) => ({
+        id: `${base}/evidence/${i}`,
+        kind: 'evidence' as const,
+        taskId: task.id,
+        label: e.label,
+        description: e.detail,
+        icon: e.ok === undefined ? 'circle-outline' : e.ok ? 'pass' : 'error',
+        contextValue: 'evidence',
+        children: [],
+      })),
+    });
+  }
+  if (task.awaiting === 'completionApproval') {
+    children.push({
+      id: `${base}/completion`,
+      kind: 'result',
+      taskId: task.id,
+      label: 'Completion',
+      description: `${task.changedFiles.length} changed file${task.changedFiles.length === 1 ? '' : 's'}, waiting for your approval`,
+      icon: 'check-all',
+      contextValue: 'task-completion-node',
+      children: [],
+    });
+  }
+  if (task.error) {
+    children.push({ id: `${base}/error`, kind: 'error', taskId: task.id, label: 'Error', description: task.error, tooltip: task.error, icon: 'error', contextValue: 'error', children: [] });
+  }
+  return {
+    id: base,
+    kind: 'task',
+    taskId: task.id,
+    label: task.brief,
+    description: phaseLabel(task),
+    tooltip: `${task.brief}\n\nTask ${task.id} · ${task.state} · revision ${task.revision}`,
+    icon: phaseIcon(task),
+    contextValue: taskContext(task),
+    children,
+  };
+}
+
+/** The whole tree: one node per task, grouped under workspace folders when there are several. */
+export function buildTaskTree(tasks: TaskView[], folders: Array<{ name: string; path: string }>): TaskNode[] {
+  if (folders.length <= 1) return tasks.map(buildTaskNode);
+  const nodes: TaskNode[] = [];
+  for (const folder of folders) {
+    const mine = tasks.filter((t) => t.workspace === folder.path);
+    nodes.push({
+      id: `workspace::${folder.path}`,
+      kind: 'workspace',
+      taskId: '',
+      label: folder.name,
+      description: mine.length ? `${mine.length} task${mine.length === 1 ? '' : 's'}` : 'no tasks',
+      icon: 'root-folder',
+      contextValue: 'workspace',
+      children: mine.map(buildTaskNode),
+    });
+  }
+  const known = new Set(folders.map((f) => f.path));
+  for (const t of tasks) if (!known.has(t.workspace)) nodes.push(buildTaskNode(t));
+  return nodes;
+}
+
+/** Status bar text for the active task. */
+export function statusText(task: TaskView | undefined): string {
+  if (!task) return '$(code) AutoCode';
+  const brief = task.brief.length > 30 ? `${task.brief.slice(0, 29)}…` : task.brief;
+  return `$(${phaseIcon(task)}) AutoCode: ${phaseLabel(task)} — ${brief}`;
+}

@@ -1,0 +1,70 @@
+// The names this extension uses from the AutoCode language server protocol
+// (docs/protocol.md is the reference). Kept free of the editor API so unit
+// tests can import it.
+
+export const Commands = {
+  taskStart: 'autocode.task.start',
+  taskAnswer: 'autocode.task.answer',
+  taskApprovePlan: 'autocode.task.approvePlan',
+  taskRejectPlan: 'autocode.task.rejectPlan',
+  taskApproveCompletion: 'autocode.task.approveCompletion',
+  taskCancel: 'autocode.task.cancel',
+  taskGet: 'autocode.task.get',
+  taskList: 'autocode.task.list',
+  doctor: 'autocode.doctor',
+  projectForget: 'autocode.project.forget',
+  memorySave: 'autocode.memory.save',
+  memorySearch: 'autocode.memory.search',
+  memoryDelete: 'autocode.memory.delete',
+  memoryList: 'autocode.memory.list',
+  memoryRecall: 'autocode.memory.recall',
+  memoryPlanPromotion: 'autocode.memory.planPromotion',
+  memoryApplyPromotion: 'autocode.memory.applyPromotion',
+  prepRun: 'autocode.prep.run',
+  protocolInfo: 'autocode.protocol.info',
+} as const;
+
+export const Methods = {
+  taskDidChange: 'autocode/task/didChange',
+  askQuestion: 'autocode/task/askQuestion',
+  reviewPlan: 'autocode/task/reviewPlan',
+} as const;
+
+/** Error codes the server uses (JSON-RPC). */
+export const ErrorCodes = {
+  invalidParams: -32602,
+  domainError: -32803,
+} as const;
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type JsonObject = { [key: string]: Json };
+
+export function isObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The first of `keys` present in `obj` (the wire is camelCase; engine dicts may be snake_case). */
+export function field(obj: unknown, ...keys: string[]): Json | undefined {
+  if (!isObject(obj)) return undefined;
+  for (const key of keys) {
+    if (key in obj && obj[key] !== undefined) return obj[key];
+  }
+  return undefined;
+}
+
+export function stringField(obj: unknown, ...keys: string[]): string | undefined {
+  const value = field(obj, ...keys);
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+  return undefined;
+}
+
+export function numberField(obj: unknown, ...keys: string[]): number | undefined {
+  const value = field(obj, ...keys);
+  return typeof value === 'number' ? value : undefined;
+}
+
+export function arrayField(obj: unknown, ...keys: string[]): Json[] {
+  const value = field(obj, ...keys);
+  return Array.isArray(value) ? value : [];
+}

@@ -1,0 +1,151 @@
+// The Memory view (agent and team memories, project and global, or the
+// results of a search) and the Team Memory Promotion view (a checkbox per
+// candidate of the server's promotion plan).
+
+import * as vscode from 'vscode';
+import { groupMemories, MemoryGroup, MemoryItem, PromotionCandidate } from '../model/memory';
+
+type MemoryNode = { kind: 'group'; group: MemoryGroup } | { kind: 'memory'; item: MemoryItem } | { kind: 'note'; text: string };
+
+export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<MemoryNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  readonly view: vscode.TreeView<MemoryNode>;
+  private items: MemoryItem[] = [];
+  private hasRepository = false;
+  private search: { query: string; results: MemoryItem[] } | undefined;
+  private note: string | undefined = 'Waiting for the AutoCode language server…';
+
+  constructor() {
+    this.view = vscode.window.createTreeView('autocode.memory', { treeDataProvider: this });
+  }
+
+  show(items: MemoryItem[], hasRepository: boolean, folderName: string | undefined): void {
+    this.items = items;
+    this.hasRepository = hasRepository;
+    this.note = undefined;
+    this.view.description = folderName ? `project: ${folderName}` : 'global only';
+    this.changed.fire(undefined);
+  }
+
+  showProblem(text: string): void {
+    this.note = text;
+    this.changed.fire(undefined);
+  }
+
+  showSearch(query: string, results: MemoryItem[]): void {
+    this.search = { query, results };
+    void vscode.commands.executeCommand('setContext', 'autocode.memorySearchActive', true);
+    this.view.message = `${results.length} result${results.length === 1 ? '' : 's'} for “${query}”`;
+    this.changed.fire(undefined);
+  }
+
+  clearSearch(): void {
+    this.search = undefined;
+    void vscode.commands.executeCommand('setContext', 'autocode.memorySearchActive', false);
+    this.view.message = undefined;
+    this.changed.fire(undefined);
+  }
+
+  getTreeItem(node: MemoryNode): vscode.TreeItem {
+    if (node.kind === 'note') {
+      const item = new vscode.TreeItem(node.text);
+      item.iconPath = new vscode.ThemeIcon('warning');
+      return item;
+    }
+    if (node.kind === 'group') {
+      const item = new vscode.TreeItem(node.group.label, node.group.items.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      item.id = `group/${node.group.id}`;
+      item.description = `${node.group.items.length}`;
+      item.iconPath = new vscode.ThemeIcon(node.group.owner === 'team' ? 'organization' : 'person');
+      item.contextValue = `group-${node.group.owner}-${node.group.scope}`;
+      return item;
+    }
+    const m = node.item;
+    const firstLine = m.content.split('\n')[0];
+    const item = new vscode.TreeItem(firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine);
+    item.id = `${this.search ? 'search/' : ''}memory/${m.id}`;
+    item.description = [m.category, this.search ? `${m.owner} · ${m.scope}` : '', m.score !== undefined ? m.score.toFixed(2) : ''].filter(Boolean).join(' · ');
+    const tooltip = new vscode.MarkdownString();
+    tooltip.appendText(m.content);
+    tooltip.appendMarkdown(`\n\n*${m.owner} · ${m.scope}${m.category ? ` · ${m.category}` : ''} · id ${m.id}*`);
+    item.tooltip = tooltip;
+    item.iconPath = new vscode.ThemeIcon('note');
+    item.contextValue = 'memory';
+    return item;
+  }
+
+  getChildren(node?: MemoryNode): MemoryNode[] {
+    if (!node) {
+      const notes: MemoryNode[] = this.note ? [{ kind: 'note', text: this.note }] : [];
+      if (this.search) return [...notes, ...this.search.results.map((item): MemoryNode => ({ kind: 'memory', item }))];
+      return [...notes, ...groupMemories(this.items, this.hasRepository).map((group): MemoryNode => ({ kind: 'group', group }))];
+    }
+    if (node.kind === 'group') return node.group.items.map((item): MemoryNode => ({ kind: 'memory', item }));
+    return [];
+  }
+
+  /** The memory a command was invoked on (from the tree) or the selection. */
+  memoryOf(arg: unknown): MemoryItem | undefined {
+    const node = (arg as MemoryNode | undefined) ?? this.view.selection[0];
+    return node && node.kind === 'memory' ? node.item : undefined;
+  }
+
+  dispose(): void {
+    this.view.dispose();
+    this.changed.dispose();
+  }
+}
+
+export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<PromotionCandidate | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  readonly view: vscode.TreeView<PromotionCandidate>;
+  private candidates: PromotionCandidate[] = [];
+  private readonly subscription: vscode.Disposable;
+
+  constructor() {
+    this.view = vscode.window.createTreeView('autocode.promotion', { treeDataProvider: this });
+    this.subscription = this.view.onDidChangeCheckboxState((e) => {
+      for (const [candidate, state] of e.items) candidate.selected = state === vscode.TreeItemCheckboxState.Checked;
+      this.updateMessage();
+    });
+  }
+
+  show(candidates: PromotionCandidate[]): void {
+    this.candidates = candidates;
+    this.updateMessage();
+    this.changed.fire(undefined);
+  }
+
+  selectedIds(): string[] {
+    return this.candidates.filter((c) => c.selected).map((c) => c.id);
+  }
+
+  private updateMessage(): void {
+    const chosen = this.candidates.filter((c) => c.selected).length;
+    this.view.message = this.candidates.length
+      ? `${chosen} of ${this.candidates.length} candidates selected. Apply with the ✓ button.`
+      : undefined;
+  }
+
+  getTreeItem(c: PromotionCandidate): vscode.TreeItem {
+    const item = new vscode.TreeItem(c.skillName || c.content.split('\n')[0]);
+    item.id = `candidate/${c.id}`;
+    item.description = c.reason || c.content.split('\n')[0];
+    item.tooltip = `${c.content}${c.reason ? `\n\n${c.reason}` : ''}${c.agents.length ? `\n\nUsed by: ${c.agents.join(', ')}` : ''}`;
+    item.checkboxState = c.selected ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked;
+    item.contextValue = 'candidate';
+    return item;
+  }
+
+  getChildren(node?: PromotionCandidate): PromotionCandidate[] {
+    return node ? [] : this.candidates;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.view.dispose();
+    this.changed.dispose();
+  }
+}

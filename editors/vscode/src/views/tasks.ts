@@ -1,0 +1,107 @@
+// The Tasks view and the status bar item: both redraw from the TaskStore,
+// which the server's didChange notifications keep current.
+
+import * as vscode from 'vscode';
+import { buildTaskTree, statusText, TaskNode, TaskStore } from '../model/tasks';
+
+export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disposable {
+  private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private parents = new Map<string, TaskNode | undefined>();
+  private roots: TaskNode[] = [];
+  readonly view: vscode.TreeView<TaskNode>;
+  private readonly status: vscode.StatusBarItem;
+  private readonly subscription: { dispose(): void };
+  private serverProblem: string | undefined;
+
+  constructor(private readonly store: TaskStore) {
+    this.view = vscode.window.createTreeView('autocode.tasks', { treeDataProvider: this, showCollapseAll: true });
+    this.status = vscode.window.createStatusBarItem('autocode.status', vscode.StatusBarAlignment.Left, 50);
+    this.status.name = 'AutoCode';
+    this.subscription = store.onDidChange(() => this.refresh());
+    this.refresh();
+    this.status.show();
+  }
+
+  setServerProblem(problem: string | undefined): void {
+    this.serverProblem = problem;
+    this.refreshStatus();
+  }
+
+  refresh(): void {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath }));
+    this.roots = buildTaskTree(this.store.all(), folders);
+    this.parents = new Map();
+    const walk = (nodes: TaskNode[], parent: TaskNode | undefined): void => {
+      for (const n of nodes) {
+        this.parents.set(n.id, parent);
+        walk(n.children, n);
+      }
+    };
+    walk(this.roots, undefined);
+    this.view.message = vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
+    this.changed.fire(undefined);
+    this.refreshStatus();
+  }
+
+  private refreshStatus(): void {
+    if (this.serverProblem) {
+      this.status.text = '$(error) AutoCode';
+      this.status.tooltip = this.serverProblem;
+      this.status.command = 'autocode.showOutput';
+      return;
+    }
+    const active = this.store.active();
+    this.status.text = statusText(active);
+    this.status.tooltip = active ? `${active.brief}\nPhase: ${active.phase}\nClick to show the task.` : 'AutoCode: no task yet. Click to start one.';
+    this.status.command = active ? { title: 'Show Task', command: 'autocode.openTask', arguments: [active.id] } : 'autocode.startTask';
+  }
+
+  getTreeItem(node: TaskNode): vscode.TreeItem {
+    const collapsible = node.children.length
+      ? node.kind === 'evidence'
+        ? vscode.TreeItemCollapsibleState.Collapsed
+        : vscode.TreeItemCollapsibleState.Expanded
+      : vscode.TreeItemCollapsibleState.None;
+    const item = new vscode.TreeItem(node.label, collapsible);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip ? new vscode.MarkdownString(node.tooltip) : undefined;
+    item.contextValue = node.contextValue;
+    item.iconPath = new vscode.ThemeIcon(node.icon);
+    if (node.kind === 'question') item.command = { title: 'Answer', command: 'autocode.answerQuestion', arguments: [node] };
+    else if (node.kind === 'plan') item.command = { title: 'Review Plan', command: 'autocode.reviewPlan', arguments: [node] };
+    else if (node.contextValue === 'task-completion-node') item.command = { title: 'Approve Completion', command: 'autocode.approveCompletion', arguments: [node] };
+    return item;
+  }
+
+  getChildren(node?: TaskNode): TaskNode[] {
+    return node ? node.children : this.roots;
+  }
+
+  getParent(node: TaskNode): TaskNode | undefined {
+    return this.parents.get(node.id);
+  }
+
+  /** Shows a task in the view, expanded. */
+  async reveal(taskId: string): Promise<void> {
+    const find = (nodes: TaskNode[]): TaskNode | undefined => {
+      for (const n of nodes) {
+        if (n.kind === 'task' && n.taskId === taskId) return n;
+        const inner = find(n.children);
+        if (inner) return inner;
+      }
+      return undefined;
+    };
+    const node = find(this.roots);
+    await vscode.commands.executeCommand('autocode.tasks.focus');
+    if (node) await this.view.reveal(node, { select: true, focus: true, expand: true });
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.view.dispose();
+    this.status.dispose();
+    this.changed.dispose();
+  }
+}

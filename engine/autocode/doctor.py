@@ -1,0 +1,237 @@
+"""`doctor`: one report of settings origins, the learned record's health and the environment.
+
+The report is a dict of sections built in order. A part of AutoCode adds
+its own section (memory, prep ...) by listing a provider in
+`SECTION_PROVIDERS` ("module:function", the function returning a `Section`);
+it is imported only when a report is built, and a failing provider shows up
+as an error in its own section instead of breaking the report. Existing keys
+and their shapes never change.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import UsageError
+
+Json = Any
+
+
+@dataclass(frozen=True)
+class DoctorContext:
+    workspace: Path
+    flags: Mapping[str, Any] | None
+    package: Path | None
+    snapshot: Any  # autocode.settings.SettingsSnapshot (kept loose so this module imports cheaply)
+    root: Path  # the original workspace (differs when `workspace` is a prep copy or worktree)
+
+
+@dataclass(frozen=True)
+class Section:
+    name: str
+    build: Callable[[DoctorContext], Json]
+    render: Callable[[Json], list[str]] | None = None
+
+
+# ---- core sections -------------------------------------------------------
+
+
+def _settings(ctx: DoctorContext) -> Json:
+    return ctx.snapshot.to_dict()
+
+
+def _render_settings(data: Json) -> list[str]:
+    rows = [("setting", "value", "origin", "source")]
+    notes: dict[int, list[str]] = {}
+    for name, item in data.items():
+        rows.append((name, _show(item["value"]), item["origin"], item["source"]))
+        notes[len(rows) - 1] = [
+            f"shadows {_show(s['value'])} ({s['origin']}, {s['source']})" for s in item["shadowed"]
+        ]
+    widths = [min(max(len(r[i]) for r in rows), 48) for i in range(3)]
+    lines = ["Settings"]
+    for index, row in enumerate(rows):
+        lines.append("  " + "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:3])) + "  " + row[3])
+        lines += [" " * (widths[0] + 4) + note for note in notes.get(index, [])]
+    return lines
+
+
+def _warnings(ctx: DoctorContext) -> Json:
+    return list(ctx.snapshot.warnings)
+
+
+def _render_warnings(data: Json) -> list[str]:
+    return [f"Warning: {w}" for w in data]
+
+
+def _record(ctx: DoctorContext) -> Json:
+    return ctx.snapshot.record.to_dict()
+
+
+def _render_record(data: Json) -> list[str]:
+    lines = [f"Learned record: {data['status']}  ({data['path']})"]
+    lines += [f"  problem: {p}" for p in data["problems"]]
+    if data["status"] not in ("valid", "missing"):
+        lines.append("  it is ignored: fix it, or run `autocode forget` to remove it")
+    record = data["data"]
+    if record:
+        lines.append(f"  framework: {_show(record['framework'])}  test_command: {_show(record['test_command'])}")
+        for route in record["routes"]:
+            lines.append(f"  route: {route['role']} -> {route['provider']}:{route['model']}")
+        if record["human_pause_states"]:
+            lines.append(f"  pause states that needed a person: {', '.join(record['human_pause_states'])}")
+    return lines
+
+
+def _conventions(ctx: DoctorContext) -> Json:
+    record = ctx.snapshot.record.record
+    return [c.to_dict() for c in record.conventions] if record is not None else []
+
+
+def _render_conventions(data: Json) -> list[str]:
+    lines = [f"Learned conventions: {len(data)}"]
+    for item in data:
+        lines += [f"  Q: {item['question']}", f"  A: {item['answer']}"]
+    return lines
+
+
+def _omitted(ctx: DoctorContext) -> Json:
+    from autocode.record import last_merge_omitted
+
+    return last_merge_omitted(ctx.root)
+
+
+def _render_omitted(data: Json) -> list[str]:
+    if not data or not data["fields"]:
+        return []
+    return [f"Omitted at the last learning ({data['at']}), by field:"] + [f"  {f}" for f in data["fields"]]
+
+
+def _gitignore(ctx: DoctorContext) -> Json:
+    from autocode.record import gitignore_state
+
+    return gitignore_state(ctx.root).to_dict()
+
+
+def _render_gitignore(data: Json) -> list[str]:
+    state = data["state"]
+    explain = {
+        "missing": "not created yet (the first learning creates it)",
+        "current": "generated, current template",
+        "outdated": f"generated from template {data['template_version']}; the next learning upgrades it",
+        "custom": "custom content, kept as it is",
+        "unavailable": "cannot be read",
+    }[state]
+    lines = [f".autocode/.gitignore: {explain}"]
+    if data["record_hidden"]:
+        lines.append(f"  your ignore rules hide the record ({data['hidden_by']})")
+        lines.append(f"  to share it anyway: {data['hint']}")
+    return lines
+
+
+def _git(ctx: DoctorContext) -> Json:
+    from autocode import gitsafe
+
+    return gitsafe.check_version().to_dict()
+
+
+def _render_git(data: Json) -> list[str]:
+    return [f"git: {data['message']}" if data["ok"] else f"git: PROBLEM: {data['message']}"]
+
+
+CORE_SECTIONS: tuple[Section, ...] = (
+    Section("settings", _settings, _render_settings),
+    Section("warnings", _warnings, _render_warnings),
+    Section("record", _record, _render_record),
+    Section("conventions", _conventions, _render_conventions),
+    Section("omitted", _omitted, _render_omitted),
+    Section("gitignore", _gitignore, _render_gitignore),
+    Section("git", _git, _render_git),
+)
+
+# Sections of other parts, "module:function" -> Section; imported when a report is built.
+SECTION_PROVIDERS: list[str] = []
+
+
+def _extra_sections() -> list[Section]:
+    sections = []
+    for spec in SECTION_PROVIDERS:
+        module_name, _, func_name = spec.partition(":")
+        try:
+            sections.append(getattr(importlib.import_module(module_name), func_name)())
+        except Exception as exc:
+            name = module_name.rsplit(".", 1)[-1]
+            sections.append(Section(name, _failed(f"cannot load this section: {exc}")))
+    return sections
+
+
+def _failed(message: str) -> Callable[[DoctorContext], Json]:
+    return lambda ctx: {"error": message}
+
+
+def _show(value: Any) -> str:
+    import json
+
+    if value is None:
+        return "(unset)"
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+# ---- the report ----------------------------------------------------------
+
+
+def check_workspace(workspace: Path | str) -> Path:
+    path = Path(workspace)
+    if not path.exists():
+        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository with --workspace")
+    if not path.is_dir():
+        raise UsageError(f"workspace {workspace} is not a directory; pass the folder of your repository with --workspace")
+    return path.absolute()
+
+
+def build_report(
+    workspace: Path | str,
+    flags: Mapping[str, Any] | None = None,
+    package: Path | str | None = None,
+) -> dict[str, Any]:
+    """The doctor report as a JSON-ready dict. Raises UsageError (exit 2) for a missing workspace
+    and SettingsError (exit 2) for a settings file AutoCode cannot read."""
+    from autocode.record import workspace_root
+    from autocode.settings import resolve_settings
+
+    path = check_workspace(workspace)
+    snapshot = resolve_settings(path, flags=flags, package=package)
+    ctx = DoctorContext(path, flags, snapshot.package, snapshot, workspace_root(path))
+    report: dict[str, Any] = {"workspace": str(path)}
+    if snapshot.package is not None:
+        report["package"] = str(snapshot.package)
+    for section in (*CORE_SECTIONS, *_extra_sections()):
+        try:
+            report[section.name] = section.build(ctx)
+        except UsageError:
+            raise
+        except Exception as exc:
+            if section in CORE_SECTIONS:
+                raise
+            report[section.name] = {"error": f"{type(exc).__name__}: {exc}"}
+    return report
+
+
+def render_text(report: Mapping[str, Any]) -> str:
+    """The report as aligned, readable text."""
+    renderers = {s.name: s.render for s in (*CORE_SECTIONS, *_extra_sections())}
+    lines = [f"AutoCode doctor: {report['workspace']}"]
+    if "package" in report:
+        lines.append(f"package: {report['package']}")
+    for name, data in report.items():
+        if name in ("workspace", "package"):
+            continue
+        render = renderers.get(name)
+        block = render(data) if render else [f"{name}: {_show(data)}"]
+        if block:
+            lines += ["", *block]
+    return "\n".join(lines) + "\n"

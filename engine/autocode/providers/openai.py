@@ -1,0 +1,258 @@
+"""A provider for any OpenAI-compatible chat-completions endpoint, over urllib.
+
+Each role sends one chat request asking for a JSON object of a fixed shape
+and checks what comes back; a malformed answer is a clear `ProviderError`,
+never a half-filled plan. 429 and 5xx answers are retried with exponential
+backoff (honouring Retry-After); a request that exceeds the timeout is not
+retried. The API key is read from the environment variable the settings
+name and is never stored, logged or put in an error message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+from autocode.providers.base import (
+    Implementation,
+    Plan,
+    ProviderContext,
+    ProviderError,
+    RequirementsReport,
+    Review,
+)
+
+SYSTEM = (
+    "You are the {role} of a coding assistant working in a git repository. "
+    "Answer with one JSON object only, of this shape: {shape}"
+)
+
+SHAPES = {
+    "requirements": (
+        '{"summary": str, "questions": [{"id": str, "text": str, "category": '
+        '"permission"|"spending"|"quota"|"external_side_effect"|"task_outcome"|"other", '
+        '"convention": str|null, "default": str|null}], "acceptance_criteria": [str], '
+        '"citations": [str], "machine_decisions": [{"question_id": str, "text": str, "answer": str}]}. '
+        "Ask only what you cannot know. Tag a question with a convention name only when its answer "
+        "is a lasting project preference. Do not ask again what the project data already answers."
+    ),
+    "planner": '{"summary": str, "steps": [str], "citations": [str], "acceptance_criteria": [str]}',
+    "implementer": (
+        '{"summary": str, "diff": str} where diff is a unified diff (git style, a/ and b/ prefixes) '
+        "against the files as they are in the repository"
+    ),
+    "investigator": '{"citations": [str]} naming repository paths relevant to the task',
+    "reviewer": '{"summary": str, "concerns": [str]}',
+}
+
+
+class OpenAIProvider:
+    name = "openai"
+
+    def __init__(
+        self,
+        *,
+        base_url: str,
+        model: str,
+        api_key_env: str | None = None,
+        timeout: float = 60.0,
+        retries: int = 3,
+        backoff: float = 0.5,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        if not base_url:
+            raise ProviderError("the openai provider needs base_url (setting 'base_url' or --base-url)")
+        if not model:
+            raise ProviderError("the openai provider needs a model (setting 'model' or --model)")
+        self.base_url = base_url.rstrip("/")
+        self.model: str | None = model
+        self.api_key_env = api_key_env
+        self.timeout = timeout
+        self.retries = retries
+        self.backoff = backoff
+        self._sleep = sleep
+
+    # -- roles -------------------------------------------------------------
+
+    def requirements(self, ctx: ProviderContext) -> RequirementsReport:
+        return RequirementsReport.from_dict(self._ask("requirements", _context_text(ctx)))
+
+    def plan(self, ctx: ProviderContext, requirements: RequirementsReport) -> Plan:
+        text = _context_text(ctx) + "\n\nRequirements:\n" + json.dumps(requirements.to_dict(), indent=1)
+        return Plan.from_dict(self._ask("planner", text))
+
+    def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
+        text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
+        text += "\n\nFiles:\n" + _file_excerpts(ctx, plan.citations)
+        return Implementation.from_dict(self._ask("implementer", text))
+
+    def investigate(self, ctx: ProviderContext) -> list[str]:
+        data = self._ask("investigator", _context_text(ctx))
+        cites = data.get("citations", [])
+        if not isinstance(cites, list):
+            raise ProviderError("the investigator's answer has 'citations' that is not a list")
+        return [str(c) for c in cites]
+
+    def review(self, ctx: ProviderContext, diff: str, test_exit_code: int | None) -> Review:
+        text = f"{_context_text(ctx)}\n\nTest exit code: {test_exit_code}\n\nDiff:\n{diff[:20000]}"
+        return Review.from_dict(self._ask("reviewer", text))
+
+    # -- transport ---------------------------------------------------------
+
+    def _ask(self, role: str, user_text: str) -> dict[str, Any]:
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [
+                {"role": "system", "content": SYSTEM.format(role=role, shape=SHAPES[role])},
+                {"role": "user", "content": user_text},
+            ],
+        }
+        reply = self._post("/chat/completions", body)
+        try:
+            content = reply["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ProviderError(
+                f"{self.base_url} answered without choices[0].message.content; "
+                "check that base_url points at an OpenAI-compatible chat-completions API"
+            ) from exc
+        if not isinstance(content, str):
+            raise ProviderError(f"the {role} answer from {self.base_url} has no text content")
+        try:
+            data = json.loads(_strip_fence(content))
+        except ValueError as exc:
+            raise ProviderError(
+                f"the {role} answer from model {self.model} is not valid JSON ({exc}); "
+                "use a model that supports JSON responses"
+            ) from exc
+        if not isinstance(data, dict):
+            raise ProviderError(f"the {role} answer from model {self.model} is not a JSON object")
+        return data
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.api_key_env:
+            key = os.environ.get(self.api_key_env)
+            if not key:
+                raise ProviderError(
+                    f"the environment variable {self.api_key_env} (setting 'api_key_env') is not set; "
+                    "export your API key there"
+                )
+            headers["Authorization"] = "Bearer " + key
+        return headers
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        data = json.dumps(body).encode("utf-8")
+        url = self.base_url + path
+        attempt = 0
+        while True:
+            request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    raw = response.read()
+            except urllib.error.HTTPError as exc:
+                status = exc.code
+                retry_after = exc.headers.get("Retry-After") if exc.headers else None
+                exc.close()
+                if (status == 429 or status >= 500) and attempt < self.retries:
+                    self._sleep(_delay(self.backoff, attempt, retry_after))
+                    attempt += 1
+                    continue
+                raise ProviderError(_status_message(url, status, attempt)) from None
+            except TimeoutError as exc:
+                raise ProviderError(
+                    f"{url} did not answer within {self.timeout:g} s; "
+                    "raise the provider timeout or check the server"
+                ) from exc
+            except urllib.error.URLError as exc:
+                if isinstance(exc.reason, TimeoutError | socket.timeout):
+                    raise ProviderError(
+                        f"{url} did not answer within {self.timeout:g} s; "
+                        "raise the provider timeout or check the server"
+                    ) from exc
+                raise ProviderError(f"cannot reach {url}: {exc.reason}; check base_url") from exc
+            try:
+                parsed = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise ProviderError(
+                    f"{url} answered with a body that is not JSON; check that base_url is an "
+                    "OpenAI-compatible API"
+                ) from exc
+            if not isinstance(parsed, dict):
+                raise ProviderError(f"{url} answered with JSON that is not an object")
+            return parsed
+
+
+def _delay(backoff: float, attempt: int, retry_after: str | None) -> float:
+    if retry_after:
+        try:
+            return min(float(retry_after), 30.0)
+        except ValueError:
+            pass
+    return float(backoff * (2**attempt))
+
+
+def _status_message(url: str, status: int, attempt: int) -> str:
+    if status in (401, 403):
+        return f"{url} refused the request (HTTP {status}); check the API key variable named by api_key_env"
+    if status == 429 or status >= 500:
+        return f"{url} kept failing (HTTP {status}) after {attempt + 1} attempts; try again later"
+    return f"{url} answered HTTP {status}; check base_url and model"
+
+
+def _strip_fence(text: str) -> str:
+    stripped = text.strip()
+    if stripped.startswith("```"):
+        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
+        if stripped.rstrip().endswith("```"):
+            stripped = stripped.rstrip()[:-3]
+    return stripped
+
+
+def _context_text(ctx: ProviderContext) -> str:
+    parts = [f"Brief:\n{ctx.brief}"]
+    if ctx.citations:
+        parts.append("Repository paths:\n" + "\n".join(ctx.citations))
+    if ctx.project_conventions:
+        lines = [f"- Q: {c.get('question')}\n  A: {c.get('answer')}" for c in ctx.project_conventions]
+        parts.append(
+            "Project data (answers a person gave in earlier tasks; the brief and this task's "
+            "answers take precedence):\n" + "\n".join(lines)
+        )
+    if ctx.answers:
+        lines = [f"- {a['question_id']}: {a['text']}" for a in ctx.answers]
+        parts.append("Answers to this task's questions:\n" + "\n".join(lines))
+    for section, items in ctx.recalled.items():
+        if items:
+            parts.append(f"Recalled {section} memories:\n" + "\n".join(f"- {m}" for m in items))
+    if ctx.feedback:
+        parts.append("Feedback on earlier plans:\n" + "\n".join(f"- {f}" for f in ctx.feedback))
+    return "\n\n".join(parts)
+
+
+def _file_excerpts(ctx: ProviderContext, paths: list[str], limit: int = 40000) -> str:
+    if ctx.copy is None:
+        return ""
+    out: list[str] = []
+    used = 0
+    for rel in paths:
+        path = ctx.copy / rel
+        if ".." in rel.split("/") or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        chunk = f"--- {rel}\n{text[:8000]}\n"
+        if used + len(chunk) > limit:
+            break
+        out.append(chunk)
+        used += len(chunk)
+    return "".join(out)

@@ -1,0 +1,58 @@
+"""Forgetting: removing only the learned record, nothing else the person keeps."""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import SetupError, UsageError
+from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
+
+FORGET_LOCK_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class ForgetResult:
+    removed: bool
+    path: Path
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"removed": self.removed, "path": str(self.path)}
+
+
+def forget_record(workspace: Path | str) -> ForgetResult:
+    """Remove `.autocode/project.json` of the workspace (also when given one of its prep copies or
+    worktrees). Idempotent: a missing record gives `removed=False`. Config, runs, evidence and
+    approvals stay."""
+    given = Path(workspace)
+    if not given.exists():
+        raise UsageError(f"workspace {given} does not exist; pass the folder of your repository")
+    if not given.is_dir():
+        raise UsageError(f"workspace {given} is not a directory; pass the folder of your repository")
+    root = workspace_root(given)
+    path = record_path(root)
+    try:
+        mode = os.lstat(path).st_mode
+    except (FileNotFoundError, NotADirectoryError):
+        return ForgetResult(False, path)
+    if stat.S_ISDIR(mode):
+        raise SetupError(f"{path} is a directory, not AutoCode's record; remove or rename it yourself")
+    from filelock import FileLock, Timeout
+
+    try:
+        # Wait for a merge in progress so it cannot re-create the file right after we remove it.
+        with FileLock(root / AUTOCODE_DIR / LOCK_NAME, timeout=FORGET_LOCK_TIMEOUT_S):
+            try:
+                os.unlink(path)  # a symlink is removed itself, never its target
+            except FileNotFoundError:
+                return ForgetResult(False, path)
+    except Timeout as exc:
+        raise SetupError(
+            f"another AutoCode process is writing {path}; wait for it to finish and run forget again"
+        ) from exc
+    except PermissionError as exc:
+        raise SetupError(f"cannot remove {path}: permission denied; check the folder's permissions") from exc
+    return ForgetResult(True, path)

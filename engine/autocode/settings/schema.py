@@ -1,0 +1,91 @@
+"""Every setting, declared once. The same model reads `.autocode/config.toml`,
+`[tool.autocode]` in pyproject.toml and command-line flags; adding a setting
+is adding one field here (its default, type and description)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+RouteTarget = Annotated[str, StringConstraints(pattern=r"^[^:\s]+:\S.*$", max_length=300)]
+
+
+class Settings(BaseModel):
+    """AutoCode settings with their built-in defaults. None means "not set"."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    test_command: str | None = Field(
+        default=None,
+        description="command that runs the project's tests; detected from the project when unset",
+    )
+    framework: str | None = Field(
+        default=None, description="test framework name, for context and diagnostics; detected when unset"
+    )
+    test_timeout: int = Field(default=600, gt=0, description="seconds a test run may take")
+    provider: str = Field(default="fixture", min_length=1, description="model provider for task agents")
+    model: str | None = Field(default=None, description="model name passed to the provider")
+    base_url: str | None = Field(default=None, description="base URL of an OpenAI-compatible provider")
+    api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the provider's API key"
+    )
+    routes: dict[str, RouteTarget] = Field(
+        default_factory=dict, description='per-role model routes, role = "provider:model"'
+    )
+    agent: str = Field(default="implementer", min_length=1, description="agent name used for memories")
+    memory_max_count: int = Field(default=200, gt=0, description="memories kept per scope before eviction")
+    database_url: str | None = Field(
+        default=None, description="PostgreSQL URL of a shared memory store; SQLite file when unset"
+    )
+    memory_path: str | None = Field(
+        default=None, description="SQLite memory file; the user data folder when unset"
+    )
+    embedding_provider: Literal["auto", "none", "static", "openai"] = Field(
+        default="auto", description="embeddings for memory search"
+    )
+    embedding_model: str | None = Field(default=None, description="embedding model name")
+    embedding_base_url: str | None = Field(default=None, description="base URL of an embedding endpoint")
+    embedding_api_key_env: str | None = Field(
+        default=None, description="name of the environment variable holding the embedding API key"
+    )
+
+
+SETTING_NAMES: tuple[str, ...] = tuple(Settings.model_fields)
+
+# The learned record may only supply these; everything else it holds is context.
+LEARNED_SETTINGS: tuple[str, ...] = ("framework", "test_command")
+DETECTED_SETTINGS: tuple[str, ...] = ("framework", "test_command")
+
+
+def flag_name(name: str) -> str:
+    """The command-line flag of a setting: `test_command` -> `--test-command`."""
+    return "--" + name.replace("_", "-")
+
+
+def settings_table() -> str:
+    """Markdown table of every setting, as published in docs/settings.md."""
+    import json
+
+    lines = ["| setting | type | default | meaning |", "| --- | --- | --- | --- |"]
+    schema = Settings.model_json_schema()["properties"]
+    for name, info in Settings.model_fields.items():
+        default = info.get_default(call_default_factory=True)
+        prop = schema[name]
+        kind = _type_text(prop)
+        default_text = "unset" if default is None else f"`{json.dumps(default)}`"
+        lines.append(f"| `{name}` | {kind} | {default_text} | {info.description} |")
+    return "\n".join(lines) + "\n"
+
+
+def _type_text(prop: dict[str, object]) -> str:
+    if "enum" in prop:
+        return " \\| ".join(f"`{v}`" for v in prop["enum"])  # type: ignore[attr-defined]
+    options = prop.get("anyOf")
+    if isinstance(options, list):
+        kinds = [str(o.get("type")) for o in options if isinstance(o, dict) and o.get("type") != "null"]
+        return " \\| ".join(kinds) if kinds else "any"
+    kind = prop.get("type")
+    if kind == "object":
+        return "table of strings"
+    return str(kind)

@@ -1,0 +1,41 @@
+"""Tasks: the TaskRun state machine, its run directory, the answer ledger and learning.
+
+The CLI, the pilot coordinator and the language server use only what this
+module exports.
+"""
+
+from __future__ import annotations
+
+from autocode.tasks.errors import (
+    NoRepository,
+    NotAwaitingInput,
+    PlanRevisionMismatch,
+    TaskBusy,
+    TaskNotFound,
+)
+from autocode.tasks.run import (
+    ENDS,
+    PAUSES,
+    PHASE_OF,
+    WORKING,
+    Source,
+    TaskOptions,
+    TaskRun,
+    list_tasks,
+)
+
+__all__ = [
+    "ENDS",
+    "PAUSES",
+    "PHASE_OF",
+    "WORKING",
+    "NoRepository",
+    "NotAwaitingInput",
+    "PlanRevisionMismatch",
+    "Source",
+    "TaskBusy",
+    "TaskNotFound",
+    "TaskOptions",
+    "TaskRun",
+    "list_tasks",
+]

@@ -1,0 +1,61 @@
+"""Learning at completion: what a finished task may add to `.autocode/project.json`.
+
+Runs only after the completed checkpoint and its evidence are written. It
+hands the record part the observed framework and test command (not for
+--package runs, not for a command that could not run), the eligible
+convention answers verbatim, the routes used and the pause states that
+needed a person. Answers that carry a credential are dropped whole here
+(and the record part checks again). Nothing here can change the task's
+state or result; problems are returned for the run's events and doctor.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from autocode.tasks.ledger import eligible_conventions
+
+
+def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
+    from autocode.record import Convention, ObservedFacts, Route, merge_record
+    from autocode.scrub import contains_secret
+
+    package = bool((launch.get("options") or {}).get("package"))
+    values = launch.get("values") or {}
+    tests = state.get("tests") or {}
+    ran = tests.get("status") == "finished" and tests.get("exit_code") == 0
+    framework = values.get("framework") if not package else None
+    command = values.get("test_command") if (ran and not package) else None
+
+    eligible = eligible_conventions(state["ledger"])
+    kept: list[dict[str, str]] = []
+    dropped: list[str] = []
+    for item in eligible:
+        if contains_secret(item["question"]) or contains_secret(item["answer"]):
+            dropped.append(item["question_id"])
+        else:
+            kept.append(item)
+
+    routes = [Route(role=r["role"], provider=r["provider"], model=r["model"]) for r in state.get("routes") or [] if r.get("model")]
+    observed = ObservedFacts(
+        framework=framework,
+        test_command=command,
+        routes=routes,
+        human_pause_states=list(state.get("human_pause_states") or []),
+    )
+    answers = [Convention(question=item["question"], answer=item["answer"]) for item in kept]
+    result = merge_record(workspace, observed, answers, package=package)
+    errors = [str(e) for e in getattr(result, "errors", []) or []]
+    omitted = [str(o) for o in getattr(result, "omitted", []) or []]
+    return {
+        "status": "failed" if errors else "done",
+        "written": bool(getattr(result, "written", False)),
+        "path": str(getattr(result, "path", "")),
+        "conventions": [item["question_id"] for item in kept],
+        "dropped_for_credentials": dropped,
+        "omitted": omitted,
+        "errors": errors,
+        "framework": framework,
+        "test_command": command,
+    }

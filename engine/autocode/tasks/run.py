@@ -1,0 +1,994 @@
+"""TaskRun: one coding task as a persisted state machine.
+
+Phases: requirements -> planning -> implementing -> verifying -> completed
+(failed and cancelled also end a task). Every public call takes the run's
+lock, re-reads `state.json`, changes it, commits it atomically, and keeps
+working synchronously until the task needs a person or ends. A process
+killed at any point leaves the last committed state; `load()` then
+`resume()` continue from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import secrets
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from autocode import gitsafe
+from autocode.errors import AutoCodeError, UsageError
+from autocode.providers import (
+    Plan,
+    ProviderConfig,
+    ProviderContext,
+    RequirementsReport,
+    check_config,
+    provider_for,
+)
+from autocode.tasks import ledger as ledger_mod
+from autocode.tasks import store
+from autocode.tasks.errors import NoRepository, NotAwaitingInput, PlanRevisionMismatch, TaskNotFound
+
+RUNS_DIR = Path(".autocode") / "runs"
+TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+
+WORKING = ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING")
+PAUSES = ("WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL", "WAITING_FOR_COMPLETION_APPROVAL")
+ENDS = ("COMPLETED", "FAILED", "CANCELLED")
+PHASE_OF = {
+    "REQUIREMENTS": "requirements",
+    "WAITING_FOR_USER": "requirements",
+    "PLANNING": "planning",
+    "WAITING_FOR_PLAN_APPROVAL": "planning",
+    "IMPLEMENTING": "implementing",
+    "VERIFYING": "verifying",
+    "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
+    "APPLYING": "verifying",
+    "COMPLETED": "completed",
+    "FAILED": "failed",
+    "CANCELLED": "cancelled",
+}
+NEEDS_OF = {
+    "WAITING_FOR_USER": "answer_questions",
+    "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
+    "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
+}
+OUTPUT_TAIL = 8000
+DIFF_IN_SNAPSHOT = 200_000
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who gave an answer or approval: channel `cli` or `lsp:<client name>`, and an actor."""
+
+    channel: str
+    actor: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"channel": self.channel, "actor": self.actor, "time": store.now_iso()}
+
+    @classmethod
+    def coerce(cls, value: Source | Mapping[str, Any] | str | None) -> Source:
+        if isinstance(value, Source):
+            source = value
+        elif isinstance(value, str):
+            source = cls(channel=value)
+        elif isinstance(value, Mapping):
+            source = cls(channel=str(value.get("channel") or ""), actor=value.get("actor"))
+        else:
+            raise UsageError("a source is required: Source(channel='cli' or 'lsp:<client>', actor=...)")
+        if not source.channel or not re.fullmatch(r"cli|machine|lsp:[\w .@+-]{1,80}", source.channel):
+            raise UsageError(
+                f"source channel {source.channel!r} is not valid; use 'cli' or 'lsp:<client name>'"
+            )
+        return source
+
+
+@dataclass
+class TaskOptions:
+    test_command: str | None = None
+    package: str | None = None
+    manifest: str | Path | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    scenario: str | None = None
+    agent: str | None = None
+    prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)
+    on_change: Callable[[dict[str, Any]], None] | None = None
+    progress: Callable[[str, str], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def coerce(cls, value: TaskOptions | Mapping[str, Any] | None) -> TaskOptions:
+        if value is None:
+            return cls()
+        if isinstance(value, TaskOptions):
+            return value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise UsageError(f"unknown task option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**dict(value))
+
+
+def runs_root(workspace: Path) -> Path:
+    return workspace / RUNS_DIR
+
+
+def _workspace_root(workspace: Path | str) -> Path:
+    path = Path(workspace)
+    if not path.is_dir():
+        raise UsageError(f"workspace {path} is not a folder; pass the path of a git repository")
+    gitsafe.require_supported_git()
+    top = gitsafe.toplevel(path)
+    if top is None:
+        raise NoRepository(
+            f"{path} is not inside a git repository; run `git init` there (AutoCode works in git repositories)"
+        )
+    return top.resolve()
+
+
+def _new_task_id() -> str:
+    return time.strftime("t-%Y%m%d-%H%M%S-", time.gmtime()) + secrets.token_hex(3)
+
+
+class TaskRun:
+    """One task. Construct with `start` or `load`; every method is safe from any thread or process."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        task_id: str,
+        state: dict[str, Any],
+        launch: dict[str, Any],
+        *,
+        on_change: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.id = task_id
+        self.run_dir = runs_root(workspace) / task_id
+        self._state = state
+        self._launch = launch
+        self._on_change = on_change
+        self._progress = progress
+
+    # ------------------------------------------------------------------ create / open
+
+    @classmethod
+    def start(
+        cls,
+        workspace: Path | str,
+        brief: str,
+        options: TaskOptions | Mapping[str, Any] | None = None,
+    ) -> TaskRun:
+        """Create a task and run it until it needs a person or ends."""
+        from autocode.tasks.launch import recall_memories, resolve_launch
+
+        opts = TaskOptions.coerce(options)
+        root = _workspace_root(workspace)
+        if not isinstance(brief, str) or not brief.strip():
+            raise UsageError("the brief is empty; say what the task should do (--brief or --brief-file)")
+        package = _check_package(root, opts.package)
+        manifest = _check_manifest(opts.manifest)
+        if opts.test_command is not None and not opts.test_command.strip():
+            raise UsageError("--test-command is empty; give the command that runs the tests")
+        flags = {
+            k: v
+            for k, v in {
+                "test_command": opts.test_command,
+                "provider": opts.provider,
+                "model": opts.model,
+                "base_url": opts.base_url,
+                "api_key_env": opts.api_key_env,
+                "agent": opts.agent,
+            }.items()
+            if v is not None
+        }
+        launch = resolve_launch(root, flags, package)
+        values = launch.values
+        config = ProviderConfig.from_dict(
+            {
+                "provider": values.get("provider") or "fixture",
+                "model": values.get("model"),
+                "base_url": values.get("base_url"),
+                "api_key_env": values.get("api_key_env"),
+                "scenario": opts.scenario,
+                "routes": values.get("routes") or {},
+            }
+        )
+        check_config(config)
+        if opts.progress:
+            opts.progress("requirements", "making the prep copy")
+        prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
+        task_id = _new_task_id()
+        run_dir = runs_root(root) / task_id
+        _ensure_gitignore(root)
+        run_dir.mkdir(parents=True)
+        (run_dir / "evidence").mkdir()
+        agent = str(values.get("agent") or "implementer")
+        try:
+            recall = recall_memories(launch.settings_obj, root, agent, task_id, brief)
+        except Exception as exc:  # memory trouble must not block a task; it is reported
+            recall = {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
+        launch_data = {
+            "version": 1,
+            "task_id": task_id,
+            "workspace": str(root),
+            "brief": brief,
+            "head": gitsafe.head(root),
+            "options": {
+                "test_command": opts.test_command,
+                "package": package,
+                "manifest": str(manifest) if manifest else None,
+                "scenario": opts.scenario,
+            },
+            "settings": launch.settings,
+            "values": values,
+            "record": launch.record,
+            "project_conventions": launch.conventions,
+            "provider": config.to_dict(),
+            "prep": _prep_dict(prep),
+            "citations": _citations(root),
+            "recall": recall,
+        }
+        store.write_json_atomic(run_dir / "launch.json", launch_data)
+        now = store.now_iso()
+        state: dict[str, Any] = {
+            "version": 1,
+            "id": task_id,
+            "created": now,
+            "updated": now,
+            "state": "REQUIREMENTS",
+            "revision": 0,
+            "plan_revision": 0,
+            "ledger": ledger_mod.empty_ledger(),
+            "requirements": None,
+            "plan": None,
+            "feedback": [],
+            "approvals": [],
+            "paused_states": [],
+            "human_pause_states": [],
+            "routes": [],
+            "implementation": None,
+            "tests": None,
+            "review": None,
+            "apply": None,
+            "learning": {"status": "pending"},
+            "result": None,
+            "error": None,
+        }
+        run = cls(root, task_id, state, launch_data, on_change=opts.on_change, progress=opts.progress)
+        with store.locked(run_dir):
+            run._commit("started", {"brief": brief.strip().splitlines()[0][:200]})
+            store.kill_point("started")
+            run._advance()
+        return run
+
+    @classmethod
+    def load(
+        cls,
+        workspace: Path | str,
+        task_id: str,
+        *,
+        on_change: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[str, str], None] | None = None,
+    ) -> TaskRun:
+        """Open a saved task in its last committed state (nothing runs)."""
+        root = _workspace_root(workspace)
+        if not isinstance(task_id, str) or not TASK_ID.match(task_id):
+            raise TaskNotFound(f"{task_id!r} is not a task id; `autocode task list` shows them")
+        run_dir = runs_root(root) / task_id
+        try:
+            state = store.read_json(run_dir / "state.json")
+            launch = store.read_json(run_dir / "launch.json")
+        except FileNotFoundError:
+            raise TaskNotFound(
+                f"no task {task_id} in {root}; `autocode task list --workspace {root}` shows its tasks"
+            ) from None
+        run = cls(root, task_id, state, launch, on_change=on_change, progress=progress)
+        run._refresh_views_if_stale()
+        return run
+
+    # ------------------------------------------------------------------ reading
+
+    def snapshot(self) -> dict[str, Any]:
+        """The task as the faces show it; `revision` grows with every change."""
+        s = self._state
+        kind = NEEDS_OF.get(s["state"])
+        needs: dict[str, Any] = {"kind": kind}
+        if kind == "answer_questions":
+            needs["questions"] = [
+                {k: q[k] for k in ("id", "text", "category", "convention", "default")}
+                for q in ledger_mod.pending_questions(s["ledger"])
+            ]
+        elif kind == "approve_plan":
+            needs["plan_revision"] = s["plan_revision"]
+            needs["plan"] = s["plan"]
+            needs["markdown"] = render_plan(s["plan"], s["plan_revision"])
+        elif kind == "approve_completion":
+            diff = self._read_text("evidence/changes.diff")
+            needs["diff"] = diff[:DIFF_IN_SNAPSHOT]
+            needs["files"] = (s["implementation"] or {}).get("files", [])
+            needs["tests"] = s["tests"]
+            needs["review"] = s["review"]
+        return {
+            "id": self.id,
+            "state": s["state"],
+            "phase": PHASE_OF[s["state"]],
+            "revision": s["revision"],
+            "needs": needs,
+            "done": s["state"] in ENDS,
+            "result": s["result"],
+            "brief": self._launch.get("brief", ""),
+            "workspace": str(self.workspace),
+            "run_dir": str(self.run_dir),
+            "copy": (self._launch.get("prep") or {}).get("copy"),
+            "plan_revision": s["plan_revision"],
+            "human_pause_states": list(s["human_pause_states"]),
+            "learning": s["learning"],
+            "error": s["error"],
+            "created": s["created"],
+            "updated": s["updated"],
+        }
+
+    def details(self) -> dict[str, Any]:
+        """Everything recorded about the run (for `task show`)."""
+        return {
+            "snapshot": self.snapshot(),
+            "ledger": self._state["ledger"],
+            "requirements": self._state["requirements"],
+            "plan": self._state["plan"],
+            "approvals": self._state["approvals"],
+            "tests": self._state["tests"],
+            "apply": self._state["apply"],
+            "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
+            "events": store.read_events(self.run_dir / "events.jsonl"),
+        }
+
+    # ------------------------------------------------------------------ person's actions
+
+    def answer(
+        self,
+        question_id: str,
+        text: str,
+        source: Source | Mapping[str, Any] | str,
+        *,
+        kind: str = "human",
+    ) -> dict[str, Any]:
+        """Record an answer verbatim; when none is pending any more, continue to the plan."""
+        src = Source.coerce(source)
+        if kind not in ledger_mod.ANSWER_KINDS:
+            raise UsageError(f"answer kind {kind!r} is not one of {', '.join(ledger_mod.ANSWER_KINDS)}")
+        if not isinstance(text, str) or not text.strip():
+            raise UsageError("the answer is empty; type the answer, or accept the proposed default")
+        with self._changing():
+            if self._state["state"] != "WAITING_FOR_USER":
+                raise NotAwaitingInput(self._not_waiting("answers"))
+            pending = {q["id"] for q in ledger_mod.pending_questions(self._state["ledger"])}
+            if question_id not in pending:
+                asked = ledger_mod.find_question(self._state["ledger"], question_id)
+                what = "was already answered" if asked and asked["asked"] else "was not asked"
+                raise UsageError(
+                    f"question {question_id!r} {what}; pending: {', '.join(sorted(pending)) or 'none'}"
+                )
+            ledger_mod.record_answer(self._state["ledger"], question_id, text, kind, src.to_dict())
+            if not ledger_mod.pending_questions(self._state["ledger"]):
+                self._mark_pause_resolved("WAITING_FOR_USER", by_person=self._answered_by_person())
+                self._state["state"] = "PLANNING"
+            self._commit("answered", {"question_id": question_id, "kind": kind, "channel": src.channel})
+            self._advance()
+        return self.snapshot()
+
+    def approve_plan(self, revision: int, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
+        src = Source.coerce(source)
+        with self._changing():
+            self._expect_plan(revision)
+            self._state["approvals"].append(
+                {"kind": "plan", "plan_revision": revision, "source": src.to_dict()}
+            )
+            self._mark_pause_resolved("WAITING_FOR_PLAN_APPROVAL", by_person=src.channel != "machine")
+            self._state["state"] = "IMPLEMENTING"
+            self._commit("plan_approved", {"plan_revision": revision, "channel": src.channel})
+            store.kill_point("plan_approved")
+            self._advance()
+        return self.snapshot()
+
+    def reject_plan(
+        self, feedback: str, source: Source | Mapping[str, Any] | str, *, revision: int | None = None
+    ) -> dict[str, Any]:
+        """Send the plan back with feedback; a new plan revision follows."""
+        src = Source.coerce(source)
+        if not isinstance(feedback, str) or not feedback.strip():
+            raise UsageError("say what to change in the plan (--feedback TEXT)")
+        with self._changing():
+            self._expect_plan(revision if revision is not None else self._state["plan_revision"])
+            self._state["approvals"].append(
+                {
+                    "kind": "plan_rejected",
+                    "plan_revision": self._state["plan_revision"],
+                    "feedback": feedback,
+                    "source": src.to_dict(),
+                }
+            )
+            self._state["feedback"].append(feedback)
+            self._state["state"] = "PLANNING"
+            self._commit("plan_rejected", {"plan_revision": self._state["plan_revision"]})
+            self._advance()
+        return self.snapshot()
+
+    def approve_completion(self, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
+        """Apply the verified change to the workspace, checkpoint, then learn."""
+        src = Source.coerce(source)
+        with self._changing():
+            if self._state["state"] != "WAITING_FOR_COMPLETION_APPROVAL":
+                raise NotAwaitingInput(self._not_waiting("completion approval"))
+            self._state["approvals"].append({"kind": "completion", "source": src.to_dict()})
+            self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
+            self._state["state"] = "APPLYING"
+            self._commit("completion_approved", {"channel": src.channel})
+            store.kill_point("completion_approved")
+            self._advance()
+        return self.snapshot()
+
+    def cancel(self) -> dict[str, Any]:
+        """End the task. While another call is working, ask it to stop at its next step."""
+        with store.locked(self.run_dir, blocking=False) as got:
+            if not got:
+                store.write_text_atomic(self.run_dir / "cancel.request", store.now_iso() + "\n")
+                store.append_event(self.run_dir / "events.jsonl", "cancel_requested", {})
+                return self.snapshot()
+            self._reload()
+            if self._state["state"] in ENDS:
+                raise NotAwaitingInput(f"task {self.id} already ended ({self._state['state'].lower()})")
+            self._cancel_now()
+        return self.snapshot()
+
+    def resume(self) -> dict[str, Any]:
+        """Continue a task whose process stopped while it was working (after a crash or kill)."""
+        with self._changing():
+            if self._state["state"] in PAUSES:
+                return self.snapshot()
+            if self._state["state"] in ENDS:
+                if self._state["state"] == "COMPLETED" and self._state["learning"]["status"] == "pending":
+                    self._learn()
+                return self.snapshot()
+            store.append_event(self.run_dir / "events.jsonl", "resumed", {"state": self._state["state"]})
+            self._advance()
+        return self.snapshot()
+
+    # ------------------------------------------------------------------ the machine
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        with store.locked(self.run_dir):
+            self._reload()
+            yield
+
+    def _reload(self) -> None:
+        self._state = store.read_json(self.run_dir / "state.json")
+
+    def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
+        s = self._state
+        s["revision"] += 1
+        s["updated"] = store.now_iso()
+        store.write_json_atomic(self.run_dir / "state.json", s)
+        self._write_views()
+        store.append_event(
+            self.run_dir / "events.jsonl",
+            event,
+            {"state": s["state"], "revision": s["revision"], **(data or {})},
+        )
+        if self._on_change is not None:
+            try:
+                self._on_change(self.snapshot())
+            except Exception as exc:  # a face's callback must not break the run
+                store.append_event(self.run_dir / "events.jsonl", "on_change_failed", {"error": repr(exc)})
+
+    def _note(self, event: str, data: dict[str, Any]) -> None:
+        store.append_event(self.run_dir / "events.jsonl", event, data)
+
+    def _say(self, phase: str, message: str) -> None:
+        if self._progress is not None:
+            with contextlib.suppress(Exception):
+                self._progress(phase, message)
+
+    def _advance(self) -> None:
+        while self._state["state"] in WORKING:
+            if self._cancel_requested():
+                self._cancel_now()
+                return
+            current = self._state["state"]
+            store.kill_point(f"in:{current}")
+            try:
+                step = {
+                    "REQUIREMENTS": self._step_requirements,
+                    "PLANNING": self._step_planning,
+                    "IMPLEMENTING": self._step_implementing,
+                    "VERIFYING": self._step_verifying,
+                    "APPLYING": self._step_applying,
+                }[current]
+                step()
+            except AutoCodeError as exc:
+                self._fail(exc.kind, exc.message)
+            except Exception as exc:
+                self._fail("internalError", f"{type(exc).__name__}: {exc}")
+        if self._state["state"] in PAUSES:
+            entered = self._state["state"]
+            if entered not in self._state["paused_states"]:
+                self._state["paused_states"].append(entered)
+        if self._state["state"] == "COMPLETED" and self._state["learning"]["status"] == "pending":
+            self._learn()
+
+    def _fail(self, kind: str, message: str) -> None:
+        self._state["error"] = {"kind": kind, "message": message, "phase": PHASE_OF[self._state["state"]]}
+        self._state["result"] = {"status": "failed", "error": self._state["error"], "tests": self._state["tests"]}
+        self._state["state"] = "FAILED"
+        self._commit("failed", {"kind": kind, "message": message})
+
+    def _cancel_now(self) -> None:
+        self._state["state"] = "CANCELLED"
+        self._state["result"] = {"status": "cancelled"}
+        with contextlib.suppress(FileNotFoundError):
+            (self.run_dir / "cancel.request").unlink()
+        self._commit("cancelled", {})
+
+    def _cancel_requested(self) -> bool:
+        return (self.run_dir / "cancel.request").exists()
+
+    def _context(self) -> ProviderContext:
+        launch = self._launch
+        prep = launch.get("prep") or {}
+        recall = launch.get("recall") or {}
+        recalled = {
+            section: [str(m.get("content", m)) if isinstance(m, dict) else str(m) for m in recall.get(section) or []]
+            for section in ("project", "global")
+        }
+        return ProviderContext(
+            task_id=self.id,
+            brief=launch["brief"],
+            workspace=self.workspace,
+            copy=Path(prep["copy"]) if prep.get("copy") else None,
+            citations=list(launch.get("citations") or []),
+            project_conventions=list(launch.get("project_conventions") or []),
+            answers=ledger_mod.answers_for_context(self._state["ledger"]),
+            recalled=recalled,
+            feedback=list(self._state["feedback"]),
+            save_memory=self._save_memory,
+            note=self._note,
+        )
+
+    def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
+        from autocode.tasks.launch import save_memory
+
+        try:
+            result = save_memory(
+                self._launch.get("values", {}),
+                self.workspace,
+                str(self._launch.get("values", {}).get("agent") or "implementer"),
+                self.id,
+                content,
+                item,
+            )
+        except AutoCodeError as exc:
+            result = {"saved": False, "error": exc.kind, "message": exc.message}
+        self._note("memory_saved" if result.get("saved") else "memory_not_saved", {"result": result})
+        return result
+
+    def _use_role(self, role: str) -> Any:
+        config = ProviderConfig.from_dict(self._launch["provider"])
+        provider = provider_for(config, role)
+        route = {"role": role, "provider": provider.name, "model": provider.model}
+        if route not in self._state["routes"]:
+            self._state["routes"].append(route)
+        return provider
+
+    def _step_requirements(self) -> None:
+        self._say("requirements", "reading the brief and the repository")
+        ctx = self._context()
+        cites = self._use_role("investigator").investigate(ctx)
+        ctx.citations = list(dict.fromkeys([*ctx.citations, *cites]))
+        report = self._use_role("requirements").requirements(ctx)
+        known = {c["question"] for c in ctx.project_conventions}
+        at = store.now_iso()
+        led = self._state["ledger"]
+        led["questions"] = []
+        led["answers"] = []
+        reused: list[str] = []
+        for question in report.questions:
+            if question.convention and question.text in known:
+                reused.append(question.id)
+                continue
+            ledger_mod.issue_question(led, question.to_dict(), asked=True, at=at)
+        for decision in report.machine_decisions:
+            ledger_mod.issue_question(
+                led,
+                {"id": decision.question_id, "text": decision.text, "category": decision.category, "convention": decision.convention},
+                asked=False,
+                at=at,
+            )
+            ledger_mod.record_answer(
+                led, decision.question_id, decision.answer, "machine", {"channel": "machine", "actor": "requirements", "time": at}
+            )
+        data = report.to_dict()
+        data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
+        data["answered_by_project_data"] = reused
+        self._state["requirements"] = data
+        self._state["state"] = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
+        self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})
+
+    def _step_planning(self) -> None:
+        self._say("planning", "writing the plan")
+        ctx = self._context()
+        requirements = RequirementsReport.from_dict(self._state["requirements"])
+        plan = self._use_role("planner").plan(ctx, requirements)
+        self._state["plan_revision"] += 1
+        self._state["plan"] = plan.to_dict()
+        self._state["state"] = "WAITING_FOR_PLAN_APPROVAL"
+        self._commit("plan_ready", {"plan_revision": self._state["plan_revision"]})
+
+    def _step_implementing(self) -> None:
+        self._say("implementing", "changing the prep copy")
+        ctx = self._context()
+        if ctx.copy is None or not ctx.copy.is_dir():
+            raise UsageError(f"the prep copy {ctx.copy} is gone; start the task again")
+        diff_path = self.run_dir / "evidence" / "changes.diff"
+        if diff_path.exists() and _patch_already_applied(ctx.copy, diff_path):
+            diff = diff_path.read_text(encoding="utf-8", errors="surrogateescape")
+        else:
+            implementation = self._use_role("implementer").implement(ctx, Plan.from_dict(self._state["plan"]))
+            diff = implementation.diff
+            if not diff.strip():
+                raise AutoCodeError("the implementer produced no change", kind="emptyChange")
+            store.write_text_atomic(diff_path, diff)
+            _apply_in_copy(ctx.copy, diff_path)
+            store.kill_point("patched")
+        self._state["implementation"] = {"files": _diff_files(diff), "bytes": len(diff.encode())}
+        self._state["state"] = "VERIFYING"
+        self._commit("implemented", {"files": self._state["implementation"]["files"]})
+
+    def _step_verifying(self) -> None:
+        values = self._launch.get("values", {})
+        command = values.get("test_command")
+        if not command:
+            raise AutoCodeError(
+                "no test command is known for this repository; pass --test-command, or set test_command "
+                "in .autocode/config.toml",
+                kind="noTestCommand",
+            )
+        copy = Path(self._launch["prep"]["copy"])
+        package = (self._launch.get("options") or {}).get("package")
+        cwd = copy / package if package else copy
+        timeout = float(values.get("test_timeout") or 600)
+        self._say("verifying", f"running {command}")
+        tests = _run_tests(str(command), cwd, timeout, self._cancel_requested)
+        store.write_text_atomic(self.run_dir / "evidence" / "test-output.txt", tests.pop("output"))
+        store.write_json_atomic(self.run_dir / "evidence" / "tests.json", tests)
+        self._state["tests"] = tests
+        if tests["status"] == "cancelled":
+            self._cancel_now()
+            return
+        if tests["exit_code"] != 0:
+            self._state["review"] = None
+            raise AutoCodeError(
+                f"the tests failed in the copy ({tests['status']}, exit code {tests['exit_code']}); "
+                f"see {self.run_dir / 'evidence' / 'test-output.txt'}",
+                kind="testsFailed",
+            )
+        diff = self._read_text("evidence/changes.diff")
+        review = self._use_role("reviewer").review(self._context(), diff, tests["exit_code"])
+        self._state["review"] = review.to_dict()
+        self._state["state"] = "WAITING_FOR_COMPLETION_APPROVAL"
+        self._commit("verified", {"exit_code": tests["exit_code"]})
+
+    def _step_applying(self) -> None:
+        self._say("completed", "applying the change to the workspace")
+        diff_path = self.run_dir / "evidence" / "changes.diff"
+        # One task at a time changes the person's working tree.
+        with store.locked(runs_root(self.workspace)):
+            outcome = apply_to_workspace(self.workspace, diff_path)
+        store.kill_point("applied")
+        self._state["apply"] = outcome
+        checkpoint = {
+            "task_id": self.id,
+            "time": store.now_iso(),
+            "head": self._launch.get("head"),
+            "tests": self._state["tests"],
+            "apply": outcome,
+            "plan_revision": self._state["plan_revision"],
+            "approvals": self._state["approvals"],
+            "human_pause_states": self._state["human_pause_states"],
+        }
+        store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
+        self._state["result"] = {
+            "status": "completed",
+            "verified": True,
+            "tests": self._state["tests"],
+            "apply": outcome,
+            "files": (self._state["implementation"] or {}).get("files", []),
+        }
+        self._state["state"] = "COMPLETED"
+        self._commit("completed", {"apply": outcome["status"]})
+
+    def _learn(self) -> None:
+        from autocode.tasks.learning import learn
+
+        try:
+            outcome = learn(self.workspace, self._launch, self._state)
+        except Exception as exc:  # learning can never make completion fail
+            outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        self._state["learning"] = outcome
+        store.kill_point("learned")
+        self._commit("learned", {"learning": outcome.get("status")})
+
+    # ------------------------------------------------------------------ helpers
+
+    def _expect_plan(self, revision: int) -> None:
+        if self._state["state"] != "WAITING_FOR_PLAN_APPROVAL":
+            raise NotAwaitingInput(self._not_waiting("plan approval"))
+        if revision != self._state["plan_revision"]:
+            raise PlanRevisionMismatch(
+                f"plan revision {revision} is not the current one ({self._state['plan_revision']}); "
+                "review the current plan and approve that revision",
+                data={"current": self._state["plan_revision"]},
+            )
+
+    def _not_waiting(self, what: str) -> str:
+        state = self._state["state"]
+        needs = NEEDS_OF.get(state)
+        hint = f"it needs {needs.replace('_', ' ')}" if needs else "it is not waiting for anything"
+        return f"task {self.id} is not waiting for {what} (state {state}; {hint})"
+
+    def _answered_by_person(self) -> bool:
+        return any(a["kind"] != "machine" for a in self._state["ledger"]["answers"])
+
+    def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
+        if by_person and pause not in self._state["human_pause_states"]:
+            self._state["human_pause_states"].append(pause)
+
+    def _read_text(self, rel: str) -> str:
+        try:
+            return (self.run_dir / rel).read_text(encoding="utf-8", errors="surrogateescape")
+        except FileNotFoundError:
+            return ""
+
+    def _write_views(self) -> None:
+        s = self._state
+        rev = s["revision"]
+        store.write_json_atomic(self.run_dir / "ledger.json", {"revision": rev, **s["ledger"]})
+        if s["requirements"] is not None:
+            store.write_json_atomic(self.run_dir / "requirements.json", {"revision": rev, **s["requirements"]})
+        if s["plan"] is not None:
+            store.write_json_atomic(
+                self.run_dir / "plan.json", {"revision": rev, "plan_revision": s["plan_revision"], **s["plan"]}
+            )
+            store.write_text_atomic(self.run_dir / "plan.md", render_plan(s["plan"], s["plan_revision"]))
+        store.write_json_atomic(self.run_dir / "approvals.json", {"revision": rev, "approvals": s["approvals"]})
+
+    def _refresh_views_if_stale(self) -> None:
+        try:
+            seen = store.read_json(self.run_dir / "ledger.json").get("revision")
+        except (FileNotFoundError, ValueError):
+            seen = None
+        if seen != self._state["revision"]:
+            with store.locked(self.run_dir):
+                self._reload()
+                self._write_views()
+
+
+def render_plan(plan: dict[str, Any] | None, revision: int) -> str:
+    if not plan:
+        return ""
+    lines = [f"# Plan (revision {revision})", "", plan.get("summary", ""), "", "## Steps", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(plan.get("steps", []), 1)]
+    if plan.get("acceptance_criteria"):
+        lines += ["", "## Acceptance criteria", ""]
+        lines += [f"- {c}" for c in plan["acceptance_criteria"]]
+    if plan.get("citations"):
+        lines += ["", "## Cited", ""]
+        lines += [f"- `{c}`" for c in plan["citations"]]
+    return "\n".join(lines) + "\n"
+
+
+def list_tasks(workspace: Path | str) -> list[dict[str, Any]]:
+    """Snapshots of every task saved in the workspace, oldest first."""
+    root = _workspace_root(workspace)
+    out: list[dict[str, Any]] = []
+    base = runs_root(root)
+    if not base.is_dir():
+        return out
+    for entry in sorted(base.iterdir()):
+        if not TASK_ID.match(entry.name) or not (entry / "state.json").is_file():
+            continue
+        try:
+            out.append(TaskRun.load(root, entry.name).snapshot())
+        except (AutoCodeError, ValueError, OSError):
+            continue
+    return out
+
+
+def _check_package(root: Path, package: str | None) -> str | None:
+    if package is None:
+        return None
+    rel = Path(package)
+    if rel.is_absolute():
+        try:
+            rel = rel.resolve().relative_to(root)
+        except ValueError:
+            raise UsageError(f"--package {package} is outside the workspace {root}") from None
+    if ".." in rel.parts or not (root / rel).is_dir():
+        raise UsageError(f"--package {package} is not a folder inside the workspace; give its path relative to {root}")
+    return rel.as_posix()
+
+
+def _check_manifest(manifest: str | Path | None) -> Path | None:
+    if manifest is None:
+        return None
+    path = Path(manifest)
+    if not path.is_file():
+        raise UsageError(f"the manifest {path} does not exist; pass the path of the JSON manifest")
+    return path.resolve()
+
+
+def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str], None] | None) -> Any:
+    from autocode.prep import make_prep_copy
+
+    if progress is None:
+        return make_prep_copy(root, manifest=manifest)
+    report = progress
+
+    def copied(done: int, total: int) -> None:
+        if done == total or done % 2000 == 0:
+            report("requirements", f"prep copy: {done}/{total} entries")
+
+    return make_prep_copy(root, manifest=manifest, progress=copied)
+
+
+def _citations(root: Path) -> list[str]:
+    from autocode.prep import citations
+
+    return list(citations(root, limit=20))
+
+
+def _prep_dict(prep: Any) -> dict[str, Any]:
+    from autocode.tasks.launch import _plain
+
+    data = _plain(prep)
+    if not isinstance(data, dict) or not data.get("copy"):
+        raise UsageError("the prep result has no copy path")
+    return data
+
+
+def _ensure_gitignore(root: Path) -> None:
+    from autocode.record import ensure_gitignore
+
+    ensure_gitignore(root)
+
+
+def _outside_repo_env(directory: Path) -> dict[str, str]:
+    # The copy lives inside the workspace; stop git from finding the workspace's
+    # repository above it so paths in the patch are taken relative to the copy.
+    return {"GIT_CEILING_DIRECTORIES": str(directory.parent)}
+
+
+def _copy_git(args: list[str], copy: Path) -> subprocess.CompletedProcess[bytes]:
+    is_root = (copy / ".git").exists()
+    return gitsafe.run(args, copy, check=False, env=None if is_root else _outside_repo_env(copy))
+
+
+def _apply_in_copy(copy: Path, diff_path: Path) -> None:
+    proc = _copy_git(["apply", "--whitespace=nowarn", str(diff_path)], copy)
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise AutoCodeError(
+            f"the change does not apply to the prep copy: {message}", kind="patchDoesNotApply"
+        )
+
+
+def _patch_already_applied(copy: Path, diff_path: Path) -> bool:
+    return _copy_git(["apply", "--reverse", "--check", str(diff_path)], copy).returncode == 0
+
+
+def _diff_files(diff: str) -> list[str]:
+    files: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith("+++ ") or line.startswith("--- "):
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null":
+                continue
+            name = name[2:] if name[:2] in ("a/", "b/") else name
+            if name not in files:
+                files.append(name)
+    return files
+
+
+def _run_tests(
+    command: str, cwd: Path, timeout: float, cancelled: Callable[[], bool]
+) -> dict[str, Any]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"the test command {command!r} cannot be split into words: {exc}") from exc
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError) as exc:
+        return {
+            "command": command,
+            "cwd": cwd.name,
+            "exit_code": 127,
+            "status": "could_not_run",
+            "seconds": 0.0,
+            "output": f"could not run {argv[0]!r}: {exc}\n",
+            "output_tail": f"could not run {argv[0]!r}: {exc}\n",
+        }
+    status = "finished"
+    output = b""
+    while True:
+        try:
+            output, _ = proc.communicate(timeout=0.25)
+            break
+        except subprocess.TimeoutExpired:
+            over = time.monotonic() - started > timeout
+            if over or cancelled():
+                status = "timed_out" if over else "cancelled"
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                output, _ = proc.communicate()
+                break
+    text = output.decode("utf-8", "replace")
+    return {
+        "command": command,
+        "cwd": cwd.name,
+        "exit_code": proc.returncode,
+        "status": status,
+        "seconds": round(time.monotonic() - started, 3),
+        "output": text,
+        "output_tail": text[-OUTPUT_TAIL:],
+    }
+
+
+def apply_to_workspace(workspace: Path, diff_path: Path) -> dict[str, Any]:
+    """Apply the verified change to the person's workspace without losing their uncommitted work."""
+    patch = str(diff_path)
+    if not diff_path.is_file() or not diff_path.read_text(encoding="utf-8", errors="replace").strip():
+        return {"status": "nothing_to_apply", "conflicts": [], "message": "the task changed nothing"}
+    if gitsafe.run(["apply", "--reverse", "--check", patch], workspace, check=False).returncode == 0:
+        return {"status": "applied", "conflicts": [], "message": "the change was already in the workspace"}
+    if gitsafe.run(["apply", "--check", patch], workspace, check=False).returncode == 0:
+        gitsafe.run(["apply", patch], workspace)
+        return {"status": "applied", "conflicts": [], "message": "applied to the working tree"}
+    backup = gitsafe.run(["stash", "create"], workspace, check=False).stdout.decode().strip() or None
+    proc = gitsafe.run(["apply", "--3way", patch], workspace, check=False)
+    stderr = proc.stderr.decode("utf-8", "replace").strip()
+    if proc.returncode == 0:
+        return {"status": "applied", "conflicts": [], "message": "applied with a three-way merge", "backup": backup}
+    unmerged = gitsafe.run(["diff", "--name-only", "-z", "--diff-filter=U"], workspace, check=False).stdout
+    conflicts = [p.decode("utf-8", "surrogateescape") for p in gitsafe.split_z(unmerged)]
+    hint = f" Your work as it was is saved: `git stash apply {backup}`." if backup else ""
+    if conflicts:
+        message = "conflicts in " + ", ".join(conflicts) + ": resolve the markers and `git add` the files." + hint
+        status = "conflicts"
+    else:
+        message = f"the change does not apply to the workspace as it is now ({stderr}); nothing was changed." + hint
+        status = "not_applied"
+    return {"status": status, "conflicts": conflicts, "message": message, "backup": backup, "patch": patch}

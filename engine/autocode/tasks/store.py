@@ -1,0 +1,131 @@
+"""The run directory on disk: atomic JSON files, the append-only event log, the lock.
+
+`state.json` is the commit point of every change: it is replaced atomically
+(write to a temporary file in the same folder, fsync, rename, fsync the
+folder). The other files (ledger.json, plan.md, ...) are views written after
+it and rewritten from it when a crash left them behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+KILL_ENV = "AUTOCODE_TEST_KILL_AT"
+
+
+_hits: dict[str, int] = {}
+
+
+def kill_point(name: str) -> None:
+    """Test hook: SIGKILL this process at a named point.
+
+    AUTOCODE_TEST_KILL_AT=NAME kills at the first time NAME is reached,
+    NAME@N at the N-th time. Unset (always, outside tests) it does nothing.
+    """
+    wanted = os.environ.get(KILL_ENV)
+    if not wanted:
+        return
+    point, _, count = wanted.partition("@")
+    if point != name:
+        return
+    _hits[name] = _hits.get(name, 0) + 1
+    if _hits[name] >= int(count or 1):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data` so a reader sees either the old or the new file, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    kill_point(f"write:{path.name}")
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, data: Any) -> None:
+    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"))
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def append_event(path: Path, event: str, data: dict[str, Any] | None = None) -> None:
+    """Append one JSON line with O_APPEND in a single write, then fsync."""
+    record = {"time": now_iso(), "event": event, **(data or {})}
+    line = (json.dumps(record, sort_keys=False, default=str) + "\n").encode("utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        os.write(fd, line)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    """Every complete event; a line cut short by a crash is skipped."""
+    events: list[dict[str, Any]] = []
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return events
+    for line in raw.splitlines():
+        try:
+            item = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(item, dict):
+            events.append(item)
+    return events
+
+
+@contextlib.contextmanager
+def locked(run_dir: Path, *, blocking: bool = True) -> Iterator[bool]:
+    """Hold the run's lock file (flock) for a state change; yields False if not blocking and busy."""
+    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def now_iso() -> str:
+    t = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"

@@ -1,0 +1,64 @@
+"""Turning engine errors and bad arguments into JSON-RPC errors.
+
+Bad arguments are `-32602`; an `AutoCodeError` is `-32803` (RequestFailed) with
+`data = {kind, message, ...}` so a client can branch on the stable kind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from pygls.exceptions import JsonRpcException
+
+from autocode_lsp.protocol import INVALID_PARAMS, REQUEST_FAILED
+
+R = TypeVar("R")
+
+
+def invalid_arguments(message: str) -> JsonRpcException:
+    return JsonRpcException(
+        message=message, code=INVALID_PARAMS, data={"kind": "invalidArguments", "message": message}
+    )
+
+
+def domain_error(kind: str, message: str, **data: Any) -> JsonRpcException:
+    return JsonRpcException(
+        message=message, code=REQUEST_FAILED, data={"kind": kind, "message": message, **data}
+    )
+
+
+def from_engine(exc: BaseException) -> JsonRpcException:
+    """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments)."""
+    from autocode.errors import AutoCodeError, UsageError
+
+    if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
+        err = invalid_arguments(exc.message)
+        err.data = {**exc.data, **(err.data or {})}
+        return err
+    if isinstance(exc, AutoCodeError):
+        return domain_error(exc.kind, exc.message, **exc.data)
+    raise TypeError(f"not an engine error: {exc!r}")
+
+
+async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+    """Run blocking engine work in a thread; its AutoCodeError becomes a JSON-RPC error."""
+    from autocode.errors import AutoCodeError
+
+    try:
+        return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+    except AutoCodeError as exc:
+        raise from_engine(exc) from exc
+    except ModuleNotFoundError as exc:
+        if not (exc.name or "").startswith("autocode"):
+            raise
+        raise not_available(exc.name or "autocode") from exc
+
+
+def not_available(module: str) -> JsonRpcException:
+    return domain_error(
+        "notAvailable",
+        f"this AutoCode installation has no {module} yet; install a version that has it",
+    )

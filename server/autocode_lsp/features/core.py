@@ -1,0 +1,26 @@
+"""`autocode.protocol.info`: what this server speaks and what this session gets."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from autocode_lsp import __version__, protocol
+from autocode_lsp.server import available_features
+from autocode_lsp.workspaces import session_folders
+
+if TYPE_CHECKING:
+    from autocode_lsp.server import AutoCodeServer
+
+
+async def protocol_info(server: AutoCodeServer, args: protocol.NoArgs) -> protocol.ProtocolInfo:
+    return protocol.ProtocolInfo(
+        protocol_version=protocol.PROTOCOL_VERSION,
+        server_version=__version__,
+        features=available_features(),
+        commands=[c.name for c in protocol.COMMANDS],
+        client_opted_in=server.opted_in,
+        workspaces=[str(p) for p in session_folders(server)],
+    )
+
+
+HANDLERS: dict[str, Any] = {protocol.PROTOCOL_INFO: protocol_info}

@@ -1,0 +1,945 @@
+"""AutoCode's LSP protocol: the one place that names every command, custom method,
+argument and result shape, error kind and feature.
+
+The server registers its handlers from `COMMANDS`, validates arguments with
+`parse_arguments`, and `docs/protocol.md` is rendered from this module by
+`render_markdown` (a test fails when the document is stale). Models are attrs
+classes because pygls already loads attrs and cattrs, so `initialize` pays nothing
+for them; Python names are snake_case and the wire is camelCase.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal, TypeVar
+
+import attrs
+import cattrs
+from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+PROTOCOL_VERSION = "1.0"
+"""Bumped in its major part when a client written for an older version would break."""
+
+EXPERIMENTAL_KEY = "autocode"
+"""`capabilities.experimental.autocode`: the client's opt-in and the server's advertisement."""
+
+# JSON-RPC error codes the server uses.
+INVALID_PARAMS = -32602
+REQUEST_FAILED = -32803
+
+T = TypeVar("T")
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+# --------------------------------------------------------------------------- shared shapes
+
+
+@attrs.define(kw_only=True)
+class Question:
+    """One question a task asks a person."""
+
+    id: str
+    text: str
+    category: str | None
+    convention: str | None
+    """Set when the answer may be learned as a project convention."""
+    default: str | None
+    """The proposed default answer, if any."""
+    choices: list[str]
+    """Answers a client may offer as buttons (the proposed default when there is one)."""
+
+
+@attrs.define(kw_only=True)
+class TaskNeeds:
+    """What a paused task waits for; `kind` is null while it works or after it ended."""
+
+    kind: Literal["answer_questions", "approve_plan", "approve_completion"] | None
+    questions: list[Question]
+    """Open questions when `kind` is `answer_questions`."""
+    plan_revision: int | None
+    """The plan revision to approve when `kind` is `approve_plan`."""
+    plan: dict[str, Any] | None
+    markdown: str | None
+    """The plan as Markdown."""
+    plan_uri: str | None
+    """`file://` URI of the plan document (what `window/showDocument` opens)."""
+    diff: str | None
+    """The verified change when `kind` is `approve_completion`."""
+    files: list[Any]
+    tests: dict[str, Any] | None
+    review: dict[str, Any] | None
+
+
+@attrs.define(kw_only=True)
+class TaskSnapshot:
+    """The full state of one task run. `revision` increases with every change."""
+
+    id: str
+    workspace: str
+    brief: str
+    state: str
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
+    phase: str
+    revision: int
+    needs: TaskNeeds
+    done: bool
+    result: dict[str, Any] | None
+    """The engine's result once the task ended (status, tests, applied change)."""
+    error: dict[str, Any] | None
+    learning: dict[str, Any] | None
+    """What completion learned into `.autocode/project.json`."""
+    run_dir: str
+    copy: str | None
+    """The prep copy the task works in."""
+    human_pause_states: list[str]
+    created: str
+    updated: str
+
+
+@attrs.define(kw_only=True)
+class Memory:
+    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
+
+    id: str
+    content: str
+    category: str | None
+    scope: str
+    repository: str | None
+    """The portable repository key (never a path of this machine) of a project memory."""
+    owner: str | None
+    """The agent the memory belongs to; null for a team memory."""
+    shared: bool
+    created_at: str
+    updated_at: str
+    run_id: str | None
+    score: float | None
+    """Relevance for search and recall results; null elsewhere."""
+
+
+# --------------------------------------------------------------------------- command arguments
+
+
+@attrs.define(kw_only=True)
+class NoArgs:
+    """The command takes no arguments (an empty object or no argument at all)."""
+
+
+@attrs.define(kw_only=True)
+class WorkspaceArgs:
+    workspace: str | None = None
+    """A folder path or `file://` URI. Default: the session's workspace folder."""
+
+
+@attrs.define(kw_only=True)
+class ForgetArgs:
+    workspace: str | None = None
+    confirm: bool = False
+    """Must be `true`: forgetting removes the learned record for good."""
+
+
+@attrs.define(kw_only=True)
+class PrepRunArgs:
+    workspace: str | None = None
+    manifest: str | None = None
+    """Path of a JSON manifest of declared public inputs (relative to the workspace or absolute)."""
+
+
+@attrs.define(kw_only=True)
+class TaskStartArgs:
+    brief: str
+    workspace: str | None = None
+    package: str | None = None
+    """A package folder inside a monorepo; the learned test command is then not used."""
+    test_command: str | None = None
+    """Overrides every other source of the test command for this task (the `flag` layer)."""
+    manifest: str | None = None
+    """Make a checked prep copy with these declared inputs first (see `autocode.prep.run`)."""
+
+
+@attrs.define(kw_only=True)
+class TaskRefArgs:
+    task_id: str
+    workspace: str | None = None
+    """Where the task lives. Default: the session's folders are searched for the task."""
+
+
+@attrs.define(kw_only=True)
+class TaskAnswerArgs:
+    task_id: str
+    question_id: str
+    text: str
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True)
+class TaskApprovePlanArgs:
+    task_id: str
+    revision: int
+    """The plan revision the person reviewed; a newer plan fails with `planRevisionMismatch`."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True)
+class TaskRejectPlanArgs:
+    task_id: str
+    feedback: str
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemorySaveArgs:
+    content: str
+    workspace: str | None = None
+    category: str | None = None
+    scope: Literal["project", "global"] | None = None
+    """Default: `project` when the session has a repository, else `global`."""
+    shared: bool = False
+    """With `agent`: `true` saves a team memory, `false` a memory of that agent only."""
+    agent: str | None = None
+    """The agent whose memory this is. Default: none, a person saving for the team."""
+
+
+@attrs.define(kw_only=True)
+class MemorySearchArgs:
+    query: str
+    workspace: str | None = None
+    scope: Literal["all", "project", "global"] = "all"
+    owner: Literal["all", "self", "team"] = "all"
+    limit: int = 10
+    agent: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemoryListArgs:
+    workspace: str | None = None
+    scope: Literal["all", "project", "global"] = "all"
+    owner: Literal["all", "self", "team"] = "all"
+    agent: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemoryDeleteArgs:
+    id: str
+    workspace: str | None = None
+    agent: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemoryRecallArgs:
+    brief: str
+    workspace: str | None = None
+    agent: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemoryPlanPromotionArgs:
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True)
+class MemoryApplyPromotionArgs:
+    ids: list[str]
+    """Ids of memories from a plan returned by `autocode.memory.planPromotion`."""
+    workspace: str | None = None
+
+
+# --------------------------------------------------------------------------- command results
+
+
+@attrs.define(kw_only=True)
+class ProtocolInfo:
+    protocol_version: str
+    server_version: str
+    features: list[str]
+    commands: list[str]
+    client_opted_in: bool
+    """Whether this session receives the `autocode/*` notifications and requests."""
+    workspaces: list[str]
+    """The session's workspace folders as paths (empty: no repository in context)."""
+
+
+@attrs.define(kw_only=True)
+class DoctorResult:
+    report: dict[str, Any]
+    """The engine's doctor report (the shape of `autocode doctor --json`)."""
+    text: str
+    """The same report as readable text; the server also logs it."""
+
+
+@attrs.define(kw_only=True)
+class ForgetResult:
+    removed: bool
+    path: str
+
+
+@attrs.define(kw_only=True)
+class PrepResult:
+    """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
+
+    id: str
+    workspace: str | None
+    copy: str
+    head: str | None
+    inputs: list[dict[str, Any]]
+    """The declared inputs, each verified in the workspace and in the copy."""
+    counts: dict[str, Any]
+    nested_components: list[Any]
+    handoff: dict[str, Any] | None
+
+
+@attrs.define(kw_only=True)
+class TaskList:
+    tasks: list[TaskSnapshot]
+
+
+@attrs.define(kw_only=True)
+class MemorySaveResult:
+    """A refused save is an error (`memoryRefused`); these are the other outcomes."""
+
+    saved: bool
+    id: str | None
+    """The new memory's id when `saved`."""
+    duplicate_of: str | None
+    """Id of the memory that already says the same thing (then `saved` is false)."""
+    skill: str | None
+    """Name of the skill made instead, when the content is reusable know-how."""
+    scope: str | None
+    repository: str | None
+    evicted: list[dict[str, Any]]
+    """Oldest memories removed because the agent's bucket went over its cap."""
+    message: str
+    """What happened, in words a person can read."""
+
+
+@attrs.define(kw_only=True)
+class MemoryList:
+    memories: list[Memory]
+
+
+@attrs.define(kw_only=True)
+class MemorySearchResult:
+    query: str
+    method: str
+    """How results were ranked: by meaning and keywords, or keywords and recency."""
+    memories: list[Memory]
+
+
+@attrs.define(kw_only=True)
+class MemoryDeleteResult:
+    deleted: Memory
+
+
+@attrs.define(kw_only=True)
+class RecallReceipt:
+    method: str
+    reason: str
+    repository: str | None
+    project: list[Memory]
+    global_: list[Memory]
+    text: str
+    """Both sections as Markdown, as a task would receive them."""
+
+
+@attrs.define(kw_only=True)
+class PromotionCandidate:
+    memory_id: str
+    name: str
+    description: str
+    category: str | None
+    content: str
+    agents: list[str]
+    scope: str
+    repository: str | None
+
+
+@attrs.define(kw_only=True)
+class PromotionPlan:
+    scanned: int
+    candidates: list[PromotionCandidate]
+
+
+@attrs.define(kw_only=True)
+class PromotionApplied:
+    skills: list[dict[str, Any]]
+    removed: list[str]
+    """Ids of the memories that became skills (and are gone)."""
+
+
+# --------------------------------------------------------------------------- custom methods
+
+
+@attrs.define(kw_only=True)
+class TaskDidChangeParams:
+    task: TaskSnapshot
+    revision: int
+    """Equal to `task.revision`; a client drops a notification older than the last it saw."""
+
+
+@attrs.define(kw_only=True)
+class AskQuestionParams:
+    task_id: str
+    revision: int
+    question: Question
+
+
+@attrs.define(kw_only=True)
+class AskQuestionResult:
+    answer: str | None
+    """`null` leaves the question open (it can be answered later with `autocode.task.answer`)."""
+
+
+@attrs.define(kw_only=True)
+class ReviewPlanParams:
+    task_id: str
+    revision: int
+    plan_revision: int
+    plan: str
+    """The plan as Markdown."""
+    plan_uri: str | None
+
+
+@attrs.define(kw_only=True)
+class ReviewPlanResult:
+    decision: Literal["approve", "reject", "later"]
+    feedback: str | None = None
+    """Required when `decision` is `reject`."""
+
+
+# --------------------------------------------------------------------------- registry
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    args: type[Any]
+    result: type[Any]
+    summary: str
+    feature: str
+    errors: tuple[str, ...] = ()
+    example: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    name: str
+    direction: Literal["notification", "request"]
+    params: type[Any]
+    result: type[Any] | None
+    summary: str
+    capability: str
+    example: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    kind: str
+    code: int
+    meaning: str
+    what_to_do: str
+
+
+C = "autocode."
+
+PROTOCOL_INFO = C + "protocol.info"
+DOCTOR = C + "doctor"
+PROJECT_FORGET = C + "project.forget"
+PREP_RUN = C + "prep.run"
+TASK_START = C + "task.start"
+TASK_ANSWER = C + "task.answer"
+TASK_APPROVE_PLAN = C + "task.approvePlan"
+TASK_REJECT_PLAN = C + "task.rejectPlan"
+TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
+TASK_CANCEL = C + "task.cancel"
+TASK_RESUME = C + "task.resume"
+TASK_GET = C + "task.get"
+TASK_LIST = C + "task.list"
+MEMORY_SAVE = C + "memory.save"
+MEMORY_SEARCH = C + "memory.search"
+MEMORY_DELETE = C + "memory.delete"
+MEMORY_LIST = C + "memory.list"
+MEMORY_RECALL = C + "memory.recall"
+MEMORY_PLAN_PROMOTION = C + "memory.planPromotion"
+MEMORY_APPLY_PROMOTION = C + "memory.applyPromotion"
+
+TASK_DID_CHANGE = "autocode/task/didChange"
+TASK_ASK_QUESTION = "autocode/task/askQuestion"
+TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
+
+FEATURES: tuple[str, ...] = ("doctor", "forget", "prep", "tasks", "memory", "progress")
+"""What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
+
+_TASK_ERRORS = ("noRepository", "taskNotFound")
+
+COMMANDS: tuple[CommandSpec, ...] = (
+    CommandSpec(PROTOCOL_INFO, NoArgs, ProtocolInfo,
+                "Protocol version, server version, features and this session's opt-in state.",
+                "core"),
+    CommandSpec(DOCTOR, WorkspaceArgs, DoctorResult,
+                "Every setting with its origin, the learned record's health, memory and environment. "
+                "The text is also written to the log (window/logMessage).",
+                "doctor", ("noRepository",)),
+    CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
+                "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
+                "forget", ("confirmationRequired", "noRepository"),
+                {"workspace": "file:///path/to/project", "confirm": True}),
+    CommandSpec(PREP_RUN, PrepRunArgs, PrepResult,
+                "Make a checked prep copy of the workspace with its declared public inputs. "
+                "Reports $/progress when the client supports it.",
+                "prep", ("noRepository", "setupError")),
+    CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
+                "Start a coding task. Returns the first snapshot; the task goes on in the server "
+                "and asks for what it needs (see the custom methods and the plain-client flow).",
+                "tasks", ("noRepository", "setupError"),
+                {"brief": "Add a --verbose flag to the CLI", "workspace": "file:///path/to/project"}),
+    CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
+                "Answer one open question of a task, recorded as the person's answer "
+                "with the source lsp:<client name>.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
+                "Approve the plan revision the person reviewed.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch")),
+    CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
+                "Send the plan back with feedback; the task plans again.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
+                "Accept the verified result; the task completes and learns the project's facts.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
+                "Cancel a task. Its run folder stays for inspection.",
+                "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
+                "Continue a task whose server stopped while it was working (a paused or ended "
+                "task is returned as it is).", "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
+                "The current snapshot of one task.", "tasks", _TASK_ERRORS,
+                {"taskId": "t-20260101-120000-a1b2c3"}),
+    CommandSpec(TASK_LIST, WorkspaceArgs, TaskList,
+                "Every task of the workspace (all folders of the session when no workspace is "
+                "given), newest first, including those an earlier server left waiting.",
+                "tasks", ("noRepository",)),
+    CommandSpec(MEMORY_SAVE, MemorySaveArgs, MemorySaveResult,
+                "Save a durable memory. Content tied to one task, run or commit is refused "
+                "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
+                "answers `saved: false`.",
+                "memory", ("memoryRefused", "noRepository"),
+                {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
+    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,
+                "Memories visible here (this repository plus global, own plus team), best first.",
+                "memory", ("noRepository",), {"query": "database tests", "limit": 5}),
+    CommandSpec(MEMORY_DELETE, MemoryDeleteArgs, MemoryDeleteResult,
+                "Delete one memory by id.", "memory", ("memoryNotFound",)),
+    CommandSpec(MEMORY_LIST, MemoryListArgs, MemoryList,
+                "Memories visible here, newest first.", "memory", ("noRepository",)),
+    CommandSpec(MEMORY_RECALL, MemoryRecallArgs, RecallReceipt,
+                "What a task with this brief would be given: up to 8 project and 8 global memories.",
+                "memory"),
+    CommandSpec(MEMORY_PLAN_PROMOTION, MemoryPlanPromotionArgs, PromotionPlan,
+                "Propose team memories to turn into skills. Writes nothing.", "memory"),
+    CommandSpec(MEMORY_APPLY_PROMOTION, MemoryApplyPromotionArgs, PromotionApplied,
+                "Turn the chosen candidates into skills and remove their memories.",
+                "memory", ("memoryNotFound",)),
+)
+
+METHODS: tuple[MethodSpec, ...] = (
+    MethodSpec(TASK_DID_CHANGE, "notification", TaskDidChangeParams, None,
+               "Sent after every change of a task this session started or touched, with the "
+               "full snapshot. Revisions only increase.", "experimental.autocode"),
+    MethodSpec(TASK_ASK_QUESTION, "request", AskQuestionParams, AskQuestionResult,
+               "Asks the person one question of a task. The answer is recorded as human with "
+               "the source lsp:<client name>.", "experimental.autocode",
+               {"taskId": "t-1", "revision": 3,
+                "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
+                             "convention": "test-naming", "default": "Describe the behaviour",
+                             "choices": ["Describe the behaviour"]}}),
+    MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
+               "Shows the plan for approval. `approve` approves exactly `planRevision`; "
+               "`later` leaves it waiting for `autocode.task.approvePlan`.",
+               "experimental.autocode"),
+)
+
+ERROR_KINDS: tuple[ErrorKind, ...] = (
+    ErrorKind("invalidArguments", INVALID_PARAMS, "An argument is missing, unknown or of the wrong type.",
+              "Fix the argument named in the message."),
+    ErrorKind("noRepository", REQUEST_FAILED,
+              "The command needs a repository and the session has no workspace folder "
+              "(also: a memory with `scope: project` there).",
+              "Open a folder or pass `workspace`."),
+    ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
+              "Ask the person, then call again with `confirm: true`."),
+    ErrorKind("taskNotFound", REQUEST_FAILED, "No task with that id in the workspace.",
+              "List tasks with `autocode.task.list`."),
+    ErrorKind("notAwaitingInput", REQUEST_FAILED, "The task is not waiting for that input now.",
+              "Fetch the snapshot (`autocode.task.get`) and act on its `needs`."),
+    ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
+              "Review the current plan and approve its revision."),
+    ErrorKind("memoryRefused", REQUEST_FAILED,
+              "The memory was not saved: it is tied to one task (a task key, PR or issue number, "
+              "commit, column move, \"this task\") or holds a credential. `data.reason` is one of "
+              "task_key, pr_or_issue, commit_sha, column_move, this_task, credential; "
+              "`data.belongs` says where it belongs; `data.suggestion` may hold a durable rewording.",
+              "Save the durable fact instead, or put the note in the task."),
+    ErrorKind("memoryNotFound", REQUEST_FAILED, "No memory with that id is visible here.",
+              "Search or list memories for the id."),
+    ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
+              "See the message and `autocode.doctor`'s memory section."),
+    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable. "
+              "Prep reports finer kinds too: `manifestInvalid`, `preflightFailed`, "
+              "`aliasToIgnored`, `changedDuringCopy`, `workspaceInvalid`, `destinationUnsafe`.",
+              "Follow the remedy in the message; the prep copy stays for inspection."),
+    ErrorKind("settingsError", REQUEST_FAILED, "A settings file cannot be read.",
+              "Fix the file the message names."),
+    ErrorKind("providerError", REQUEST_FAILED, "The model provider is misconfigured or failed.",
+              "See the message; `autocode.doctor` shows the provider settings."),
+    ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
+              "See the message."),
+    ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
+    ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
+              "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
+              "Wait a moment and try again."),
+    ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
+)
+
+
+# --------------------------------------------------------------------------- the wire converter
+
+
+def _strict(kind: type[Any] | tuple[type[Any], ...], label: str) -> Callable[[Any, Any], Any]:
+    def hook(value: Any, _: Any) -> Any:
+        # bool is an int in Python; a JSON `true` is not a number on the wire.
+        if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+            raise TypeError(f"expected {label}, got a boolean")
+        if not isinstance(value, kind):
+            raise TypeError(f"expected {label}, got {type(value).__name__}")
+        return value
+
+    return hook
+
+
+def _make_converter() -> cattrs.Converter:
+    conv = cattrs.Converter(forbid_extra_keys=True)
+    conv.register_structure_hook(str, _strict(str, "a string"))
+    conv.register_structure_hook(bool, _strict(bool, "true or false"))
+    conv.register_structure_hook(int, _strict(int, "an integer"))
+    conv.register_structure_hook(float, _strict((int, float), "a number"))
+
+    def structure_factory(cl: type[Any]) -> Any:
+        overrides = {a.name: override(rename=camel(a.name.rstrip("_"))) for a in attrs.fields(cl)}
+        return make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **overrides)  # type: ignore[arg-type]
+
+    def unstructure_factory(cl: type[Any]) -> Any:
+        overrides = {a.name: override(rename=camel(a.name.rstrip("_"))) for a in attrs.fields(cl)}
+        return make_dict_unstructure_fn(cl, conv, **overrides)  # type: ignore[arg-type]
+
+    def list_factory(tp: Any) -> Any:
+        (item,) = typing.get_args(tp) or (Any,)
+
+        def hook(value: Any, _: Any) -> list[Any]:
+            if not isinstance(value, list):
+                raise TypeError(f"expected a list, got {type(value).__name__}")
+            inner = conv.get_structure_hook(item)
+            out = []
+            for index, element in enumerate(value):
+                try:
+                    out.append(inner(element, item))
+                except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as exc:
+                    raise TypeError(
+                        f"expected a list of {_type_text(item)}; item {index} is not one"
+                    ) from exc
+            return out
+
+        return hook
+
+    def is_list(tp: Any) -> bool:
+        return typing.get_origin(tp) is list
+
+    conv.register_structure_hook_factory(is_list, list_factory)
+    conv.register_structure_hook_factory(attrs.has, structure_factory)
+    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    return conv
+
+
+converter = _make_converter()
+
+
+class InvalidArguments(ValueError):
+    """Arguments that do not match a command's shape; the message names each problem."""
+
+
+def parse_arguments(spec: CommandSpec, arguments: Sequence[Any]) -> Any:
+    """The command's typed arguments from `workspace/executeCommand`'s `arguments` list.
+
+    A command takes one object; no argument at all means `{}`.
+    """
+    if len(arguments) > 1:
+        raise InvalidArguments(
+            f"{spec.name} takes one object argument, got {len(arguments)} arguments"
+        )
+    raw = arguments[0] if arguments else {}
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidArguments(
+            f"{spec.name} takes one JSON object as its argument, got {type(raw).__name__}"
+        )
+    return structure(raw, spec.args, what=spec.name)
+
+
+def structure(raw: Any, cls: type[T], *, what: str) -> T:
+    try:
+        return converter.structure(raw, cls)
+    except (cattrs.BaseValidationError, TypeError, ValueError, KeyError) as exc:
+        if isinstance(exc, cattrs.BaseValidationError):
+            problems = [
+                _wire_path(p)
+                for p in cattrs.transform_error(exc, path="", format_exception=_describe)
+            ]
+        else:
+            problems = [str(exc)]
+        raise InvalidArguments(
+            f"invalid arguments for {what}: " + "; ".join(problems)
+            + " (the shapes are in docs/protocol.md)"
+        ) from exc
+
+
+def _describe(exc: BaseException, tp: Any) -> str:
+    if isinstance(exc, KeyError):
+        return "is required"
+    if isinstance(exc, cattrs.ForbiddenExtraKeysError):
+        names = ", ".join(sorted(exc.extra_fields))
+        return f"has unknown field(s): {names}"
+    if typing.get_origin(tp) is Literal:
+        return "must be one of " + ", ".join(f'"{a}"' for a in typing.get_args(tp))
+    if isinstance(exc, TypeError) and str(exc).startswith("expected "):
+        return str(exc)
+    if isinstance(exc, AttributeError | TypeError) and tp is not None and attrs.has(tp):
+        return "expected a JSON object"
+    return f"is not valid ({_type_text(tp) if tp is not None else exc})"
+
+
+def _wire_path(problem: str) -> str:
+    # cattrs reports Python field names; the person reading it wrote camelCase.
+    if " @ " not in problem:
+        return problem
+    text, path = problem.rsplit(" @ ", 1)
+    parts = [camel(p) if p and not p.startswith("[") else p for p in path.split(".")]
+    where = ".".join(p for p in parts if p)
+    return f"`{where}` {text}" if where else f"the argument object {text}"
+
+
+def to_wire(value: Any) -> Any:
+    """JSON-ready data for a model (every field present, camelCase keys)."""
+    return converter.unstructure(value)
+
+
+COMMANDS_BY_NAME: dict[str, CommandSpec] = {c.name: c for c in COMMANDS}
+
+
+# --------------------------------------------------------------------------- docs/protocol.md
+
+
+def _type_text(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is type(None):
+        return "null"
+    if tp is Any:
+        return "any"
+    if origin is Literal:
+        return " | ".join(f'"{a}"' for a in args)
+    if origin in (typing.Union, types.UnionType):
+        return " | ".join(_type_text(a) for a in args)
+    if origin is list:
+        inner = _type_text(args[0])
+        return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if origin is dict:
+        return "object"
+    if isinstance(tp, type) and attrs.has(tp):
+        return tp.__name__
+    return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(tp, str(tp))
+
+
+def _field_docs(cls: type[Any]) -> dict[str, str]:
+    """Attribute docstrings (the string literal after a field) from the class source."""
+    import ast
+    import inspect
+    import textwrap
+
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, nxt in itertools.pairwise(body):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(nxt, ast.Expr)
+            and isinstance(nxt.value, ast.Constant)
+            and isinstance(nxt.value.value, str)
+        ):
+            docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
+
+
+def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
+    if cls in seen:
+        return
+    seen.add(cls)
+    hints = typing.get_type_hints(cls)
+    docs = _field_docs(cls)
+    doc = " ".join((cls.__doc__ or "").split())
+    out.append(f"#### `{cls.__name__}`\n")
+    if doc and not doc.startswith(cls.__name__ + "("):
+        out.append(doc + "\n")
+    fields = attrs.fields(cls)
+    if not fields:
+        out.append("`{}` (no fields)\n")
+        return
+    out.append("| field | type | required | notes |")
+    out.append("| --- | --- | --- | --- |")
+    nested: list[type[Any]] = []
+    for a in fields:
+        tp = hints[a.name]
+        required = a.default is attrs.NOTHING
+        default = ""
+        if not required:
+            dv = a.default.factory() if hasattr(a.default, "factory") else a.default
+            default = f"default `{_json(dv)}`. "
+        out.append(
+            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp)}` | {'yes' if required else 'no'} "
+            f"| {default}{docs.get(a.name, '')} |".replace("  |", " |")
+        )
+        nested.extend(_attrs_in(tp))
+    out.append("")
+    for n in nested:
+        _shape(n, seen, out)
+
+
+def _attrs_in(tp: Any) -> list[type[Any]]:
+    if isinstance(tp, type) and attrs.has(tp):
+        return [tp]
+    found: list[type[Any]] = []
+    for a in typing.get_args(tp):
+        found.extend(_attrs_in(a))
+    return found
+
+
+def _json(value: Any) -> str:
+    import json
+
+    return json.dumps(value)
+
+
+def render_markdown() -> str:
+    """The text of docs/protocol.md."""
+    import json
+
+    out: list[str] = [
+        "# AutoCode language server protocol",
+        "",
+        "<!-- Generated from server/autocode_lsp/protocol.py by "
+        "`python -m autocode_lsp --print-protocol-doc`. Do not edit by hand. -->",
+        "",
+        f"Protocol version **{PROTOCOL_VERSION}**. Start the server with `autocode-lsp` "
+        "(stdio, the default), `autocode-lsp --tcp 127.0.0.1:PORT` or "
+        "`autocode-lsp --ws 127.0.0.1:PORT`. Over TCP and WebSocket the server keeps "
+        "listening after a client disconnects, so a client can reconnect and pick up its "
+        "tasks (tasks live on disk, not in the server).",
+        "",
+        "## Two kinds of client",
+        "",
+        "Every capability works through `workspace/executeCommand` and standard LSP messages, "
+        "so any client can drive AutoCode:",
+        "",
+        "- A question with choices arrives as `window/showMessageRequest`; the chosen title is "
+        "the answer. A free-text question arrives as `window/showMessage`, answer it with "
+        "`autocode.task.answer`.",
+        "- A plan to review opens with `window/showDocument`; approve it with "
+        "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`).",
+        "- Long work (prep copies, task phases) reports `$/progress` only when the client set "
+        "`window.workDoneProgress` in its capabilities. Cancelling that progress cancels the task.",
+        "",
+        "A client that opts in with `capabilities.experimental.autocode` set to an object "
+        '(for example `{"protocolVersion": "1.0"}`) gets instead the custom methods below: '
+        "`autocode/task/didChange` after every change, and the requests "
+        "`autocode/task/askQuestion` and `autocode/task/reviewPlan`. It then receives neither "
+        "the showMessageRequest questions nor the showDocument plans. A client that does not "
+        "opt in never receives an `autocode/*` message.",
+        "",
+        "The server answers `initialize` with `capabilities.experimental.autocode` = "
+        "`{protocolVersion, serverVersion, features}` (the same as `autocode.protocol.info`).",
+        "",
+        "Answers and approvals that arrive through the server are recorded as a person's, "
+        "with the source `lsp:<clientInfo.name>`. Nothing the server decides by itself is.",
+        "",
+        "## Workspace",
+        "",
+        "A command's own `workspace` argument (a path or a `file://` URI) wins; otherwise the "
+        "session's workspace folder is used. With several folders, task commands that name a "
+        "task find it in any folder, and other commands need `workspace`. A session without a "
+        "folder has no repository in context: memory commands see and save global memories "
+        "only, and task, prep, doctor and forget commands fail with `noRepository`.",
+        "",
+        "## Errors",
+        "",
+        f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "
+        f"Domain errors fail with `{REQUEST_FAILED}` (RequestFailed) and `error.data` = "
+        "`{kind, message, ...}`; `kind` is stable, the message may change. The engine may "
+        "report kinds beyond this table; a client should show the message of any kind.",
+        "",
+        "| kind | code | meaning | what to do |",
+        "| --- | --- | --- | --- |",
+    ]
+    for e in ERROR_KINDS:
+        out.append(f"| `{e.kind}` | {e.code} | {e.meaning} | {e.what_to_do} |")
+    out += [
+        "",
+        f"Features (listed in `features`): {', '.join(f'`{f}`' for f in FEATURES)}.",
+        "",
+        "## Commands",
+        "",
+        "Each command takes one JSON object as its only argument "
+        "(`arguments: [{...}]`; no argument means `{}`) and returns one JSON object. "
+        "Unknown fields are errors.",
+        "",
+    ]
+    seen: set[type[Any]] = set()
+    for c in COMMANDS:
+        out.append(f"### `{c.name}`\n")
+        out.append(c.summary + "\n")
+        out.append(f"- arguments: `{c.args.__name__}`; result: `{c.result.__name__}`")
+        if c.errors:
+            out.append("- errors: " + ", ".join(f"`{k}`" for k in c.errors))
+        out.append("")
+        if c.example is not None:
+            out.append("```json")
+            out.append(json.dumps({"command": c.name, "arguments": [c.example]}, indent=2))
+            out.append("```\n")
+    out += ["## Custom methods (opted-in clients only)", ""]
+    for m in METHODS:
+        out.append(f"### `{m.name}` ({m.direction}, server to client)\n")
+        out.append(m.summary + "\n")
+        out.append(f"- enabled by: `{m.capability}`")
+        out.append(f"- params: `{m.params.__name__}`"
+                   + (f"; result: `{m.result.__name__}`" if m.result else ""))
+        out.append("")
+        if m.example is not None:
+            out.append("```json")
+            out.append(json.dumps(m.example, indent=2))
+            out.append("```\n")
+    out += ["## Shapes", ""]
+    models: list[type[Any]] = []
+    for c in COMMANDS:
+        models += [c.args, c.result]
+    for m in METHODS:
+        models += [m.params] + ([m.result] if m.result else [])
+    for cls in models:
+        _shape(cls, seen, out)
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,280 @@
+"""The whole task flow through the CLI and the public TaskRun interface, on real sample repositories."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from autocode.errors import UsageError
+from autocode.tasks import (
+    NoRepository,
+    NotAwaitingInput,
+    PlanRevisionMismatch,
+    Source,
+    TaskNotFound,
+    TaskOptions,
+    TaskRun,
+    list_tasks,
+)
+from support import git
+from tasks_support import (
+    NAMING_ANSWER,
+    answers_file,
+    autocode,
+    autocode_json,
+    build_sample,
+    cli_env,
+    read_record,
+    run_dirs,
+    tree_state,
+)
+
+CLI = Source("cli", "tester")
+
+
+@pytest.fixture
+def unittest_repo(tmp_path: Path) -> tuple[Path, str]:
+    return build_sample("unittest", tmp_path / "textkit")
+
+
+@pytest.fixture
+def pytest_repo(tmp_path: Path) -> tuple[Path, str]:
+    return build_sample("pytest", tmp_path / "shop")
+
+
+def test_whole_flow_through_the_cli_step_by_step_on_the_pytest_sample(pytest_repo: tuple[Path, str], tmp_path: Path) -> None:
+    repo, patch = pytest_repo
+    ws = str(repo)
+    rc, snap = autocode_json("task", "start", "--workspace", ws, "--brief", f"Add total_with_tax. Patch: {patch}")
+    assert rc == 0, snap
+    assert snap["needs"]["kind"] == "answer_questions" and not snap["done"]
+    task_id = snap["id"]
+    [question] = snap["needs"]["questions"]
+    assert question["id"] == "test-naming"
+
+    rc, snap = autocode_json("task", "answer", "--workspace", ws, task_id, "test-naming", NAMING_ANSWER)
+    assert rc == 0 and snap["needs"]["kind"] == "approve_plan"
+    revision = snap["needs"]["plan_revision"]
+
+    rc, snap = autocode_json("task", "approve", "--workspace", ws, task_id, "--revision", str(revision + 1))
+    assert rc == 5 and snap["error"]["kind"] == "planRevisionMismatch"
+
+    rc, snap = autocode_json("task", "approve", "--workspace", ws, task_id, "--revision", str(revision))
+    assert rc == 0 and snap["needs"]["kind"] == "approve_completion", snap
+    assert snap["needs"]["tests"]["exit_code"] == 0
+    assert "total_with_tax" in snap["needs"]["diff"]
+    assert "total_with_tax" not in (repo / "shop" / "pricing.py").read_text()
+
+    rc, snap = autocode_json("task", "approve-completion", "--workspace", ws, task_id)
+    assert rc == 0 and snap["state"] == "COMPLETED" and snap["done"]
+    assert snap["result"]["verified"] is True and snap["result"]["apply"]["status"] == "applied"
+    assert "total_with_tax" in (repo / "shop" / "pricing.py").read_text()
+
+    record = read_record(repo)
+    assert record is not None
+    assert record["framework"] == "pytest"
+    assert record["conventions"] == [
+        {"question": "Which naming convention should future repository tests follow?", "answer": NAMING_ANSWER}
+    ]
+    assert set(record["human_pause_states"]) >= {"WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL"}
+
+    run_dir = Path(snap["run_dir"])
+    for name in ("launch.json", "state.json", "ledger.json", "requirements.json", "plan.json", "plan.md",
+                 "approvals.json", "checkpoint.json", "events.jsonl", "evidence/changes.diff",
+                 "evidence/tests.json", "evidence/test-output.txt"):
+        assert (run_dir / name).is_file(), name
+    events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert events[0] == "started" and "completed" in events and events[-1] == "learned"
+    ledger = json.loads((run_dir / "ledger.json").read_text())
+    assert ledger["answers"][0]["text"] == NAMING_ANSWER
+    assert ledger["answers"][0]["kind"] == "human" and ledger["answers"][0]["source"]["channel"] == "cli"
+
+    proc = autocode("task", "status", "--workspace", ws, task_id)
+    assert proc.returncode == 0 and "COMPLETED" in proc.stdout
+    rc, listed = autocode_json("task", "list", "--workspace", ws)
+    assert [t["id"] for t in listed["tasks"]] == [task_id]
+    rc, shown = autocode_json("task", "show", "--workspace", ws, task_id)
+    assert shown["ledger"]["questions"][0]["id"] == "test-naming"
+
+
+def test_answers_file_runs_the_whole_flow_and_the_second_task_does_not_ask(unittest_repo: tuple[Path, str], tmp_path: Path) -> None:
+    repo, patch = unittest_repo
+    answers = answers_file(tmp_path / "answers.json")
+    first = autocode("task", "start", "--workspace", str(repo), "--brief", f"Add longest_word ({patch})",
+                     "--answers", str(answers))
+    assert first.returncode == 0, first.stderr
+    assert f"taking answers from {answers}" in first.stderr
+    assert "COMPLETED" in first.stdout
+    assert "longest_word" in (repo / "textkit" / "words.py").read_text()
+    git(repo, "commit", "-qam", "take the change")
+
+    rc, snap = autocode_json("task", "start", "--workspace", str(repo), "--brief", f"Again, via {patch}")
+    assert rc == 0
+    assert snap["needs"]["kind"] == "approve_plan"
+    run_dir = Path(snap["run_dir"])
+    ledger = json.loads((run_dir / "ledger.json").read_text())
+    # Project data never enters the new task's ledger, criteria or human citations.
+    assert ledger == {"revision": ledger["revision"], "questions": [], "answers": []}
+    plan = snap["needs"]["plan"]
+    assert NAMING_ANSWER not in json.dumps(plan)
+    assert not [c for c in plan["citations"] if c.startswith("answer:")]
+    launch = json.loads((run_dir / "launch.json").read_text())
+    assert launch["project_conventions"][0]["answer"] == NAMING_ANSWER
+    requirements = json.loads((run_dir / "requirements.json").read_text())
+    assert requirements["answered_by_project_data"] == ["test-naming"]
+
+
+def test_package_run_uses_the_package_and_saves_no_test_command(pytest_repo: tuple[Path, str], tmp_path: Path) -> None:
+    repo, patch = pytest_repo
+    answers = answers_file(tmp_path / "answers.json")
+    proc = autocode("task", "start", "--workspace", str(repo), "--package", "packages/billing",
+                    "--test-command", "python3 -m pytest -q tests", "--brief", f"Use {patch}",
+                    "--answers", str(answers), "--json")
+    assert proc.returncode == 0, proc.stderr
+    snap = json.loads(proc.stdout)
+    assert snap["state"] == "COMPLETED"
+    tests = json.loads((Path(snap["run_dir"]) / "evidence" / "tests.json").read_text())
+    assert tests["cwd"] == "billing" and "1 passed" in (Path(snap["run_dir"]) / "evidence" / "test-output.txt").read_text()
+    record = read_record(repo)
+    assert record is not None
+    assert record["test_command"] is None and record["framework"] is None
+    assert record["conventions"][0]["answer"] == NAMING_ANSWER
+
+
+def test_reject_then_approve_the_new_revision(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="no-questions"))
+    first = run.snapshot()
+    assert first["needs"]["plan_revision"] == 1
+    snap = run.reject_plan("Also mention the README.", CLI)
+    assert snap["needs"]["plan_revision"] == 2
+    assert "Also mention the README." in snap["needs"]["markdown"]
+    with pytest.raises(PlanRevisionMismatch):
+        run.approve_plan(1, CLI)
+    snap = run.approve_plan(2, CLI)
+    assert snap["needs"]["kind"] == "approve_completion"
+    assert snap["revision"] > first["revision"]
+
+
+def test_editing_and_deleting_the_record_mid_run_changes_nothing_in_the_run(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    record_path = repo / ".autocode" / "project.json"
+    record_path.parent.mkdir()
+    question = "Which naming convention should future repository tests follow?"
+    record_path.write_text(json.dumps({
+        "version": 1,
+        "framework": "unittest",
+        "test_command": "python3 -m unittest discover -s tests -t .",
+        "conventions": [{"question": question, "answer": "Old answer from an earlier task."}],
+        "routes": [],
+        "human_pause_states": ["WAITING_FOR_USER"],
+    }))
+    run = TaskRun.start(repo, f"Add longest_word via {patch}")
+    snap = run.snapshot()
+    assert snap["needs"]["kind"] == "approve_plan"  # the convention was not asked again
+    launch_before = (Path(snap["run_dir"]) / "launch.json").read_bytes()
+
+    record_path.write_text(json.dumps({"version": 1, "framework": "pytest", "test_command": "false",
+                                       "conventions": [], "routes": [], "human_pause_states": []}))
+    again = TaskRun.load(repo, snap["id"])
+    snap = again.approve_plan(snap["needs"]["plan_revision"], CLI)
+    assert snap["needs"]["kind"] == "approve_completion"
+    assert snap["needs"]["tests"]["command"] == "python3 -m unittest discover -s tests -t ."
+
+    record_path.unlink()
+    snap = TaskRun.load(repo, snap["id"]).approve_completion(CLI)
+    assert snap["state"] == "COMPLETED"
+    assert (Path(snap["run_dir"]) / "launch.json").read_bytes() == launch_before
+    record = read_record(repo)
+    assert record is not None
+    # The launch snapshot is never written back as if the person had answered again.
+    assert record["conventions"] == []
+
+
+def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tmp_path: Path) -> None:
+    repo, patch = unittest_repo
+    before = tree_state(repo)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    with pytest.raises(NoRepository) as no_repo:
+        TaskRun.start(plain, "anything")
+    assert no_repo.value.kind == "noRepository" and not (plain / ".autocode").exists()
+    with pytest.raises(UsageError) as empty:
+        TaskRun.start(repo, "   ")
+    assert empty.value.kind == "invalidArguments"
+    with pytest.raises(UsageError):
+        TaskRun.start(repo, "x", {"package": "../elsewhere"})
+    with pytest.raises(UsageError):
+        TaskRun.start(repo, "x", {"not_an_option": 1})
+    with pytest.raises(UsageError):
+        TaskRun.start(repo, "x", TaskOptions(scenario="no-such-scenario"))
+    with pytest.raises(UsageError):
+        TaskRun.start(repo, "x", TaskOptions(provider="openai"))
+    with pytest.raises(TaskNotFound) as missing:
+        TaskRun.load(repo, "t-20990101-000000-abcdef")
+    assert missing.value.kind == "taskNotFound"
+    with pytest.raises(TaskNotFound):
+        TaskRun.load(repo, "../../etc")
+    assert run_dirs(repo) == []
+    assert tree_state(repo) == before
+
+    run = TaskRun.start(repo, f"Add longest_word via {patch}")
+    snap = run.snapshot()
+    state_before = (Path(snap["run_dir"]) / "state.json").read_bytes()
+    with pytest.raises(NotAwaitingInput) as not_waiting:
+        run.approve_completion(CLI)
+    assert not_waiting.value.kind == "notAwaitingInput"
+    with pytest.raises(NotAwaitingInput):
+        run.approve_plan(1, CLI)
+    with pytest.raises(UsageError):
+        run.answer("never-asked", "text", CLI)
+    with pytest.raises(UsageError):
+        run.answer("test-naming", "", CLI)
+    with pytest.raises(UsageError):
+        run.answer("test-naming", "x", Source("carrier-pigeon"))
+    assert (Path(snap["run_dir"]) / "state.json").read_bytes() == state_before
+    assert tree_state(repo) == before
+
+    rc, data = autocode_json("task", "status", "--workspace", str(repo), "t-20990101-000000-abcdef")
+    assert rc == 4 and data["error"]["kind"] == "taskNotFound"
+    rc, data = autocode_json("task", "start", "--workspace", str(plain), "--brief", "x")
+    assert rc == 2 and data["error"]["kind"] == "noRepository"
+    proc = autocode("task", "start", "--workspace", str(repo), "--brief", "x", "--answers", str(tmp_path / "nope.json"))
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+
+
+def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"via {patch}")
+    snap = run.cancel()
+    assert snap["state"] == "CANCELLED" and snap["done"] and snap["phase"] == "cancelled"
+    with pytest.raises(NotAwaitingInput):
+        run.cancel()
+    assert [t["state"] for t in list_tasks(repo)] == ["CANCELLED"]
+
+
+def test_failing_tests_fail_the_task_and_leave_the_workspace_alone(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    before = tree_state(repo)
+    run = TaskRun.start(repo, f"via {patch}", TaskOptions(scenario="no-questions", test_command="python3 -c 'raise SystemExit(3)'"))
+    snap = run.approve_plan(1, CLI)
+    assert snap["state"] == "FAILED" and snap["result"]["error"]["kind"] == "testsFailed"
+    assert snap["result"]["tests"]["exit_code"] == 3
+    assert tree_state(repo) == before
+    assert read_record(repo) is None
+
+
+def test_on_change_sees_every_revision_and_the_interactive_terminal_flow(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    seen: list[int] = []
+    run = TaskRun.start(repo, f"via {patch}", {"on_change": lambda s: seen.append(s["revision"])})
+    assert seen == sorted(seen) and seen[-1] == run.snapshot()["revision"]
+    proc = __import__("subprocess").run(
+        [__import__("sys").executable, "-m", "autocode", "task", "start", "--workspace", str(repo),
+         "--brief", f"via {patch}", "--interactive"],
+        input="\ny\ny\n", capture_output=True, text=True, env=cli_env(), timeout=120,
+    )
+    # Without a terminal --interactive is refused with the way out.
+    assert proc.returncode == 2 and "--answers" in proc.stderr

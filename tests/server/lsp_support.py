@@ -1,0 +1,210 @@
+"""Starting the real server over stdio, TCP or WebSocket and talking to it like an editor."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import make_test_lsp_client
+
+PRESETS = {"neovim": "neovim", "vscode": "visual_studio_code"}
+CLIENT_NAMES = {"neovim": "Neovim", "vscode": "Visual Studio Code"}
+TRANSPORTS = ("stdio", "tcp", "ws")
+
+
+def server_command(log_file: Path, *extra: str) -> list[str]:
+    return [sys.executable, "-m", "autocode_lsp", "--log-file", str(log_file), *extra]
+
+
+@dataclass
+class Session:
+    """One client connected to one server process, and what it received."""
+
+    client: LanguageClient
+    process: asyncio.subprocess.Process | None
+    transport: str
+    port: int | None = None
+    did_change: list[dict[str, Any]] = field(default_factory=list)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    message_requests: list[types.ShowMessageRequestParams] = field(default_factory=list)
+    answer_question: Callable[[dict[str, Any]], Any] | None = None
+    review_plan: Callable[[dict[str, Any]], Any] | None = None
+    choose: Callable[[types.ShowMessageRequestParams], str | None] | None = None
+
+    async def command(self, name: str, *arguments: Any) -> Any:
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=name, arguments=list(arguments))
+        )
+
+    async def command_error(self, name: str, *arguments: Any) -> JsonRpcException:
+        try:
+            result = await self.command(name, *arguments)
+        except JsonRpcException as exc:
+            return exc
+        raise AssertionError(f"{name} succeeded with {result!r}; an error was expected")
+
+
+def capabilities(preset: str, *, opt_in: bool, progress: bool | None = None) -> types.ClientCapabilities:
+    caps = client_capabilities(PRESETS[preset])
+    if opt_in:
+        caps.experimental = {"autocode": {"protocolVersion": "1.0"}}
+    if progress is not None and caps.window is not None:
+        caps.window.work_done_progress = progress
+    return caps
+
+
+async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int:
+    assert process.stderr is not None
+    while True:
+        line = await asyncio.wait_for(process.stderr.readline(), timeout=30)
+        if not line:
+            raise RuntimeError(f"the server exited before listening (code {process.returncode})")
+        match = re.search(rf"listening on {kind} [^:\s]+:(\d+)", line.decode())
+        if match:
+            return int(match.group(1))
+
+
+async def launch(transport: str, log_file: Path, env: dict[str, str] | None = None) -> tuple[asyncio.subprocess.Process | None, int | None]:
+    """Start a TCP/WebSocket server process (stdio servers are started by the client)."""
+    if transport == "stdio":
+        return None, None
+    process = await asyncio.create_subprocess_exec(
+        *server_command(log_file, f"--{transport}", "127.0.0.1:0"),
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+    )
+    port = await _read_port(process, transport)
+    return process, port
+
+
+async def connect(
+    transport: str,
+    *,
+    log_file: Path,
+    process: asyncio.subprocess.Process | None = None,
+    port: int | None = None,
+    env: dict[str, str] | None = None,
+) -> Session:
+    client = make_test_lsp_client()
+    if transport == "stdio":
+        await client.start_io(*server_command(log_file), env=env)
+        session = Session(client=client, process=client._server, transport=transport)
+    elif transport == "tcp":
+        assert port is not None
+        await client.start_tcp("127.0.0.1", port)
+        session = Session(client=client, process=process, transport=transport, port=port)
+    else:
+        assert port is not None
+        await client.start_ws("127.0.0.1", port)
+        session = Session(client=client, process=process, transport=transport, port=port)
+    _register_handlers(session)
+    return session
+
+
+def _register_handlers(session: Session) -> None:
+    client = session.client
+
+    @client.feature("autocode/task/didChange")
+    def did_change(ls: LanguageClient, params: Any) -> None:
+        session.did_change.append(_plain(params))
+
+    @client.feature("autocode/task/askQuestion")
+    async def ask(ls: LanguageClient, params: Any) -> Any:
+        data = _plain(params)
+        session.questions.append(data)
+        if session.answer_question is None:
+            return {"answer": None}
+        return {"answer": session.answer_question(data)}
+
+    @client.feature("autocode/task/reviewPlan")
+    async def review(ls: LanguageClient, params: Any) -> Any:
+        data = _plain(params)
+        session.reviews.append(data)
+        if session.review_plan is None:
+            return {"decision": "later"}
+        return session.review_plan(data)
+
+    @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    def message_request(
+        ls: LanguageClient, params: types.ShowMessageRequestParams
+    ) -> types.MessageActionItem | None:
+        session.message_requests.append(params)
+        title = session.choose(params) if session.choose else None
+        return types.MessageActionItem(title=title) if title is not None else None
+
+
+def _plain(value: Any) -> Any:
+    """Params of custom methods arrive as pygls' generic objects; make them plain data."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return {k: _plain(v) for k, v in value._asdict().items()}
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return {k: _plain(v) for k, v in vars(value).items()}
+    return value
+
+
+async def initialize(
+    session: Session,
+    *,
+    preset: str,
+    folders: list[Path] | None,
+    opt_in: bool = False,
+    progress: bool | None = None,
+) -> types.InitializeResult:
+    params = types.InitializeParams(
+        capabilities=capabilities(preset, opt_in=opt_in, progress=progress),
+        client_info=types.ClientInfo(name=CLIENT_NAMES[preset], version="test"),
+        workspace_folders=(
+            [types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in folders]
+            if folders is not None else None
+        ),
+        root_uri=folders[0].as_uri() if folders else None,
+    )
+    return await session.client.initialize_session(params)
+
+
+async def close(session: Session, *, stop_process: bool = True) -> None:
+    try:
+        await asyncio.wait_for(session.client.shutdown_session(), timeout=20)
+    finally:
+        await session.client.stop()
+        if stop_process and session.transport != "stdio" and session.process is not None:
+            await stop(session.process)
+
+
+async def stop(process: asyncio.subprocess.Process) -> None:
+    if process.returncode is None:
+        process.terminate()
+        try:
+            await asyncio.wait_for(process.wait(), timeout=10)
+        except TimeoutError:
+            process.kill()
+            await process.wait()
+
+
+async def wait_until(predicate: Callable[[], bool], *, timeout: float = 30, what: str = "") -> None:
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        if loop.time() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await asyncio.sleep(0.02)
+
+
+def child_env() -> dict[str, str]:
+    return dict(os.environ)
