@@ -362,6 +362,34 @@ def test_deleted_tracked_file_is_skipped(tmp_path: Path) -> None:
     assert result.counts["excluded"]["deletedFromWorkTree"] == 1
 
 
+def test_tracked_path_below_a_folder_now_a_link(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"lib/x.py": "mine\n", "a.py": "a\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_bytes(SECRET)
+    (ws / "lib" / "x.py").unlink()
+    (ws / "lib").rmdir()
+    os.symlink(outside, ws / "lib")
+    result = make_prep_copy(ws)
+    assert not (result.copy / "lib" / "x.py").exists()
+    assert result.counts["excluded"]["belowSymlinkOrFile"] == 1
+    assert result.counts["excluded"]["linkOutsideWorkspace"] == 1
+
+
+def test_merge_conflict_paths_are_listed_once(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"c.txt": "base\n"})
+    git(ws, "checkout", "-q", "-b", "other")
+    (ws / "c.txt").write_text("other\n")
+    git(ws, "commit", "-qam", "other")
+    git(ws, "checkout", "-q", "main")
+    (ws / "c.txt").write_text("main\n")
+    git(ws, "commit", "-qam", "main")
+    git(ws, "merge", "-q", "other", check=False)
+    assert inventory(ws).paths().count("c.txt") == 1
+    result = make_prep_copy(ws)
+    assert b"<<<<<<<" in (result.copy / "c.txt").read_bytes()
+
+
 @pytest.mark.parametrize(
     ("setup", "kind"),
     [("missing", "workspaceInvalid"), ("plain", "workspaceInvalid"), ("subdir", "workspaceInvalid")],

@@ -271,27 +271,33 @@ def test_valid_inputs_are_returned_without_writing(workspace: Path, tmp_path: Pa
     assert load_manifest(manifest) == items
 
 
-def test_mismatch_in_copy_keeps_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("change", ["size", "sha256", "mode"])
+def test_mismatch_in_copy_keeps_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
     ws = make_repo(tmp_path / "ws", {"pilot-public/PROOF.md": PROOF})
     manifest = write_manifest(tmp_path, {"inputs": [entry("pilot-public/PROOF.md")]})
 
     def tamper(event: str, path: str) -> None:
         if event == "file" and path == "pilot-public/PROOF.md":
             (staged,) = (ws / ".autocode" / "prep").glob("*/.staging/pilot-public/PROOF.md")
-            staged.write_bytes(b"tampered\n")
+            if change == "size":
+                staged.write_bytes(b"tampered\n")
+            elif change == "sha256":
+                staged.write_bytes(PROOF.upper())
+            else:
+                staged.chmod(0o600)
 
     monkeypatch.setattr(copier, "_test_hook", tamper)
     with pytest.raises(SetupError) as info:
         make_prep_copy(ws, manifest)
     err = info.value
-    assert err.kind == "preflightFailed"
+    assert err.kind == "preflightFailed" and err.exit_code == 2
     assert '"pilot-public/PROOF.md" in the copy' in err.message
+    assert f"{'mode' if change == 'mode' else change} is" in err.message
     assert "left there for inspection" in err.message
     copy = Path(err.data["copy"])
-    assert copy.is_dir() and (copy / "pilot-public" / "PROOF.md").read_bytes() == b"tampered\n"
+    assert copy.is_dir() and (copy / "pilot-public" / "PROOF.md").exists()
     assert (ws / "pilot-public" / "PROOF.md").read_bytes() == PROOF
-    git_status = git(ws, "status", "--porcelain")
-    assert git_status == ""
+    assert git(ws, "status", "--porcelain") == ""
 
 
 def test_ignored_input_inside_a_nested_repository(tmp_path: Path) -> None:
