@@ -122,28 +122,27 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
     listing = gitsafe.list_work_tree(cwd, exclude)
     inv.excluded["ignored"] += len(listing.ignored)
-    # folder text -> [(name, origin, git mode)]
-    by_dir: dict[str, list[tuple[str, str, str]]] = {}
-
-    def add(path: str, origin: str, mode: str) -> None:
-        parent, _, name = (prefix + path).rpartition("/")
-        names = by_dir.get(parent)
-        if names is None:
-            by_dir[parent] = [(name, origin, mode)]
-        else:
-            names.append((name, origin, mode))
-
+    candidates: list[tuple[str, str, str]] = []  # (path, origin, git mode)
     autocode_prefix = AUTOCODE_DIR + "/"
     for mode, path in listing.tracked:
         if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
             inv.excluded["autocodeFolder"] += 1
         else:
-            add(path, "tracked", mode)
+            candidates.append((prefix + path, "tracked", mode))
     for path in listing.untracked:
         if path.endswith("/"):
-            add(path[:-1], "untracked", "nested")
+            candidates.append((prefix + path[:-1], "untracked", "nested"))
         else:
-            add(path, "untracked", "")
+            candidates.append((prefix + path, "untracked", ""))
+    # folder text -> [(name, origin, git mode)]
+    by_dir: dict[str, list[tuple[str, str, str]]] = {}
+    for path, origin, mode in candidates:
+        folder, _, name = path.rpartition("/")
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [(name, origin, mode)]
+        else:
+            names.append((name, origin, mode))
 
     groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     entries = inv.entries
