@@ -483,6 +483,16 @@ def test_cli_setup_error_exits_2(tmp_path: Path) -> None:
     assert json.loads(as_json.stdout)["error"]["kind"] == "manifestInvalid"
 
 
+@pytest.mark.parametrize("report", ["missing-dir/r.json", "a-dir", "link.json"])
+def test_cli_unusable_report_path_fails_before_copying(tmp_path: Path, report: str) -> None:
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    (tmp_path / "a-dir").mkdir()
+    os.symlink(tmp_path / "elsewhere.json", tmp_path / "link.json")
+    proc = run_cli("--workspace", str(ws), "--report", str(tmp_path / report))
+    assert proc.returncode == 2 and "--report" in proc.stderr
+    assert not (ws / ".autocode").exists() and not (tmp_path / "elsewhere.json").exists()
+
+
 def test_progress_bar_draws_after_a_moment() -> None:
     import io
 

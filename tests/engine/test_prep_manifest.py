@@ -223,6 +223,13 @@ def test_symlinked_manifest(workspace: Path, tmp_path: Path, target: str) -> Non
         link.unlink()
 
 
+@pytest.mark.timeout(30)
+def test_fifo_manifest_does_not_hang(workspace: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "manifest.json"
+    os.mkfifo(fifo)
+    expect_rejection(workspace, fifo, "manifestInvalid", "not a regular file")
+
+
 @pytest.mark.parametrize(
     ("over", "reason"),
     [
