@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autocode.errors import SetupError
 from autocode.prep import copier, load_manifest, make_prep_copy, validate_manifest
@@ -325,3 +328,18 @@ def test_ignored_input_inside_a_nested_repository(tmp_path: Path) -> None:
     result = make_prep_copy(ws, ok)
     assert (result.copy / "vendor/tool/public.md").read_bytes() == PROOF
     assert not (result.copy / "vendor/tool/proof.secret").exists()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab./\\:-_ \n\x00éC")), max_size=24))
+def test_every_accepted_path_names_a_plain_file_inside(path: str) -> None:
+    from autocode.prep.manifest import path_problem
+
+    problem = path_problem(path)
+    if problem is None:
+        assert posixpath.normpath(path) == path
+        assert not path.startswith(("/", "../")) and path not in ("", ".", "..")
+        assert all(part not in ("", ".", "..") and part.lower() != ".git" for part in path.split("/"))
+        assert not any(c in path for c in "\\\n\x00")
+    else:
+        assert "Remedy" in problem
