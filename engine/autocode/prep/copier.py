@@ -99,7 +99,13 @@ def copy_entries(
     groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     total = len(entries)
     done = files = links_made = folders = copied_bytes = 0
-    before_open = (lambda rel: hook("dir", rel)) if hook else None
+    before_open: Callable[[str], None] | None = None
+    if hook is not None:
+        dir_hook = hook
+
+        def before_open(rel: str) -> None:
+            dir_hook("dir", rel)
+
     # This loop runs once per file of the workspace: the work per file is kept to
     # open, create, copy_file_range, fstat and two closes.
     for parent, src_fd, dst_fd, reason in fsutil.walk(
