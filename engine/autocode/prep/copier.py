@@ -26,7 +26,7 @@ Progress = Callable[[int, int], None]
 _test_hook: Callable[[str, str], None] | None = None
 
 _CHUNK = 1 << 30
-_PROGRESS_EVERY = 256
+_PROGRESS_EVERY = 250
 
 
 def _umask() -> int:
@@ -124,7 +124,7 @@ def copy_entries(
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
                 folders += 1
             done += 1
-            if progress is not None and not done & (_PROGRESS_EVERY - 1):
+            if progress is not None and done % _PROGRESS_EVERY == 0:
                 progress(done, total)
     if progress is not None:
         progress(done, total)
@@ -142,6 +142,13 @@ def _copy_file(
 ) -> int:
     try:
         src = os.open(name, _O_FILE, dir_fd=src_dir)
+    except PermissionError as exc:
+        raise SetupError(
+            f"{entry.path!r} cannot be read ({exc.strerror}). Remedy: make it readable, or have git "
+            "ignore it if it does not belong in a copy of the source.",
+            kind="unreadableFile",
+            data={"path": entry.path},
+        ) from exc
     except OSError as exc:
         raise changed(entry.path, f"could no longer be opened ({exc.strerror})") from exc
     try:
