@@ -360,6 +360,8 @@ def test_deleted_tracked_file_is_skipped(tmp_path: Path) -> None:
     result = make_prep_copy(ws)
     assert not (result.copy / "gone.py").exists()
     assert result.counts["excluded"]["deletedFromWorkTree"] == 1
+    again = make_prep_copy(ws)  # the first copy is not counted as ignored content
+    assert "ignored" not in again.counts["excluded"]
 
 
 def test_tracked_path_below_a_folder_now_a_link(tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ def make_prep_copy(
     finally:
         os.close(root_fd)
     counts["nestedRepositories"] = len(inv.components)
-    counts["excluded"] = dict(sorted(excluded.items()))
+    counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
     handoff = Handoff(copy, inv.root, inv.head, role)
     return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components))
 

@@ -121,7 +121,8 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
     listing = gitsafe.list_work_tree(cwd, exclude)
-    inv.excluded["ignored"] += len(listing.ignored)
+    # Our own folder shows up as ignored only because of the extra exclude above.
+    inv.excluded["ignored"] += sum(1 for p in listing.ignored if p != AUTOCODE_DIR + "/" or component)
     candidates: list[tuple[str, str, str]] = []  # (path, origin, git mode)
     autocode_prefix = AUTOCODE_DIR + "/"
     for mode, path in listing.tracked:
