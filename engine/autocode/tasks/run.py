@@ -700,7 +700,7 @@ class TaskRun:
         self._say("completed", "applying the change to the workspace")
         diff_path = self.run_dir / "evidence" / "changes.diff"
         # One task at a time changes the person's working tree.
-        with store.locked(runs_root(self.workspace)):
+        with store.locked(runs_root(self.workspace), name=".apply.lock"):
             outcome = apply_to_workspace(self.workspace, diff_path)
         store.kill_point("applied")
         self._state["apply"] = outcome
