@@ -265,3 +265,30 @@ async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
         assert result["state"] == "CANCELLED"
     finally:
         await close(session)
+
+
+@pytest.mark.parametrize(("transport", "preset"), [("tcp", "neovim"), ("ws", "vscode")])
+async def test_opted_in_conversation_over_tcp_and_websocket(
+    transport: str, preset: str, tmp_path: Path
+) -> None:
+    from lsp_support import launch, stop
+
+    repo = build_repo(tmp_path / "project")
+    process, port = await launch(transport, tmp_path / "lsp.log")
+    assert process is not None
+    try:
+        session = await connect(transport, log_file=tmp_path / "lsp.log", process=process, port=port)
+        await initialize(session, preset=preset, folders=[repo], opt_in=True)
+        session.answer_question = lambda q: NAMING_ANSWER
+        session.review_plan = lambda p: {"decision": "later"}
+        first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+        await wait_until(lambda: session.reviews, timeout=60, what="reviewPlan")
+        snap = await session.command(protocol.TASK_GET, {"taskId": first["id"]})
+        # "later" leaves the plan waiting; the answer came back over this transport.
+        assert snap["needs"]["kind"] == "approve_plan"
+        assert ledger_sources(snap) == [f"lsp:{'Neovim' if preset == 'neovim' else 'Visual Studio Code'}"]
+        revisions = [c["revision"] for c in session.did_change]
+        assert revisions == sorted(set(revisions)) and revisions[-1] == snap["revision"]
+        await close(session, stop_process=False)
+    finally:
+        await stop(process)
