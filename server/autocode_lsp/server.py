@@ -72,6 +72,7 @@ class AutoCodeServer(LanguageServer):
         self.supports_progress = False
         self.supports_show_document = False
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
         self.state: dict[str, Any] = {}
         """Per-feature session state (e.g. the tasks feature's revision bookkeeping)."""
@@ -119,8 +120,8 @@ class AutoCodeServer(LanguageServer):
     def in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn` on the event loop thread (directly when already there)."""
         loop = self.loop
-        if loop is None or loop.is_closed():
-            return
+        if loop is None or loop.is_closed() or self.closed:
+            return  # an engine thread still reporting after its client went away
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -160,6 +161,7 @@ class AutoCodeServer(LanguageServer):
 
     def close_session(self) -> None:
         """The connection is gone: stop prompting; tasks stay on disk as they are."""
+        self.closed = True
         for task in list(self._background):
             task.cancel()
         for future in list(self.protocol._request_futures.values()):
