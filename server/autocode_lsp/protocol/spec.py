@@ -801,7 +801,8 @@ def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
             dv = a.default.factory() if hasattr(a.default, "factory") else a.default
             default = f"default `{_json(dv)}`. "
         out.append(
-            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp)}` | {'yes' if required else 'no'} "
+            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp).replace('|', chr(92) + '|')}` "
+            f"| {'yes' if required else 'no'} "
             f"| {default}{docs.get(a.name, '')} |".replace("  |", " |")
         )
         nested.extend(_attrs_in(tp))
