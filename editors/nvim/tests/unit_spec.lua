@@ -162,6 +162,8 @@ H.check(approved, 'the a key ran its action')
 H.check(vim.wo.winbar:find('a approve plan', 1, true), 'winbar lists the keys')
 vim.cmd.normal('q')
 H.check(vim.fn.bufwinid(buf) == -1, 'q closes the window')
+local multi = ui.scratch('task/t9', tasks.render({ id = 't9', state = 'FAILED', result = { output = 'line one\nline two' } }), 'markdown')
+H.check(vim.tbl_contains(vim.api.nvim_buf_get_lines(multi, 0, -1, false), 'line two'), 'values with newlines become lines')
 H.log('ok scratch')
 
 -- A server command that does not exist is reported, and the call returns.

@@ -229,9 +229,7 @@ function M.promote()
     local lines, line_of = render()
     local function redraw()
       lines, line_of = render()
-      vim.bo[buf].modifiable = true
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-      vim.bo[buf].modifiable = false
+      ui.set_lines(buf, lines)
     end
     buf = ui.scratch('promote', lines, 'markdown', {
       x = {
