@@ -190,6 +190,7 @@ def test_session_without_workspace_folder(tmp_path: Path) -> None:
     outside.mkdir()
     result = run_nvim("e2e_noworkspace.lua", tmp_path, cwd=outside)
     assert "ok no folder\nok task commands explain\n" in result.stdout
+    assert "ok global memory\n" in result.stdout
 
 
 def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
@@ -229,5 +230,5 @@ def test_cancel_a_task_waiting_for_an_answer(tmp_path: Path) -> None:
 def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_memory.lua", tmp_path, cwd=repo, timeout=120)
-    assert "ok refused\nok saved\n" in result.stdout
+    assert "ok refused\nok saved\nok duplicate\n" in result.stdout
     assert "ok deleted\n" in result.stdout

@@ -81,9 +81,14 @@ H.eq(
   'duplicate message'
 )
 H.eq(
-  memory.refusal_message({ code = -32803, message = 'tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
-  'memory not saved: tied to one commit (commit); try instead: say the durable fact',
+  memory.refusal_message({ code = -32803, message = 'not saved: tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
+  'memory not saved: tied to one commit; try instead: say the durable fact',
   'refusal message'
+)
+H.eq(
+  memory.format_item({ id = 'm1', scope = 'global', owner = vim.NIL, shared = true, content = 'a\nb' }),
+  '- [m1] (global, team) a b',
+  'memory line'
 )
 H.log('ok rendering')
 
