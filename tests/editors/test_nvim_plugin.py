@@ -232,3 +232,9 @@ def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:
     result = run_nvim("e2e_memory.lua", tmp_path, cwd=repo, timeout=120)
     assert "ok refused\nok saved\nok duplicate\n" in result.stdout
     assert "ok deleted\n" in result.stdout
+
+
+def test_promote_team_memory_from_its_buffer(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_promote.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok nothing applied unselected\nok promoted\n" in result.stdout

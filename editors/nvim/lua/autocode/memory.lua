@@ -268,7 +268,7 @@ function M.promote()
               ui.error('promotion failed: ' .. client.describe(aerr))
               return
             end
-            ui.notify(('%d memories promoted to skills'):format(#ids))
+            ui.notify(('%d team memor%s promoted to skills'):format(#ids, #ids == 1 and 'y' or 'ies'))
             ui.close(buf)
           end)
         end,
