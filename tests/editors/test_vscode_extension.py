@@ -1,0 +1,197 @@
+"""The VS Code extension in a real VS Code: code-server 4.100.3 with the built
+.vsix installed, driven by Playwright and Debian's Chromium
+(editors/vscode/test/e2e/run.mjs), plus the extension's own node unit tests.
+
+`make editors` (scripts/vscode-setup.sh) installs code-server, Chromium and the
+npm packages and builds the .vsix before these run. Screenshots of every step
+land in artifacts/vscode/<scenario>/.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from support import make_repo
+
+ROOT = Path(__file__).resolve().parents[2]
+EXT = ROOT / "editors" / "vscode"
+VSIX = EXT / "dist" / "autocode.vsix"
+CODE_SERVER = ROOT / ".tools" / "code-server-entry.js"
+CHROMIUM = Path(os.environ.get("CHROMIUM", "/usr/bin/chromium"))
+ARTIFACTS = ROOT / "artifacts" / "vscode"
+
+pytestmark = pytest.mark.editor
+
+
+def _require_setup() -> None:
+    missing = [str(p.relative_to(ROOT)) if p.is_relative_to(ROOT) else str(p)
+               for p in (VSIX, CODE_SERVER, EXT / "node_modules" / "playwright-core", CHROMIUM)
+               if not p.exists()]
+    if missing:
+        pytest.fail(f"VS Code test setup is missing {', '.join(missing)}: run `bash scripts/vscode-setup.sh` "
+                    "(`make editors` does it).")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _server_is_real() -> bool:
+    """The language server is built (not the skeleton placeholder)."""
+    probe = subprocess.run([sys.executable, "-m", "autocode_lsp", "--help"], capture_output=True,
+                           text=True, timeout=60)
+    return "not built yet" not in probe.stderr
+
+
+class CodeServer:
+    """One code-server process in its own process group, with its own user data and extensions."""
+
+    def __init__(self, base: Path, settings: dict[str, Any]) -> None:
+        self.base = base
+        self.port = _free_port()
+        self.user_data = base / "user-data"
+        self.extensions = base / "extensions"
+        (self.user_data / "User").mkdir(parents=True)
+        self.extensions.mkdir()
+        defaults = {
+            "workbench.startupEditor": "none",
+            "security.workspace.trust.enabled": False,
+            "telemetry.telemetryLevel": "off",
+            "workbench.tips.enabled": False,
+            "extensions.ignoreRecommendations": True,
+            "extensions.autoCheckUpdates": False,
+            "update.mode": "none",
+            "git.openRepositoryInParentFolders": "never",
+        }
+        (self.user_data / "User" / "settings.json").write_text(json.dumps({**defaults, **settings}))
+        self.config = base / "config.yaml"
+        self.config.write_text(f"bind-addr: 127.0.0.1:{self.port}\nauth: none\ncert: false\n")
+        self.log = base / "code-server.log"
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def _args(self) -> list[str]:
+        return ["node", str(CODE_SERVER), "--config", str(self.config), "--user-data-dir", str(self.user_data),
+                "--extensions-dir", str(self.extensions), "--disable-telemetry", "--disable-update-check",
+                "--disable-workspace-trust"]
+
+    def start(self) -> None:
+        install = subprocess.run([*self._args(), "--install-extension", str(VSIX)], capture_output=True,
+                                 text=True, timeout=120)
+        assert "successfully installed" in install.stdout, install.stdout + install.stderr
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(self._args(), stdout=log, stderr=subprocess.STDOUT,
+                                         start_new_session=True)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/healthz", timeout=2).read()
+                return
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"code-server did not start:\n{self.log.read_text()}") from None
+                time.sleep(0.3)
+
+    def url(self, folder: Path | None) -> str:
+        return f"http://127.0.0.1:{self.port}/" + (f"?folder={folder}" if folder else "")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            # code-server forks extension hosts and the language server: end the whole group.
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+
+
+@pytest.fixture
+def code_server(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], CodeServer]]:
+    _require_setup()
+    started: list[CodeServer] = []
+
+    def start(settings: dict[str, Any]) -> CodeServer:
+        server = CodeServer(tmp_path / f"cs{len(started)}", settings)
+        started.append(server)
+        server.start()
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def run_scenario(scenario: str, url: str, **extra: str) -> dict[str, Any]:
+    artifacts = ARTIFACTS / scenario
+    shutil.rmtree(artifacts, ignore_errors=True)
+    env = {**os.environ, "AUTOCODE_E2E_URL": url, "AUTOCODE_E2E_SCENARIO": scenario,
+           "AUTOCODE_E2E_ARTIFACTS": str(artifacts), "CHROMIUM": str(CHROMIUM), **extra}
+    proc = subprocess.run(["node", "test/e2e/run.mjs"], cwd=EXT, env=env, capture_output=True, text=True,
+                          timeout=540)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULT ")]
+    assert lines, f"the e2e script printed no result (exit {proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    result: dict[str, Any] = json.loads(lines[-1][len("RESULT "):])
+    assert proc.returncode == 0, f"scenario {scenario} failed: {result.get('error')}\n" \
+        f"notifications: {result.get('notifications')}\nquick input: {result.get('quickInput')}\n" \
+        f"steps: {result.get('steps')}\nscreenshots in {artifacts}"
+    for shot in result["screenshots"]:
+        assert Path(shot).stat().st_size > 10_000, f"screenshot {shot} looks blank"
+    return result
+
+
+def test_vscode_unit_tests_pass() -> None:
+    _require_setup()
+    proc = subprocess.run(["npm", "test", "--silent"], cwd=EXT, capture_output=True, text=True, timeout=180)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out
+    passed = re.search(r"^# pass (\d+)$", out, re.M)
+    failed = re.search(r"^# fail (\d+)$", out, re.M)
+    assert passed and failed, out
+    assert int(failed.group(1)) == 0 and int(passed.group(1)) >= 25, out
+
+
+def test_vsix_holds_the_bundle_and_no_sources() -> None:
+    _require_setup()
+    import zipfile
+
+    names = set(zipfile.ZipFile(VSIX).namelist())
+    assert "extension/dist/extension.js" in names
+    assert "extension/package.json" in names
+    assert not [n for n in names if n.startswith("extension/src/") or "node_modules" in n], sorted(names)
+    manifest = json.loads(zipfile.ZipFile(VSIX).read("extension/package.json"))
+    assert manifest["engines"]["vscode"] == "^1.100.0"
+
+
+def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, code_server: Any) -> None:
+    """An interpreter without AutoCode: the views still exist and the person is told how to install it."""
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    python = bare / "bin" / "python"
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    server = code_server({"autocode.python": str(python)})
+    url = server.url(repo)
+
+    result = run_scenario("missing-server", url)
+    assert f"{python} -m pip install autocode" in result["notification"].replace("\n", " ")
+    assert "Install in Terminal" in result["notification"]
+
+    result = run_scenario("palette", url)
+    assert [t.lower() for t in result["viewTitles"][:3]] == ["tasks", "memory", "team memory promotion"]
+    assert result["commands"] == result["expectedCommands"]
+    assert "AutoCode: Search Memory" in result["commands"]
