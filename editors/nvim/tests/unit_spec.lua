@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'start', 'status', 'tasks' },
+  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resume', 'start', 'status', 'tasks' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
