@@ -118,6 +118,7 @@ def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
         "prompts",
         "scratch",
         "questions",
+        "bad input",
         "missing server",
         "health without server",
     ):

@@ -171,6 +171,25 @@ local multi = ui.scratch('task/t9', tasks.render({ id = 't9', state = 'FAILED', 
 H.check(vim.tbl_contains(vim.api.nvim_buf_get_lines(multi, 0, -1, false), 'line two'), 'values with newlines become lines')
 H.log('ok scratch')
 
+-- Bad input from the person is refused before anything reaches a server (none
+-- runs here: a call would show "cannot start the AutoCode server").
+vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
+tasks.snapshots, tasks.current = {}, nil
+H.notes = {}
+vim.cmd('AutoCode approve')
+H.check(H.note('no task yet: start one with :AutoCode start', vim.log.levels.ERROR), 'task command without a task')
+H.script_ui({ '', '   ', '' }, {})
+vim.cmd('AutoCode start')
+H.wait_note(2000, 'no brief given; nothing started', vim.log.levels.WARN)
+vim.cmd('AutoCode memory save')
+H.wait_note(2000, 'nothing to save: give the memory text', vim.log.levels.WARN)
+tasks.current = 't1'
+vim.cmd('AutoCode reject')
+H.wait_note(2000, 'plan not rejected: say what should change', vim.log.levels.WARN)
+vim.wait(200)
+H.check(not H.note('cannot start the AutoCode server'), 'nothing was sent to a server')
+H.log('ok bad input')
+
 -- A server command that does not exist is reported, and the call returns.
 vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
 local e, r = require('autocode.client').call_sync('autocode.protocol.info', {}, 3000)
