@@ -94,7 +94,10 @@ function M.scratch(name, lines, filetype, keys, vars)
   vim.bo[buf].bufhidden = 'hide'
   vim.bo[buf].swapfile = false
   M.set_lines(buf, lines)
-  vim.bo[buf].filetype = filetype
+  -- Setting the same filetype again would reload its runtime files (markdown's take ~100 ms).
+  if vim.bo[buf].filetype ~= filetype then
+    vim.bo[buf].filetype = filetype
+  end
   for k, v in pairs(vars or {}) do
     vim.b[buf]['autocode_' .. k] = v
   end
