@@ -195,3 +195,52 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
     assert [t.lower() for t in result["viewTitles"][:3]] == ["tasks", "memory", "team memory promotion"]
     assert result["commands"] == result["expectedCommands"]
     assert "AutoCode: Search Memory" in result["commands"]
+
+
+NAMING_ANSWER = "Name unittest methods after the behaviour they check."
+
+
+def _build_sample(name: str, dest: Path) -> str:
+    """A sample repository from fixtures/samples; returns its declared patch path."""
+    proc = subprocess.run([sys.executable, str(ROOT / "fixtures" / "samples" / "build.py"), name, str(dest)],
+                          capture_output=True, text=True, check=True, timeout=60)
+    match = re.search(r"declared patch: (\S+)\)", proc.stdout)
+    assert match, proc.stdout
+    return match.group(1)
+
+
+@pytest.mark.timeout(600)
+def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
+    """Start Task from the palette, answer in the input box, approve the plan, watch the tree
+    reach completion, read the learned convention in Doctor, forget it with confirmation."""
+    if not _server_is_real():
+        pytest.skip("the language server part is not merged yet (autocode_lsp is the skeleton)")
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    server = code_server({"autocode.python": sys.executable})
+
+    result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER)
+
+    assert [s["step"] for s in result["steps"]][:4] == [
+        "workbench open", "task started", "question answered", "plan approved"]
+    assert "completed" in result["tasksView"].lower()
+    assert "AutoCode" in result["statusBar"]
+    # The change reached the workspace only after the completion approval.
+    assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
+    # Doctor showed the convention the person answered, learned into the record.
+    assert NAMING_ANSWER in result["doctorBefore"]
+    assert "valid" in result["doctorBefore"]
+    # The answer and approvals went through VS Code, recorded as a person's with the lsp: source.
+    run_dirs = sorted((repo / ".autocode" / "runs").iterdir())
+    assert len(run_dirs) == 1
+    ledger = json.loads((run_dirs[0] / "ledger.json").read_text())
+    assert [a["source"]["channel"] for a in ledger["answers"]] == [ledger["answers"][0]["source"]["channel"]]
+    assert ledger["answers"][0]["source"]["channel"].startswith("lsp:")
+    # Forget removed the record and nothing else: the runs and the applied change stay.
+    assert "Forget what AutoCode learned" in result["forgetDialog"]
+    assert "forgot" in result["forgetNotification"]
+    assert not (repo / ".autocode" / "project.json").exists()
+    assert run_dirs[0].is_dir()
+    assert NAMING_ANSWER not in result["doctorAfter"]
+    assert "missing" in result["doctorAfter"]

@@ -7,6 +7,8 @@
 // open), AUTOCODE_E2E_ARTIFACTS, AUTOCODE_E2E_SCENARIO (palette | missing-server |
 // no-folder | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER.
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Workbench } from './workbench.mjs';
 
 const env = process.env;
@@ -67,19 +69,14 @@ async function scenarioNoFolder(wb) {
   await wb.shot('no-folder-memory');
 }
 
-/** Answers whatever question is on screen: a choice row when one matches, else typed text. */
+/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
-  const choice = wb.quickInput().locator('.monaco-list-row', { hasText: answer });
-  if (await choice.count()) {
-    await choice.first().click();
-  } else {
-    if (await wb.quickInput().locator('.monaco-list-row', { hasText: 'Other answer' }).count()) {
-      await wb.pickQuickInputRow('Other answer');
-      await wb.page.waitForTimeout(300);
-    }
-    await wb.typeIntoQuickInput(answer);
-  }
+  await wb.quickInput().locator('input.input').fill(answer);
+  await wb.page.waitForTimeout(300);
+  await wb.shot('answer-typed');
+  await wb.page.keyboard.press('Enter');
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
   return text;
 }
 
@@ -95,13 +92,14 @@ async function scenarioFlow(wb) {
   await wb.quickInput().locator('input.input').fill(brief);
   await wb.shot('start-task');
   await wb.page.keyboard.press('Enter');
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
   note('task started', { brief });
 
   // The server asks through autocode/task/askQuestion; a server that only
   // updates the snapshot leaves the question in the tree for the palette command.
   let asked = await wb.waitForQuickInput('', 30000).then(() => true).catch(() => false);
   if (!asked) {
-    await wb.waitForViewText('Tasks', (t) => /awaiting your answer|·/.test(t), 60000);
+    await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t), 60000);
     await wb.palette('AutoCode: Answer Question');
     await wb.waitForQuickInput('', 30000);
     asked = 'palette';
@@ -112,7 +110,7 @@ async function scenarioFlow(wb) {
 
   let planDialog = await wb.waitForDialog('Approve the plan', 60000).then(() => true).catch(() => false);
   if (!planDialog) {
-    await wb.waitForViewText('Tasks', (t) => /awaiting your review/.test(t), 60000);
+    await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 60000);
     await wb.palette('AutoCode: Review Plan');
     await wb.waitForDialog('Approve the plan', 30000);
     planDialog = 'palette';
@@ -123,9 +121,10 @@ async function scenarioFlow(wb) {
   await wb.clickDialogButton('Approve');
   note('plan approved', { via: planDialog === true ? 'reviewPlan' : 'palette' });
 
-  const tree = await wb.waitForViewText('Tasks', (t) => /completed|awaiting completion|approval|failed|error/i.test(t.split('\n').slice(0, 40).join('\n')) && !/awaiting your review/.test(t), 240000);
+  const tree = await wb.waitForViewText('Tasks', (t) => /waiting for completion approval|completed|failed/i.test(t), 240000);
   await wb.shot('tasks-progress');
-  if (/awaiting completion approval|awaiting your approval/i.test(tree)) {
+  if (/failed/i.test(tree) && !/completed/i.test(tree)) throw new Error(`the task failed:\n${tree}`);
+  if (/waiting for completion approval/i.test(tree)) {
     await wb.palette('AutoCode: Approve Completion');
     result.completionDialog = await wb.waitForDialog('Approve the completion', 60000);
     await wb.page.waitForTimeout(800);
@@ -175,5 +174,6 @@ try {
 result.screenshots = wb.shots;
 result.consoleErrors = wb.consoleErrors.slice(0, 20);
 await wb.close();
+writeFileSync(join(wb.artifacts, 'result.json'), JSON.stringify(result, null, 2));
 console.log(`RESULT ${JSON.stringify(result)}`);
 process.exit(failed ? 1 : 0);
