@@ -44,24 +44,38 @@ def camel(name: str) -> str:
 
 @attrs.define(kw_only=True)
 class Question:
-    """One question a task needs a person to answer."""
+    """One question a task asks a person."""
 
     id: str
     text: str
-    choices: list[str] = attrs.field(factory=list)
-    """Suggested answers; empty when the answer is free text."""
+    category: str | None
+    convention: str | None
+    """Set when the answer may be learned as a project convention."""
+    default: str | None
+    """The proposed default answer, if any."""
+    choices: list[str]
+    """Answers a client may offer as buttons (the proposed default when there is one)."""
 
 
 @attrs.define(kw_only=True)
 class TaskNeeds:
-    """What a paused task waits for. `kind` is `question`, `approve_plan` or `approve_completion`."""
+    """What a paused task waits for; `kind` is null while it works or after it ended."""
 
-    kind: str
-    questions: list[Question] = attrs.field(factory=list)
-    plan_revision: int | None = None
-    plan_uri: str | None = None
-    """`file://` URI of the plan document when `kind` is `approve_plan`."""
-    message: str | None = None
+    kind: Literal["answer_questions", "approve_plan", "approve_completion"] | None
+    questions: list[Question]
+    """Open questions when `kind` is `answer_questions`."""
+    plan_revision: int | None
+    """The plan revision to approve when `kind` is `approve_plan`."""
+    plan: dict[str, Any] | None
+    markdown: str | None
+    """The plan as Markdown."""
+    plan_uri: str | None
+    """`file://` URI of the plan document (what `window/showDocument` opens)."""
+    diff: str | None
+    """The verified change when `kind` is `approve_completion`."""
+    files: list[Any]
+    tests: dict[str, Any] | None
+    review: dict[str, Any] | None
 
 
 @attrs.define(kw_only=True)
@@ -72,26 +86,42 @@ class TaskSnapshot:
     workspace: str
     brief: str
     state: str
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
     phase: str
     revision: int
-    needs: TaskNeeds | None
+    needs: TaskNeeds
     done: bool
     result: dict[str, Any] | None
-    """The engine's completion report (verification evidence, changed files) once `done`."""
+    """The engine's result once the task ended (status, tests, applied change)."""
+    error: dict[str, Any] | None
+    learning: dict[str, Any] | None
+    """What completion learned into `.autocode/project.json`."""
+    run_dir: str
+    copy: str | None
+    """The prep copy the task works in."""
+    human_pause_states: list[str]
+    created: str
+    updated: str
 
 
 @attrs.define(kw_only=True)
 class Memory:
-    """One saved memory. `scope` is `project` or `global`; `shared` means a team memory."""
+    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
 
     id: str
     content: str
     category: str | None
     scope: str
+    repository: str | None
+    """The portable repository key (never a path of this machine) of a project memory."""
+    owner: str | None
+    """The agent the memory belongs to; null for a team memory."""
     shared: bool
-    agent: str | None
-    created: str
-    score: float | None = None
+    created_at: str
+    updated_at: str
+    run_id: str | None
+    score: float | None
+    """Relevance for search and recall results; null elsewhere."""
 
 
 # --------------------------------------------------------------------------- command arguments
@@ -172,9 +202,9 @@ class MemorySaveArgs:
     scope: Literal["project", "global"] | None = None
     """Default: `project` when the session has a repository, else `global`."""
     shared: bool = False
-    """`true` saves a team memory; `false` a memory of `agent` only."""
+    """With `agent`: `true` saves a team memory, `false` a memory of that agent only."""
     agent: str | None = None
-    """Default: the `agent` setting (`implementer`)."""
+    """The agent whose memory this is. Default: none, a person saving for the team."""
 
 
 @attrs.define(kw_only=True)
@@ -252,11 +282,17 @@ class ForgetResult:
 
 @attrs.define(kw_only=True)
 class PrepResult:
+    """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
+
     id: str
+    workspace: str | None
     copy: str
-    head: str
+    head: str | None
     inputs: list[dict[str, Any]]
+    """The declared inputs, each verified in the workspace and in the copy."""
     counts: dict[str, Any]
+    nested_components: list[Any]
+    handoff: dict[str, Any] | None
 
 
 @attrs.define(kw_only=True)
@@ -266,13 +302,21 @@ class TaskList:
 
 @attrs.define(kw_only=True)
 class MemorySaveResult:
+    """A refused save is an error (`memoryRefused`); these are the other outcomes."""
+
     saved: bool
-    memory: Memory | None
+    id: str | None
+    """The new memory's id when `saved`."""
     duplicate_of: str | None
-    """Id of the existing memory that says the same thing (then `saved` is false)."""
+    """Id of the memory that already says the same thing (then `saved` is false)."""
     skill: str | None
-    """Name of the skill created instead, when the content is reusable know-how."""
+    """Name of the skill made instead, when the content is reusable know-how."""
+    scope: str | None
+    repository: str | None
+    evicted: list[dict[str, Any]]
+    """Oldest memories removed because the agent's bucket went over its cap."""
     message: str
+    """What happened, in words a person can read."""
 
 
 @attrs.define(kw_only=True)
@@ -281,37 +325,52 @@ class MemoryList:
 
 
 @attrs.define(kw_only=True)
+class MemorySearchResult:
+    query: str
+    method: str
+    """How results were ranked: by meaning and keywords, or keywords and recency."""
+    memories: list[Memory]
+
+
+@attrs.define(kw_only=True)
 class MemoryDeleteResult:
-    deleted: bool
-    id: str
+    deleted: Memory
 
 
 @attrs.define(kw_only=True)
 class RecallReceipt:
+    method: str
+    reason: str
+    repository: str | None
     project: list[Memory]
     global_: list[Memory]
     text: str
+    """Both sections as Markdown, as a task would receive them."""
 
 
 @attrs.define(kw_only=True)
 class PromotionCandidate:
     memory_id: str
-    skill_name: str
+    name: str
     description: str
     category: str | None
     content: str
     agents: list[str]
+    scope: str
+    repository: str | None
 
 
 @attrs.define(kw_only=True)
 class PromotionPlan:
+    scanned: int
     candidates: list[PromotionCandidate]
 
 
 @attrs.define(kw_only=True)
 class PromotionApplied:
-    applied: list[str]
-    skills: list[str]
+    skills: list[dict[str, Any]]
+    removed: list[str]
+    """Ids of the memories that became skills (and are gone)."""
 
 
 # --------------------------------------------------------------------------- custom methods
@@ -399,6 +458,7 @@ TASK_APPROVE_PLAN = C + "task.approvePlan"
 TASK_REJECT_PLAN = C + "task.rejectPlan"
 TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
 TASK_CANCEL = C + "task.cancel"
+TASK_RESUME = C + "task.resume"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
 MEMORY_SAVE = C + "memory.save"
@@ -442,7 +502,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task, recorded as the person's answer "
                 "with the source lsp:<client name>.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "unknownQuestion")),
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
     CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
                 "Approve the plan revision the person reviewed.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch")),
@@ -455,9 +515,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
                 "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
+                "Continue a task whose server stopped while it was working (a paused or ended "
+                "task is returned as it is).", "tasks", _TASK_ERRORS),
     CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
-                {"taskId": "t-20260101-abcd"}),
+                {"taskId": "t-20260101-120000-a1b2c3"}),
     CommandSpec(TASK_LIST, WorkspaceArgs, TaskList,
                 "Every task of the workspace (all folders of the session when no workspace is "
                 "given), newest first, including those an earlier server left waiting.",
@@ -467,8 +530,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
                 "answers `saved: false`.",
                 "memory", ("memoryRefused", "noRepository"),
-                {"content": "Tests need TEST_DATABASE_URL set", "scope": "project"}),
-    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemoryList,
+                {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
+    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,
                 "Memories visible here (this repository plus global, own plus team), best first.",
                 "memory", ("noRepository",), {"query": "database tests", "limit": 5}),
     CommandSpec(MEMORY_DELETE, MemoryDeleteArgs, MemoryDeleteResult,
@@ -493,7 +556,9 @@ METHODS: tuple[MethodSpec, ...] = (
                "Asks the person one question of a task. The answer is recorded as human with "
                "the source lsp:<client name>.", "experimental.autocode",
                {"taskId": "t-1", "revision": 3,
-                "question": {"id": "q1", "text": "Which test naming style?", "choices": []}}),
+                "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
+                             "convention": "test-naming", "default": "Describe the behaviour",
+                             "choices": ["Describe the behaviour"]}}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
@@ -504,7 +569,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("invalidArguments", INVALID_PARAMS, "An argument is missing, unknown or of the wrong type.",
               "Fix the argument named in the message."),
     ErrorKind("noRepository", REQUEST_FAILED,
-              "The command needs a repository and the session has no workspace folder.",
+              "The command needs a repository and the session has no workspace folder "
+              "(also: a memory with `scope: project` there).",
               "Open a folder or pass `workspace`."),
     ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
               "Ask the person, then call again with `confirm: true`."),
@@ -514,19 +580,31 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "Fetch the snapshot (`autocode.task.get`) and act on its `needs`."),
     ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
               "Review the current plan and approve its revision."),
-    ErrorKind("unknownQuestion", REQUEST_FAILED, "The task has no open question with that id.",
-              "Use a question id from the snapshot's `needs.questions`."),
     ErrorKind("memoryRefused", REQUEST_FAILED,
-              "The memory was not saved: tied to one task, run or commit, or `scope: project` "
-              "without a repository. `data.reason` says which; `data.suggestion` may hold a "
-              "durable rewording.", "Save the durable fact instead, or put the note in the task."),
+              "The memory was not saved: it is tied to one task (a task key, PR or issue number, "
+              "commit, column move, \"this task\") or holds a credential. `data.reason` is one of "
+              "task_key, pr_or_issue, commit_sha, column_move, this_task, credential; "
+              "`data.belongs` says where it belongs; `data.suggestion` may hold a durable rewording.",
+              "Save the durable fact instead, or put the note in the task."),
     ErrorKind("memoryNotFound", REQUEST_FAILED, "No memory with that id is visible here.",
               "Search or list memories for the id."),
-    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable.",
+    ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
+              "See the message and `autocode.doctor`'s memory section."),
+    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable. "
+              "Prep reports finer kinds too: `manifestInvalid`, `preflightFailed`, "
+              "`aliasToIgnored`, `changedDuringCopy`, `workspaceInvalid`, `destinationUnsafe`.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
+    ErrorKind("settingsError", REQUEST_FAILED, "A settings file cannot be read.",
+              "Fix the file the message names."),
+    ErrorKind("providerError", REQUEST_FAILED, "The model provider is misconfigured or failed.",
+              "See the message; `autocode.doctor` shows the provider settings."),
+    ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
+              "See the message."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
+              "Wait a moment and try again."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
 )
 
@@ -813,7 +891,8 @@ def render_markdown() -> str:
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "
         f"Domain errors fail with `{REQUEST_FAILED}` (RequestFailed) and `error.data` = "
-        "`{kind, message, ...}`; `kind` is stable, the message may change.",
+        "`{kind, message, ...}`; `kind` is stable, the message may change. The engine may "
+        "report kinds beyond this table; a client should show the message of any kind.",
         "",
         "| kind | code | meaning | what to do |",
         "| --- | --- | --- | --- |",

@@ -69,6 +69,7 @@ local lines = tasks.render(snap)
 H.eq(lines[1], '# AutoCode task t2', 'task heading')
 H.check(vim.tbl_contains(lines, 'add a greeting'), 'brief rendered')
 H.eq(tasks.questions(snap), { { id = 'q1', text = 'Which naming?', choices = { 'a', 'b' } } }, 'questions')
+H.eq(tasks.questions({ needs = { kind = 'approve_plan' } }), {}, 'no questions while a plan waits')
 local doc = memory.render_doctor({ settings = { test_command = { value = 'pytest', origin = 'learned' } }, ok = true })
 H.check(vim.tbl_contains(doc, '## settings'), 'doctor sections')
 H.check(vim.tbl_contains(doc, '  - origin: learned'), 'doctor nested values')
@@ -124,6 +125,26 @@ end, 'prompts answered')
 H.eq(got, { input = 'free text', select = 'b', confirm = false }, 'prompt answers')
 H.log('ok prompts')
 
+-- Questions: several choices go through select (with a way out to free text),
+-- a single proposed answer prefills the input.
+local answers = {}
+H.prompts = {}
+H.script_ui(function(prompt)
+  return 'typed: ' .. prompt
+end, { 'Something else...', 'b' })
+require('autocode.client').run(function()
+  answers[1] = tasks.prompt_answer({ text = 'Pick?', choices = { 'a', 'b' } })
+  answers[2] = tasks.prompt_answer({ text = 'Pick again?', choices = { 'a', 'b' } })
+  answers[3] = tasks.prompt_answer({ text = 'Style?', choices = { 'Describe it' }, default = 'Describe it' })
+end)
+H.wait(2000, function()
+  return answers[3] ~= nil
+end, 'questions answered')
+H.eq(answers, { 'typed: Pick? ', 'b', 'typed: Style? ' }, 'answers')
+H.eq(H.prompts[1].items, { 'a', 'b', 'Something else...' }, 'choices offered with a way out')
+H.eq(H.prompts[#H.prompts].kind, 'input', 'single proposal asked as free text')
+H.log('ok questions')
+
 -- Scratch buffers carry their keys and a winbar that names them.
 local approved = false
 local buf = ui.scratch('plan/t9', { '# Plan', '- step' }, 'markdown', {
@@ -151,5 +172,13 @@ H.eq(r, nil, 'no result')
 vim.cmd('AutoCode doctor')
 H.wait_note(3000, 'doctor failed: cannot start the AutoCode server', vim.log.levels.ERROR)
 H.log('ok missing server')
+
+-- :checkhealth autocode without a server says what to do.
+vim.cmd('checkhealth autocode')
+local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+H.check(health:find('OK Neovim 0.11', 1, true), 'health: Neovim version')
+H.check(health:find('ERROR "autocode-lsp-does-not-exist" is not an executable on PATH', 1, true), 'health: missing server: ' .. health)
+H.check(health:find('pip install autocode', 1, true), 'health: how to install')
+H.log('ok health without server')
 
 H.done()

@@ -86,8 +86,10 @@ def copy_entries(
     umask = _umask()
     mover = _Mover()
     hook = _test_hook
-    by_path = {e.path: e for e in entries}
-    groups = fsutil.group_by_dir([e.path for e in entries])
+    by_dir: dict[str, list[Entry]] = {}
+    for e in entries:
+        by_dir.setdefault(e.path.rpartition("/")[0], []).append(e)
+    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     total = len(entries)
     done = 0
     counts = {"files": 0, "symlinks": 0, "emptyFolders": 0, "bytes": 0}
@@ -98,14 +100,13 @@ def copy_entries(
         base = "/".join(parent)
         if src_fd is None or dst_fd is None:
             raise changed(base, f"could no longer be opened as a folder ({reason})")
-        for name in groups[parent]:
-            path = f"{base}/{name}" if base else name
-            entry = by_path[path]
+        for entry in groups[parent]:
+            name = entry.path.rpartition("/")[2]
             if entry.kind == "file":
                 counts["bytes"] += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
                 counts["files"] += 1
             elif entry.kind == "symlink":
-                os.symlink(links[path], name, dir_fd=dst_fd)
+                os.symlink(links[entry.path], name, dir_fd=dst_fd)
                 counts["symlinks"] += 1
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
@@ -132,20 +133,14 @@ def _copy_file(
     except OSError as exc:
         raise changed(entry.path, f"could no longer be opened ({exc.strerror})") from exc
     try:
-        before = os.fstat(src)
-        if (
-            before.st_ino != entry.ino
-            or before.st_dev != entry.dev
-            or not stat.S_ISREG(before.st_mode)
-        ):
-            raise changed(entry.path, "was replaced")
+        size = entry.size
         # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
-        mode = before.st_mode & 0o777
+        # (A later chmod of the source changes its ctime, which the check below catches.)
+        mode = entry.mode & 0o777
         dst = os.open(name, fsutil.O_NEW_FILE, mode, dir_fd=dst_dir)
         try:
             if mode & umask:
                 os.fchmod(dst, mode)
-            size = before.st_size
             copied = 0
             while copied < size:
                 moved = mover.move(src, dst, size - copied)
@@ -154,16 +149,21 @@ def _copy_file(
                 copied += moved
             if hook is not None:
                 hook("file", entry.path)
+            # One fstat, after the bytes moved, proves both that this is the file the
+            # inventory listed (device, inode) and that it did not change since (size,
+            # mtime, ctime as listed). A mismatch discards the whole staging folder.
             after = os.fstat(src)
+            if after.st_ino != entry.ino or after.st_dev != entry.dev or not stat.S_ISREG(after.st_mode):
+                raise changed(entry.path, "was replaced")
+            if (
+                copied != size
+                or after.st_size != size
+                or after.st_mtime_ns != entry.mtime_ns
+                or after.st_ctime_ns != entry.ctime_ns
+            ):
+                raise changed(entry.path, "changed")
         finally:
             os.close(dst)
-        if (
-            copied != size
-            or after.st_size != size
-            or after.st_mtime_ns != before.st_mtime_ns
-            or after.st_ctime_ns != before.st_ctime_ns
-        ):
-            raise changed(entry.path, "changed")
         return size
     finally:
         os.close(src)

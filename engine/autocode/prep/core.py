@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import json
 import os
 import secrets
@@ -157,7 +156,11 @@ def _open_prep_dir(root_fd: int, root: Path) -> int:
                 child = os.open(name, fsutil.O_DIR, dir_fd=fd)
             except OSError as exc:
                 where = root.joinpath(*PREP_DIR[: depth + 1])
-                what = "a symbolic link" if exc.errno == errno.ELOOP else "not a folder"
+                try:
+                    is_link = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+                except OSError:
+                    is_link = False
+                what = "a symbolic link" if is_link else "not a folder"
                 raise SetupError(
                     f"{where} is {what}; prep copies are only written into a real folder inside the "
                     f"workspace. Remedy: remove {where} (move it aside if you need it) and run prep again.",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO that slipped in must not wait for a writer.
@@ -25,12 +25,17 @@ def split(path: str) -> tuple[Dir, str]:
     return tuple(parts[:-1]), parts[-1]
 
 
-def group_by_dir(paths: Sequence[str]) -> dict[Dir, list[str]]:
-    groups: dict[Dir, list[str]] = {}
+def group_by_dir(paths: Iterable[str]) -> dict[Dir, list[str]]:
+    """Names grouped by their folder: {('a', 'b'): ['c', ...]} for 'a/b/c'."""
+    by_text: dict[str, list[str]] = {}
     for path in paths:
-        parent, name = split(path)
-        groups.setdefault(parent, []).append(name)
-    return groups
+        parent, _, name = path.rpartition("/")
+        names = by_text.get(parent)
+        if names is None:
+            by_text[parent] = [name]
+        else:
+            names.append(name)
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_text.items()}
 
 
 def open_failure(exc: OSError) -> str:
@@ -44,7 +49,7 @@ def open_failure(exc: OSError) -> str:
 
 def walk(
     root_fd: int,
-    groups: Mapping[Dir, Sequence[str]],
+    groups: Mapping[Dir, object],
     *,
     dest_fd: int | None = None,
     before_open: object = None,

@@ -94,9 +94,11 @@ def _components(root: str, rel: str, resolved: list[str], chain: list[str]) -> l
 def plan_links(inv: Inventory) -> LinkPlan:
     """Decide every link of the inventory (reads the workspace, writes nothing)."""
     root = str(inv.root)
+    plan = LinkPlan({}, {}, [])
+    if not any(e.kind == "symlink" for e in inv.entries):
+        return plan
     files = {e.path for e in inv.entries if e.kind == "file"}
     folders = inv.folders() | set(inv.components)
-    plan = LinkPlan({}, {}, [])
     unknown_folders: list[tuple[Entry, Resolution]] = []
     for entry in inv.entries:
         if entry.kind != "symlink":

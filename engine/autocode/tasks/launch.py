@@ -7,6 +7,7 @@ editing or forgetting `.autocode/project.json` mid-run changes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,7 @@ def _plain(value: Any) -> Any:
         return _plain(value.model_dump(mode="json"))
     if hasattr(value, "to_dict"):
         return _plain(value.to_dict())
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_plain(v) for v in value]

@@ -26,7 +26,6 @@ from typing import Any
 from autocode import gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers import (
-    ROLES,
     Plan,
     ProviderConfig,
     ProviderContext,
@@ -695,7 +694,9 @@ class TaskRun:
     def _step_applying(self) -> None:
         self._say("completed", "applying the change to the workspace")
         diff_path = self.run_dir / "evidence" / "changes.diff"
-        outcome = apply_to_workspace(self.workspace, diff_path)
+        # One task at a time changes the person's working tree.
+        with store.locked(runs_root(self.workspace)):
+            outcome = apply_to_workspace(self.workspace, diff_path)
         store.kill_point("applied")
         self._state["apply"] = outcome
         checkpoint = {
@@ -842,8 +843,15 @@ def _check_manifest(manifest: str | Path | None) -> Path | None:
 def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str], None] | None) -> Any:
     from autocode.prep import make_prep_copy
 
-    cb = (lambda message: progress("requirements", message)) if progress else None
-    return make_prep_copy(root, manifest=manifest, progress=cb)
+    if progress is None:
+        return make_prep_copy(root, manifest=manifest)
+    report = progress
+
+    def copied(done: int, total: int) -> None:
+        if done == total or done % 2000 == 0:
+            report("requirements", f"prep copy: {done}/{total} entries")
+
+    return make_prep_copy(root, manifest=manifest, progress=copied)
 
 
 def _citations(root: Path) -> list[str]:

@@ -131,7 +131,12 @@ function M.questions(snap)
     return out
   end
   for _, q in ipairs(field(M.needs(snap), 'questions') or {}) do
-    table.insert(out, { id = field(q, 'id'), text = field(q, 'text') or '?', choices = field(q, 'choices') })
+    table.insert(out, {
+      id = field(q, 'id'),
+      text = field(q, 'text') or '?',
+      choices = field(q, 'choices'),
+      default = field(q, 'default'),
+    })
   end
   return out
 end
@@ -176,18 +181,25 @@ end
 
 -- Flows ----------------------------------------------------------------------
 
---- Asks the person one question (choices through vim.ui.select, else vim.ui.input).
---- Returns the text or nil when dismissed. Must run in a coroutine.
+--- Asks the person one question: several choices through vim.ui.select (with
+--- a last entry to type something else), otherwise vim.ui.input prefilled with
+--- the proposed default. Returns the text, or nil when dismissed. Runs in a coroutine.
 function M.prompt_answer(question)
-  local choices = question.choices
-  if type(choices) == 'table' and #choices > 0 then
+  local choices = type(question.choices) == 'table' and question.choices or {}
+  if #choices > 1 then
     local labels = {}
     for i, ch in ipairs(choices) do
       labels[i] = tostring(ch)
     end
-    return ui.select(labels, question.text)
+    local other = 'Something else...'
+    table.insert(labels, other)
+    local item = ui.select(labels, question.text)
+    if item ~= other then
+      return item
+    end
   end
-  return ui.input(question.text .. ' ')
+  local default = question.default or choices[1]
+  return ui.input(question.text .. ' ', default and tostring(default) or nil)
 end
 
 function M.start(brief)
