@@ -232,11 +232,11 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     assert NAMING_ANSWER in result["doctorBefore"]
     assert "valid" in result["doctorBefore"]
     # The answer and approvals went through VS Code, recorded as a person's with the lsp: source.
-    run_dirs = sorted((repo / ".autocode" / "runs").iterdir())
+    run_dirs = sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir())
     assert len(run_dirs) == 1
     ledger = json.loads((run_dirs[0] / "ledger.json").read_text())
-    assert [a["source"]["channel"] for a in ledger["answers"]] == [ledger["answers"][0]["source"]["channel"]]
-    assert ledger["answers"][0]["source"]["channel"].startswith("lsp:")
+    assert [(a["text"], a["kind"], a["source"]["channel"]) for a in ledger["answers"]] == [
+        (NAMING_ANSWER, "human", "lsp:code-server")]
     # Forget removed the record and nothing else: the runs and the applied change stay.
     assert "Forget what AutoCode learned" in result["forgetDialog"]
     assert "forgot" in result["forgetNotification"]

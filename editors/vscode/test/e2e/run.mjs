@@ -115,8 +115,7 @@ async function scenarioFlow(wb) {
     await wb.waitForDialog('Approve the plan', 30000);
     planDialog = 'palette';
   }
-  await wb.page.waitForTimeout(800);
-  result.plan = await wb.webviewText('', 5000).catch(() => '');
+  result.plan = await wb.webviewText((t) => /plan/i.test(t), 30000).catch(() => '');
   await wb.shot('plan-review');
   await wb.clickDialogButton('Approve');
   note('plan approved', { via: planDialog === true ? 'reviewPlan' : 'palette' });
@@ -138,8 +137,9 @@ async function scenarioFlow(wb) {
   await wb.shot('tasks-completed');
   note('task completed');
 
+  await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  result.doctorBefore = await wb.webviewText('AutoCode Doctor', 60000);
+  result.doctorBefore = await wb.webviewText('Learned conventions', 60000);
   await wb.shot('doctor');
   note('doctor read');
 
@@ -151,9 +151,9 @@ async function scenarioFlow(wb) {
   await wb.shot('forgotten');
   note('project memory forgotten');
 
+  await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  await wb.page.waitForTimeout(1000);
-  result.doctorAfter = await wb.webviewText('AutoCode Doctor', 30000);
+  result.doctorAfter = await wb.webviewText((t) => t.includes('Learned conventions') && !t.includes(answer), 30000);
   await wb.shot('doctor-after-forget');
 }
 
