@@ -18,7 +18,7 @@ from autocode.tasks import (
     TaskRun,
     list_tasks,
 )
-from support import git, make_repo
+from support import git
 from tasks_support import (
     NAMING_ANSWER,
     answers_file,

@@ -356,7 +356,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
             lines.append(f"  apply: {apply.get('status')} — {apply.get('message')}")
     learning = snap.get("learning") or {}
     if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
-        learned = ", ".join(learning.get("conventions") or []) or "no conventions"
+        learned = ", ".join(learning.get("conventions") or []) or "no new conventions"
         lines.append(f"learned: {learned} ({learning.get('status')})")
     nxt = _next_step(snap, workspace)
     if nxt:

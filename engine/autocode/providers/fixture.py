@@ -62,7 +62,8 @@ def scenario_dirs() -> list[Path]:
 def load_scenario(name_or_path: str | None) -> dict[str, Any]:
     """The scenario script for a name (fixtures/providers/<name>.json) or a path; None is the default."""
     if not name_or_path or name_or_path == "default":
-        return json.loads(json.dumps(DEFAULT_SCENARIO))
+        copied: dict[str, Any] = json.loads(json.dumps(DEFAULT_SCENARIO))
+        return copied
     candidates = [Path(name_or_path)]
     candidates += [d / f"{name_or_path}.json" for d in scenario_dirs()]
     for path in candidates:
@@ -89,7 +90,7 @@ class FixtureProvider:
 
     def __init__(self, scenario: dict[str, Any], model: str | None = None) -> None:
         self.scenario = scenario
-        self.model = model or f"scenario:{scenario.get('name', 'default')}"
+        self.model: str | None = model or f"scenario:{scenario.get('name', 'default')}"
 
     def _fail_if_scripted(self, role: str) -> None:
         if self.scenario.get("fail_role") == role:

@@ -71,7 +71,7 @@ class OpenAIProvider:
         if not model:
             raise ProviderError("the openai provider needs a model (setting 'model' or --model)")
         self.base_url = base_url.rstrip("/")
-        self.model = model
+        self.model: str | None = model
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.retries = retries
@@ -155,7 +155,7 @@ class OpenAIProvider:
         while True:
             request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
             try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:  # noqa: S310
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
                     raw = response.read()
             except urllib.error.HTTPError as exc:
                 status = exc.code
@@ -166,7 +166,7 @@ class OpenAIProvider:
                     attempt += 1
                     continue
                 raise ProviderError(_status_message(url, status, attempt)) from None
-            except (TimeoutError, socket.timeout) as exc:
+            except TimeoutError as exc:
                 raise ProviderError(
                     f"{url} did not answer within {self.timeout:g} s; "
                     "raise the provider timeout or check the server"

@@ -6,8 +6,23 @@ module exports.
 
 from __future__ import annotations
 
-from autocode.tasks.errors import NoRepository, NotAwaitingInput, PlanRevisionMismatch, TaskBusy, TaskNotFound
-from autocode.tasks.run import ENDS, PAUSES, PHASE_OF, WORKING, Source, TaskOptions, TaskRun, list_tasks
+from autocode.tasks.errors import (
+    NoRepository,
+    NotAwaitingInput,
+    PlanRevisionMismatch,
+    TaskBusy,
+    TaskNotFound,
+)
+from autocode.tasks.run import (
+    ENDS,
+    PAUSES,
+    PHASE_OF,
+    WORKING,
+    Source,
+    TaskOptions,
+    TaskRun,
+    list_tasks,
+)
 
 __all__ = [
     "ENDS",

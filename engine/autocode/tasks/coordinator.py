@@ -35,7 +35,8 @@ def pilot_prep(
     for label, path in (("manifest", manifest_path), ("brief", brief_path)):
         if not path.is_file():
             raise UsageError(f"the {label} file {path} does not exist; pass the path of an existing file")
-    if not report_path.parent.is_dir():
+    own_folder = report_path.parent.resolve() == root / ".autocode"
+    if not report_path.parent.is_dir() and not own_folder:
         raise UsageError(f"the report's folder {report_path.parent} does not exist; create it or pick another path")
     brief = brief_path.read_text(encoding="utf-8")
     if not brief.strip():
@@ -64,5 +65,5 @@ def pilot_prep(
             "done": snap["done"],
         },
     }
-    store.write_json_atomic(report_path.resolve(), data)
+    store.write_json_atomic(report_path.resolve(), data)  # creates .autocode/ when that is the folder
     return data

@@ -18,7 +18,7 @@ from autocode.tasks.ledger import eligible_conventions
 
 
 def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
-    from autocode.record import Convention, ObservedFacts, merge_record
+    from autocode.record import Convention, ObservedFacts, Route, merge_record
     from autocode.scrub import contains_secret
 
     package = bool((launch.get("options") or {}).get("package"))
@@ -37,7 +37,7 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
         else:
             kept.append(item)
 
-    routes = [f"{r['role']}={r['provider']}:{r['model']}" if r.get("model") else f"{r['role']}={r['provider']}" for r in state.get("routes") or []]
+    routes = [Route(role=r["role"], provider=r["provider"], model=r["model"]) for r in state.get("routes") or [] if r.get("model")]
     observed = ObservedFacts(
         framework=framework,
         test_command=command,
