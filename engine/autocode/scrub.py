@@ -435,8 +435,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
         else:
             if not (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")):
                 continue
-            if start > 0 and text[start - 1] == "$":
-                continue  # `$TOKEN` is a reference
+            if start > 0 and text[start - 1] in "$/\\":
+                continue  # `$TOKEN` is a reference, `etc/passwd` a file
             if text.endswith("://", 0, start):
                 continue  # a URL's user name: its password is found as a URL password
             if _TERNARY.search(text, max(0, start - 8), start):
