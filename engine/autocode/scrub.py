@@ -277,11 +277,14 @@ def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
     return lower, upper, digit, symbol
 
 
+_NUMBER = re.compile(r"[+\-]?[0-9]+(?:[.,:][0-9]+)*%?")
+
+
 def _is_password_value(value: str) -> bool:
     """A password is kept when it is made of plain words (docs' `password=secret`,
     a type such as `HiddenText`) or too short."""
-    if len(value) < 6 or any(ch.isspace() for ch in value) or value.isdigit():
-        return False  # digits alone are counts far more often than PINs (`pass: 1204`)
+    if len(value) < 6 or any(ch.isspace() for ch in value) or _NUMBER.fullmatch(value):
+        return False  # numbers are counts and rates far more often than PINs (`pass: 1204`)
     lower, upper, digit, symbol = _char_classes(value)
     if digit or symbol:
         return True
