@@ -171,7 +171,7 @@ def test_unreachable_postgresql_is_a_clear_error() -> None:
 
 def test_doctor_section_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from autocode.doctor import DoctorContext
-    from autocode.memory.doctor import doctor_section as section
+    from autocode.doctor import memory_section as section
     from autocode.settings import resolve_settings
     from support import make_repo
 
@@ -184,7 +184,7 @@ def test_doctor_section_for_the_report(tmp_path: Path, monkeypatch: pytest.Monke
     assert data["location"] == str(tmp_path / "data" / "autocode" / "memory.sqlite3")
     assert built.render is not None
     text = "\n".join(built.render(data))
-    assert "search mode  keyword" in text and "embedding_provider is none" in text
+    assert "search: keyword" in text and "embedding_provider is none" in text
 
 
 def test_duplicate_lookup_stays_inside_the_bucket_after_upgrade(tmp_path: Path) -> None:
