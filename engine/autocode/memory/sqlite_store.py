@@ -219,6 +219,20 @@ class SqliteStore(Store):
     def _migrate(self, target: int) -> None:
         with self._lock:
             try:
+                # An up-to-date database is opened without taking the write lock.
+                exists = self.conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+                ).fetchone()
+                if exists:
+                    current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+                    if current == target:
+                        return
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(
+                    f"cannot read the memory database {self.path}: {exc}; check the file, "
+                    "or set memory_path to another file"
+                ) from exc
+            try:
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     self.conn.execute(
@@ -245,7 +259,7 @@ class SqliteStore(Store):
                     self.conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                raise StoreUnavailable(f"cannot prepare the memory database {self.path}: {exc}") from exc
+                raise self._failure(exc) from exc
 
     def _fill_bucket_tags(self) -> None:
         rows = self.conn.execute("SELECT seq, owner, repo_key, terms FROM memories").fetchall()
@@ -259,20 +273,39 @@ class SqliteStore(Store):
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self.conn.execute(sql, tuple(params)).fetchall()
+            try:
+                return self.conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
+
+    def _failure(self, exc: sqlite3.Error) -> StoreUnavailable:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return StoreUnavailable(
+                f"the memory database {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s by another "
+                "process; nothing was written. Try again when the other autocode command has finished"
+            )
+        return StoreUnavailable(f"the memory database {self.path} failed: {exc}; nothing was written")
 
     @contextlib.contextmanager
     def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
             try:
                 yield _SqliteWriter(self.conn)
                 if self._generation_table and bump:
                     self.conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise self._failure(exc) from exc
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
     def generation(self) -> int:
         if not self._generation_table:

@@ -201,3 +201,31 @@ def test_duplicate_lookup_stays_inside_the_bucket_after_upgrade(tmp_path: Path) 
         assert again.duplicate_of == "mem_old" and again.duplicate_method == "terms"
         other = memory.save(MemoryContext("reviewer", None), "Workers restart after each deploy")
         assert other.saved
+
+
+def test_a_file_that_is_not_a_database_is_reported_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    path.write_bytes(b"not a database, " * 200)
+    before = path.read_bytes()
+    with pytest.raises(StoreUnavailable, match="memory_path"):
+        open_memory(memory_path=path, embedding_provider="none")
+    assert path.read_bytes() == before
+
+
+def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import autocode.memory.sqlite_store as sqlite_store
+
+    path = tmp_path / "memory.sqlite3"
+    with open_memory(memory_path=path, embedding_provider="none") as memory:
+        memory.save(MemoryContext(None, None), "Backups run at 01:00 UTC")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_MS", 200)
+        with open_memory(memory_path=path, embedding_provider="none") as memory:
+            with pytest.raises(StoreUnavailable, match="stayed locked"):
+                memory.save(MemoryContext(None, None), "Restores are tested monthly")
+            assert [m.content for m in memory.list(MemoryContext(None, None))] == ["Backups run at 01:00 UTC"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
