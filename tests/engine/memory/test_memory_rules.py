@@ -175,3 +175,15 @@ def test_vendor_tokens_are_refused_even_in_unusual_lengths(token: str) -> None:
 )
 def test_token_look_alikes_are_kept(content: str) -> None:
     assert rules.check_content(content) is None
+
+
+def test_save_tool_description_states_the_test_and_the_line_to_skills() -> None:
+    from autocode.memory.tools import tool_schemas
+
+    tools = {t["function"]["name"]: t["function"] for t in tool_schemas()}
+    assert set(tools) == {"save_memory", "search_memory", "delete_memory"}
+    save = tools["save_memory"]
+    assert "stops being true once the current task is finished" in save["description"]
+    assert "skill" in save["description"]
+    assert save["parameters"]["properties"]["scope"]["enum"] == ["project", "global"]
+    assert tools["search_memory"]["parameters"]["properties"]["owner"]["enum"] == ["all", "self", "team"]
