@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
-from autocode.scrub import contains_secret
+from autocode.scrub import contains_machine_path, contains_secret
 
 TASK_NOTES = (
     "the task's own notes (its run log and comments), which already record what happened on that one task"
@@ -71,6 +71,13 @@ _TOKEN_PREFIXED = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}"
     r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|AKIA[0-9A-Z]{16})"
 )
+_PATH_REASON = (
+    "it names a path on this machine (a home folder or this checkout's absolute location); "
+    "memories are read on other machines, where that path does not exist"
+)
+_PATH_BELONGS = (
+    "a setting or your own notes; in a memory, say it relative to the repository root or by its role"
+)
 _SECRET_REASON = "it looks like a credential (a token, key or password); memories are read back into every later run"
 _SECRET_BELONGS = "a secret manager or an environment variable the tools read at run time, never a memory or a note"
 
@@ -123,10 +130,15 @@ def find_anchors(content: str) -> list[Anchor]:
     return found
 
 
-def check_content(content: str) -> Refusal | None:
-    """The refusal for `content`, or None when it may be saved as a memory."""
+def check_content(content: str, workspace: str | None = None) -> Refusal | None:
+    """The refusal for `content`, or None when it may be saved as a memory.
+
+    `workspace` (a folder) lets paths inside this machine's checkout be recognised too.
+    """
     if contains_secret(content) or _TOKEN_PREFIXED.search(content):
         return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
+    if contains_machine_path(content, workspace):
+        return Refusal("machine_path", _PATH_REASON, _PATH_BELONGS, None)
     anchors = find_anchors(content)
     if not anchors:
         return None

@@ -178,7 +178,8 @@ class MemoryService:
         owner = "" if shared or not agent else agent
         where_scope, where_repo = effective, repo or None
 
-        refusal = rules.check_content(text)
+        folder = str(ctx.repository) if isinstance(ctx.repository, Path) else None
+        refusal = rules.check_content(text, folder)
         if refusal is not None:
             return SaveResult(saved=False, refused=refusal, scope=where_scope, repository=where_repo)
 

@@ -187,3 +187,12 @@ def test_save_tool_description_states_the_test_and_the_line_to_skills() -> None:
     assert "skill" in save["description"]
     assert save["parameters"]["properties"]["scope"]["enum"] == ["project", "global"]
     assert tools["search_memory"]["parameters"]["properties"]["owner"]["enum"] == ["all", "self", "team"]
+
+
+def test_paths_of_this_machine_are_refused_but_repository_paths_are_kept() -> None:
+    home = "/home/" + "alice/projects/shop/.venv"
+    refusal = rules.check_content(f"The virtualenv lives at {home}")
+    assert refusal is not None and refusal.kind == "machine_path" and refusal.suggestion is None
+    assert "relative to the repository root" in refusal.belongs
+    for fine in ("Fixtures are in tests/fixtures/invoices", "Shebangs use /usr/bin/env python3", "Logs go to /var/log/shop.log"):
+        assert rules.check_content(fine) is None, fine

@@ -396,3 +396,12 @@ def test_ranking_cache_sees_writes_from_another_connection(make_memory: MemoryFa
     assert {h.memory.id for h in reader.search(ctx, "mail catcher").hits} == {first.id, second.id}
     writer.delete(ctx, first.id or "")
     assert [h.memory.id for h in reader.search(ctx, "mail catcher").hits] == [second.id]
+
+
+def test_a_path_inside_this_checkout_is_refused(make_memory: MemoryFactory, repos: dict[str, Path]) -> None:
+    memory = make_memory()
+    result = memory.save(MemoryContext("implementer", repos["a"]), f"The entry point is {repos['a'] / 'src' / 'app.py'}")
+    assert result.refused is not None and result.refused.kind == "machine_path"
+    assert memory.store.count_memories() == 0
+    kept = memory.save(MemoryContext("implementer", repos["a"]), "The entry point is src/app.py")
+    assert kept.saved
