@@ -84,6 +84,23 @@ def portable_test_command(command: str) -> str:
     return _PYTHON_LAUNCHER.sub("python3", command, count=1)
 
 
+# Everyone who clones the repository gets the learned test command, so an
+# absolute path in it must exist on every machine: only the usual program
+# folders and /dev/null qualify. Anything else (`/srv/app`, `/opt/ci/run`,
+# `D:\tools\run.bat`) names this machine's layout and the command is omitted.
+_ABSOLUTE_PATH = re.compile(
+    r"(?<![\w.~$}/:\\\-])(?:/[^\s\"'`;|&()<>]+|[A-Za-z]:[\\/][^\s\"'`;|&()<>]*|\\\\[^\s\"'`;|&()<>]+)"
+)
+_SHARED_PROGRAM_PATH = re.compile(r"/(?:usr/(?:local/)?)?s?bin/[\w.+\-]+|/dev/(?:null|stdin|stdout|stderr)")
+
+
+def foreign_path_in_command(command: str) -> bool:
+    """Whether `command` names an absolute path that other machines may not have."""
+    return any(
+        _SHARED_PROGRAM_PATH.fullmatch(match.group()) is None for match in _ABSOLUTE_PATH.finditer(command)
+    )
+
+
 @dataclass
 class _Scrubber:
     root: Path
@@ -194,6 +211,9 @@ def _merged_record(
             if isinstance(command, str):
                 command = portable_test_command(command)
             test_command = scrubber.shareable("test_command", command, MAX_TEST_COMMAND)
+            if test_command is not None and foreign_path_in_command(test_command):
+                scrubber.omitted.append("test_command: absolute path outside the repository")
+                test_command = None
     return ProjectRecord.model_validate(
         {
             "version": RECORD_VERSION,
