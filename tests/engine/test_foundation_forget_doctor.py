@@ -218,3 +218,24 @@ def test_merge_reports_an_autocode_file_instead_of_folder_and_touches_nothing(tm
     result = merge_record(tmp_path, ObservedFacts("pytest"), [Convention("Q?", "A")])
     assert not result.written and result.errors
     assert (tmp_path / ".autocode").read_text() == "not a folder"
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file and folder under `root` (the git folder too) with its change time and content."""
+    tree: dict[str, tuple[int, bytes]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        tree[path.relative_to(root).as_posix()] = (info.st_mtime_ns, path.read_bytes() if path.is_file() else b"")
+    return tree
+
+
+@pytest.mark.parametrize(
+    "config", ["test_timeout = 5\n", 'test_timeout = "soon"\n', "test_timeout = \n", "colour = 'red'\n"]
+)
+def test_doctor_writes_nothing_in_the_workspace(tmp_path: Path, config: str) -> None:
+    repo = make_repo(tmp_path / "repo", {".autocode/config.toml": config, "pytest.ini": "[pytest]\n"})
+    before = _tree(repo)
+    for extra in ([], ["--json"], ["--package", "."]):
+        proc = autocode("doctor", "--workspace", str(repo), *extra)
+        assert proc.returncode in (0, 2), proc.stderr
+    assert _tree(repo) == before
