@@ -10,6 +10,7 @@ killed at any point leaves the last committed state; `load()` then
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -210,7 +211,12 @@ class TaskRun:
         check_config(config)
         if opts.progress:
             opts.progress("requirements", "making the prep copy")
-        prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
+        # Citations walk the same git inventory the copy does; on a large
+        # repository the two overlap well (the copy waits on the file system).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+            cited = pool.submit(_citations, root)
+            prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
+            cites = cited.result()
         task_id = _new_task_id()
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
@@ -241,7 +247,7 @@ class TaskRun:
             "project_conventions": launch.conventions,
             "provider": config.to_dict(),
             "prep": _prep_dict(prep),
-            "citations": _citations(root),
+            "citations": cites,
             "recall": recall,
         }
         store.write_json_atomic(run_dir / "launch.json", launch_data)
