@@ -22,6 +22,7 @@ demo: venv
 lint: venv
 	$(VENV)/bin/ruff check engine server tests scripts
 	$(VENV)/bin/mypy --strict engine/autocode
+	$(VENV)/bin/mypy --strict server/autocode_lsp
 
 unit: venv
 	$(PYTEST) tests/engine tests/server

@@ -34,7 +34,7 @@ def from_engine(exc: BaseException) -> JsonRpcException:
     """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments)."""
     from autocode.errors import AutoCodeError, UsageError
 
-    if isinstance(exc, UsageError):
+    if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
         err = invalid_arguments(exc.message)
         err.data = {**exc.data, **(err.data or {})}
         return err

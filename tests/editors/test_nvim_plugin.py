@@ -8,6 +8,7 @@ timeout after which nvim and everything it started are killed.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -18,6 +19,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+
+from support import git
 
 pytestmark = pytest.mark.editor
 
@@ -95,15 +98,30 @@ def run_nvim(
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         out, err = proc.communicate()
-        pytest.fail(f"{script} hung for {timeout} s and was killed\n--- stdout\n{out}\n--- stderr\n{err}")
+        pytest.fail(
+            f"{script} hung for {timeout} s and was killed\n--- stdout\n{out}\n--- stderr\n{err}"
+        )
     if proc.returncode != 0 or "ALL OK" not in out:
-        pytest.fail(f"{script} failed (exit {proc.returncode})\n--- stdout\n{out}\n--- stderr\n{err}")
+        pytest.fail(
+            f"{script} failed (exit {proc.returncode})\n--- stdout\n{out}\n--- stderr\n{err}"
+        )
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
     result = run_nvim("unit_spec.lua", tmp_path, env={"PATH": "/usr/bin:/bin"})
-    for section in ("completion", "usage", "snapshots", "lsp config", "prompts", "scratch", "missing server"):
+    for section in (
+        "completion",
+        "usage",
+        "snapshots",
+        "lsp config",
+        "prompts",
+        "scratch",
+        "questions",
+        "bad input",
+        "missing server",
+        "health without server",
+    ):
         assert f"ok {section}\n" in result.stdout
 
 
@@ -121,3 +139,103 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     tags = (doc / "tags").read_text()
     for tag in ("autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()"):
         assert f"{tag}\t" in tags
+
+
+# ---- against the real server -------------------------------------------------------
+
+
+def sample_repo(tmp_path: Path, name: str = "pytest") -> Path:
+    """A fixture repository from fixtures/samples (a real git repository with a declared patch)."""
+    dest = tmp_path / f"sample-{name}"
+    subprocess.run(
+        [sys.executable, str(ROOT / "fixtures" / "samples" / "build.py"), name, str(dest)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    return dest
+
+
+def test_checkhealth_passes_with_the_real_server(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_health.lua", tmp_path, cwd=repo)
+    assert "ok attach\n" in result.stdout
+    assert "ok checkhealth\n" in result.stdout
+
+
+def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    record = repo / ".autocode" / "project.json"
+    record.parent.mkdir()
+    record.write_text(
+        '{"version": 1, "framework": "pytest", "test_command": "python3 -m pytest",'
+        ' "conventions": [], "routes": [], "human_pause_states": []}\n',
+        encoding="utf-8",
+    )
+    settings = repo / ".autocode" / "config.toml"
+    settings.write_text("test_timeout = 120\n", encoding="utf-8")
+    result = run_nvim("e2e_forget.lua", tmp_path, cwd=repo)
+    assert "ok declined\nok refused without confirm\nok forgotten\n" in result.stdout
+    assert not record.exists()
+    assert settings.read_text(encoding="utf-8") == "test_timeout = 120\n"
+
+
+def test_a_crashing_server_is_reported_not_hung_on(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_crash.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok killed reported\nok restarted\nok task survives\nok exits at once\n" in result.stdout
+
+
+def test_session_without_workspace_folder(tmp_path: Path) -> None:
+    outside = tmp_path / "not-a-repo"
+    outside.mkdir()
+    result = run_nvim("e2e_noworkspace.lua", tmp_path, cwd=outside)
+    assert "ok no folder\nok task commands explain\n" in result.stdout
+    assert "ok global memory\n" in result.stdout
+
+
+def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    answer = "Name each test after the behaviour it checks"
+    capture = tmp_path / "doctor.txt"
+    result = run_nvim(
+        "e2e_task.lua",
+        tmp_path,
+        cwd=repo,
+        env={"AUTOCODE_TEST_ANSWER": answer, "AUTOCODE_DOCTOR_CAPTURE": str(capture)},
+        timeout=240,
+    )
+    assert (
+        "plan approved from its buffer\nok completed\nok doctor shows the convention\n"
+        in result.stdout
+    )
+    # The person's answer was learned verbatim, and the verified change reached the work tree.
+    record = json.loads((repo / ".autocode" / "project.json").read_text(encoding="utf-8"))
+    assert {
+        "question": "Which naming convention should future repository tests follow?",
+        "answer": answer,
+    } in [{k: c[k] for k in ("question", "answer")} for c in record["conventions"]]
+    assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    assert answer in capture.read_text(encoding="utf-8")
+    assert "ok tasks list\n" in result.stdout
+
+
+def test_cancel_a_task_waiting_for_an_answer(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_cancel.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok cancelled\n" in result.stdout
+    changed = git(repo, "status", "--porcelain", "--untracked-files=all").splitlines()
+    assert [line for line in changed if not line[3:].startswith(".autocode/")] == []
+
+
+def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_memory.lua", tmp_path, cwd=repo, timeout=120)
+    for step in ("ok refused\n", "ok saved\n", "ok duplicate\n", "ok deleted\n"):
+        assert step in result.stdout
+
+
+def test_promote_team_memory_from_its_buffer(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_promote.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok nothing applied unselected\nok promoted\n" in result.stdout

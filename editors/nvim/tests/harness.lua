@@ -35,9 +35,24 @@ function H.eq(got, want, msg)
   end
 end
 
+--- When true, H.wait fails as soon as an ERROR notification arrives.
+H.strict = false
+
 --- Waits (processing events) until `cond()` is true, or fails naming `what`.
 function H.wait(ms, cond, what)
-  local ok = vim.wait(ms, cond, 20)
+  local ok = vim.wait(ms, function()
+    if H.strict then
+      for _, n in ipairs(H.notes) do
+        if n.level == vim.log.levels.ERROR then
+          return true
+        end
+      end
+    end
+    return cond()
+  end, 20)
+  if ok and H.strict and not cond() then
+    error(('FAILED: error while waiting for %s: %s'):format(what, H.notes[#H.notes].msg), 2)
+  end
   if not ok then
     local notes = vim.tbl_map(function(n)
       return n.msg
@@ -76,15 +91,25 @@ end
 H.prompts = {}
 function H.script_ui(inputs, selects)
   vim.ui.input = function(opts, on_confirm)
-    table.insert(H.prompts, { kind = 'input', prompt = opts.prompt })
-    local answer = type(inputs) == 'function' and inputs(opts.prompt) or table.remove(inputs, 1)
+    table.insert(H.prompts, { kind = 'input', prompt = opts.prompt, default = opts.default })
+    local answer
+    if type(inputs) == 'function' then
+      answer = inputs(opts.prompt)
+    else
+      answer = table.remove(inputs, 1)
+    end
     vim.schedule(function()
       on_confirm(answer)
     end)
   end
   vim.ui.select = function(items, opts, on_choice)
     table.insert(H.prompts, { kind = 'select', prompt = opts.prompt, items = items })
-    local pick = type(selects) == 'function' and selects(opts.prompt, items) or table.remove(selects, 1)
+    local pick
+    if type(selects) == 'function' then
+      pick = selects(opts.prompt, items)
+    else
+      pick = table.remove(selects, 1)
+    end
     local idx
     for i, item in ipairs(items) do
       if item == pick or (type(pick) == 'number' and i == pick) then
@@ -95,6 +120,30 @@ function H.script_ui(inputs, selects)
       on_choice(idx and items[idx] or nil, idx)
     end)
   end
+end
+
+--- The running AutoCode client, waiting for it to initialize.
+function H.client(ms)
+  local c
+  H.wait(ms or 20000, function()
+    c = vim.lsp.get_clients({ name = 'autocode' })[1]
+    return c ~= nil and c.initialized == true
+  end, 'the autocode client to initialize')
+  return c
+end
+
+--- Calls a server command and fails the test on an error.
+function H.call(command, args, ms)
+  local err, result = require('autocode.client').call_sync(command, args or {}, ms or 30000)
+  if err then
+    error(('FAILED: %s returned an error: %s'):format(command, vim.inspect(err)), 2)
+  end
+  return result
+end
+
+--- Pids of the processes nvim started (the language server among them).
+function H.children()
+  return vim.api.nvim_get_proc_children(vim.fn.getpid())
 end
 
 function H.done()

@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'start', 'status', 'tasks' },
+  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resume', 'start', 'status', 'tasks' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -69,6 +69,7 @@ local lines = tasks.render(snap)
 H.eq(lines[1], '# AutoCode task t2', 'task heading')
 H.check(vim.tbl_contains(lines, 'add a greeting'), 'brief rendered')
 H.eq(tasks.questions(snap), { { id = 'q1', text = 'Which naming?', choices = { 'a', 'b' } } }, 'questions')
+H.eq(tasks.questions({ needs = { kind = 'approve_plan' } }), {}, 'no questions while a plan waits')
 local doc = memory.render_doctor({ settings = { test_command = { value = 'pytest', origin = 'learned' } }, ok = true })
 H.check(vim.tbl_contains(doc, '## settings'), 'doctor sections')
 H.check(vim.tbl_contains(doc, '  - origin: learned'), 'doctor nested values')
@@ -80,9 +81,14 @@ H.eq(
   'duplicate message'
 )
 H.eq(
-  memory.refusal_message({ code = -32803, message = 'tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
-  'memory not saved: tied to one commit (commit); try instead: say the durable fact',
+  memory.refusal_message({ code = -32803, message = 'not saved: tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
+  'memory not saved: tied to one commit; try instead: say the durable fact',
   'refusal message'
+)
+H.eq(
+  memory.format_item({ id = 'm1', scope = 'global', owner = vim.NIL, shared = true, content = 'a\nb' }),
+  '- [m1] (global, team) a b',
+  'memory line'
 )
 H.log('ok rendering')
 
@@ -124,6 +130,26 @@ end, 'prompts answered')
 H.eq(got, { input = 'free text', select = 'b', confirm = false }, 'prompt answers')
 H.log('ok prompts')
 
+-- Questions: several choices go through select (with a way out to free text),
+-- a single proposed answer prefills the input.
+local answers = {}
+H.prompts = {}
+H.script_ui(function(prompt)
+  return 'typed: ' .. prompt
+end, { 'Something else...', 'b' })
+require('autocode.client').run(function()
+  answers[1] = tasks.prompt_answer({ text = 'Pick?', choices = { 'a', 'b' } })
+  answers[2] = tasks.prompt_answer({ text = 'Pick again?', choices = { 'a', 'b' } })
+  answers[3] = tasks.prompt_answer({ text = 'Style?', choices = { 'Describe it' }, default = 'Describe it' })
+end)
+H.wait(2000, function()
+  return answers[3] ~= nil
+end, 'questions answered')
+H.eq(answers, { 'typed: Pick? ', 'b', 'typed: Style? ' }, 'answers')
+H.eq(H.prompts[1].items, { 'a', 'b', 'Something else...' }, 'choices offered with a way out')
+H.eq(H.prompts[#H.prompts].kind, 'input', 'single proposal asked as free text')
+H.log('ok questions')
+
 -- Scratch buffers carry their keys and a winbar that names them.
 local approved = false
 local buf = ui.scratch('plan/t9', { '# Plan', '- step' }, 'markdown', {
@@ -141,7 +167,28 @@ H.check(approved, 'the a key ran its action')
 H.check(vim.wo.winbar:find('a approve plan', 1, true), 'winbar lists the keys')
 vim.cmd.normal('q')
 H.check(vim.fn.bufwinid(buf) == -1, 'q closes the window')
+local multi = ui.scratch('task/t9', tasks.render({ id = 't9', state = 'FAILED', result = { output = 'line one\nline two' } }), 'markdown')
+H.check(vim.tbl_contains(vim.api.nvim_buf_get_lines(multi, 0, -1, false), 'line two'), 'values with newlines become lines')
 H.log('ok scratch')
+
+-- Bad input from the person is refused before anything reaches a server (none
+-- runs here: a call would show "cannot start the AutoCode server").
+vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
+tasks.snapshots, tasks.current = {}, nil
+H.notes = {}
+vim.cmd('AutoCode approve')
+H.check(H.note('no task yet: start one with :AutoCode start', vim.log.levels.ERROR), 'task command without a task')
+H.script_ui({ '', '   ', '' }, {})
+vim.cmd('AutoCode start')
+H.wait_note(2000, 'no brief given; nothing started', vim.log.levels.WARN)
+vim.cmd('AutoCode memory save')
+H.wait_note(2000, 'nothing to save: give the memory text', vim.log.levels.WARN)
+tasks.current = 't1'
+vim.cmd('AutoCode reject')
+H.wait_note(2000, 'plan not rejected: say what should change', vim.log.levels.WARN)
+vim.wait(200)
+H.check(not H.note('cannot start the AutoCode server'), 'nothing was sent to a server')
+H.log('ok bad input')
 
 -- A server command that does not exist is reported, and the call returns.
 vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
@@ -151,5 +198,13 @@ H.eq(r, nil, 'no result')
 vim.cmd('AutoCode doctor')
 H.wait_note(3000, 'doctor failed: cannot start the AutoCode server', vim.log.levels.ERROR)
 H.log('ok missing server')
+
+-- :checkhealth autocode without a server says what to do.
+vim.cmd('checkhealth autocode')
+local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+H.check(health:find('OK Neovim 0.11', 1, true), 'health: Neovim version')
+H.check(health:find('ERROR "autocode-lsp-does-not-exist" is not an executable on PATH', 1, true), 'health: missing server: ' .. health)
+H.check(health:find('pip install autocode', 1, true), 'health: how to install')
+H.log('ok health without server')
 
 H.done()

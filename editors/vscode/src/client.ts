@@ -52,7 +52,7 @@ class AutoCodeOptIn implements StaticFeature {
     const experimental = isObject(capabilities.experimental) ? capabilities.experimental : {};
     capabilities.experimental = {
       ...experimental,
-      autocode: { taskDidChange: true, askQuestion: true, reviewPlan: true },
+      autocode: { protocolVersion: '1.0', didChange: true, askQuestion: true, reviewPlan: true },
     };
   }
   initialize(): void {}

@@ -7,9 +7,9 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
 import { memoriesFromResult, promotionCandidates } from './model/memory';
-import { Awaiting, normaliseSnapshot, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
+import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
 import { arrayField, Commands, field, isObject, stringField } from './protocol';
-import { DoctorPanel, folders, PlanDocuments, pickFolder, promptAnswer, showError, showMarkdownPreview } from './ui';
+import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
 import { TasksView } from './views/tasks';
 import { MemoryView, PromotionView } from './views/memory';
 
@@ -19,7 +19,7 @@ export interface Context {
   tasksView: TasksView;
   memoryView: MemoryView;
   promotionView: PromotionView;
-  plans: PlanDocuments;
+  docs: VirtualDocuments;
   doctor: DoctorPanel;
   output: vscode.LogOutputChannel;
 }
@@ -28,18 +28,32 @@ function agentSetting(): string {
   return vscode.workspace.getConfiguration('autocode').get<string>('memory.agent', '');
 }
 
-/** Takes a snapshot from any command result or notification into the store. */
+/** Takes a snapshot from any command result or notification into the store, telling the person about milestones. */
 export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): TaskView | undefined {
-  const candidate = isObject(raw) && isObject(raw.snapshot) ? raw.snapshot : raw;
   try {
-    const view = normaliseSnapshot(candidate, workspace ?? '');
+    const view = normaliseSnapshot(raw, workspace ?? '');
     if (!view.workspace) view.workspace = ctx.store.get(view.id)?.workspace ?? folders()[0]?.path ?? '';
-    ctx.store.apply(view);
+    const before = ctx.store.get(view.id);
+    if (ctx.store.apply(view)) announce(ctx, before, view);
     return ctx.store.get(view.id);
   } catch (err) {
     ctx.output.warn(`ignored a task snapshot: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+function announce(ctx: Context, before: TaskView | undefined, now: TaskView): void {
+  if (before?.state === now.state) return;
+  if (now.awaiting === 'completionApproval') {
+    void vscode.window
+      .showInformationMessage(`AutoCode: “${now.brief}” is verified in its copy. Review the changes and approve them to apply.`, 'Review Changes')
+      .then((choice) => choice && vscode.commands.executeCommand('autocode.approveCompletion', now.id));
+  } else if (now.done && before && !before.done) {
+    const state = now.state.toLowerCase();
+    if (state === 'failed') void vscode.window.showErrorMessage(`AutoCode: “${now.brief}” failed. ${now.error ?? ''}`);
+    else if (state === 'completed') void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace.`);
+  }
+  ctx.output.info(`task ${now.id}: ${phaseLabel(now)} (revision ${now.revision})`);
 }
 
 export async function refreshTasks(ctx: Context): Promise<void> {
@@ -141,8 +155,8 @@ async function answerQuestion(ctx: Context, arg: unknown): Promise<void> {
 type PlanDecision = { decision: 'approve' } | { decision: 'reject'; feedback: string } | { decision: 'later' };
 
 /** Shows the plan in the Markdown preview and asks Approve / Request Changes. */
-async function decideOnPlan(ctx: Context, task: TaskView, markdown: string): Promise<PlanDecision> {
-  const uri = ctx.plans.set(task.id, markdown.trim() ? markdown : `# Plan for “${task.brief}”\n\n(The server sent no plan text.)`);
+async function decideOnPlan(ctx: Context, task: { id: string; brief: string }, markdown: string, planRevision: number | undefined): Promise<PlanDecision> {
+  const uri = ctx.docs.set(`/${task.id}/plan-revision-${planRevision ?? 0}.md`, markdown.trim() ? markdown : `# Plan for “${task.brief}”\n\n(The server sent no plan text.)`);
   await showMarkdownPreview(uri);
   const choice = await vscode.window.showInformationMessage(
     `Approve the plan for “${task.brief}”?`,
@@ -176,38 +190,42 @@ async function reviewPlan(ctx: Context, arg: unknown): Promise<void> {
   if (!chosen) return;
   const task = await freshTask(ctx, chosen);
   if (task.awaiting !== 'planApproval') {
-    if (task.plan) await showMarkdownPreview(ctx.plans.set(task.id, task.plan.markdown));
+    if (task.plan?.uri) await showMarkdownPreview(vscode.Uri.parse(task.plan.uri));
     void vscode.window.showInformationMessage(`AutoCode: the plan for “${task.brief}” is not waiting for review (phase: ${task.phase}).`);
     return;
   }
-  await sendPlanDecision(ctx, task, await decideOnPlan(ctx, task, task.plan?.markdown ?? ''));
+  await sendPlanDecision(ctx, task, await decideOnPlan(ctx, task, task.plan?.markdown ?? '', task.plan?.revision));
 }
 
-/** Opens the changes of the task's copy against the workspace in the multi-file diff editor. */
-async function showCompletionDiff(task: TaskView): Promise<number> {
-  if (!task.copyPath || !task.workspace) return 0;
-  const exists = (p: string): boolean => fs.existsSync(p);
-  const files = task.changedFiles.length ? task.changedFiles : [];
-  const entries: Array<[vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined]> = files.map((rel) => {
-    const original = path.join(task.workspace, rel);
-    const modified = path.join(task.copyPath as string, rel);
-    return [vscode.Uri.file(original), exists(original) ? vscode.Uri.file(original) : undefined, exists(modified) ? vscode.Uri.file(modified) : undefined];
-  });
-  if (entries.length) {
-    await vscode.commands.executeCommand('vscode.changes', `AutoCode: ${task.brief} (copy ↔ workspace)`, entries);
+/** Opens the task's change: its copy against the workspace in the multi-file diff editor, else the unified diff. Returns the number of files. */
+async function showCompletionDiff(ctx: Context, task: TaskView): Promise<number> {
+  const copy = task.copyPath;
+  if (copy && task.workspace && task.changedFiles.length && fs.existsSync(copy)) {
+    const entries = task.changedFiles.map((rel): [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined] => {
+      const original = path.join(task.workspace, rel);
+      const modified = path.join(copy, rel);
+      return [vscode.Uri.file(original), fs.existsSync(original) ? vscode.Uri.file(original) : undefined, fs.existsSync(modified) ? vscode.Uri.file(modified) : undefined];
+    });
+    await vscode.commands.executeCommand('vscode.changes', `AutoCode: ${task.brief} (task copy ↔ workspace)`, entries);
+    return entries.length;
   }
-  return entries.length;
+  if (task.diff) {
+    const doc = await vscode.workspace.openTextDocument(ctx.docs.set(`/${task.id}/changes.diff`, task.diff));
+    await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+    await vscode.window.showTextDocument(doc, { preview: true });
+  }
+  return task.changedFiles.length;
 }
 
 async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const chosen = await chooseTask(ctx, arg, 'completionApproval', 'approve');
   if (!chosen) return;
   const task = await freshTask(ctx, chosen);
-  const shown = await showCompletionDiff(task);
+  const shown = await showCompletionDiff(ctx, task);
   const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('\n');
   const choice = await vscode.window.showInformationMessage(
     `Approve the completion of “${task.brief}”?`,
-    { modal: true, detail: `${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open in the diff (task copy against your workspace).` : 'The task reported no changed files to show.'}${evidence ? `\n\nEvidence:\n${evidence}` : ''}` },
+    { modal: true, detail: `${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open in the diff (task copy against your workspace). Approving applies them to your workspace.` : 'The task reported no changed files.'}${evidence ? `\n\nEvidence:\n${evidence}` : ''}` },
     'Approve',
   );
   if (choice !== 'Approve') return;
@@ -271,6 +289,11 @@ async function searchMemory(ctx: Context): Promise<void> {
   await vscode.commands.executeCommand('autocode.memory.focus');
 }
 
+/** A save that stored nothing (a duplicate, or know-how turned into a skill) says why. */
+function reportSave(result: unknown): void {
+  if (field(result, 'saved') === false) void vscode.window.showInformationMessage(`AutoCode: ${stringField(result, 'message') ?? 'the memory was not saved.'}`);
+}
+
 async function chooseMemoryTarget(hasFolder: boolean): Promise<args.MemoryTarget | undefined> {
   const items: Array<vscode.QuickPickItem & { target: args.MemoryTarget }> = [];
   if (hasFolder) items.push({ label: 'Agent · this project', target: { owner: 'agent', scope: 'project' } });
@@ -286,19 +309,43 @@ async function addMemory(ctx: Context): Promise<void> {
   if (!target) return;
   const content = await vscode.window.showInputBox({ title: 'AutoCode: Add Memory', prompt: 'What should be remembered? (Credentials and machine paths are refused.)', ignoreFocusOut: true });
   if (!content?.trim()) return;
-  await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, target, undefined, agentSetting(), folder?.path));
+  reportSave(await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, target, undefined, agentSetting(), folder?.path)));
   await refreshMemory(ctx);
 }
 
+/**
+ * Replaces a memory's text. The store has no update, so this saves the new text and then deletes the
+ * old memory, ordered so that a refusal never loses the old one.
+ */
 async function editMemory(ctx: Context, arg: unknown): Promise<void> {
   const memory = ctx.memoryView.memoryOf(arg);
   if (!memory) return;
   const content = await vscode.window.showInputBox({ title: 'AutoCode: Edit Memory', value: memory.content, ignoreFocusOut: true });
   if (content === undefined || content.trim() === memory.content.trim()) return;
   const folder = memoryFolder();
-  // Save the new text first: when the server refuses it, the old memory is still there.
-  await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, { owner: memory.owner, scope: memory.scope }, memory.category || undefined, agentSetting(), folder?.path));
-  await ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
+  const target = { owner: memory.owner, scope: memory.scope };
+  const save = (text: string): Promise<unknown> => ctx.server.execute(Commands.memorySave, args.memorySaveArgs(text, target, memory.category || undefined, agentSetting(), folder?.path));
+  const remove = (): Promise<unknown> => ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
+  const first = await save(content);
+  if (field(first, 'saved') === true) {
+    await remove();
+  } else if (field(first, 'duplicateOf') === memory.id) {
+    // The new text reads as the same memory: replace the old one, and put it back if the new one is refused.
+    await remove();
+    let second: unknown;
+    try {
+      second = await save(content);
+    } catch (err) {
+      await save(memory.content);
+      throw err;
+    }
+    if (field(second, 'saved') !== true) {
+      await save(memory.content);
+      reportSave(second);
+    }
+  } else {
+    reportSave(first);
+  }
   ctx.memoryView.clearSearch();
   await refreshMemory(ctx);
 }
@@ -315,7 +362,7 @@ async function deleteMemory(ctx: Context, arg: unknown): Promise<void> {
 
 async function planPromotion(ctx: Context): Promise<void> {
   const folder = memoryFolder();
-  const plan = await ctx.server.execute(Commands.memoryPlanPromotion, args.memoryContextArgs(agentSetting(), folder?.path));
+  const plan = await ctx.server.execute(Commands.memoryPlanPromotion, args.planPromotionArgs(folder?.path));
   const candidates = promotionCandidates(plan);
   ctx.promotionView.show(candidates);
   if (!candidates.length) void vscode.window.showInformationMessage('AutoCode: no agent memories are ready for promotion to team memory.');
@@ -324,33 +371,29 @@ async function planPromotion(ctx: Context): Promise<void> {
 
 async function applyPromotion(ctx: Context): Promise<void> {
   const ids = ctx.promotionView.selectedIds();
-  const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, agentSetting(), memoryFolder()?.path));
-  const promoted = arrayField(result, 'promoted', 'applied').length;
-  void vscode.window.showInformationMessage(`AutoCode: promoted ${promoted || ids.length} memor${(promoted || ids.length) === 1 ? 'y' : 'ies'} to team memory.`);
+  const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
+  const skills = arrayField(result, 'skills').map(String);
+  void vscode.window.showInformationMessage(`AutoCode: promoted ${arrayField(result, 'applied').length} memor${arrayField(result, 'applied').length === 1 ? 'y' : 'ies'}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`);
   await planPromotion(ctx);
   await refreshMemory(ctx);
 }
 
-/** Server-to-client request autocode/task/askQuestion. */
+/** Server-to-client request autocode/task/askQuestion: `{answer}`, null leaves the question open. */
 export async function onAskQuestion(ctx: Context, params: unknown): Promise<unknown> {
-  const snapshot = field(params, 'task', 'snapshot');
-  const task = (snapshot ? acceptSnapshot(ctx, snapshot) : undefined) ?? ctx.store.get(stringField(params, 'taskId', 'task_id') ?? '');
-  const question = questionFrom(field(params, 'question') ?? (params as never), 0);
-  const answer = await promptAnswer(question, task?.brief ?? 'question');
-  return answer === undefined ? { answered: false } : { answered: true, answer };
+  const task = ctx.store.get(stringField(params, 'taskId') ?? '');
+  const question = questionFrom(field(params, 'question') ?? null, 0);
+  const answer = await promptAnswer(question, task?.brief ?? 'AutoCode task');
+  return { answer: answer && answer.trim() ? answer : null };
 }
 
-/** Server-to-client request autocode/task/reviewPlan. */
+/** Server-to-client request autocode/task/reviewPlan: `{decision, feedback}`; the server acts on it. */
 export async function onReviewPlan(ctx: Context, params: unknown): Promise<unknown> {
-  const snapshot = field(params, 'task', 'snapshot');
-  const known = (snapshot ? acceptSnapshot(ctx, snapshot) : undefined) ?? ctx.store.get(stringField(params, 'taskId', 'task_id') ?? '');
-  const plan = field(params, 'plan');
-  const markdown = (typeof plan === 'string' ? plan : stringField(plan, 'markdown', 'text')) ?? stringField(params, 'markdown') ?? known?.plan?.markdown ?? '';
-  const stub: TaskView = known ?? normaliseSnapshot({ id: stringField(params, 'taskId', 'task_id') ?? 'task', brief: 'plan review' });
-  const decision = await decideOnPlan(ctx, stub, markdown);
-  if (decision.decision === 'approve') return { decision: 'approve' };
+  const taskId = stringField(params, 'taskId') ?? 'task';
+  const brief = ctx.store.get(taskId)?.brief ?? 'AutoCode task';
+  const planRevision = typeof field(params, 'planRevision') === 'number' ? (field(params, 'planRevision') as number) : undefined;
+  const decision = await decideOnPlan(ctx, { id: taskId, brief }, stringField(params, 'plan') ?? '', planRevision);
   if (decision.decision === 'reject') return { decision: 'reject', feedback: decision.feedback };
-  return { decision: 'later' };
+  return { decision: decision.decision };
 }
 
 export function registerCommands(ctx: Context): vscode.Disposable[] {

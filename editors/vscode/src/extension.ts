@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
 import { TaskStore } from './model/tasks';
-import { DoctorPanel, PlanDocuments } from './ui';
+import { DoctorPanel, VirtualDocuments } from './ui';
 import { MemoryView, PromotionView } from './views/memory';
 import { TasksView } from './views/tasks';
 
@@ -15,24 +15,27 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const output = vscode.window.createOutputChannel('AutoCode', { log: true });
   const store = new TaskStore();
   const tasksView = new TasksView(store);
-  const plans = new PlanDocuments();
+  const docs = new VirtualDocuments();
   // eslint-disable-next-line prefer-const
   let ctx: Context;
   const server = new ServerManager(output, {
     onTaskDidChange: (params) => acceptSnapshot(ctx, params),
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
-    onStateChange: (running, problem) => tasksView.setServerProblem(running ? undefined : problem),
+    onStateChange: (running, problem) => {
+      tasksView.setServerProblem(running ? undefined : problem);
+      if (problem) ctx.memoryView.showProblem('The AutoCode language server is not running: see the error message or "AutoCode: Show Output".');
+    },
   });
   manager = server;
-  ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), plans, doctor: new DoctorPanel(), output };
+  ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output };
   context.subscriptions.push(
     output,
     server,
     tasksView,
     ctx.memoryView,
     ctx.promotionView,
-    vscode.workspace.registerTextDocumentContentProvider(PlanDocuments.scheme, plans),
+    vscode.workspace.registerTextDocumentContentProvider(VirtualDocuments.scheme, docs),
     ...registerCommands(ctx),
     server.onDidStart(() => {
       void refreshTasks(ctx);

@@ -27,47 +27,67 @@ export function showError(action: string, err: unknown): void {
   void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${message}`);
 }
 
-const OTHER = '$(edit) Other answer…';
-
-/** Asks one question: a QuickPick when it has choices, else an InputBox. Undefined when dismissed. */
+/**
+ * Asks one question. Without suggestions: an InputBox. With suggestions: a
+ * QuickPick that lists them and also offers whatever the person types, so a
+ * suggestion is never forced on them.
+ */
 export async function promptAnswer(question: Question, taskBrief: string): Promise<string | undefined> {
-  const title = `AutoCode: ${taskBrief}`;
-  if (question.choices.length) {
-    const items = question.choices.map((label) => ({ label }));
-    if (question.allowOther) items.push({ label: OTHER });
-    const picked = await vscode.window.showQuickPick(items, { title, placeHolder: question.text, ignoreFocusOut: true });
-    if (!picked) return undefined;
-    if (picked.label !== OTHER) return picked.label;
+  if (!question.choices.length) {
+    return vscode.window.showInputBox({
+      title: `AutoCode: ${taskBrief}`,
+      prompt: question.text,
+      placeHolder: 'Your answer',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'Type an answer, or press Escape to answer later.'),
+    });
   }
-  return vscode.window.showInputBox({
-    title,
-    prompt: question.text,
-    placeHolder: 'Your answer',
-    ignoreFocusOut: true,
-    validateInput: (v) => (v.trim() ? undefined : 'Type an answer, or press Escape to answer later.'),
+  return new Promise((resolve) => {
+    const pick = vscode.window.createQuickPick();
+    const suggestions: vscode.QuickPickItem[] = question.choices.map((label) => ({
+      label,
+      description: label === question.defaultAnswer ? 'suggested' : undefined,
+    }));
+    pick.title = `AutoCode: ${question.text}`;
+    pick.placeholder = `${taskBrief}: pick a suggestion or type your own answer`;
+    pick.ignoreFocusOut = true;
+    pick.items = suggestions;
+    pick.onDidChangeValue((value) => {
+      const typed = value.trim() && !question.choices.includes(value.trim()) ? [{ label: value.trim(), description: 'your answer', alwaysShow: true }] : [];
+      pick.items = [...typed, ...suggestions];
+    });
+    let answered = false;
+    pick.onDidAccept(() => {
+      const answer = (pick.selectedItems[0] ?? pick.activeItems[0])?.label ?? pick.value.trim();
+      if (!answer) return;
+      answered = true;
+      resolve(answer);
+      pick.hide();
+    });
+    pick.onDidHide(() => {
+      if (!answered) resolve(undefined);
+      pick.dispose();
+    });
+    pick.show();
   });
 }
 
-/** Read-only documents for plans (markdown) shown in the Markdown preview. */
-export class PlanDocuments implements vscode.TextDocumentContentProvider {
-  static readonly scheme = 'autocode-plan';
+/** Read-only documents the extension shows: plans (Markdown preview) and completion diffs. */
+export class VirtualDocuments implements vscode.TextDocumentContentProvider {
+  static readonly scheme = 'autocode';
   private readonly contents = new Map<string, string>();
   private readonly changed = new vscode.EventEmitter<vscode.Uri>();
   readonly onDidChange = this.changed.event;
 
-  uriFor(taskId: string): vscode.Uri {
-    return vscode.Uri.from({ scheme: PlanDocuments.scheme, path: `/${taskId}/plan.md` });
-  }
-
-  set(taskId: string, markdown: string): vscode.Uri {
-    const uri = this.uriFor(taskId);
-    this.contents.set(uri.toString(), markdown);
+  set(path: string, content: string): vscode.Uri {
+    const uri = vscode.Uri.from({ scheme: VirtualDocuments.scheme, path });
+    this.contents.set(uri.toString(), content);
     this.changed.fire(uri);
     return uri;
   }
 
   provideTextDocumentContent(uri: vscode.Uri): string {
-    return this.contents.get(uri.toString()) ?? '# Plan\n\nThis plan is no longer available; run "AutoCode: Review Plan" again.';
+    return this.contents.get(uri.toString()) ?? 'This document is no longer available; run the AutoCode command again.';
   }
 }
 

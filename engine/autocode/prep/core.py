@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime
-import errno
 import json
 import os
 import secrets
@@ -27,7 +26,13 @@ from autocode.errors import SetupError
 from autocode.prep import copier, fsutil
 from autocode.prep.inventory import Inventory, inventory, is_artifact
 from autocode.prep.links import plan_links, refusal_error, resolve
-from autocode.prep.manifest import DeclaredInput, check_input, raise_problems, validate_manifest
+from autocode.prep.manifest import (
+    DeclaredInput,
+    check_declared,
+    check_input,
+    load_manifest,
+    raise_problems,
+)
 
 PREP_DIR = ("." + "autocode", "prep")
 STAGING = ".staging"
@@ -94,8 +99,11 @@ def make_prep_copy(
     (exit 2) for a bad manifest, an ignored input, an alias to ignored content
     or a failed preflight; in the last case the copy stays for inspection.
     """
+    # The manifest alone first: a malformed one fails before git is even asked.
+    items = load_manifest(manifest) if manifest is not None else []
     inv = inventory(workspace)
-    items = validate_manifest(inv.root, manifest, inv) if manifest is not None else []
+    if items:
+        check_declared(inv, items, str(manifest))
     plan = plan_links(inv)
     if plan.refused:
         raise refusal_error(plan)
@@ -132,7 +140,7 @@ def make_prep_copy(
     finally:
         os.close(root_fd)
     counts["nestedRepositories"] = len(inv.components)
-    counts["excluded"] = dict(sorted(excluded.items()))
+    counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
     handoff = Handoff(copy, inv.root, inv.head, role)
     return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components))
 
@@ -157,7 +165,11 @@ def _open_prep_dir(root_fd: int, root: Path) -> int:
                 child = os.open(name, fsutil.O_DIR, dir_fd=fd)
             except OSError as exc:
                 where = root.joinpath(*PREP_DIR[: depth + 1])
-                what = "a symbolic link" if exc.errno == errno.ELOOP else "not a folder"
+                try:
+                    is_link = stat.S_ISLNK(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+                except OSError:
+                    is_link = False
+                what = "a symbolic link" if is_link else "not a folder"
                 raise SetupError(
                     f"{where} is {what}; prep copies are only written into a real folder inside the "
                     f"workspace. Remedy: remove {where} (move it aside if you need it) and run prep again.",

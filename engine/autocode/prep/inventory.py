@@ -14,6 +14,7 @@ import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from autocode import gitsafe
 from autocode.errors import SetupError
@@ -34,9 +35,11 @@ ARTIFACT_SUFFIXES = (".pyc", ".pyo", ".log", ".egg-info")
 ARTIFACT_NAMES = frozenset({".coverage", "coverage.xml", "junit.xml", ".DS_Store"})
 
 
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule)."""
+class Entry(NamedTuple):
+    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule).
+
+    A tuple rather than a dataclass: a large work tree makes tens of thousands of them.
+    """
 
     path: str
     kind: str
@@ -46,6 +49,9 @@ class Entry:
     ino: int = 0
     size: int = 0
     target: str | None = None
+    mtime_ns: int = 0
+    ctime_ns: int = 0
+    mode: int = 0  # permission bits as listed (st_mode & 0o7777)
 
 
 @dataclass
@@ -114,59 +120,74 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     prefix = component + "/" if component else ""
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
+    listing = gitsafe.list_work_tree(cwd, exclude)
+    # Our own folder shows up as ignored only because of the extra exclude above.
+    inv.excluded["ignored"] += sum(1 for p in listing.ignored if p != AUTOCODE_DIR + "/" or component)
     candidates: list[tuple[str, str, str]] = []  # (path, origin, git mode)
-    for mode, path in gitsafe.tracked_files(cwd):
-        if not component and (path == AUTOCODE_DIR or path.startswith(AUTOCODE_DIR + "/")):
+    autocode_prefix = AUTOCODE_DIR + "/"
+    for mode, path in listing.tracked:
+        if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
             inv.excluded["autocodeFolder"] += 1
-            continue
-        candidates.append((prefix + path, "tracked", mode))
-    for path in gitsafe.untracked_files(cwd, exclude):
+        else:
+            candidates.append((prefix + path, "tracked", mode))
+    for path in listing.untracked:
         if path.endswith("/"):
-            candidates.append((prefix + path.rstrip("/"), "untracked", "nested"))
+            candidates.append((prefix + path[:-1], "untracked", "nested"))
         else:
             candidates.append((prefix + path, "untracked", ""))
-    inv.excluded["ignored"] += len(gitsafe.ignored_paths(cwd, exclude))
+    # folder text -> [(name, origin, git mode)]
+    by_dir: dict[str, list[tuple[str, str, str]]] = {}
+    for path, origin, mode in candidates:
+        folder, _, name = path.rpartition("/")
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [(name, origin, mode)]
+        else:
+            names.append((name, origin, mode))
 
-    info = {path: (origin, mode) for path, origin, mode in candidates}
+    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
+    entries = inv.entries
+    excluded = inv.excluded
     nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
-    groups = fsutil.group_by_dir(list(info))
+    lstat = os.stat
+    new_tuple = tuple.__new__
     for parent, src_fd, _dst, reason in fsutil.walk(root_fd, groups):
-        base = "/".join(parent)
-        for name in groups[parent]:
-            path = f"{base}/{name}" if base else name
-            origin, mode = info[path]
-            if src_fd is None:
-                inv.excluded[reason] += 1
-                continue
+        base = "/".join(parent) + "/" if parent else ""
+        if src_fd is None:
+            excluded[reason] += len(groups[parent])
+            continue
+        for name, origin, mode in groups[parent]:
             try:
-                st = os.stat(name, dir_fd=src_fd, follow_symlinks=False)
+                st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
             except OSError as exc:
-                inv.excluded[fsutil.open_failure(exc)] += 1
+                excluded[fsutil.open_failure(exc)] += 1
                 continue
-            kind = stat.S_IFMT(st.st_mode)
+            kind = st.st_mode & 0o170000
             if kind == stat.S_IFREG:
-                inv.entries.append(
-                    Entry(path, "file", origin, component, st.st_dev, st.st_ino, st.st_size)
+                # tuple.__new__ skips the named constructor: half the cost, run once per file.
+                entries.append(
+                    new_tuple(Entry, (base + name, "file", origin, component, st.st_dev, st.st_ino,
+                                      st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777))
                 )
             elif kind == stat.S_IFLNK:
                 target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
-                inv.entries.append(
-                    Entry(path, "symlink", origin, component, st.st_dev, st.st_ino, 0, target)
+                entries.append(
+                    Entry(base + name, "symlink", origin, component, st.st_dev, st.st_ino, 0, target)
                 )
             elif kind == stat.S_IFDIR and mode in (gitsafe.GITLINK_MODE, "nested"):
-                nested.append((path, origin, _has_git(src_fd, name)))
+                nested.append((base + name, origin, _has_git(src_fd, name)))
             elif kind == stat.S_IFDIR:
-                inv.excluded["typeChanged"] += 1
+                excluded["typeChanged"] += 1
             else:
-                inv.excluded["specialFile"] += 1
+                excluded["specialFile"] += 1
     for path, origin, has_git in nested:
         if has_git and _is_own_toplevel(inv.root / path):
             inv.components.append(path)
             _collect(inv, root_fd, path)
         elif origin == "tracked":
-            inv.entries.append(Entry(path, "emptyFolder", origin, component))
+            entries.append(Entry(path, "emptyFolder", origin, component))
         else:
-            inv.excluded["nestedUnreadable"] += 1
+            excluded["nestedUnreadable"] += 1
 
 
 def _has_git(parent_fd: int, name: str) -> bool:

@@ -15,9 +15,9 @@ import posixpath
 import stat
 from dataclasses import dataclass
 
-from autocode import gitsafe
 from autocode.errors import SetupError
 from autocode.prep.inventory import Entry, Inventory
+from autocode.prep.manifest import ignore_rules_in
 
 MAX_HOPS = 40
 
@@ -94,9 +94,11 @@ def _components(root: str, rel: str, resolved: list[str], chain: list[str]) -> l
 def plan_links(inv: Inventory) -> LinkPlan:
     """Decide every link of the inventory (reads the workspace, writes nothing)."""
     root = str(inv.root)
+    plan = LinkPlan({}, {}, [])
+    if not any(e.kind == "symlink" for e in inv.entries):
+        return plan
     files = {e.path for e in inv.entries if e.kind == "file"}
     folders = inv.folders() | set(inv.components)
-    plan = LinkPlan({}, {}, [])
     unknown_folders: list[tuple[Entry, Resolution]] = []
     for entry in inv.entries:
         if entry.kind != "symlink":
@@ -116,7 +118,7 @@ def plan_links(inv: Inventory) -> LinkPlan:
             plan.refused.append((entry, res, _why(inv, res.target)))
     if unknown_folders:
         # A folder with nothing inventoried is either ignored (refuse) or simply empty (leave out).
-        rules = gitsafe.ignore_rules(root, [res.target + "/" for _, res in unknown_folders])
+        rules = ignore_rules_in(inv, [res.target + "/" for _, res in unknown_folders])
         for entry, res in unknown_folders:
             rule = rules.get(res.target + "/")
             if rule:
@@ -134,7 +136,7 @@ def _never_copied(target: str) -> bool:
 def _why(inv: Inventory, target: str) -> str:
     if _never_copied(target):
         return "inside .git or .autocode, which are never copied"
-    rules = gitsafe.ignore_rules(inv.root, [target])
+    rules = ignore_rules_in(inv, [target])
     if target in rules:
         return f"ignored by git ({rules[target]})"
     return "not part of the copy (not tracked and not an ordinary untracked file)"

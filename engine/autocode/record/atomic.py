@@ -20,18 +20,23 @@ def _fsync_directory(folder: Path) -> None:
         os.close(fd)
 
 
-def write_atomically(path: Path, data: bytes) -> None:
-    """Write `data` to a temp file beside `path`, fsync it, rename it over `path`, fsync the folder."""
+def write_atomically(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Write `data` to a temp file beside `path`, fsync it, rename it over `path`, fsync the folder.
+
+    `durable=False` skips both fsyncs (the rename is still atomic) for notes that may be lost.
+    """
     fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o644)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_directory(path.parent)
+    if durable:
+        _fsync_directory(path.parent)

@@ -112,8 +112,11 @@ def gitignore_state(workspace: Path | str) -> GitignoreState:
     return GitignoreState(path, state, version, hidden, rule, ADD_HINT if hidden else None)
 
 
-def ensure_gitignore(workspace: Path | str) -> GitignoreState:
-    """Create the generated file, or upgrade an exact older template; custom content stays byte for byte."""
+def ensure_gitignore(workspace: Path | str, *, check_hidden: bool = True) -> GitignoreState:
+    """Create the generated file, or upgrade an exact older template; custom content stays byte for byte.
+
+    `check_hidden=False` skips asking git whether the record is ignored (the merge does not need it).
+    """
     from autocode.record.atomic import write_atomically
 
     root = workspace_root(workspace)
@@ -130,5 +133,5 @@ def ensure_gitignore(workspace: Path | str) -> GitignoreState:
         action = "unchanged"
     else:
         action = "kept-custom"
-    hidden, rule = _record_hidden_by(root)
+    hidden, rule = _record_hidden_by(root) if check_hidden else (None, None)
     return GitignoreState(path, state, version, hidden, rule, ADD_HINT if hidden else None, action)

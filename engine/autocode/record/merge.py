@@ -11,6 +11,7 @@ task fail.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import time
@@ -44,11 +45,14 @@ LAST_MERGE_NAME = "last-merge.json"
 
 @dataclass(frozen=True)
 class ObservedFacts:
-    """What a run observed. None means unknown: it never erases what an earlier run learned."""
+    """What a run observed. None means unknown: it never erases what an earlier run learned.
+
+    `routes` holds `Route`s (or their text form "role=provider:model").
+    """
 
     framework: str | None = None
     test_command: str | None = None
-    routes: Sequence[Route] = ()
+    routes: Sequence[Route | str] = ()
     human_pause_states: Sequence[str] = ()
 
 
@@ -132,9 +136,19 @@ def _merge_conventions(
     return result
 
 
-def _merge_routes(base: Sequence[Route], observed: Sequence[Route], scrubber: _Scrubber) -> list[Route]:
+def _route_parts(route: object) -> object:
+    """A Route, a mapping, or the text form "role=provider:model"."""
+    if isinstance(route, str):
+        role, _, target = route.partition("=")
+        provider, _, model = target.partition(":")
+        return {"role": role, "provider": provider, "model": model or None}
+    return route
+
+
+def _merge_routes(base: Sequence[Route], observed: Sequence[Route | str], scrubber: _Scrubber) -> list[Route]:
     merged: dict[str, Route] = {r.role: r for r in base}
-    for index, route in enumerate(observed):
+    for index, given in enumerate(observed):
+        route = _route_parts(given)
         role = scrubber.shareable(f"routes[{index}].role", _field(route, "role"), MAX_ROLE)
         provider = scrubber.shareable(f"routes[{index}].provider", _field(route, "provider"), MAX_PROVIDER)
         model = scrubber.shareable(f"routes[{index}].model", _field(route, "model"), MAX_MODEL)
@@ -195,15 +209,38 @@ def _merged_record(
 
 
 def record_bytes(record: ProjectRecord) -> bytes:
-    return (json.dumps(record.to_json_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """The file's text: one key per line and one list entry per line, so that reviews and git
+    diffs show exactly which convention changed (and the C JSON encoder does the work)."""
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = ["{"]
+    items = list(record.to_json_dict().items())
+    for index, (key, value) in enumerate(items):
+        comma = "," if index < len(items) - 1 else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {dump(key)}: [")
+            lines += [f"    {dump(entry)}{',' if n < len(value) - 1 else ''}" for n, entry in enumerate(value)]
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {dump(key)}: {dump(value)}{comma}")
+    lines.append("}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
-    """Keep what the last merge omitted (field names only) for doctor; a local, ignored file."""
+    """Keep what the last merge omitted (field names only) for doctor; a local, ignored file.
+
+    Nothing is written while there is nothing to say, so the common merge costs no extra file.
+    """
     from autocode.record.atomic import write_atomically
 
+    path = folder / LAST_MERGE_NAME
+    if not omitted and not path.exists():
+        return
     data = {"at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "omitted": list(omitted)}
-    write_atomically(folder / LAST_MERGE_NAME, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
+    write_atomically(path, (json.dumps(data, indent=2) + "\n").encode("utf-8"), durable=False)
 
 
 def last_merge_omitted(workspace: Path | str) -> dict[str, Any] | None:
@@ -216,6 +253,14 @@ def last_merge_omitted(workspace: Path | str) -> dict[str, Any] | None:
     if not isinstance(data, dict) or not isinstance(data.get("omitted"), list):
         return None
     return {"at": str(data.get("at", "")), "fields": [str(item) for item in data["omitted"]]}
+
+
+def _remove_stale_temp_files(folder: Path) -> None:
+    """Temp files of a writer killed before its rename; only the lock holder writes them, so any
+    found while holding the lock are stale."""
+    for stale in folder.glob(".project.json.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
 
 
 def _merge_locked(
@@ -238,9 +283,10 @@ def _merge_locked(
     scrubber = _Scrubber(root, env)
     folder = root / AUTOCODE_DIR
     folder.mkdir(exist_ok=True)
-    ensure_gitignore(root)
+    ensure_gitignore(root, check_hidden=False)
     try:
         with FileLock(folder / LOCK_NAME, timeout=lock_timeout):
+            _remove_stale_temp_files(folder)
             current = load_record_file(path)
             if current.status == "missing":
                 base = ProjectRecord(version=1)

@@ -13,10 +13,10 @@ if TYPE_CHECKING:
 
 
 def _doctor(workspace: Path) -> tuple[dict[str, Any], str]:
-    from autocode.doctor import doctor_report, render_doctor
+    from autocode.doctor import build_report, render_text
 
-    report = doctor_report(workspace)
-    return report.to_dict(), render_doctor(report)
+    report = build_report(workspace)
+    return report, render_text(report)
 
 
 async def doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.DoctorResult:

@@ -1,63 +1,550 @@
-"""tasks commands (placeholder until the engine part lands)."""
+"""Task commands, and the conversation that brings a paused task to the person.
+
+Every change the engine commits reaches an opted-in client as
+`autocode/task/didChange` (in revision order, sent from the event loop). When a
+task pauses, the server asks: opted-in clients get `autocode/task/askQuestion`
+and `autocode/task/reviewPlan`; plain clients get `window/showMessageRequest`
+for a question with choices and `window/showDocument` for the plan. Answers and
+approvals that come back are recorded with the source `lsp:<client name>`.
+The engine decides everything else; the tasks live on disk.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
 from autocode_lsp import protocol, workspaces
-from autocode_lsp.errors import not_available
+from autocode_lsp.errors import engine_call
+from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
+    from autocode.tasks import TaskRun
     from autocode_lsp.server import AutoCodeServer
 
+log = logging.getLogger("autocode_lsp")
 
-async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.start")
-    raise not_available("autocode.tasks")
-
-
-async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.answer")
-    raise not_available("autocode.tasks")
+Snapshot = dict[str, Any]
+_UNSAFE_IN_SOURCE = re.compile(r"[^\w .@+-]")
 
 
-async def approve_plan(server: AutoCodeServer, args: protocol.TaskApprovePlanArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.approvePlan")
-    raise not_available("autocode.tasks")
+@dataclass
+class _Session:
+    """What this client session has seen and is being asked about."""
+
+    last_sent: dict[str, int] = field(default_factory=dict)
+    conversing: set[str] = field(default_factory=set)
+    announced: set[tuple[str, int]] = field(default_factory=set)
 
 
-async def reject_plan(server: AutoCodeServer, args: protocol.TaskRejectPlanArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.rejectPlan")
-    raise not_available("autocode.tasks")
+def _session(server: AutoCodeServer) -> _Session:
+    found = server.state.get("tasks")
+    if not isinstance(found, _Session):
+        found = server.state["tasks"] = _Session()
+    return found
 
 
-async def approve_completion(server: AutoCodeServer, args: protocol.TaskRefArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.approveCompletion")
-    raise not_available("autocode.tasks")
+def source_channel(server: AutoCodeServer) -> str:
+    """`lsp:<client name>`, with characters the answer ledger does not accept replaced."""
+    name = _UNSAFE_IN_SOURCE.sub("-", server.client_name).strip()[:80] or "client"
+    return f"lsp:{name}"
 
 
-async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.cancel")
-    raise not_available("autocode.tasks")
+def _source(server: AutoCodeServer) -> Any:
+    from autocode.tasks import Source
+
+    return Source(channel=source_channel(server), actor=server.client_name)
 
 
-async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.get")
-    raise not_available("autocode.tasks")
+# ---------------------------------------------------------------------- snapshots
 
 
-async def list(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> Any:
-    workspaces.resolve(server, args.workspace, command="autocode.task.list")
-    raise not_available("autocode.tasks")
+def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
+    """The engine's snapshot in the protocol's shape."""
+    needs = snap.get("needs") or {}
+    run_dir = str(snap.get("run_dir") or "")
+    plan_file = Path(run_dir) / "plan.md" if run_dir else None
+    questions = []
+    for q in needs.get("questions") or []:
+        default = q.get("default")
+        choices = q.get("choices") or ([default] if default else [])
+        questions.append(
+            protocol.Question(
+                id=str(q["id"]), text=str(q.get("text", "")), category=q.get("category"),
+                convention=q.get("convention"), default=default,
+                choices=[str(c) for c in choices],
+            )
+        )
+    return protocol.TaskSnapshot(
+        id=str(snap["id"]),
+        workspace=str(snap.get("workspace", "")),
+        brief=str(snap.get("brief", "")),
+        state=str(snap["state"]),
+        phase=str(snap.get("phase", "")),
+        revision=int(snap["revision"]),
+        needs=protocol.TaskNeeds(
+            kind=needs.get("kind"),
+            questions=questions,
+            plan_revision=needs.get("plan_revision"),
+            plan=needs.get("plan"),
+            markdown=needs.get("markdown"),
+            plan_uri=(
+                plan_file.as_uri()
+                if needs.get("kind") == "approve_plan" and plan_file and plan_file.is_file()
+                else None
+            ),
+            diff=needs.get("diff"),
+            files=list(needs.get("files") or []),
+            tests=needs.get("tests"),
+            review=needs.get("review"),
+        ),
+        done=bool(snap.get("done")),
+        result=snap.get("result"),
+        error=snap.get("error"),
+        learning=snap.get("learning"),
+        run_dir=run_dir,
+        copy=snap.get("copy"),
+        human_pause_states=list(snap.get("human_pause_states") or []),
+        created=str(snap.get("created", "")),
+        updated=str(snap.get("updated", "")),
+    )
+
+
+def publish(server: AutoCodeServer, snap: Snapshot) -> None:
+    """Send `autocode/task/didChange` for a newer revision (event loop thread only)."""
+    if not server.opt_in["didChange"]:
+        return
+    session = _session(server)
+    task_id, revision = str(snap["id"]), int(snap["revision"])
+    if revision <= session.last_sent.get(task_id, -1):
+        return
+    session.last_sent[task_id] = revision
+    params = protocol.TaskDidChangeParams(task=to_snapshot(snap), revision=revision)
+    server.protocol.notify(protocol.TASK_DID_CHANGE, protocol.to_wire(params))
+
+
+# ---------------------------------------------------------------------- engine access
+
+
+@dataclass
+class _Hooks:
+    """Callbacks the engine calls from its worker thread."""
+
+    server: AutoCodeServer
+    progress: WorkProgress | None = None
+    task_id: str | None = None
+    cancel_wanted: bool = False
+
+    def on_change(self, snap: Snapshot) -> None:
+        self.task_id = str(snap["id"])
+        self.server.in_loop(publish, self.server, snap)
+        if self.cancel_wanted and not snap.get("done"):
+            self.cancel_wanted = False
+            _request_cancel(Path(str(snap["workspace"])), self.task_id)
+
+    def on_progress(self, phase: str, message: str) -> None:
+        if self.progress is not None:
+            self.progress.report(f"{phase}: {message}")
+
+
+def _request_cancel(workspace: Path, task_id: str) -> None:
+    from autocode.tasks import TaskRun
+
+    try:
+        TaskRun.load(workspace, task_id).cancel()
+    except Exception as exc:
+        log.info("cancelling task %s did not go through: %s", task_id, exc)
+
+
+def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
+    from autocode.tasks import NoRepository, TaskNotFound, TaskRun
+
+    last: Exception | None = None
+    for folder in folders:
+        try:
+            return TaskRun.load(folder, task_id, on_change=hooks.on_change, progress=hooks.on_progress)
+        except (TaskNotFound, NoRepository) as exc:
+            last = exc
+    if len(folders) == 1 and last is not None:
+        raise last
+    names = ", ".join(str(f) for f in folders)
+    raise TaskNotFound(
+        f"no task {task_id} in this session's folders ({names}); autocode.task.list shows the tasks"
+    )
+
+
+def _folders_for(server: AutoCodeServer, workspace: str | None, command: str) -> list[Path]:
+    if workspace is not None:
+        return [workspaces.given_workspace(workspace)]
+    folders = workspaces.session_folders(server)
+    if not folders:
+        workspaces.resolve(server, None, command=command)  # raises noRepository
+    return folders
+
+
+async def _act(
+    server: AutoCodeServer,
+    folders: list[Path],
+    task_id: str,
+    action: Callable[[TaskRun], Snapshot],
+    *,
+    title: str | None,
+) -> Snapshot:
+    """Load the task, run `action` on it in a thread (with progress), publish the result."""
+    hooks = _Hooks(server, task_id=task_id)
+    if title is not None:
+        hooks.progress = await WorkProgress.begin(
+            server, title, on_cancel=lambda: _cancel_soon(server, folders, task_id)
+        )
+
+    def work() -> Snapshot:
+        return action(_find_task(folders, task_id, hooks))
+
+    try:
+        snap = await engine_call(work)
+    except BaseException:
+        if hooks.progress is not None:
+            hooks.progress.end("failed")
+        raise
+    if hooks.progress is not None:
+        hooks.progress.end(_state_text(snap))
+    publish(server, snap)
+    return snap
+
+
+def _cancel_soon(server: AutoCodeServer, folders: list[Path], task_id: str) -> None:
+    async def cancel() -> None:
+        for folder in folders:
+            await asyncio.to_thread(_request_cancel, folder, task_id)
+
+    server.spawn(cancel(), f"cancel {task_id}")
+
+
+def _state_text(snap: Snapshot) -> str:
+    kind = (snap.get("needs") or {}).get("kind")
+    if kind:
+        return f"waiting: {str(kind).replace('_', ' ')}"
+    return str(snap.get("state", "")).lower()
+
+
+# ---------------------------------------------------------------------- commands
+
+
+async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> protocol.TaskSnapshot:
+    workspace = workspaces.resolve(server, args.workspace, command=protocol.TASK_START)
+    hooks = _Hooks(server)
+
+    def on_cancel() -> None:
+        if hooks.task_id is not None:
+            _cancel_soon(server, [workspace], hooks.task_id)
+        else:
+            hooks.cancel_wanted = True
+
+    first_line = args.brief.strip().splitlines()[0][:60] if args.brief.strip() else "task"
+    hooks.progress = await WorkProgress.begin(
+        server, f"AutoCode: {first_line}", "starting", on_cancel=on_cancel
+    )
+
+    def work() -> Snapshot:
+        from autocode.tasks import TaskOptions, TaskRun
+
+        options = TaskOptions(
+            test_command=args.test_command, package=args.package, manifest=args.manifest,
+            on_change=hooks.on_change, progress=hooks.on_progress,
+        )
+        return TaskRun.start(workspace, args.brief, options).snapshot()
+
+    try:
+        snap = await engine_call(work)
+    except BaseException:
+        hooks.progress.end("failed to start")
+        raise
+    hooks.progress.end(_state_text(snap))
+    publish(server, snap)
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_ANSWER)
+    source = _source(server)
+    snap = await _act(
+        server, folders, args.task_id,
+        lambda run: run.answer(args.question_id, args.text, source),
+        title="AutoCode: continuing the task",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def approve_plan(
+    server: AutoCodeServer, args: protocol.TaskApprovePlanArgs
+) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_PLAN)
+    source = _source(server)
+    snap = await _act(
+        server, folders, args.task_id, lambda run: run.approve_plan(args.revision, source),
+        title="AutoCode: implementing the plan",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def reject_plan(
+    server: AutoCodeServer, args: protocol.TaskRejectPlanArgs
+) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_REJECT_PLAN)
+    source = _source(server)
+    snap = await _act(
+        server, folders, args.task_id, lambda run: run.reject_plan(args.feedback, source),
+        title="AutoCode: planning again",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def approve_completion(
+    server: AutoCodeServer, args: protocol.TaskRefArgs
+) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_COMPLETION)
+    source = _source(server)
+    snap = await _act(
+        server, folders, args.task_id, lambda run: run.approve_completion(source),
+        title="AutoCode: applying the change",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_CANCEL)
+    snap = await _act(server, folders, args.task_id, lambda run: run.cancel(), title=None)
+    return to_snapshot(snap)
+
+
+async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_RESUME)
+    snap = await _act(
+        server, folders, args.task_id, lambda run: run.resume(), title="AutoCode: resuming the task"
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_GET)
+    snap = await _act(server, folders, args.task_id, lambda run: run.snapshot(), title=None)
+    return to_snapshot(snap)
+
+
+async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.TaskList:
+    folders = _folders_for(server, args.workspace, protocol.TASK_LIST)
+
+    def work() -> list[Snapshot]:
+        from autocode.tasks import list_tasks
+
+        found: list[Snapshot] = []
+        for folder in folders:
+            found.extend(list_tasks(folder))
+        return found
+
+    snaps = await engine_call(work)
+    snaps.sort(key=lambda s: (str(s.get("created", "")), str(s["id"])), reverse=True)
+    return protocol.TaskList(tasks=[to_snapshot(s) for s in snaps])
+
+
+# ---------------------------------------------------------------------- the conversation
+
+
+def _follow_up(server: AutoCodeServer, snap: Snapshot) -> None:
+    """After a command, bring what the task now needs to the person (in the background)."""
+    session = _session(server)
+    task_id = str(snap["id"])
+    if task_id in session.conversing:
+        return
+    session.conversing.add(task_id)
+
+    async def converse() -> None:
+        try:
+            await _converse(server, snap)
+        finally:
+            session.conversing.discard(task_id)
+
+    server.spawn(converse(), f"conversation for {task_id}")
+
+
+async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
+    folders = [Path(str(snap["workspace"]))]
+    task_id = str(snap["id"])
+    source = _source(server)
+    while True:
+        needs = snap.get("needs") or {}
+        kind = needs.get("kind")
+        try:
+            if kind == "answer_questions" and needs.get("questions"):
+                question = to_snapshot(snap).needs.questions[0]
+                text = await _ask(server, snap, question)
+                if text is None:
+                    return
+                snap = await _act(
+                    server, folders, task_id, functools.partial(_answer, question.id, text, source),
+                    title="AutoCode: continuing the task",
+                )
+            elif kind == "approve_plan":
+                decision = await _review(server, snap)
+                if decision is None:
+                    return
+                plan_revision = int(needs.get("plan_revision") or 0)
+                if decision.decision == "approve":
+                    snap = await _act(
+                        server, folders, task_id,
+                        functools.partial(_approve_plan, plan_revision, source),
+                        title="AutoCode: implementing the plan",
+                    )
+                else:
+                    snap = await _act(
+                        server, folders, task_id,
+                        functools.partial(_reject_plan, decision.feedback or "", source, plan_revision),
+                        title="AutoCode: planning again",
+                    )
+            else:
+                _announce(server, snap)
+                return
+        except JsonRpcException as exc:
+            # Answered elsewhere meanwhile, or refused: the snapshot is still on disk.
+            log.info("task %s: %s", task_id, exc.message)
+            return
+        except protocol.InvalidArguments as exc:
+            log.warning("task %s: the client's reply does not fit the protocol: %s", task_id, exc)
+            return
+
+
+def _answer(question_id: str, text: str, source: Any, run: TaskRun) -> Snapshot:
+    return run.answer(question_id, text, source)
+
+
+def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
+    return run.approve_plan(plan_revision, source)
+
+
+def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -> Snapshot:
+    return run.reject_plan(feedback, source, revision=plan_revision)
+
+
+async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> str | None:
+    task_id = str(snap["id"])
+    if server.opt_in["askQuestion"]:
+        params = protocol.AskQuestionParams(
+            task_id=task_id, revision=int(snap["revision"]), question=question
+        )
+        raw = await server.protocol.send_request_async(
+            protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
+        )
+        result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
+        return result.answer if result.answer and result.answer.strip() else None
+    if question.choices:
+        reply = await server.window_show_message_request_async(
+            types.ShowMessageRequestParams(
+                type=types.MessageType.Info,
+                message=f"AutoCode task {task_id} asks: {question.text}",
+                actions=[types.MessageActionItem(title=c) for c in question.choices],
+            )
+        )
+        return reply.title if reply is not None else None
+    server.show(
+        f"AutoCode task {task_id} asks: {question.text} Answer with the command "
+        f"{protocol.TASK_ANSWER} (taskId {task_id}, questionId {question.id})."
+    )
+    return None
+
+
+async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlanResult | None:
+    view = to_snapshot(snap)
+    needs = view.needs
+    if server.opt_in["reviewPlan"]:
+        params = protocol.ReviewPlanParams(
+            task_id=view.id, revision=view.revision, plan_revision=needs.plan_revision or 0,
+            plan=needs.markdown or "", plan_uri=needs.plan_uri,
+        )
+        raw = await server.protocol.send_request_async(
+            protocol.TASK_REVIEW_PLAN, protocol.to_wire(params)
+        )
+        result = protocol.structure(_plain(raw), protocol.ReviewPlanResult, what="reviewPlan's answer")
+        if result.decision == "later":
+            return None
+        if result.decision == "reject" and not (result.feedback or "").strip():
+            server.show(
+                f"AutoCode task {view.id}: a rejected plan needs feedback; the plan still waits "
+                f"for {protocol.TASK_APPROVE_PLAN} or {protocol.TASK_REJECT_PLAN}.",
+                types.MessageType.Warning,
+            )
+            return None
+        return result
+    if needs.plan_uri and server.supports_show_document:
+        await server.window_show_document_async(
+            types.ShowDocumentParams(uri=needs.plan_uri, take_focus=True)
+        )
+    where = f" ({needs.plan_uri})" if needs.plan_uri else ""
+    server.show(
+        f"AutoCode task {view.id}: plan revision {needs.plan_revision} is ready for review{where}. "
+        f"Approve it with {protocol.TASK_APPROVE_PLAN} (taskId {view.id}, revision "
+        f"{needs.plan_revision}) or send it back with {protocol.TASK_REJECT_PLAN}."
+    )
+    return None
+
+
+def _announce(server: AutoCodeServer, snap: Snapshot) -> None:
+    """Tell a plain client what the task waits for or how it ended (once per revision)."""
+    if server.opt_in["didChange"]:
+        return  # opted-in clients render the snapshots themselves
+    session = _session(server)
+    key = (str(snap["id"]), int(snap["revision"]))
+    if key in session.announced:
+        return
+    session.announced.add(key)
+    kind = (snap.get("needs") or {}).get("kind")
+    if kind == "approve_completion":
+        server.show(
+            f"AutoCode task {snap['id']} is verified. Review the change, then apply it with "
+            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']})."
+        )
+    elif snap.get("done"):
+        state = str(snap.get("state", "")).lower()
+        error = (snap.get("error") or {}).get("message")
+        kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
+        server.show(f"AutoCode task {snap['id']} {state}" + (f": {error}" if error else "."), kind_of)
+
+
+def _plain(value: Any) -> Any:
+    """A client's reply as plain JSON data (pygls may hand back generic objects)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if hasattr(value, "_asdict"):
+        return _plain(value._asdict())
+    if hasattr(value, "__dict__") and not isinstance(value, type):
+        return _plain(vars(value))
+    return value
 
 
 HANDLERS: dict[str, Any] = {
-    "autocode.task.start": start,
-    "autocode.task.answer": answer,
-    "autocode.task.approvePlan": approve_plan,
-    "autocode.task.rejectPlan": reject_plan,
-    "autocode.task.approveCompletion": approve_completion,
-    "autocode.task.cancel": cancel,
-    "autocode.task.get": get,
-    "autocode.task.list": list,
+    protocol.TASK_START: start,
+    protocol.TASK_ANSWER: answer,
+    protocol.TASK_APPROVE_PLAN: approve_plan,
+    protocol.TASK_REJECT_PLAN: reject_plan,
+    protocol.TASK_APPROVE_COMPLETION: approve_completion,
+    protocol.TASK_CANCEL: cancel,
+    protocol.TASK_RESUME: resume,
+    protocol.TASK_GET: get,
+    protocol.TASK_LIST: list_,
 }

@@ -77,6 +77,7 @@ function M.ensure()
   if type(cfg.root_dir) ~= 'string' then
     cfg.root_dir = M.workspace_for(buf)
   end
+  cfg.workspace_required = false
   local exe = cfg.cmd and type(cfg.cmd) == 'table' and cfg.cmd[1]
   if exe and vim.fn.executable(exe) ~= 1 then
     return nil,
@@ -137,7 +138,11 @@ function M.call(command, args, cb, client)
   local sent = false
   local function send()
     sent = true
-    local params = { command = command, arguments = { args or vim.empty_dict() } }
+    -- An empty Lua table would encode as a JSON list; the server wants an object.
+    if args == nil or next(args) == nil then
+      args = vim.empty_dict()
+    end
+    local params = { command = command, arguments = { args } }
     local ok = client:request('workspace/executeCommand', params, function(e, r)
       finish(e, r)
     end)

@@ -70,6 +70,9 @@ function M.lsp_config()
   return {
     cmd = M.cmd(),
     root_markers = { { '.autocode', '.git' } },
+    -- Opening a file outside any repository does not start a server; an
+    -- :AutoCode command there starts one without a folder (global memory).
+    workspace_required = true,
     capabilities = {
       experimental = { autocode = protocol.client_capability() },
       window = { workDoneProgress = true },

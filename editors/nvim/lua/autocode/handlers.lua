@@ -31,6 +31,7 @@ function M.ask_question(_, params, _)
     id = field(q, 'id'),
     text = field(q, 'text') or '(question without text)',
     choices = field(q, 'choices'),
+    default = field(q, 'default'),
   })
   if reply == nil or reply == '' then
     require('autocode.ui').warn('question left open; answer it later with :AutoCode answer')
@@ -98,7 +99,10 @@ function M.on_exit(code, signal, client_id)
       tasks.progress[token] = nil
     end
   end
-  if code ~= 0 or (signal ~= nil and signal ~= 0) then
+  -- A stop that Neovim asked for (:lsp stop, quitting) is not a crash.
+  local c = vim.lsp.get_client_by_id(client_id)
+  local requested = c and rawget(c, '_is_stopping') == true
+  if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
     vim.schedule(function()
       require('autocode.ui').error(
         ('the language server exited unexpectedly (exit code %s, signal %s). '

@@ -19,7 +19,6 @@ M.progress = {}
 M.reviews = {}
 
 local field = require('autocode.util').field
-M.field = field
 
 --- The snapshot inside a command result or a didChange notification.
 function M.unwrap(result)
@@ -131,7 +130,12 @@ function M.questions(snap)
     return out
   end
   for _, q in ipairs(field(M.needs(snap), 'questions') or {}) do
-    table.insert(out, { id = field(q, 'id'), text = field(q, 'text') or '?', choices = field(q, 'choices') })
+    table.insert(out, {
+      id = field(q, 'id'),
+      text = field(q, 'text') or '?',
+      choices = field(q, 'choices'),
+      default = field(q, 'default'),
+    })
   end
   return out
 end
@@ -176,18 +180,25 @@ end
 
 -- Flows ----------------------------------------------------------------------
 
---- Asks the person one question (choices through vim.ui.select, else vim.ui.input).
---- Returns the text or nil when dismissed. Must run in a coroutine.
+--- Asks the person one question: several choices through vim.ui.select (with
+--- a last entry to type something else), otherwise vim.ui.input prefilled with
+--- the proposed default. Returns the text, or nil when dismissed. Runs in a coroutine.
 function M.prompt_answer(question)
-  local choices = question.choices
-  if type(choices) == 'table' and #choices > 0 then
+  local choices = type(question.choices) == 'table' and question.choices or {}
+  if #choices > 1 then
     local labels = {}
     for i, ch in ipairs(choices) do
       labels[i] = tostring(ch)
     end
-    return ui.select(labels, question.text)
+    local other = 'Something else...'
+    table.insert(labels, other)
+    local item = ui.select(labels, question.text)
+    if item ~= other then
+      return item
+    end
   end
-  return ui.input(question.text .. ' ')
+  local default = question.default or choices[1]
+  return ui.input(question.text .. ' ', default and tostring(default) or nil)
 end
 
 function M.start(brief)
@@ -399,6 +410,20 @@ function M.cancel(id)
       M.remember(M.unwrap(result))
       ui.close_named('plan/' .. tostring(id))
       ui.close_named('diff/' .. tostring(id))
+    end
+  end)
+end
+
+--- Continues a task whose server stopped while it was working.
+function M.resume(id)
+  id = target(id)
+  if not id then
+    return
+  end
+  client.run(function()
+    local err, result = client.await(C.task_resume, { taskId = id })
+    if not failed(err, 'resume') then
+      M.remember(M.unwrap(result))
     end
   end)
 end

@@ -38,13 +38,12 @@ export function taskArgs(taskId: string, workspace: string | undefined): JsonObj
 
 export function answerArgs(taskId: string, questionId: string, answer: string, workspace: string | undefined): JsonObject {
   if (!answer.trim()) throw new Error('An empty answer was not sent: type an answer or press Escape to answer later.');
-  return withWorkspace({ taskId, questionId, answer }, workspace);
+  return withWorkspace({ taskId, questionId, text: answer }, workspace);
 }
 
 export function approvePlanArgs(taskId: string, revision: number | undefined, workspace: string | undefined): JsonObject {
-  const args: JsonObject = { taskId };
-  if (revision !== undefined) args.revision = revision;
-  return withWorkspace(args, workspace);
+  if (revision === undefined) throw new Error('The snapshot names no plan revision to approve: run "AutoCode: Refresh Tasks" and review the plan again.');
+  return withWorkspace({ taskId, revision }, workspace);
 }
 
 export function rejectPlanArgs(taskId: string, feedback: string, workspace: string | undefined): JsonObject {
@@ -94,7 +93,11 @@ export function memoryDeleteArgs(id: string, agent: string, workspace: string | 
   return { ...memoryContextArgs(agent, workspace), id };
 }
 
-export function applyPromotionArgs(ids: string[], agent: string, workspace: string | undefined): JsonObject {
+export function planPromotionArgs(workspace: string | undefined): JsonObject {
+  return withWorkspace({}, workspace);
+}
+
+export function applyPromotionArgs(ids: string[], workspace: string | undefined): JsonObject {
   if (!ids.length) throw new Error('Tick at least one candidate to promote; nothing was applied.');
-  return { ...memoryContextArgs(agent, workspace), ids };
+  return withWorkspace({ ids }, workspace);
 }

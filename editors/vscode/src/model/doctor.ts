@@ -58,45 +58,81 @@ function settingsTable(rows: SettingRow[]): string {
 function conventionsTable(conventions: Json[]): string {
   if (!conventions.length) return '<p class="none">No learned conventions.</p>';
   const rows = conventions
-    .map((c) => `<tr><td>${escapeHtml(stringField(c, 'question', 'id') ?? '')}</td><td>${escapeHtml(stringField(c, 'answer', 'value') ?? '')}</td><td>${escapeHtml(stringField(c, 'source', 'answered_by', 'answeredBy') ?? '')}</td></tr>`)
+    .map((c) => `<tr><td>${escapeHtml(stringField(c, 'question') ?? '')}</td><td>${escapeHtml(stringField(c, 'answer') ?? '')}</td></tr>`)
     .join('\n');
-  return `<table class="conventions"><thead><tr><th>Question</th><th>Answer</th><th>Source</th></tr></thead><tbody>\n${rows}\n</tbody></table>`;
+  return `<table class="conventions"><thead><tr><th>Question</th><th>Answer</th></tr></thead><tbody>\n${rows}\n</tbody></table>`;
+}
+
+/** A list of objects as one table with a column per key (routes, inputs, ...). */
+function listTable(items: JsonObject[]): string {
+  const keys = [...new Set(items.flatMap((i) => Object.keys(i)))];
+  const rows = items.map((i) => `<tr>${keys.map((k) => `<td>${show(i[k])}</td>`).join('')}</tr>`).join('\n');
+  return `<table class="nested"><thead><tr>${keys.map((k) => `<th>${escapeHtml(k)}</th>`).join('')}</tr></thead><tbody>\n${rows}\n</tbody></table>`;
+}
+
+function cell(v: Json | undefined): string {
+  if (isObject(v)) return keyValueTable(v, 'nested');
+  if (Array.isArray(v)) {
+    if (!v.length) return '<span class="none">none</span>';
+    if (v.every(isObject)) return listTable(v as JsonObject[]);
+    return v.map((x) => show(x)).join(' ');
+  }
+  return show(v);
 }
 
 function keyValueTable(obj: JsonObject, cssClass: string): string {
   const rows = Object.entries(obj)
-    .map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${isObject(v) ? keyValueTable(v, 'nested') : show(v)}</td></tr>`)
+    .map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${cell(v)}</td></tr>`)
     .join('\n');
   return `<table class="${cssClass}"><tbody>\n${rows}\n</tbody></table>`;
 }
 
-function recordSection(record: Json | undefined): string {
+/** The learned record's status (valid, missing, invalid, ...) and problems. */
+function recordStatus(record: Json | undefined): string {
   if (!isObject(record)) return '<p class="none">No record information.</p>';
   const status = stringField(record, 'status') ?? 'unknown';
+  const path = stringField(record, 'path');
   const problems = arrayField(record, 'problems').map((p) => `<li>${escapeHtml(typeof p === 'string' ? p : JSON.stringify(p))}</li>`);
-  const inner = isObject(record.record) ? (record.record as JsonObject) : record;
-  const conventions = arrayField(inner, 'conventions');
-  const rest: JsonObject = {};
-  for (const [k, v] of Object.entries(inner)) if (!['status', 'problems', 'conventions', 'record'].includes(k)) rest[k] = v;
+  const ignored = !['valid', 'missing'].includes(status)
+    ? '<p class="problem">The record is ignored until it is fixed; "AutoCode: Forget Project Memory" removes it.</p>'
+    : '';
   return [
-    `<p>Status: <strong class="record-status status-${escapeHtml(status)}">${escapeHtml(status)}</strong>${stringField(record, 'path') ? ` — <code>${escapeHtml(stringField(record, 'path') as string)}</code>` : ''}</p>`,
+    `<p>Status: <strong class="record-status status-${escapeHtml(status)}">${escapeHtml(status)}</strong>${path ? ` — <code>${escapeHtml(path)}</code>` : ''}</p>`,
     problems.length ? `<ul class="problems">${problems.join('')}</ul>` : '',
-    '<h3>Learned conventions</h3>',
-    conventionsTable(conventions),
-    Object.keys(rest).length ? keyValueTable(rest, 'record-facts') : '',
+    ignored,
   ].join('\n');
 }
 
-/** The whole page body for a doctor result. */
-export function renderDoctorBody(report: unknown, title: string): string {
-  const obj: JsonObject = isObject(report) ? report : {};
-  const parts = [`<h1>AutoCode Doctor</h1><p class="subtitle">${escapeHtml(title)}</p>`];
-  parts.push('<h2>Settings</h2>', settingsTable(settingRows(field(obj, 'settings'))));
-  parts.push('<h2>Project record</h2>', recordSection(field(obj, 'record')));
-  for (const [key, value] of Object.entries(obj)) {
-    if (key === 'settings' || key === 'record') continue;
-    const heading = key.replace(/[_-]+/g, ' ').replace(/^./, (c) => c.toUpperCase());
-    parts.push(`<h2>${escapeHtml(heading)}</h2>`, isObject(value) ? keyValueTable(value, 'section') : Array.isArray(value) ? `<ul>${value.map((v) => `<li>${show(v)}</li>`).join('')}</ul>` : `<p>${show(value)}</p>`);
+/** The facts the record holds besides its conventions. */
+function recordFacts(record: Json | undefined): JsonObject {
+  const data = field(record, 'data', 'record');
+  const facts: JsonObject = {};
+  if (isObject(data)) for (const [k, v] of Object.entries(data)) if (k !== 'conventions') facts[k] = v;
+  return facts;
+}
+
+function heading(key: string): string {
+  const named: Record<string, string> = { git: 'Git', gitignore: '.autocode/.gitignore', omitted: 'Omitted at the last learning' };
+  return named[key] ?? key.replace(/[_-]+/g, ' ').replace(/^./, (c) => c.toUpperCase());
+}
+
+/** The whole page body for an `autocode.doctor` result (`{report, text}`) or a bare report. */
+export function renderDoctorBody(result: unknown, title: string): string {
+  const report = isObject(result) && isObject(result.report) ? (result.report as JsonObject) : isObject(result) ? result : {};
+  const parts = [`<h1>AutoCode Doctor</h1><p class="subtitle">${escapeHtml(title)}${stringField(report, 'workspace') ? ` — <code>${escapeHtml(stringField(report, 'workspace') as string)}</code>` : ''}</p>`];
+  const record = field(report, 'record');
+  parts.push('<h2 id="record">Project record</h2>', recordStatus(record));
+  const conventions = field(report, 'conventions') ?? field(field(record, 'data', 'record'), 'conventions');
+  parts.push('<h2 id="conventions">Learned conventions</h2>', conventionsTable(Array.isArray(conventions) ? conventions : []));
+  parts.push('<h2 id="settings">Settings</h2>', settingsTable(settingRows(field(report, 'settings'))));
+  const warnings = arrayField(report, 'warnings');
+  if (warnings.length) parts.push('<h2>Warnings</h2>', `<ul class="warnings">${warnings.map((w) => `<li>${escapeHtml(typeof w === 'string' ? w : JSON.stringify(w))}</li>`).join('')}</ul>`);
+  const facts = recordFacts(record);
+  if (Object.keys(facts).length) parts.push('<h2>Record contents</h2>', keyValueTable(facts, 'record-facts'));
+  for (const [key, value] of Object.entries(report)) {
+    if (['settings', 'record', 'conventions', 'warnings', 'workspace', 'package'].includes(key)) continue;
+    if (value === null || (Array.isArray(value) && !value.length)) continue;
+    parts.push(`<h2>${escapeHtml(heading(key))}</h2>`, isObject(value) ? keyValueTable(value, 'section') : `<p>${cell(value)}</p>`);
   }
   return parts.join('\n');
 }
@@ -117,7 +153,7 @@ code { font-family: var(--vscode-editor-font-family); }
 .origin-flag, .origin-config, .origin-pyproject { color: var(--vscode-charts-blue, #36c); }
 .shadowed { opacity: .75; }
 .status-valid { color: var(--vscode-charts-green, #3a3); }
-.status-invalid, .status-unsupported, .status-unavailable { color: var(--vscode-errorForeground, #c33); }
+.status-invalid, .status-unsupported, .status-unavailable, .problem { color: var(--vscode-errorForeground, #c33); }
 </style></head><body>
 ${renderDoctorBody(report, title)}
 </body></html>`;

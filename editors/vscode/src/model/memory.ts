@@ -68,8 +68,11 @@ export function groupMemories(items: MemoryItem[], hasRepository: boolean): Memo
 }
 
 export interface PromotionCandidate {
+  /** The memory to promote (what applyPromotion takes). */
   id: string;
+  skillName: string;
   content: string;
+  agents: string[];
   reason: string;
   selected: boolean;
 }
@@ -80,9 +83,11 @@ export function promotionCandidates(plan: unknown): PromotionCandidate[] {
     const inner: JsonObject = isObject(raw) && isObject(raw.memory) ? { ...raw.memory, ...raw } : isObject(raw) ? raw : { content: String(raw) };
     const recommended = field(inner, 'recommended', 'selected', 'promote');
     return {
-      id: stringField(inner, 'id', 'memoryId', 'memory_id') ?? String(index),
+      id: stringField(inner, 'memoryId', 'memory_id', 'id') ?? String(index),
+      skillName: stringField(inner, 'skillName', 'skill_name') ?? '',
       content: stringField(inner, 'content', 'text') ?? '',
-      reason: stringField(inner, 'reason', 'why', 'rationale') ?? '',
+      reason: stringField(inner, 'description', 'reason') ?? '',
+      agents: arrayField(inner, 'agents').map((a) => String(a)),
       selected: recommended === undefined ? true : recommended === true,
     };
   });

@@ -7,15 +7,19 @@ import { arrayField, field, isObject, Json, JsonObject, numberField, stringField
 export interface Question {
   id: string;
   text: string;
+  /** Suggested answers (the proposed default among them); the person may always type another. */
   choices: string[];
-  /** Free text is accepted besides the choices. */
-  allowOther: boolean;
+  defaultAnswer: string | undefined;
+  /** Set when the answer may be learned as a project convention. */
+  convention: string | undefined;
 }
 
 export interface PlanView {
   revision: number | undefined;
   markdown: string;
   approved: boolean;
+  /** `file://` URI of the plan document, when the server wrote one. */
+  uri: string | undefined;
 }
 
 export interface EvidenceView {
@@ -39,14 +43,16 @@ export interface TaskView {
   evidence: EvidenceView[];
   awaiting: Awaiting | undefined;
   done: boolean;
-  /** Where the task's isolated copy lives, for the completion diff. */
+  /** The prep copy the task works in, for the completion diff. */
   copyPath: string | undefined;
   changedFiles: string[];
+  /** The verified change as a unified diff, when the task waits for completion approval. */
+  diff: string | undefined;
   error: string | undefined;
   raw: JsonObject;
 }
 
-const TERMINAL_STATES = new Set(['completed', 'complete', 'done', 'cancelled', 'canceled', 'failed', 'error', 'rejected']);
+const TERMINAL_STATES = new Set(['completed', 'cancelled', 'canceled', 'failed']);
 
 function textOf(value: Json | undefined): string {
   if (value === undefined || value === null) return '';
@@ -59,108 +65,108 @@ function normaliseKind(kind: string): string {
   return kind.replace(/[-_\s]/g, '').toLowerCase();
 }
 
+/** A protocol `Question` (or a bare string) as the prompts use it. */
 export function questionFrom(raw: Json, index: number): Question {
-  if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], allowOther: true };
-  const choices = arrayField(raw, 'choices', 'options').map((c) =>
-    isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c),
-  );
-  const allowOther = field(raw, 'allowOther', 'allow_other', 'allowFreeText', 'allow_free_text');
+  if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], defaultAnswer: undefined, convention: undefined };
+  const defaultAnswer = stringField(raw, 'default');
+  const choices = arrayField(raw, 'choices').map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
+  if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
   return {
     id: stringField(raw, 'id', 'questionId', 'question_id') ?? String(index),
-    text: stringField(raw, 'question', 'text', 'prompt', 'title') ?? '(question without text)',
+    text: stringField(raw, 'text', 'question', 'prompt') ?? '(question without text)',
     choices,
-    allowOther: typeof allowOther === 'boolean' ? allowOther : choices.length === 0,
+    defaultAnswer,
+    convention: stringField(raw, 'convention'),
   };
 }
 
-function planFrom(raw: Json | undefined, needsPlanApproval: boolean, needRevision: number | undefined): PlanView | undefined {
-  if (raw === undefined || raw === null) {
-    return needsPlanApproval ? { revision: needRevision, markdown: '', approved: false } : undefined;
+function awaitingOf(kind: string): Awaiting | undefined {
+  const k = normaliseKind(kind);
+  if (!k) return undefined;
+  if (k.includes('question') || k === 'answer') return 'answer';
+  if (k.includes('plan')) return 'planApproval';
+  if (k.includes('completion')) return 'completionApproval';
+  return undefined;
+}
+
+function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
+  if (!isObject(tests)) return undefined;
+  const exit = numberField(tests, 'exitCode', 'exit_code');
+  const status = stringField(tests, 'status') ?? '';
+  const seconds = numberField(tests, 'seconds');
+  const detail = [status.replace(/_/g, ' '), exit !== undefined ? `exit code ${exit}` : '', seconds !== undefined ? `${seconds.toFixed(1)} s` : ''].filter(Boolean).join(', ');
+  return { label: `Tests: ${stringField(tests, 'command') ?? 'run'}`, detail, ok: exit === undefined ? undefined : exit === 0 };
+}
+
+function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json | undefined): EvidenceView[] {
+  const out: EvidenceView[] = [];
+  const tests = testsEvidence(field(needs, 'tests') ?? field(result, 'tests'));
+  if (tests) out.push(tests);
+  const review = field(needs, 'review');
+  if (isObject(review)) {
+    const concerns = arrayField(review, 'concerns');
+    out.push({ label: 'Review', detail: [stringField(review, 'summary') ?? '', concerns.length ? `${concerns.length} concern${concerns.length === 1 ? '' : 's'}: ${concerns.map(textOf).join('; ')}` : ''].filter(Boolean).join(' — '), ok: concerns.length === 0 });
   }
-  if (typeof raw === 'string') return { revision: needRevision, markdown: raw, approved: !needsPlanApproval };
-  const steps = arrayField(raw, 'steps');
-  let markdown = stringField(raw, 'markdown', 'text', 'body', 'content') ?? '';
-  if (!markdown && steps.length > 0) {
-    markdown = steps.map((s, i) => `${i + 1}. ${isObject(s) ? stringField(s, 'title', 'text', 'summary') ?? JSON.stringify(s) : textOf(s)}`).join('\n');
+  const apply = field(result, 'apply');
+  if (isObject(apply)) {
+    const status = stringField(apply, 'status') ?? '';
+    out.push({ label: 'Applied to the workspace', detail: stringField(apply, 'message') ?? status.replace(/_/g, ' '), ok: status === 'applied' || status === 'nothing_to_apply' ? true : status ? false : undefined });
   }
-  const approved = field(raw, 'approved');
-  return {
-    revision: numberField(raw, 'revision', 'planRevision', 'plan_revision') ?? needRevision,
-    markdown,
-    approved: typeof approved === 'boolean' ? approved : !needsPlanApproval,
-  };
+  const learning = field(snapshot, 'learning');
+  if (isObject(learning) && stringField(learning, 'status') !== 'pending') {
+    const status = stringField(learning, 'status') ?? '';
+    out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
+  }
+  for (const e of arrayField(snapshot, 'evidence')) {
+    out.push(isObject(e) ? { label: stringField(e, 'label', 'title', 'name') ?? 'evidence', detail: stringField(e, 'summary', 'detail') ?? '', ok: undefined } : { label: textOf(e), detail: '', ok: undefined });
+  }
+  return out;
 }
 
-function evidenceFrom(raw: Json): EvidenceView {
-  if (!isObject(raw)) return { label: textOf(raw), detail: '', ok: undefined };
-  const ok = field(raw, 'ok', 'passed', 'success');
-  const exit = numberField(raw, 'exitCode', 'exit_code', 'returncode');
-  return {
-    label: stringField(raw, 'label', 'title', 'name', 'kind', 'command') ?? 'evidence',
-    detail: stringField(raw, 'summary', 'detail', 'command', 'path') ?? '',
-    ok: typeof ok === 'boolean' ? ok : exit !== undefined ? exit === 0 : undefined,
-  };
-}
-
-/** Turns one server snapshot (camelCase or snake_case) into what the views show. */
+/** Turns one server snapshot (protocol 1.0 `TaskSnapshot`, or a didChange's `{task}`) into what the views show. */
 export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
   if (!isObject(raw)) throw new Error('task snapshot is not an object');
   const snapshot = isObject(raw.task) ? (raw.task as JsonObject) : raw;
   const id = stringField(snapshot, 'id', 'taskId', 'task_id');
   if (!id) throw new Error('task snapshot has no id');
   const state = stringField(snapshot, 'state', 'status') ?? 'unknown';
-  const phase = stringField(snapshot, 'phase') ?? state;
-
-  const questions: Question[] = [];
-  let awaiting: Awaiting | undefined;
-  let planRevisionFromNeed: number | undefined;
-  for (const [index, need] of arrayField(snapshot, 'needs', 'pending').entries()) {
-    const kind = normaliseKind(stringField(need, 'kind', 'type') ?? 'question');
-    if (kind === 'question' || kind === 'answer' || kind === 'clarification') {
-      questions.push(questionFrom(need, index));
-      awaiting ??= 'answer';
-    } else if (kind.includes('plan')) {
-      awaiting ??= 'planApproval';
-      planRevisionFromNeed = numberField(need, 'revision', 'planRevision', 'plan_revision');
-    } else if (kind.includes('completion') || kind.includes('complete')) {
-      awaiting ??= 'completionApproval';
-    }
-  }
-  for (const [index, q] of arrayField(snapshot, 'questions', 'pendingQuestions', 'pending_questions').entries()) {
-    const question = questionFrom(q, index);
-    const answered = field(q, 'answered', 'answer');
-    if (answered !== undefined && answered !== null && answered !== false) continue;
-    if (!questions.some((existing) => existing.id === question.id)) questions.push(question);
-    awaiting ??= 'answer';
-  }
-  if (!awaiting) {
-    const s = normaliseKind(state);
-    if (s.includes('plan') && (s.includes('approv') || s.includes('review'))) awaiting = 'planApproval';
-    else if (s.includes('complet') && (s.includes('approv') || s.includes('review'))) awaiting = 'completionApproval';
-    else if (s.includes('question') || s.includes('input') || s.includes('waitingforuser')) awaiting = questions.length ? 'answer' : undefined;
-  }
-
-  const done = field(snapshot, 'done') === true || TERMINAL_STATES.has(state.toLowerCase());
+  const phase = stringField(snapshot, 'phase') || state.toLowerCase();
+  const needs = field(snapshot, 'needs');
   const result = field(snapshot, 'result');
-  const copy = stringField(snapshot, 'copy', 'copyPath', 'copy_path', 'worktree') ?? stringField(result, 'copy', 'copyPath', 'copy_path', 'worktree');
-  const changed = [...arrayField(snapshot, 'changedFiles', 'changed_files'), ...arrayField(result, 'changedFiles', 'changed_files')]
+  const done = field(snapshot, 'done') === true || TERMINAL_STATES.has(state.toLowerCase());
+
+  const awaiting = done ? undefined : awaitingOf(stringField(needs, 'kind') ?? '');
+  const questions = awaiting === 'answer' ? arrayField(needs, 'questions').map(questionFrom) : [];
+
+  let plan: PlanView | undefined;
+  const planRevision = numberField(needs, 'planRevision', 'plan_revision') ?? numberField(snapshot, 'planRevision', 'plan_revision');
+  if (awaiting === 'planApproval') {
+    plan = { revision: planRevision, markdown: stringField(needs, 'markdown') ?? '', approved: false, uri: stringField(needs, 'planUri', 'plan_uri') };
+  } else if (planRevision !== undefined) {
+    const runDir = stringField(snapshot, 'runDir', 'run_dir');
+    plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
+  }
+
+  const files = [...arrayField(needs, 'files'), ...arrayField(result, 'files')]
     .map((f) => (isObject(f) ? stringField(f, 'path') ?? '' : textOf(f)))
     .filter((f) => f !== '');
+  const error = field(snapshot, 'error');
   return {
     id,
-    workspace: stringField(snapshot, 'workspace') ?? workspace,
-    brief: stringField(snapshot, 'brief', 'title', 'description') ?? id,
+    workspace: stringField(snapshot, 'workspace') || workspace,
+    brief: stringField(snapshot, 'brief') || id,
     state,
     phase,
     revision: numberField(snapshot, 'revision') ?? 0,
     questions,
-    plan: planFrom(field(snapshot, 'plan'), awaiting === 'planApproval', planRevisionFromNeed),
-    evidence: [...arrayField(snapshot, 'evidence'), ...arrayField(result, 'evidence')].map(evidenceFrom),
-    awaiting: done ? undefined : awaiting,
+    plan,
+    evidence: evidenceOf(snapshot, needs, result),
+    awaiting,
     done,
-    copyPath: copy,
-    changedFiles: [...new Set(changed)],
-    error: stringField(snapshot, 'error') ?? stringField(result, 'error'),
+    copyPath: stringField(snapshot, 'copy') || undefined,
+    changedFiles: [...new Set(files)],
+    diff: stringField(needs, 'diff') || undefined,
+    error: error === undefined || error === null ? undefined : isObject(error) ? stringField(error, 'message') ?? JSON.stringify(error) : textOf(error),
     raw: snapshot,
   };
 }
@@ -270,8 +276,11 @@ export function phaseIcon(task: TaskView): string {
   return task.done ? 'pass' : 'sync~spin';
 }
 
-/** A person-readable phase: "awaiting_plan_approval" becomes "awaiting plan approval". */
+/** A person-readable phase, saying what the task waits for when it waits for the person. */
 export function phaseLabel(task: TaskView): string {
+  if (task.awaiting === 'answer') return 'waiting for your answer';
+  if (task.awaiting === 'planApproval') return 'waiting for plan approval';
+  if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
   return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
@@ -293,7 +302,7 @@ export function buildTaskNode(task: TaskView): TaskNode {
       taskId: task.id,
       questionId: q.id,
       label: q.text,
-      description: q.choices.length ? q.choices.join(' · ') : 'awaiting your answer',
+      description: q.defaultAnswer ? `suggested: ${q.defaultAnswer}` : 'waiting for your answer',
       tooltip: `${q.text}\n\nClick to answer.`,
       icon: 'question',
       contextValue: 'question',
@@ -301,7 +310,7 @@ export function buildTaskNode(task: TaskView): TaskNode {
     });
   }
   if (task.plan) {
-    const status = task.plan.approved ? 'approved' : task.awaiting === 'planApproval' ? 'awaiting your review' : 'draft';
+    const status = task.plan.approved ? 'approved' : 'waiting for your review';
     children.push({
       id: `${base}/plan`,
       kind: 'plan',
@@ -341,7 +350,7 @@ export function buildTaskNode(task: TaskView): TaskNode {
       kind: 'result',
       taskId: task.id,
       label: 'Completion',
-      description: 'awaiting your approval',
+      description: `${task.changedFiles.length} changed file${task.changedFiles.length === 1 ? '' : 's'}, waiting for your approval`,
       icon: 'check-all',
       contextValue: 'task-completion-node',
       children: [],

@@ -14,7 +14,7 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   private items: MemoryItem[] = [];
   private hasRepository = false;
   private search: { query: string; results: MemoryItem[] } | undefined;
-  private note: string | undefined;
+  private note: string | undefined = 'Waiting for the AutoCode language server…';
 
   constructor() {
     this.view = vscode.window.createTreeView('autocode.memory', { treeDataProvider: this });
@@ -54,7 +54,8 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       return item;
     }
     if (node.kind === 'group') {
-      const item = new vscode.TreeItem(node.group.label, node.group.items.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      // Always expandable: a group that was empty when first drawn must still open when a memory arrives.
+      const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group/${node.group.id}`;
       item.description = `${node.group.items.length}`;
       item.iconPath = new vscode.ThemeIcon(node.group.owner === 'team' ? 'organization' : 'person');
@@ -130,10 +131,10 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
   }
 
   getTreeItem(c: PromotionCandidate): vscode.TreeItem {
-    const item = new vscode.TreeItem(c.content.split('\n')[0]);
+    const item = new vscode.TreeItem(c.skillName || c.content.split('\n')[0]);
     item.id = `candidate/${c.id}`;
-    item.description = c.reason;
-    item.tooltip = `${c.content}${c.reason ? `\n\nWhy: ${c.reason}` : ''}`;
+    item.description = c.reason || c.content.split('\n')[0];
+    item.tooltip = `${c.content}${c.reason ? `\n\n${c.reason}` : ''}${c.agents.length ? `\n\nUsed by: ${c.agents.join(', ')}` : ''}`;
     item.checkboxState = c.selected ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked;
     item.contextValue = 'candidate';
     return item;

@@ -23,13 +23,13 @@ test('task commands carry the workspace and the task id', () => {
   assert.throws(() => args.startTaskArgs('   ', '/ws/app'), /needs a brief/);
   assert.deepEqual(args.taskArgs('t1', '/ws/app'), { workspace: '/ws/app', taskId: 't1' });
   assert.deepEqual(args.taskArgs('t1', undefined), { taskId: 't1' });
-  assert.deepEqual(args.answerArgs('t1', 'q1', 'snake_case', '/w'), { workspace: '/w', taskId: 't1', questionId: 'q1', answer: 'snake_case' });
+  assert.deepEqual(args.answerArgs('t1', 'q1', 'snake_case', '/w'), { workspace: '/w', taskId: 't1', questionId: 'q1', text: 'snake_case' });
   assert.throws(() => args.answerArgs('t1', 'q1', ' ', '/w'), /empty answer/);
 });
 
 test('plan approval names the revision it approves; rejection needs feedback', () => {
   assert.deepEqual(args.approvePlanArgs('t1', 3, '/w'), { workspace: '/w', taskId: 't1', revision: 3 });
-  assert.deepEqual(args.approvePlanArgs('t1', undefined, '/w'), { workspace: '/w', taskId: 't1' });
+  assert.throws(() => args.approvePlanArgs('t1', undefined, '/w'), /no plan revision/);
   assert.deepEqual(args.rejectPlanArgs('t1', ' smaller steps ', '/w'), { workspace: '/w', taskId: 't1', feedback: 'smaller steps' });
   assert.throws(() => args.rejectPlanArgs('t1', '', '/w'), /what should change/);
 });
@@ -48,6 +48,8 @@ test('memory arguments: owner becomes shared, project scope needs a folder, agen
   assert.deepEqual(args.memorySearchArgs(' pytest ', '', undefined), { query: 'pytest', scope: 'all', owner: 'all', limit: 50 });
   assert.throws(() => args.memorySearchArgs('', '', undefined), /search for/);
   assert.deepEqual(args.memoryDeleteArgs('m1', '', '/w'), { workspace: '/w', id: 'm1' });
-  assert.deepEqual(args.applyPromotionArgs(['a', 'b'], '', undefined), { ids: ['a', 'b'] });
-  assert.throws(() => args.applyPromotionArgs([], '', undefined), /at least one/);
+  assert.deepEqual(args.planPromotionArgs('/w'), { workspace: '/w' });
+  assert.deepEqual(args.planPromotionArgs(undefined), {});
+  assert.deepEqual(args.applyPromotionArgs(['a', 'b'], undefined), { ids: ['a', 'b'] });
+  assert.throws(() => args.applyPromotionArgs([], '/w'), /at least one/);
 });

@@ -3,19 +3,24 @@ import { test } from 'node:test';
 import { escapeHtml, renderDoctorBody, renderDoctorHtml, settingRows } from '../../src/model/doctor';
 import { groupMemories, memoriesFromResult, promotionCandidates } from '../../src/model/memory';
 
-const report = {
-  settings: {
-    test_command: { value: 'pytest -q', origin: 'learned', source: '.autocode/project.json', shadowed: [{ value: 'python -m pytest', origin: 'detected', source: 'pyproject.toml' }] },
-    test_timeout: { value: 600, origin: 'default', source: '', shadowed: [] },
+/** An `autocode.doctor` result: the engine's report plus its text. */
+const result = {
+  text: 'AutoCode doctor: /repo',
+  report: {
+    workspace: '/repo',
+    settings: {
+      test_command: { value: 'pytest -q', origin: 'learned', source: '.autocode/project.json', shadowed: [{ value: 'python -m pytest', origin: 'detected', source: 'pyproject.toml' }] },
+      test_timeout: { value: 600, origin: 'default', source: '', shadowed: [] },
+    },
+    warnings: [],
+    record: { status: 'valid', path: '.autocode/project.json', problems: [], data: { framework: 'pytest', test_command: 'pytest -q', routes: [{ role: 'planner', provider: 'fixture', model: 'scenario:default' }], human_pause_states: ['WAITING_FOR_USER'] } },
+    conventions: [{ question: 'Which naming convention?', answer: 'test_<behaviour>' }],
+    omitted: null,
+    gitignore: { state: 'current', record_hidden: false },
+    git: { version: '2.39.5', ok: true, message: 'git 2.39.5' },
   },
-  record: {
-    status: 'valid',
-    path: '.autocode/project.json',
-    problems: [],
-    record: { conventions: [{ question: 'Which naming convention?', answer: 'test_<behaviour>', source: 'lsp:Visual Studio Code' }], framework: 'pytest' },
-  },
-  memory: { backend: 'sqlite', count: 3 },
 };
+const report = result.report;
 
 test('settings rows come from a mapping or a list', () => {
   const rows = settingRows(report.settings);
@@ -27,13 +32,19 @@ test('settings rows come from a mapping or a list', () => {
 });
 
 test('the doctor page shows values, origins, shadowed values, record status and conventions', () => {
-  const body = renderDoctorBody(report, 'Workspace: app');
+  const body = renderDoctorBody(result, 'Workspace: app');
   assert.match(body, /<td>test_command<\/td><td><code>pytest -q<\/code><\/td><td class="origin origin-learned">learned<\/td>/);
   assert.match(body, /<code>python -m pytest<\/code> <span class="origin">\(detected: pyproject.toml\)<\/span>/);
   assert.match(body, /Status: <strong class="record-status status-valid">valid<\/strong>/);
+  assert.match(body, /<td>human_pause_states<\/td><td><code>WAITING_FOR_USER<\/code><\/td>/);
   assert.match(body, /<td>Which naming convention\?<\/td><td>test_&lt;behaviour&gt;<\/td>/);
-  assert.match(body, /<h2>Memory<\/h2>/);
-  assert.match(body, /<td>backend<\/td><td><code>sqlite<\/code><\/td>/);
+  assert.match(body, /<h2>Git<\/h2>/);
+  assert.match(body, /<h2>.autocode\/.gitignore<\/h2>/);
+  assert.ok(!body.includes('<h2>Warnings</h2>'), 'no empty warnings section');
+  assert.ok(!body.includes('Omitted'), 'no empty omitted section');
+  assert.equal(renderDoctorBody(report, 'bare report'), renderDoctorBody({ report }, 'bare report'));
+  assert.match(body, /<thead><tr><th>role<\/th><th>provider<\/th><th>model<\/th><\/tr><\/thead><tbody>\n<tr><td><code>planner<\/code><\/td>/);
+  assert.ok(body.indexOf('Status:') < body.indexOf('Learned conventions') && body.indexOf('Learned conventions') < body.indexOf('<h2 id="settings">'), 'status and conventions come first');
 });
 
 test('everything from the server is escaped and the page allows no scripts', () => {
@@ -45,9 +56,12 @@ test('everything from the server is escaped and the page allows no scripts', () 
 });
 
 test('a missing record says so instead of failing', () => {
-  const body = renderDoctorBody({ settings: {}, record: { status: 'missing' } }, '');
+  const body = renderDoctorBody({ report: { settings: {}, record: { status: 'missing', path: '.autocode/project.json', problems: [], data: null }, conventions: [] } }, '');
   assert.match(body, /status-missing/);
   assert.match(body, /No learned conventions/);
+  const invalid = renderDoctorBody({ report: { settings: {}, record: { status: 'invalid', problems: ['schema_version: unsupported'], data: null } } }, '');
+  assert.match(invalid, /<li>schema_version: unsupported<\/li>/);
+  assert.match(invalid, /ignored until it is fixed/);
 });
 
 test('memories group into agent/team × project/global, project groups only with a repository', () => {
@@ -66,6 +80,9 @@ test('search results with scores and a promotion plan with recommendations', () 
   const results = memoriesFromResult({ results: [{ memory: { id: 'm', content: 'c', scope: 'global' }, score: 0.5 }] });
   assert.equal(results[0].score, 0.5);
   assert.throws(() => memoriesFromResult([{ content: 'no id' }]), /no id/);
-  const candidates = promotionCandidates({ candidates: [{ id: 'a', content: 'x', reason: 'used in 3 runs' }, { memory: { id: 'b', content: 'y' }, recommended: false }] });
-  assert.deepEqual(candidates.map((c) => [c.id, c.selected, c.reason]), [['a', true, 'used in 3 runs'], ['b', false, '']]);
+  const candidates = promotionCandidates({ candidates: [
+    { memoryId: 'm1', skillName: 'run-db-tests', description: 'Shared by 2 agents', category: 'testing', content: 'Tests need TEST_DATABASE_URL', agents: ['implementer', 'reviewer'] },
+    { memoryId: 'm2', skillName: 'other', description: '', category: null, content: 'y', agents: [], recommended: false },
+  ] });
+  assert.deepEqual(candidates.map((c) => [c.id, c.skillName, c.selected, c.reason, c.agents.length]), [['m1', 'run-db-tests', true, 'Shared by 2 agents', 2], ['m2', 'other', false, '', 0]]);
 });

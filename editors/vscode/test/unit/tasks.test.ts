@@ -1,86 +1,108 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, statusText, TaskStore } from '../../src/model/tasks';
+import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, questionFrom, statusText, TaskStore } from '../../src/model/tasks';
 
-const waitingForAnswer = {
-  id: 't1',
-  brief: 'Add a test for slugify',
-  state: 'awaiting_input',
-  phase: 'requirements',
-  revision: 3,
-  needs: [{ kind: 'question', id: 'q-naming', question: 'Which naming convention should tests follow?', choices: ['test_<function>', 'test_<behaviour>'] }],
-};
+/** A protocol 1.0 TaskSnapshot as the server sends it. */
+function snapshot(overrides: Record<string, unknown> = {}, needs: Record<string, unknown> | null = null): Record<string, unknown> {
+  return {
+    id: 't-1', workspace: '/repo', brief: 'Add a tax helper', state: 'PLANNING', phase: 'planning', revision: 1,
+    needs: { kind: null, questions: [], planRevision: null, plan: null, markdown: null, planUri: null, diff: null, files: [], tests: null, review: null, ...(needs ?? {}) },
+    done: false, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: '/repo/.autocode/prep/p1/source',
+    humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
+    ...overrides,
+  };
+}
 
-test('a snapshot waiting for an answer yields its question under the task', () => {
-  const view = normaliseSnapshot(waitingForAnswer, '/repo');
+const question = { id: 'q-naming', text: 'Which naming convention should tests follow?', category: 'convention', convention: 'test_naming', default: 'test_<behaviour>', choices: ['test_<behaviour>'] };
+
+test('a task waiting for an answer shows its question with the suggested default', () => {
+  const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_USER', phase: 'requirements', revision: 3 }, { kind: 'answer_questions', questions: [question] }));
   assert.equal(view.awaiting, 'answer');
   assert.equal(view.workspace, '/repo');
+  assert.deepEqual(view.questions.map((q) => [q.id, q.defaultAnswer, q.convention]), [['q-naming', 'test_<behaviour>', 'test_naming']]);
   const node = buildTaskNode(view);
-  assert.equal(node.label, 'Add a test for slugify');
-  assert.equal(node.description, 'requirements');
-  const question = node.children.find((c) => c.kind === 'question');
-  assert.ok(question, 'question node present');
-  assert.equal(question.questionId, 'q-naming');
-  assert.equal(question.label, 'Which naming convention should tests follow?');
-  assert.equal(question.description, 'test_<function> · test_<behaviour>');
-  assert.equal(question.contextValue, 'question');
+  assert.equal(node.label, 'Add a tax helper');
+  assert.equal(node.description, 'waiting for your answer');
+  const q = node.children.find((c) => c.kind === 'question');
+  assert.ok(q, 'question node present');
+  assert.equal(q.questionId, 'q-naming');
+  assert.equal(q.label, 'Which naming convention should tests follow?');
+  assert.equal(q.description, 'suggested: test_<behaviour>');
+  assert.equal(q.contextValue, 'question');
 });
 
-test('snake_case snapshots from the engine read the same as camelCase ones', () => {
-  const view = normaliseSnapshot({ task_id: 't2', state: 'awaiting_plan_approval', revision: 5, plan: { revision: 2, markdown: '# Plan\n1. edit' } });
-  assert.equal(view.id, 't2');
+test('a question puts its default among the choices exactly once', () => {
+  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: 'x', choices: [] }, 0).choices, ['x']);
+  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: 'x', choices: ['x', 'y'] }, 0).choices, ['x', 'y']);
+  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: null, choices: [] }, 0).choices, []);
+});
+
+test('a plan waiting for review carries its markdown, revision and document', () => {
+  const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_PLAN_APPROVAL', revision: 5 }, { kind: 'approve_plan', planRevision: 2, markdown: '# Plan\n1. edit', planUri: 'file:///repo/.autocode/runs/t-1/plan.md' }));
   assert.equal(view.awaiting, 'planApproval');
-  assert.equal(view.plan?.revision, 2);
-  assert.equal(view.plan?.approved, false);
+  assert.deepEqual(view.plan, { revision: 2, markdown: '# Plan\n1. edit', approved: false, uri: 'file:///repo/.autocode/runs/t-1/plan.md' });
   const plan = buildTaskNode(view).children.find((c) => c.kind === 'plan');
   assert.equal(plan?.label, 'Plan (revision 2)');
-  assert.equal(plan?.description, 'awaiting your review');
+  assert.equal(plan?.description, 'waiting for your review');
   assert.equal(plan?.contextValue, 'plan');
 });
 
-test('a plan need carries the revision to approve when the plan object does not', () => {
-  const view = normaliseSnapshot({ id: 't3', state: 'planning', revision: 1, needs: [{ kind: 'plan_approval', revision: 4 }], plan: 'Do the thing' });
-  assert.equal(view.awaiting, 'planApproval');
-  assert.equal(view.plan?.revision, 4);
-  assert.equal(view.plan?.markdown, 'Do the thing');
-});
-
-test('plan steps become a numbered markdown list', () => {
-  const view = normaliseSnapshot({ id: 't4', state: 'implementing', revision: 1, plan: { revision: 1, steps: [{ title: 'Write test' }, 'Run suite'] } });
-  assert.equal(view.plan?.markdown, '1. Write test\n2. Run suite');
+test('after approval the plan shows as approved and points at the run folder', () => {
+  const view = normaliseSnapshot(snapshot({ state: 'IMPLEMENTING', phase: 'implementing', planRevision: 2, revision: 6 }));
+  assert.equal(view.awaiting, undefined);
   assert.equal(view.plan?.approved, true);
+  assert.equal(view.plan?.uri, 'file:///repo/.autocode/runs/t-1/plan.md');
+  assert.equal(buildTaskNode(view).description, 'implementing');
 });
 
-test('completed tasks are done, show evidence, and wait for nothing', () => {
-  const view = normaliseSnapshot({
-    id: 't5', state: 'completed', phase: 'completed', revision: 9, done: true,
-    needs: [{ kind: 'question', id: 'stale', question: 'old' }],
-    result: { evidence: [{ label: 'pytest -q', exit_code: 0 }, { label: 'lint', ok: false, summary: '1 error' }], changed_files: ['tests/test_slug.py'] },
-  });
+test('completion approval: files, diff, copy, tests and review become the completion node and evidence', () => {
+  const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_COMPLETION_APPROVAL', phase: 'verifying', revision: 9 }, {
+    kind: 'approve_completion', diff: 'diff --git a/x b/x', files: ['shop/pricing.py', 'tests/test_pricing.py'],
+    tests: { command: 'pytest -q', exit_code: 0, status: 'finished', seconds: 1.25 }, review: { summary: 'Looks right', concerns: [] },
+  }));
+  assert.equal(view.awaiting, 'completionApproval');
+  assert.equal(view.copyPath, '/repo/.autocode/prep/p1/source');
+  assert.deepEqual(view.changedFiles, ['shop/pricing.py', 'tests/test_pricing.py']);
+  assert.equal(view.diff, 'diff --git a/x b/x');
+  assert.deepEqual(view.evidence, [
+    { label: 'Tests: pytest -q', detail: 'finished, exit code 0, 1.3 s', ok: true },
+    { label: 'Review', detail: 'Looks right', ok: true },
+  ]);
+  const node = buildTaskNode(view);
+  assert.equal(node.contextValue, 'task-completion');
+  assert.equal(node.description, 'waiting for completion approval');
+  const completion = node.children.find((c) => c.contextValue === 'task-completion-node');
+  assert.equal(completion?.description, '2 changed files, waiting for your approval');
+});
+
+test('a completed task is done, waits for nothing and lists what happened', () => {
+  const view = normaliseSnapshot(snapshot({
+    state: 'COMPLETED', phase: 'completed', revision: 12, done: true, planRevision: 1,
+    result: { status: 'completed', verified: true, tests: { command: 'pytest -q', exit_code: 0, status: 'finished' }, apply: { status: 'applied' }, files: ['a.py'] },
+    learning: { status: 'written' },
+  }));
   assert.equal(view.done, true);
   assert.equal(view.awaiting, undefined);
-  assert.deepEqual(view.changedFiles, ['tests/test_slug.py']);
+  assert.deepEqual(view.changedFiles, ['a.py']);
   const node = buildTaskNode(view);
   assert.equal(node.contextValue, 'task-done');
   assert.equal(node.icon, 'pass');
+  assert.equal(node.description, 'completed');
   const evidence = node.children.find((c) => c.id.endsWith('/evidence'));
-  assert.equal(evidence?.description, '2 items');
-  assert.deepEqual(evidence?.children.map((c) => c.icon), ['pass', 'error']);
+  assert.deepEqual(evidence?.children.map((c) => `${c.label}|${c.icon}`), ['Tests: pytest -q|pass', 'Applied to the workspace|pass', 'Learned into .autocode/project.json|circle-outline']);
 });
 
-test('completion approval adds a completion node and a task context the menus key on', () => {
-  const view = normaliseSnapshot({ id: 't6', state: 'awaiting_completion_approval', revision: 7, copy: '/tmp/copy', changedFiles: [{ path: 'a.py' }] });
-  assert.equal(view.awaiting, 'completionApproval');
-  assert.equal(view.copyPath, '/tmp/copy');
-  assert.deepEqual(view.changedFiles, ['a.py']);
+test('a failed task shows its error message', () => {
+  const view = normaliseSnapshot(snapshot({ state: 'FAILED', phase: 'failed', done: true, revision: 4, error: { kind: 'testsFailed', message: 'the tests failed in the copy' } }));
+  assert.equal(view.error, 'the tests failed in the copy');
   const node = buildTaskNode(view);
-  assert.equal(node.contextValue, 'task-completion');
-  assert.ok(node.children.some((c) => c.contextValue === 'task-completion-node'));
+  assert.equal(node.icon, 'error');
+  assert.equal(node.children.find((c) => c.kind === 'error')?.description, 'the tests failed in the copy');
 });
 
-test('snapshots wrapped as {task: ...} or missing an id', () => {
-  assert.equal(normaliseSnapshot({ task: { id: 'w', state: 'planning' } }).id, 'w');
-  assert.throws(() => normaliseSnapshot({ state: 'planning' }), /no id/);
+test('didChange params ({task, revision}) read like a snapshot; bad ones are refused', () => {
+  assert.equal(normaliseSnapshot({ task: snapshot({ id: 'w' }), revision: 1 }).id, 'w');
+  assert.throws(() => normaliseSnapshot({ state: 'PLANNING' }), /no id/);
   assert.throws(() => normaliseSnapshot('nope'), /not an object/);
 });
 
@@ -88,48 +110,49 @@ test('the store keeps the newest revision and ignores stale or repeated ones', (
   const store = new TaskStore();
   const seen: string[] = [];
   store.onDidChange((t) => seen.push(`${t?.id}@${t?.revision}`));
-  assert.equal(store.apply(normaliseSnapshot({ id: 'a', state: 'planning', revision: 2 })), true);
-  assert.equal(store.apply(normaliseSnapshot({ id: 'a', state: 'requirements', revision: 1 })), false);
-  assert.equal(store.apply(normaliseSnapshot({ id: 'a', state: 'planning', revision: 2 })), false);
-  assert.equal(store.apply(normaliseSnapshot({ id: 'a', state: 'implementing', revision: 3 })), true);
-  assert.equal(store.get('a')?.state, 'implementing');
+  assert.equal(store.apply(normaliseSnapshot(snapshot({ id: 'a', revision: 2 }))), true);
+  assert.equal(store.apply(normaliseSnapshot(snapshot({ id: 'a', state: 'REQUIREMENTS', revision: 1 }))), false);
+  assert.equal(store.apply(normaliseSnapshot(snapshot({ id: 'a', revision: 2 }))), false);
+  assert.equal(store.apply(normaliseSnapshot(snapshot({ id: 'a', state: 'IMPLEMENTING', revision: 3 }))), true);
+  assert.equal(store.get('a')?.state, 'IMPLEMENTING');
   assert.deepEqual(seen, ['a@2', 'a@3']);
 });
 
 test('the active task is the latest still running one, else the latest', () => {
   const store = new TaskStore();
-  store.apply(normaliseSnapshot({ id: 'run', state: 'implementing', revision: 1 }));
-  store.apply(normaliseSnapshot({ id: 'fin', state: 'completed', revision: 1 }));
+  store.apply(normaliseSnapshot(snapshot({ id: 'run', state: 'IMPLEMENTING', revision: 1 })));
+  store.apply(normaliseSnapshot(snapshot({ id: 'fin', state: 'COMPLETED', done: true, revision: 1 })));
   assert.equal(store.active()?.id, 'run');
-  store.apply(normaliseSnapshot({ id: 'run', state: 'cancelled', revision: 2 }));
+  store.apply(normaliseSnapshot(snapshot({ id: 'run', state: 'CANCELLED', done: true, revision: 2 })));
   assert.equal(store.active()?.id, 'run');
   assert.deepEqual(store.all().map((t) => t.id), ['run', 'fin']);
+  assert.deepEqual(store.awaiting('answer'), []);
 });
 
 test('a listing replaces a workspace but never rolls back a newer live revision', () => {
   const store = new TaskStore();
-  store.apply(normaliseSnapshot({ id: 'a', state: 'verifying', revision: 8 }, '/w1'));
-  store.apply(normaliseSnapshot({ id: 'gone', state: 'planning', revision: 1 }, '/w1'));
-  store.apply(normaliseSnapshot({ id: 'other', state: 'planning', revision: 1 }, '/w2'));
-  store.replaceWorkspace('/w1', [normaliseSnapshot({ id: 'a', state: 'planning', revision: 3 }, '/w1'), normaliseSnapshot({ id: 'new', state: 'planning', revision: 1 }, '/w1')]);
-  assert.equal(store.get('a')?.state, 'verifying');
+  store.apply(normaliseSnapshot(snapshot({ id: 'a', workspace: '/w1', state: 'VERIFYING', revision: 8 })));
+  store.apply(normaliseSnapshot(snapshot({ id: 'gone', workspace: '/w1', revision: 1 })));
+  store.apply(normaliseSnapshot(snapshot({ id: 'other', workspace: '/w2', revision: 1 })));
+  store.replaceWorkspace('/w1', [normaliseSnapshot(snapshot({ id: 'a', workspace: '/w1', revision: 3 })), normaliseSnapshot(snapshot({ id: 'new', workspace: '/w1', revision: 1 }))]);
+  assert.equal(store.get('a')?.state, 'VERIFYING');
   assert.equal(store.get('gone'), undefined);
   assert.ok(store.get('new'));
   assert.ok(store.get('other'), 'other workspaces untouched');
 });
 
-test('multi-root trees group tasks under their folders; single root does not', () => {
-  const tasks = [normaliseSnapshot({ id: 'a', state: 'planning' }, '/w1'), normaliseSnapshot({ id: 'b', state: 'planning' }, '/w2')];
-  const single = buildTaskTree(tasks, [{ name: 'w1', path: '/w1' }]);
-  assert.deepEqual(single.map((n) => n.kind), ['task', 'task']);
+test('multi-root trees group tasks under their folders; a single root does not', () => {
+  const tasks = [normaliseSnapshot(snapshot({ id: 'a', workspace: '/w1' })), normaliseSnapshot(snapshot({ id: 'b', workspace: '/w2' }))];
+  assert.deepEqual(buildTaskTree(tasks, [{ name: 'w1', path: '/w1' }]).map((n) => n.kind), ['task', 'task']);
   const multi = buildTaskTree(tasks, [{ name: 'w1', path: '/w1' }, { name: 'w2', path: '/w2' }, { name: 'w3', path: '/w3' }]);
   assert.deepEqual(multi.map((n) => `${n.label}:${n.children.length}`), ['w1:1', 'w2:1', 'w3:0']);
   assert.equal(multi[2].description, 'no tasks');
 });
 
 test('phase labels and the status bar text read as words', () => {
-  const view = normaliseSnapshot({ id: 'x', brief: 'A rather long brief that will not fit the status bar', state: 'awaiting_plan_approval', phase: 'awaitingPlanApproval' });
-  assert.equal(phaseLabel(view), 'awaiting plan approval');
-  assert.equal(statusText(view), '$(checklist) AutoCode: awaiting plan approval — A rather long brief that will…');
+  const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1 }));
+  assert.equal(phaseLabel(view), 'waiting for plan approval');
+  assert.equal(statusText(view), '$(checklist) AutoCode: waiting for plan approval — A rather long brief that will…');
+  assert.equal(phaseLabel(normaliseSnapshot(snapshot({ phase: 'someNewPhase' }))), 'some new phase');
   assert.equal(statusText(undefined), '$(code) AutoCode');
 });

@@ -1,11 +1,9 @@
-"""AutoCode's LSP protocol: the one place that names every command, custom method,
-argument and result shape, error kind and feature.
+"""The protocol's shapes: argument and result models, the command and method specs, the error
+kinds, argument validation and the generated document (docs/protocol.md).
 
-The server registers its handlers from `COMMANDS`, validates arguments with
-`parse_arguments`, and `docs/protocol.md` is rendered from this module by
-`render_markdown` (a test fails when the document is stale). Models are attrs
-classes because pygls already loads attrs and cattrs, so `initialize` pays nothing
-for them; Python names are snake_case and the wire is camelCase.
+Imported on the first command, not at start-up (see the package docstring).
+Models are attrs classes because pygls already loads attrs and cattrs; Python
+names are snake_case and the wire is camelCase.
 """
 
 from __future__ import annotations
@@ -21,15 +19,35 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-PROTOCOL_VERSION = "1.0"
-"""Bumped in its major part when a client written for an older version would break."""
-
-EXPERIMENTAL_KEY = "autocode"
-"""`capabilities.experimental.autocode`: the client's opt-in and the server's advertisement."""
-
-# JSON-RPC error codes the server uses.
-INVALID_PARAMS = -32602
-REQUEST_FAILED = -32803
+from autocode_lsp.protocol import (
+    DOCTOR,
+    FEATURES,
+    INVALID_PARAMS,
+    MEMORY_APPLY_PROMOTION,
+    MEMORY_DELETE,
+    MEMORY_LIST,
+    MEMORY_PLAN_PROMOTION,
+    MEMORY_RECALL,
+    MEMORY_SAVE,
+    MEMORY_SEARCH,
+    PREP_RUN,
+    PROJECT_FORGET,
+    PROTOCOL_INFO,
+    PROTOCOL_VERSION,
+    REQUEST_FAILED,
+    TASK_ANSWER,
+    TASK_APPROVE_COMPLETION,
+    TASK_APPROVE_PLAN,
+    TASK_ASK_QUESTION,
+    TASK_CANCEL,
+    TASK_DID_CHANGE,
+    TASK_GET,
+    TASK_LIST,
+    TASK_REJECT_PLAN,
+    TASK_RESUME,
+    TASK_REVIEW_PLAN,
+    TASK_START,
+)
 
 T = TypeVar("T")
 
@@ -42,29 +60,43 @@ def camel(name: str) -> str:
 # --------------------------------------------------------------------------- shared shapes
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class Question:
-    """One question a task needs a person to answer."""
+    """One question a task asks a person."""
 
     id: str
     text: str
-    choices: list[str] = attrs.field(factory=list)
-    """Suggested answers; empty when the answer is free text."""
+    category: str | None
+    convention: str | None
+    """Set when the answer may be learned as a project convention."""
+    default: str | None
+    """The proposed default answer, if any."""
+    choices: list[str]
+    """Answers a client may offer as buttons (the proposed default when there is one)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskNeeds:
-    """What a paused task waits for. `kind` is `question`, `approve_plan` or `approve_completion`."""
+    """What a paused task waits for; `kind` is null while it works or after it ended."""
 
-    kind: str
-    questions: list[Question] = attrs.field(factory=list)
-    plan_revision: int | None = None
-    plan_uri: str | None = None
-    """`file://` URI of the plan document when `kind` is `approve_plan`."""
-    message: str | None = None
+    kind: Literal["answer_questions", "approve_plan", "approve_completion"] | None
+    questions: list[Question]
+    """Open questions when `kind` is `answer_questions`."""
+    plan_revision: int | None
+    """The plan revision to approve when `kind` is `approve_plan`."""
+    plan: dict[str, Any] | None
+    markdown: str | None
+    """The plan as Markdown."""
+    plan_uri: str | None
+    """`file://` URI of the plan document (what `window/showDocument` opens)."""
+    diff: str | None
+    """The verified change when `kind` is `approve_completion`."""
+    files: list[Any]
+    tests: dict[str, Any] | None
+    review: dict[str, Any] | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskSnapshot:
     """The full state of one task run. `revision` increases with every change."""
 
@@ -72,57 +104,73 @@ class TaskSnapshot:
     workspace: str
     brief: str
     state: str
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
     phase: str
     revision: int
-    needs: TaskNeeds | None
+    needs: TaskNeeds
     done: bool
     result: dict[str, Any] | None
-    """The engine's completion report (verification evidence, changed files) once `done`."""
+    """The engine's result once the task ended (status, tests, applied change)."""
+    error: dict[str, Any] | None
+    learning: dict[str, Any] | None
+    """What completion learned into `.autocode/project.json`."""
+    run_dir: str
+    copy: str | None
+    """The prep copy the task works in."""
+    human_pause_states: list[str]
+    created: str
+    updated: str
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class Memory:
-    """One saved memory. `scope` is `project` or `global`; `shared` means a team memory."""
+    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
 
     id: str
     content: str
     category: str | None
     scope: str
+    repository: str | None
+    """The portable repository key (never a path of this machine) of a project memory."""
+    owner: str | None
+    """The agent the memory belongs to; null for a team memory."""
     shared: bool
-    agent: str | None
-    created: str
-    score: float | None = None
+    created_at: str
+    updated_at: str
+    run_id: str | None
+    score: float | None
+    """Relevance for search and recall results; null elsewhere."""
 
 
 # --------------------------------------------------------------------------- command arguments
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class NoArgs:
     """The command takes no arguments (an empty object or no argument at all)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class WorkspaceArgs:
     workspace: str | None = None
     """A folder path or `file://` URI. Default: the session's workspace folder."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetArgs:
     workspace: str | None = None
     confirm: bool = False
     """Must be `true`: forgetting removes the learned record for good."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepRunArgs:
     workspace: str | None = None
     manifest: str | None = None
     """Path of a JSON manifest of declared public inputs (relative to the workspace or absolute)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskStartArgs:
     brief: str
     workspace: str | None = None
@@ -134,14 +182,14 @@ class TaskStartArgs:
     """Make a checked prep copy with these declared inputs first (see `autocode.prep.run`)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRefArgs:
     task_id: str
     workspace: str | None = None
     """Where the task lives. Default: the session's folders are searched for the task."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskAnswerArgs:
     task_id: str
     question_id: str
@@ -149,7 +197,7 @@ class TaskAnswerArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskApprovePlanArgs:
     task_id: str
     revision: int
@@ -157,14 +205,14 @@ class TaskApprovePlanArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRejectPlanArgs:
     task_id: str
     feedback: str
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySaveArgs:
     content: str
     workspace: str | None = None
@@ -172,12 +220,12 @@ class MemorySaveArgs:
     scope: Literal["project", "global"] | None = None
     """Default: `project` when the session has a repository, else `global`."""
     shared: bool = False
-    """`true` saves a team memory; `false` a memory of `agent` only."""
+    """With `agent`: `true` saves a team memory, `false` a memory of that agent only."""
     agent: str | None = None
-    """Default: the `agent` setting (`implementer`)."""
+    """The agent whose memory this is. Default: none, a person saving for the team."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySearchArgs:
     query: str
     workspace: str | None = None
@@ -187,7 +235,7 @@ class MemorySearchArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryListArgs:
     workspace: str | None = None
     scope: Literal["all", "project", "global"] = "all"
@@ -195,26 +243,26 @@ class MemoryListArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryDeleteArgs:
     id: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryRecallArgs:
     brief: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryPlanPromotionArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryApplyPromotionArgs:
     ids: list[str]
     """Ids of memories from a plan returned by `autocode.memory.planPromotion`."""
@@ -224,7 +272,7 @@ class MemoryApplyPromotionArgs:
 # --------------------------------------------------------------------------- command results
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ProtocolInfo:
     protocol_version: str
     server_version: str
@@ -236,7 +284,7 @@ class ProtocolInfo:
     """The session's workspace folders as paths (empty: no repository in context)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class DoctorResult:
     report: dict[str, Any]
     """The engine's doctor report (the shape of `autocode doctor --json`)."""
@@ -244,100 +292,129 @@ class DoctorResult:
     """The same report as readable text; the server also logs it."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetResult:
     removed: bool
     path: str
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepResult:
+    """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
+
     id: str
+    workspace: str | None
     copy: str
-    head: str
+    head: str | None
     inputs: list[dict[str, Any]]
+    """The declared inputs, each verified in the workspace and in the copy."""
     counts: dict[str, Any]
+    nested_components: list[Any]
+    handoff: dict[str, Any] | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskList:
     tasks: list[TaskSnapshot]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySaveResult:
+    """A refused save is an error (`memoryRefused`); these are the other outcomes."""
+
     saved: bool
-    memory: Memory | None
+    id: str | None
+    """The new memory's id when `saved`."""
     duplicate_of: str | None
-    """Id of the existing memory that says the same thing (then `saved` is false)."""
+    """Id of the memory that already says the same thing (then `saved` is false)."""
     skill: str | None
-    """Name of the skill created instead, when the content is reusable know-how."""
+    """Name of the skill made instead, when the content is reusable know-how."""
+    scope: str | None
+    repository: str | None
+    evicted: list[dict[str, Any]]
+    """Oldest memories removed because the agent's bucket went over its cap."""
     message: str
+    """What happened, in words a person can read."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryList:
     memories: list[Memory]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class MemorySearchResult:
+    query: str
+    method: str
+    """How results were ranked: by meaning and keywords, or keywords and recency."""
+    memories: list[Memory]
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryDeleteResult:
-    deleted: bool
-    id: str
+    deleted: Memory
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class RecallReceipt:
+    method: str
+    reason: str
+    repository: str | None
     project: list[Memory]
     global_: list[Memory]
     text: str
+    """Both sections as Markdown, as a task would receive them."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionCandidate:
     memory_id: str
-    skill_name: str
+    name: str
     description: str
     category: str | None
     content: str
     agents: list[str]
+    scope: str
+    repository: str | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionPlan:
+    scanned: int
     candidates: list[PromotionCandidate]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionApplied:
-    applied: list[str]
-    skills: list[str]
+    skills: list[dict[str, Any]]
+    removed: list[str]
+    """Ids of the memories that became skills (and are gone)."""
 
 
 # --------------------------------------------------------------------------- custom methods
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskDidChangeParams:
     task: TaskSnapshot
     revision: int
     """Equal to `task.revision`; a client drops a notification older than the last it saw."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionParams:
     task_id: str
     revision: int
     question: Question
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionResult:
     answer: str | None
     """`null` leaves the question open (it can be answered later with `autocode.task.answer`)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ReviewPlanParams:
     task_id: str
     revision: int
@@ -347,7 +424,7 @@ class ReviewPlanParams:
     plan_uri: str | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ReviewPlanResult:
     decision: Literal["approve", "reject", "later"]
     feedback: str | None = None
@@ -387,35 +464,6 @@ class ErrorKind:
     what_to_do: str
 
 
-C = "autocode."
-
-PROTOCOL_INFO = C + "protocol.info"
-DOCTOR = C + "doctor"
-PROJECT_FORGET = C + "project.forget"
-PREP_RUN = C + "prep.run"
-TASK_START = C + "task.start"
-TASK_ANSWER = C + "task.answer"
-TASK_APPROVE_PLAN = C + "task.approvePlan"
-TASK_REJECT_PLAN = C + "task.rejectPlan"
-TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
-TASK_CANCEL = C + "task.cancel"
-TASK_GET = C + "task.get"
-TASK_LIST = C + "task.list"
-MEMORY_SAVE = C + "memory.save"
-MEMORY_SEARCH = C + "memory.search"
-MEMORY_DELETE = C + "memory.delete"
-MEMORY_LIST = C + "memory.list"
-MEMORY_RECALL = C + "memory.recall"
-MEMORY_PLAN_PROMOTION = C + "memory.planPromotion"
-MEMORY_APPLY_PROMOTION = C + "memory.applyPromotion"
-
-TASK_DID_CHANGE = "autocode/task/didChange"
-TASK_ASK_QUESTION = "autocode/task/askQuestion"
-TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
-
-FEATURES: tuple[str, ...] = ("doctor", "forget", "prep", "tasks", "memory", "progress")
-"""What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
-
 _TASK_ERRORS = ("noRepository", "taskNotFound")
 
 COMMANDS: tuple[CommandSpec, ...] = (
@@ -442,7 +490,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task, recorded as the person's answer "
                 "with the source lsp:<client name>.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "unknownQuestion")),
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
     CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
                 "Approve the plan revision the person reviewed.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch")),
@@ -455,9 +503,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
                 "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
+                "Continue a task whose server stopped while it was working (a paused or ended "
+                "task is returned as it is).", "tasks", _TASK_ERRORS),
     CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
-                {"taskId": "t-20260101-abcd"}),
+                {"taskId": "t-20260101-120000-a1b2c3"}),
     CommandSpec(TASK_LIST, WorkspaceArgs, TaskList,
                 "Every task of the workspace (all folders of the session when no workspace is "
                 "given), newest first, including those an earlier server left waiting.",
@@ -467,8 +518,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
                 "answers `saved: false`.",
                 "memory", ("memoryRefused", "noRepository"),
-                {"content": "Tests need TEST_DATABASE_URL set", "scope": "project"}),
-    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemoryList,
+                {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
+    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,
                 "Memories visible here (this repository plus global, own plus team), best first.",
                 "memory", ("noRepository",), {"query": "database tests", "limit": 5}),
     CommandSpec(MEMORY_DELETE, MemoryDeleteArgs, MemoryDeleteResult,
@@ -493,7 +544,9 @@ METHODS: tuple[MethodSpec, ...] = (
                "Asks the person one question of a task. The answer is recorded as human with "
                "the source lsp:<client name>.", "experimental.autocode",
                {"taskId": "t-1", "revision": 3,
-                "question": {"id": "q1", "text": "Which test naming style?", "choices": []}}),
+                "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
+                             "convention": "test-naming", "default": "Describe the behaviour",
+                             "choices": ["Describe the behaviour"]}}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
@@ -504,7 +557,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("invalidArguments", INVALID_PARAMS, "An argument is missing, unknown or of the wrong type.",
               "Fix the argument named in the message."),
     ErrorKind("noRepository", REQUEST_FAILED,
-              "The command needs a repository and the session has no workspace folder.",
+              "The command needs a repository and the session has no workspace folder "
+              "(also: a memory with `scope: project` there).",
               "Open a folder or pass `workspace`."),
     ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
               "Ask the person, then call again with `confirm: true`."),
@@ -514,19 +568,31 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "Fetch the snapshot (`autocode.task.get`) and act on its `needs`."),
     ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
               "Review the current plan and approve its revision."),
-    ErrorKind("unknownQuestion", REQUEST_FAILED, "The task has no open question with that id.",
-              "Use a question id from the snapshot's `needs.questions`."),
     ErrorKind("memoryRefused", REQUEST_FAILED,
-              "The memory was not saved: tied to one task, run or commit, or `scope: project` "
-              "without a repository. `data.reason` says which; `data.suggestion` may hold a "
-              "durable rewording.", "Save the durable fact instead, or put the note in the task."),
+              "The memory was not saved: it is tied to one task (a task key, PR or issue number, "
+              "commit, column move, \"this task\") or holds a credential. `data.reason` is one of "
+              "task_key, pr_or_issue, commit_sha, column_move, this_task, credential; "
+              "`data.belongs` says where it belongs; `data.suggestion` may hold a durable rewording.",
+              "Save the durable fact instead, or put the note in the task."),
     ErrorKind("memoryNotFound", REQUEST_FAILED, "No memory with that id is visible here.",
               "Search or list memories for the id."),
-    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable.",
+    ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
+              "See the message and `autocode.doctor`'s memory section."),
+    ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable. "
+              "Prep reports finer kinds too: `manifestInvalid`, `preflightFailed`, "
+              "`aliasToIgnored`, `changedDuringCopy`, `workspaceInvalid`, `destinationUnsafe`.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
+    ErrorKind("settingsError", REQUEST_FAILED, "A settings file cannot be read.",
+              "Fix the file the message names."),
+    ErrorKind("providerError", REQUEST_FAILED, "The model provider is misconfigured or failed.",
+              "See the message; `autocode.doctor` shows the provider settings."),
+    ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
+              "See the message."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
+              "Wait a moment and try again."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
 )
 
@@ -735,7 +801,8 @@ def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
             dv = a.default.factory() if hasattr(a.default, "factory") else a.default
             default = f"default `{_json(dv)}`. "
         out.append(
-            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp)}` | {'yes' if required else 'no'} "
+            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp).replace('|', chr(92) + '|')}` "
+            f"| {'yes' if required else 'no'} "
             f"| {default}{docs.get(a.name, '')} |".replace("  |", " |")
         )
         nested.extend(_attrs_in(tp))
@@ -766,7 +833,7 @@ def render_markdown() -> str:
     out: list[str] = [
         "# AutoCode language server protocol",
         "",
-        "<!-- Generated from server/autocode_lsp/protocol.py by "
+        "<!-- Generated from server/autocode_lsp/protocol/ by "
         "`python -m autocode_lsp --print-protocol-doc`. Do not edit by hand. -->",
         "",
         f"Protocol version **{PROTOCOL_VERSION}**. Start the server with `autocode-lsp` "
@@ -813,7 +880,8 @@ def render_markdown() -> str:
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "
         f"Domain errors fail with `{REQUEST_FAILED}` (RequestFailed) and `error.data` = "
-        "`{kind, message, ...}`; `kind` is stable, the message may change.",
+        "`{kind, message, ...}`; `kind` is stable, the message may change. The engine may "
+        "report kinds beyond this table; a client should show the message of any kind.",
         "",
         "| kind | code | meaning | what to do |",
         "| --- | --- | --- | --- |",

@@ -1,0 +1,90 @@
+-- A server that dies is reported, pending calls end with an error instead of
+-- hanging, and the next command starts a new server. Also a server command
+-- that exits at once. cwd: a git repository.
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+local client = require('autocode.client')
+
+-- 1. Killed mid-session.
+local c, err = client.ensure()
+H.check(c, 'server started: ' .. tostring(err))
+H.client()
+H.call('autocode.protocol.info')
+local pids = H.children()
+H.check(#pids >= 1, 'nvim has a server child process')
+local done, got = false, nil
+client.call('autocode.protocol.info', {}, function(e, r)
+  done, got = true, { e, r }
+end)
+for _, pid in ipairs(pids) do
+  vim.uv.kill(pid, 'sigkill')
+end
+H.wait(10000, function()
+  return done
+end, 'the pending call to end')
+-- The kill may land before or after the answer; either way the call ended.
+H.wait_note(10000, 'the language server exited unexpectedly', vim.log.levels.ERROR)
+local e2 = client.call_sync('autocode.protocol.info', {}, 10000, c)
+H.eq(client.kind(e2), 'serverStopped', 'a call on the dead client fails at once')
+H.log('ok killed reported')
+
+-- The next command starts a new server (and gets its answer from it).
+H.notes = {}
+vim.cmd('AutoCode tasks')
+H.wait(30000, function()
+  return H.note('no tasks in this workspace yet') or H.note('tasks failed')
+end, 'the tasks command to finish')
+H.check(not H.note('has stopped'), 'the tasks command reached the new server')
+H.wait(20000, function()
+  local cs = vim.lsp.get_clients({ name = 'autocode' })
+  return #cs == 1 and cs[1].id ~= c.id and cs[1].initialized
+end, 'a new server')
+H.call('autocode.protocol.info')
+H.log('ok restarted')
+
+-- A task paused on a question survives the server: after a kill, the next
+-- server continues it from disk.
+local tasks = require('autocode.tasks')
+H.script_ui(function()
+  return nil
+end, {})
+vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait_note(60000, 'question left open')
+local id = tasks.current
+local live = vim.lsp.get_clients({ name = 'autocode' })[1]
+H.wait(30000, function()
+  return vim.tbl_isempty(live.requests)
+end, 'the start command to return')
+for _, pid in ipairs(H.children()) do
+  vim.uv.kill(pid, 'sigkill')
+end
+H.wait(10000, function()
+  return #vim.lsp.get_clients({ name = 'autocode' }) == 0
+end, 'the killed client to go')
+vim.cmd('AutoCode status ' .. id)
+H.wait(30000, function()
+  local lines = H.scratch_lines('task/' .. id)
+  return lines and table.concat(lines, '\n'):find('state: WAITING_FOR_USER', 1, true) ~= nil
+end, 'the new server to show the paused task')
+local snap = H.call('autocode.task.resume', { taskId = id })
+H.eq(snap.needs.kind, 'answer_questions', 'still waiting for the answer')
+H.log('ok task survives')
+
+-- 2. A server command that exits at once.
+H.notes = {}
+for _, cl in ipairs(vim.lsp.get_clients({ name = 'autocode' })) do
+  cl:stop(true)
+end
+H.wait(10000, function()
+  return #vim.lsp.get_clients({ name = 'autocode' }) == 0
+end, 'clients stopped')
+vim.wait(300)
+H.check(not H.note('exited unexpectedly'), 'a stop we asked for is not reported as a crash')
+H.notes = {}
+vim.lsp.config('autocode', { cmd = { vim.v.progpath, '--headless', '--clean', '-es', '+cq 3' } })
+local t0 = vim.uv.now()
+vim.cmd('AutoCode doctor')
+H.wait_note(15000, 'doctor failed', vim.log.levels.ERROR)
+H.wait_note(15000, 'the language server exited unexpectedly (exit code 3', vim.log.levels.ERROR)
+H.check(vim.uv.now() - t0 < 15000, 'reported without waiting for a timeout')
+H.log('ok exits at once')
+H.done()

@@ -1,0 +1,176 @@
+// Helpers that drive the VS Code workbench served by code-server through
+// Playwright and Debian's Chromium: the command palette, quick inputs, modal
+// dialogs, notifications, view text and webview text, with a screenshot per
+// step.
+
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+
+const CHROMIUM_FLAGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+];
+
+export class Workbench {
+  static async open({ url, artifacts, executablePath = process.env.CHROMIUM || '/usr/bin/chromium', userDataDir }) {
+    mkdirSync(artifacts, { recursive: true });
+    const browser = await chromium.launch({ executablePath, headless: true, args: [...CHROMIUM_FLAGS, ...(userDataDir ? [`--user-data-dir=${userDataDir}`] : [])] });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+    const wb = new Workbench(browser, page, artifacts);
+    page.on('console', (msg) => { if (msg.type() === 'error') wb.consoleErrors.push(msg.text()); });
+    await page.goto(url);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+    // The workbench paints before extensions activate; the status bar entry is ours.
+    await page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor({ timeout: 60000 });
+    return wb;
+  }
+
+  constructor(browser, page, artifacts) {
+    this.browser = browser;
+    this.page = page;
+    this.artifacts = artifacts;
+    this.shots = [];
+    this.step = 0;
+    this.consoleErrors = [];
+  }
+
+  async shot(name) {
+    this.step += 1;
+    const file = join(this.artifacts, `${String(this.step).padStart(2, '0')}-${name}.png`);
+    await this.page.screenshot({ path: file });
+    this.shots.push(file);
+    return file;
+  }
+
+  quickInput() {
+    return this.page.locator('.quick-input-widget');
+  }
+
+  /** Runs a command by its palette title, e.g. "AutoCode: Start Task". */
+  async palette(title) {
+    await this.dismissQuickInput();
+    await this.page.keyboard.press('F1');
+    const input = this.quickInput().locator('input.input');
+    await input.waitFor({ state: 'visible', timeout: 15000 });
+    await input.fill(`>${title}`);
+    const row = this.quickInput().locator('.monaco-list-row', { hasText: title }).first();
+    await row.waitFor({ state: 'visible', timeout: 15000 });
+    await this.page.keyboard.press('Enter');
+  }
+
+  async dismissQuickInput() {
+    if (await this.quickInput().isVisible()) {
+      await this.page.keyboard.press('Escape');
+      await this.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+    }
+  }
+
+  /** Waits for a quick input whose title, prompt or placeholder contains `text`; returns its visible text. */
+  async waitForQuickInput(text, timeout = 60000) {
+    const widget = this.quickInput();
+    await widget.waitFor({ state: 'visible', timeout });
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      const visibleText = await this.quickInputText();
+      if (!text || visibleText.includes(text)) return visibleText;
+      if (Date.now() > deadline) throw new Error(`quick input never showed "${text}"; it shows: ${visibleText}`);
+      await this.page.waitForTimeout(200);
+    }
+  }
+
+  async quickInputText() {
+    const widget = this.quickInput();
+    if (!(await widget.isVisible())) return '';
+    const placeholder = await widget.locator('input.input').getAttribute('placeholder').catch(() => '');
+    const body = await widget.innerText().catch(() => '');
+    return `${body}\n${placeholder ?? ''}`;
+  }
+
+  async typeIntoQuickInput(text) {
+    const input = this.quickInput().locator('input.input');
+    await input.fill(text);
+    await this.page.keyboard.press('Enter');
+  }
+
+  /** Picks the quick-pick row showing `label`. */
+  async pickQuickInputRow(label) {
+    const row = this.quickInput().locator('.monaco-list-row', { hasText: label }).first();
+    await row.waitFor({ state: 'visible', timeout: 15000 });
+    await row.click();
+  }
+
+  dialog() {
+    return this.page.locator('.monaco-dialog-box');
+  }
+
+  async waitForDialog(text, timeout = 60000) {
+    const box = this.dialog();
+    await box.waitFor({ state: 'visible', timeout });
+    if (text) await this.page.locator('.monaco-dialog-box', { hasText: text }).waitFor({ timeout });
+    return box.innerText();
+  }
+
+  async clickDialogButton(label) {
+    await this.dialog().locator('.monaco-button', { hasText: label }).first().click();
+    await this.dialog().waitFor({ state: 'hidden', timeout: 15000 });
+  }
+
+  /** Texts of the visible notification toasts. */
+  async notifications() {
+    return this.page.locator('.notifications-toasts .notification-toast').allInnerTexts();
+  }
+
+  async waitForNotification(text, timeout = 60000) {
+    const toast = this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+    await toast.waitFor({ state: 'visible', timeout });
+    return toast.innerText();
+  }
+
+  async showAutoCodeViews() {
+    await this.palette('AutoCode: Focus on Tasks View');
+    await this.page.locator('.pane-header', { hasText: 'Tasks' }).first().waitFor({ timeout: 15000 });
+  }
+
+  /** The visible text of one view of the AutoCode container (by its title). */
+  async viewText(title) {
+    const pane = this.page.locator('.pane', { has: this.page.locator('.pane-header', { hasText: title }) }).first();
+    return pane.innerText();
+  }
+
+  async waitForViewText(title, predicate, timeout = 120000) {
+    const deadline = Date.now() + timeout;
+    let last = '';
+    for (;;) {
+      last = await this.viewText(title).catch(() => '');
+      if (predicate(last)) return last;
+      if (Date.now() > deadline) throw new Error(`view "${title}" never matched; it shows:\n${last}`);
+      await this.page.waitForTimeout(300);
+    }
+  }
+
+  /** The text of the first webview (an iframe, never the workbench itself) whose text matches: a string it contains, or a predicate. */
+  async webviewText(match, timeout = 30000) {
+    const test = typeof match === 'function' ? match : (text) => text.includes(match);
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      for (const frame of this.page.frames()) {
+        if (frame === this.page.mainFrame()) continue;
+        const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
+        if (text && test(text)) return text;
+      }
+      if (Date.now() > deadline) throw new Error(`no webview shows ${typeof match === 'function' ? 'the expected text' : `"${match}"`}`);
+      await this.page.waitForTimeout(300);
+    }
+  }
+
+  /** Closes every notification toast, so screenshots show the editor. */
+  async clearNotifications() {
+    await this.palette('Notifications: Clear All Notifications');
+    await this.page.waitForTimeout(300);
+  }
+
+  async close() {
+    await this.browser.close();
+  }
+}

@@ -1,0 +1,680 @@
+"""MemoryService: the rules of saving, seeing, finding, recalling, evicting, reflecting and promoting.
+
+One service sits on one store (SQLite or PostgreSQL) and, when configured, one
+embedder. Every public method takes a MemoryContext saying who is asking and
+which repository (if any) is in context; visibility follows from it:
+the caller's own memories plus the team's, global ones always, project ones
+only for the repository in context.
+"""
+
+from __future__ import annotations
+
+import builtins
+import logging
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import UsageError
+from autocode.memory import rules
+from autocode.memory.embeddings import EmbedderChoice, EmbeddingUnavailable, pack
+from autocode.memory.model import (
+    DEFAULT_ROLES,
+    OWNER_FILTERS,
+    RECALL_PER_SECTION,
+    SCOPE_FILTERS,
+    Eviction,
+    Hit,
+    Memory,
+    MemoryContext,
+    MemoryNotFound,
+    MemoryStoreError,
+    NoRepositoryInContext,
+    PromotionCandidate,
+    PromotionPlan,
+    PromotionResult,
+    RecallReceipt,
+    ReflectionProposal,
+    ReflectionResult,
+    Refusal,
+    SaveResult,
+    SearchResult,
+    Skill,
+)
+from autocode.memory.repokey import is_repository_key, repository_key
+from autocode.memory.store import NewMemory, NewSkill, Store, Visibility, new_id, now_text
+
+log = logging.getLogger("autocode.memory")
+
+MAX_CONTENT = 2000
+MAX_LIMIT = 100
+NEAR_DUPLICATE_TERMS = 0.75
+SEMANTIC_DUPLICATE = 0.85
+HYBRID_KEYWORD_WEIGHT = 0.5
+SEMANTIC_FLOOR = 0.3
+SEARCH_MODES: tuple[str, ...] = ("auto", "keyword", "recent", "semantic", "hybrid")
+_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+SAVE_DESCRIPTION = (
+    "Save a durable fact for future runs. Test first: if the note stops being true once the current "
+    "task is finished, it is not a memory (it belongs in the task's own notes). Reusable know-how, "
+    "a procedure worth following again (ordered steps, 'to do X, run Y'), is a skill: such content is "
+    "routed to the skill catalog and the answer names the skill. Task keys, PR or issue numbers, "
+    "commit SHAs, column moves and credentials are refused."
+)
+
+
+def _excerpt(text: str, size: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+class MemoryService:
+    """The memory API every face (CLI, language server, tasks) calls."""
+
+    def __init__(
+        self,
+        store: Store,
+        embedder: EmbedderChoice,
+        *,
+        max_count: int = 200,
+        roles: Sequence[str] = DEFAULT_ROLES,
+    ) -> None:
+        if max_count < 1:
+            raise UsageError(f"memory_max_count must be at least 1 (got {max_count})")
+        self.store = store
+        self.choice = embedder
+        self.max_count = max_count
+        self.roles = tuple(dict.fromkeys(roles))
+        self._keys: dict[Path, str] = {}
+
+    # Context and visibility.
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> MemoryService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def search_mode(self) -> str:
+        return "hybrid" if self.choice.embedder is not None else "keyword"
+
+    def repo_key(self, ctx: MemoryContext) -> str | None:
+        """The repository key of the context, or None when no repository is in context."""
+        if ctx.repository is None:
+            return None
+        if isinstance(ctx.repository, str) and is_repository_key(ctx.repository):
+            return ctx.repository
+        path = Path(ctx.repository).resolve()
+        if path not in self._keys:
+            self._keys[path] = repository_key(path)
+        return self._keys[path]
+
+    @staticmethod
+    def _agent(ctx: MemoryContext) -> str:
+        if ctx.agent is None:
+            return ""
+        if not isinstance(ctx.agent, str) or not _AGENT_NAME.match(ctx.agent):
+            raise UsageError(
+                f"agent name {ctx.agent!r} is not usable: use letters, digits, '.', '_' or '-' (at most 64)"
+            )
+        return ctx.agent
+
+    def visibility(self, ctx: MemoryContext, scope: str = "all", owner: str = "all") -> Visibility:
+        """What `ctx` may see, narrowed by scope (all|project|global) and owner (all|self|team)."""
+        if scope not in SCOPE_FILTERS:
+            raise UsageError(f"scope must be one of {', '.join(SCOPE_FILTERS)} (got {scope!r})")
+        if owner not in OWNER_FILTERS:
+            raise UsageError(f"owner must be one of {', '.join(OWNER_FILTERS)} (got {owner!r})")
+        agent = self._agent(ctx)
+        key = self.repo_key(ctx)
+        if scope == "project" and key is None:
+            raise NoRepositoryInContext(
+                "scope=project needs a repository in context; pass --workspace (or open a workspace folder), "
+                "or use scope=global"
+            )
+        if owner == "self" and not agent:
+            raise UsageError("owner=self needs an agent: pass --agent NAME")
+        owners = {"all": (agent, "") if agent else ("",), "self": (agent,), "team": ("",)}[owner]
+        repos: tuple[str, ...]
+        if scope == "global":
+            repos = ("",)
+        elif scope == "project":
+            repos = (key or "",)
+        else:
+            repos = ("", key) if key else ("",)
+        return Visibility(owners=owners, repo_keys=repos)
+
+    # Saving.
+
+    def save(
+        self,
+        ctx: MemoryContext,
+        content: str,
+        category: str | None = None,
+        scope: str | None = None,
+        shared: bool = False,
+    ) -> SaveResult:
+        """Save one memory, or answer why not (refused, a duplicate, or routed to a skill)."""
+        text = self._check_content(content)
+        category = self._check_category(category)
+        if scope not in (None, "project", "global"):
+            raise UsageError(f"scope must be project or global, or left unset (got {scope!r})")
+        agent = self._agent(ctx)
+        key = self.repo_key(ctx)
+        if scope == "project" and key is None:
+            raise NoRepositoryInContext(
+                "scope=project needs a repository in context, and none is: nothing was saved. "
+                "Pass --workspace (or open a workspace folder), or save with scope=global"
+            )
+        effective = scope or ("project" if key else "global")
+        repo = key if effective == "project" and key else ""
+        owner = "" if shared or not agent else agent
+        where_scope, where_repo = effective, repo or None
+
+        refusal = rules.check_content(text)
+        if refusal is not None:
+            return SaveResult(saved=False, refused=refusal, scope=where_scope, repository=where_repo)
+
+        goal = rules.skill_goal(text)
+        if goal is not None:
+            name = self._route_to_skill(text, goal, category, owner, repo, effective)
+            return SaveResult(saved=False, skill=name, scope=where_scope, repository=where_repo)
+
+        norm_hash = rules.content_hash(text)
+        term_list = rules.terms(text)
+        vector = self._embed_one(text)
+        model = self.choice.embedder.model if self.choice.embedder and vector is not None else None
+        memory_id = new_id("mem")
+        evicted: builtins.list[Eviction] = []
+        with self.store.write(lock_key=f"{owner}|{repo}") as w:
+            duplicate = w.find_exact(owner, repo, norm_hash)
+            method = "exact" if duplicate else None
+            if duplicate is None:
+                wanted = set(term_list)
+                for cand_id, cand_terms in w.keyword_candidates(owner, repo, term_list, 20):
+                    if rules.is_near_duplicate(wanted, cand_terms.split(), NEAR_DUPLICATE_TERMS):
+                        duplicate, method = cand_id, "terms"
+                        break
+            if duplicate is None and vector is not None and model is not None:
+                nearest = w.nearest_in_bucket(owner, repo, vector, model)
+                if nearest is not None and nearest[1] >= SEMANTIC_DUPLICATE:
+                    near_terms = w.execute("SELECT terms FROM memories WHERE id = ?", (nearest[0],))
+                    if near_terms and rules.same_polarity(term_list, near_terms[0][0].split()):
+                        duplicate, method = nearest[0], "meaning"
+            if duplicate is not None:
+                return SaveResult(saved=False, duplicate_of=duplicate, duplicate_method=method, scope=where_scope, repository=where_repo)
+            w.insert_memory(
+                NewMemory(
+                    id=memory_id,
+                    content=text,
+                    norm_hash=norm_hash,
+                    terms=" ".join(term_list),
+                    category=category,
+                    scope=effective,
+                    repo_key=repo,
+                    owner=owner,
+                    created_at=now_text(),
+                    run_id=ctx.run_id,
+                    embedding=pack(vector) if vector is not None else None,
+                    embedding_model=model,
+                )
+            )
+            if owner:
+                for old in w.bucket_overflow(owner, repo, self.max_count):
+                    w.delete_memory(old.id)
+                    detail = (
+                        f"evicted the oldest memory of agent {owner!r} in "
+                        f"{repo or 'global'} (cap {self.max_count}): {_excerpt(old.content)}"
+                    )
+                    w.log_event("evicted", old.id, owner, repo, detail)
+                    evicted.append(Eviction(old.id, old.owner, old.repo_key, old.created_at, _excerpt(old.content)))
+        for item in evicted:
+            log.warning(
+                "memory %s evicted: agent %s, %s, over the cap of %d",
+                item.id, item.owner, item.repo_key or "global", self.max_count,
+            )
+        return SaveResult(saved=True, id=memory_id, evicted=evicted, scope=where_scope, repository=where_repo)
+
+    def _check_content(self, content: object) -> str:
+        if not isinstance(content, str) or not content.strip():
+            raise UsageError("memory content is empty: say the fact to remember")
+        text = content.strip()
+        if len(text) > MAX_CONTENT:
+            raise UsageError(
+                f"memory content is {len(text)} characters, more than {MAX_CONTENT}: keep one durable fact per memory"
+            )
+        if "\x00" in text:
+            raise UsageError("memory content contains a NUL character; save plain text")
+        return text
+
+    @staticmethod
+    def _check_category(category: object) -> str | None:
+        if category is None or category == "":
+            return None
+        if not isinstance(category, str) or len(category) > 40 or not category.strip() or "\n" in category:
+            raise UsageError("category must be a short single-line label (at most 40 characters)")
+        return category.strip()
+
+    def _embed_one(self, text: str) -> builtins.list[float] | None:
+        if self.choice.embedder is None:
+            return None
+        try:
+            return self.choice.embedder.embed([text])[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("embedding failed, falling back to keywords: %s", exc)
+            return None
+
+    def _route_to_skill(
+        self, text: str, goal: str, category: str | None, owner: str, repo: str, scope: str
+    ) -> str:
+        base = rules.skill_name(goal)
+        norm_hash = rules.content_hash(text)
+        with self.store.write(lock_key=f"skill|{owner}|{repo}") as w:
+            existing = w.find_skill_by_hash(owner, repo, norm_hash)
+            if existing:
+                return existing
+            name = base
+            suffix = 2
+            while w.find_skill(owner, repo, name) is not None:
+                name = f"{base}-{suffix}"
+                suffix += 1
+            w.insert_skill(
+                NewSkill(
+                    id=new_id("skill"),
+                    name=name,
+                    owner=owner,
+                    description=_excerpt(f"How to {goal.strip()}" if not goal[:1].isupper() else goal, 120),
+                    category=category,
+                    content=text,
+                    norm_hash=norm_hash,
+                    scope=scope,
+                    repo_key=repo,
+                    origin="save_memory",
+                    source_memory_id=None,
+                    created_at=now_text(),
+                )
+            )
+            w.log_event("skill_created", None, owner, repo, f"routed to skill {name!r}: {_excerpt(text)}")
+        return name
+
+    # Reading.
+
+    def list(
+        self, ctx: MemoryContext, scope: str = "all", owner: str = "all", limit: int | None = None
+    ) -> builtins.list[Memory]:
+        """Visible memories, newest first."""
+        if limit is not None:
+            self._check_limit(limit)
+        return self.store.list_memories(self.visibility(ctx, scope, owner), limit)
+
+    def get(self, ctx: MemoryContext, memory_id: str) -> Memory:
+        memory = self.store.get_memories([memory_id]).get(memory_id)
+        vis = self.visibility(ctx)
+        if memory is None or (memory.owner or "") not in vis.owners or (memory.repo_key or "") not in vis.repo_keys:
+            raise MemoryNotFound(
+                f"no memory {memory_id!r} visible here; `autocode memory list` shows the ids you can see"
+            )
+        return memory
+
+    def delete(self, ctx: MemoryContext, memory_id: str) -> Memory:
+        """Delete one memory the caller can see; returns what was removed."""
+        if not isinstance(memory_id, str) or not memory_id.strip():
+            raise UsageError("delete needs a memory id; `autocode memory list` shows them")
+        memory = self.get(ctx, memory_id.strip())
+        with self.store.write() as w:
+            if w.delete_memory(memory.id) == 0:
+                raise MemoryNotFound(f"memory {memory.id!r} was already deleted")
+            w.log_event("deleted", memory.id, memory.owner or "", memory.repo_key or "", _excerpt(memory.content))
+        return memory
+
+    def skills(self, ctx: MemoryContext) -> builtins.list[Skill]:
+        """Skills visible to the caller: its own and the team's, global and this repository's."""
+        return self.store.list_skills(self.visibility(ctx))
+
+    @staticmethod
+    def _check_limit(limit: object) -> int:
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
+            raise UsageError(f"limit must be a whole number from 1 to {MAX_LIMIT} (got {limit!r})")
+        return limit
+
+    def search(
+        self,
+        ctx: MemoryContext,
+        query: str,
+        scope: str = "all",
+        owner: str = "all",
+        limit: int = 10,
+        mode: str = "auto",
+    ) -> SearchResult:
+        """Visible memories for `query`: by meaning and keywords with embeddings, else keyword matches, newest first."""
+        if not isinstance(query, str) or not query.strip():
+            raise UsageError("search needs a query: say what you are looking for")
+        self._check_limit(limit)
+        if mode not in SEARCH_MODES:
+            raise UsageError(f"mode must be one of {', '.join(SEARCH_MODES)} (got {mode!r})")
+        vis = self.visibility(ctx, scope, owner)
+        return self.rank(vis, query.strip(), limit, mode, floor=SEMANTIC_FLOOR)
+
+    def rank(
+        self, vis: Visibility, query: str, limit: int, mode: str = "auto", floor: float | None = None
+    ) -> SearchResult:
+        """Rank visible memories for `query` with one method (see SEARCH_MODES).
+
+        With `floor`, a memory ranked by meaning is kept only when it shares a
+        term with the query or its cosine reaches the floor (search wants
+        matches; recall wants the best few whatever they are).
+        """
+        if mode == "auto":
+            mode = "hybrid" if self.choice.embedder is not None else "recent"
+        if mode in ("semantic", "hybrid"):
+            scored = self._semantic_scores(vis, query)
+            if scored is None:
+                mode = "recent"
+            else:
+                qterms = set(rules.terms(query))
+                keyword = rules.bm25_scores(qterms, [row[3] for row in scored])
+                best = max(keyword, default=0.0) or 1.0
+                ranked: builtins.list[tuple[float, int, str]] = []
+                for (seq, memory_id, cosine, _terms), kw in zip(scored, keyword, strict=True):
+                    if floor is not None and kw == 0 and cosine < floor:
+                        continue
+                    score = cosine
+                    if mode == "hybrid":
+                        score = (1 - HYBRID_KEYWORD_WEIGHT) * cosine + HYBRID_KEYWORD_WEIGHT * kw / best
+                    ranked.append((score, seq, memory_id))
+                ranked.sort(key=lambda r: (-r[0], -r[1]))
+                top = ranked[:limit]
+                found = self.store.get_memories([r[2] for r in top])
+                hits = [Hit(found[r[2]], r[0]) for r in top if r[2] in found]
+                return SearchResult(query, mode, hits)
+        order = "recent" if mode == "recent" else "relevance"
+        pairs = self.store.keyword_search(vis, rules.terms(query), limit, order)
+        found = self.store.get_memories([p[0] for p in pairs])
+        method = "keyword" if order == "relevance" else "keyword-recent"
+        return SearchResult(query, method, [Hit(found[i], s) for i, s in pairs if i in found])
+
+    def _semantic_scores(self, vis: Visibility, text: str) -> builtins.list[tuple[int, str, float, str]] | None:
+        """(seq, id, cosine, terms) of every visible memory; None when no embedding can be made."""
+        embedder = self.choice.embedder
+        if embedder is None:
+            return None
+        try:
+            vector = embedder.embed([text])[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("embedding failed, falling back to keywords: %s", exc)
+            return None
+        rows = self.store.vector_rows(vis, vector, embedder.model)
+        missing = [r.id for r in rows if r.score is None]
+        filled: dict[str, float] = {}
+        if missing:
+            contents = self.store.get_memories(missing)
+            ids = [i for i in missing if i in contents]
+            try:
+                vectors = embedder.embed([contents[i].content for i in ids])
+            except EmbeddingUnavailable as exc:
+                log.warning("could not embed older memories, they rank by keywords only: %s", exc)
+                vectors = []
+            if vectors:
+                self.store.set_embeddings(list(zip(ids, vectors, strict=True)), embedder.model)
+                filled = {i: sum(a * b for a, b in zip(vector, v, strict=False)) for i, v in zip(ids, vectors, strict=True)}
+        return [(r.seq, r.id, r.score if r.score is not None else filled.get(r.id, 0.0), r.terms) for r in rows]
+
+    def recall(self, ctx: MemoryContext, brief: str = "") -> RecallReceipt:
+        """Up to 8 project and 8 global memories for a run or session starting on `brief`."""
+        agent = self._agent(ctx)
+        key = self.repo_key(ctx)
+        owners = (agent, "") if agent else ("",)
+        sections: dict[str, builtins.list[Hit]] = {"project": [], "global": []}
+        use_meaning = self.choice.embedder is not None and bool(brief and brief.strip())
+        method = "hybrid" if use_meaning else "recency"
+        reason = self.choice.reason if self.choice.embedder is None else (
+            "the brief is empty: ranked by recency" if not use_meaning else self.choice.reason
+        )
+        for section, repos in (("project", (key,) if key else ()), ("global", ("",))):
+            if not repos:
+                continue
+            vis = Visibility(owners=owners, repo_keys=tuple(r for r in repos if r is not None))
+            if use_meaning:
+                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid")
+                if result.method != "hybrid":
+                    method, reason = "recency", "embedding failed: ranked by recency"
+                    sections[section] = self._recent_hits(vis)
+                else:
+                    sections[section] = result.hits
+            else:
+                sections[section] = self._recent_hits(vis)
+        return RecallReceipt(
+            project=sections["project"],
+            global_=sections["global"],
+            method=method,
+            repository=key,
+            agent=agent or None,
+            run_id=ctx.run_id,
+            reason=reason,
+        )
+
+    def _recent_hits(self, vis: Visibility) -> builtins.list[Hit]:
+        memories = self.store.list_memories(vis, RECALL_PER_SECTION)
+        return [Hit(m, 1.0 - i / (2 * RECALL_PER_SECTION)) for i, m in enumerate(memories)]
+
+    # Promotion: team memories that are know-how become skills on the agents that need them.
+
+    _ADVICE = re.compile(
+        r"^\s*(?:always|never|prefer|avoid|use|run|do\s+not|don't|before|after|when)\b", re.IGNORECASE
+    )
+    _ROLE_HINTS: tuple[tuple[str, tuple[str, ...]], ...] = (
+        ("requirements", ("requirement", "acceptance", "spec", "user stor", "ask the")),
+        ("planner", ("plan", "estimate", "scope", "migration order", "break down", "design")),
+        ("implementer", ("run", "test", "build", "lint", "format", "install", "migrat", "code", "commit", "import")),
+        ("investigator", ("debug", "log", "trace", "reproduc", "profil", "investigat", "flak", "stack")),
+        ("reviewer", ("review", "test", "lint", "security", "style", "convention", "coverage")),
+    )
+
+    def _candidate(self, memory: Memory) -> PromotionCandidate | None:
+        goal = rules.skill_goal(memory.content)
+        if goal is None and not self._ADVICE.match(memory.content):
+            return None
+        lead = goal or re.split(r"[.;:]\s", memory.content, maxsplit=1)[0]
+        name = rules.skill_name(lead)
+        lower = memory.content.casefold()
+        agents = [role for role, hints in self._ROLE_HINTS if role in self.roles and any(h in lower for h in hints)]
+        agents += [r for r in self.roles if r not in dict(self._ROLE_HINTS) and r in lower]
+        if not agents:
+            agents = list(self.roles)
+        return PromotionCandidate(
+            memory_id=memory.id,
+            name=name,
+            description=_excerpt(lead, 120),
+            category=memory.category,
+            content=memory.content,
+            agents=agents,
+            scope=memory.scope,
+            repository=memory.repo_key,
+        )
+
+    def plan_promotion(self, ctx: MemoryContext) -> PromotionPlan:
+        """Team memories worth turning into skills, with the skill each would become. Writes nothing."""
+        memories = self.store.list_memories(self.visibility(ctx, "all", "team"))
+        candidates = [c for c in (self._candidate(m) for m in memories) if c is not None]
+        return PromotionPlan(candidates=candidates, scanned=len(memories))
+
+    def apply_promotion(self, ctx: MemoryContext, ids: Sequence[str]) -> PromotionResult:
+        """Turn the chosen candidates into skills and remove their memories: all of them, or none."""
+        chosen = list(dict.fromkeys(i.strip() for i in ids if isinstance(i, str) and i.strip()))
+        if not chosen:
+            raise UsageError("apply-promotion needs the ids of the candidates to apply (see plan-promotion)")
+        plan = {c.memory_id: c for c in self.plan_promotion(ctx).candidates}
+        unknown = [i for i in chosen if i not in plan]
+        if unknown:
+            raise UsageError(
+                f"not promotion candidates here: {', '.join(unknown)}; nothing was applied. "
+                "Run plan-promotion to see the candidates"
+            )
+        created: builtins.list[Skill] = []
+        with self.store.write(lock_key="promotion") as w:
+            for memory_id in chosen:
+                cand = plan[memory_id]
+                repo = cand.repository or ""
+                norm_hash = rules.content_hash(cand.content)
+                for agent in cand.agents:
+                    existing = w.find_skill(agent, repo, cand.name)
+                    if existing is not None:
+                        if existing[1] == norm_hash:
+                            continue
+                        raise MemoryStoreError(
+                            f"agent {agent!r} already has a different skill named {cand.name!r}; rename or "
+                            "delete it and apply again. Nothing was applied",
+                            kind="skillConflict",
+                        )
+                    skill = NewSkill(
+                        id=new_id("skill"), name=cand.name, owner=agent, description=cand.description,
+                        category=cand.category, content=cand.content, norm_hash=norm_hash, scope=cand.scope,
+                        repo_key=repo, origin="promotion", source_memory_id=memory_id, created_at=now_text(),
+                    )
+                    w.insert_skill(skill)
+                    created.append(
+                        Skill(skill.id, skill.name, agent, skill.description, skill.category, skill.content,
+                              skill.scope, cand.repository, skill.origin, memory_id, skill.created_at)
+                    )
+                if w.delete_memory(memory_id) == 0:
+                    raise MemoryNotFound(
+                        f"memory {memory_id!r} was deleted while promoting; nothing was applied. Plan again"
+                    )
+                w.log_event(
+                    "promoted", memory_id, "", repo,
+                    f"promoted to skill {cand.name!r} on {', '.join(cand.agents)}",
+                )
+        return PromotionResult(skills=created, removed=chosen)
+
+    # Reflection: lessons from completed runs, proposed as global memories, applied on a person's approval.
+
+    def record_lessons(
+        self, ctx: MemoryContext, lessons: Sequence[str], category: str | None = None
+    ) -> builtins.list[str]:
+        """Queue lessons a completed run drew, for `reflect` to propose. Returns their ids."""
+        if not ctx.run_id:
+            raise UsageError("lessons come from a completed run: the context needs its run_id")
+        agent = self._agent(ctx)
+        key = self.repo_key(ctx) or ""
+        category = self._check_category(category)
+        texts = [self._check_content(t) for t in lessons]
+        ids = []
+        with self.store.write() as w:
+            for text in texts:
+                lesson_id = new_id("lesson")
+                w.execute(
+                    "INSERT INTO reflection_lessons (id, content, category, owner, run_id, repo_key, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (lesson_id, text, category, agent, ctx.run_id, key, now_text()),
+                )
+                ids.append(lesson_id)
+        return ids
+
+    def _proposal(self, row: Sequence[Any]) -> ReflectionProposal:
+        lesson_id, content, category, owner, run_id, repo_key = row[:6]
+        refusal: Refusal | None = rules.check_content(content)
+        duplicate = None
+        verdict = "proposed"
+        if refusal is not None:
+            verdict = "refused"
+        elif rules.skill_goal(content) is not None:
+            verdict = "skill"
+        else:
+            duplicate = self.store.query(
+                "SELECT id FROM memories WHERE owner = ? AND repo_key = '' AND norm_hash = ? LIMIT 1",
+                (owner, rules.content_hash(content)),
+            )
+            if duplicate:
+                verdict = "duplicate"
+        return ReflectionProposal(
+            id=lesson_id,
+            content=content,
+            category=category,
+            source_run=run_id,
+            source_repository=repo_key or None,
+            verdict=verdict,
+            refused=refusal,
+            duplicate_of=duplicate[0][0] if duplicate else None,
+        )
+
+    def reflect(
+        self,
+        ctx: MemoryContext,
+        approve: Sequence[str] | None = None,
+        reject: Sequence[str] | None = None,
+        approved_by: str | None = None,
+    ) -> ReflectionResult:
+        """Propose global memories from completed runs' lessons; apply only those a person approves."""
+        rows = self.store.query(
+            "SELECT id, content, category, owner, run_id, repo_key FROM reflection_lessons "
+            "WHERE status = 'pending' ORDER BY seq"
+        )
+        proposals = {row[0]: self._proposal(row) for row in rows}
+        owners = {row[0]: row[3] for row in rows}
+        approve = list(approve or [])
+        reject = list(reject or [])
+        unknown = [i for i in [*approve, *reject] if i not in proposals]
+        if unknown:
+            raise UsageError(f"no pending reflection proposal {', '.join(unknown)}; run reflect to list them")
+        if approve and not (approved_by and approved_by.strip()):
+            raise UsageError("reflection proposals are applied only with a person's approval: name the approver")
+        applied: builtins.list[SaveResult] = []
+        for lesson_id in approve:
+            proposal = proposals[lesson_id]
+            # Reflection spans every repository, so what it writes is global, whatever run it came from.
+            result = self.save(
+                MemoryContext(agent=owners[lesson_id] or None, repository=None, run_id=proposal.source_run),
+                proposal.content,
+                category=proposal.category,
+                scope="global",
+                shared=not owners[lesson_id],
+            )
+            applied.append(result)
+            with self.store.write() as w:
+                w.execute(
+                    "UPDATE reflection_lessons SET status = ?, memory_id = ? WHERE id = ?",
+                    ("applied" if result.saved else result_status(result), result.id or result.duplicate_of, lesson_id),
+                )
+                w.log_event(
+                    "reflected", result.id, owners[lesson_id], "",
+                    f"approved by {approved_by}: {_excerpt(proposal.content)}",
+                )
+        if reject:
+            with self.store.write() as w:
+                for lesson_id in reject:
+                    w.execute("UPDATE reflection_lessons SET status = 'rejected' WHERE id = ?", (lesson_id,))
+        remaining = [p for i, p in proposals.items() if i not in approve and i not in reject]
+        return ReflectionResult(proposals=remaining, applied=applied)
+
+    # Health.
+
+    def doctor(self) -> dict[str, Any]:
+        return {
+            "store": self.store.kind,
+            "location": self.store.location,
+            "schema_version": self.store.schema_version(),
+            "memories": self.store.count_memories(),
+            "search_mode": self.search_mode,
+            "embedding_provider": self.choice.provider,
+            "embedding_model": self.choice.embedder.model if self.choice.embedder else None,
+            "why": self.choice.reason,
+            "vectors": self.store.vector_support,
+            "max_count": self.max_count,
+        }
+
+    def events(self, kind: str | None = None) -> builtins.list[dict[str, Any]]:
+        return self.store.events(kind)
+
+
+def result_status(result: SaveResult) -> str:
+    if result.refused is not None:
+        return "refused"
+    if result.skill is not None:
+        return "skill"
+    return "duplicate"

@@ -1,0 +1,290 @@
+"""The one interface both memory stores implement, and the SQL they share.
+
+Rows keep `''` rather than NULL for "no owner" (a team memory) and "no
+repository" (a global memory), so a bucket is plain equality on
+(owner, repo_key) in either database. The service turns them back into None.
+"""
+
+from __future__ import annotations
+
+import abc
+import contextlib
+import secrets
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from autocode.memory.model import Memory, Skill
+
+MEMORY_COLUMNS = (
+    "id, content, category, scope, repo_key, owner, created_at, updated_at, run_id, embedding_model"
+)
+SKILL_COLUMNS = (
+    "id, name, owner, description, category, content, scope, repo_key, origin, source_memory_id, created_at"
+)
+
+
+def now_text() -> str:
+    """UTC time as fixed-width ISO 8601 text, so text order is time order in both stores."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(6)}"
+
+
+def memory_from_row(row: Sequence[Any]) -> Memory:
+    return Memory(
+        id=row[0],
+        content=row[1],
+        category=row[2],
+        scope=row[3],
+        repo_key=row[4] or None,
+        owner=row[5] or None,
+        created_at=row[6],
+        updated_at=row[7],
+        run_id=row[8],
+        embedding_model=row[9],
+    )
+
+
+def skill_from_row(row: Sequence[Any]) -> Skill:
+    return Skill(
+        id=row[0],
+        name=row[1],
+        owner=row[2] or None,
+        description=row[3],
+        category=row[4],
+        content=row[5],
+        scope=row[6],
+        repo_key=row[7] or None,
+        origin=row[8],
+        source_memory_id=row[9],
+        created_at=row[10],
+    )
+
+
+@dataclass(frozen=True)
+class Visibility:
+    """Which rows a caller may see: owners (agent and/or '' for team) and repo keys ('' = global)."""
+
+    owners: tuple[str, ...]
+    repo_keys: tuple[str, ...]
+
+    def where(self, alias: str = "") -> tuple[str, list[Any]]:
+        prefix = f"{alias}." if alias else ""
+        if not self.owners or not self.repo_keys:
+            return "1 = 0", []
+        owners = ", ".join("?" for _ in self.owners)
+        repos = ", ".join("?" for _ in self.repo_keys)
+        return (
+            f"{prefix}owner IN ({owners}) AND {prefix}repo_key IN ({repos})",
+            [*self.owners, *self.repo_keys],
+        )
+
+
+@dataclass(frozen=True)
+class NewMemory:
+    id: str
+    content: str
+    norm_hash: str
+    terms: str
+    category: str | None
+    scope: str
+    repo_key: str
+    owner: str
+    created_at: str
+    run_id: str | None
+    embedding: bytes | None
+    embedding_model: str | None
+
+
+@dataclass(frozen=True)
+class NewSkill:
+    id: str
+    name: str
+    owner: str
+    description: str
+    category: str | None
+    content: str
+    norm_hash: str
+    scope: str
+    repo_key: str
+    origin: str
+    source_memory_id: str | None
+    created_at: str
+
+
+@dataclass(frozen=True)
+class VectorRow:
+    seq: int
+    id: str
+    repo_key: str
+    terms: str
+    created_at: str
+    score: float | None
+    """Cosine with the query when the row has an embedding of the current model, else None."""
+
+
+class Writer(abc.ABC):
+    """Operations inside one write transaction (the store holds the lock until it ends)."""
+
+    @abc.abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @abc.abstractmethod
+    def rowcount(self, sql: str, params: Sequence[Any] = ()) -> int: ...
+
+    @abc.abstractmethod
+    def keyword_candidates(
+        self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
+    ) -> list[tuple[str, str]]:
+        """(id, terms) of the bucket's best keyword matches."""
+
+    @abc.abstractmethod
+    def nearest_in_bucket(
+        self, owner: str, repo_key: str, vector: Sequence[float], model: str
+    ) -> tuple[str, float] | None:
+        """(id, cosine) of the bucket's closest memory embedded by `model`."""
+
+    @abc.abstractmethod
+    def insert_memory(self, row: NewMemory) -> None: ...
+
+    def find_exact(self, owner: str, repo_key: str, norm_hash: str) -> str | None:
+        rows = self.execute(
+            "SELECT id FROM memories WHERE owner = ? AND repo_key = ? AND norm_hash = ? ORDER BY seq LIMIT 1",
+            (owner, repo_key, norm_hash),
+        )
+        return rows[0][0] if rows else None
+
+    def bucket_overflow(self, owner: str, repo_key: str, cap: int) -> list[Memory]:
+        """The oldest memories of a bucket beyond its cap, oldest first."""
+        count = self.execute(
+            "SELECT count(*) FROM memories WHERE owner = ? AND repo_key = ?", (owner, repo_key)
+        )[0][0]
+        excess = int(count) - cap
+        if excess <= 0:
+            return []
+        rows = self.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE owner = ? AND repo_key = ? "
+            "ORDER BY created_at, seq LIMIT ?",
+            (owner, repo_key, excess),
+        )
+        return [memory_from_row(r) for r in rows]
+
+    def delete_memory(self, memory_id: str) -> int:
+        return self.rowcount("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    def log_event(self, kind: str, memory_id: str | None, owner: str, repo_key: str, detail: str) -> None:
+        self.execute(
+            "INSERT INTO memory_events (at, kind, memory_id, owner, repo_key, detail) VALUES (?, ?, ?, ?, ?, ?)",
+            (now_text(), kind, memory_id, owner, repo_key, detail),
+        )
+
+    def find_skill(self, owner: str, repo_key: str, name: str) -> tuple[str, str] | None:
+        rows = self.execute(
+            "SELECT id, norm_hash FROM skills WHERE owner = ? AND repo_key = ? AND name = ?",
+            (owner, repo_key, name),
+        )
+        return (rows[0][0], rows[0][1]) if rows else None
+
+    def find_skill_by_hash(self, owner: str, repo_key: str, norm_hash: str) -> str | None:
+        rows = self.execute(
+            "SELECT name FROM skills WHERE owner = ? AND repo_key = ? AND norm_hash = ?",
+            (owner, repo_key, norm_hash),
+        )
+        return rows[0][0] if rows else None
+
+    def insert_skill(self, row: NewSkill) -> None:
+        self.execute(
+            "INSERT INTO skills (id, name, owner, description, category, content, norm_hash, scope, "
+            "repo_key, origin, source_memory_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                row.id, row.name, row.owner, row.description, row.category, row.content,
+                row.norm_hash, row.scope, row.repo_key, row.origin, row.source_memory_id, row.created_at,
+            ),
+        )
+
+
+class Store(abc.ABC):
+    """A memory store. Reads run on their own; writes go through `write()` (one transaction)."""
+
+    kind: str = "store"
+
+    @property
+    @abc.abstractmethod
+    def location(self) -> str:
+        """Where the store is, with no secret in it."""
+
+    @property
+    def vector_support(self) -> str:
+        return "embeddings compared in the process"
+
+    @abc.abstractmethod
+    def close(self) -> None: ...
+
+    @abc.abstractmethod
+    def schema_version(self) -> int: ...
+
+    @abc.abstractmethod
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @abc.abstractmethod
+    @contextlib.contextmanager
+    def write(self, lock_key: str = "") -> Iterator[Writer]:
+        """One write transaction; `lock_key` serialises writers to one bucket."""
+        yield  # type: ignore[misc]
+
+    @abc.abstractmethod
+    def keyword_search(
+        self, visible: Visibility, query_terms: Sequence[str], limit: int, order: str
+    ) -> list[tuple[str, float]]:
+        """(id, keyword score) of visible memories matching any term; order 'relevance' or 'recent'."""
+
+    @abc.abstractmethod
+    def vector_rows(self, visible: Visibility, vector: Sequence[float] | None, model: str) -> list[VectorRow]:
+        """Every visible memory with its cosine to `vector` (None when it lacks a `model` embedding)."""
+
+    @abc.abstractmethod
+    def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
+        """Store embeddings made by `model` for memories that had none (or another model's)."""
+
+    # Shared reads.
+
+    def get_memories(self, ids: Sequence[str]) -> dict[str, Memory]:
+        if not ids:
+            return {}
+        marks = ", ".join("?" for _ in ids)
+        rows = self.query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", list(ids))
+        return {r[0]: memory_from_row(r) for r in rows}
+
+    def list_memories(self, visible: Visibility, limit: int | None = None) -> list[Memory]:
+        where, params = visible.where()
+        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} ORDER BY created_at DESC, seq DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return [memory_from_row(r) for r in self.query(sql, params)]
+
+    def list_skills(self, visible: Visibility) -> list[Skill]:
+        where, params = visible.where()
+        rows = self.query(
+            f"SELECT {SKILL_COLUMNS} FROM skills WHERE {where} ORDER BY name, owner", params
+        )
+        return [skill_from_row(r) for r in rows]
+
+    def count_memories(self) -> int:
+        return int(self.query("SELECT count(*) FROM memories")[0][0])
+
+    def events(self, kind: str | None = None) -> list[dict[str, Any]]:
+        sql = "SELECT at, kind, memory_id, owner, repo_key, detail FROM memory_events"
+        params: list[Any] = []
+        if kind:
+            sql += " WHERE kind = ?"
+            params.append(kind)
+        rows = self.query(sql + " ORDER BY seq", params)
+        return [
+            {"at": r[0], "kind": r[1], "memory_id": r[2], "owner": r[3] or None, "repository": r[4] or None, "detail": r[5]}
+            for r in rows
+        ]

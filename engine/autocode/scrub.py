@@ -1,0 +1,707 @@
+"""Detection of credentials and machine-specific paths in text that may be shared.
+
+This module owns the single answer to "may this text leave the machine?". The
+learned record, memories and reports ask it before writing anything a teammate
+could read. It only finds spans; callers decide what to do with them (the
+record drops a whole field, a log line may use `redact`).
+
+A `Finding` carries a kind and a span, never the matched text, so findings can
+be logged and reported safely. What is detected and what is deliberately kept
+is described in docs/scrub.md.
+
+A leaf: standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+
+__all__ = [
+    "PATH_KINDS",
+    "SECRET_KINDS",
+    "Finding",
+    "contains_machine_path",
+    "contains_secret",
+    "find_machine_paths",
+    "find_secrets",
+    "is_shareable",
+    "redact",
+]
+
+Workspace = str | os.PathLike[str] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A span of text that must not be shared. Holds no copy of the text itself."""
+
+    kind: str
+    start: int
+    end: int
+
+    def to_dict(self) -> dict[str, object]:
+        return {"kind": self.kind, "start": self.start, "end": self.end}
+
+
+# Kinds found by a recognisable shape of their own; they win over the generic
+# kinds below when both cover the same span.
+_SHAPED_SECRET_KINDS = (
+    "aws_access_key",
+    "aws_secret_key",
+    "github_token",
+    "gitlab_token",
+    "openai_key",
+    "anthropic_key",
+    "slack_token",
+    "slack_webhook",
+    "stripe_key",
+    "google_api_key",
+    "huggingface_token",
+    "npm_token",
+    "pypi_token",
+    "jwt",
+    "private_key",
+    "url_password",
+)
+_GENERIC_SECRET_KINDS = ("secret_assignment", "authorization_header", "env_value")
+SECRET_KINDS: frozenset[str] = frozenset(_SHAPED_SECRET_KINDS + _GENERIC_SECRET_KINDS)
+PATH_KINDS: frozenset[str] = frozenset({"workspace_path", "home_path", "temp_path", "env_path"})
+
+_PRIORITY = {kind: i for i, kind in enumerate(_SHAPED_SECRET_KINDS + _GENERIC_SECRET_KINDS)}
+_PRIORITY.update({"workspace_path": 0, "home_path": 1, "temp_path": 1, "env_path": 2})
+
+class _Lazy:
+    """A regex compiled on first use: the large ones cost milliseconds each, and
+    importing this module must stay cheap for commands that never scrub."""
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int = 0) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    @property
+    def re(self) -> re.Pattern[str]:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return self._compiled
+
+
+# ---------------------------------------------------------------------------
+# Credentials with a shape of their own
+
+_NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
+_NOT_ALNUM_AFTER = r"(?![A-Za-z0-9])"
+
+_SHAPED = _Lazy(
+    "|".join(
+        f"(?P<{kind}>{pattern})"
+        for kind, pattern in (
+            ("aws_access_key", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+            (
+                "github_token",
+                _NOT_ALNUM_BEFORE
+                + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})"
+                + _NOT_ALNUM_AFTER,
+            ),
+            ("gitlab_token", _NOT_ALNUM_BEFORE + r"glpat-[A-Za-z0-9_\-]{20,200}(?![\w\-])"),
+            # Anthropic before OpenAI: both start with sk-.
+            ("anthropic_key", _NOT_ALNUM_BEFORE + r"sk-ant-[A-Za-z0-9_\-]{20,300}(?![\w\-])"),
+            (
+                "openai_key",
+                _NOT_ALNUM_BEFORE
+                + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}(?![\w\-])"
+                + r"|[A-Za-z0-9]{20,200}" + _NOT_ALNUM_AFTER + ")",
+            ),
+            ("slack_token", _NOT_ALNUM_BEFORE + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{10,250}(?![\w\-])"),
+            (
+                "slack_webhook",
+                r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}",
+            ),
+            (
+                "stripe_key",
+                _NOT_ALNUM_BEFORE
+                + r"(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}|whsec_[A-Za-z0-9]{24,250})"
+                + _NOT_ALNUM_AFTER,
+            ),
+            ("google_api_key", _NOT_ALNUM_BEFORE + r"AIza[0-9A-Za-z_\-]{35}(?![\w\-])"),
+            ("huggingface_token", _NOT_ALNUM_BEFORE + r"hf_[A-Za-z0-9]{30,60}" + _NOT_ALNUM_AFTER),
+            ("npm_token", _NOT_ALNUM_BEFORE + r"npm_[A-Za-z0-9]{36}" + _NOT_ALNUM_AFTER),
+            ("pypi_token", _NOT_ALNUM_BEFORE + r"pypi-AgE[A-Za-z0-9_\-]{40,}"),
+            (
+                "jwt",
+                _NOT_ALNUM_BEFORE
+                + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}",
+            ),
+        )
+    )
+)
+# A cheap first look (plain substring tests): text without any of these cannot match `_SHAPED`.
+_SHAPED_HINTS = (
+    "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "xox",
+    "xapp-", "hooks.slack", "_live_", "_test_", "whsec_", "AIza", "hf_", "npm_", "pypi-", "eyJ",
+)
+
+_AWS_SECRET = _Lazy(
+    r"(?i)(?:aws[\w\-]{0,24}?secret[\w\-]{0,24}|secret_?access_?key)[\"']?\s*(?::=|=>|=|:)\s*"
+    r"[\"']?(?P<value>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+)
+
+_PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+# The header must be followed by key material (or PEM headers): a bare mention
+# of the header line in prose is not a key.
+_PEM_BODY = re.compile(r"(?:\s|\\[nr])*(?:Proc-Type:|[A-Za-z0-9+/=]{16})")  # also inside JSON
+_PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+
+_URL_USERINFO = re.compile(
+    r"(?<![A-Za-z0-9+.\-])[A-Za-z][A-Za-z0-9+.\-]{1,30}://[^\s/?#@:\"'<>]*:(?P<value>[^\s/?#@\"'<>]+)@"
+)
+
+# ---------------------------------------------------------------------------
+# Secrets assigned to secret-named variables, flags and headers
+
+# Secret names are found from these words (in lower case), then read whole.
+_NAME_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "pat")
+_NAME_HINT_ANY_CASE = re.compile("(?i)" + "|".join(_NAME_HINTS))
+_VALUE = r"(?P<value>\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`,;&|<>]+)"
+_AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*" + _VALUE)
+# `password: HiddenText | None = None`, `f(shrink_pass: ShrinkPass, ...)`: a type, not a value.
+_ANNOTATION = re.compile(r"(?:[A-Z][A-Za-z.]*|str|bytes)[ \t]*[,)|=\]]")
+_AFTER_FLAG = _Lazy(r"(?:=|[ \t]+)(?!-)" + _VALUE)
+_TERNARY = re.compile(r"\?[ \t]*[\"']$")
+_NETRC = re.compile(r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<value>\S+)")
+_AUTHORIZATION = _Lazy(
+    r"(?i)(?:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot)[ \t]+)?"
+    r"|\bbearer[ \t]+)(?P<value>[A-Za-z0-9._~+/\-]+=*)"
+)
+
+_PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
+_KEY_WORDS = frozenset({"token", "secret", "secrets", "credential", "credentials", "apikey", "auth"})
+# In code `pat` is far more often a pattern than a personal access token: after
+# that name only an opaque run of key characters counts.
+_OPAQUE_WORDS = frozenset({"pat"})
+_OPAQUE_VALUE = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
+_PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
+_KEY_ENDINGS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey", "credentials")
+# A name ending in one of these holds something about the secret (where it is,
+# how long it lives), not the secret itself.
+_DESCRIPTIVE_SUFFIXES = frozenset(
+    {
+        "url", "uri", "endpoint", "host", "file", "filename", "path", "dir", "type", "name",
+        "names", "env", "var", "length", "len", "count", "limit", "max", "min", "ttl",
+        "expiry", "expires", "expiration", "header", "prefix", "suffix", "field", "mode",
+        "format", "hash", "policy", "rotation", "regex", "pattern", "provider", "source",
+        "kind", "label", "help", "description", "prompt", "hint", "location", "store",
+        "backend", "command", "cmd", "script", "scope", "scopes", "usage", "used", "budget",
+        "required", "enabled", "strength", "manager", "helper", "sock", "socket", "size",
+        "version", "method", "schema", "reset", "rules", "counter", "class", "id_env",
+        "range", "start", "end", "offset", "index", "idx", "pos", "position", "list", "map",
+        "dict", "queue", "buffer", "stream", "types",
+    }
+)
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def _name_segments(name: str) -> list[str]:
+    return [s.lower() for s in _CAMEL.findall(name)]
+
+
+@lru_cache(maxsize=4096)
+def _secret_name_strength(name: str) -> str | None:
+    """'password', 'key' or 'opaque' when `name` names a secret, else None.
+
+    Only the last dotted part counts: `db.password` names a password,
+    `changePassword.restype` does not.
+    """
+    segments = _name_segments(name.rsplit(".", 1)[-1])
+    if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES or "public" in segments:
+        return None
+    # Lower-case run-together names ("dbpassword", "apikey") are one segment.
+    if any(s in _PASSWORD_WORDS or s.endswith(_PASSWORD_ENDINGS) for s in segments):
+        return "password"
+    if any(s in _KEY_WORDS or s.endswith(_KEY_ENDINGS) for s in segments):
+        return "key"
+    if len(segments) > 1 and segments[-1] in ("key", "keys"):
+        return "key"
+    if any(s in _OPAQUE_WORDS for s in segments):
+        return "opaque"
+    return None
+
+
+# ---------------------------------------------------------------------------
+# What a value must look like to count as a secret
+
+# Long enough that a random key contains one by chance about once in 10^8.
+_PLACEHOLDER_MARKERS = (
+    "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "undefined",
+    "xxxxxx", "******", "...", "<", ">", "${", "{{", "{}", "%(", "$(",
+)
+# Short words: counted only in values without digits, which real keys almost always have.
+_PLACEHOLDER_WORDS = (
+    "your", "here", "dummy", "sample", "fake", "xxxx", "***", "todo", "insert", "replace",
+    "none", "null", "secret", "token", "password",
+)
+_ENV_REFERENCE = re.compile(r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|\$env:)")
+# Unquoted `self.token`, `get_token()`, `os.environ["TOKEN"]`, `Optional[str]`: code, not a value.
+_CODE_REFERENCE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[(\[{]")
+
+
+def _is_placeholder(value: str) -> bool:
+    lowered = value.lower()
+    if any(marker in lowered for marker in _PLACEHOLDER_MARKERS):
+        return True
+    if not any(ch.isdigit() for ch in value) and any(w in lowered for w in _PLACEHOLDER_WORDS):
+        return True
+    if _ENV_REFERENCE.match(value):
+        return True
+    return len(set(lowered)) <= 3
+
+
+def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
+    lower = upper = digit = symbol = False
+    for ch in value:
+        if ch.islower():
+            lower = True
+        elif ch.isupper():
+            upper = True
+        elif ch.isdigit():
+            digit = True
+        elif ch not in "_-.":
+            symbol = True
+    return lower, upper, digit, symbol
+
+
+def _is_password_value(value: str) -> bool:
+    """A password is kept when it is made of plain words (docs' `password=secret`,
+    a type such as `HiddenText`) or too short."""
+    if len(value) < 6 or any(ch.isspace() for ch in value):
+        return False
+    lower, upper, digit, symbol = _char_classes(value)
+    if digit or symbol:
+        return True
+    return lower and upper and len(value) >= 8 and not _is_wordy(value)
+
+
+def _is_key_value(value: str, min_length: int = 12) -> bool:
+    """A token or key: long enough, one run of mixed characters, not made of words."""
+    if len(value) < min_length or any(ch.isspace() for ch in value) or "://" in value:
+        return False
+    if sum(_char_classes(value)) < 2:
+        return False
+    return len(set(value)) >= 5 and not _is_wordy(value)
+
+
+_SEPARATORS = re.compile(r"[-_.:/@+]+")
+_SMALL_NUMBER = re.compile(r"[A-Za-z]?[0-9]{1,6}")  # 123, v1
+_WORD_AND_NUMBER = re.compile(r"([A-Za-z]{2,})[0-9]{1,3}")  # base64, auth0, py311
+_HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_VOWELS = frozenset("aeiouyAEIOUY")
+
+
+def _is_wordy(value: str) -> bool:
+    """Made of words and small numbers joined by separators, like `user:123:profile`,
+    `bert-base-uncased` or `getUserToken`. A random key almost never is (see docs/scrub.md).
+    """
+    for piece in _SEPARATORS.split(value):
+        if not piece or _SMALL_NUMBER.fullmatch(piece):
+            continue
+        word_and_number = _WORD_AND_NUMBER.fullmatch(piece)
+        if word_and_number:
+            piece = word_and_number[1]
+        if not piece.isascii() or not piece.isalpha():
+            return False
+        humps = _HUMPS.findall(piece)
+        if "".join(humps) != piece or not all(_is_wordlike(hump) for hump in humps):
+            return False
+        # Joined words are long; random mixed case makes many short humps (aBcD).
+        if len(humps) > 1 and len(piece) < 3 * len(humps):
+            return False
+    return True
+
+
+def _is_wordlike(run: str) -> bool:
+    """Pronounceable, or a short acronym: about as many vowels as words have."""
+    vowels = sum(ch in _VOWELS for ch in run)
+    if len(run) <= 3:
+        return vowels >= 1 or run.isupper() or len(run) <= 2
+    return 4 * vowels >= len(run)
+
+
+def _strip_value(raw: str, start: int) -> tuple[str, int]:
+    """The value without its quotes or trailing punctuation, and where it starts."""
+    if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
+        return raw[1:-1], start + 1
+    trimmed = raw.rstrip(".,:;")
+    # A closing bracket ends the value only when the value did not open it: f(token=abc).
+    while trimmed and trimmed[-1] in ")]" and trimmed.count(trimmed[-1]) > trimmed.count(
+        "(" if trimmed[-1] == ")" else "["
+    ):
+        trimmed = trimmed[:-1].rstrip(".,:;")
+    return trimmed, start
+
+
+# ---------------------------------------------------------------------------
+# Secrets
+
+
+def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Finding]:
+    """Spans of credential-shaped values and of the environment's credential values.
+
+    `env` defaults to `os.environ`; pass `{}` to look at the text alone.
+    """
+    found: list[Finding] = []
+    # Guards use a lower-cased copy; it keeps offsets only for ASCII text.
+    lowered = text.lower() if text.isascii() else None
+    if any(hint in text for hint in _SHAPED_HINTS):
+        for match in _SHAPED.re.finditer(text):
+            kind = match.lastgroup
+            if kind is None or _shaped_is_placeholder(kind, match.group()):
+                continue
+            found.append(Finding(kind, match.start(), match.end()))
+    if lowered is None or "secret" in lowered:
+        for match in _AWS_SECRET.re.finditer(text):
+            if not _is_placeholder(match["value"]):
+                found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
+    if "PRIVATE KEY" in text:
+        found.extend(_private_keys(text))
+    if "://" in text and "@" in text:
+        for match in _URL_USERINFO.finditer(text):
+            value = match["value"]
+            if not _is_placeholder(value) and _is_password_value(value):
+                found.append(Finding("url_password", match.start("value"), match.end("value")))
+    found.extend(_assigned_secrets(text, lowered))
+    found.extend(_env_values(text, os.environ if env is None else env))
+    return _dedupe(found)
+
+
+def _shaped_is_placeholder(kind: str, token: str) -> bool:
+    body = token.split("_", 1)[-1] if kind in ("github_token", "npm_token") else token[4:]
+    if kind == "jwt":
+        return False
+    return _is_placeholder(body)
+
+
+def _private_keys(text: str) -> Iterator[Finding]:
+    for begin in _PEM_BEGIN.finditer(text):
+        if not _PEM_BODY.match(text, begin.end()):
+            continue
+        end = _PEM_END.search(text, begin.end())
+        yield Finding("private_key", begin.start(), end.end() if end else len(text))
+
+
+def _secret_names(text: str, lowered: str | None) -> Iterator[tuple[int, int]]:
+    """Spans of whole names (runs of word characters, `.` and `-`) holding a hint word."""
+    if lowered is not None:
+        hits = sorted(
+            at
+            for hint in _NAME_HINTS
+            for at in _find_all(lowered, hint)
+        )
+    else:  # lower() may change the length of non-ASCII text: search it as it is
+        hits = [match.start() for match in _NAME_HINT_ANY_CASE.finditer(text)]
+    last_end = -1
+    for at in hits:
+        if at < last_end:
+            continue  # inside the name just read
+        start = at
+        while start > 0 and _is_name_char(text[start - 1]):
+            start -= 1
+        end = at
+        while end < len(text) and _is_name_char(text[end]):
+            end += 1
+        last_end = end
+        yield start, end
+
+
+def _find_all(text: str, word: str) -> Iterator[int]:
+    at = text.find(word)
+    while at != -1:
+        yield at
+        at = text.find(word, at + 1)
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.-"
+
+
+def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
+    read_until = 0  # like a regex scan, a value once read is not searched for names again
+    for start, end in _secret_names(text, lowered):
+        if start < read_until:
+            continue
+        name = text[start:end]
+        if name.startswith("--"):
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                continue
+            name = name[2:]
+            if not name[:1].isalpha():
+                continue
+            match = _AFTER_FLAG.re.match(text, end)
+        else:
+            if not (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")):
+                continue
+            if start > 0 and text[start - 1] == "$":
+                continue  # `$TOKEN` is a reference
+            if text.endswith("://", 0, start):
+                continue  # a URL's user name: its password is found as a URL password
+            if _TERNARY.search(text, max(0, start - 8), start):
+                continue  # `done ? 'pass' : 'fail'` chooses between strings
+            match = _AFTER_NAME.re.match(text, end)
+        if match is None:
+            continue
+        read_until = match.end()
+        strength = _secret_name_strength(name)
+        if strength is None:
+            continue
+        raw = match["value"]
+        if strength == "opaque" and not _OPAQUE_VALUE.fullmatch(raw.strip("\"'")):
+            continue
+        if match.groupdict().get("op") == ":" and _ANNOTATION.match(text, match.start("value")):
+            continue
+        value, value_start = _strip_value(raw, match.start("value"))
+        if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
+            continue
+        if _is_password_value(value) if strength == "password" else _is_key_value(value):
+            yield Finding("secret_assignment", value_start, value_start + len(value))
+    if lowered is None or "password" in lowered:
+        for match in _NETRC.finditer(text):
+            value, value_start = _strip_value(match["value"], match.start("value"))
+            if not _is_placeholder(value) and _is_password_value(value):
+                yield Finding("secret_assignment", value_start, value_start + len(value))
+    if lowered is None or "authorization" in lowered or "bearer" in lowered:
+        for match in _AUTHORIZATION.re.finditer(text):
+            value = match["value"]
+            if text.startswith("(", match.end()):
+                continue  # `authorization = decode(authorization)` is code
+            if not _is_placeholder(value) and _is_key_value(value, min_length=8):
+                yield Finding("authorization_header", match.start("value"), match.end("value"))
+
+
+_TRIVIAL_ENV_VALUES = frozenset(
+    {"true", "false", "yes", "no", "none", "null", "on", "off", "enabled", "disabled"}
+)
+
+
+@lru_cache(maxsize=1024)
+def _env_name_is_secret(name: str) -> bool:
+    segments = [s for s in re.split(r"[^a-z0-9]+", name.lower()) if s]
+    if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES:
+        return False
+    if segments[-1] in ("key", "keys"):
+        return True
+    return any(
+        s in _PASSWORD_WORDS
+        or s in ("token", "secret", "credential", "credentials", "pat", "apikey")
+        or s.endswith(_PASSWORD_ENDINGS + _KEY_ENDINGS)
+        for s in segments
+    )
+
+
+def _env_secret_values(env: Mapping[str, str]) -> list[str]:
+    values = []
+    for name, value in env.items():
+        if len(value) < 8 or not _env_name_is_secret(name):
+            continue
+        if value.lower() in _TRIVIAL_ENV_VALUES or value.isdigit():
+            continue
+        # A short plain word (PGPASSWORD=postgres) would flag every mention of the word.
+        if len(value) <= 12 and value.isalpha() and (value.islower() or value.isupper()):
+            continue
+        values.append(value)
+    return values
+
+
+def _env_values(text: str, env: Mapping[str, str]) -> Iterator[Finding]:
+    for value in _env_secret_values(env):
+        at = text.find(value)
+        while at != -1:
+            yield Finding("env_value", at, at + len(value))
+            at = text.find(value, at + len(value))
+
+
+# ---------------------------------------------------------------------------
+# Machine paths
+
+_PATH_CHARS = r"[^\s\"'`<>|:;,()\[\]{}*?]"
+_WIN_PATH_CHARS = r"[^\s\"'`<>|:;,*?]"
+_SEP = r"(?:\\\\|\\|/)"
+# A POSIX path starts at a boundary: not inside a word, a relative path or a
+# URL (file:// URLs do point at this machine), nor after a variable (`${root}/x`).
+_POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%})]))"
+
+_MACHINE_PATHS = _Lazy(
+    "|".join(
+        f"(?P<{kind}>{pattern})"
+        for kind, pattern in (
+            (
+                "home_path",
+                _POSIX_START
+                + r"(?:/(?:home|Users)/[\w.\-@+]+|/root(?=/|[\s\"'`<>|:;,()\[\]{}*?]|$)"
+                + r"|/mnt/[a-zA-Z]/Users/[\w.\-@+]+)" + _PATH_CHARS + "*"
+                + r"|(?<![\w$%~\\/])~[\w.\-]*/" + _PATH_CHARS + "+"
+                + r"|(?:\$HOME|\$\{HOME\})/" + _PATH_CHARS + "+"
+                + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"(?i:users|documents and settings)"
+                + _SEP + r"[^\\/\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*"
+                + r"|(?:%(?i:userprofile|homepath|appdata|localappdata)%|\$env:(?i:userprofile|appdata|localappdata))"
+                + _SEP + _WIN_PATH_CHARS + "*",
+            ),
+            (
+                "temp_path",
+                _POSIX_START
+                + r"(?:/private)?(?:/tmp|/var/tmp|/var/folders|/dev/shm)/" + _PATH_CHARS + "+"
+                + "|" + _POSIX_START + r"/run/user/\d+" + _PATH_CHARS + "*"
+                + r"|(?:\$TMPDIR|\$\{TMPDIR\})/" + _PATH_CHARS + "*"
+                + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"(?i:windows)" + _SEP + r"(?i:temp)\b"
+                + _WIN_PATH_CHARS + "*"
+                + r"|(?:%(?i:temp|tmp)%|\$env:(?i:temp|tmp))" + _SEP + _WIN_PATH_CHARS + "*",
+            ),
+            (
+                "env_path",
+                r"(?:" + _POSIX_START + r"/|(?<![\w\\/])[A-Za-z]:" + _SEP + r")"
+                + r"(?:[^\s\"'`<>|:;,()\[\]{}*?\\/]+" + _SEP + r")*?"
+                + r"(?:\.?venv|\.?virtualenvs|site-packages|dist-packages|\.pyenv|\.nvm|\.rbenv"
+                + r"|\.tox|\.nox|\.conda|(?:mini|ana)conda3|miniforge3)"
+                + r"(?=[\\/]|[\s\"'`<>|:;,()\[\]{}*?]|$)" + _WIN_PATH_CHARS + "*",
+            ),
+        )
+    )
+)
+_MACHINE_PATH_HINT = re.compile(
+    r"/home/|/Users/|/root|/mnt/|~|\$HOME|\$\{HOME|:[\\/]|%|\$env:|/tmp/|/var/|/dev/shm/|/run/user/|"
+    r"\$TMPDIR|\$\{TMPDIR|venv|packages|\.pyenv|\.nvm|\.rbenv|\.tox|\.nox|conda|miniforge"
+)
+
+
+def find_machine_paths(text: str, workspace: Workspace = None) -> list[Finding]:
+    """Spans of paths private to this machine or person: homes, temp dirs,
+    virtual environments, and `workspace`'s own absolute path.
+
+    Project-relative paths, URL paths and system paths like /usr/bin/env are kept.
+    """
+    found: list[Finding] = []
+    if _MACHINE_PATH_HINT.search(text):
+        for match in _MACHINE_PATHS.re.finditer(text):
+            kind = match.lastgroup
+            if kind is not None and not _inside_url(text, match.start()):
+                found.append(Finding(kind, match.start(), _trim_path_end(text, match)))
+    if workspace is not None:
+        folded = None
+        for form, pattern in _workspace_patterns(os.fspath(workspace)):
+            if pattern.flags & re.IGNORECASE:
+                folded = text.lower() if folded is None else folded
+                if form.lower() not in folded:
+                    continue
+            elif form not in text:
+                continue
+            for match in pattern.finditer(text):
+                if not _inside_url(text, match.start()):
+                    found.append(Finding("workspace_path", match.start(), _trim_path_end(text, match)))
+    return _dedupe(found)
+
+
+def _trim_path_end(text: str, match: re.Match[str]) -> int:
+    end = match.end()
+    while end > match.start() + 1 and text[end - 1] == ".":
+        end -= 1
+    return end
+
+
+def _inside_url(text: str, start: int) -> bool:
+    """True when `start` lies in the path of a URL other than file://."""
+    window = max(0, start - 2048)  # bounded, so many paths in one long word stay linear
+    token_start = max(window - 1, *(text.rfind(ch, window, start) for ch in " \t\n\r\"'")) + 1
+    token = text[token_start:start]
+    return "://" in token and not token.startswith("file://")
+
+
+@lru_cache(maxsize=64)
+def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """Each spelling of the workspace's absolute path with the pattern that finds it."""
+    forms = {workspace}
+    if os.path.isabs(workspace):
+        forms.add(os.path.normpath(workspace))
+        forms.add(os.path.realpath(workspace))
+    windows = re.match(r"^[A-Za-z]:[\\/]", workspace) is not None
+    if windows:
+        forms |= {workspace.replace("\\", "/"), workspace.replace("\\", "\\\\")}
+    patterns = []
+    for form in sorted(forms, key=len, reverse=True):
+        form = form.rstrip("/\\")
+        if len(form) < 2 or not (form.startswith("/") or windows):
+            continue
+        start = r"(?<![\w.\-\\])" if windows else _POSIX_START
+        flags = re.IGNORECASE if windows else 0
+        pattern = start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*"
+        patterns.append((form, re.compile(pattern, flags)))
+    return tuple(patterns)
+
+
+# ---------------------------------------------------------------------------
+# Combined answers
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """Sorted findings without those lying inside a kept one (the more specific kind wins)."""
+    findings.sort(key=lambda f: (f.start, -f.end, _PRIORITY.get(f.kind, 99)))
+    kept: list[Finding] = []
+    reach = -1  # every kept finding starts at or before the current one
+    for finding in findings:
+        if finding.end <= reach:
+            continue
+        kept.append(finding)
+        reach = finding.end
+    return kept
+
+
+def contains_secret(text: str, env: Mapping[str, str] | None = None) -> bool:
+    return bool(find_secrets(text, env))
+
+
+def contains_machine_path(text: str, workspace: Workspace = None) -> bool:
+    return bool(find_machine_paths(text, workspace))
+
+
+def is_shareable(
+    text: str, workspace: Workspace = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """True when the text holds neither a secret nor a machine-specific path."""
+    return not find_secrets(text, env) and not find_machine_paths(text, workspace)
+
+
+def redact(
+    text: str,
+    workspace: Workspace = None,
+    env: Mapping[str, str] | None = None,
+    *,
+    secrets: bool = True,
+    paths: bool = True,
+) -> str:
+    """`text` with each finding replaced by `[redacted:<kind>]`, for logs and reports.
+
+    Stored answers are never rewritten this way: callers that keep data drop it whole.
+    """
+    findings: list[Finding] = []
+    if secrets:
+        findings += find_secrets(text, env)
+    if paths:
+        findings += find_machine_paths(text, workspace)
+    if not findings:
+        return text
+    findings.sort(key=lambda f: (f.start, -f.end))
+    parts: list[str] = []
+    at = 0
+    for finding in findings:
+        if finding.end <= at:
+            continue
+        if finding.start >= at:
+            parts.append(text[at : finding.start])
+            parts.append(f"[redacted:{finding.kind}]")
+        at = max(at, finding.end)
+    parts.append(text[at:])
+    return "".join(parts)
+

@@ -1,0 +1,302 @@
+"""A whole task over LSP, for an opted-in client and for a plain one; a killed server; cancel.
+
+The task runs the real engine with its offline fixture provider in a real git
+repository whose own unittest suite verifies the change.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsp_support import Session, close, connect, initialize, wait_until
+from lsprotocol import types
+
+from autocode_lsp import protocol
+from support import git, make_repo
+
+pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
+
+NAMING_ANSWER = "Use descriptive behaviour-based unittest method names."
+TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
+BRIEF = "Make greet() say goodbye too: apply change.patch"
+
+
+def build_repo(root: Path) -> Path:
+    """A small unittest project with a committed patch the fixture implementer applies."""
+    make_repo(root, {
+        "greet.py": "def greet():\n    return 'hello'\n",
+        "tests/__init__.py": "",
+        "tests/test_greet.py": (
+            "import unittest\n\nfrom greet import greet\n\n\n"
+            "class GreetTest(unittest.TestCase):\n"
+            "    def test_greet_says_hello(self):\n"
+            "        self.assertIn('hello', greet())\n"
+        ),
+    })
+    (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    patch = git(root, "diff")
+    git(root, "checkout", "--", "greet.py")
+    (root / "change.patch").write_text(patch, encoding="utf-8")
+    git(root, "add", "change.patch")
+    git(root, "commit", "-q", "-m", "add the patch")
+    return root
+
+
+def ledger_sources(snapshot: dict[str, Any]) -> list[str]:
+    ledger = json.loads((Path(snapshot["runDir"]) / "ledger.json").read_text(encoding="utf-8"))
+    return [a["source"]["channel"] for a in ledger["answers"]]
+
+
+def approval_sources(snapshot: dict[str, Any]) -> list[str]:
+    approvals = json.loads((Path(snapshot["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
+    return [a["source"]["channel"] for a in approvals["approvals"]]
+
+
+@pytest_asyncio.fixture(scope="module")
+async def opted_in(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+    repo = build_repo(tmp_path_factory.mktemp("optin") / "project")
+    s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
+    await initialize(s, preset="vscode", folders=[repo], opt_in=True, progress=True)
+    yield s, repo
+    await close(s)
+
+
+async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Path]) -> None:
+    session, repo = opted_in
+    session.answer_question = lambda q: NAMING_ANSWER
+    # The first plan goes back with feedback; the second one is approved.
+    session.review_plan = lambda p: (
+        {"decision": "reject", "feedback": "Keep the change to greet.py only."}
+        if len(session.reviews) == 1 else {"decision": "approve"}
+    )
+
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    await wait_until(
+        lambda: any(c["task"]["needs"]["kind"] == "approve_completion" for c in session.did_change),
+        timeout=120, what="the task to wait for completion approval",
+    )
+    # askQuestion carried the engine's question; reviewPlan the current plan revision.
+    assert [q["question"]["id"] for q in session.questions] == ["test-naming"]
+    assert session.questions[0]["taskId"] == task_id
+    assert session.reviews[0]["planRevision"] >= 1 and "# Plan" in session.reviews[0]["plan"]
+    assert session.reviews[0]["planUri"].startswith("file://")
+    assert len(session.reviews) == 2
+    assert session.reviews[1]["planRevision"] > session.reviews[0]["planRevision"]
+
+    done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+    assert done["state"] == "COMPLETED" and done["done"] is True
+    assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+
+    # didChange: full snapshots of this task, revisions strictly increasing, ending at the last.
+    await wait_until(lambda: session.did_change[-1]["revision"] == done["revision"], what="last didChange")
+    revisions = [c["revision"] for c in session.did_change if c["task"]["id"] == task_id]
+    assert revisions == sorted(set(revisions)) and len(revisions) >= 4
+    assert all(c["task"]["revision"] == c["revision"] for c in session.did_change)
+    states = [c["task"]["state"] for c in session.did_change]
+    assert "WAITING_FOR_USER" in states and "WAITING_FOR_PLAN_APPROVAL" in states
+
+    # Progress: every token began, then reported or ended, and ended last.
+    reports = session.client.progress_reports
+    assert reports, "the client declared workDoneProgress and got none"
+    for values in reports.values():
+        assert isinstance(values[0], types.WorkDoneProgressBegin)
+        assert isinstance(values[-1], types.WorkDoneProgressEnd)
+    assert any(isinstance(v, types.WorkDoneProgressReport) for vs in reports.values() for v in vs)
+
+    # Recorded as the person's, with this client as the source.
+    assert ledger_sources(done) == ["lsp:Visual Studio Code"]
+    assert set(approval_sources(done)) == {"lsp:Visual Studio Code"}
+    approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
+    assert [a["kind"] for a in approvals["approvals"]] == ["plan_rejected", "plan", "completion"]
+    # No plain-client messages for an opted-in client.
+    assert session.message_requests == [] and session.client.shown_documents == []
+
+    # The learned convention shows in doctor.
+    report = await session.command(protocol.DOCTOR)
+    assert NAMING_ANSWER in json.dumps(report["report"])
+    assert any(NAMING_ANSWER in m.message for m in session.client.log_messages)
+
+
+async def test_forget_with_confirm_removes_only_the_record(opted_in: tuple[Session, Path]) -> None:
+    session, repo = opted_in
+    record = repo / ".autocode" / "project.json"
+    assert record.exists(), "the completed task should have written the record"
+    runs = sorted(p.name for p in (repo / ".autocode" / "runs").iterdir())
+    err = await session.command_error(protocol.PROJECT_FORGET, {})
+    assert err.data["kind"] == "confirmationRequired" and record.exists()
+    result = await session.command(protocol.PROJECT_FORGET, {"confirm": True})
+    assert result["removed"] is True and not record.exists()
+    assert sorted(p.name for p in (repo / ".autocode" / "runs").iterdir()) == runs
+    again = await session.command(protocol.PROJECT_FORGET, {"confirm": True})
+    assert again["removed"] is False
+
+
+async def test_task_errors_have_kinds(opted_in: tuple[Session, Path]) -> None:
+    session, _ = opted_in
+    missing = await session.command_error(protocol.TASK_GET, {"taskId": "t-20000101-000000-abcdef"})
+    assert missing.code == -32803 and missing.data["kind"] == "taskNotFound"
+    listed = await session.command(protocol.TASK_LIST)
+    task_id = listed["tasks"][0]["id"]
+    not_waiting = await session.command_error(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": 1}
+    )
+    assert not_waiting.data["kind"] == "notAwaitingInput"
+
+
+@pytest_asyncio.fixture(scope="module")
+async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+    repo = build_repo(tmp_path_factory.mktemp("plain") / "project")
+    s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
+    await initialize(s, preset="neovim", folders=[repo], opt_in=False)
+    yield s, repo
+    await close(s)
+
+
+async def test_plain_client_uses_execute_command_and_standard_messages(
+    plain: tuple[Session, Path],
+) -> None:
+    session, _ = plain
+    session.choose = lambda params: params.actions[0].title if params.actions else None
+
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    assert first["needs"]["kind"] == "answer_questions"
+    assert first["needs"]["questions"][0]["choices"]
+
+    # The question arrives as showMessageRequest; choosing answers it, then the plan opens.
+    await wait_until(lambda: session.client.shown_documents, timeout=60, what="the plan to open")
+    request = session.message_requests[0]
+    assert "asks:" in request.message
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "approve_plan"
+    assert session.client.shown_documents[0].uri == snap["needs"]["planUri"]
+    await wait_until(
+        lambda: any(protocol.TASK_APPROVE_PLAN in m.message for m in session.client.messages),
+        what="the hint to approve the plan",
+    )
+
+    stale = await session.command_error(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"] + 1}
+    )
+    assert stale.data["kind"] == "planRevisionMismatch"
+    verified = await session.command(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+    )
+    assert verified["needs"]["kind"] == "approve_completion"
+    done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+    assert done["state"] == "COMPLETED"
+
+    assert ledger_sources(done) == ["lsp:Neovim"]
+    assert set(approval_sources(done)) == {"lsp:Neovim"}
+    # Nothing custom ever reached the plain client.
+    assert session.did_change == [] and session.questions == [] and session.reviews == []
+
+
+async def test_killed_server_then_a_new_server_finishes_the_task(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    env = {**os.environ, "AUTOCODE_TEST_KILL_AT": "in:IMPLEMENTING"}
+    first = await connect("stdio", log_file=tmp_path / "a.log", env=env)
+    await initialize(first, preset="neovim", folders=[repo])
+    snap = await first.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = snap["id"]
+    question = snap["needs"]["questions"][0]["id"]
+    snap = await first.command(
+        protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
+    )
+    assert snap["needs"]["kind"] == "approve_plan"
+    # Approving starts the implementation, where the engine's test hook kills the server.
+    with pytest.raises(Exception):  # noqa: B017 - the connection dies with the process
+        await asyncio.wait_for(
+            first.command(protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}),
+            timeout=60,
+        )
+    assert first.process is not None
+    await asyncio.wait_for(first.process.wait(), timeout=30)
+    assert first.process.returncode == -signal.SIGKILL
+    await first.client.stop()
+
+    second = await connect("stdio", log_file=tmp_path / "b.log")
+    await initialize(second, preset="vscode", folders=[repo])
+    try:
+        listed = await second.command(protocol.TASK_LIST)
+        left = [t for t in listed["tasks"] if t["id"] == task_id]
+        assert left and left[0]["state"] == "IMPLEMENTING"
+        resumed = await second.command(protocol.TASK_RESUME, {"taskId": task_id})
+        assert resumed["needs"]["kind"] == "approve_completion"
+        done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+        assert done["state"] == "COMPLETED"
+        assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+    finally:
+        await close(second)
+
+
+async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    session = await connect("stdio", log_file=tmp_path / "lsp.log")
+    await initialize(session, preset="vscode", folders=[repo], progress=True)
+    try:
+        slow = "python3 -c 'import time; time.sleep(60)'"
+        snap = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": slow})
+        task_id = snap["id"]
+        question = snap["needs"]["questions"][0]["id"]
+        snap = await session.command(
+            protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
+        )
+        known = set(session.client.progress_reports)
+        approving = asyncio.ensure_future(session.command(
+            protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+        ))
+
+        def verifying_token() -> str | None:
+            for token, values in session.client.progress_reports.items():
+                if token not in known and any(
+                    isinstance(v, types.WorkDoneProgressReport) and "verifying" in (v.message or "")
+                    for v in values
+                ):
+                    return str(token)
+            return None
+
+        await wait_until(lambda: verifying_token() is not None, timeout=60, what="verification to run")
+        session.client.window_work_done_progress_cancel(
+            types.WorkDoneProgressCancelParams(token=verifying_token() or "")
+        )
+        result = await asyncio.wait_for(approving, timeout=60)
+        assert result["state"] == "CANCELLED"
+    finally:
+        await close(session)
+
+
+@pytest.mark.parametrize(("transport", "preset"), [("tcp", "neovim"), ("ws", "vscode")])
+async def test_opted_in_conversation_over_tcp_and_websocket(
+    transport: str, preset: str, tmp_path: Path
+) -> None:
+    from lsp_support import launch, stop
+
+    repo = build_repo(tmp_path / "project")
+    process, port = await launch(transport, tmp_path / "lsp.log")
+    assert process is not None
+    try:
+        session = await connect(transport, log_file=tmp_path / "lsp.log", process=process, port=port)
+        await initialize(session, preset=preset, folders=[repo], opt_in=True)
+        session.answer_question = lambda q: NAMING_ANSWER
+        session.review_plan = lambda p: {"decision": "later"}
+        first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+        await wait_until(lambda: session.reviews, timeout=60, what="reviewPlan")
+        snap = await session.command(protocol.TASK_GET, {"taskId": first["id"]})
+        # "later" leaves the plan waiting; the answer came back over this transport.
+        assert snap["needs"]["kind"] == "approve_plan"
+        assert ledger_sources(snap) == [f"lsp:{'Neovim' if preset == 'neovim' else 'Visual Studio Code'}"]
+        revisions = [c["revision"] for c in session.did_change]
+        assert revisions == sorted(set(revisions)) and revisions[-1] == snap["revision"]
+        await close(session, stop_process=False)
+    finally:
+        await stop(process)
