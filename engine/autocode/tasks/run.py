@@ -315,8 +315,8 @@ class TaskRun:
     # ------------------------------------------------------------------ reading
 
     def snapshot(self) -> dict[str, Any]:
-        """The task as the faces show it; `revision` grows with every change."""
-        s = self._state
+        """The task as last committed (read from disk, so any instance in any process agrees)."""
+        s = self._committed()
         kind = NEEDS_OF.get(s["state"])
         needs: dict[str, Any] = {"kind": kind}
         if kind == "answer_questions":
@@ -356,17 +356,25 @@ class TaskRun:
 
     def details(self) -> dict[str, Any]:
         """Everything recorded about the run (for `task show`)."""
+        s = self._committed()
         return {
             "snapshot": self.snapshot(),
-            "ledger": self._state["ledger"],
-            "requirements": self._state["requirements"],
-            "plan": self._state["plan"],
-            "approvals": self._state["approvals"],
-            "tests": self._state["tests"],
-            "apply": self._state["apply"],
+            "ledger": s["ledger"],
+            "requirements": s["requirements"],
+            "plan": s["plan"],
+            "approvals": s["approvals"],
+            "tests": s["tests"],
+            "apply": s["apply"],
             "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
+
+    def _committed(self) -> dict[str, Any]:
+        try:
+            state: dict[str, Any] = store.read_json(self.run_dir / "state.json")
+        except (FileNotFoundError, ValueError):
+            state = self._state
+        return state
 
     # ------------------------------------------------------------------ person's actions
 
@@ -792,9 +800,11 @@ class TaskRun:
         except (FileNotFoundError, ValueError):
             seen = None
         if seen != self._state["revision"]:
-            with store.locked(self.run_dir):
-                self._reload()
-                self._write_views()
+            # Never wait here: a task busy in another call writes its own views.
+            with store.locked(self.run_dir, blocking=False) as got:
+                if got:
+                    self._reload()
+                    self._write_views()
 
 
 def render_plan(plan: dict[str, Any] | None, revision: int) -> str:
