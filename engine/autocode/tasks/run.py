@@ -500,6 +500,8 @@ class TaskRun:
 
     def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
         s = self._state
+        if s["state"] in PAUSES and s["state"] not in s["paused_states"]:
+            s["paused_states"].append(s["state"])
         s["revision"] += 1
         s["updated"] = store.now_iso()
         store.write_json_atomic(self.run_dir / "state.json", s)
@@ -543,10 +545,6 @@ class TaskRun:
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
                 self._fail("internalError", f"{type(exc).__name__}: {exc}")
-        if self._state["state"] in PAUSES:
-            entered = self._state["state"]
-            if entered not in self._state["paused_states"]:
-                self._state["paused_states"].append(entered)
         if self._state["state"] == "COMPLETED" and self._state["learning"]["status"] == "pending":
             self._learn()
 
@@ -672,7 +670,12 @@ class TaskRun:
             store.write_text_atomic(diff_path, diff)
             _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
-        self._state["implementation"] = {"files": _diff_files(diff), "bytes": len(diff.encode())}
+        files = _diff_files(diff)
+        store.write_text_atomic(
+            self.run_dir / "evidence" / "head.diff",
+            diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
+        )
+        self._state["implementation"] = {"files": files, "bytes": len(diff.encode())}
         self._state["state"] = "VERIFYING"
         self._commit("implemented", {"files": self._state["implementation"]["files"]})
 
@@ -931,6 +934,31 @@ def _diff_files(diff: str) -> list[str]:
             if name not in files:
                 files.append(name)
     return files
+
+
+def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
+    """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
+    import difflib
+
+    chunks: list[str] = []
+    for rel in files:
+        old: str | None = None
+        if head:
+            proc = gitsafe.run(["show", f"{head}:{rel}"], workspace, check=False)
+            if proc.returncode == 0:
+                old = proc.stdout.decode("utf-8", "surrogateescape")
+        target = copy / rel
+        new = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
+        if old == new:
+            continue
+        lines = difflib.unified_diff(
+            (old or "").splitlines(keepends=True),
+            (new or "").splitlines(keepends=True),
+            fromfile=f"a/{rel}" if old is not None else "/dev/null",
+            tofile=f"b/{rel}" if new is not None else "/dev/null",
+        )
+        chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(lines))
+    return "".join(chunks)
 
 
 def _run_tests(
