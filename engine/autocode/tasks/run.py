@@ -751,7 +751,16 @@ class TaskRun:
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
         self._state["learning"] = outcome
         store.kill_point("learned")
-        self._commit("learned", {"learning": outcome.get("status")})
+        self._commit(
+            "learned",
+            {
+                "learning": outcome.get("status"),
+                "conventions": outcome.get("conventions", []),
+                "dropped_for_credentials": outcome.get("dropped_for_credentials", []),
+                "omitted": outcome.get("omitted", []),
+                "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
+            },
+        )
 
     # ------------------------------------------------------------------ helpers
 
