@@ -259,6 +259,11 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     assert rc == 2 and data["error"]["kind"] == "noRepository"
     proc = autocode("task", "start", "--workspace", str(repo), "--brief", "x", "--answers", str(tmp_path / "nope.json"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+    garbled = tmp_path / "brief.bin"
+    garbled.write_bytes(b"\xff\xfe not text")
+    proc = autocode("task", "start", "--workspace", str(repo), "--brief-file", str(garbled))
+    assert proc.returncode == 2 and "UTF-8" in proc.stderr
+    assert len(run_dirs(repo)) == 1  # only the task started above
 
 
 def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str]) -> None:
