@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autocode.errors import UsageError
+from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import (
     NoRepository,
     NotAwaitingInput,
@@ -264,6 +264,16 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     proc = autocode("task", "start", "--workspace", str(repo), "--brief-file", str(garbled))
     assert proc.returncode == 2 and "UTF-8" in proc.stderr
     assert len(run_dirs(repo)) == 1  # only the task started above
+
+
+def test_a_hand_damaged_state_file_is_a_clear_error(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"via {patch}")
+    (run.run_dir / "state.json").write_text("{ not json")
+    with pytest.raises(AutoCodeError) as damaged:
+        TaskRun.load(repo, run.id)
+    assert damaged.value.kind == "taskDamaged"
+    assert list_tasks(repo) == []
 
 
 def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str]) -> None:

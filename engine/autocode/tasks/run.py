@@ -308,6 +308,12 @@ class TaskRun:
             raise TaskNotFound(
                 f"no task {task_id} in {root}; `autocode task list --workspace {root}` shows its tasks"
             ) from None
+        except (ValueError, OSError) as exc:
+            raise AutoCodeError(
+                f"the saved files of task {task_id} cannot be read ({exc}); AutoCode never writes them "
+                f"partially, so they were changed by hand: restore them or start a new task",
+                kind="taskDamaged",
+            ) from None
         run = cls(root, task_id, state, launch, on_change=on_change, progress=progress)
         run._refresh_views_if_stale()
         return run
