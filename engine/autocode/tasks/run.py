@@ -204,7 +204,8 @@ class TaskRun:
                 "model": values.get("model"),
                 "base_url": values.get("base_url"),
                 "api_key_env": values.get("api_key_env"),
-                "scenario": opts.scenario,
+                # A scenario given as a file is kept absolute so a resume from elsewhere finds it.
+                "scenario": str(Path(opts.scenario).resolve()) if opts.scenario and Path(opts.scenario).is_file() else opts.scenario,
                 "routes": values.get("routes") or {},
             }
         )
