@@ -313,17 +313,39 @@ async function addMemory(ctx: Context): Promise<void> {
   await refreshMemory(ctx);
 }
 
+/**
+ * Replaces a memory's text. The store has no update, so this saves the new text and then deletes the
+ * old memory, ordered so that a refusal never loses the old one.
+ */
 async function editMemory(ctx: Context, arg: unknown): Promise<void> {
   const memory = ctx.memoryView.memoryOf(arg);
   if (!memory) return;
   const content = await vscode.window.showInputBox({ title: 'AutoCode: Edit Memory', value: memory.content, ignoreFocusOut: true });
   if (content === undefined || content.trim() === memory.content.trim()) return;
   const folder = memoryFolder();
-  // Save the new text first: when the server refuses it, the old memory is still there.
-  const saved = await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, { owner: memory.owner, scope: memory.scope }, memory.category || undefined, agentSetting(), folder?.path));
-  reportSave(saved);
-  if (field(saved, 'saved') === false && !field(saved, 'duplicateOf')) return;
-  await ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
+  const target = { owner: memory.owner, scope: memory.scope };
+  const save = (text: string): Promise<unknown> => ctx.server.execute(Commands.memorySave, args.memorySaveArgs(text, target, memory.category || undefined, agentSetting(), folder?.path));
+  const remove = (): Promise<unknown> => ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
+  const first = await save(content);
+  if (field(first, 'saved') === true) {
+    await remove();
+  } else if (field(first, 'duplicateOf') === memory.id) {
+    // The new text reads as the same memory: replace the old one, and put it back if the new one is refused.
+    await remove();
+    let second: unknown;
+    try {
+      second = await save(content);
+    } catch (err) {
+      await save(memory.content);
+      throw err;
+    }
+    if (field(second, 'saved') !== true) {
+      await save(memory.content);
+      reportSave(second);
+    }
+  } else {
+    reportSave(first);
+  }
   ctx.memoryView.clearSearch();
   await refreshMemory(ctx);
 }

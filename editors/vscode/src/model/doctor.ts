@@ -63,24 +63,36 @@ function conventionsTable(conventions: Json[]): string {
   return `<table class="conventions"><thead><tr><th>Question</th><th>Answer</th></tr></thead><tbody>\n${rows}\n</tbody></table>`;
 }
 
+/** A list of objects as one table with a column per key (routes, inputs, ...). */
+function listTable(items: JsonObject[]): string {
+  const keys = [...new Set(items.flatMap((i) => Object.keys(i)))];
+  const rows = items.map((i) => `<tr>${keys.map((k) => `<td>${show(i[k])}</td>`).join('')}</tr>`).join('\n');
+  return `<table class="nested"><thead><tr>${keys.map((k) => `<th>${escapeHtml(k)}</th>`).join('')}</tr></thead><tbody>\n${rows}\n</tbody></table>`;
+}
+
+function cell(v: Json | undefined): string {
+  if (isObject(v)) return keyValueTable(v, 'nested');
+  if (Array.isArray(v)) {
+    if (!v.length) return '<span class="none">none</span>';
+    if (v.every(isObject)) return listTable(v as JsonObject[]);
+    return v.map((x) => show(x)).join(' ');
+  }
+  return show(v);
+}
+
 function keyValueTable(obj: JsonObject, cssClass: string): string {
   const rows = Object.entries(obj)
-    .map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${isObject(v) ? keyValueTable(v, 'nested') : Array.isArray(v) ? (v.length ? v.map((x) => (isObject(x) ? keyValueTable(x, 'nested') : show(x))).join('<br>') : '<span class="none">none</span>') : show(v)}</td></tr>`)
+    .map(([k, v]) => `<tr><td>${escapeHtml(k)}</td><td>${cell(v)}</td></tr>`)
     .join('\n');
   return `<table class="${cssClass}"><tbody>\n${rows}\n</tbody></table>`;
 }
 
-/** The learned record: its status (valid, missing, invalid, ...), problems and the facts it holds. */
-function recordSection(record: Json | undefined): string {
+/** The learned record's status (valid, missing, invalid, ...) and problems. */
+function recordStatus(record: Json | undefined): string {
   if (!isObject(record)) return '<p class="none">No record information.</p>';
   const status = stringField(record, 'status') ?? 'unknown';
   const path = stringField(record, 'path');
   const problems = arrayField(record, 'problems').map((p) => `<li>${escapeHtml(typeof p === 'string' ? p : JSON.stringify(p))}</li>`);
-  const data = field(record, 'data', 'record');
-  const facts: JsonObject = {};
-  if (isObject(data)) {
-    for (const [k, v] of Object.entries(data)) if (k !== 'conventions') facts[k] = v;
-  }
   const ignored = !['valid', 'missing'].includes(status)
     ? '<p class="problem">The record is ignored until it is fixed; "AutoCode: Forget Project Memory" removes it.</p>'
     : '';
@@ -88,8 +100,15 @@ function recordSection(record: Json | undefined): string {
     `<p>Status: <strong class="record-status status-${escapeHtml(status)}">${escapeHtml(status)}</strong>${path ? ` — <code>${escapeHtml(path)}</code>` : ''}</p>`,
     problems.length ? `<ul class="problems">${problems.join('')}</ul>` : '',
     ignored,
-    Object.keys(facts).length ? keyValueTable(facts, 'record-facts') : '',
   ].join('\n');
+}
+
+/** The facts the record holds besides its conventions. */
+function recordFacts(record: Json | undefined): JsonObject {
+  const data = field(record, 'data', 'record');
+  const facts: JsonObject = {};
+  if (isObject(data)) for (const [k, v] of Object.entries(data)) if (k !== 'conventions') facts[k] = v;
+  return facts;
 }
 
 function heading(key: string): string {
@@ -101,17 +120,19 @@ function heading(key: string): string {
 export function renderDoctorBody(result: unknown, title: string): string {
   const report = isObject(result) && isObject(result.report) ? (result.report as JsonObject) : isObject(result) ? result : {};
   const parts = [`<h1>AutoCode Doctor</h1><p class="subtitle">${escapeHtml(title)}${stringField(report, 'workspace') ? ` — <code>${escapeHtml(stringField(report, 'workspace') as string)}</code>` : ''}</p>`];
-  parts.push('<h2>Settings</h2>', settingsTable(settingRows(field(report, 'settings'))));
+  const record = field(report, 'record');
+  parts.push('<h2 id="record">Project record</h2>', recordStatus(record));
+  const conventions = field(report, 'conventions') ?? field(field(record, 'data', 'record'), 'conventions');
+  parts.push('<h2 id="conventions">Learned conventions</h2>', conventionsTable(Array.isArray(conventions) ? conventions : []));
+  parts.push('<h2 id="settings">Settings</h2>', settingsTable(settingRows(field(report, 'settings'))));
   const warnings = arrayField(report, 'warnings');
   if (warnings.length) parts.push('<h2>Warnings</h2>', `<ul class="warnings">${warnings.map((w) => `<li>${escapeHtml(typeof w === 'string' ? w : JSON.stringify(w))}</li>`).join('')}</ul>`);
-  parts.push('<h2>Project record</h2>', recordSection(field(report, 'record')));
-  const record = field(report, 'record');
-  const conventions = field(report, 'conventions') ?? field(field(record, 'data', 'record'), 'conventions');
-  parts.push('<h2>Learned conventions</h2>', conventionsTable(Array.isArray(conventions) ? conventions : []));
+  const facts = recordFacts(record);
+  if (Object.keys(facts).length) parts.push('<h2>Record contents</h2>', keyValueTable(facts, 'record-facts'));
   for (const [key, value] of Object.entries(report)) {
     if (['settings', 'record', 'conventions', 'warnings', 'workspace', 'package'].includes(key)) continue;
     if (value === null || (Array.isArray(value) && !value.length)) continue;
-    parts.push(`<h2>${escapeHtml(heading(key))}</h2>`, isObject(value) ? keyValueTable(value, 'section') : Array.isArray(value) ? `<ul>${value.map((v) => `<li>${isObject(v) ? keyValueTable(v, 'nested') : show(v)}</li>`).join('')}</ul>` : `<p>${show(value)}</p>`);
+    parts.push(`<h2>${escapeHtml(heading(key))}</h2>`, isObject(value) ? keyValueTable(value, 'section') : `<p>${cell(value)}</p>`);
   }
   return parts.join('\n');
 }

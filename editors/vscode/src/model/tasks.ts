@@ -113,7 +113,7 @@ function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json 
     out.push({ label: 'Applied to the workspace', detail: stringField(apply, 'message') ?? status.replace(/_/g, ' '), ok: status === 'applied' || status === 'nothing_to_apply' ? true : status ? false : undefined });
   }
   const learning = field(snapshot, 'learning');
-  if (isObject(learning)) {
+  if (isObject(learning) && stringField(learning, 'status') !== 'pending') {
     const status = stringField(learning, 'status') ?? '';
     out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
   }

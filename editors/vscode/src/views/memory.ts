@@ -54,7 +54,8 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
       return item;
     }
     if (node.kind === 'group') {
-      const item = new vscode.TreeItem(node.group.label, node.group.items.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+      // Always expandable: a group that was empty when first drawn must still open when a memory arrives.
+      const item = new vscode.TreeItem(node.group.label, vscode.TreeItemCollapsibleState.Expanded);
       item.id = `group/${node.group.id}`;
       item.description = `${node.group.items.length}`;
       item.iconPath = new vscode.ThemeIcon(node.group.owner === 'team' ? 'organization' : 'person');

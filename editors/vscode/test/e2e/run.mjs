@@ -5,8 +5,11 @@
 //
 // Environment: AUTOCODE_E2E_URL (workbench URL, with ?folder= when a folder is
 // open), AUTOCODE_E2E_ARTIFACTS, AUTOCODE_E2E_SCENARIO (palette | missing-server |
-// no-folder | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER.
+// no-folder | multi-root | doctor | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
+// AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names).
 
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Workbench } from './workbench.mjs';
 
 const env = process.env;
@@ -56,30 +59,93 @@ async function scenarioMissingServer(wb) {
   note('install hint shown');
 }
 
+async function memoryRow(wb, text) {
+  const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Memory' }) }).first();
+  return pane.locator('.monaco-list-row', { hasText: text }).first();
+}
+
+/** Runs an inline action (the icon shown on hover) of a Memory view row. */
+async function memoryRowAction(wb, text, action) {
+  const row = await memoryRow(wb, text);
+  await row.hover();
+  await row.locator(`.action-label[aria-label^="${action}"]`).click();
+}
+
 async function scenarioNoFolder(wb) {
+  const content = env.AUTOCODE_E2E_MEMORY ?? 'Release notes are written in the past tense.';
+  const edited = `${content} Keep them short.`;
   await wb.showAutoCodeViews();
   result.tasksView = await wb.viewText('Tasks');
   await wb.palette('AutoCode: Start Task');
-  result.notification = await wb.waitForNotification('Open the repository folder first', 30000);
+  result.startNotification = await wb.waitForNotification('Open the repository folder first', 30000);
   await wb.shot('no-folder-start-task');
   note('start task refused without a folder');
-  result.memoryView = await wb.waitForViewText('Memory', (t) => /global/.test(t), 60000).catch((e) => e.message);
-  await wb.shot('no-folder-memory');
+  await wb.clearNotifications();
+  result.memoryBefore = await wb.waitForViewText('Memory', (t) => /global only/.test(t) && /Team · global/.test(t), 60000);
+
+  await wb.palette('AutoCode: Add Memory');
+  await wb.waitForQuickInput('Where should the memory live');
+  result.memoryTargets = await wb.quickInput().locator('.monaco-list-row .label-name').allInnerTexts();
+  await wb.pickQuickInputRow('Team · global');
+  await wb.waitForQuickInput('What should be remembered');
+  await wb.typeIntoQuickInput(content);
+  result.memoryAdded = await wb.waitForViewText('Memory', (t) => t.includes(content), 30000);
+  await wb.shot('memory-added');
+  note('memory added');
+
+  await wb.palette('AutoCode: Search Memory');
+  await wb.waitForQuickInput('Search agent and team memories');
+  await wb.typeIntoQuickInput('past tense');
+  result.memorySearch = await wb.waitForViewText('Memory', (t) => /result/.test(t) && t.includes(content), 30000);
+  await wb.shot('memory-search');
+  note('memory found');
+
+  await memoryRowAction(wb, content, 'Edit Memory');
+  await wb.waitForQuickInput('Edit Memory');
+  await wb.typeIntoQuickInput(edited);
+  result.memoryEdited = await wb.waitForViewText('Memory', (t) => t.includes('Keep them short'), 30000);
+  note('memory edited');
+
+  await memoryRowAction(wb, 'Keep them short', 'Delete Memory');
+  result.deleteDialog = await wb.waitForDialog('Delete this team memory', 15000);
+  await wb.shot('memory-delete-confirm');
+  await wb.clickDialogButton('Delete');
+  result.memoryAfter = await wb.waitForViewText('Memory', (t) => !t.includes('past tense'), 30000);
+  await wb.shot('memory-deleted');
+  note('memory deleted');
 }
 
-/** Answers whatever question is on screen: a choice row when one matches, else typed text. */
+async function scenarioMultiRoot(wb) {
+  await wb.showAutoCodeViews();
+  const names = (env.AUTOCODE_E2E_FOLDERS ?? '').split(',').filter(Boolean);
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => names.every((n) => t.includes(n)), 60000);
+  await wb.shot('multi-root-tasks');
+  await wb.palette('AutoCode: Doctor');
+  await wb.waitForQuickInput('Folder to check');
+  await wb.shot('multi-root-folder-pick');
+  await wb.pickQuickInputRow(names[names.length - 1]);
+  result.doctor = await wb.webviewText('Learned conventions', 60000);
+  await wb.shot('multi-root-doctor');
+  note('doctor of the chosen folder');
+}
+
+async function scenarioDoctor(wb) {
+  await wb.showAutoCodeViews();
+  await wb.palette('AutoCode: Doctor');
+  result.doctor = await wb.webviewText('Learned conventions', 60000);
+  result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  await wb.shot('doctor');
+  note('doctor read');
+}
+
+/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
-  const choice = wb.quickInput().locator('.monaco-list-row', { hasText: answer });
-  if (await choice.count()) {
-    await choice.first().click();
-  } else {
-    if (await wb.quickInput().locator('.monaco-list-row', { hasText: 'Other answer' }).count()) {
-      await wb.pickQuickInputRow('Other answer');
-      await wb.page.waitForTimeout(300);
-    }
-    await wb.typeIntoQuickInput(answer);
-  }
+  await wb.quickInput().locator('input.input').fill(answer);
+  await wb.page.waitForTimeout(300);
+  await wb.shot('answer-typed');
+  await wb.page.keyboard.press('Enter');
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
   return text;
 }
 
@@ -95,13 +161,14 @@ async function scenarioFlow(wb) {
   await wb.quickInput().locator('input.input').fill(brief);
   await wb.shot('start-task');
   await wb.page.keyboard.press('Enter');
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
   note('task started', { brief });
 
   // The server asks through autocode/task/askQuestion; a server that only
   // updates the snapshot leaves the question in the tree for the palette command.
   let asked = await wb.waitForQuickInput('', 30000).then(() => true).catch(() => false);
   if (!asked) {
-    await wb.waitForViewText('Tasks', (t) => /awaiting your answer|·/.test(t), 60000);
+    await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t), 60000);
     await wb.palette('AutoCode: Answer Question');
     await wb.waitForQuickInput('', 30000);
     asked = 'palette';
@@ -112,20 +179,20 @@ async function scenarioFlow(wb) {
 
   let planDialog = await wb.waitForDialog('Approve the plan', 60000).then(() => true).catch(() => false);
   if (!planDialog) {
-    await wb.waitForViewText('Tasks', (t) => /awaiting your review/.test(t), 60000);
+    await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 60000);
     await wb.palette('AutoCode: Review Plan');
     await wb.waitForDialog('Approve the plan', 30000);
     planDialog = 'palette';
   }
-  await wb.page.waitForTimeout(800);
-  result.plan = await wb.webviewText('', 5000).catch(() => '');
+  result.plan = await wb.webviewText((t) => /plan/i.test(t), 30000).catch(() => '');
   await wb.shot('plan-review');
   await wb.clickDialogButton('Approve');
   note('plan approved', { via: planDialog === true ? 'reviewPlan' : 'palette' });
 
-  const tree = await wb.waitForViewText('Tasks', (t) => /completed|awaiting completion|approval|failed|error/i.test(t.split('\n').slice(0, 40).join('\n')) && !/awaiting your review/.test(t), 240000);
+  const tree = await wb.waitForViewText('Tasks', (t) => /waiting for completion approval|completed|failed/i.test(t), 240000);
   await wb.shot('tasks-progress');
-  if (/awaiting completion approval|awaiting your approval/i.test(tree)) {
+  if (/failed/i.test(tree) && !/completed/i.test(tree)) throw new Error(`the task failed:\n${tree}`);
+  if (/waiting for completion approval/i.test(tree)) {
     await wb.palette('AutoCode: Approve Completion');
     result.completionDialog = await wb.waitForDialog('Approve the completion', 60000);
     await wb.page.waitForTimeout(800);
@@ -139,8 +206,9 @@ async function scenarioFlow(wb) {
   await wb.shot('tasks-completed');
   note('task completed');
 
+  await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  result.doctorBefore = await wb.webviewText('AutoCode Doctor', 60000);
+  result.doctorBefore = await wb.webviewText('Learned conventions', 60000);
   await wb.shot('doctor');
   note('doctor read');
 
@@ -152,13 +220,13 @@ async function scenarioFlow(wb) {
   await wb.shot('forgotten');
   note('project memory forgotten');
 
+  await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  await wb.page.waitForTimeout(1000);
-  result.doctorAfter = await wb.webviewText('AutoCode Doctor', 30000);
+  result.doctorAfter = await wb.webviewText((t) => t.includes('Learned conventions') && !t.includes(answer), 30000);
   await wb.shot('doctor-after-forget');
 }
 
-const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, flow: scenarioFlow };
+const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
@@ -175,5 +243,6 @@ try {
 result.screenshots = wb.shots;
 result.consoleErrors = wb.consoleErrors.slice(0, 20);
 await wb.close();
+writeFileSync(join(wb.artifacts, 'result.json'), JSON.stringify(result, null, 2));
 console.log(`RESULT ${JSON.stringify(result)}`);
 process.exit(failed ? 1 : 0);

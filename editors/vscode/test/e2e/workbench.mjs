@@ -149,17 +149,25 @@ export class Workbench {
     }
   }
 
-  /** The text of the first webview (nested iframes) whose body contains `marker`. */
-  async webviewText(marker, timeout = 30000) {
+  /** The text of the first webview (an iframe, never the workbench itself) whose text matches: a string it contains, or a predicate. */
+  async webviewText(match, timeout = 30000) {
+    const test = typeof match === 'function' ? match : (text) => text.includes(match);
     const deadline = Date.now() + timeout;
     for (;;) {
       for (const frame of this.page.frames()) {
+        if (frame === this.page.mainFrame()) continue;
         const text = await frame.evaluate(() => document.body?.innerText ?? '').catch(() => '');
-        if (text.includes(marker)) return text;
+        if (text && test(text)) return text;
       }
-      if (Date.now() > deadline) throw new Error(`no webview shows "${marker}"`);
+      if (Date.now() > deadline) throw new Error(`no webview shows ${typeof match === 'function' ? 'the expected text' : `"${match}"`}`);
       await this.page.waitForTimeout(300);
     }
+  }
+
+  /** Closes every notification toast, so screenshots show the editor. */
+  async clearNotifications() {
+    await this.palette('Notifications: Clear All Notifications');
+    await this.page.waitForTimeout(300);
   }
 
   async close() {

@@ -13,7 +13,7 @@ const result = {
       test_timeout: { value: 600, origin: 'default', source: '', shadowed: [] },
     },
     warnings: [],
-    record: { status: 'valid', path: '.autocode/project.json', problems: [], data: { framework: 'pytest', test_command: 'pytest -q', routes: [], human_pause_states: ['WAITING_FOR_USER'] } },
+    record: { status: 'valid', path: '.autocode/project.json', problems: [], data: { framework: 'pytest', test_command: 'pytest -q', routes: [{ role: 'planner', provider: 'fixture', model: 'scenario:default' }], human_pause_states: ['WAITING_FOR_USER'] } },
     conventions: [{ question: 'Which naming convention?', answer: 'test_<behaviour>' }],
     omitted: null,
     gitignore: { state: 'current', record_hidden: false },
@@ -43,6 +43,8 @@ test('the doctor page shows values, origins, shadowed values, record status and 
   assert.ok(!body.includes('<h2>Warnings</h2>'), 'no empty warnings section');
   assert.ok(!body.includes('Omitted'), 'no empty omitted section');
   assert.equal(renderDoctorBody(report, 'bare report'), renderDoctorBody({ report }, 'bare report'));
+  assert.match(body, /<thead><tr><th>role<\/th><th>provider<\/th><th>model<\/th><\/tr><\/thead><tbody>\n<tr><td><code>planner<\/code><\/td>/);
+  assert.ok(body.indexOf('Status:') < body.indexOf('Learned conventions') && body.indexOf('Learned conventions') < body.indexOf('<h2 id="settings">'), 'status and conventions come first');
 });
 
 test('everything from the server is escaped and the page allows no scripts', () => {
