@@ -243,3 +243,17 @@ def test_promote_team_memory_from_its_buffer(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_promote.lua", tmp_path, cwd=repo, timeout=120)
     assert "ok nothing applied unselected\nok promoted\n" in result.stdout
+
+
+def test_setup_with_python_and_log_level(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    # PATH without the venv: the server can only come from the `python` option.
+    result = run_nvim(
+        "e2e_setup.lua",
+        tmp_path,
+        cwd=repo,
+        env={"AUTOCODE_TEST_PYTHON": sys.executable, "PATH": "/usr/bin:/bin"},
+    )
+    assert "ok python and log level\n" in result.stdout
+    log = tmp_path / "xdg" / "state" / "autocode" / "lsp.log"
+    assert "DEBUG" in log.read_text(encoding="utf-8")
