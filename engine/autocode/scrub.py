@@ -141,10 +141,10 @@ _SHAPED = _Lazy(
         )
     )
 )
-# A cheap first look (plain substring tests): text without any of these cannot match `_SHAPED`.
-_SHAPED_HINTS = (
-    "AKIA", "ASIA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "glpat-", "sk-", "xox",
-    "xapp-", "hooks.slack", "_live_", "_test_", "whsec_", "AIza", "hf_", "npm_", "pypi-", "eyJ",
+# A cheap first look: text without any of these cannot match `_SHAPED`.
+_SHAPED_HINT = re.compile(
+    r"AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|sk-|xox|xapp-|hooks\.slack|_live_|_test_|whsec_|"
+    r"AIza|hf_|npm_|pypi-|eyJ"
 )
 
 _AWS_SECRET = _Lazy(
@@ -166,8 +166,9 @@ _URL_USERINFO = re.compile(
 # Secrets assigned to secret-named variables, flags and headers
 
 # Secret names are found from these words (in lower case), then read whole.
-_NAME_HINTS = ("pass", "pwd", "secret", "token", "key", "credential", "auth", "pat")
-_NAME_HINT_ANY_CASE = re.compile("(?i)" + "|".join(_NAME_HINTS))
+_NAME_HINTS = "pass|pwd|secret|token|key|credential|auth|pat"
+_NAME_HINT = re.compile(_NAME_HINTS)
+_NAME_HINT_ANY_CASE = re.compile("(?i)" + _NAME_HINTS)
 _VALUE = r"(?P<value>\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`,;&|<>]+)"
 _AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*" + _VALUE)
 # `password: HiddenText | None = None`, `f(shrink_pass: ShrinkPass, ...)`: a type, not a value.
@@ -276,11 +277,14 @@ def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
     return lower, upper, digit, symbol
 
 
+_NUMBER = re.compile(r"[+\-]?[0-9]+(?:[.,:][0-9]+)*%?")
+
+
 def _is_password_value(value: str) -> bool:
     """A password is kept when it is made of plain words (docs' `password=secret`,
     a type such as `HiddenText`) or too short."""
-    if len(value) < 6 or any(ch.isspace() for ch in value):
-        return False
+    if len(value) < 6 or any(ch.isspace() for ch in value) or _NUMBER.fullmatch(value):
+        return False  # numbers are counts and rates far more often than PINs (`pass: 1204`)
     lower, upper, digit, symbol = _char_classes(value)
     if digit or symbol:
         return True
@@ -357,7 +361,7 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
     found: list[Finding] = []
     # Guards use a lower-cased copy; it keeps offsets only for ASCII text.
     lowered = text.lower() if text.isascii() else None
-    if any(hint in text for hint in _SHAPED_HINTS):
+    if _SHAPED_HINT.search(text):
         for match in _SHAPED.re.finditer(text):
             kind = match.lastgroup
             if kind is None or _shaped_is_placeholder(kind, match.group()):
@@ -396,16 +400,12 @@ def _private_keys(text: str) -> Iterator[Finding]:
 
 def _secret_names(text: str, lowered: str | None) -> Iterator[tuple[int, int]]:
     """Spans of whole names (runs of word characters, `.` and `-`) holding a hint word."""
-    if lowered is not None:
-        hits = sorted(
-            at
-            for hint in _NAME_HINTS
-            for at in _find_all(lowered, hint)
-        )
-    else:  # lower() may change the length of non-ASCII text: search it as it is
-        hits = [match.start() for match in _NAME_HINT_ANY_CASE.finditer(text)]
+    # lower() may change the length of non-ASCII text: that is searched as it is.
+    hits = (_NAME_HINT.finditer(lowered) if lowered is not None
+            else _NAME_HINT_ANY_CASE.finditer(text))
     last_end = -1
-    for at in hits:
+    for hit in hits:
+        at = hit.start()
         if at < last_end:
             continue  # inside the name just read
         start = at
@@ -416,13 +416,6 @@ def _secret_names(text: str, lowered: str | None) -> Iterator[tuple[int, int]]:
             end += 1
         last_end = end
         yield start, end
-
-
-def _find_all(text: str, word: str) -> Iterator[int]:
-    at = text.find(word)
-    while at != -1:
-        yield at
-        at = text.find(word, at + 1)
 
 
 def _is_name_char(ch: str) -> bool:
@@ -445,8 +438,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
         else:
             if not (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")):
                 continue
-            if start > 0 and text[start - 1] == "$":
-                continue  # `$TOKEN` is a reference
+            if start > 0 and text[start - 1] in "$/\\":
+                continue  # `$TOKEN` is a reference, `etc/passwd` a file
             if text.endswith("://", 0, start):
                 continue  # a URL's user name: its password is found as a URL password
             if _TERNARY.search(text, max(0, start - 8), start):
@@ -591,8 +584,8 @@ def find_machine_paths(text: str, workspace: Workspace = None) -> list[Finding]:
                 found.append(Finding(kind, match.start(), _trim_path_end(text, match)))
     if workspace is not None:
         folded = None
-        for form, pattern in _workspace_patterns(os.fspath(workspace)):
-            if pattern.flags & re.IGNORECASE:
+        for form, pattern, any_case in _workspace_patterns(os.fspath(workspace)):
+            if any_case:
                 folded = text.lower() if folded is None else folded
                 if form.lower() not in folded:
                     continue
@@ -620,7 +613,7 @@ def _inside_url(text: str, start: int) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str], bool], ...]:
     """Each spelling of the workspace's absolute path with the pattern that finds it."""
     forms = {workspace}
     if os.path.isabs(workspace):
@@ -637,7 +630,7 @@ def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str]], ..
         start = r"(?<![\w.\-\\])" if windows else _POSIX_START
         flags = re.IGNORECASE if windows else 0
         pattern = start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*"
-        patterns.append((form, re.compile(pattern, flags)))
+        patterns.append((form, re.compile(pattern, flags), windows))
     return tuple(patterns)
 
 

@@ -175,6 +175,9 @@ def test_secret_assignments_are_found(text: str) -> None:
         "def step(self, shrink_pass: ShrinkPass, *, order: bool = False)",
         'base_key = "Software\\Python\\PythonCore\\{}.{}".format(major, minor)',
         'machine h login u password "pass" account a',
+        '{"pkg/a.py": "a\\n", "pkg/passwd": "mine\\n"}',
+        "tests pass: 1204571 fail: 3",
+        "pass_rate=0.9531",
     ],
 )
 def test_non_secrets_after_secret_names_are_kept(text: str) -> None:

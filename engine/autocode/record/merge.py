@@ -306,7 +306,8 @@ def _merge_locked(
             merged = _merged_record(base, observed, answers, package, scrubber)
             omitted = tuple(scrubber.omitted)
             _note_last_merge(folder, omitted)
-            if current.status == "valid" and merged == base:
+            # Nothing new (or nothing at all to start a record with): leave the disk alone.
+            if merged == base:
                 return MergeResult(False, path, omitted, ())
             write_atomically(path, record_bytes(merged))
             return MergeResult(True, path, omitted, ())
