@@ -241,10 +241,14 @@ async function cancelTask(ctx: Context, arg: unknown): Promise<void> {
 }
 
 async function doctor(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: Doctor reports on a repository: open its folder first (File > Open Folder).');
+    return;
+  }
   const folder = await pickFolder('check');
-  if (folders().length && !folder) return;
+  if (!folder) return;
   const report = await ctx.server.execute(Commands.doctor, args.doctorArgs(folder?.path));
-  ctx.doctor.show(report, folder ? `Workspace: ${folder.name}` : 'No folder open: global settings and memory only');
+  ctx.doctor.show(report, `Workspace: ${folder.name}`);
 }
 
 async function forgetProject(ctx: Context): Promise<void> {

@@ -203,6 +203,7 @@ async function scenarioFlow(wb) {
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  await wb.clearNotifications();
   await wb.shot('tasks-completed');
   note('task completed');
 
