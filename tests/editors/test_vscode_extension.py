@@ -195,6 +195,15 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
     assert f"{python} -m pip install autocode" in result["notification"].replace("\n", " ")
     assert "Install in Terminal" in result["notification"]
 
+    if _server_is_real():
+        # Changing autocode.python while the window is open restarts the server with the new interpreter.
+        result = run_scenario("missing-server", url, AUTOCODE_E2E_FIXED_PYTHON=sys.executable)
+        assert result["steps"][-1]["step"] == "server restarted after the setting changed"
+        assert "project: repo" in result["memoryAfterFix"]
+        server_settings = json.loads((server.user_data / "User" / "settings.json").read_text())
+        server_settings["autocode.python"] = str(python)
+        (server.user_data / "User" / "settings.json").write_text(json.dumps(server_settings))
+
     result = run_scenario("palette", url)
     assert [t.lower() for t in result["viewTitles"][:3]] == ["tasks", "memory", "team memory promotion"]
     assert result["commands"] == result["expectedCommands"]

@@ -57,6 +57,27 @@ async function scenarioMissingServer(wb) {
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   await wb.shot('missing-server');
   note('install hint shown');
+  // Point autocode.python at an interpreter that has AutoCode in the Settings editor, as a person
+  // would: the extension restarts the server by itself.
+  if (env.AUTOCODE_E2E_FIXED_PYTHON) {
+    await wb.clearNotifications();
+    await wb.palette('Preferences: Open User Settings');
+    await wb.page.locator('.settings-editor').waitFor({ timeout: 30000 });
+    await wb.page.waitForTimeout(1000);
+    await wb.page.keyboard.type('autocode.python');
+    // code-server is a remote window: machine-scoped settings such as this one live in the Remote tab.
+    await wb.page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
+    const input = wb.page.locator('.settings-editor .setting-item-contents', { hasText: 'Python interpreter that runs the AutoCode language server' }).locator('input').first();
+    await input.waitFor({ timeout: 30000 });
+    await input.fill(env.AUTOCODE_E2E_FIXED_PYTHON);
+    await wb.page.keyboard.press('Tab');
+    await wb.shot('setting-changed');
+    await wb.showAutoCodeViews();
+    result.memoryAfterFix = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 90000);
+    result.statusBarAfterFix = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+    await wb.shot('server-restarted');
+    note('server restarted after the setting changed');
+  }
 }
 
 async function memoryRow(wb, text) {
