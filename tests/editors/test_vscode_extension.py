@@ -275,6 +275,9 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     assert "Keep them short" in result["memoryEdited"]
     assert "Delete this team memory?" in result["deleteDialog"]
     assert "past tense" not in result["memoryAfter"]
+    assert "prefer-small-focused-commits" in result["promotionView"].lower() or "Prefer small" in result["promotionView"]
+    assert result["promotionCheckboxes"] >= 1
+    assert "promoted 1 memory into the skill" in result["promotionNotification"]
 
 
 def test_multi_root_commands_act_on_the_chosen_folder(tmp_path: Path, code_server: Any) -> None:

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
-import { memoriesFromResult, promotionCandidates } from './model/memory';
+import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
 import { arrayField, Commands, field, isObject, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
@@ -376,8 +376,7 @@ async function planPromotion(ctx: Context): Promise<void> {
 async function applyPromotion(ctx: Context): Promise<void> {
   const ids = ctx.promotionView.selectedIds();
   const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
-  const skills = arrayField(result, 'skills').map(String);
-  void vscode.window.showInformationMessage(`AutoCode: promoted ${arrayField(result, 'applied').length} memor${arrayField(result, 'applied').length === 1 ? 'y' : 'ies'}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`);
+  void vscode.window.showInformationMessage(promotionMessage(result));
   await planPromotion(ctx);
   await refreshMemory(ctx);
 }

@@ -88,8 +88,11 @@ async function memoryRow(wb, text) {
 /** Runs an inline action (the icon shown on hover) of a Memory view row. */
 async function memoryRowAction(wb, text, action) {
   const row = await memoryRow(wb, text);
+  // A selected row keeps its inline actions shown; hovering alone can lose them to a toast.
+  await row.click();
   await row.hover();
-  await row.locator(`.action-label[aria-label^="${action}"]`).click();
+  const button = row.locator(`.action-label[aria-label^="${action}"]`);
+  await button.click({ timeout: 5000 }).catch(() => button.click({ force: true }));
 }
 
 async function scenarioNoFolder(wb) {
@@ -134,6 +137,25 @@ async function scenarioNoFolder(wb) {
   result.memoryAfter = await wb.waitForViewText('Memory', (t) => !t.includes('past tense'), 30000);
   await wb.shot('memory-deleted');
   note('memory deleted');
+
+  // A team memory that reads as advice is a promotion candidate: tick it and apply.
+  const advice = 'Prefer small focused commits.';
+  await wb.palette('AutoCode: Add Memory');
+  await wb.waitForQuickInput('Where should the memory live');
+  await wb.pickQuickInputRow('Team · global');
+  await wb.waitForQuickInput('What should be remembered');
+  await wb.typeIntoQuickInput(advice);
+  await wb.waitForViewText('Memory', (t) => t.includes(advice), 30000);
+  await wb.palette('AutoCode: Plan Team Memory Promotion');
+  result.promotionView = await wb.waitForViewText('Team Memory Promotion', (t) => /1 of 1 candidates selected/.test(t), 30000);
+  const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Team Memory Promotion' }) }).first();
+  result.promotionCheckboxes = await pane.locator('.monaco-list-row [class*="checkbox"]').count();
+  await wb.shot('promotion-plan');
+  await wb.palette('AutoCode: Apply Selected Promotions');
+  result.promotionNotification = await wb.waitForNotification('promoted', 30000);
+  result.memoryAfterPromotion = await wb.waitForViewText('Memory', (t) => !t.includes(advice), 30000);
+  await wb.shot('promotion-applied');
+  note('promotion applied');
 }
 
 async function scenarioMultiRoot(wb) {
