@@ -240,6 +240,13 @@ async function cancelTask(ctx: Context, arg: unknown): Promise<void> {
   acceptSnapshot(ctx, await ctx.server.execute(Commands.taskCancel, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
 }
 
+/** Continues a task whose server stopped while it worked (an earlier window, a crash). */
+async function resumeTask(ctx: Context, arg: unknown): Promise<void> {
+  const task = await chooseTask(ctx, arg, undefined, 'resume');
+  if (!task) return;
+  acceptSnapshot(ctx, await ctx.server.execute(Commands.taskResume, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+}
+
 async function doctor(ctx: Context): Promise<void> {
   if (!folders().length) {
     void vscode.window.showErrorMessage('AutoCode: Doctor reports on a repository: open its folder first (File > Open Folder).');
@@ -414,6 +421,7 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     r('autocode.reviewPlan', 'Review Plan', (a) => reviewPlan(ctx, a)),
     r('autocode.approveCompletion', 'Approve Completion', (a) => approveCompletion(ctx, a)),
     r('autocode.cancelTask', 'Cancel Task', (a) => cancelTask(ctx, a)),
+    r('autocode.resumeTask', 'Resume Task', (a) => resumeTask(ctx, a)),
     r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '')),
     r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
     r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
