@@ -153,8 +153,30 @@ CORE_SECTIONS: tuple[Section, ...] = (
     Section("git", _git, _render_git),
 )
 
+def _memory(ctx: DoctorContext) -> Json:
+    from autocode.memory import doctor_section
+
+    return doctor_section(ctx.snapshot)
+
+
+def _render_memory(data: Json) -> list[str]:
+    if "error" in data:
+        return [f"Memory: PROBLEM: {data['error']}"]
+    lines = [f"Memory: {data['store']} at {data.get('location', '(unknown)')}"]
+    if data.get("status") == "ok":
+        lines.append(f"  {data.get('memories', 0)} memories")
+    elif "status" in data:
+        lines.append(f"  {data['status']}")
+    lines.append(f"  search: {data['search_mode']} ({data['why']})")
+    return lines
+
+
+def memory_section() -> Section:
+    return Section("memory", _memory, _render_memory)
+
+
 # Sections of other parts, "module:function" -> Section; imported when a report is built.
-SECTION_PROVIDERS: list[str] = []
+SECTION_PROVIDERS: list[str] = ["autocode.doctor:memory_section"]
 
 
 def _extra_sections() -> list[Section]:

@@ -142,8 +142,10 @@ _SHAPED = _Lazy(
     )
 )
 # A cheap first look: text without any of these cannot match `_SHAPED`.
-_SHAPED_HINT = re.compile(r"AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|sk-|xox|xapp-|hooks\.slack|"
-                          r"_live_|_test_|whsec_|AIza|hf_|npm_|pypi-|eyJ")
+_SHAPED_HINT = re.compile(
+    r"AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|sk-|xox|xapp-|hooks\.slack|_live_|_test_|whsec_|"
+    r"AIza|hf_|npm_|pypi-|eyJ"
+)
 
 _AWS_SECRET = _Lazy(
     r"(?i)(?:aws[\w\-]{0,24}?secret[\w\-]{0,24}|secret_?access_?key)[\"']?\s*(?::=|=>|=|:)\s*"
@@ -163,16 +165,16 @@ _URL_USERINFO = re.compile(
 # ---------------------------------------------------------------------------
 # Secrets assigned to secret-named variables, flags and headers
 
-_NAME_HINT = r"(?:pass|pwd|secret|token|key|credential|auth|pat)"
+# Secret names are found from these words (in lower case), then read whole.
+_NAME_HINTS = "pass|pwd|secret|token|key|credential|auth|pat"
+_NAME_HINT = re.compile(_NAME_HINTS)
+_NAME_HINT_ANY_CASE = re.compile("(?i)" + _NAME_HINTS)
 _VALUE = r"(?P<value>\"[^\"\n]{0,400}\"|'[^'\n]{0,400}'|[^\s\"'`,;&|<>]+)"
-_ASSIGNMENT = _Lazy(
-    r"(?i)(?<![\w.\-$])(?P<name>(?:[A-Za-z_][\w.\-]*?)?" + _NAME_HINT + r"[\w.\-]*)[\"']?"
-    r"[ \t]*(?::=|=>|=|:)[ \t]*" + _VALUE
-)
-_FLAG = _Lazy(
-    r"(?i)(?<![\w\-])--(?P<name>(?:[A-Za-z][\w\-]*?)?" + _NAME_HINT + r"[\w\-]*)(?:=|[ \t]+)"
-    r"(?!-)" + _VALUE
-)
+_AFTER_NAME = _Lazy(r"[\"']?[ \t]*(?P<op>:=|=>|=|:)[ \t]*" + _VALUE)
+# `password: HiddenText | None = None`, `f(shrink_pass: ShrinkPass, ...)`: a type, not a value.
+_ANNOTATION = re.compile(r"(?:[A-Z][A-Za-z.]*|str|bytes)[ \t]*[,)|=\]]")
+_AFTER_FLAG = _Lazy(r"(?:=|[ \t]+)(?!-)" + _VALUE)
+_TERNARY = re.compile(r"\?[ \t]*[\"']$")
 _NETRC = re.compile(r"(?i)\blogin[ \t]+\S+[ \t]+password[ \t]+(?P<value>\S+)")
 _AUTHORIZATION = _Lazy(
     r"(?i)(?:\bauthorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|bot)[ \t]+)?"
@@ -180,9 +182,11 @@ _AUTHORIZATION = _Lazy(
 )
 
 _PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "pw"})
-_KEY_WORDS = frozenset(
-    {"token", "secret", "secrets", "credential", "credentials", "apikey", "pat", "auth"}
-)
+_KEY_WORDS = frozenset({"token", "secret", "secrets", "credential", "credentials", "apikey", "auth"})
+# In code `pat` is far more often a pattern than a personal access token: after
+# that name only an opaque run of key characters counts.
+_OPAQUE_WORDS = frozenset({"pat"})
+_OPAQUE_VALUE = re.compile(r"[A-Za-z0-9+/=_\-.~]+")
 _PASSWORD_ENDINGS = ("password", "passwd", "passphrase")
 _KEY_ENDINGS = ("token", "secret", "apikey", "accesskey", "secretkey", "privatekey", "credentials")
 # A name ending in one of these holds something about the secret (where it is,
@@ -197,6 +201,8 @@ _DESCRIPTIVE_SUFFIXES = frozenset(
         "backend", "command", "cmd", "script", "scope", "scopes", "usage", "used", "budget",
         "required", "enabled", "strength", "manager", "helper", "sock", "socket", "size",
         "version", "method", "schema", "reset", "rules", "counter", "class", "id_env",
+        "range", "start", "end", "offset", "index", "idx", "pos", "position", "list", "map",
+        "dict", "queue", "buffer", "stream", "types",
     }
 )
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
@@ -208,8 +214,12 @@ def _name_segments(name: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _secret_name_strength(name: str) -> str | None:
-    """'password' or 'key' when `name` names a secret, else None."""
-    segments = _name_segments(name)
+    """'password', 'key' or 'opaque' when `name` names a secret, else None.
+
+    Only the last dotted part counts: `db.password` names a password,
+    `changePassword.restype` does not.
+    """
+    segments = _name_segments(name.rsplit(".", 1)[-1])
     if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES or "public" in segments:
         return None
     # Lower-case run-together names ("dbpassword", "apikey") are one segment.
@@ -219,6 +229,8 @@ def _secret_name_strength(name: str) -> str | None:
         return "key"
     if len(segments) > 1 and segments[-1] in ("key", "keys"):
         return "key"
+    if any(s in _OPAQUE_WORDS for s in segments):
+        return "opaque"
     return None
 
 
@@ -228,7 +240,7 @@ def _secret_name_strength(name: str) -> str | None:
 # Long enough that a random key contains one by chance about once in 10^8.
 _PLACEHOLDER_MARKERS = (
     "example", "placeholder", "changeme", "change_me", "change-me", "redacted", "undefined",
-    "xxxxxx", "******", "...", "<", ">", "${", "{{", "%(", "$(",
+    "xxxxxx", "******", "...", "<", ">", "${", "{{", "{}", "%(", "$(",
 )
 # Short words: counted only in values without digits, which real keys almost always have.
 _PLACEHOLDER_WORDS = (
@@ -265,14 +277,18 @@ def _char_classes(value: str) -> tuple[bool, bool, bool, bool]:
     return lower, upper, digit, symbol
 
 
+_NUMBER = re.compile(r"[+\-]?[0-9]+(?:[.,:][0-9]+)*%?")
+
+
 def _is_password_value(value: str) -> bool:
-    """A password is kept when it is a plain word (docs' `password=secret`) or too short."""
-    if len(value) < 6 or any(ch.isspace() for ch in value):
-        return False
+    """A password is kept when it is made of plain words (docs' `password=secret`,
+    a type such as `HiddenText`) or too short."""
+    if len(value) < 6 or any(ch.isspace() for ch in value) or _NUMBER.fullmatch(value):
+        return False  # numbers are counts and rates far more often than PINs (`pass: 1204`)
     lower, upper, digit, symbol = _char_classes(value)
     if digit or symbol:
         return True
-    return lower and upper and len(value) >= 8
+    return lower and upper and len(value) >= 8 and not _is_wordy(value)
 
 
 def _is_key_value(value: str, min_length: int = 12) -> bool:
@@ -286,6 +302,7 @@ def _is_key_value(value: str, min_length: int = 12) -> bool:
 
 _SEPARATORS = re.compile(r"[-_.:/@+]+")
 _SMALL_NUMBER = re.compile(r"[A-Za-z]?[0-9]{1,6}")  # 123, v1
+_WORD_AND_NUMBER = re.compile(r"([A-Za-z]{2,})[0-9]{1,3}")  # base64, auth0, py311
 _HUMPS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _VOWELS = frozenset("aeiouyAEIOUY")
 
@@ -297,6 +314,9 @@ def _is_wordy(value: str) -> bool:
     for piece in _SEPARATORS.split(value):
         if not piece or _SMALL_NUMBER.fullmatch(piece):
             continue
+        word_and_number = _WORD_AND_NUMBER.fullmatch(piece)
+        if word_and_number:
+            piece = word_and_number[1]
         if not piece.isascii() or not piece.isalpha():
             return False
         humps = _HUMPS.findall(piece)
@@ -339,23 +359,26 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
     `env` defaults to `os.environ`; pass `{}` to look at the text alone.
     """
     found: list[Finding] = []
+    # Guards use a lower-cased copy; it keeps offsets only for ASCII text.
+    lowered = text.lower() if text.isascii() else None
     if _SHAPED_HINT.search(text):
         for match in _SHAPED.re.finditer(text):
             kind = match.lastgroup
             if kind is None or _shaped_is_placeholder(kind, match.group()):
                 continue
             found.append(Finding(kind, match.start(), match.end()))
-    for match in _AWS_SECRET.re.finditer(text):
-        if not _is_placeholder(match["value"]):
-            found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
+    if lowered is None or "secret" in lowered:
+        for match in _AWS_SECRET.re.finditer(text):
+            if not _is_placeholder(match["value"]):
+                found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
     if "PRIVATE KEY" in text:
         found.extend(_private_keys(text))
-    if "://" in text:
+    if "://" in text and "@" in text:
         for match in _URL_USERINFO.finditer(text):
             value = match["value"]
             if not _is_placeholder(value) and _is_password_value(value):
                 found.append(Finding("url_password", match.start("value"), match.end("value")))
-    found.extend(_assigned_secrets(text))
+    found.extend(_assigned_secrets(text, lowered))
     found.extend(_env_values(text, os.environ if env is None else env))
     return _dedupe(found)
 
@@ -375,28 +398,81 @@ def _private_keys(text: str) -> Iterator[Finding]:
         yield Finding("private_key", begin.start(), end.end() if end else len(text))
 
 
-def _assigned_secrets(text: str) -> Iterator[Finding]:
-    for pattern in (_ASSIGNMENT, _FLAG):
-        for match in pattern.re.finditer(text):
-            if text.endswith("://", 0, match.start()):
+def _secret_names(text: str, lowered: str | None) -> Iterator[tuple[int, int]]:
+    """Spans of whole names (runs of word characters, `.` and `-`) holding a hint word."""
+    # lower() may change the length of non-ASCII text: that is searched as it is.
+    hits = (_NAME_HINT.finditer(lowered) if lowered is not None
+            else _NAME_HINT_ANY_CASE.finditer(text))
+    last_end = -1
+    for hit in hits:
+        at = hit.start()
+        if at < last_end:
+            continue  # inside the name just read
+        start = at
+        while start > 0 and _is_name_char(text[start - 1]):
+            start -= 1
+        end = at
+        while end < len(text) and _is_name_char(text[end]):
+            end += 1
+        last_end = end
+        yield start, end
+
+
+def _is_name_char(ch: str) -> bool:
+    return ch.isalnum() or ch in "_.-"
+
+
+def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
+    read_until = 0  # like a regex scan, a value once read is not searched for names again
+    for start, end in _secret_names(text, lowered):
+        if start < read_until:
+            continue
+        name = text[start:end]
+        if name.startswith("--"):
+            if start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                continue
+            name = name[2:]
+            if not name[:1].isalpha():
+                continue
+            match = _AFTER_FLAG.re.match(text, end)
+        else:
+            if not (name[:1].isascii() and (name[:1].isalpha() or name[:1] == "_")):
+                continue
+            if start > 0 and text[start - 1] in "$/\\":
+                continue  # `$TOKEN` is a reference, `etc/passwd` a file
+            if text.endswith("://", 0, start):
                 continue  # a URL's user name: its password is found as a URL password
-            strength = _secret_name_strength(match["name"])
-            if strength is None:
-                continue
-            raw = match["value"]
-            value, start = _strip_value(raw, match.start("value"))
-            if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
-                continue
-            if _is_password_value(value) if strength == "password" else _is_key_value(value):
-                yield Finding("secret_assignment", start, start + len(value))
-    for match in _NETRC.finditer(text):
-        value = match["value"]
-        if not _is_placeholder(value) and _is_password_value(value):
-            yield Finding("secret_assignment", match.start("value"), match.end("value"))
-    for match in _AUTHORIZATION.re.finditer(text):
-        value = match["value"]
-        if not _is_placeholder(value) and _is_key_value(value, min_length=8):
-            yield Finding("authorization_header", match.start("value"), match.end("value"))
+            if _TERNARY.search(text, max(0, start - 8), start):
+                continue  # `done ? 'pass' : 'fail'` chooses between strings
+            match = _AFTER_NAME.re.match(text, end)
+        if match is None:
+            continue
+        read_until = match.end()
+        strength = _secret_name_strength(name)
+        if strength is None:
+            continue
+        raw = match["value"]
+        if strength == "opaque" and not _OPAQUE_VALUE.fullmatch(raw.strip("\"'")):
+            continue
+        if match.groupdict().get("op") == ":" and _ANNOTATION.match(text, match.start("value")):
+            continue
+        value, value_start = _strip_value(raw, match.start("value"))
+        if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
+            continue
+        if _is_password_value(value) if strength == "password" else _is_key_value(value):
+            yield Finding("secret_assignment", value_start, value_start + len(value))
+    if lowered is None or "password" in lowered:
+        for match in _NETRC.finditer(text):
+            value, value_start = _strip_value(match["value"], match.start("value"))
+            if not _is_placeholder(value) and _is_password_value(value):
+                yield Finding("secret_assignment", value_start, value_start + len(value))
+    if lowered is None or "authorization" in lowered or "bearer" in lowered:
+        for match in _AUTHORIZATION.re.finditer(text):
+            value = match["value"]
+            if text.startswith("(", match.end()):
+                continue  # `authorization = decode(authorization)` is code
+            if not _is_placeholder(value) and _is_key_value(value, min_length=8):
+                yield Finding("authorization_header", match.start("value"), match.end("value"))
 
 
 _TRIVIAL_ENV_VALUES = frozenset(
@@ -448,8 +524,8 @@ _PATH_CHARS = r"[^\s\"'`<>|:;,()\[\]{}*?]"
 _WIN_PATH_CHARS = r"[^\s\"'`<>|:;,*?]"
 _SEP = r"(?:\\\\|\\|/)"
 # A POSIX path starts at a boundary: not inside a word, a relative path or a
-# URL (file:// URLs do point at this machine).
-_POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%]))"
+# URL (file:// URLs do point at this machine), nor after a variable (`${root}/x`).
+_POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%})]))"
 
 _MACHINE_PATHS = _Lazy(
     "|".join(
@@ -460,8 +536,8 @@ _MACHINE_PATHS = _Lazy(
                 _POSIX_START
                 + r"(?:/(?:home|Users)/[\w.\-@+]+|/root(?=/|[\s\"'`<>|:;,()\[\]{}*?]|$)"
                 + r"|/mnt/[a-zA-Z]/Users/[\w.\-@+]+)" + _PATH_CHARS + "*"
-                + r"|(?<![\w$%~\\/])~[\w.\-]*/" + _PATH_CHARS + "*"
-                + r"|(?:\$HOME|\$\{HOME\})/" + _PATH_CHARS + "*"
+                + r"|(?<![\w$%~\\/])~[\w.\-]*/" + _PATH_CHARS + "+"
+                + r"|(?:\$HOME|\$\{HOME\})/" + _PATH_CHARS + "+"
                 + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"(?i:users|documents and settings)"
                 + _SEP + r"[^\\/\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*"
                 + r"|(?:%(?i:userprofile|homepath|appdata|localappdata)%|\$env:(?i:userprofile|appdata|localappdata))"
@@ -507,7 +583,14 @@ def find_machine_paths(text: str, workspace: Workspace = None) -> list[Finding]:
             if kind is not None and not _inside_url(text, match.start()):
                 found.append(Finding(kind, match.start(), _trim_path_end(text, match)))
     if workspace is not None:
-        for pattern in _workspace_patterns(os.fspath(workspace)):
+        folded = None
+        for form, pattern, any_case in _workspace_patterns(os.fspath(workspace)):
+            if any_case:
+                folded = text.lower() if folded is None else folded
+                if form.lower() not in folded:
+                    continue
+            elif form not in text:
+                continue
             for match in pattern.finditer(text):
                 if not _inside_url(text, match.start()):
                     found.append(Finding("workspace_path", match.start(), _trim_path_end(text, match)))
@@ -530,7 +613,8 @@ def _inside_url(text: str, start: int) -> bool:
 
 
 @lru_cache(maxsize=64)
-def _workspace_patterns(workspace: str) -> tuple[re.Pattern[str], ...]:
+def _workspace_patterns(workspace: str) -> tuple[tuple[str, re.Pattern[str], bool], ...]:
+    """Each spelling of the workspace's absolute path with the pattern that finds it."""
     forms = {workspace}
     if os.path.isabs(workspace):
         forms.add(os.path.normpath(workspace))
@@ -545,9 +629,8 @@ def _workspace_patterns(workspace: str) -> tuple[re.Pattern[str], ...]:
             continue
         start = r"(?<![\w.\-\\])" if windows else _POSIX_START
         flags = re.IGNORECASE if windows else 0
-        patterns.append(
-            re.compile(start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*", flags)
-        )
+        pattern = start + re.escape(form) + r"(?![\w.\-])" + _WIN_PATH_CHARS + "*"
+        patterns.append((form, re.compile(pattern, flags), windows))
     return tuple(patterns)
 
 

@@ -72,6 +72,7 @@ class AutoCodeServer(LanguageServer):
         self.supports_progress = False
         self.supports_show_document = False
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
         self.state: dict[str, Any] = {}
         """Per-feature session state (e.g. the tasks feature's revision bookkeeping)."""
@@ -119,8 +120,8 @@ class AutoCodeServer(LanguageServer):
     def in_loop(self, fn: Callable[..., Any], *args: Any) -> None:
         """Call `fn` on the event loop thread (directly when already there)."""
         loop = self.loop
-        if loop is None or loop.is_closed():
-            return
+        if loop is None or loop.is_closed() or self.closed:
+            return  # an engine thread still reporting after its client went away
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
@@ -160,6 +161,7 @@ class AutoCodeServer(LanguageServer):
 
     def close_session(self) -> None:
         """The connection is gone: stop prompting; tasks stay on disk as they are."""
+        self.closed = True
         for task in list(self._background):
             task.cancel()
         for future in list(self.protocol._request_futures.values()):
@@ -200,9 +202,28 @@ def available_features() -> list[str]:
     return found
 
 
-def _command(server: AutoCodeServer, spec: protocol.CommandSpec, handler: Handler) -> None:
+FEATURE_MODULES = {
+    "core": "core", "doctor": "project", "forget": "project",
+    "prep": "prep", "tasks": "tasks", "memory": "memory",
+}
+"""Which `features/` module handles each protocol feature area."""
+
+
+def handler_for(name: str) -> Handler:
+    """The feature handler of a command; its module is imported on first use, not at start-up."""
+    import importlib
+
+    area = FEATURE_MODULES[protocol.COMMAND_FEATURES[name]]
+    module = importlib.import_module(f"autocode_lsp.features.{area}")
+    handler: Handler = module.HANDLERS[name]
+    return handler
+
+
+def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
+        spec = protocol.COMMANDS_BY_NAME[name]
+        handler = handler_for(name)
         try:
             args = protocol.parse_arguments(spec, arguments)
         except protocol.InvalidArguments as exc:
@@ -221,21 +242,15 @@ def _command(server: AutoCodeServer, spec: protocol.CommandSpec, handler: Handle
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
         return protocol.to_wire(result)
 
-    run.__name__ = spec.name
-    server.command(spec.name)(run)
+    run.__name__ = name
+    server.command(name)(run)
 
 
 def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCodeServer:
-    """A server with every command of `protocol.COMMANDS` registered."""
-    from autocode_lsp.features import all_handlers
-
+    """A server with every protocol command registered (handlers load on first use)."""
     server = AutoCodeServer(end_connection=end_connection)
-    handlers = all_handlers()
-    missing = [c.name for c in protocol.COMMANDS if c.name not in handlers]
-    if missing:
-        raise RuntimeError(f"protocol commands without a handler: {missing}")
-    for spec in protocol.COMMANDS:
-        _command(server, spec, handlers[spec.name])
+    for name in protocol.COMMAND_FEATURES:
+        _command(server, name)
 
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:

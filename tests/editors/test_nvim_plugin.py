@@ -118,6 +118,7 @@ def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
         "prompts",
         "scratch",
         "questions",
+        "bad input",
         "missing server",
         "health without server",
     ):
@@ -182,7 +183,7 @@ def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path
 def test_a_crashing_server_is_reported_not_hung_on(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_crash.lua", tmp_path, cwd=repo, timeout=120)
-    assert "ok killed reported\nok restarted\nok exits at once\n" in result.stdout
+    assert "ok killed reported\nok restarted\nok task survives\nok exits at once\n" in result.stdout
 
 
 def test_session_without_workspace_folder(tmp_path: Path) -> None:
@@ -190,6 +191,7 @@ def test_session_without_workspace_folder(tmp_path: Path) -> None:
     outside.mkdir()
     result = run_nvim("e2e_noworkspace.lua", tmp_path, cwd=outside)
     assert "ok no folder\nok task commands explain\n" in result.stdout
+    assert "ok global memory\n" in result.stdout
 
 
 def test_task_flow_from_question_to_learned_convention(tmp_path: Path) -> None:
@@ -229,5 +231,11 @@ def test_cancel_a_task_waiting_for_an_answer(tmp_path: Path) -> None:
 def test_memory_save_refusal_search_and_delete(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_memory.lua", tmp_path, cwd=repo, timeout=120)
-    assert "ok refused\nok saved\n" in result.stdout
-    assert "ok deleted\n" in result.stdout
+    for step in ("ok refused\n", "ok saved\n", "ok duplicate\n", "ok deleted\n"):
+        assert step in result.stdout
+
+
+def test_promote_team_memory_from_its_buffer(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_promote.lua", tmp_path, cwd=repo, timeout=120)
+    assert "ok nothing applied unselected\nok promoted\n" in result.stdout

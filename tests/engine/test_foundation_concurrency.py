@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from autocode.record import Convention, ObservedFacts, load_record, merge_record
 
@@ -21,7 +26,10 @@ from autocode.record import Convention, ObservedFacts, merge_record
 workspace, writer, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 sys.stdin.readline()  # start together
 for i in range(count if count > 0 else 10**9):
-    result = merge_record(workspace, ObservedFacts(), [Convention(f"writer {writer} question {i}?", f"answer {i}")])
+    # A generous lock timeout: on a loaded machine one writer may wait for all the others.
+    result = merge_record(
+        workspace, ObservedFacts(), [Convention(f"writer {writer} question {i}?", f"answer {i}")], lock_timeout=120
+    )
     if result.errors or not result.written:
         print("FAILED", i, result.errors, flush=True)
         sys.exit(1)
@@ -39,7 +47,23 @@ def _start_writer(workspace: Path, writer: int, count: int) -> subprocess.Popen[
     )
 
 
-def test_eight_writers_lose_no_convention(tmp_path: Path) -> None:
+@pytest.fixture
+def fast_folder(tmp_path: Path) -> Iterator[Path]:
+    """A folder on tmpfs when the machine has one: the test is about locking, and 1,600 fsyncs on a
+    busy shared disk would make it slow without making it stricter."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield tmp_path
+        return
+    folder = Path(tempfile.mkdtemp(prefix="autocode-merge-", dir=shm))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_eight_writers_lose_no_convention(fast_folder: Path) -> None:
+    tmp_path = fast_folder
     merge_record(tmp_path, ObservedFacts(framework="pytest"), [Convention("kept from before?", "yes")])
     writers = [_start_writer(tmp_path, n, MERGES) for n in range(WRITERS)]
     for proc in writers:

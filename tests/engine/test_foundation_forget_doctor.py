@@ -193,3 +193,20 @@ def test_doctor_sections_are_a_registry(tmp_path: Path) -> None:
     assert "cannot load this section" in report["no_such_part"]["error"]
     with pytest.raises(UsageError):
         build_report(tmp_path / "absent")
+
+
+def test_forget_refuses_a_directory_in_place_of_the_record(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".autocode" / "project.json").mkdir(parents=True)
+    (repo / ".autocode" / "project.json" / "keep.txt").write_text("mine")
+    proc = autocode("forget", "--workspace", str(repo))
+    assert proc.returncode == 2
+    assert "is a directory" in proc.stderr and "remove or rename it yourself" in proc.stderr
+    assert (repo / ".autocode" / "project.json" / "keep.txt").read_text() == "mine"
+
+
+def test_merge_reports_an_autocode_file_instead_of_folder_and_touches_nothing(tmp_path: Path) -> None:
+    (tmp_path / ".autocode").write_text("not a folder")
+    result = merge_record(tmp_path, ObservedFacts("pytest"), [Convention("Q?", "A")])
+    assert not result.written and result.errors
+    assert (tmp_path / ".autocode").read_text() == "not a folder"

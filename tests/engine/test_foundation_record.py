@@ -308,3 +308,34 @@ def test_docs_example_round_trips_through_merge(tmp_path: Path) -> None:
     write_files(tmp_path, {".autocode/project.json": json.dumps(VALID, indent=2) + "\n"})
     result = merge_record(tmp_path, ObservedFacts(), [])
     assert not result.written
+
+
+_question = st.sampled_from(["Q1?", "Q2?", "Q3?", "Q4?"])
+_answer = st.text(alphabet="abc xyz.", min_size=1, max_size=8).filter(str.strip)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.tuples(_question, _answer), max_size=4), min_size=1, max_size=4))
+def test_merges_keep_the_latest_answer_per_question_property(batches: list[list[tuple[str, str]]]) -> None:
+    import tempfile
+
+    expected: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for batch in batches:
+            result = merge_record(folder, ObservedFacts(), [Convention(q, a) for q, a in batch], env={})
+            assert result.errors == ()
+            for question, answer in batch:
+                expected[question] = answer
+        loaded = load_record(folder)
+        if not expected:
+            assert loaded.status in ("missing", "valid")
+            return
+        assert loaded.record is not None
+        assert {c.question: c.answer for c in loaded.record.conventions} == expected
+        assert [c.question for c in loaded.record.conventions] == list(expected)
+
+
+def test_nothing_learned_creates_no_file(tmp_path: Path) -> None:
+    result = merge_record(tmp_path, ObservedFacts(), [Convention("Q?", "see /home/alice/notes.txt")], env={})
+    assert not result.written and result.errors == () and result.omitted
+    assert not (tmp_path / ".autocode" / "project.json").exists()

@@ -200,6 +200,7 @@ def test_malformed_pyproject_names_file_and_line(tmp_path: Path) -> None:
         ("memory_max_count = 0\n", "memory_max_count", "greater than 0"),
         ('[routes]\nplanner = "no-colon"\n', "routes.planner", '"provider:model"'),
         ("test_timeout = true\n", "test_timeout", "an integer"),
+        ('test_command = ""\n', "test_command", "a non-empty string"),
     ],
 )
 def test_wrong_type_names_file_key_and_expected_type(tmp_path: Path, content: str, key: str, expected: str) -> None:

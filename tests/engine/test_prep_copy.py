@@ -360,6 +360,36 @@ def test_deleted_tracked_file_is_skipped(tmp_path: Path) -> None:
     result = make_prep_copy(ws)
     assert not (result.copy / "gone.py").exists()
     assert result.counts["excluded"]["deletedFromWorkTree"] == 1
+    again = make_prep_copy(ws)  # the first copy is not counted as ignored content
+    assert "ignored" not in again.counts["excluded"]
+
+
+def test_tracked_path_below_a_folder_now_a_link(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"lib/x.py": "mine\n", "a.py": "a\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "x.py").write_bytes(SECRET)
+    (ws / "lib" / "x.py").unlink()
+    (ws / "lib").rmdir()
+    os.symlink(outside, ws / "lib")
+    result = make_prep_copy(ws)
+    assert not (result.copy / "lib" / "x.py").exists()
+    assert result.counts["excluded"]["belowSymlinkOrFile"] == 1
+    assert result.counts["excluded"]["linkOutsideWorkspace"] == 1
+
+
+def test_merge_conflict_paths_are_listed_once(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"c.txt": "base\n"})
+    git(ws, "checkout", "-q", "-b", "other")
+    (ws / "c.txt").write_text("other\n")
+    git(ws, "commit", "-qam", "other")
+    git(ws, "checkout", "-q", "main")
+    (ws / "c.txt").write_text("main\n")
+    git(ws, "commit", "-qam", "main")
+    git(ws, "merge", "-q", "other", check=False)
+    assert inventory(ws).paths().count("c.txt") == 1
+    result = make_prep_copy(ws)
+    assert b"<<<<<<<" in (result.copy / "c.txt").read_bytes()
 
 
 @pytest.mark.parametrize(
@@ -455,6 +485,16 @@ def test_cli_setup_error_exits_2(tmp_path: Path) -> None:
     assert json.loads(as_json.stdout)["error"]["kind"] == "manifestInvalid"
 
 
+@pytest.mark.parametrize("report", ["missing-dir/r.json", "a-dir", "link.json"])
+def test_cli_unusable_report_path_fails_before_copying(tmp_path: Path, report: str) -> None:
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    (tmp_path / "a-dir").mkdir()
+    os.symlink(tmp_path / "elsewhere.json", tmp_path / "link.json")
+    proc = run_cli("--workspace", str(ws), "--report", str(tmp_path / report))
+    assert proc.returncode == 2 and "--report" in proc.stderr
+    assert not (ws / ".autocode").exists() and not (tmp_path / "elsewhere.json").exists()
+
+
 def test_progress_bar_draws_after_a_moment() -> None:
     import io
 
@@ -476,4 +516,4 @@ def test_progress_callback_is_called(tmp_path: Path) -> None:
     ws = make_repo(tmp_path / "ws", {f"f{i}.txt": "x\n" for i in range(300)})
     calls: list[tuple[int, int]] = []
     make_prep_copy(ws, progress=lambda done, total: calls.append((done, total)))
-    assert calls[-1] == (300, 300) and calls[0] == (256, 300)
+    assert calls[-1] == (300, 300) and calls[0] == (250, 300)

@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
 import unicodedata
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from autocode.errors import SetupError
 from autocode.prep import copier, load_manifest, make_prep_copy, validate_manifest
@@ -223,6 +226,13 @@ def test_symlinked_manifest(workspace: Path, tmp_path: Path, target: str) -> Non
         link.unlink()
 
 
+@pytest.mark.timeout(30)
+def test_fifo_manifest_does_not_hang(workspace: Path, tmp_path: Path) -> None:
+    fifo = tmp_path / "manifest.json"
+    os.mkfifo(fifo)
+    expect_rejection(workspace, fifo, "manifestInvalid", "not a regular file")
+
+
 @pytest.mark.parametrize(
     ("over", "reason"),
     [
@@ -271,24 +281,65 @@ def test_valid_inputs_are_returned_without_writing(workspace: Path, tmp_path: Pa
     assert load_manifest(manifest) == items
 
 
-def test_mismatch_in_copy_keeps_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("change", ["size", "sha256", "mode"])
+def test_mismatch_in_copy_keeps_the_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str) -> None:
     ws = make_repo(tmp_path / "ws", {"pilot-public/PROOF.md": PROOF})
     manifest = write_manifest(tmp_path, {"inputs": [entry("pilot-public/PROOF.md")]})
 
     def tamper(event: str, path: str) -> None:
         if event == "file" and path == "pilot-public/PROOF.md":
             (staged,) = (ws / ".autocode" / "prep").glob("*/.staging/pilot-public/PROOF.md")
-            staged.write_bytes(b"tampered\n")
+            if change == "size":
+                staged.write_bytes(b"tampered\n")
+            elif change == "sha256":
+                staged.write_bytes(PROOF.upper())
+            else:
+                staged.chmod(0o600)
 
     monkeypatch.setattr(copier, "_test_hook", tamper)
     with pytest.raises(SetupError) as info:
         make_prep_copy(ws, manifest)
     err = info.value
-    assert err.kind == "preflightFailed"
+    assert err.kind == "preflightFailed" and err.exit_code == 2
     assert '"pilot-public/PROOF.md" in the copy' in err.message
+    assert f"{'mode' if change == 'mode' else change} is" in err.message
     assert "left there for inspection" in err.message
     copy = Path(err.data["copy"])
-    assert copy.is_dir() and (copy / "pilot-public" / "PROOF.md").read_bytes() == b"tampered\n"
+    assert copy.is_dir() and (copy / "pilot-public" / "PROOF.md").exists()
     assert (ws / "pilot-public" / "PROOF.md").read_bytes() == PROOF
-    git_status = git(ws, "status", "--porcelain")
-    assert git_status == ""
+    assert git(ws, "status", "--porcelain") == ""
+
+
+def test_ignored_input_inside_a_nested_repository(tmp_path: Path) -> None:
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    nested = make_repo(ws / "vendor" / "tool", {".gitignore": "*.secret\n", "t.py": "t\n"})
+    (nested / "proof.secret").write_bytes(PROOF)
+    (nested / "public.md").write_bytes(PROOF)
+    manifest = write_manifest(
+        tmp_path,
+        {"inputs": [entry("vendor/tool/proof.secret", size=1), entry("vendor/tool/public.md")]},
+    )
+    err = expect_rejection(
+        ws, manifest, "inputIgnored",
+        '"vendor/tool/proof.secret": git ignores it (vendor/tool/.gitignore:1: *.secret)',
+    )
+    assert "public.md" not in err.message
+    ok = write_manifest(tmp_path, {"inputs": [entry("vendor/tool/public.md")]})
+    result = make_prep_copy(ws, ok)
+    assert (result.copy / "vendor/tool/public.md").read_bytes() == PROOF
+    assert not (result.copy / "vendor/tool/proof.secret").exists()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab./\\:-_ \n\x00éC")), max_size=24))
+def test_every_accepted_path_names_a_plain_file_inside(path: str) -> None:
+    from autocode.prep.manifest import path_problem
+
+    problem = path_problem(path)
+    if problem is None:
+        assert posixpath.normpath(path) == path
+        assert not path.startswith(("/", "../")) and path not in ("", ".", "..")
+        assert all(part not in ("", ".", "..") and part.lower() != ".git" for part in path.split("/"))
+        assert not any(c in path for c in "\\\n\x00")
+    else:
+        assert "Remedy" in problem

@@ -13,6 +13,7 @@ from autocode.scrub import (
     PATH_KINDS,
     SECRET_KINDS,
     Finding,
+    contains_machine_path,
     contains_secret,
     find_machine_paths,
     find_secrets,
@@ -78,9 +79,9 @@ def test_redaction_is_stable(text: str, workspace: str | None) -> None:
 )
 def test_context_never_hides_a_corpus_credential(index: int, before: str, after: str) -> None:
     item = CORPUS["credentials"][index]
-    text = f"{before}\n{item['text']}\n{after}"
-    assert contains_secret(text, env={})
-    assert item["secret"] not in redact(text, env={})
+    for text in (f"{before}\n{item['text']}\n{after}", f"{before} {item['text']} {after}"):
+        assert contains_secret(text, env={})
+        assert item["secret"] not in redact(text, env={})
 
 
 def test_adversarial_input_stays_fast() -> None:
@@ -114,3 +115,15 @@ def test_a_thousand_ordinary_strings_are_fast() -> None:
         find_secrets(text, env={})
         find_machine_paths(text, "/srv/acme")
     assert time.perf_counter() - started < 1.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    index=st.integers(0, len(CORPUS["paths"]) - 1),
+    before=fragment_text,
+    after=fragment_text,
+)
+def test_context_never_hides_a_corpus_path(index: int, before: str, after: str) -> None:
+    item = CORPUS["paths"][index]
+    for text in (f"{before}\n{item['text']}\n{after}", f"{before} {item['text']} {after}"):
+        assert contains_machine_path(text, item.get("workspace"))

@@ -120,7 +120,10 @@ def test_every_occurrence_of_an_environment_value_is_found() -> None:
         _j("--api-key=", RANDOM_40[:30]),
         _j("pass", "word: hunter2x"),
         _j("pass", "word=Tr0ub4dor&3"),
-        _j("pass", "word=CorrectHorse"),  # mixed case, 8 or more
+        _j("pass", "word=CorrectHorse9"),
+        _j("db.pass", "word=", "xK9#mQ2!"),
+        _j("GH_PAT=", RANDOM_40[:36]),
+        _j("{pass", "word: hunter2x, user: ci}"),  # a flow mapping, not an annotation
         _j("DB_PASS=", "sw0rdfish!"),
         _j("Authorization: Bearer ", RANDOM_40[:12]),
         _j("authorization=", "Basic ", "YWxhZGRpbjpvcGVuc2VzYW1l"),
@@ -159,6 +162,22 @@ def test_secret_assignments_are_found(text: str) -> None:
         "API_KEY=GITHUB_TOKEN",
         "token=v1.2.3-release",
         "key=value",
+        "return task.done ? 'pass' : 'sync~spin'",
+        "pass" "word=CorrectHorse",  # words, even joined in mixed case, are kept
+        "pass" "word: HiddenText | None = None",
+        "pass" "word: Available when the URL has user information",
+        "PQchangePassword.restype = PGresult_ptr",
+        "_HEX_PAT = '[0-9A-Fa-f]{1,4}'",
+        "_INIT_FACTORY_PAT = '__attr_factory_%s'",
+        "token_range = '%d,%d-%d,%d:' % (token.start + token.end)",
+        '"auth0": "types-auth0-python"',
+        "authorization = base64.decodebytes(authorization)",
+        "def step(self, shrink_pass: ShrinkPass, *, order: bool = False)",
+        'base_key = "Software\\Python\\PythonCore\\{}.{}".format(major, minor)',
+        'machine h login u password "pass" account a',
+        '{"pkg/a.py": "a\\n", "pkg/passwd": "mine\\n"}',
+        "tests pass: 1204571 fail: 3",
+        "pass_rate=0.9531",
     ],
 )
 def test_non_secrets_after_secret_names_are_kept(text: str) -> None:

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tasks_support import REPO, build_sample, cli_env, read_record
+from tasks_support import REPO, build_sample, cli_env, read_record, run_dirs
 
 
 def test_demo_runs_both_tasks_without_a_terminal(tmp_path: Path) -> None:
@@ -77,6 +77,6 @@ def test_task_start_asks_in_a_terminal(tmp_path: Path) -> None:
     record = read_record(repo)
     assert record is not None
     assert record["conventions"][0]["answer"] == "Name tests after behaviour, in full sentences."
-    runs = list((repo / ".autocode" / "runs").iterdir())
+    runs = run_dirs(repo)
     ledger = json.loads((runs[0] / "ledger.json").read_text())
     assert ledger["answers"][0]["kind"] == "human"

@@ -106,7 +106,8 @@ def test_a_whole_task_through_the_openai_provider(replay: tuple[Replay, str], tm
         if path.is_file():
             assert key not in path.read_text(errors="replace"), path
     record = read_record(repo)
-    assert record is not None and any(r.startswith("planner=openai:replay-model") for r in record["routes"])
+    assert record is not None
+    assert {"role": "planner", "provider": "openai", "model": "replay-model"} in record["routes"]
 
 
 def test_429_then_success_is_retried(replay: tuple[Replay, str], tmp_path: Path) -> None:

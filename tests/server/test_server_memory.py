@@ -21,7 +21,7 @@ GLOBAL_FACT = "The CI runners of this organisation have no outbound network acce
 
 def credential_sentence() -> str:
     # Assembled at run time so no credential-shaped literal sits in the repository.
-    return "The deploy token is " + "ghp" + "_" + "Zq3Rt7Kp9Lm2Xv5Nb8Wc4Yd6Hf1Gj0Sa3Te"
+    return "The deploy token is " + "ghp" + "_" + "Zq3Rt7Kp9Lm2Xv5Nb8Wc4Yd6Hf1Gj0Sa3TeU8vQ"
 
 
 REFUSALS = {

@@ -70,3 +70,16 @@ async def test_mismatched_input_is_a_setup_error(session: Session, repo: Path) -
     assert err.code == -32803
     assert err.data["kind"] == "preflightFailed"
     assert "PROOF.md" in err.message
+
+
+async def test_no_progress_for_a_client_that_did_not_declare_it(repo: Path, tmp_path: Path) -> None:
+    s = await connect("stdio", log_file=tmp_path / "lsp.log")
+    await initialize(s, preset="neovim", folders=[repo], progress=False)
+    try:
+        path = manifest(repo, hashlib.sha256(PROOF).hexdigest())
+        result = await s.command(protocol.PREP_RUN, {"manifest": str(path)})
+        assert Path(result["copy"]).is_dir()
+        # pytest-lsp would also fail the test on a workDoneProgress/create it did not allow.
+        assert s.client.progress_reports == {}
+    finally:
+        await close(s)

@@ -50,3 +50,23 @@ def test_wire_names_are_camel_case_and_unknown_fields_are_refused() -> None:
             assert "autocode.task.approvePlan" in str(exc)
         else:
             raise AssertionError(f"accepted {bad!r}")
+
+
+def test_every_command_has_a_handler_in_its_feature_module() -> None:
+    from autocode_lsp.server import handler_for
+
+    assert [c.name for c in protocol.COMMANDS] == list(protocol.COMMAND_FEATURES)
+    for spec in protocol.COMMANDS:
+        assert spec.feature == protocol.COMMAND_FEATURES[spec.name]
+        assert callable(handler_for(spec.name)), spec.name
+
+
+def test_starting_a_server_imports_no_engine_heavy_parts() -> None:
+    code = (
+        "import sys; from autocode_lsp.server import create_server; create_server();"
+        "heavy = [m for m in ('pydantic', 'git', 'psycopg', 'autocode.tasks', 'autocode.memory',"
+        " 'autocode_lsp.features.tasks', 'autocode_lsp.protocol.spec') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

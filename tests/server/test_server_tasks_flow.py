@@ -72,7 +72,11 @@ async def opted_in(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tu
 async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Path]) -> None:
     session, repo = opted_in
     session.answer_question = lambda q: NAMING_ANSWER
-    session.review_plan = lambda p: {"decision": "approve"}
+    # The first plan goes back with feedback; the second one is approved.
+    session.review_plan = lambda p: (
+        {"decision": "reject", "feedback": "Keep the change to greet.py only."}
+        if len(session.reviews) == 1 else {"decision": "approve"}
+    )
 
     first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
     task_id = first["id"]
@@ -85,6 +89,8 @@ async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Pa
     assert session.questions[0]["taskId"] == task_id
     assert session.reviews[0]["planRevision"] >= 1 and "# Plan" in session.reviews[0]["plan"]
     assert session.reviews[0]["planUri"].startswith("file://")
+    assert len(session.reviews) == 2
+    assert session.reviews[1]["planRevision"] > session.reviews[0]["planRevision"]
 
     done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
     assert done["state"] == "COMPLETED" and done["done"] is True
@@ -109,6 +115,8 @@ async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Pa
     # Recorded as the person's, with this client as the source.
     assert ledger_sources(done) == ["lsp:Visual Studio Code"]
     assert set(approval_sources(done)) == {"lsp:Visual Studio Code"}
+    approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
+    assert [a["kind"] for a in approvals["approvals"]] == ["plan_rejected", "plan", "completion"]
     # No plain-client messages for an opted-in client.
     assert session.message_requests == [] and session.client.shown_documents == []
 
@@ -265,3 +273,30 @@ async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
         assert result["state"] == "CANCELLED"
     finally:
         await close(session)
+
+
+@pytest.mark.parametrize(("transport", "preset"), [("tcp", "neovim"), ("ws", "vscode")])
+async def test_opted_in_conversation_over_tcp_and_websocket(
+    transport: str, preset: str, tmp_path: Path
+) -> None:
+    from lsp_support import launch, stop
+
+    repo = build_repo(tmp_path / "project")
+    process, port = await launch(transport, tmp_path / "lsp.log")
+    assert process is not None
+    try:
+        session = await connect(transport, log_file=tmp_path / "lsp.log", process=process, port=port)
+        await initialize(session, preset=preset, folders=[repo], opt_in=True)
+        session.answer_question = lambda q: NAMING_ANSWER
+        session.review_plan = lambda p: {"decision": "later"}
+        first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+        await wait_until(lambda: session.reviews, timeout=60, what="reviewPlan")
+        snap = await session.command(protocol.TASK_GET, {"taskId": first["id"]})
+        # "later" leaves the plan waiting; the answer came back over this transport.
+        assert snap["needs"]["kind"] == "approve_plan"
+        assert ledger_sources(snap) == [f"lsp:{'Neovim' if preset == 'neovim' else 'Visual Studio Code'}"]
+        revisions = [c["revision"] for c in session.did_change]
+        assert revisions == sorted(set(revisions)) and revisions[-1] == snap["revision"]
+        await close(session, stop_process=False)
+    finally:
+        await stop(process)

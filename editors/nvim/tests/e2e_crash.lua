@@ -41,7 +41,36 @@ end, 'a new server')
 H.call('autocode.protocol.info')
 H.log('ok restarted')
 
+-- A task paused on a question survives the server: after a kill, the next
+-- server continues it from disk.
+local tasks = require('autocode.tasks')
+H.script_ui(function()
+  return nil
+end, {})
+vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait_note(60000, 'question left open')
+local id = tasks.current
+local live = vim.lsp.get_clients({ name = 'autocode' })[1]
+H.wait(30000, function()
+  return vim.tbl_isempty(live.requests)
+end, 'the start command to return')
+for _, pid in ipairs(H.children()) do
+  vim.uv.kill(pid, 'sigkill')
+end
+H.wait(10000, function()
+  return #vim.lsp.get_clients({ name = 'autocode' }) == 0
+end, 'the killed client to go')
+vim.cmd('AutoCode status ' .. id)
+H.wait(30000, function()
+  local lines = H.scratch_lines('task/' .. id)
+  return lines and table.concat(lines, '\n'):find('state: WAITING_FOR_USER', 1, true) ~= nil
+end, 'the new server to show the paused task')
+local snap = H.call('autocode.task.resume', { taskId = id })
+H.eq(snap.needs.kind, 'answer_questions', 'still waiting for the answer')
+H.log('ok task survives')
+
 -- 2. A server command that exits at once.
+H.notes = {}
 for _, cl in ipairs(vim.lsp.get_clients({ name = 'autocode' })) do
   cl:stop(true)
 end

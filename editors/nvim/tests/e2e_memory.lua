@@ -19,11 +19,19 @@ vim.cmd('AutoCode memory save --scope=project ' .. FACT)
 H.wait_note(30000, 'saved (project)')
 H.log('ok saved')
 
+-- The same fact again is not stored twice, and the person is told.
+H.notes = {}
+vim.cmd('AutoCode memory save --scope=project ' .. FACT)
+n = H.wait_note(30000, 'memory not saved', vim.log.levels.WARN)
+H.log('duplicate shown: ' .. n.msg)
+H.eq(#H.call('autocode.memory.list', { workspace = vim.fn.getcwd() }).memories, 1, 'one memory after the duplicate')
+H.log('ok duplicate')
+
 vim.cmd('AutoCode memory search TEST_DATABASE_URL')
 local id
 H.wait(30000, function()
   for _, l in ipairs(H.scratch_lines('memory') or {}) do
-    if l:find('TEST_DATABASE_URL', 1, true) then
+    if l:find('TEST_DATABASE_URL', 1, true) and l:match('^%- %[') then
       id = l:match('^%- %[([^%]]+)%]')
       return true
     end

@@ -118,13 +118,28 @@ H.check(#vim.tbl_filter(function(s)
 end, statuslines) > 0, 'statusline followed the task')
 H.log('ok completed')
 
+-- Learning runs after the completed checkpoint; the snapshot says when it is done.
+local last_poll = 0
+H.wait(60000, function()
+  local s = tasks.snapshots[id]
+  if s and type(s.learning) == 'table' and s.learning.status ~= 'pending' then
+    return true
+  end
+  if vim.uv.now() - last_poll > 500 then
+    last_poll = vim.uv.now()
+    tasks.remember(H.call('autocode.task.get', { taskId = id }), true)
+  end
+  return false
+end, 'learning to finish')
+H.eq(tasks.snapshots[id].learning.status, 'done', 'learning worked: ' .. vim.inspect(tasks.snapshots[id].learning))
+
 -- The learned convention shows in the doctor buffer.
 vim.cmd('AutoCode doctor')
-H.wait(30000, function()
-  local lines = H.scratch_lines('doctor')
-  return lines and table.concat(lines, '\n'):find(ANSWER, 1, true) ~= nil
-end, 'the doctor buffer with the learned answer')
+H.wait(60000, function()
+  return H.scratch_lines('doctor') ~= nil
+end, 'the doctor buffer')
 local doctor = table.concat(H.scratch_lines('doctor'), '\n')
+H.check(doctor:find(ANSWER, 1, true), 'the doctor buffer shows the learned answer:\n' .. doctor)
 H.check(doctor:find(vim.trim(q.prompt), 1, true), 'the question is shown with it')
 local capture = vim.env.AUTOCODE_DOCTOR_CAPTURE
 if capture and capture ~= '' then

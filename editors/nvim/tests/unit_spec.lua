@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'start', 'status', 'tasks' },
+  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resume', 'start', 'status', 'tasks' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -81,9 +81,14 @@ H.eq(
   'duplicate message'
 )
 H.eq(
-  memory.refusal_message({ code = -32803, message = 'tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
-  'memory not saved: tied to one commit (commit); try instead: say the durable fact',
+  memory.refusal_message({ code = -32803, message = 'not saved: tied to one commit', data = { kind = 'memoryRefused', reason = 'commit', suggestion = 'say the durable fact' } }),
+  'memory not saved: tied to one commit; try instead: say the durable fact',
   'refusal message'
+)
+H.eq(
+  memory.format_item({ id = 'm1', scope = 'global', owner = vim.NIL, shared = true, content = 'a\nb' }),
+  '- [m1] (global, team) a b',
+  'memory line'
 )
 H.log('ok rendering')
 
@@ -162,7 +167,28 @@ H.check(approved, 'the a key ran its action')
 H.check(vim.wo.winbar:find('a approve plan', 1, true), 'winbar lists the keys')
 vim.cmd.normal('q')
 H.check(vim.fn.bufwinid(buf) == -1, 'q closes the window')
+local multi = ui.scratch('task/t9', tasks.render({ id = 't9', state = 'FAILED', result = { output = 'line one\nline two' } }), 'markdown')
+H.check(vim.tbl_contains(vim.api.nvim_buf_get_lines(multi, 0, -1, false), 'line two'), 'values with newlines become lines')
 H.log('ok scratch')
+
+-- Bad input from the person is refused before anything reaches a server (none
+-- runs here: a call would show "cannot start the AutoCode server").
+vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })
+tasks.snapshots, tasks.current = {}, nil
+H.notes = {}
+vim.cmd('AutoCode approve')
+H.check(H.note('no task yet: start one with :AutoCode start', vim.log.levels.ERROR), 'task command without a task')
+H.script_ui({ '', '   ', '' }, {})
+vim.cmd('AutoCode start')
+H.wait_note(2000, 'no brief given; nothing started', vim.log.levels.WARN)
+vim.cmd('AutoCode memory save')
+H.wait_note(2000, 'nothing to save: give the memory text', vim.log.levels.WARN)
+tasks.current = 't1'
+vim.cmd('AutoCode reject')
+H.wait_note(2000, 'plan not rejected: say what should change', vim.log.levels.WARN)
+vim.wait(200)
+H.check(not H.note('cannot start the AutoCode server'), 'nothing was sent to a server')
+H.log('ok bad input')
 
 -- A server command that does not exist is reported, and the call returns.
 vim.lsp.config('autocode', { cmd = { 'autocode-lsp-does-not-exist' } })

@@ -82,26 +82,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _settings(workspace: Any) -> Any:
-    """The foundation's resolved settings when that module is installed, else None (defaults)."""
-    import importlib
+    """The workspace's resolved settings; without a workspace, the defaults (None)."""
+    if workspace is None:
+        return None
+    from autocode.settings import resolve_settings
 
-    try:
-        module = importlib.import_module("autocode.settings")
-    except ImportError:
-        return None
-    resolve = getattr(module, "resolve_settings", None)
-    if resolve is None or workspace is None:
-        return None
-    return resolve(workspace)
+    return resolve_settings(workspace)
 
 
 def _person_required(what: str) -> None:
-    import os
+    from autocode.cli.unattended import refuse_if_unattended
 
-    from autocode.errors import RefusedError
-
-    if os.environ.get("AUTOCODE_UNATTENDED"):
-        raise RefusedError(f"{what} needs a person's approval and this run is unattended; nothing was applied")
+    refuse_if_unattended(what)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -144,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if verb == "reflect":
             if args.approve:
-                _person_required("applying reflection proposals")
+                _person_required("memory reflect --approve")
             import getpass
 
             reflection = memory.reflect(
@@ -156,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
             emit(args, memory.plan_promotion(ctx).to_dict(), _render_plan)
             return 0
         if verb == "apply-promotion":
-            _person_required("applying a promotion")
+            _person_required("memory apply-promotion")
             applied = memory.apply_promotion(ctx, args.ids)
             emit(args, applied.to_dict(), _render_applied)
             return 0

@@ -63,9 +63,26 @@ def _render(data: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _check_report_path(report: str, workspace: str) -> None:
+    """Refuse an unusable --report before any copy is made."""
+    from pathlib import Path
+
+    from autocode.errors import UsageError
+
+    path = Path(report)
+    if path.is_symlink() or path.is_dir() or (path.exists() and not path.is_file()):
+        raise UsageError(f"--report {path} is not a regular file path; pass a new or existing plain file")
+    # The workspace's own .autocode folder is created by the copy itself.
+    own_folder = path.parent.resolve() == Path(workspace).resolve() / ".autocode"
+    if not path.parent.is_dir() and not own_folder:
+        raise UsageError(f"--report {path}: the folder {path.parent} does not exist; create it or pick another path")
+
+
 def run(args: argparse.Namespace) -> int:
     from autocode.prep import make_prep_copy, write_report
 
+    if args.report:
+        _check_report_path(args.report, args.workspace)
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None
     try:
         result = make_prep_copy(args.workspace, args.manifest, bar)

@@ -30,6 +30,7 @@ from autocode.memory.model import (
     Skill,
     StoreUnavailable,
 )
+from autocode.memory.repokey import NotARepository, is_repository_key, repository_key
 from autocode.memory.service import SAVE_DESCRIPTION, MemoryService
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "MemoryService",
     "MemoryStoreError",
     "NoRepositoryInContext",
+    "NotARepository",
     "PromotionCandidate",
     "PromotionPlan",
     "PromotionResult",
@@ -55,7 +57,9 @@ __all__ = [
     "StoreUnavailable",
     "default_memory_path",
     "doctor_section",
+    "is_repository_key",
     "open_memory",
+    "repository_key",
 ]
 
 SETTING_NAMES: tuple[str, ...] = (

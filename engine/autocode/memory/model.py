@@ -51,10 +51,14 @@ class StoreUnavailable(MemoryStoreError):
 
 @dataclass(frozen=True)
 class MemoryContext:
-    """Who is asking: an agent (None = a person acting for the team), a repository or none, a run."""
+    """Who is asking: an agent (None = a person acting for the team), a repository or none, a run.
+
+    `repository` is a folder inside the repository (its key is worked out from
+    git), or a key already made by `repository_key` ("origin:..." / "root:...").
+    """
 
     agent: str | None = None
-    repository: Path | None = None
+    repository: Path | str | None = None
     run_id: str | None = None
 
 

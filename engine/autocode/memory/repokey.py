@@ -23,6 +23,14 @@ class NotARepository(UsageError):
     kind = "notARepository"
 
 
+_KEY = re.compile(r"^(?:origin:[^\s/]+/\S+|root:[0-9a-f]{40,64})$")
+
+
+def is_repository_key(text: str) -> bool:
+    """True for a key `repository_key` makes (so callers may pass a key instead of a folder)."""
+    return bool(_KEY.match(text))
+
+
 def normalise_origin(url: str) -> str | None:
     """`host/path` of a network remote with user, password, port defaults and `.git` removed.
 

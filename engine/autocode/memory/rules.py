@@ -10,13 +10,14 @@ Reusable procedures ("to do X, run Y", ordered steps) are skills, not memories.
 from __future__ import annotations
 
 import hashlib
-import importlib
+import math
 import re
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
+from autocode.scrub import contains_secret
 
 TASK_NOTES = (
     "the task's own notes (its run log and comments), which already record what happened on that one task"
@@ -117,33 +118,9 @@ def find_anchors(content: str) -> list[Anchor]:
     return found
 
 
-def _secret_check() -> Callable[[str], bool]:
-    """`autocode.scrub.contains_secret`; a small built-in check until that module is installed."""
-    try:
-        module = importlib.import_module("autocode.scrub")
-    except ImportError:
-        return _fallback_contains_secret
-    check = getattr(module, "contains_secret", None)
-    return check if callable(check) else _fallback_contains_secret
-
-
-_FALLBACK_SECRET = re.compile(
-    r"(?:\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{40,}|sk-[A-Za-z0-9_\-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|glpat-[A-Za-z0-9_\-]{20})\b)"
-    r"|(?:-----BEGIN [A-Z ]*PRIVATE KEY-----)"
-    r"|(?:\b(?:password|passwd|secret|token|api[_-]?key)\s*[:=]\s*\S{8,})"
-    r"|(?:://[^/\s:@]+:[^/\s@]+@)",
-    re.IGNORECASE,
-)
-
-
-def _fallback_contains_secret(text: str) -> bool:
-    return bool(_FALLBACK_SECRET.search(text))
-
-
 def check_content(content: str) -> Refusal | None:
     """The refusal for `content`, or None when it may be saved as a memory."""
-    if _secret_check()(content):
+    if contains_secret(content):
         return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
     anchors = find_anchors(content)
     if not anchors:
@@ -297,7 +274,7 @@ def skill_name(goal: str) -> str:
     return name[:60].strip("-")
 
 
-_NEGATIONS = frozenset({"not", "no", "never", "nor", "without", "don", "doesn", "isn", "aren", "won", "cannot", "avoid"})
+_NEGATIONS = frozenset({"not", "no", "never", "nor", "don", "doesn", "isn", "aren", "won", "cannot", "avoid"})
 
 
 def is_near_duplicate(a: Iterable[str], b: Iterable[str], threshold: float) -> bool:
@@ -309,3 +286,32 @@ def is_near_duplicate(a: Iterable[str], b: Iterable[str], threshold: float) -> b
 def same_polarity(a: Iterable[str], b: Iterable[str]) -> bool:
     """Both term lists carry the same negations ("use X" and "do not use X" differ)."""
     return set(a) & _NEGATIONS == set(b) & _NEGATIONS
+
+
+def bm25_scores(query_terms: Iterable[str], documents: Sequence[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
+    """BM25 of each space-separated term document for the query, with statistics from `documents` alone.
+
+    Computed here rather than in a database so both stores give identical scores.
+    """
+    wanted = set(query_terms)
+    if not wanted or not documents:
+        return [0.0 for _ in documents]
+    split = [doc.split() for doc in documents]
+    count = len(split)
+    average = sum(len(d) for d in split) / count or 1.0
+    frequency = {t: 0 for t in wanted}
+    for doc in split:
+        for term in wanted.intersection(doc):
+            frequency[term] += 1
+    idf = {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
+    scores = []
+    for doc in split:
+        score = 0.0
+        present = wanted.intersection(doc)
+        if present:
+            norm = k1 * (1 - b + b * len(doc) / average)
+            for term in present:
+                tf = doc.count(term)
+                score += idf[term] * tf * (k1 + 1) / (tf + norm)
+        scores.append(score)
+    return scores

@@ -42,7 +42,7 @@ from autocode.memory.model import (
     SearchResult,
     Skill,
 )
-from autocode.memory.repokey import repository_key
+from autocode.memory.repokey import is_repository_key, repository_key
 from autocode.memory.store import NewMemory, NewSkill, Store, Visibility, new_id, now_text
 
 log = logging.getLogger("autocode.memory")
@@ -51,7 +51,7 @@ MAX_CONTENT = 2000
 MAX_LIMIT = 100
 NEAR_DUPLICATE_TERMS = 0.75
 SEMANTIC_DUPLICATE = 0.85
-HYBRID_KEYWORD_WEIGHT = 0.3
+HYBRID_KEYWORD_WEIGHT = 0.5
 SEMANTIC_FLOOR = 0.3
 SEARCH_MODES: tuple[str, ...] = ("auto", "keyword", "recent", "semantic", "hybrid")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -108,6 +108,8 @@ class MemoryService:
         """The repository key of the context, or None when no repository is in context."""
         if ctx.repository is None:
             return None
+        if isinstance(ctx.repository, str) and is_repository_key(ctx.repository):
+            return ctx.repository
         path = Path(ctx.repository).resolve()
         if path not in self._keys:
             self._keys[path] = repository_key(path)
@@ -376,14 +378,15 @@ class MemoryService:
                 mode = "recent"
             else:
                 qterms = set(rules.terms(query))
+                keyword = rules.bm25_scores(qterms, [row[3] for row in scored])
+                best = max(keyword, default=0.0) or 1.0
                 ranked: builtins.list[tuple[float, int, str]] = []
-                for seq, memory_id, cosine, row_terms in scored:
-                    score = cosine
-                    overlap = len(qterms & set(row_terms.split())) / len(qterms) if qterms else 0.0
-                    if floor is not None and overlap == 0 and cosine < floor:
+                for (seq, memory_id, cosine, _terms), kw in zip(scored, keyword, strict=True):
+                    if floor is not None and kw == 0 and cosine < floor:
                         continue
+                    score = cosine
                     if mode == "hybrid":
-                        score = (1 - HYBRID_KEYWORD_WEIGHT) * cosine + HYBRID_KEYWORD_WEIGHT * overlap
+                        score = (1 - HYBRID_KEYWORD_WEIGHT) * cosine + HYBRID_KEYWORD_WEIGHT * kw / best
                     ranked.append((score, seq, memory_id))
                 ranked.sort(key=lambda r: (-r[0], -r[1]))
                 top = ranked[:limit]

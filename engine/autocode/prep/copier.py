@@ -26,7 +26,7 @@ Progress = Callable[[int, int], None]
 _test_hook: Callable[[str, str], None] | None = None
 
 _CHUNK = 1 << 30
-_PROGRESS_EVERY = 256
+_PROGRESS_EVERY = 250
 
 
 def _umask() -> int:
@@ -56,6 +56,7 @@ class _Mover:
 
     def __init__(self) -> None:
         self.method = "copy_file_range"
+        self.fast = True  # copy_file_range worked so far: try it first for each file
 
     def move(self, src: int, dst: int, count: int) -> int:
         if self.method == "copy_file_range":
@@ -63,6 +64,7 @@ class _Mover:
                 return os.copy_file_range(src, dst, min(count, _CHUNK))
             except OSError:
                 self.method = "sendfile"
+                self.fast = False
         if self.method == "sendfile":
             try:
                 return os.sendfile(dst, src, None, min(count, _CHUNK))
@@ -86,37 +88,47 @@ def copy_entries(
     umask = _umask()
     mover = _Mover()
     hook = _test_hook
-    by_dir: dict[str, list[Entry]] = {}
+    by_dir: dict[str, list[tuple[str, Entry]]] = {}
     for e in entries:
-        by_dir.setdefault(e.path.rpartition("/")[0], []).append(e)
+        folder, _, name = e.path.rpartition("/")
+        group = by_dir.get(folder)
+        if group is None:
+            by_dir[folder] = [(name, e)]
+        else:
+            group.append((name, e))
     groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     total = len(entries)
-    done = 0
-    counts = {"files": 0, "symlinks": 0, "emptyFolders": 0, "bytes": 0}
-    before_open = (lambda rel: hook("dir", rel)) if hook else None
+    done = files = links_made = folders = copied_bytes = 0
+    before_open: Callable[[str], None] | None = None
+    if hook is not None:
+        dir_hook = hook
+
+        def before_open(rel: str) -> None:
+            dir_hook("dir", rel)
+
+    # This loop runs once per file of the workspace: the work per file is kept to
+    # open, create, copy_file_range, fstat and two closes.
     for parent, src_fd, dst_fd, reason in fsutil.walk(
         src_root_fd, groups, dest_fd=dst_root_fd, before_open=before_open
     ):
-        base = "/".join(parent)
         if src_fd is None or dst_fd is None:
-            raise changed(base, f"could no longer be opened as a folder ({reason})")
-        for entry in groups[parent]:
-            name = entry.path.rpartition("/")[2]
+            raise changed("/".join(parent), f"could no longer be opened as a folder ({reason})")
+        for name, entry in groups[parent]:
             if entry.kind == "file":
-                counts["bytes"] += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
-                counts["files"] += 1
+                copied_bytes += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
+                files += 1
             elif entry.kind == "symlink":
                 os.symlink(links[entry.path], name, dir_fd=dst_fd)
-                counts["symlinks"] += 1
+                links_made += 1
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
-                counts["emptyFolders"] += 1
+                folders += 1
             done += 1
             if progress is not None and done % _PROGRESS_EVERY == 0:
                 progress(done, total)
     if progress is not None:
         progress(done, total)
-    return counts
+    return {"files": files, "symlinks": links_made, "emptyFolders": folders, "bytes": copied_bytes}
 
 
 def _copy_file(
@@ -129,7 +141,14 @@ def _copy_file(
     hook: Callable[[str, str], None] | None,
 ) -> int:
     try:
-        src = os.open(name, fsutil.O_FILE, dir_fd=src_dir)
+        src = os.open(name, _O_FILE, dir_fd=src_dir)
+    except PermissionError as exc:
+        raise SetupError(
+            f"{entry.path!r} cannot be read ({exc.strerror}). Remedy: make it readable, or have git "
+            "ignore it if it does not belong in a copy of the source.",
+            kind="unreadableFile",
+            data={"path": entry.path},
+        ) from exc
     except OSError as exc:
         raise changed(entry.path, f"could no longer be opened ({exc.strerror})") from exc
     try:
@@ -137,16 +156,26 @@ def _copy_file(
         # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
         # (A later chmod of the source changes its ctime, which the check below catches.)
         mode = entry.mode & 0o777
-        dst = os.open(name, fsutil.O_NEW_FILE, mode, dir_fd=dst_dir)
+        dst = os.open(name, _O_NEW_FILE, mode, dir_fd=dst_dir)
         try:
             if mode & umask:
                 os.fchmod(dst, mode)
-            copied = 0
-            while copied < size:
-                moved = mover.move(src, dst, size - copied)
-                if moved == 0:
-                    break
-                copied += moved
+            if size:
+                if mover.fast and size <= _CHUNK:
+                    try:
+                        copied = _copy_file_range(src, dst, size)
+                    except OSError:
+                        mover.fast = False
+                        copied = 0
+                else:
+                    copied = 0
+                while copied < size:
+                    moved = mover.move(src, dst, size - copied)
+                    if moved == 0:
+                        break
+                    copied += moved
+            else:
+                copied = 0
             if hook is not None:
                 hook("file", entry.path)
             # One fstat, after the bytes moved, proves both that this is the file the
@@ -167,3 +196,8 @@ def _copy_file(
         return size
     finally:
         os.close(src)
+
+
+_O_FILE = fsutil.O_FILE
+_O_NEW_FILE = fsutil.O_NEW_FILE
+_copy_file_range = os.copy_file_range

@@ -26,7 +26,13 @@ from autocode.errors import SetupError
 from autocode.prep import copier, fsutil
 from autocode.prep.inventory import Inventory, inventory, is_artifact
 from autocode.prep.links import plan_links, refusal_error, resolve
-from autocode.prep.manifest import DeclaredInput, check_input, raise_problems, validate_manifest
+from autocode.prep.manifest import (
+    DeclaredInput,
+    check_declared,
+    check_input,
+    load_manifest,
+    raise_problems,
+)
 
 PREP_DIR = ("." + "autocode", "prep")
 STAGING = ".staging"
@@ -93,8 +99,11 @@ def make_prep_copy(
     (exit 2) for a bad manifest, an ignored input, an alias to ignored content
     or a failed preflight; in the last case the copy stays for inspection.
     """
+    # The manifest alone first: a malformed one fails before git is even asked.
+    items = load_manifest(manifest) if manifest is not None else []
     inv = inventory(workspace)
-    items = validate_manifest(inv.root, manifest, inv) if manifest is not None else []
+    if items:
+        check_declared(inv, items, str(manifest))
     plan = plan_links(inv)
     if plan.refused:
         raise refusal_error(plan)
@@ -131,7 +140,7 @@ def make_prep_copy(
     finally:
         os.close(root_fd)
     counts["nestedRepositories"] = len(inv.components)
-    counts["excluded"] = dict(sorted(excluded.items()))
+    counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
     handoff = Handoff(copy, inv.root, inv.head, role)
     return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components))
 

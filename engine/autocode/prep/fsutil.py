@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO that slipped in must not wait for a writer.
@@ -17,25 +17,6 @@ O_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 O_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 Dir = tuple[str, ...]
-
-
-def split(path: str) -> tuple[Dir, str]:
-    """('a', 'b'), 'c' for 'a/b/c'."""
-    parts = path.split("/")
-    return tuple(parts[:-1]), parts[-1]
-
-
-def group_by_dir(paths: Iterable[str]) -> dict[Dir, list[str]]:
-    """Names grouped by their folder: {('a', 'b'): ['c', ...]} for 'a/b/c'."""
-    by_text: dict[str, list[str]] = {}
-    for path in paths:
-        parent, _, name = path.rpartition("/")
-        names = by_text.get(parent)
-        if names is None:
-            by_text[parent] = [name]
-        else:
-            names.append(name)
-    return {(tuple(k.split("/")) if k else ()): v for k, v in by_text.items()}
 
 
 def open_failure(exc: OSError) -> str:
@@ -52,14 +33,14 @@ def walk(
     groups: Mapping[Dir, object],
     *,
     dest_fd: int | None = None,
-    before_open: object = None,
+    before_open: Callable[[str], None] | None = None,
 ) -> Iterator[tuple[Dir, int | None, int | None, str]]:
     """Visit each folder of `groups` in depth-first order.
 
     Yields (folder, source fd or None, destination fd or None, failure reason).
     With `dest_fd`, each folder is also created below it and opened. The
     descriptors stay valid only until the next step of the iteration.
-    `before_open`, when callable, is called with the folder's path first.
+    `before_open`, when given, is called with the folder's path first (a test hook).
     """
     dirs: set[Dir] = set()
     for d in groups:
@@ -78,7 +59,7 @@ def walk(
             src: int | None = None
             dst: int | None = None
             if parent_src is not None:
-                if callable(before_open):
+                if before_open is not None:
                     before_open("/".join(d))
                 try:
                     src = os.open(d[-1], O_DIR, dir_fd=parent_src)
@@ -103,17 +84,3 @@ def _close(item: tuple[Dir, int | None, int | None, str]) -> None:
     for fd in item[1:3]:
         if isinstance(fd, int):
             os.close(fd)
-
-
-def open_path_dir(root_fd: int, parts: Sequence[str]) -> int:
-    """Open the folder `parts` below `root_fd` without following any link (raises OSError)."""
-    fd = os.dup(root_fd)
-    try:
-        for part in parts:
-            child = os.open(part, O_DIR, dir_fd=fd)
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd

@@ -15,9 +15,9 @@ import posixpath
 import stat
 from dataclasses import dataclass
 
-from autocode import gitsafe
 from autocode.errors import SetupError
 from autocode.prep.inventory import Entry, Inventory
+from autocode.prep.manifest import ignore_rules_in
 
 MAX_HOPS = 40
 
@@ -118,7 +118,7 @@ def plan_links(inv: Inventory) -> LinkPlan:
             plan.refused.append((entry, res, _why(inv, res.target)))
     if unknown_folders:
         # A folder with nothing inventoried is either ignored (refuse) or simply empty (leave out).
-        rules = gitsafe.ignore_rules(root, [res.target + "/" for _, res in unknown_folders])
+        rules = ignore_rules_in(inv, [res.target + "/" for _, res in unknown_folders])
         for entry, res in unknown_folders:
             rule = rules.get(res.target + "/")
             if rule:
@@ -136,7 +136,7 @@ def _never_copied(target: str) -> bool:
 def _why(inv: Inventory, target: str) -> str:
     if _never_copied(target):
         return "inside .git or .autocode, which are never copied"
-    rules = gitsafe.ignore_rules(inv.root, [target])
+    rules = ignore_rules_in(inv, [target])
     if target in rules:
         return f"ignored by git ({rules[target]})"
     return "not part of the copy (not tracked and not an ordinary untracked file)"

@@ -56,6 +56,7 @@ class DeclaredInput:
 class Problem:
     kind: str
     text: str
+    missing: bool = False
 
 
 class _DuplicateKey(ValueError):
@@ -290,6 +291,7 @@ def check_input(root_fd: int, item: DeclaredInput, where: str) -> Problem | None
                 "preflightFailed",
                 f"{label} is missing (names are compared byte for byte, without Unicode normalization). "
                 "Remedy: create the file there or correct the path in the manifest and the brief.",
+                missing=True,
             )
         kind = _type_problem(st.st_mode)
         if kind:
@@ -347,6 +349,7 @@ def _ancestor_problem(parent_fd: int, name: str, ancestor: str, label: str, exc:
             "preflightFailed",
             f"{label} is missing (the folder {json.dumps(ancestor)} does not exist). "
             "Remedy: create the file there or correct the path in the manifest and the brief.",
+            missing=True,
         )
     return Problem("preflightFailed", f"{label}: {json.dumps(ancestor)} cannot be opened ({exc.strerror}).")
 
@@ -382,12 +385,17 @@ def file_sha256(path: Path | str) -> str:
         os.close(fd)
 
 
+_PRIORITY = {"manifestInvalid": 0, "inputIgnored": 1, "preflightFailed": 2}
+
+
 def raise_problems(problems: list[Problem], heading: str, data: dict[str, Any] | None = None) -> None:
+    """One SetupError listing every problem; its kind is the most basic one found."""
     if not problems:
         return
+    kind = min((p.kind for p in problems), key=lambda k: _PRIORITY.get(k, 9))
     raise SetupError(
         heading + ":\n" + "\n".join("  " + p.text for p in problems),
-        kind=problems[0].kind,
+        kind=kind,
         data={**(data or {}), "problems": [p.text for p in problems]},
     )
 
@@ -400,21 +408,46 @@ def validate_manifest(
     Raises `SetupError` with kind `manifestInvalid`, `inputIgnored` or `preflightFailed`.
     """
     items = load_manifest(manifest_path)
-    if inv is None:
-        inv = inventory(workspace)
+    check_declared(inventory(workspace) if inv is None else inv, items, manifest_path)
+    return items
+
+
+def check_declared(inv: Inventory, items: list[DeclaredInput], manifest_path: Path | str) -> None:
+    """The workspace half of the preflight: file types, git visibility, mode, size, digest."""
     listed = {e.path for e in inv.entries if e.kind == "file"}
     root_fd = os.open(inv.root, fsutil.O_DIR & ~os.O_NOFOLLOW)
     try:
-        problems = [p for p in (check_input(root_fd, item, "workspace") for item in items) if p]
+        found = [(item, check_input(root_fd, item, "workspace")) for item in items]
     finally:
         os.close(root_fd)
-    raise_problems(problems, f"declared inputs of {manifest_path} failed the workspace check")
-    outside = [item.path for item in items if item.path not in listed]
-    if outside:
-        rules = gitsafe.ignore_rules(inv.root, outside)
-        problems = [_ignored_problem(path, rules.get(path)) for path in outside]
-        raise_problems(problems, "declared inputs are not part of the git inventory")
-    return items
+    # A file git does not list is reported as such even when its bytes also differ:
+    # moving it is the first thing to do.
+    unlisted = [
+        item.path
+        for item, problem in found
+        if item.path not in listed and (problem is None or (problem.kind == "preflightFailed" and not problem.missing))
+    ]
+    rules = ignore_rules_in(inv, unlisted)
+    problems = [
+        _ignored_problem(item.path, rules.get(item.path)) if item.path in unlisted else problem
+        for item, problem in found
+        if problem is not None or item.path in unlisted
+    ]
+    raise_problems([p for p in problems if p], f"declared inputs of {manifest_path} failed the workspace check")
+
+
+def ignore_rules_in(inv: Inventory, paths: list[str]) -> dict[str, str]:
+    """gitsafe.ignore_rules, asked of the innermost nested repository holding each path."""
+    by_component: dict[str, list[str]] = {}
+    for path in paths:
+        owner = max((c for c in inv.components if path.startswith(c + "/")), key=len, default="")
+        by_component.setdefault(owner, []).append(path)
+    rules: dict[str, str] = {}
+    for component, group in by_component.items():
+        prefix = component + "/" if component else ""
+        found = gitsafe.ignore_rules(inv.root / component, [p[len(prefix):] for p in group])
+        rules.update({prefix + p: f"{prefix}{rule}" for p, rule in found.items()})
+    return rules
 
 
 def _ignored_problem(path: str, rule: str | None) -> Problem:

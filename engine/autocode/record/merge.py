@@ -209,7 +209,24 @@ def _merged_record(
 
 
 def record_bytes(record: ProjectRecord) -> bytes:
-    return (json.dumps(record.to_json_dict(), indent=2, ensure_ascii=False) + "\n").encode("utf-8")
+    """The file's text: one key per line and one list entry per line, so that reviews and git
+    diffs show exactly which convention changed (and the C JSON encoder does the work)."""
+
+    def dump(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False)
+
+    lines = ["{"]
+    items = list(record.to_json_dict().items())
+    for index, (key, value) in enumerate(items):
+        comma = "," if index < len(items) - 1 else ""
+        if isinstance(value, list) and value:
+            lines.append(f"  {dump(key)}: [")
+            lines += [f"    {dump(entry)}{',' if n < len(value) - 1 else ''}" for n, entry in enumerate(value)]
+            lines.append(f"  ]{comma}")
+        else:
+            lines.append(f"  {dump(key)}: {dump(value)}{comma}")
+    lines.append("}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
 
 
 def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
@@ -289,7 +306,8 @@ def _merge_locked(
             merged = _merged_record(base, observed, answers, package, scrubber)
             omitted = tuple(scrubber.omitted)
             _note_last_merge(folder, omitted)
-            if current.status == "valid" and merged == base:
+            # Nothing new (or nothing at all to start a record with): leave the disk alone.
+            if merged == base:
                 return MergeResult(False, path, omitted, ())
             write_atomically(path, record_bytes(merged))
             return MergeResult(True, path, omitted, ())

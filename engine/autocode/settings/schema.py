@@ -9,6 +9,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 RouteTarget = Annotated[str, StringConstraints(pattern=r"^[^:\s]+:\S.*$", max_length=300)]
+# An empty string is never a useful value; unset a setting by leaving it out.
+Text = Annotated[str, StringConstraints(min_length=1)]
 
 
 class Settings(BaseModel):
@@ -16,18 +18,18 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    test_command: str | None = Field(
+    test_command: Text | None = Field(
         default=None,
         description="command that runs the project's tests; detected from the project when unset",
     )
-    framework: str | None = Field(
+    framework: Text | None = Field(
         default=None, description="test framework name, for context and diagnostics; detected when unset"
     )
     test_timeout: int = Field(default=600, gt=0, description="seconds a test run may take")
     provider: str = Field(default="fixture", min_length=1, description="model provider for task agents")
-    model: str | None = Field(default=None, description="model name passed to the provider")
-    base_url: str | None = Field(default=None, description="base URL of an OpenAI-compatible provider")
-    api_key_env: str | None = Field(
+    model: Text | None = Field(default=None, description="model name passed to the provider")
+    base_url: Text | None = Field(default=None, description="base URL of an OpenAI-compatible provider")
+    api_key_env: Text | None = Field(
         default=None, description="name of the environment variable holding the provider's API key"
     )
     routes: dict[str, RouteTarget] = Field(
@@ -35,18 +37,18 @@ class Settings(BaseModel):
     )
     agent: str = Field(default="implementer", min_length=1, description="agent name used for memories")
     memory_max_count: int = Field(default=200, gt=0, description="memories kept per scope before eviction")
-    database_url: str | None = Field(
+    database_url: Text | None = Field(
         default=None, description="PostgreSQL URL of a shared memory store; SQLite file when unset"
     )
-    memory_path: str | None = Field(
+    memory_path: Text | None = Field(
         default=None, description="SQLite memory file; the user data folder when unset"
     )
     embedding_provider: Literal["auto", "none", "static", "openai"] = Field(
         default="auto", description="embeddings for memory search"
     )
-    embedding_model: str | None = Field(default=None, description="embedding model name")
-    embedding_base_url: str | None = Field(default=None, description="base URL of an embedding endpoint")
-    embedding_api_key_env: str | None = Field(
+    embedding_model: Text | None = Field(default=None, description="embedding model name")
+    embedding_base_url: Text | None = Field(default=None, description="base URL of an embedding endpoint")
+    embedding_api_key_env: Text | None = Field(
         default=None, description="name of the environment variable holding the embedding API key"
     )
 

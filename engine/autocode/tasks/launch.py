@@ -64,31 +64,29 @@ def resolve_launch(workspace: Path, flags: dict[str, Any], package: str | None) 
 
 
 def recall_memories(settings_obj: Any, workspace: Path, agent: str, run_id: str, brief: str) -> dict[str, Any]:
-    """The recall receipt for this run (project and global sections), or why there is none."""
-    from autocode.memory import MemoryContext, open_memory, repository_key
+    """What memory recalls for this run: both sections with content, the receipt, the rendered text."""
+    from autocode.memory import MemoryContext, open_memory
 
-    service = open_memory(settings_obj)
-    try:
-        ctx = MemoryContext(agent=agent, repository=repository_key(workspace), run_id=run_id)
-        receipt = service.recall(ctx, brief)
-        data = _plain(receipt.to_dict())
-        return data if isinstance(data, dict) else {}
-    finally:
-        close = getattr(service, "close", None)
-        if callable(close):
-            close()
+    with open_memory(settings_obj) as service:
+        ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
+        recalled = service.recall(ctx, brief)
+        data = recalled.to_dict()
+        data["receipt"] = recalled.receipt()
+        data["rendered"] = recalled.render()
+        return data
 
 
-def save_memory(
-    settings: dict[str, Any], workspace: Path, agent: str, run_id: str, content: str, item: dict[str, Any]
-) -> dict[str, Any]:
-    """A memory save requested by a role during the run (through the memory part's rules)."""
-    from autocode.memory import MemoryContext, open_memory, repository_key
+def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: dict[str, Any]) -> dict[str, Any]:
+    """A save_memory call made by a role during the run, under the memory part's rules.
+
+    The store is opened from the workspace's settings as they are now: the
+    launch snapshot keeps database URLs masked, so it cannot name the store.
+    """
+    from autocode.memory import MemoryContext, open_memory
     from autocode.settings import resolve_settings
 
-    service = open_memory(resolve_settings(workspace))
-    try:
-        ctx = MemoryContext(agent=agent, repository=repository_key(workspace), run_id=run_id)
+    with open_memory(resolve_settings(workspace)) as service:
+        ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         result = service.save(
             ctx,
             content,
@@ -96,12 +94,7 @@ def save_memory(
             scope=item.get("scope"),
             shared=bool(item.get("shared", False)),
         )
-        data = _plain(result.to_dict() if hasattr(result, "to_dict") else result)
-        return data if isinstance(data, dict) else {"result": data}
-    finally:
-        close = getattr(service, "close", None)
-        if callable(close):
-            close()
+        return result.to_dict()
 
 
 def _plain(value: Any) -> Any:

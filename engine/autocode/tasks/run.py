@@ -221,6 +221,8 @@ class TaskRun:
             recall = recall_memories(launch.settings_obj, root, agent, task_id, brief)
         except Exception as exc:  # memory trouble must not block a task; it is reported
             recall = {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
+        if opts.progress and recall.get("error"):
+            opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
         launch_data = {
             "version": 1,
             "task_id": task_id,
@@ -271,6 +273,10 @@ class TaskRun:
         run = cls(root, task_id, state, launch_data, on_change=opts.on_change, progress=opts.progress)
         with store.locked(run_dir):
             run._commit("started", {"brief": brief.strip().splitlines()[0][:200]})
+            if recall.get("error"):
+                run._note("memory_recall_failed", {"error": recall["error"]})
+            else:
+                run._note("memory_recalled", {"receipt": recall.get("receipt")})
             store.kill_point("started")
             run._advance()
         return run
@@ -551,7 +557,7 @@ class TaskRun:
         prep = launch.get("prep") or {}
         recall = launch.get("recall") or {}
         recalled = {
-            section: [str(m.get("content", m)) if isinstance(m, dict) else str(m) for m in recall.get(section) or []]
+            section: [str(m["content"]) for m in recall.get(section) or [] if isinstance(m, dict) and m.get("content")]
             for section in ("project", "global")
         }
         return ProviderContext(
@@ -573,7 +579,6 @@ class TaskRun:
 
         try:
             result = save_memory(
-                self._launch.get("values", {}),
                 self.workspace,
                 str(self._launch.get("values", {}).get("agent") or "implementer"),
                 self.id,
@@ -695,7 +700,7 @@ class TaskRun:
         self._say("completed", "applying the change to the workspace")
         diff_path = self.run_dir / "evidence" / "changes.diff"
         # One task at a time changes the person's working tree.
-        with store.locked(runs_root(self.workspace)):
+        with store.locked(runs_root(self.workspace), name=".apply.lock"):
             outcome = apply_to_workspace(self.workspace, diff_path)
         store.kill_point("applied")
         self._state["apply"] = outcome

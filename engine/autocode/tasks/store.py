@@ -109,9 +109,9 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 
 
 @contextlib.contextmanager
-def locked(run_dir: Path, *, blocking: bool = True) -> Iterator[bool]:
-    """Hold the run's lock file (flock) for a state change; yields False if not blocking and busy."""
-    fd = os.open(run_dir / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+def locked(run_dir: Path, *, blocking: bool = True, name: str = ".lock") -> Iterator[bool]:
+    """Hold a lock file (flock) in `run_dir` for a state change; yields False if not blocking and busy."""
+    fd = os.open(run_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))

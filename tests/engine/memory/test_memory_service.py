@@ -370,3 +370,16 @@ def test_both_backends_give_the_same_answers(make_memory: MemoryFactory, repos: 
         ["Celery workers must be restarted after settings changes", "The job queue is Celery with Redis as broker"],
         ["Redis runs on port 6380 in development", "The job queue is Celery with Redis as broker"],
     ], backend
+
+
+def test_context_accepts_a_repository_key_instead_of_a_folder(make_memory: MemoryFactory, repos: dict[str, Path]) -> None:
+    from autocode.memory import repository_key
+
+    memory = make_memory()
+    key = repository_key(repos["worktree"])
+    assert key == "origin:github.com/example/alpha"
+    saved = memory.save(MemoryContext("implementer", key), "Alpha's API docs are generated on release")
+    assert saved.repository == key
+    assert ids(memory.list(MemoryContext("implementer", repos["a"]))) == {saved.id}
+    with pytest.raises(NotARepository):
+        memory.save(MemoryContext("implementer", "not-a-key-or-folder"), "A fact")

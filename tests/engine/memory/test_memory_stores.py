@@ -166,3 +166,21 @@ def test_unreachable_postgresql_is_a_clear_error() -> None:
         open_memory(database_url=url, embedding_provider="none")
     info = doctor_section(database_url=url, embedding_provider="none")
     assert info["ok"] is False and "cannot reach" in info["status"]
+
+
+def test_doctor_section_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autocode.doctor import DoctorContext
+    from autocode.memory.doctor import doctor_section as section
+    from autocode.settings import resolve_settings
+    from support import make_repo
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    repo = make_repo(tmp_path / "repo", {".autocode/config.toml": 'embedding_provider = "none"\n'})
+    snapshot = resolve_settings(repo)
+    built = section()
+    data = built.build(DoctorContext(workspace=repo, flags=None, package=None, snapshot=snapshot, root=repo))
+    assert data["store"] == "sqlite" and data["search_mode"] == "keyword"
+    assert data["location"] == str(tmp_path / "data" / "autocode" / "memory.sqlite3")
+    assert built.render is not None
+    text = "\n".join(built.render(data))
+    assert "search mode  keyword" in text and "embedding_provider is none" in text

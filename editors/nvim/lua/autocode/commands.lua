@@ -52,6 +52,12 @@ M.subcommands = {
       tasks().cancel(args[1])
     end,
   },
+  resume = {
+    desc = 'continue a task whose server stopped while it worked',
+    run = function(args)
+      tasks().resume(args[1])
+    end,
+  },
   status = {
     desc = 'show a task',
     run = function(args)
@@ -123,7 +129,8 @@ local function names(tbl, lead)
   return out
 end
 
-local takes_task = { answer = true, approve = true, reject = true, complete = true, cancel = true, status = true }
+local takes_task =
+  { answer = true, approve = true, reject = true, complete = true, cancel = true, resume = true, status = true }
 local memory_flags = {
   save = { '--scope=project', '--scope=global', '--shared', '--category=' },
   search = { '--scope=all', '--scope=project', '--scope=global', '--owner=all', '--owner=self', '--owner=team' },

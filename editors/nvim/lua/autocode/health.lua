@@ -89,9 +89,23 @@ function M.check()
     })
   end
   local mem = field(report, 'memory')
-  local where = type(mem) == 'table' and field(mem, 'location', 'path', 'database', 'store', 'backend')
+  local where = field(mem, 'location', 'path')
   if where then
-    health.ok('memories live in ' .. tostring(where))
+    local details = {}
+    for _, k in ipairs({ 'store', 'search_mode', 'status' }) do
+      if field(mem, k) then
+        table.insert(details, tostring(mem[k]))
+      end
+    end
+    local line = 'memories live in ' .. tostring(where)
+    if #details > 0 then
+      line = line .. ' (' .. table.concat(details, ', ') .. ')'
+    end
+    if field(mem, 'ok') == false then
+      health.warn(line, { 'Run :AutoCode doctor for the memory store problem.' })
+    else
+      health.ok(line)
+    end
   else
     health.info('the server did not say where memories live (no memory section in doctor)')
   end

@@ -39,7 +39,8 @@ end
 function M.format_item(item)
   local id = field(item, 'id') or '?'
   local scope = field(item, 'scope') or '?'
-  local owner = field(item, 'shared') and 'team' or ('agent ' .. tostring(field(item, 'agent') or '?'))
+  local agent = field(item, 'owner', 'agent')
+  local owner = agent and ('agent ' .. tostring(agent)) or 'team'
   local content = tostring(field(item, 'content', 'text') or ''):gsub('\n', ' ')
   return ('- [%s] (%s, %s) %s'):format(id, scope, owner, content)
 end
@@ -66,21 +67,22 @@ end
 --- result (duplicate, turned into a skill) or a memoryRefused error.
 function M.refusal_message(r)
   local data = type(field(r, 'data')) == 'table' and r.data or r
-  local parts = { 'memory not saved: ' .. tostring(field(r, 'message') or 'refused') }
+  local message = tostring(field(r, 'message') or 'refused'):gsub('^[Nn]ot saved:%s*', '')
+  local parts = { 'memory not saved: ' .. message }
   local reason = field(data, 'reason')
-  if reason then
+  if reason and not message:find(tostring(reason), 1, true) then
     parts[1] = parts[1] .. ' (' .. tostring(reason) .. ')'
   end
   local dup = field(data, 'duplicateOf')
-  if dup then
+  if dup and not message:find(tostring(dup), 1, true) then
     table.insert(parts, 'it duplicates memory ' .. tostring(dup))
   end
   local skill = field(data, 'skill')
-  if skill then
+  if skill and not message:find(tostring(skill), 1, true) then
     table.insert(parts, 'it was saved as the skill ' .. tostring(skill))
   end
   local suggestion = field(data, 'suggestion')
-  if suggestion then
+  if suggestion and not message:find(tostring(suggestion), 1, true) then
     table.insert(parts, 'try instead: ' .. tostring(suggestion))
   end
   return table.concat(parts, '; ')
@@ -110,6 +112,13 @@ function M.save(words)
     if client.kind(err) == protocol.kinds.memory_refused then
       ui.warn(M.refusal_message(err))
       return
+    elseif client.kind(err) == protocol.kinds.no_repository then
+      ui.warn(
+        'memory not saved: '
+          .. tostring(err.message)
+          .. ' (without a workspace folder only global memory is reachable: use --scope=global)'
+      )
+      return
     elseif err then
       ui.error('memory not saved: ' .. client.describe(err))
       return
@@ -118,8 +127,7 @@ function M.save(words)
       ui.warn(M.refusal_message(result))
       return
     end
-    local item = field(result, 'memory') or {}
-    ui.notify(('memory %s saved (%s)'):format(tostring(field(item, 'id') or '?'), tostring(field(item, 'scope') or '')))
+    ui.notify(('memory %s saved (%s)'):format(tostring(field(result, 'id') or '?'), tostring(field(result, 'scope') or '?')))
   end)
 end
 
@@ -217,7 +225,7 @@ function M.promote()
       for i, cand in ipairs(candidates) do
         local mid = field(cand, 'memoryId')
         local mark = selected[i] and '[x]' or '[ ]'
-        table.insert(lines, ('%s %d. %s (memory %s)'):format(mark, i, tostring(field(cand, 'skillName') or '?'), tostring(mid)))
+        table.insert(lines, ('%s %d. %s (memory %s)'):format(mark, i, tostring(field(cand, 'name', 'skillName') or '?'), tostring(mid)))
         line_of[#lines] = i
         for _, l in ipairs(ui.lines(field(cand, 'description'))) do
           table.insert(lines, '    ' .. l)
@@ -229,9 +237,7 @@ function M.promote()
     local lines, line_of = render()
     local function redraw()
       lines, line_of = render()
-      vim.bo[buf].modifiable = true
-      vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
-      vim.bo[buf].modifiable = false
+      ui.set_lines(buf, lines)
     end
     buf = ui.scratch('promote', lines, 'markdown', {
       x = {
@@ -262,7 +268,7 @@ function M.promote()
               ui.error('promotion failed: ' .. client.describe(aerr))
               return
             end
-            ui.notify(('%d memories promoted to skills'):format(#ids))
+            ui.notify(('%d team memor%s promoted to skills'):format(#ids, #ids == 1 and 'y' or 'ies'))
             ui.close(buf)
           end)
         end,

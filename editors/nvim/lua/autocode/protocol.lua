@@ -10,6 +10,7 @@ M.commands = {
   task_reject_plan = 'autocode.task.rejectPlan',
   task_approve_completion = 'autocode.task.approveCompletion',
   task_cancel = 'autocode.task.cancel',
+  task_resume = 'autocode.task.resume',
   task_get = 'autocode.task.get',
   task_list = 'autocode.task.list',
   doctor = 'autocode.doctor',
@@ -29,12 +30,6 @@ M.methods = {
   task_did_change = 'autocode/task/didChange',
   ask_question = 'autocode/task/askQuestion',
   review_plan = 'autocode/task/reviewPlan',
-}
-
--- JSON-RPC codes the server uses.
-M.codes = {
-  invalid_params = -32602,
-  request_failed = -32803,
 }
 
 M.kinds = {

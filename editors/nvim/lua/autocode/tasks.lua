@@ -19,7 +19,6 @@ M.progress = {}
 M.reviews = {}
 
 local field = require('autocode.util').field
-M.field = field
 
 --- The snapshot inside a command result or a didChange notification.
 function M.unwrap(result)
@@ -411,6 +410,20 @@ function M.cancel(id)
       M.remember(M.unwrap(result))
       ui.close_named('plan/' .. tostring(id))
       ui.close_named('diff/' .. tostring(id))
+    end
+  end)
+end
+
+--- Continues a task whose server stopped while it was working.
+function M.resume(id)
+  id = target(id)
+  if not id then
+    return
+  end
+  client.run(function()
+    local err, result = client.await(C.task_resume, { taskId = id })
+    if not failed(err, 'resume') then
+      M.remember(M.unwrap(result))
     end
   end)
 end

@@ -1,11 +1,9 @@
-"""AutoCode's LSP protocol: the one place that names every command, custom method,
-argument and result shape, error kind and feature.
+"""The protocol's shapes: argument and result models, the command and method specs, the error
+kinds, argument validation and the generated document (docs/protocol.md).
 
-The server registers its handlers from `COMMANDS`, validates arguments with
-`parse_arguments`, and `docs/protocol.md` is rendered from this module by
-`render_markdown` (a test fails when the document is stale). Models are attrs
-classes because pygls already loads attrs and cattrs, so `initialize` pays nothing
-for them; Python names are snake_case and the wire is camelCase.
+Imported on the first command, not at start-up (see the package docstring).
+Models are attrs classes because pygls already loads attrs and cattrs; Python
+names are snake_case and the wire is camelCase.
 """
 
 from __future__ import annotations
@@ -21,15 +19,35 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-PROTOCOL_VERSION = "1.0"
-"""Bumped in its major part when a client written for an older version would break."""
-
-EXPERIMENTAL_KEY = "autocode"
-"""`capabilities.experimental.autocode`: the client's opt-in and the server's advertisement."""
-
-# JSON-RPC error codes the server uses.
-INVALID_PARAMS = -32602
-REQUEST_FAILED = -32803
+from autocode_lsp.protocol import (
+    DOCTOR,
+    FEATURES,
+    INVALID_PARAMS,
+    MEMORY_APPLY_PROMOTION,
+    MEMORY_DELETE,
+    MEMORY_LIST,
+    MEMORY_PLAN_PROMOTION,
+    MEMORY_RECALL,
+    MEMORY_SAVE,
+    MEMORY_SEARCH,
+    PREP_RUN,
+    PROJECT_FORGET,
+    PROTOCOL_INFO,
+    PROTOCOL_VERSION,
+    REQUEST_FAILED,
+    TASK_ANSWER,
+    TASK_APPROVE_COMPLETION,
+    TASK_APPROVE_PLAN,
+    TASK_ASK_QUESTION,
+    TASK_CANCEL,
+    TASK_DID_CHANGE,
+    TASK_GET,
+    TASK_LIST,
+    TASK_REJECT_PLAN,
+    TASK_RESUME,
+    TASK_REVIEW_PLAN,
+    TASK_START,
+)
 
 T = TypeVar("T")
 
@@ -42,7 +60,7 @@ def camel(name: str) -> str:
 # --------------------------------------------------------------------------- shared shapes
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class Question:
     """One question a task asks a person."""
 
@@ -57,7 +75,7 @@ class Question:
     """Answers a client may offer as buttons (the proposed default when there is one)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskNeeds:
     """What a paused task waits for; `kind` is null while it works or after it ended."""
 
@@ -78,7 +96,7 @@ class TaskNeeds:
     review: dict[str, Any] | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskSnapshot:
     """The full state of one task run. `revision` increases with every change."""
 
@@ -104,7 +122,7 @@ class TaskSnapshot:
     updated: str
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class Memory:
     """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
 
@@ -127,32 +145,32 @@ class Memory:
 # --------------------------------------------------------------------------- command arguments
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class NoArgs:
     """The command takes no arguments (an empty object or no argument at all)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class WorkspaceArgs:
     workspace: str | None = None
     """A folder path or `file://` URI. Default: the session's workspace folder."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetArgs:
     workspace: str | None = None
     confirm: bool = False
     """Must be `true`: forgetting removes the learned record for good."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepRunArgs:
     workspace: str | None = None
     manifest: str | None = None
     """Path of a JSON manifest of declared public inputs (relative to the workspace or absolute)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskStartArgs:
     brief: str
     workspace: str | None = None
@@ -164,14 +182,14 @@ class TaskStartArgs:
     """Make a checked prep copy with these declared inputs first (see `autocode.prep.run`)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRefArgs:
     task_id: str
     workspace: str | None = None
     """Where the task lives. Default: the session's folders are searched for the task."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskAnswerArgs:
     task_id: str
     question_id: str
@@ -179,7 +197,7 @@ class TaskAnswerArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskApprovePlanArgs:
     task_id: str
     revision: int
@@ -187,14 +205,14 @@ class TaskApprovePlanArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRejectPlanArgs:
     task_id: str
     feedback: str
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySaveArgs:
     content: str
     workspace: str | None = None
@@ -207,7 +225,7 @@ class MemorySaveArgs:
     """The agent whose memory this is. Default: none, a person saving for the team."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySearchArgs:
     query: str
     workspace: str | None = None
@@ -217,7 +235,7 @@ class MemorySearchArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryListArgs:
     workspace: str | None = None
     scope: Literal["all", "project", "global"] = "all"
@@ -225,26 +243,26 @@ class MemoryListArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryDeleteArgs:
     id: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryRecallArgs:
     brief: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryPlanPromotionArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryApplyPromotionArgs:
     ids: list[str]
     """Ids of memories from a plan returned by `autocode.memory.planPromotion`."""
@@ -254,7 +272,7 @@ class MemoryApplyPromotionArgs:
 # --------------------------------------------------------------------------- command results
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ProtocolInfo:
     protocol_version: str
     server_version: str
@@ -266,7 +284,7 @@ class ProtocolInfo:
     """The session's workspace folders as paths (empty: no repository in context)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class DoctorResult:
     report: dict[str, Any]
     """The engine's doctor report (the shape of `autocode doctor --json`)."""
@@ -274,13 +292,13 @@ class DoctorResult:
     """The same report as readable text; the server also logs it."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetResult:
     removed: bool
     path: str
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepResult:
     """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
 
@@ -295,12 +313,12 @@ class PrepResult:
     handoff: dict[str, Any] | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskList:
     tasks: list[TaskSnapshot]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySaveResult:
     """A refused save is an error (`memoryRefused`); these are the other outcomes."""
 
@@ -319,12 +337,12 @@ class MemorySaveResult:
     """What happened, in words a person can read."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryList:
     memories: list[Memory]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemorySearchResult:
     query: str
     method: str
@@ -332,12 +350,12 @@ class MemorySearchResult:
     memories: list[Memory]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryDeleteResult:
     deleted: Memory
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class RecallReceipt:
     method: str
     reason: str
@@ -348,7 +366,7 @@ class RecallReceipt:
     """Both sections as Markdown, as a task would receive them."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionCandidate:
     memory_id: str
     name: str
@@ -360,13 +378,13 @@ class PromotionCandidate:
     repository: str | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionPlan:
     scanned: int
     candidates: list[PromotionCandidate]
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PromotionApplied:
     skills: list[dict[str, Any]]
     removed: list[str]
@@ -376,27 +394,27 @@ class PromotionApplied:
 # --------------------------------------------------------------------------- custom methods
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskDidChangeParams:
     task: TaskSnapshot
     revision: int
     """Equal to `task.revision`; a client drops a notification older than the last it saw."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionParams:
     task_id: str
     revision: int
     question: Question
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionResult:
     answer: str | None
     """`null` leaves the question open (it can be answered later with `autocode.task.answer`)."""
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ReviewPlanParams:
     task_id: str
     revision: int
@@ -406,7 +424,7 @@ class ReviewPlanParams:
     plan_uri: str | None
 
 
-@attrs.define(kw_only=True)
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ReviewPlanResult:
     decision: Literal["approve", "reject", "later"]
     feedback: str | None = None
@@ -445,36 +463,6 @@ class ErrorKind:
     meaning: str
     what_to_do: str
 
-
-C = "autocode."
-
-PROTOCOL_INFO = C + "protocol.info"
-DOCTOR = C + "doctor"
-PROJECT_FORGET = C + "project.forget"
-PREP_RUN = C + "prep.run"
-TASK_START = C + "task.start"
-TASK_ANSWER = C + "task.answer"
-TASK_APPROVE_PLAN = C + "task.approvePlan"
-TASK_REJECT_PLAN = C + "task.rejectPlan"
-TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
-TASK_CANCEL = C + "task.cancel"
-TASK_RESUME = C + "task.resume"
-TASK_GET = C + "task.get"
-TASK_LIST = C + "task.list"
-MEMORY_SAVE = C + "memory.save"
-MEMORY_SEARCH = C + "memory.search"
-MEMORY_DELETE = C + "memory.delete"
-MEMORY_LIST = C + "memory.list"
-MEMORY_RECALL = C + "memory.recall"
-MEMORY_PLAN_PROMOTION = C + "memory.planPromotion"
-MEMORY_APPLY_PROMOTION = C + "memory.applyPromotion"
-
-TASK_DID_CHANGE = "autocode/task/didChange"
-TASK_ASK_QUESTION = "autocode/task/askQuestion"
-TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
-
-FEATURES: tuple[str, ...] = ("doctor", "forget", "prep", "tasks", "memory", "progress")
-"""What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
 _TASK_ERRORS = ("noRepository", "taskNotFound")
 
@@ -813,7 +801,8 @@ def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
             dv = a.default.factory() if hasattr(a.default, "factory") else a.default
             default = f"default `{_json(dv)}`. "
         out.append(
-            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp)}` | {'yes' if required else 'no'} "
+            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp).replace('|', chr(92) + '|')}` "
+            f"| {'yes' if required else 'no'} "
             f"| {default}{docs.get(a.name, '')} |".replace("  |", " |")
         )
         nested.extend(_attrs_in(tp))
@@ -844,7 +833,7 @@ def render_markdown() -> str:
     out: list[str] = [
         "# AutoCode language server protocol",
         "",
-        "<!-- Generated from server/autocode_lsp/protocol.py by "
+        "<!-- Generated from server/autocode_lsp/protocol/ by "
         "`python -m autocode_lsp --print-protocol-doc`. Do not edit by hand. -->",
         "",
         f"Protocol version **{PROTOCOL_VERSION}**. Start the server with `autocode-lsp` "
