@@ -188,7 +188,13 @@ async function answerOnScreen(wb, answer) {
   await wb.page.waitForTimeout(300);
   await wb.shot('answer-typed');
   await wb.page.keyboard.press('Enter');
-  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  const closed = await wb.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).then(() => true).catch(() => false);
+  if (!closed) {
+    // A busy machine can drop the key press while the list redraws: choose the typed answer's row.
+    result.answerRetried = true;
+    await wb.quickInput().locator('.monaco-list-row', { hasText: answer }).first().click();
+    await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  }
   return text;
 }
 
