@@ -247,45 +247,73 @@ class WorkTreeListing:
     ignored: list[str]
 
 
-def list_work_tree(cwd: Path | str, exclude: Sequence[str] = ()) -> WorkTreeListing:
-    """tracked_files, untracked_files and ignored_paths of one work tree, the three run at once.
+class PendingListing:
+    """tracked_files, untracked_files and ignored_paths of one work tree, the three started at once.
 
     Each walks the tree on its own; running them side by side roughly halves
-    the wall time of a large inventory on two or more cores.
+    the wall time of a large inventory on two or more cores, and the caller can
+    work on the tracked list (ready first) while the two walks still run.
+    Use as a context manager: leaving it stops whatever is still running.
     """
-    commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
-    procs = []
-    try:
-        for args in commands:
-            procs.append(
-                subprocess.Popen(
-                    ["git", *HARDENING, *args],
-                    cwd=cwd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=_environment(),
+
+    def __init__(self, cwd: Path | str, exclude: Sequence[str] = ()) -> None:
+        self.cwd = cwd
+        self.commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
+        self.procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for args in self.commands:
+                self.procs.append(
+                    subprocess.Popen(
+                        ["git", *HARDENING, *args],
+                        cwd=cwd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        env=_environment(),
+                    )
                 )
-            )
-    except FileNotFoundError as exc:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
-    outputs = []
-    for args, proc in zip(commands, procs, strict=True):
+        except FileNotFoundError as exc:
+            self.close()
+            raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
+
+    def _output(self, index: int) -> bytes:
+        proc = self.procs[index]
         out, err = proc.communicate(timeout=120)
         if proc.returncode != 0:
-            for other in procs:
-                if other.poll() is None:
-                    other.kill()
-                    other.wait()
+            self.close()
             message = err.decode("utf-8", "replace").strip()
-            raise GitError(f"git {args[0]} failed in {cwd}: {message}")
-        outputs.append(out)
-    return WorkTreeListing(
-        _parse_tracked(outputs[0]), _parse_paths(outputs[1]), _parse_paths(outputs[2])
-    )
+            raise GitError(f"git {self.commands[index][0]} failed in {self.cwd}: {message}")
+        return out
+
+    def tracked(self) -> list[tuple[str, str]]:
+        return _parse_tracked(self._output(0))
+
+    def untracked(self) -> list[str]:
+        return _parse_paths(self._output(1))
+
+    def ignored(self) -> list[str]:
+        return _parse_paths(self._output(2))
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    def __enter__(self) -> PendingListing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def list_work_tree(cwd: Path | str, exclude: Sequence[str] = ()) -> WorkTreeListing:
+    """tracked_files, untracked_files and ignored_paths of one work tree, the three run at once."""
+    with PendingListing(cwd, exclude) as pending:
+        return WorkTreeListing(pending.tracked(), pending.untracked(), pending.ignored())
 
 
 def ignore_rules(cwd: Path | str, paths: Sequence[str]) -> dict[str, str]:

@@ -120,21 +120,43 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     prefix = component + "/" if component else ""
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
-    listing = gitsafe.list_work_tree(cwd, exclude)
-    # Our own folder shows up as ignored only because of the extra exclude above.
-    inv.excluded["ignored"] += sum(1 for p in listing.ignored if p != AUTOCODE_DIR + "/" or component)
-    candidates: list[tuple[str, str, str]] = []  # (path, origin, git mode)
+    nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
     autocode_prefix = AUTOCODE_DIR + "/"
-    for mode, path in listing.tracked:
-        if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
-            inv.excluded["autocodeFolder"] += 1
+    with gitsafe.PendingListing(cwd, exclude) as listing:
+        # The tracked list comes first; its files are looked at while git still
+        # walks the tree for untracked and ignored paths.
+        tracked: list[tuple[str, str, str]] = []  # (path, origin, git mode)
+        for mode, path in listing.tracked():
+            if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
+                inv.excluded["autocodeFolder"] += 1
+            else:
+                tracked.append((prefix + path, "tracked", mode))
+        _look(inv, root_fd, component, tracked, nested)
+        untracked = [
+            (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
+            for path in listing.untracked()
+        ]
+        _look(inv, root_fd, component, untracked, nested)
+        # Our own folder shows up as ignored only because of the extra exclude above.
+        inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != autocode_prefix or component)
+    for path, origin, has_git in nested:
+        if has_git and _is_own_toplevel(inv.root / path):
+            inv.components.append(path)
+            _collect(inv, root_fd, path)
+        elif origin == "tracked":
+            inv.entries.append(Entry(path, "emptyFolder", origin, component))
         else:
-            candidates.append((prefix + path, "tracked", mode))
-    for path in listing.untracked:
-        if path.endswith("/"):
-            candidates.append((prefix + path[:-1], "untracked", "nested"))
-        else:
-            candidates.append((prefix + path, "untracked", ""))
+            inv.excluded["nestedUnreadable"] += 1
+
+
+def _look(
+    inv: Inventory,
+    root_fd: int,
+    component: str,
+    candidates: list[tuple[str, str, str]],
+    nested: list[tuple[str, str, bool]],
+) -> None:
+    """`lstat` each candidate relative to its folder's descriptor; add entries or exclusion counts."""
     # folder text -> [(name, origin, git mode)]
     by_dir: dict[str, list[tuple[str, str, str]]] = {}
     for path, origin, mode in candidates:
@@ -148,7 +170,6 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     entries = inv.entries
     excluded = inv.excluded
-    nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
     lstat = os.stat
     new_tuple = tuple.__new__
     for parent, src_fd, _dst, reason in fsutil.walk(root_fd, groups):
@@ -180,14 +201,6 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
                 excluded["typeChanged"] += 1
             else:
                 excluded["specialFile"] += 1
-    for path, origin, has_git in nested:
-        if has_git and _is_own_toplevel(inv.root / path):
-            inv.components.append(path)
-            _collect(inv, root_fd, path)
-        elif origin == "tracked":
-            entries.append(Entry(path, "emptyFolder", origin, component))
-        else:
-            excluded["nestedUnreadable"] += 1
 
 
 def _has_git(parent_fd: int, name: str) -> bool:
