@@ -153,6 +153,20 @@ def toplevel(path: Path | str) -> Path | None:
     return Path(proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n"))
 
 
+def toplevel_and_head(path: Path | str) -> tuple[Path | None, str | None]:
+    """toplevel and head in one git call: (None, None) outside a work tree, head None before the first commit."""
+    proc = run(["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"], path, check=False)
+    text = proc.stdout.decode("utf-8", "surrogateescape")
+    text = text[:-1] if text.endswith("\n") else text
+    if proc.returncode == 0:
+        # The object name is the last line; the folder (which may hold a newline) is the rest.
+        top, _, head = text.rpartition("\n")
+        return (Path(top), head) if top else (None, None)
+    if proc.returncode == 1 and text:  # a repository without a first commit
+        return Path(text), None
+    return None, None
+
+
 def main_worktree(path: Path | str) -> Path | None:
     """The main work tree of the repository containing `path` (same as toplevel unless a linked worktree)."""
     proc = run(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
@@ -201,10 +215,17 @@ def _tracked_args() -> list[str]:
 
 def _parse_tracked(data: bytes) -> list[tuple[str, str]]:
     # Records are "<6-digit mode> <path>"; decoding once is much faster than per record.
-    # A conflicted path has one record per stage: keep one.
-    text = os.fsdecode(data)
-    pairs = {rec[7:]: rec[:6] for rec in text.split("\0") if rec}
-    return [(mode, path) for path, mode in pairs.items()]
+    # A conflicted path has one record per stage, next to each other (the index is
+    # sorted by path, then stage): keep the first.
+    result: list[tuple[str, str]] = []
+    append = result.append
+    last = None
+    for rec in os.fsdecode(data).split("\0"):
+        path = rec[7:]
+        if path != last and rec:
+            append((rec[:6], path))
+            last = path
+    return result
 
 
 def _untracked_args(exclude: Sequence[str]) -> list[str]:

@@ -9,6 +9,7 @@ descriptor, so the copy can check it opens the very file that was listed.
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections import Counter
@@ -21,6 +22,7 @@ from autocode.errors import SetupError
 from autocode.prep import fsutil
 
 AUTOCODE_DIR = ".autocode"
+_PATH = operator.itemgetter(0)
 
 # Folders and files that hold caches or runner output rather than source; they
 # never become citations even when a repository forgot to ignore them.
@@ -81,6 +83,10 @@ class Inventory:
 
 def workspace_root(workspace: Path | str) -> Path:
     """The resolved top folder of the work tree `workspace`, or a SetupError saying what to pass."""
+    return _root_and_head(workspace)[0]
+
+
+def _root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
     gitsafe.require_supported_git()
     path = Path(workspace).expanduser()
     if not path.is_dir():
@@ -89,7 +95,7 @@ def workspace_root(workspace: Path | str) -> Path:
             kind="workspaceInvalid",
         )
     path = path.resolve()
-    top = gitsafe.toplevel(path)
+    top, head = gitsafe.toplevel_and_head(path)
     if top is None:
         raise SetupError(
             f"{path} is not inside a git work tree; run `git init` there (and commit) or pass a repository",
@@ -100,19 +106,19 @@ def workspace_root(workspace: Path | str) -> Path:
             f"{path} is inside the work tree {top}, not its top folder; pass {top} as the workspace",
             kind="workspaceInvalid",
         )
-    return path
+    return path, head
 
 
 def inventory(workspace: Path | str) -> Inventory:
     """List what a prep copy of `workspace` holds (read-only: nothing is written)."""
-    root = workspace_root(workspace)
-    inv = Inventory(root=root, head=gitsafe.head(root))
+    root, head = _root_and_head(workspace)
+    inv = Inventory(root=root, head=head)
     root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
     try:
         _collect(inv, root_fd, "")
     finally:
         os.close(root_fd)
-    inv.entries.sort(key=lambda e: e.path)
+    inv.entries.sort(key=_PATH)  # paths are unique: order by path alone
     return inv
 
 
@@ -126,11 +132,12 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
         # The tracked list comes first; its files are looked at while git still
         # walks the tree for untracked and ignored paths.
         tracked: list[tuple[str, str, str]] = []  # (path, origin, git mode)
+        add = tracked.append
         for mode, path in listing.tracked():
-            if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
-                inv.excluded["autocodeFolder"] += 1
+            if component or not (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
+                add((prefix + path if prefix else path, "tracked", mode))
             else:
-                tracked.append((prefix + path, "tracked", mode))
+                inv.excluded["autocodeFolder"] += 1
         _look(inv, root_fd, component, tracked, nested)
         untracked = [
             (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
