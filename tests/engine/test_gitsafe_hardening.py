@@ -105,3 +105,32 @@ def test_nested_repositories_and_gitlinks(tmp_path: Path) -> None:
     assert ("160000", "libs/sub") in gitsafe.tracked_files(ws)
     assert "nested/" in gitsafe.untracked_files(ws)
     assert gitsafe.untracked_files(ws, exclude=["/nested/"]) == []
+
+
+def test_doctor_shows_the_git_floor(fake_git: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    real = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert "git: git " in real.stdout and "meets the security floor 2.39.4" in real.stdout, real.stdout
+    fake_git.write_text("#!/bin/sh\necho 'git version 2.39.3'\n")
+    fake_git.chmod(0o755)
+    old = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws), "--json"],
+        capture_output=True, text=True, timeout=60,
+    )
+    report = json.loads(old.stdout)
+    assert report["git"] == {
+        "version": "2.39.3",
+        "floor": "2.39.4",
+        "ok": False,
+        "message": "git 2.39.3 is older than the security floor 2.39.4; upgrade git to 2.39.4 or newer",
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert "git: PROBLEM: git 2.39.3 is older than the security floor 2.39.4; upgrade git" in text.stdout

@@ -48,3 +48,23 @@ async def test_task_list_covers_every_folder_and_get_searches_them(session: Sess
     err = await session.command_error(protocol.TASK_GET, {"taskId": "t-20000101-000000-abcdef"})
     assert err.data["kind"] == "taskNotFound"
     assert "autocode.task.list" in err.message
+
+
+async def test_a_task_in_the_second_folder_is_found_without_naming_it(
+    session: Session, repos: list[Path]
+) -> None:
+    err = await session.command_error(protocol.TASK_START, {"brief": "Add a CONTRIBUTING file"})
+    assert err.code == -32602 and "pass `workspace`" in err.message
+    started = await session.command(
+        protocol.TASK_START,
+        {"brief": "Add a CONTRIBUTING file", "workspace": repos[1].as_uri(), "testCommand": "true"},
+    )
+    assert started["workspace"] == str(repos[1])
+    assert not (repos[0] / ".autocode" / "runs").exists()
+    task_id = started["id"]
+    got = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert got["id"] == task_id and got["workspace"] == str(repos[1])
+    listed = await session.command(protocol.TASK_LIST)
+    assert [(t["id"], t["workspace"]) for t in listed["tasks"]] == [(task_id, str(repos[1]))]
+    cancelled = await session.command(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert cancelled["state"] == "CANCELLED"

@@ -58,11 +58,7 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
   }
 
   getTreeItem(node: TaskNode): vscode.TreeItem {
-    const collapsible = node.children.length
-      ? node.kind === 'evidence'
-        ? vscode.TreeItemCollapsibleState.Collapsed
-        : vscode.TreeItemCollapsibleState.Expanded
-      : vscode.TreeItemCollapsibleState.None;
+    const collapsible = node.children.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None;
     const item = new vscode.TreeItem(node.label, collapsible);
     item.id = node.id;
     item.description = node.description;
