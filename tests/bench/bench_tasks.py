@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 FILES = 10_000
-ROUNDS = 5
+ROUNDS = 7
 
 
 def _git(cwd: Path, *args: str) -> None:
@@ -63,14 +63,18 @@ def main() -> int:
             start_times.append(time.perf_counter() - t0)
             assert run.snapshot()["needs"]["kind"] == "approve_plan"
             shutil.rmtree(repo / ".autocode" / "prep")
-        copy = statistics.median(copy_times)
-        start = statistics.median(start_times)
-        ratio = start / copy
-        print(f"tasks: {FILES} files, {ROUNDS} rounds (medians)")
-        print(f"  anchor  prep copy alone                         {copy * 1000:8.0f} ms  1.00x")
-        verdict = "goal met" if ratio <= 1.3 else "over the goal"
-        print(f"  figure  task start -> needs.kind=approve_plan  {start * 1000:8.0f} ms  {ratio:.2f}x "
-              f"(goal <= 1.30x: {verdict})")
+        # The machine is shared and noisy: each round pairs a copy with a start
+        # made right after it, and the figure is the median of those pairs' ratios;
+        # the ratio of the fastest of each kind is shown beside it.
+        paired = statistics.median(s / c for s, c in zip(start_times, copy_times, strict=True))
+        best = min(start_times) / min(copy_times)
+        print(f"tasks: {FILES} files, {ROUNDS} interleaved rounds")
+        print(f"  anchor  prep copy alone                         median {statistics.median(copy_times) * 1000:7.0f} ms"
+              f"  fastest {min(copy_times) * 1000:7.0f} ms  1.00x")
+        print(f"  figure  task start -> needs.kind=approve_plan  median {statistics.median(start_times) * 1000:7.0f} ms"
+              f"  fastest {min(start_times) * 1000:7.0f} ms  {paired:.2f}x paired median, {best:.2f}x fastest")
+        verdict = "goal met" if paired <= 1.3 else "over the goal"
+        print(f"  goal <= 1.30x (paired median): {verdict}")
         return 0
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

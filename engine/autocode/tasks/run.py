@@ -174,7 +174,7 @@ class TaskRun:
         options: TaskOptions | Mapping[str, Any] | None = None,
     ) -> TaskRun:
         """Create a task and run it until it needs a person or ends."""
-        from autocode.tasks.launch import recall_memories, resolve_launch
+        from autocode.tasks.launch import resolve_launch
 
         opts = TaskOptions.coerce(options)
         root = _workspace_root(workspace)
@@ -212,22 +212,21 @@ class TaskRun:
         check_config(config)
         if opts.progress:
             opts.progress("requirements", "making the prep copy")
-        # Citations walk the same git inventory the copy does; on a large
-        # repository the two overlap well (the copy waits on the file system).
-        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-            cited = pool.submit(_citations, root)
-            prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
-            cites = cited.result()
         task_id = _new_task_id()
+        agent = str(values.get("agent") or "implementer")
+        # The copy waits on the file system most of the time; the citations
+        # (their own pass over the git inventory), the memory recall and HEAD
+        # are read beside it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            cited = pool.submit(_citations, root)
+            recalled = pool.submit(_recall, launch.settings_obj, root, agent, task_id, brief)
+            head = pool.submit(gitsafe.head, root)
+            prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
+            cites, recall, head_sha = cited.result(), recalled.result(), head.result()
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
         run_dir.mkdir(parents=True)
         (run_dir / "evidence").mkdir()
-        agent = str(values.get("agent") or "implementer")
-        try:
-            recall = recall_memories(launch.settings_obj, root, agent, task_id, brief)
-        except Exception as exc:  # memory trouble must not block a task; it is reported
-            recall = {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
         if opts.progress and recall.get("error"):
             opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
         launch_data = {
@@ -235,7 +234,7 @@ class TaskRun:
             "task_id": task_id,
             "workspace": str(root),
             "brief": brief,
-            "head": gitsafe.head(root),
+            "head": head_sha,
             "options": {
                 "test_command": opts.test_command,
                 "package": package,
@@ -803,15 +802,18 @@ class TaskRun:
     def _write_views(self) -> None:
         s = self._state
         rev = s["revision"]
-        store.write_json_atomic(self.run_dir / "ledger.json", {"revision": rev, **s["ledger"]})
+        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s["ledger"]})]
         if s["requirements"] is not None:
-            store.write_json_atomic(self.run_dir / "requirements.json", {"revision": rev, **s["requirements"]})
+            views.append(("requirements.json", {"revision": rev, **s["requirements"]}))
         if s["plan"] is not None:
-            store.write_json_atomic(
-                self.run_dir / "plan.json", {"revision": rev, "plan_revision": s["plan_revision"], **s["plan"]}
+            views.append(("plan.json", {"revision": rev, "plan_revision": s["plan_revision"], **s["plan"]}))
+        views.append(("approvals.json", {"revision": rev, "approvals": s["approvals"]}))
+        for name, data in views:
+            store.write_json_atomic(self.run_dir / name, data, durable=False)
+        if s["plan"] is not None:
+            store.write_text_atomic(
+                self.run_dir / "plan.md", render_plan(s["plan"], s["plan_revision"]), durable=False
             )
-            store.write_text_atomic(self.run_dir / "plan.md", render_plan(s["plan"], s["plan_revision"]))
-        store.write_json_atomic(self.run_dir / "approvals.json", {"revision": rev, "approvals": s["approvals"]})
 
     def _refresh_views_if_stale(self) -> None:
         try:
@@ -892,6 +894,15 @@ def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str],
             report("requirements", f"prep copy: {done}/{total} entries")
 
     return make_prep_copy(root, manifest=manifest, progress=copied)
+
+
+def _recall(settings_obj: Any, root: Path, agent: str, task_id: str, brief: str) -> dict[str, Any]:
+    from autocode.tasks.launch import recall_memories
+
+    try:
+        return recall_memories(settings_obj, root, agent, task_id, brief)
+    except Exception as exc:  # memory trouble must not block a task; it is reported
+        return {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
 
 
 def _citations(root: Path) -> list[str]:
