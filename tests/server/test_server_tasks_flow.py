@@ -294,6 +294,54 @@ async def test_killed_server_then_a_new_server_finishes_the_task(tmp_path: Path)
         await close(second)
 
 
+async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path) -> None:
+    """The editor dies while the tests run: its server finishes that step, exits on its own,
+    and a server started later takes the task to the end."""
+    repo = build_repo(tmp_path / "project")
+    first = await connect("stdio", log_file=tmp_path / "a.log")
+    await initialize(first, preset="vscode", folders=[repo], progress=True)
+    # The test command is not run by a shell: a small wrapper waits, then runs the real tests.
+    slow_tests = (
+        "python3 -c 'import subprocess, sys, time; time.sleep(2); "
+        "sys.exit(subprocess.call(sys.argv[1:]))' " + TEST_COMMAND
+    )
+    snap = await first.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": slow_tests})
+    task_id = snap["id"]
+    snap = await first.command(protocol.TASK_ANSWER, {
+        "taskId": task_id, "questionId": snap["needs"]["questions"][0]["id"], "text": NAMING_ANSWER,
+    })
+    approving = asyncio.ensure_future(first.command(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+    ))
+    await wait_until(
+        lambda: any(isinstance(v, types.WorkDoneProgressReport) and "verifying" in (v.message or "")
+                    for vs in first.client.progress_reports.values() for v in vs),
+        timeout=60, what="verification to start",
+    )
+    # What the operating system does when the editor is killed: its end of the pipe closes.
+    server = first.process
+    assert server is not None and server.stdin is not None and server.returncode is None
+    server.stdin.close()
+    await asyncio.wait_for(server.wait(), timeout=60)
+    assert server.returncode == 0
+    approving.cancel()
+    await first.client.stop()
+
+    second = await connect("stdio", log_file=tmp_path / "b.log")
+    await initialize(second, preset="neovim", folders=[repo])
+    try:
+        listed = await second.command(protocol.TASK_LIST)
+        left = [t for t in listed["tasks"] if t["id"] == task_id]
+        assert left and left[0]["needs"]["kind"] == "approve_completion", left
+        done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+        assert done["state"] == "COMPLETED"
+        assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+        assert ledger_sources(done) == ["human lsp:Visual Studio Code"]
+        assert approval_sources(done) == ["lsp:Visual Studio Code", "lsp:Neovim"]
+    finally:
+        await close(second)
+
+
 async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "project")
     session = await connect("stdio", log_file=tmp_path / "lsp.log")
