@@ -103,11 +103,6 @@ class AutoCodeServer(LanguageServer):
             self.client_name, self.opted_in, self.supports_progress,
         )
 
-    @property
-    def source_channel(self) -> str:
-        """How answers and approvals from this client are recorded."""
-        return f"lsp:{self.client_name}"
-
     def advertisement(self) -> dict[str, Any]:
         return {
             "protocolVersion": protocol.PROTOCOL_VERSION,
