@@ -299,7 +299,8 @@ async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path)
     and a server started later takes the task to the end."""
     repo = build_repo(tmp_path / "project")
     first = await connect("stdio", log_file=tmp_path / "a.log")
-    await initialize(first, preset="vscode", folders=[repo], progress=True)
+    # This client cannot open documents: the plan is announced in a message instead.
+    await initialize(first, preset="vscode", folders=[repo], progress=True, show_document=False)
     # The test command is not run by a shell: a small wrapper waits, then runs the real tests.
     slow_tests = (
         "python3 -c 'import subprocess, sys, time; time.sleep(2); "
@@ -310,6 +311,11 @@ async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path)
     snap = await first.command(protocol.TASK_ANSWER, {
         "taskId": task_id, "questionId": snap["needs"]["questions"][0]["id"], "text": NAMING_ANSWER,
     })
+    await wait_until(
+        lambda: any("is ready for review" in m.message for m in first.client.messages),
+        what="the plan announcement",
+    )
+    assert first.client.shown_documents == []
     approving = asyncio.ensure_future(first.command(
         protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
     ))
