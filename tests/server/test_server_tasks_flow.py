@@ -79,6 +79,37 @@ async def opted_in(
     await close(s)
 
 
+async def test_no_answer_and_review_later_leave_the_task_waiting(opted_in: tuple[Session, Path]) -> None:
+    """The server never answers or approves on the person's behalf."""
+    session, _ = opted_in
+    session.answer_question = lambda q: None  # the person closed the question
+    session.review_plan = lambda p: {"decision": "later"}
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    await wait_until(lambda: session.questions, what="askQuestion")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "answer_questions" and ledger_sources(snap) == []
+
+    # Answered by command instead; the plan then waits, since the review said "later".
+    question = first["needs"]["questions"][0]["id"]
+    await session.command(
+        protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
+    )
+    await wait_until(lambda: session.reviews, what="reviewPlan")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "approve_plan"
+    assert approval_sources(snap) == []
+    assert snap["humanPauseStates"] == ["WAITING_FOR_USER"]
+    cancelled = await session.command(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert cancelled["state"] == "CANCELLED"
+    await wait_until(lambda: session.did_change[-1]["revision"] == cancelled["revision"], what="didChange")
+    session.questions.clear()
+    session.reviews.clear()
+    session.did_change.clear()
+
+
 async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Path]) -> None:
     session, repo = opted_in
     client = CLIENT_NAMES[session.preset]  # type: ignore[attr-defined]
