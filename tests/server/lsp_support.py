@@ -63,11 +63,17 @@ class Session:
 
 
 def capabilities(
-    preset: str, *, opt_in: bool, progress: bool | None = None, show_document: bool = True
+    preset: str,
+    *,
+    opt_in: bool | dict[str, Any],
+    progress: bool | None = None,
+    show_document: bool = True,
 ) -> types.ClientCapabilities:
     caps = client_capabilities(PRESETS[preset])
     if opt_in:
-        caps.experimental = {"autocode": {"protocolVersion": "1.0"}}
+        # True: the whole opt-in; a dict: these keys on top of the protocol version.
+        extra = opt_in if isinstance(opt_in, dict) else {}
+        caps.experimental = {"autocode": {"protocolVersion": "1.0", **extra}}
     if progress is not None and caps.window is not None:
         caps.window.work_done_progress = progress
     if not show_document and caps.window is not None:
@@ -194,7 +200,7 @@ async def initialize(
     *,
     preset: str,
     folders: list[Path] | None,
-    opt_in: bool = False,
+    opt_in: bool | dict[str, Any] = False,
     progress: bool | None = None,
     show_document: bool = True,
 ) -> types.InitializeResult:
