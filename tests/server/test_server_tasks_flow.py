@@ -363,6 +363,8 @@ async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path)
     assert server.returncode == 0
     approving.cancel()
     await first.client.stop()
+    log_text = (tmp_path / "a.log").read_text(encoding="utf-8")
+    assert " ERROR " not in log_text, log_text  # a vanished client is not a server error
 
     second = await connect("stdio", log_file=tmp_path / "b.log")
     await initialize(second, preset="neovim", folders=[repo])
