@@ -52,13 +52,6 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _server_is_real() -> bool:
-    """The language server is built (not the skeleton placeholder)."""
-    probe = subprocess.run([sys.executable, "-m", "autocode_lsp", "--help"], capture_output=True,
-                           text=True, timeout=60)
-    return "not built yet" not in probe.stderr
-
-
 class CodeServer:
     """One code-server process in its own process group, with its own user data and extensions."""
 
@@ -159,6 +152,13 @@ def run_scenario(scenario: str, url: str, **extra: str) -> dict[str, Any]:
     return result
 
 
+def test_vscode_extension_typechecks() -> None:
+    _require_setup()
+    proc = subprocess.run([str(EXT / "node_modules" / ".bin" / "tsc"), "--noEmit", "-p", "."], cwd=EXT,
+                          capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
 def test_vscode_unit_tests_pass() -> None:
     _require_setup()
     proc = subprocess.run(["npm", "test", "--silent"], cwd=EXT, capture_output=True, text=True, timeout=180)
@@ -195,6 +195,14 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
     assert f"{python} -m pip install autocode" in result["notification"].replace("\n", " ")
     assert "Install in Terminal" in result["notification"]
 
+    # Changing autocode.python while the window is open restarts the server with the new interpreter.
+    result = run_scenario("missing-server", url, AUTOCODE_E2E_FIXED_PYTHON=sys.executable)
+    assert result["steps"][-1]["step"] == "server restarted after the setting changed"
+    assert "project: repo" in result["memoryAfterFix"]
+    server_settings = json.loads((server.user_data / "User" / "settings.json").read_text())
+    server_settings["autocode.python"] = str(python)
+    (server.user_data / "User" / "settings.json").write_text(json.dumps(server_settings))
+
     result = run_scenario("palette", url)
     assert [t.lower() for t in result["viewTitles"][:3]] == ["tasks", "memory", "team memory promotion"]
     assert result["commands"] == result["expectedCommands"]
@@ -202,6 +210,7 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
 
 
 NAMING_ANSWER = "Name unittest methods after the behaviour they check."
+SECOND_ANSWER = "Start every test method name with test_ and the function under test."
 
 
 def _build_sample(name: str, dest: Path) -> str:
@@ -217,14 +226,14 @@ def _build_sample(name: str, dest: Path) -> str:
 def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     """Start Task from the palette, answer in the input box, approve the plan, watch the tree
     reach completion, read the learned convention in Doctor, forget it with confirmation."""
-    if not _server_is_real():
-        pytest.skip("the language server part is not merged yet (autocode_lsp is the skeleton)")
     repo = tmp_path / "textkit"
     patch = _build_sample("unittest", repo)
     server = code_server({"autocode.python": sys.executable})
 
     result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
-                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER)
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
+                          AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
+                          AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
 
     assert [s["step"] for s in result["steps"]][:4] == [
         "workbench open", "task started", "question answered", "plan approved"]
@@ -237,24 +246,29 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     assert "valid" in result["doctorBefore"]
     # The answer and approvals went through VS Code, recorded as a person's with the lsp: source.
     run_dirs = sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir())
-    assert len(run_dirs) == 1
+    assert len(run_dirs) == 2
     ledger = json.loads((run_dirs[0] / "ledger.json").read_text())
     assert [(a["text"], a["kind"], a["source"]["channel"]) for a in ledger["answers"]] == [
         (NAMING_ANSWER, "human", "lsp:code-server")]
-    # Forget removed the record and nothing else: the runs and the applied change stay.
+    # Forget removed the record and nothing else: the first run stays, and the doctor showed no convention.
     assert "Forget what AutoCode learned" in result["forgetDialog"]
     assert "forgot" in result["forgetNotification"]
-    assert not (repo / ".autocode" / "project.json").exists()
     assert run_dirs[0].is_dir()
     assert NAMING_ANSWER not in result["doctorAfter"]
     assert "missing" in result["doctorAfter"]
+    # The second task, answered and approved later from the palette, learned again.
+    assert "naming convention" in result["secondWaiting"]
+    assert "waiting for your review" in result["secondPlanWaiting"]
+    assert "Add shortest_word" in result["secondStatusBar"]
+    assert SECOND_ANSWER in result["doctorSecond"]
+    assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()
+    record = json.loads((repo / ".autocode" / "project.json").read_text())
+    assert SECOND_ANSWER in json.dumps(record) and NAMING_ANSWER not in json.dumps(record)
 
 
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:
     """No folder: Start Task says a folder is needed; memories are global only and can be
     added, searched, edited and deleted from the Memory view."""
-    if not _server_is_real():
-        pytest.skip("the language server part is not merged yet (autocode_lsp is the skeleton)")
     server = code_server({"autocode.python": sys.executable})
     result = run_scenario("no-folder", server.url(None))
     assert "Open a folder to run tasks" in result["tasksView"]
@@ -266,11 +280,12 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     assert "Keep them short" in result["memoryEdited"]
     assert "Delete this team memory?" in result["deleteDialog"]
     assert "past tense" not in result["memoryAfter"]
+    assert "prefer-small-focused-commits" in result["promotionView"].lower() or "Prefer small" in result["promotionView"]
+    assert result["promotionCheckboxes"] >= 1
+    assert "promoted 1 memory into the skill" in result["promotionNotification"]
 
 
 def test_multi_root_commands_act_on_the_chosen_folder(tmp_path: Path, code_server: Any) -> None:
-    if not _server_is_real():
-        pytest.skip("the language server part is not merged yet (autocode_lsp is the skeleton)")
     first = make_repo(tmp_path / "alpha", {"README.md": "alpha\n"})
     second = make_repo(tmp_path / "beta", {"README.md": "beta\n"})
     workspace = tmp_path / "both.code-workspace"
@@ -285,8 +300,6 @@ def test_multi_root_commands_act_on_the_chosen_folder(tmp_path: Path, code_serve
 
 def test_connects_to_a_running_server_over_tcp(tmp_path: Path, code_server: Any) -> None:
     """autocode.server.tcp: the extension starts nothing and talks to the server already listening."""
-    if not _server_is_real():
-        pytest.skip("the language server part is not merged yet (autocode_lsp is the skeleton)")
     repo = make_repo(tmp_path / "gamma", {"README.md": "gamma\n"})
     port = _free_port()
     log = (tmp_path / "lsp-tcp.log").open("wb")

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
-import { memoriesFromResult, promotionCandidates } from './model/memory';
+import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
 import { arrayField, Commands, field, isObject, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
@@ -122,7 +122,8 @@ async function startTask(ctx: Context): Promise<void> {
   if (brief === undefined) return;
   const result = await ctx.server.execute(Commands.taskStart, args.startTaskArgs(brief, folder.path));
   const task = acceptSnapshot(ctx, result, folder.path);
-  if (task) await ctx.tasksView.reveal(task.id);
+  // The server may already be asking its first question: reveal without taking the keyboard.
+  if (task) await ctx.tasksView.reveal(task.id, false);
 }
 
 /** Asks a question and sends the answer; false when the person dismissed it. */
@@ -240,11 +241,22 @@ async function cancelTask(ctx: Context, arg: unknown): Promise<void> {
   acceptSnapshot(ctx, await ctx.server.execute(Commands.taskCancel, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
 }
 
+/** Continues a task whose server stopped while it worked (an earlier window, a crash). */
+async function resumeTask(ctx: Context, arg: unknown): Promise<void> {
+  const task = await chooseTask(ctx, arg, undefined, 'resume');
+  if (!task) return;
+  acceptSnapshot(ctx, await ctx.server.execute(Commands.taskResume, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+}
+
 async function doctor(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: Doctor reports on a repository: open its folder first (File > Open Folder).');
+    return;
+  }
   const folder = await pickFolder('check');
-  if (folders().length && !folder) return;
+  if (!folder) return;
   const report = await ctx.server.execute(Commands.doctor, args.doctorArgs(folder?.path));
-  ctx.doctor.show(report, folder ? `Workspace: ${folder.name}` : 'No folder open: global settings and memory only');
+  ctx.doctor.show(report, `Workspace: ${folder.name}`);
 }
 
 async function forgetProject(ctx: Context): Promise<void> {
@@ -372,8 +384,7 @@ async function planPromotion(ctx: Context): Promise<void> {
 async function applyPromotion(ctx: Context): Promise<void> {
   const ids = ctx.promotionView.selectedIds();
   const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
-  const skills = arrayField(result, 'skills').map(String);
-  void vscode.window.showInformationMessage(`AutoCode: promoted ${arrayField(result, 'applied').length} memor${arrayField(result, 'applied').length === 1 ? 'y' : 'ies'}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`);
+  void vscode.window.showInformationMessage(promotionMessage(result));
   await planPromotion(ctx);
   await refreshMemory(ctx);
 }
@@ -411,7 +422,8 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     r('autocode.reviewPlan', 'Review Plan', (a) => reviewPlan(ctx, a)),
     r('autocode.approveCompletion', 'Approve Completion', (a) => approveCompletion(ctx, a)),
     r('autocode.cancelTask', 'Cancel Task', (a) => cancelTask(ctx, a)),
-    r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '')),
+    r('autocode.resumeTask', 'Resume Task', (a) => resumeTask(ctx, a)),
+    r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '', true)),
     r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
     r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
     r('autocode.forgetProject', 'Forget Project Memory', () => forgetProject(ctx)),

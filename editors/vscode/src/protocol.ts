@@ -9,6 +9,7 @@ export const Commands = {
   taskRejectPlan: 'autocode.task.rejectPlan',
   taskApproveCompletion: 'autocode.task.approveCompletion',
   taskCancel: 'autocode.task.cancel',
+  taskResume: 'autocode.task.resume',
   taskGet: 'autocode.task.get',
   taskList: 'autocode.task.list',
   doctor: 'autocode.doctor',

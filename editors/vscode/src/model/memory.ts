@@ -84,11 +84,19 @@ export function promotionCandidates(plan: unknown): PromotionCandidate[] {
     const recommended = field(inner, 'recommended', 'selected', 'promote');
     return {
       id: stringField(inner, 'memoryId', 'memory_id', 'id') ?? String(index),
-      skillName: stringField(inner, 'skillName', 'skill_name') ?? '',
+      skillName: stringField(inner, 'name', 'skillName', 'skill_name') ?? '',
       content: stringField(inner, 'content', 'text') ?? '',
       reason: stringField(inner, 'description', 'reason') ?? '',
       agents: arrayField(inner, 'agents').map((a) => String(a)),
       selected: recommended === undefined ? true : recommended === true,
     };
   });
+}
+
+/** What an applyPromotion result (`{skills, removed}`) tells the person. */
+export function promotionMessage(result: unknown): string {
+  const removed = arrayField(result, 'removed', 'applied').length;
+  const skills = [...new Set(arrayField(result, 'skills').map((s) => (isObject(s) ? stringField(s, 'name') ?? '' : String(s))).filter(Boolean))];
+  const what = `${removed} memor${removed === 1 ? 'y' : 'ies'}`;
+  return `AutoCode: promoted ${what}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`;
 }

@@ -273,7 +273,8 @@ export function phaseIcon(task: TaskView): string {
   if (task.awaiting === 'planApproval') return 'checklist';
   if (task.awaiting === 'completionApproval') return 'check-all';
   for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
-  return task.done ? 'pass' : 'sync~spin';
+  if (task.done) return 'pass';
+  return 'sync~spin';
 }
 
 /** A person-readable phase, saying what the task waits for when it waits for the person. */

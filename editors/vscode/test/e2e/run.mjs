@@ -57,6 +57,27 @@ async function scenarioMissingServer(wb) {
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   await wb.shot('missing-server');
   note('install hint shown');
+  // Point autocode.python at an interpreter that has AutoCode in the Settings editor, as a person
+  // would: the extension restarts the server by itself.
+  if (env.AUTOCODE_E2E_FIXED_PYTHON) {
+    await wb.clearNotifications();
+    await wb.palette('Preferences: Open User Settings');
+    await wb.page.locator('.settings-editor').waitFor({ timeout: 30000 });
+    await wb.page.waitForTimeout(1000);
+    await wb.page.keyboard.type('autocode.python');
+    // code-server is a remote window: machine-scoped settings such as this one live in the Remote tab.
+    await wb.page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
+    const input = wb.page.locator('.settings-editor .setting-item-contents', { hasText: 'Python interpreter that runs the AutoCode language server' }).locator('input').first();
+    await input.waitFor({ timeout: 30000 });
+    await input.fill(env.AUTOCODE_E2E_FIXED_PYTHON);
+    await wb.page.keyboard.press('Tab');
+    await wb.shot('setting-changed');
+    await wb.showAutoCodeViews();
+    result.memoryAfterFix = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 90000);
+    result.statusBarAfterFix = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+    await wb.shot('server-restarted');
+    note('server restarted after the setting changed');
+  }
 }
 
 async function memoryRow(wb, text) {
@@ -67,8 +88,11 @@ async function memoryRow(wb, text) {
 /** Runs an inline action (the icon shown on hover) of a Memory view row. */
 async function memoryRowAction(wb, text, action) {
   const row = await memoryRow(wb, text);
+  // A selected row keeps its inline actions shown; hovering alone can lose them to a toast.
+  await row.click();
   await row.hover();
-  await row.locator(`.action-label[aria-label^="${action}"]`).click();
+  const button = row.locator(`.action-label[aria-label^="${action}"]`);
+  await button.click({ timeout: 5000 }).catch(() => button.click({ force: true }));
 }
 
 async function scenarioNoFolder(wb) {
@@ -113,6 +137,25 @@ async function scenarioNoFolder(wb) {
   result.memoryAfter = await wb.waitForViewText('Memory', (t) => !t.includes('past tense'), 30000);
   await wb.shot('memory-deleted');
   note('memory deleted');
+
+  // A team memory that reads as advice is a promotion candidate: tick it and apply.
+  const advice = 'Prefer small focused commits.';
+  await wb.palette('AutoCode: Add Memory');
+  await wb.waitForQuickInput('Where should the memory live');
+  await wb.pickQuickInputRow('Team · global');
+  await wb.waitForQuickInput('What should be remembered');
+  await wb.typeIntoQuickInput(advice);
+  await wb.waitForViewText('Memory', (t) => t.includes(advice), 30000);
+  await wb.palette('AutoCode: Plan Team Memory Promotion');
+  result.promotionView = await wb.waitForViewText('Team Memory Promotion', (t) => /1 of 1 candidates selected/.test(t), 30000);
+  const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Team Memory Promotion' }) }).first();
+  result.promotionCheckboxes = await pane.locator('.monaco-list-row [class*="checkbox"]').count();
+  await wb.shot('promotion-plan');
+  await wb.palette('AutoCode: Apply Selected Promotions');
+  result.promotionNotification = await wb.waitForNotification('promoted', 30000);
+  result.memoryAfterPromotion = await wb.waitForViewText('Memory', (t) => !t.includes(advice), 30000);
+  await wb.shot('promotion-applied');
+  note('promotion applied');
 }
 
 async function scenarioMultiRoot(wb) {
@@ -145,7 +188,13 @@ async function answerOnScreen(wb, answer) {
   await wb.page.waitForTimeout(300);
   await wb.shot('answer-typed');
   await wb.page.keyboard.press('Enter');
-  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  const closed = await wb.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).then(() => true).catch(() => false);
+  if (!closed) {
+    // A busy machine can drop the key press while the list redraws: choose the typed answer's row.
+    result.answerRetried = true;
+    await wb.quickInput().locator('.monaco-list-row', { hasText: answer }).first().click();
+    await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  }
   return text;
 }
 
@@ -203,6 +252,7 @@ async function scenarioFlow(wb) {
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  await wb.clearNotifications();
   await wb.shot('tasks-completed');
   note('task completed');
 
@@ -224,6 +274,44 @@ async function scenarioFlow(wb) {
   await wb.palette('AutoCode: Doctor');
   result.doctorAfter = await wb.webviewText((t) => t.includes('Learned conventions') && !t.includes(answer), 30000);
   await wb.shot('doctor-after-forget');
+
+  // A second task decided later, from the palette: the prompts are dismissed first, so the
+  // question and the plan wait in the Tasks view for Answer Question and Review Plan.
+  const second = env.AUTOCODE_E2E_SECOND_BRIEF;
+  if (!second) return;
+  const answer2 = env.AUTOCODE_E2E_SECOND_ANSWER ?? answer;
+  await wb.clearNotifications();
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(second);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  await wb.waitForQuickInput('naming convention', 60000);
+  await wb.page.keyboard.press('Escape');
+  result.secondWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t) && /naming convention/.test(t), 30000);
+  await wb.shot('question-left-open');
+  await wb.palette('AutoCode: Answer Question');
+  await wb.waitForQuickInput('naming convention', 30000);
+  await answerOnScreen(wb, answer2);
+  note('second question answered from the palette');
+  await wb.waitForDialog('Approve the plan', 60000);
+  await wb.clickDialogButton('Cancel');
+  result.secondPlanWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 30000);
+  await wb.palette('AutoCode: Review Plan');
+  await wb.waitForDialog('Approve the plan', 30000);
+  await wb.clickDialogButton('Approve');
+  note('second plan approved from the palette');
+  await wb.waitForViewText('Tasks', (t) => /waiting for completion approval/.test(t), 240000);
+  await wb.palette('AutoCode: Approve Completion');
+  await wb.waitForDialog('Approve the completion', 60000);
+  await wb.clickDialogButton('Approve');
+  const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
+  await status.waitFor({ timeout: 240000 });
+  result.secondStatusBar = await status.innerText();
+  await wb.clearNotifications();
+  await wb.palette('AutoCode: Doctor');
+  result.doctorSecond = await wb.webviewText((t) => t.includes(answer2), 60000);
+  await wb.shot('doctor-after-second-task');
+  note('second task completed and learned again');
 }
 
 const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, renderDoctorBody, renderDoctorHtml, settingRows } from '../../src/model/doctor';
-import { groupMemories, memoriesFromResult, promotionCandidates } from '../../src/model/memory';
+import { groupMemories, memoriesFromResult, promotionCandidates, promotionMessage } from '../../src/model/memory';
 
 /** An `autocode.doctor` result: the engine's report plus its text. */
 const result = {
@@ -81,8 +81,14 @@ test('search results with scores and a promotion plan with recommendations', () 
   assert.equal(results[0].score, 0.5);
   assert.throws(() => memoriesFromResult([{ content: 'no id' }]), /no id/);
   const candidates = promotionCandidates({ candidates: [
-    { memoryId: 'm1', skillName: 'run-db-tests', description: 'Shared by 2 agents', category: 'testing', content: 'Tests need TEST_DATABASE_URL', agents: ['implementer', 'reviewer'] },
+    { memoryId: 'm1', name: 'run-db-tests', description: 'Shared by 2 agents', category: 'testing', content: 'Tests need TEST_DATABASE_URL', agents: ['implementer', 'reviewer'] },
     { memoryId: 'm2', skillName: 'other', description: '', category: null, content: 'y', agents: [], recommended: false },
   ] });
   assert.deepEqual(candidates.map((c) => [c.id, c.skillName, c.selected, c.reason, c.agents.length]), [['m1', 'run-db-tests', true, 'Shared by 2 agents', 2], ['m2', 'other', false, '', 0]]);
+});
+
+test('an applied promotion names the skills once, whatever agents got them', () => {
+  const applied = { skills: [{ name: 'prefer-small-commits', agent: 'implementer' }, { name: 'prefer-small-commits', agent: 'reviewer' }], removed: ['m1'] };
+  assert.equal(promotionMessage(applied), 'AutoCode: promoted 1 memory into the skill prefer-small-commits.');
+  assert.equal(promotionMessage({ skills: [], removed: [] }), 'AutoCode: promoted 0 memories.');
 });
