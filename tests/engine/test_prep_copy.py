@@ -780,6 +780,7 @@ def test_split_copy_failure_here_stops_the_worker(tmp_path: Path, split_copy: No
             os.replace(tmp_path / "other", ws / "a" / "f3.txt")
 
     (tmp_path / "other").write_text("other\n")
+    seen.write_text("")
     copier._test_hook = fail_here
     try:
         with pytest.raises(SetupError) as info:
