@@ -210,6 +210,7 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
 
 
 NAMING_ANSWER = "Name unittest methods after the behaviour they check."
+SECOND_ANSWER = "Start every test method name with test_ and the function under test."
 
 
 def _build_sample(name: str, dest: Path) -> str:
@@ -230,7 +231,9 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     server = code_server({"autocode.python": sys.executable})
 
     result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
-                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER)
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
+                          AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
+                          AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
 
     assert [s["step"] for s in result["steps"]][:4] == [
         "workbench open", "task started", "question answered", "plan approved"]
@@ -243,17 +246,24 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     assert "valid" in result["doctorBefore"]
     # The answer and approvals went through VS Code, recorded as a person's with the lsp: source.
     run_dirs = sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir())
-    assert len(run_dirs) == 1
+    assert len(run_dirs) == 2
     ledger = json.loads((run_dirs[0] / "ledger.json").read_text())
     assert [(a["text"], a["kind"], a["source"]["channel"]) for a in ledger["answers"]] == [
         (NAMING_ANSWER, "human", "lsp:code-server")]
-    # Forget removed the record and nothing else: the runs and the applied change stay.
+    # Forget removed the record and nothing else: the first run stays, and the doctor showed no convention.
     assert "Forget what AutoCode learned" in result["forgetDialog"]
     assert "forgot" in result["forgetNotification"]
-    assert not (repo / ".autocode" / "project.json").exists()
     assert run_dirs[0].is_dir()
     assert NAMING_ANSWER not in result["doctorAfter"]
     assert "missing" in result["doctorAfter"]
+    # The second task, answered and approved later from the palette, learned again.
+    assert "naming convention" in result["secondWaiting"]
+    assert "waiting for your review" in result["secondPlanWaiting"]
+    assert "Add shortest_word" in result["secondStatusBar"]
+    assert SECOND_ANSWER in result["doctorSecond"]
+    assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()
+    record = json.loads((repo / ".autocode" / "project.json").read_text())
+    assert SECOND_ANSWER in json.dumps(record) and NAMING_ANSWER not in json.dumps(record)
 
 
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:

@@ -120,6 +120,7 @@ SAFE_COMMANDS = [
     "/usr/bin/env python3 -m pytest",
     "npm test -- --base-url http://127.0.0.1:8000/api",
     "${ROOT}/scripts/test",
+    "pytest -p no:cacheprovider --cov-report=html:coverage",
 ]
 UNSAFE_COMMANDS = [
     "bash -c 'cd /srv/build/app && make test'",
@@ -127,6 +128,8 @@ UNSAFE_COMMANDS = [
     "/opt/ci/bin/run-tests",
     "D:\\tools\\run-tests.bat",
     "\\\\buildhost\\share\\run-tests.bat",
+    "pytest --cov-report=html:/srv/coverage",
+    "pytest --report-url file:///srv/reports/index.html",
 ]
 
 

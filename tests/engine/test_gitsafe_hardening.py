@@ -134,3 +134,17 @@ def test_doctor_shows_the_git_floor(fake_git: Path, tmp_path: Path) -> None:
         [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws)], capture_output=True, text=True, timeout=60
     )
     assert "git: PROBLEM: git 2.39.3 is older than the security floor 2.39.4; upgrade git" in text.stdout
+
+
+@pytest.mark.parametrize("name", ["plain", "new\nline", "-dash"])
+def test_toplevel_and_head(tmp_path: Path, name: str) -> None:
+    ws = make_repo(tmp_path / name, {"a.py": "a\n"})
+    assert gitsafe.toplevel_and_head(ws / ".git" / "..") == (ws, git(ws, "rev-parse", "HEAD").strip())
+    (ws / "sub").mkdir()
+    assert gitsafe.toplevel_and_head(ws / "sub")[0] == ws
+    unborn = make_repo(tmp_path / f"unborn-{name}", commit=False)
+    assert gitsafe.toplevel_and_head(unborn) == (unborn, None)
+    plain = tmp_path / f"plain-{name}"
+    plain.mkdir()
+    assert gitsafe.toplevel_and_head(plain) == (None, None)
+    assert make_prep_copy(ws).head == git(ws, "rev-parse", "HEAD").strip()

@@ -659,3 +659,137 @@ def test_progress_callback_is_called(tmp_path: Path) -> None:
     calls: list[tuple[int, int]] = []
     make_prep_copy(ws, progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (300, 300) and calls[0] == (250, 300)
+
+
+# --- the two-process copy (used for large trees): same results, same refusals ------------
+
+
+@pytest.fixture
+def split_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every copy with two or more folders use the forked worker."""
+    monkeypatch.setattr(copier, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(copier, "_can_fork", lambda: True)
+
+
+def two_halves(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "ws",
+        {**{f"a/f{i}.txt": f"a{i}\n" * 50 for i in range(20)}, **{f"z/f{i}.txt": f"z{i}\n" * 50 for i in range(20)}},
+    )
+
+
+def test_split_copy_equals_single_copy(kitchen: tuple[Path, Path, Path], split_copy: None, tmp_path: Path) -> None:
+    ws, single, _ = kitchen
+    pids = tmp_path / "pids"
+
+    def record(event: str, path: str) -> None:
+        if event == "file":
+            with open(pids, "a") as f:
+                f.write(f"{os.getpid()}\n")
+
+    copier._test_hook = record
+    try:
+        result = make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert len(set(pids.read_text().split())) == 2  # two processes really copied
+    assert files_under(result.copy) == files_under(single)
+    assert stat.S_IMODE(os.stat(result.copy / "suid.sh").st_mode) == 0o755
+
+
+def test_split_copy_progress(tmp_path: Path, split_copy: None) -> None:
+    ws = make_repo(tmp_path / "ws", {f"d{i % 2}/f{i}.txt": "x\n" for i in range(1200)})
+    calls: list[tuple[int, int]] = []
+    result = make_prep_copy(ws, progress=lambda done, total: calls.append((done, total)))
+    assert result.counts["files"] == 1200 and len(list((result.copy / "d1").iterdir())) == 600
+    assert calls[-1] == (1200, 1200)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+@pytest.mark.parametrize("half", ["a", "z"])
+def test_split_copy_detects_an_append_in_either_half(tmp_path: Path, split_copy: None, half: str) -> None:
+    ws = two_halves(tmp_path)
+    victim = f"{half}/f7.txt"
+
+    def append(event: str, path: str) -> None:
+        if event == "file" and path == victim:
+            with open(ws / victim, "a") as f:
+                f.write("more")
+
+    copier._test_hook = append
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "changedDuringCopy"
+    assert f"'{victim}' changed" in info.value.message and "run prep again" in info.value.message
+    assert info.value.data == {"path": victim}
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_worker_sees_a_folder_swapped_for_a_link(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+
+    def swap(event: str, path: str) -> None:
+        if event == "dir" and path == "z":
+            os.rename(ws / "z", ws / "z-moved")
+            os.symlink("/", ws / "z")
+
+    copier._test_hook = swap
+    try:
+        with pytest.raises(SetupError) as info, only_inside(ws):
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "changedDuringCopy" and "'z'" in info.value.message
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_worker_killed(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+    parent = os.getpid()
+
+    def die(event: str, path: str) -> None:
+        if event == "file" and os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+
+    copier._test_hook = die
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "copyFailed" and "Remedy: run prep again" in info.value.message
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_failure_here_stops_the_worker(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+    parent = os.getpid()
+    seen = tmp_path / "worker-files"
+
+    def fail_here(event: str, path: str) -> None:
+        if event == "file" and os.getpid() != parent:
+            with open(seen, "a") as f:
+                f.write(path + "\n")
+            import time
+
+            time.sleep(0.05)  # a slow worker: still busy when this half fails
+        elif event == "file" and path == "a/f3.txt":
+            os.replace(tmp_path / "other", ws / "a" / "f3.txt")
+
+    (tmp_path / "other").write_text("other\n")
+    copier._test_hook = fail_here
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert "'a/f3.txt'" in info.value.message
+    assert prep_dirs(ws) == []
+    written = len(seen.read_text().split())
+    import time
+
+    time.sleep(0.3)
+    assert len(seen.read_text().split()) == written < 20  # the worker was stopped, not left running

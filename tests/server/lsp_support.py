@@ -62,12 +62,22 @@ class Session:
         raise AssertionError(f"{name} succeeded with {result!r}; an error was expected")
 
 
-def capabilities(preset: str, *, opt_in: bool, progress: bool | None = None) -> types.ClientCapabilities:
+def capabilities(
+    preset: str,
+    *,
+    opt_in: bool | dict[str, Any],
+    progress: bool | None = None,
+    show_document: bool = True,
+) -> types.ClientCapabilities:
     caps = client_capabilities(PRESETS[preset])
     if opt_in:
-        caps.experimental = {"autocode": {"protocolVersion": "1.0"}}
+        # True: the whole opt-in; a dict: these keys on top of the protocol version.
+        extra = opt_in if isinstance(opt_in, dict) else {}
+        caps.experimental = {"autocode": {"protocolVersion": "1.0", **extra}}
     if progress is not None and caps.window is not None:
         caps.window.work_done_progress = progress
+    if not show_document and caps.window is not None:
+        caps.window.show_document = None
     return caps
 
 
@@ -190,11 +200,12 @@ async def initialize(
     *,
     preset: str,
     folders: list[Path] | None,
-    opt_in: bool = False,
+    opt_in: bool | dict[str, Any] = False,
     progress: bool | None = None,
+    show_document: bool = True,
 ) -> types.InitializeResult:
     params = types.InitializeParams(
-        capabilities=capabilities(preset, opt_in=opt_in, progress=progress),
+        capabilities=capabilities(preset, opt_in=opt_in, progress=progress, show_document=show_document),
         client_info=types.ClientInfo(name=CLIENT_NAMES[preset], version="test"),
         workspace_folders=(
             [types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in folders]

@@ -79,6 +79,37 @@ async def opted_in(
     await close(s)
 
 
+async def test_no_answer_and_review_later_leave_the_task_waiting(opted_in: tuple[Session, Path]) -> None:
+    """The server never answers or approves on the person's behalf."""
+    session, _ = opted_in
+    session.answer_question = lambda q: None  # the person closed the question
+    session.review_plan = lambda p: {"decision": "later"}
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    await wait_until(lambda: session.questions, what="askQuestion")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "answer_questions" and ledger_sources(snap) == []
+
+    # Answered by command instead; the plan then waits, since the review said "later".
+    question = first["needs"]["questions"][0]["id"]
+    await session.command(
+        protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
+    )
+    await wait_until(lambda: session.reviews, what="reviewPlan")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "approve_plan"
+    assert approval_sources(snap) == []
+    assert snap["humanPauseStates"] == ["WAITING_FOR_USER"]
+    cancelled = await session.command(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert cancelled["state"] == "CANCELLED"
+    await wait_until(lambda: session.did_change[-1]["revision"] == cancelled["revision"], what="didChange")
+    session.questions.clear()
+    session.reviews.clear()
+    session.did_change.clear()
+
+
 async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Path]) -> None:
     session, repo = opted_in
     client = CLIENT_NAMES[session.preset]  # type: ignore[attr-defined]
@@ -290,6 +321,62 @@ async def test_killed_server_then_a_new_server_finishes_the_task(tmp_path: Path)
         done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
         assert done["state"] == "COMPLETED"
         assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+    finally:
+        await close(second)
+
+
+async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path) -> None:
+    """The editor dies while the tests run: its server finishes that step, exits on its own,
+    and a server started later takes the task to the end."""
+    repo = build_repo(tmp_path / "project")
+    first = await connect("stdio", log_file=tmp_path / "a.log")
+    # This client cannot open documents: the plan is announced in a message instead.
+    await initialize(first, preset="vscode", folders=[repo], progress=True, show_document=False)
+    # The test command is not run by a shell: a small wrapper waits, then runs the real tests.
+    slow_tests = (
+        "python3 -c 'import subprocess, sys, time; time.sleep(2); "
+        "sys.exit(subprocess.call(sys.argv[1:]))' " + TEST_COMMAND
+    )
+    snap = await first.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": slow_tests})
+    task_id = snap["id"]
+    snap = await first.command(protocol.TASK_ANSWER, {
+        "taskId": task_id, "questionId": snap["needs"]["questions"][0]["id"], "text": NAMING_ANSWER,
+    })
+    await wait_until(
+        lambda: any("is ready for review" in m.message for m in first.client.messages),
+        what="the plan announcement",
+    )
+    assert first.client.shown_documents == []
+    approving = asyncio.ensure_future(first.command(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+    ))
+    await wait_until(
+        lambda: any(isinstance(v, types.WorkDoneProgressReport) and "verifying" in (v.message or "")
+                    for vs in first.client.progress_reports.values() for v in vs),
+        timeout=60, what="verification to start",
+    )
+    # What the operating system does when the editor is killed: its end of the pipe closes.
+    server = first.process
+    assert server is not None and server.stdin is not None and server.returncode is None
+    server.stdin.close()
+    await asyncio.wait_for(server.wait(), timeout=60)
+    assert server.returncode == 0
+    approving.cancel()
+    await first.client.stop()
+    log_text = (tmp_path / "a.log").read_text(encoding="utf-8")
+    assert " ERROR " not in log_text, log_text  # a vanished client is not a server error
+
+    second = await connect("stdio", log_file=tmp_path / "b.log")
+    await initialize(second, preset="neovim", folders=[repo])
+    try:
+        listed = await second.command(protocol.TASK_LIST)
+        left = [t for t in listed["tasks"] if t["id"] == task_id]
+        assert left and left[0]["needs"]["kind"] == "approve_completion", left
+        done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+        assert done["state"] == "COMPLETED"
+        assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+        assert ledger_sources(done) == ["human lsp:Visual Studio Code"]
+        assert approval_sources(done) == ["lsp:Visual Studio Code", "lsp:Neovim"]
     finally:
         await close(second)
 

@@ -122,7 +122,8 @@ async function startTask(ctx: Context): Promise<void> {
   if (brief === undefined) return;
   const result = await ctx.server.execute(Commands.taskStart, args.startTaskArgs(brief, folder.path));
   const task = acceptSnapshot(ctx, result, folder.path);
-  if (task) await ctx.tasksView.reveal(task.id);
+  // The server may already be asking its first question: reveal without taking the keyboard.
+  if (task) await ctx.tasksView.reveal(task.id, false);
 }
 
 /** Asks a question and sends the answer; false when the person dismissed it. */
@@ -422,7 +423,7 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     r('autocode.approveCompletion', 'Approve Completion', (a) => approveCompletion(ctx, a)),
     r('autocode.cancelTask', 'Cancel Task', (a) => cancelTask(ctx, a)),
     r('autocode.resumeTask', 'Resume Task', (a) => resumeTask(ctx, a)),
-    r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '')),
+    r('autocode.openTask', 'Show Task', async (a) => ctx.tasksView.reveal(typeof a === 'string' ? a : ctx.store.active()?.id ?? '', true)),
     r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
     r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
     r('autocode.forgetProject', 'Forget Project Memory', () => forgetProject(ctx)),

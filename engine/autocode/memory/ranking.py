@@ -47,6 +47,24 @@ class Pool:
     vectors: Any = None
     """numpy matrix (rows x dims) or a list of arrays; rows without an embedding are zero."""
     missing: list[int] = field(default_factory=list)
+    _arrays: dict[str, Any] = field(default_factory=dict)
+    _lengths: Any = None
+
+    def term_arrays(self, np: Any, term: str) -> Any:
+        """(rows, tf) of a term as numpy arrays, made on first use and kept with the pool."""
+        if term not in self._arrays:
+            found = self.postings.get(term)
+            self._arrays[term] = (
+                None
+                if not found
+                else (np.fromiter((r for r, _ in found), dtype=np.int64), np.fromiter((t for _, t in found), dtype=np.float64))
+            )
+        return self._arrays[term]
+
+    def length_array(self, np: Any) -> Any:
+        if self._lengths is None:
+            self._lengths = np.asarray(self.lengths, dtype=np.float64)
+        return self._lengths
 
 
 def _build(rows: Sequence[tuple[Any, ...]], model: str | None) -> Pool:
@@ -140,7 +158,17 @@ def bm25(pools: Sequence[Pool], query_terms: set[str]) -> list[Any]:
     df = {t: sum(len(p.postings.get(t, ())) for p in pools) for t in query_terms}
     idf = {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t, n in df.items() if n}
     for pool in pools:
-        scores = np.zeros(len(pool.ids), dtype=np.float64) if np is not None else [0.0] * len(pool.ids)
+        if np is not None:
+            scores = np.zeros(len(pool.ids), dtype=np.float64)
+            norm = K1 * (1 - B + B * pool.length_array(np) / (average or 1.0))
+            for term, weight in idf.items():
+                arrays = pool.term_arrays(np, term)
+                if arrays is not None:
+                    rows, tf = arrays
+                    scores[rows] += weight * tf * (K1 + 1) / (tf + norm[rows])
+            out.append(scores)
+            continue
+        scores = [0.0] * len(pool.ids)
         for term, weight in idf.items():
             for row, tf in pool.postings.get(term, ()):
                 norm = K1 * (1 - B + B * pool.lengths[row] / (average or 1.0))

@@ -90,8 +90,10 @@ def portable_test_command(command: str) -> str:
 # absolute path in it must exist on every machine: only the usual program
 # folders and /dev/null qualify. Anything else (`/srv/app`, `/opt/ci/run`,
 # `D:\tools\run.bat`) names this machine's layout and the command is omitted.
+# A URL's `://` starts no path (a `file://` URL's does); `html:/srv/cov` does.
 _ABSOLUTE_PATH = re.compile(
-    r"(?<![\w.~$}/:\\\-])(?:/[^\s\"'`;|&()<>]+|[A-Za-z]:[\\/][^\s\"'`;|&()<>]*|\\\\[^\s\"'`;|&()<>]+)"
+    r"(?:(?<![\w.~$}/:\\\-])|(?<=:)(?!//)|(?<=file://))/[^\s\"'`;|&()<>]+"
+    r"|(?<![\w.~$}/:\\\-])(?:[A-Za-z]:[\\/][^\s\"'`;|&()<>]*|\\\\[^\s\"'`;|&()<>]+)"
 )
 _SHARED_PROGRAM_PATH = re.compile(r"/(?:usr/(?:local/)?)?s?bin/[\w.+\-]+|/dev/(?:null|stdin|stdout|stderr)")
 

@@ -268,7 +268,7 @@ def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
     from autocode.record.location import display_path
 
     folder = package or workspace
-    found = detect_tests(folder)
+    found = detect_tests(folder, workspace)
     if found is None:
         return _Layer("detected", {})
     source = display_path(folder / found.source, workspace)

@@ -79,8 +79,11 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
     return this.parents.get(node.id);
   }
 
-  /** Shows a task in the view, expanded. */
-  async reveal(taskId: string): Promise<void> {
+  /**
+   * Shows a task in the view, expanded. `focus` moves the keyboard there: only when the person asked
+   * for the task, never while a question they may be typing into is open.
+   */
+  async reveal(taskId: string, focus: boolean): Promise<void> {
     const find = (nodes: TaskNode[]): TaskNode | undefined => {
       for (const n of nodes) {
         if (n.kind === 'task' && n.taskId === taskId) return n;
@@ -90,8 +93,8 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
       return undefined;
     };
     const node = find(this.roots);
-    await vscode.commands.executeCommand('autocode.tasks.focus');
-    if (node) await this.view.reveal(node, { select: true, focus: true, expand: true });
+    if (focus) await vscode.commands.executeCommand('autocode.tasks.focus');
+    if (node) await this.view.reveal(node, { select: focus, focus, expand: true });
   }
 
   dispose(): void {

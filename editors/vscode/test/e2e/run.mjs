@@ -274,6 +274,44 @@ async function scenarioFlow(wb) {
   await wb.palette('AutoCode: Doctor');
   result.doctorAfter = await wb.webviewText((t) => t.includes('Learned conventions') && !t.includes(answer), 30000);
   await wb.shot('doctor-after-forget');
+
+  // A second task decided later, from the palette: the prompts are dismissed first, so the
+  // question and the plan wait in the Tasks view for Answer Question and Review Plan.
+  const second = env.AUTOCODE_E2E_SECOND_BRIEF;
+  if (!second) return;
+  const answer2 = env.AUTOCODE_E2E_SECOND_ANSWER ?? answer;
+  await wb.clearNotifications();
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(second);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  await wb.waitForQuickInput('naming convention', 60000);
+  await wb.page.keyboard.press('Escape');
+  result.secondWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t) && /naming convention/.test(t), 30000);
+  await wb.shot('question-left-open');
+  await wb.palette('AutoCode: Answer Question');
+  await wb.waitForQuickInput('naming convention', 30000);
+  await answerOnScreen(wb, answer2);
+  note('second question answered from the palette');
+  await wb.waitForDialog('Approve the plan', 60000);
+  await wb.clickDialogButton('Cancel');
+  result.secondPlanWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 30000);
+  await wb.palette('AutoCode: Review Plan');
+  await wb.waitForDialog('Approve the plan', 30000);
+  await wb.clickDialogButton('Approve');
+  note('second plan approved from the palette');
+  await wb.waitForViewText('Tasks', (t) => /waiting for completion approval/.test(t), 240000);
+  await wb.palette('AutoCode: Approve Completion');
+  await wb.waitForDialog('Approve the completion', 60000);
+  await wb.clickDialogButton('Approve');
+  const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
+  await status.waitFor({ timeout: 240000 });
+  result.secondStatusBar = await status.innerText();
+  await wb.clearNotifications();
+  await wb.palette('AutoCode: Doctor');
+  result.doctorSecond = await wb.webviewText((t) => t.includes(answer2), 60000);
+  await wb.shot('doctor-after-second-task');
+  note('second task completed and learned again');
 }
 
 const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
