@@ -551,6 +551,9 @@ class TaskRun:
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
                 self._fail("internalError", f"{type(exc).__name__}: {exc}")
+        if self._state["state"] in PAUSES and self._cancel_requested():
+            # Asked to stop while the last step was finishing: honour it now.
+            self._cancel_now()
         if self._state["state"] == "COMPLETED" and self._state["learning"]["status"] == "pending":
             self._learn()
 
