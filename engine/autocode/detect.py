@@ -60,7 +60,7 @@ def _ini_has_section(path: Path, section: str) -> bool:
     return text is not None and re.search(rf"^\s*\[{re.escape(section)}\]\s*$", text, re.MULTILINE) is not None
 
 
-def _pytest(root: Path) -> Detection | None:
+def _pytest(root: Path, _top: Path) -> Detection | None:
     if (root / "pytest.ini").is_file():
         return Detection("pytest", PYTEST_COMMAND, "pytest.ini")
     for rel in ("conftest.py", "tests/conftest.py", "test/conftest.py"):
@@ -89,7 +89,7 @@ def _test_modules(folder: Path) -> list[Path]:
     return [folder / name for name in names[:UNITTEST_SCAN_LIMIT]]
 
 
-def _python_modules(root: Path) -> Detection | None:
+def _python_modules(root: Path, _top: Path) -> Detection | None:
     """A test folder whose modules import unittest (or pytest)."""
     for folder in ("tests", "test", ""):
         base = root / folder if folder else root
@@ -111,7 +111,23 @@ def _python_modules(root: Path) -> Detection | None:
     return None
 
 
-def _node(root: Path) -> Detection | None:
+def _package_manager(root: Path, top: Path) -> str:
+    """pnpm or yarn when its lockfile is in `root` or a folder above it up to `top` (a monorepo
+    keeps one lockfile at its top), else npm."""
+    folders = [root]
+    if root != top and top in root.parents:
+        folders += [parent for parent in root.parents if top in parent.parents or parent == top]
+    for folder in folders:
+        if (folder / "pnpm-lock.yaml").is_file():
+            return "pnpm"
+        if (folder / "yarn.lock").is_file():
+            return "yarn"
+        if (folder / "package-lock.json").is_file():
+            return "npm"
+    return "npm"
+
+
+def _node(root: Path, top: Path) -> Detection | None:
     path = root / "package.json"
     text = _read_text(path) if path.is_file() else None
     if text is None:
@@ -124,31 +140,26 @@ def _node(root: Path) -> Detection | None:
     script = scripts.get("test") if isinstance(scripts, dict) else None
     if not isinstance(script, str) or not script.strip() or _NPM_PLACEHOLDER.search(script):
         return None
-    if (root / "pnpm-lock.yaml").is_file():
-        manager = "pnpm"
-    elif (root / "yarn.lock").is_file():
-        manager = "yarn"
-    else:
-        manager = "npm"
+    manager = _package_manager(root, top)
     runner = next((name for name in _JS_RUNNERS if re.search(rf"\b{name}\b", script)), manager)
     return Detection(runner, f"{manager} test", "package.json")
 
 
-def _go(root: Path) -> Detection | None:
+def _go(root: Path, _top: Path) -> Detection | None:
     return Detection("go", "go test ./...", "go.mod") if (root / "go.mod").is_file() else None
 
 
-def _cargo(root: Path) -> Detection | None:
+def _cargo(root: Path, _top: Path) -> Detection | None:
     return Detection("cargo", "cargo test", "Cargo.toml") if (root / "Cargo.toml").is_file() else None
 
 
-def _maven(root: Path) -> Detection | None:
+def _maven(root: Path, _top: Path) -> Detection | None:
     if not (root / "pom.xml").is_file():
         return None
     return Detection("maven", "./mvnw test" if (root / "mvnw").is_file() else "mvn test", "pom.xml")
 
 
-def _gradle(root: Path) -> Detection | None:
+def _gradle(root: Path, _top: Path) -> Detection | None:
     for name in ("build.gradle.kts", "build.gradle"):
         if (root / name).is_file():
             command = "./gradlew test" if (root / "gradlew").is_file() else "gradle test"
@@ -156,7 +167,7 @@ def _gradle(root: Path) -> Detection | None:
     return None
 
 
-def _make(root: Path) -> Detection | None:
+def _make(root: Path, _top: Path) -> Detection | None:
     for name in ("GNUmakefile", "makefile", "Makefile"):
         path = root / name
         if path.is_file():
@@ -168,7 +179,9 @@ def _make(root: Path) -> Detection | None:
 
 # Most specific first: a project's own test configuration wins over a
 # Makefile that probably wraps it.
-DETECTORS: tuple[Callable[[Path], Detection | None], ...] = (
+# Each takes the folder detection runs in and the workspace above it (the same folder unless
+# a `--package` run looks at one package of a monorepo).
+DETECTORS: tuple[Callable[[Path, Path], Detection | None], ...] = (
     _pytest,
     _python_modules,
     _node,
@@ -180,11 +193,15 @@ DETECTORS: tuple[Callable[[Path], Detection | None], ...] = (
 )
 
 
-def detect_tests(root: Path | str) -> Detection | None:
-    """The test framework and command of the project at `root`, or None when nothing is recognised."""
-    folder = Path(root)
+def detect_tests(root: Path | str, workspace: Path | str | None = None) -> Detection | None:
+    """The test framework and command of the project at `root`, or None when nothing is recognised.
+
+    `workspace` is the repository `root` belongs to when it is one package of a monorepo.
+    """
+    folder = Path(root).absolute()
+    top = Path(workspace).absolute() if workspace is not None else folder
     for detector in DETECTORS:
-        found = detector(folder)
+        found = detector(folder, top)
         if found is not None:
             return found
     return None

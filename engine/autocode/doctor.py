@@ -206,15 +206,6 @@ def _show(value: Any) -> str:
 # ---- the report ----------------------------------------------------------
 
 
-def check_workspace(workspace: Path | str) -> Path:
-    path = Path(workspace)
-    if not path.exists():
-        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository with --workspace")
-    if not path.is_dir():
-        raise UsageError(f"workspace {workspace} is not a directory; pass the folder of your repository with --workspace")
-    return path.absolute()
-
-
 def build_report(
     workspace: Path | str,
     flags: Mapping[str, Any] | None = None,
@@ -225,8 +216,8 @@ def build_report(
     from autocode.record import workspace_root
     from autocode.settings import resolve_settings
 
-    path = check_workspace(workspace)
-    snapshot = resolve_settings(path, flags=flags, package=package)
+    snapshot = resolve_settings(workspace, flags=flags, package=package)
+    path = snapshot.workspace
     ctx = DoctorContext(path, flags, snapshot.package, snapshot, workspace_root(path))
     report: dict[str, Any] = {"workspace": str(path)}
     if snapshot.package is not None:

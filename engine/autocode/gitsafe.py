@@ -153,6 +153,20 @@ def toplevel(path: Path | str) -> Path | None:
     return Path(proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n"))
 
 
+def toplevel_and_head(path: Path | str) -> tuple[Path | None, str | None]:
+    """toplevel and head in one git call: (None, None) outside a work tree, head None before the first commit."""
+    proc = run(["rev-parse", "--show-toplevel", "--verify", "-q", "HEAD"], path, check=False)
+    text = proc.stdout.decode("utf-8", "surrogateescape")
+    text = text[:-1] if text.endswith("\n") else text
+    if proc.returncode == 0:
+        # The object name is the last line; the folder (which may hold a newline) is the rest.
+        top, _, head = text.rpartition("\n")
+        return (Path(top), head) if top else (None, None)
+    if proc.returncode == 1 and text:  # a repository without a first commit
+        return Path(text), None
+    return None, None
+
+
 def main_worktree(path: Path | str) -> Path | None:
     """The main work tree of the repository containing `path` (same as toplevel unless a linked worktree)."""
     proc = run(["rev-parse", "--path-format=absolute", "--git-common-dir"], path, check=False)
@@ -201,10 +215,17 @@ def _tracked_args() -> list[str]:
 
 def _parse_tracked(data: bytes) -> list[tuple[str, str]]:
     # Records are "<6-digit mode> <path>"; decoding once is much faster than per record.
-    # A conflicted path has one record per stage: keep one.
-    text = os.fsdecode(data)
-    pairs = {rec[7:]: rec[:6] for rec in text.split("\0") if rec}
-    return [(mode, path) for path, mode in pairs.items()]
+    # A conflicted path has one record per stage, next to each other (the index is
+    # sorted by path, then stage): keep the first.
+    result: list[tuple[str, str]] = []
+    append = result.append
+    last = None
+    for rec in os.fsdecode(data).split("\0"):
+        path = rec[7:]
+        if path != last and rec:
+            append((rec[:6], path))
+            last = path
+    return result
 
 
 def _untracked_args(exclude: Sequence[str]) -> list[str]:
@@ -247,45 +268,73 @@ class WorkTreeListing:
     ignored: list[str]
 
 
-def list_work_tree(cwd: Path | str, exclude: Sequence[str] = ()) -> WorkTreeListing:
-    """tracked_files, untracked_files and ignored_paths of one work tree, the three run at once.
+class PendingListing:
+    """tracked_files, untracked_files and ignored_paths of one work tree, the three started at once.
 
     Each walks the tree on its own; running them side by side roughly halves
-    the wall time of a large inventory on two or more cores.
+    the wall time of a large inventory on two or more cores, and the caller can
+    work on the tracked list (ready first) while the two walks still run.
+    Use as a context manager: leaving it stops whatever is still running.
     """
-    commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
-    procs = []
-    try:
-        for args in commands:
-            procs.append(
-                subprocess.Popen(
-                    ["git", *HARDENING, *args],
-                    cwd=cwd,
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    env=_environment(),
+
+    def __init__(self, cwd: Path | str, exclude: Sequence[str] = ()) -> None:
+        self.cwd = cwd
+        self.commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
+        self.procs: list[subprocess.Popen[bytes]] = []
+        try:
+            for args in self.commands:
+                self.procs.append(
+                    subprocess.Popen(
+                        ["git", *HARDENING, *args],
+                        cwd=cwd,
+                        stdin=subprocess.DEVNULL,
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                        env=_environment(),
+                    )
                 )
-            )
-    except FileNotFoundError as exc:
-        for proc in procs:
-            proc.kill()
-            proc.wait()
-        raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
-    outputs = []
-    for args, proc in zip(commands, procs, strict=True):
+        except FileNotFoundError as exc:
+            self.close()
+            raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
+
+    def _output(self, index: int) -> bytes:
+        proc = self.procs[index]
         out, err = proc.communicate(timeout=120)
         if proc.returncode != 0:
-            for other in procs:
-                if other.poll() is None:
-                    other.kill()
-                    other.wait()
+            self.close()
             message = err.decode("utf-8", "replace").strip()
-            raise GitError(f"git {args[0]} failed in {cwd}: {message}")
-        outputs.append(out)
-    return WorkTreeListing(
-        _parse_tracked(outputs[0]), _parse_paths(outputs[1]), _parse_paths(outputs[2])
-    )
+            raise GitError(f"git {self.commands[index][0]} failed in {self.cwd}: {message}")
+        return out
+
+    def tracked(self) -> list[tuple[str, str]]:
+        return _parse_tracked(self._output(0))
+
+    def untracked(self) -> list[str]:
+        return _parse_paths(self._output(1))
+
+    def ignored(self) -> list[str]:
+        return _parse_paths(self._output(2))
+
+    def close(self) -> None:
+        for proc in self.procs:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for stream in (proc.stdout, proc.stderr):
+                if stream is not None:
+                    stream.close()
+
+    def __enter__(self) -> PendingListing:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def list_work_tree(cwd: Path | str, exclude: Sequence[str] = ()) -> WorkTreeListing:
+    """tracked_files, untracked_files and ignored_paths of one work tree, the three run at once."""
+    with PendingListing(cwd, exclude) as pending:
+        return WorkTreeListing(pending.tracked(), pending.untracked(), pending.ignored())
 
 
 def ignore_rules(cwd: Path | str, paths: Sequence[str]) -> dict[str, str]:

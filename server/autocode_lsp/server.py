@@ -85,6 +85,7 @@ class AutoCodeServer(LanguageServer):
 
     def remember_client(self, params: types.InitializeParams) -> None:
         self.loop = asyncio.get_running_loop()
+        self.loop.set_exception_handler(_quiet_when_cancelled)
         if params.client_info is not None and params.client_info.name:
             self.client_name = params.client_info.name
         caps = params.capabilities
@@ -102,11 +103,6 @@ class AutoCodeServer(LanguageServer):
             "client %s connected (opted in: %s, progress: %s)",
             self.client_name, self.opted_in, self.supports_progress,
         )
-
-    @property
-    def source_channel(self) -> str:
-        """How answers and approvals from this client are recorded."""
-        return f"lsp:{self.client_name}"
 
     def advertisement(self) -> dict[str, Any]:
         return {
@@ -175,6 +171,15 @@ class AutoCodeServer(LanguageServer):
             return  # the error already went back to the client as the request's response
         # A broken message must never end the session; log it instead of a popup storm.
         log.error("error while handling a message: %s", error)
+
+
+def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A client that vanishes mid-command cancels its requests' tasks; pygls' done-callbacks then
+    re-raise the cancellation. That is expected, not an error worth a traceback in the log."""
+    if isinstance(context.get("exception"), asyncio.CancelledError):
+        log.debug("a request was cancelled as its connection closed: %s", context.get("message"))
+        return
+    loop.default_exception_handler(context)
 
 
 def available_features() -> list[str]:

@@ -183,7 +183,11 @@ def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path
 def test_a_crashing_server_is_reported_not_hung_on(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_crash.lua", tmp_path, cwd=repo, timeout=120)
-    assert "ok killed reported\nok restarted\nok task survives\nok exits at once\n" in result.stdout
+    assert (
+        "ok killed reported\nok restarted\nok task survives\nok approved after a crash"
+        in result.stdout
+    )
+    assert "ok exits at once\n" in result.stdout
 
 
 def test_session_without_workspace_folder(tmp_path: Path) -> None:
@@ -239,3 +243,17 @@ def test_promote_team_memory_from_its_buffer(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_promote.lua", tmp_path, cwd=repo, timeout=120)
     assert "ok nothing applied unselected\nok promoted\n" in result.stdout
+
+
+def test_setup_with_python_and_log_level(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    # PATH without the venv: the server can only come from the `python` option.
+    result = run_nvim(
+        "e2e_setup.lua",
+        tmp_path,
+        cwd=repo,
+        env={"AUTOCODE_TEST_PYTHON": sys.executable, "PATH": "/usr/bin:/bin"},
+    )
+    assert "ok python and log level\n" in result.stdout
+    log = tmp_path / "xdg" / "state" / "autocode" / "lsp.log"
+    assert "DEBUG" in log.read_text(encoding="utf-8")

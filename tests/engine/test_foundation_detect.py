@@ -118,3 +118,23 @@ def test_python_commands_never_name_this_machines_interpreter(tmp_path: Path) ->
         assert found is not None
         assert found.test_command.startswith("python3 -m ")
         assert sys.executable not in found.test_command
+
+
+@pytest.mark.parametrize(
+    ("lockfiles", "command"),
+    [
+        ({"pnpm-lock.yaml": ""}, "pnpm test"),
+        ({"yarn.lock": ""}, "yarn test"),
+        ({}, "npm test"),
+        ({"pnpm-lock.yaml": "", "packages/web/package-lock.json": "{}"}, "npm test"),  # the nearest lockfile wins
+    ],
+)
+def test_a_package_uses_the_monorepos_lockfile(tmp_path: Path, lockfiles: dict[str, str], command: str) -> None:
+    write_files(tmp_path, {"packages/web/package.json": json.dumps({"scripts": {"test": "vitest run"}}), **lockfiles})
+    snapshot = resolve_settings(tmp_path, package="packages/web")
+    assert snapshot["test_command"].value == command
+    assert snapshot["test_command"].source == "packages/web/package.json"
+    assert snapshot["framework"].value == "vitest"
+    # Detection alone stays inside the folder it is given: no lockfile above it is seen.
+    found = detect_tests(tmp_path / "packages/web")
+    assert found is not None and found.test_command == "npm test"

@@ -126,7 +126,13 @@ def test_doctor_json_shape(tmp_path: Path) -> None:
     assert set(item) == {"value", "origin", "source", "shadowed"}
     assert (item["value"], item["origin"], item["source"]) == ("tox -e py", "flag", "--test-command")
     assert [s["origin"] for s in item["shadowed"]] == ["config", "learned", "detected"]
-    assert set(report["record"]) >= {"status", "path", "problems", "data"}
+    assert item["shadowed"][-1] == {"value": "python3 -m pytest", "origin": "detected", "source": "pytest.ini"}
+    for setting in report["settings"].values():
+        assert set(setting) == {"value", "origin", "source", "shadowed"}
+        assert setting["origin"] in ("flag", "config", "pyproject", "learned", "detected", "default")
+        assert all(set(s) == {"value", "origin", "source"} for s in setting["shadowed"])
+    assert set(report["record"]) == {"status", "path", "problems", "data"}
+    assert report["record"]["status"] == "valid" and report["record"]["problems"] == []
     assert report["record"]["data"]["conventions"] == [{"question": "Q?", "answer": "A"}]
     assert report["conventions"] == [{"question": "Q?", "answer": "A"}]
     assert report["git"]["floor"] == "2.39.4" and report["git"]["ok"] is True
@@ -162,7 +168,7 @@ def test_doctor_text_lists_conventions_origins_and_omitted_fields(tmp_path: Path
     out = proc.stdout
     assert "Q: Q?" in out and "A: A" in out
     assert "make check" in out and "config" in out and ".autocode/config.toml" in out
-    assert "shadows" in out
+    assert "shadows" in out and "(detected, pytest.ini)" in out  # the deciding file is shown
     assert "test_command: machine-specific path" in out
     assert "/home/alice" not in out
     report = build_report(repo)
@@ -175,6 +181,8 @@ def test_doctor_package_flag(tmp_path: Path) -> None:
     report = json.loads(autocode("doctor", "--workspace", str(repo), "--package", "svc", "--json").stdout)
     assert report["package"] == str(repo / "svc")
     assert report["settings"]["framework"]["value"] == "go"
+    assert report["settings"]["framework"]["source"] == "svc/go.mod"  # the deciding file, inside the package
+    assert all(s["origin"] != "learned" for s in report["settings"]["test_command"]["shadowed"])
     assert report["settings"]["test_command"]["origin"] == "config"
     bad = autocode("doctor", "--workspace", str(repo), "--package", "nope")
     assert bad.returncode == 2 and "package nope" in bad.stderr
@@ -210,3 +218,24 @@ def test_merge_reports_an_autocode_file_instead_of_folder_and_touches_nothing(tm
     result = merge_record(tmp_path, ObservedFacts("pytest"), [Convention("Q?", "A")])
     assert not result.written and result.errors
     assert (tmp_path / ".autocode").read_text() == "not a folder"
+
+
+def _tree(root: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file and folder under `root` (the git folder too) with its change time and content."""
+    tree: dict[str, tuple[int, bytes]] = {}
+    for path in sorted(root.rglob("*")):
+        info = path.lstat()
+        tree[path.relative_to(root).as_posix()] = (info.st_mtime_ns, path.read_bytes() if path.is_file() else b"")
+    return tree
+
+
+@pytest.mark.parametrize(
+    "config", ["test_timeout = 5\n", 'test_timeout = "soon"\n', "test_timeout = \n", "colour = 'red'\n"]
+)
+def test_doctor_writes_nothing_in_the_workspace(tmp_path: Path, config: str) -> None:
+    repo = make_repo(tmp_path / "repo", {".autocode/config.toml": config, "pytest.ini": "[pytest]\n"})
+    before = _tree(repo)
+    for extra in ([], ["--json"], ["--package", "."]):
+        proc = autocode("doctor", "--workspace", str(repo), *extra)
+        assert proc.returncode in (0, 2), proc.stderr
+    assert _tree(repo) == before

@@ -117,3 +117,13 @@ def test_custom_rule_inside_autocode_folder_hiding_the_record(tmp_path: Path) ->
 def test_outside_git_the_hidden_check_is_unknown(tmp_path: Path) -> None:
     state = ensure_gitignore(tmp_path)
     assert state.action == "created" and state.record_hidden is None and state.hint is None
+
+
+def test_an_unreadable_gitignore_is_left_alone_and_learning_goes_on(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".autocode" / ".gitignore").mkdir(parents=True)
+    (repo / ".autocode" / ".gitignore" / "mine.txt").write_text("kept")
+    assert gitignore_state(repo).state == "unavailable"
+    assert ensure_gitignore(repo).action == "left-unreadable"
+    assert merge_record(repo, ObservedFacts("pytest"), []).written
+    assert (repo / ".autocode" / ".gitignore" / "mine.txt").read_text() == "kept"

@@ -19,7 +19,13 @@ from autocode.record import (
     merge_record,
 )
 from autocode.record.merge import portable_test_command
-from autocode.record.schema import MAX_ANSWER, MAX_CONVENTIONS, MAX_FILE_BYTES
+from autocode.record.schema import (
+    MAX_ANSWER,
+    MAX_CONVENTIONS,
+    MAX_FILE_BYTES,
+    MAX_PAUSE_STATES,
+    MAX_ROUTES,
+)
 from support import write_files
 
 VALID = {
@@ -339,3 +345,16 @@ def test_nothing_learned_creates_no_file(tmp_path: Path) -> None:
     result = merge_record(tmp_path, ObservedFacts(), [Convention("Q?", "see /home/alice/notes.txt")], env={})
     assert not result.written and result.errors == () and result.omitted
     assert not (tmp_path / ".autocode" / "project.json").exists()
+
+
+def test_routes_and_pause_states_stay_within_their_bounds(tmp_path: Path) -> None:
+    routes = [Route(f"role{i}", "fixture", "m") for i in range(MAX_ROUTES + 3)]
+    states = [f"STATE_{i}" for i in range(MAX_PAUSE_STATES + 2)]
+    result = merge_record(tmp_path, ObservedFacts(routes=routes, human_pause_states=states), [])
+    assert result.written and result.errors == ()
+    data = _load(tmp_path)
+    assert [r["role"] for r in data["routes"]] == [f"role{i}" for i in range(3, MAX_ROUTES + 3)]  # type: ignore[union-attr,index]
+    assert data["human_pause_states"] == states[:MAX_PAUSE_STATES]
+    assert f"routes: 3 oldest entries dropped (limit {MAX_ROUTES})" in result.omitted
+    assert sum("limit of" in o for o in result.omitted) == 2
+    assert load_record(tmp_path).status == "valid"

@@ -110,3 +110,42 @@ def test_look_alikes_are_kept_verbatim(tmp_path: Path) -> None:
     assert result.omitted == ()
     data = json.loads(_stored(tmp_path))
     assert [c["answer"] for c in data["conventions"]] == SHAREABLE
+
+
+SAFE_COMMANDS = [
+    "python3 -m pytest -q tests/unit",
+    "./ci/run-tests.sh --fast",
+    "tox -e py311 -- -k 'not slow'",
+    "make test 2>/dev/null",
+    "/usr/bin/env python3 -m pytest",
+    "npm test -- --base-url http://127.0.0.1:8000/api",
+    "${ROOT}/scripts/test",
+    "pytest -p no:cacheprovider --cov-report=html:coverage",
+]
+UNSAFE_COMMANDS = [
+    "bash -c 'cd /srv/build/app && make test'",
+    "pytest --rootdir=/srv/x",
+    "/opt/ci/bin/run-tests",
+    "D:\\tools\\run-tests.bat",
+    "\\\\buildhost\\share\\run-tests.bat",
+    "pytest --cov-report=html:/srv/coverage",
+    "pytest --report-url file:///srv/reports/index.html",
+]
+
+
+@pytest.mark.parametrize("command", SAFE_COMMANDS)
+def test_custom_test_commands_safe_to_share_are_kept(tmp_path: Path, command: str) -> None:
+    result = merge_record(tmp_path, ObservedFacts("custom", command), [], env={})
+    assert result.written and result.omitted == ()
+    assert json.loads(_stored(tmp_path))["test_command"] == command
+
+
+@pytest.mark.parametrize("command", UNSAFE_COMMANDS)
+def test_custom_test_commands_naming_this_machines_folders_are_omitted(tmp_path: Path, command: str) -> None:
+    merge_record(tmp_path, ObservedFacts("pytest", "python3 -m pytest"), [], env={})
+    result = merge_record(tmp_path, ObservedFacts("custom", command), [], env={})
+    assert result.written and result.errors == ()
+    assert result.omitted == ("test_command: absolute path outside the repository",)
+    data = json.loads(_stored(tmp_path))
+    assert (data["framework"], data["test_command"]) == ("custom", None)
+    assert command not in _stored(tmp_path) and command not in json.dumps(result.to_dict())

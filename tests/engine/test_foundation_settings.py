@@ -249,3 +249,27 @@ def test_url_passwords_are_masked_in_reports_but_usable(tmp_path: Path) -> None:
     snapshot = resolve_settings(tmp_path)
     assert snapshot.value("database_url") == url
     assert snapshot.to_dict()["database_url"]["value"] == "postgresql://team:***@127.0.0.1:5432/memories"
+
+
+def _files(root: Path) -> list[tuple[str, bytes]]:
+    return sorted((p.relative_to(root).as_posix(), p.read_bytes() if p.is_file() else b"") for p in root.rglob("*"))
+
+
+@pytest.mark.parametrize(
+    ("files", "words"),
+    [
+        ({"pyproject.toml": "[tool]\nautocode = 5\n"}, "pyproject.toml [tool.autocode] must be a table of settings"),
+        ({".autocode/config.toml": b"model = '\xff'\n"}, ".autocode/config.toml is not UTF-8 text"),
+        ({".autocode/config.toml/x": ""}, ".autocode/config.toml is a directory"),
+    ],
+    ids=["tool.autocode not a table", "config not UTF-8", "config is a folder"],
+)
+def test_unusable_settings_files_are_named_and_left_alone(
+    tmp_path: Path, files: dict[str, str | bytes], words: str
+) -> None:
+    write_files(tmp_path, files)
+    before = _files(tmp_path)
+    proc = _doctor("--workspace", str(tmp_path))
+    assert proc.returncode == 2
+    assert words in proc.stderr
+    assert _files(tmp_path) == before

@@ -105,3 +105,46 @@ def test_nested_repositories_and_gitlinks(tmp_path: Path) -> None:
     assert ("160000", "libs/sub") in gitsafe.tracked_files(ws)
     assert "nested/" in gitsafe.untracked_files(ws)
     assert gitsafe.untracked_files(ws, exclude=["/nested/"]) == []
+
+
+def test_doctor_shows_the_git_floor(fake_git: Path, tmp_path: Path) -> None:
+    import json
+    import subprocess
+    import sys
+
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    real = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert "git: git " in real.stdout and "meets the security floor 2.39.4" in real.stdout, real.stdout
+    fake_git.write_text("#!/bin/sh\necho 'git version 2.39.3'\n")
+    fake_git.chmod(0o755)
+    old = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws), "--json"],
+        capture_output=True, text=True, timeout=60,
+    )
+    report = json.loads(old.stdout)
+    assert report["git"] == {
+        "version": "2.39.3",
+        "floor": "2.39.4",
+        "ok": False,
+        "message": "git 2.39.3 is older than the security floor 2.39.4; upgrade git to 2.39.4 or newer",
+    }
+    text = subprocess.run(
+        [sys.executable, "-m", "autocode", "doctor", "--workspace", str(ws)], capture_output=True, text=True, timeout=60
+    )
+    assert "git: PROBLEM: git 2.39.3 is older than the security floor 2.39.4; upgrade git" in text.stdout
+
+
+@pytest.mark.parametrize("name", ["plain", "new\nline", "-dash"])
+def test_toplevel_and_head(tmp_path: Path, name: str) -> None:
+    ws = make_repo(tmp_path / name, {"a.py": "a\n"})
+    assert gitsafe.toplevel_and_head(ws / ".git" / "..") == (ws, git(ws, "rev-parse", "HEAD").strip())
+    (ws / "sub").mkdir()
+    assert gitsafe.toplevel_and_head(ws / "sub")[0] == ws
+    unborn = make_repo(tmp_path / f"unborn-{name}", commit=False)
+    assert gitsafe.toplevel_and_head(unborn) == (unborn, None)
+    plain = tmp_path / f"plain-{name}"
+    plain.mkdir()
+    assert gitsafe.toplevel_and_head(plain) == (None, None)
+    assert make_prep_copy(ws).head == git(ws, "rev-parse", "HEAD").strip()

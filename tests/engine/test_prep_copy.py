@@ -7,6 +7,8 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -25,6 +27,50 @@ from support import git, make_repo, write_files
 SECRET = b"SECRET-VALUE-never-copied\n"
 ODD_NAMES = ["new\nline.txt", "with space.txt", "-rf", "--help.md"]
 NON_UTF8 = os.fsdecode(b"caf\xe9.bin")
+
+
+# --- proof that nothing outside the workspace is read (same recorder as test_prep_manifest) ---
+
+_RECORDING: list[list[tuple[str, object, object]]] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _RECORDING and event in ("open", "os.listdir", "os.scandir", "subprocess.Popen"):
+        popen = event == "subprocess.Popen"
+        _RECORDING[-1].append((event, args[1] if popen else args[0], args[2] if popen else None))
+
+
+sys.addaudithook(_audit)
+
+
+@contextmanager
+def only_inside(*allowed: Path) -> Iterator[list[tuple[str, object, object]]]:
+    """Fail unless every open is inside `allowed` (or the interpreter) and git runs only there."""
+    events: list[tuple[str, object, object]] = []
+    _RECORDING.append(events)
+    try:
+        yield events
+    finally:
+        _RECORDING.pop()
+    roots = [str(p.resolve()) for p in allowed]
+    runtime = [sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
+    for event, target, cwd in events:
+        if event == "subprocess.Popen":
+            if cwd is None and list(target)[1:] == ["--version"]:  # type: ignore[call-overload]
+                continue  # the version check reads no repository
+            assert any(str(Path(str(cwd)).resolve()).startswith(r) for r in roots), (event, cwd)
+            continue
+        if isinstance(target, int):
+            continue
+        text = os.fsdecode(target) if isinstance(target, (str, bytes)) else str(target)
+        assert ".." not in text.split("/"), (event, text)
+        if text.startswith("/"):
+            resolved = os.path.realpath(text)
+            if text in ("/dev/null", "/proc/self/status"):
+                continue  # child stdin; the copier reading its own umask
+            assert any(resolved.startswith(r) for r in [*roots, *runtime]), (event, text)
+        else:
+            assert text not in ("etc", "passwd"), (event, text)
 
 
 def files_under(root: Path) -> dict[str, bytes | str]:
@@ -129,7 +175,9 @@ def kitchen(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]
     git(ws, "config", "diff.external", str(hook))
     (ws / "hidden.txt").write_text("export-ignored, dirty\n")
 
-    result = make_prep_copy(ws)
+    with only_inside(ws) as events:
+        result = make_prep_copy(ws)
+    assert any(e[0] == "open" for e in events) and any(e[0] == "subprocess.Popen" for e in events)
     return ws, result.copy, markers
 
 
@@ -262,8 +310,12 @@ def test_alias_to_ignored_content_is_refused(tmp_path: Path, links: dict[str, st
     write_files(ws, {"secret.env": SECRET, "node_modules/dep/index.js": SECRET})
     for name, target in links.items():
         os.symlink(target, ws / name)
-    with pytest.raises(SetupError) as info:
+    os.symlink("/etc/passwd", ws / "passwd-link")
+    os.symlink("../../etc", ws / "etc-up")
+    before = files_under(ws / "src")
+    with pytest.raises(SetupError) as info, only_inside(ws):
         make_prep_copy(ws)
+    assert files_under(ws / "src") == before
     assert info.value.kind == "aliasToIgnored"
     assert fragment in info.value.message
     assert "Remedy" in info.value.message and "Do not turn off git isolation" in info.value.message
@@ -452,7 +504,14 @@ def test_cli_report(tmp_path: Path) -> None:
     import hashlib
 
     data = b"proof\n"
-    ws = make_repo(tmp_path / "ws", {"pilot-public/PROOF.md": data})
+    ws = make_repo(
+        tmp_path / "ws",
+        {"pilot-public/PROOF.md": data, "src/a.py": "a\n", "gone.py": "g\n", ".gitignore": "*.env\n"},
+    )
+    (ws / "gone.py").unlink()
+    write_files(ws, {"secret.env": SECRET, "new.py": "n\n"})
+    os.symlink("/etc/passwd", ws / "passwd-link")
+    os.symlink("src/a.py", ws / "alias.py")
     manifest = tmp_path / "m.json"
     digest = hashlib.sha256(data).hexdigest()
     manifest.write_text(
@@ -461,14 +520,97 @@ def test_cli_report(tmp_path: Path) -> None:
     report = ws / ".autocode" / "prep-report.json"
     proc = run_cli("--workspace", str(ws), "--manifest", str(manifest), "--report", str(report), "--json")
     assert proc.returncode == 0, proc.stderr
+    assert proc.stderr == ""  # not a terminal: no progress bar
     out = json.loads(proc.stdout)
     saved = json.loads(report.read_text())
+    assert out["report"] == str(report)
     assert out["copy"] == saved["copy"] and Path(saved["copy"]).is_dir()
-    assert saved["inputs"][0]["sha256"] == digest and saved["inputs"][0]["verified"] == ["workspace", "copy"]
+    assert Path(saved["copy"]).parent.parent == ws / ".autocode" / "prep"
+    assert saved["workspace"] == str(ws.resolve())
+    assert saved["inputs"] == [
+        {"path": "pilot-public/PROOF.md", "type": "file", "mode": "0644", "size": 6, "sha256": digest,
+         "verified": ["workspace", "copy"]}
+    ]
     assert saved["head"] == git(ws, "rev-parse", "HEAD").strip()
-    assert saved["counts"]["files"] == 1
+    counts = saved["counts"]
+    assert (counts["files"], counts["symlinks"], counts["emptyFolders"]) == (4, 1, 0)
+    assert counts["bytes"] == sum(len(x) for x in (data, b"a\n", b"n\n", b"*.env\n"))
+    assert counts["excluded"] == {"deletedFromWorkTree": 1, "ignored": 1, "linkOutsideWorkspace": 1}
+    assert saved["handoff"]["checksDir"] == saved["copy"]
     text = run_cli("--workspace", str(ws), "--manifest", str(manifest))
-    assert text.returncode == 0 and "Input verified in workspace and copy: pilot-public/PROOF.md" in text.stdout
+    assert text.returncode == 0, text.stderr
+    assert "Input verified in workspace and copy: pilot-public/PROOF.md" in text.stdout
+    assert f"HEAD: {saved['head']}" in text.stdout
+    assert "Left out: deletedFromWorkTree 1, ignored 1, linkOutsideWorkspace 1" in text.stdout
+
+
+@pytest.mark.timeout(120)
+def test_cli_progress_bar_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    ws = make_repo(tmp_path / "ws", {f"d{i % 7}/f{i}.txt": f"{i}\n" for i in range(600)})
+    code = (
+        "import sys; from autocode.cli import main, prep; prep.ProgressBar.DELAY = 0; "
+        "sys.exit(main(sys.argv[1:]))"
+    )
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", code, "prep", "--workspace", str(ws), "--json"],
+            stdout=subprocess.PIPE, stderr=follower, timeout=110,
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            drawn += chunk
+    finally:
+        if follower >= 0:
+            os.close(follower)
+        os.close(leader)
+    assert proc.returncode == 0
+    assert json.loads(proc.stdout)["counts"]["files"] == 600  # the bar never mixes into stdout
+    assert b"\rcopying [" in drawn and b"250/600 entries" in drawn
+    assert drawn.rstrip().endswith(b"600/600 entries")
+
+
+@pytest.mark.timeout(120)
+def test_memory_does_not_grow_with_file_size(tmp_path: Path) -> None:
+    """A 128 MiB declared input is copied and hashed twice with a flat peak memory."""
+    import hashlib
+
+    ws = make_repo(tmp_path / "ws", {"small.txt": "s\n"})
+    big = ws / "pilot-public" / "big.bin"
+    big.parent.mkdir()
+    block = bytes(range(256)) * 4096  # 1 MiB, not all zeros
+    digest = hashlib.sha256()
+    with open(big, "wb") as f:
+        for _ in range(128):
+            f.write(block)
+            digest.update(block)
+    manifest = tmp_path / "m.json"
+    manifest.write_text(json.dumps({"inputs": [
+        {"path": "pilot-public/big.bin", "type": "file", "mode": "0644", "size": 128 << 20, "sha256": digest.hexdigest()}
+    ]}))
+    code = (
+        "import json, resource, sys\n"
+        "from autocode.prep import make_prep_copy\n"
+        "before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "result = make_prep_copy(sys.argv[1], sys.argv[2])\n"
+        "after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+        "print(json.dumps({'grew_kib': after - before, 'bytes': result.counts['bytes']}))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(ws), str(manifest)], capture_output=True, timeout=110)
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["bytes"] == (128 << 20) + 2
+    assert got["grew_kib"] < 24 * 1024, got  # far below the 128 MiB the file holds
 
 
 def test_cli_setup_error_exits_2(tmp_path: Path) -> None:
@@ -517,3 +659,137 @@ def test_progress_callback_is_called(tmp_path: Path) -> None:
     calls: list[tuple[int, int]] = []
     make_prep_copy(ws, progress=lambda done, total: calls.append((done, total)))
     assert calls[-1] == (300, 300) and calls[0] == (250, 300)
+
+
+# --- the two-process copy (used for large trees): same results, same refusals ------------
+
+
+@pytest.fixture
+def split_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every copy with two or more folders use the forked worker."""
+    monkeypatch.setattr(copier, "PARALLEL_MIN_ENTRIES", 0)
+    monkeypatch.setattr(copier, "_can_fork", lambda: True)
+
+
+def two_halves(tmp_path: Path) -> Path:
+    return make_repo(
+        tmp_path / "ws",
+        {**{f"a/f{i}.txt": f"a{i}\n" * 50 for i in range(20)}, **{f"z/f{i}.txt": f"z{i}\n" * 50 for i in range(20)}},
+    )
+
+
+def test_split_copy_equals_single_copy(kitchen: tuple[Path, Path, Path], split_copy: None, tmp_path: Path) -> None:
+    ws, single, _ = kitchen
+    pids = tmp_path / "pids"
+
+    def record(event: str, path: str) -> None:
+        if event == "file":
+            with open(pids, "a") as f:
+                f.write(f"{os.getpid()}\n")
+
+    copier._test_hook = record
+    try:
+        result = make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert len(set(pids.read_text().split())) == 2  # two processes really copied
+    assert files_under(result.copy) == files_under(single)
+    assert stat.S_IMODE(os.stat(result.copy / "suid.sh").st_mode) == 0o755
+
+
+def test_split_copy_progress(tmp_path: Path, split_copy: None) -> None:
+    ws = make_repo(tmp_path / "ws", {f"d{i % 2}/f{i}.txt": "x\n" for i in range(1200)})
+    calls: list[tuple[int, int]] = []
+    result = make_prep_copy(ws, progress=lambda done, total: calls.append((done, total)))
+    assert result.counts["files"] == 1200 and len(list((result.copy / "d1").iterdir())) == 600
+    assert calls[-1] == (1200, 1200)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+@pytest.mark.parametrize("half", ["a", "z"])
+def test_split_copy_detects_an_append_in_either_half(tmp_path: Path, split_copy: None, half: str) -> None:
+    ws = two_halves(tmp_path)
+    victim = f"{half}/f7.txt"
+
+    def append(event: str, path: str) -> None:
+        if event == "file" and path == victim:
+            with open(ws / victim, "a") as f:
+                f.write("more")
+
+    copier._test_hook = append
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "changedDuringCopy"
+    assert f"'{victim}' changed" in info.value.message and "run prep again" in info.value.message
+    assert info.value.data == {"path": victim}
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_worker_sees_a_folder_swapped_for_a_link(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+
+    def swap(event: str, path: str) -> None:
+        if event == "dir" and path == "z":
+            os.rename(ws / "z", ws / "z-moved")
+            os.symlink("/", ws / "z")
+
+    copier._test_hook = swap
+    try:
+        with pytest.raises(SetupError) as info, only_inside(ws):
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "changedDuringCopy" and "'z'" in info.value.message
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_worker_killed(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+    parent = os.getpid()
+
+    def die(event: str, path: str) -> None:
+        if event == "file" and os.getpid() != parent:
+            os.kill(os.getpid(), 9)
+
+    copier._test_hook = die
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert info.value.kind == "copyFailed" and "Remedy: run prep again" in info.value.message
+    assert prep_dirs(ws) == []
+
+
+def test_split_copy_failure_here_stops_the_worker(tmp_path: Path, split_copy: None) -> None:
+    ws = two_halves(tmp_path)
+    parent = os.getpid()
+    seen = tmp_path / "worker-files"
+
+    def fail_here(event: str, path: str) -> None:
+        if event == "file" and os.getpid() != parent:
+            with open(seen, "a") as f:
+                f.write(path + "\n")
+            import time
+
+            time.sleep(0.05)  # a slow worker: still busy when this half fails
+        elif event == "file" and path == "a/f3.txt":
+            os.replace(tmp_path / "other", ws / "a" / "f3.txt")
+
+    (tmp_path / "other").write_text("other\n")
+    copier._test_hook = fail_here
+    try:
+        with pytest.raises(SetupError) as info:
+            make_prep_copy(ws)
+    finally:
+        copier._test_hook = None
+    assert "'a/f3.txt'" in info.value.message
+    assert prep_dirs(ws) == []
+    written = len(seen.read_text().split())
+    import time
+
+    time.sleep(0.3)
+    assert len(seen.read_text().split()) == written < 20  # the worker was stopped, not left running

@@ -7,7 +7,10 @@ import hashlib
 import json
 import os
 import posixpath
+import sys
 import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +23,51 @@ from autocode.prep import copier, load_manifest, make_prep_copy, validate_manife
 from support import git, make_repo
 
 PROOF = b"public proof\n"
+
+# --- proof that nothing outside the workspace is read ------------------------------------
+# An audit hook records every file/folder open and every child process started while
+# a recorder is active; `only_inside` then checks each against the allowed folders.
+
+_RECORDING: list[list[tuple[str, object, object]]] = []
+
+
+def _audit(event: str, args: tuple[object, ...]) -> None:
+    if _RECORDING and event in ("open", "os.listdir", "os.scandir", "subprocess.Popen"):
+        popen = event == "subprocess.Popen"
+        _RECORDING[-1].append((event, args[1] if popen else args[0], args[2] if popen else None))
+
+
+sys.addaudithook(_audit)
+
+
+@contextmanager
+def only_inside(*allowed: Path) -> Iterator[None]:
+    """Fail unless every open is inside `allowed` (or the interpreter) and git runs only there."""
+    events: list[tuple[str, object, object]] = []
+    _RECORDING.append(events)
+    try:
+        yield
+    finally:
+        _RECORDING.pop()
+    roots = [str(p.resolve()) for p in allowed]
+    runtime = [sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
+    for event, target, cwd in events:
+        if event == "subprocess.Popen":
+            if cwd is None and list(target)[1:] == ["--version"]:  # type: ignore[call-overload]
+                continue  # the version check reads no repository
+            assert any(str(Path(str(cwd)).resolve()).startswith(r) for r in roots), (event, cwd)
+            continue
+        if isinstance(target, int):
+            continue  # a descriptor already opened (and checked) earlier
+        text = os.fsdecode(target) if isinstance(target, (str, bytes)) else str(target)
+        assert ".." not in text.split("/"), (event, text)
+        if text.startswith("/"):
+            resolved = os.path.realpath(text)
+            if text in ("/dev/null", "/proc/self/status"):
+                continue  # child stdin; the copier reading its own umask
+            assert any(resolved.startswith(r) for r in [*roots, *runtime]), (event, text)
+        else:
+            assert text not in ("etc", "passwd"), (event, text)
 
 
 def entry(path: str, data: bytes = PROOF, mode: str = "0644", **over: Any) -> dict[str, Any]:
@@ -86,7 +134,7 @@ def write_manifest(tmp_path: Path, doc: object) -> Path:
 
 def expect_rejection(ws: Path, manifest: Path, kind: str, *fragments: str) -> SetupError:
     before = snapshot(ws)
-    with pytest.raises(SetupError) as info:
+    with pytest.raises(SetupError) as info, only_inside(ws, manifest.parent):
         make_prep_copy(ws, manifest)
     err = info.value
     assert err.kind == kind, err.message
@@ -343,3 +391,30 @@ def test_every_accepted_path_names_a_plain_file_inside(path: str) -> None:
         assert not any(c in path for c in "\\\n\x00")
     else:
         assert "Remedy" in problem
+
+
+def test_the_read_recorder_can_fail(workspace: Path) -> None:
+    """The proof above is not vacuous: a read outside, or git run elsewhere, is caught."""
+    with pytest.raises(AssertionError), only_inside(workspace):
+        os.close(os.open("/etc/hostname", os.O_RDONLY))
+    with pytest.raises(AssertionError), only_inside(workspace):
+        os.close(os.open(workspace / ".." / "outside" / "PROOF.md", os.O_RDONLY))
+    with pytest.raises(AssertionError), only_inside(workspace):
+        git(workspace.parent, "--version")
+    with only_inside(workspace):
+        os.close(os.open(workspace / "notes.txt", os.O_RDONLY))
+
+
+@pytest.mark.parametrize("where", ["manifest folder", "workspace parent"])
+def test_matching_bytes_outside_never_qualify(workspace: Path, tmp_path: Path, where: str) -> None:
+    base = tmp_path if where == "manifest folder" else workspace.parent
+    decoy = base / "pilot-public" / "ONLY-OUTSIDE.md"
+    decoy.parent.mkdir(exist_ok=True)
+    decoy.write_bytes(PROOF)
+    try:
+        manifest = write_manifest(tmp_path, {"inputs": [entry("pilot-public/ONLY-OUTSIDE.md")]})
+        expect_rejection(
+            workspace, manifest, "preflightFailed", '"pilot-public/ONLY-OUTSIDE.md" in the workspace is missing', "Remedy"
+        )
+    finally:
+        decoy.unlink()

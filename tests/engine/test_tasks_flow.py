@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from autocode.errors import UsageError
+from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import (
     NoRepository,
     NotAwaitingInput,
@@ -82,11 +82,13 @@ def test_whole_flow_through_the_cli_step_by_step_on_the_pytest_sample(pytest_rep
 
     run_dir = Path(snap["run_dir"])
     for name in ("launch.json", "state.json", "ledger.json", "requirements.json", "plan.json", "plan.md",
-                 "approvals.json", "checkpoint.json", "events.jsonl", "evidence/changes.diff",
+                 "approvals.json", "checkpoint.json", "events.jsonl", "evidence/changes.diff", "evidence/head.diff",
                  "evidence/tests.json", "evidence/test-output.txt"):
         assert (run_dir / name).is_file(), name
     events = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
     assert events[0] == "started" and "completed" in events and events[-1] == "learned"
+    head_diff = (run_dir / "evidence" / "head.diff").read_text()
+    assert "+def total_with_tax(prices, rate):" in head_diff and "--- a/shop/pricing.py" in head_diff
     ledger = json.loads((run_dir / "ledger.json").read_text())
     assert ledger["answers"][0]["text"] == NAMING_ANSWER
     assert ledger["answers"][0]["kind"] == "human" and ledger["answers"][0]["source"]["channel"] == "cli"
@@ -141,6 +143,20 @@ def test_package_run_uses_the_package_and_saves_no_test_command(pytest_repo: tup
     assert record is not None
     assert record["test_command"] is None and record["framework"] is None
     assert record["conventions"][0]["answer"] == NAMING_ANSWER
+
+
+def test_cli_accept_default_and_delegate_are_recorded_but_not_learned(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    rc, snap = autocode_json("task", "start", "--workspace", str(repo), "--brief", f"via {patch}",
+                             "--scenario", "docstring-convention")
+    assert snap["needs"]["kind"] == "answer_questions"
+    rc, snap = autocode_json("task", "answer", "--workspace", str(repo), snap["id"], "docstrings", "--accept-default")
+    assert rc == 0 and snap["needs"]["kind"] == "approve_plan"
+    ledger = json.loads((Path(snap["run_dir"]) / "ledger.json").read_text())
+    assert ledger["answers"][0]["kind"] == "proposed_default" and ledger["answers"][0]["text"] == "Google style"
+    run = TaskRun.load(repo, snap["id"])
+    run.approve_plan(1, CLI)
+    assert run.approve_completion(CLI)["learning"]["conventions"] == []
 
 
 def test_reject_then_approve_the_new_revision(unittest_repo: tuple[Path, str]) -> None:
@@ -243,6 +259,21 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     assert rc == 2 and data["error"]["kind"] == "noRepository"
     proc = autocode("task", "start", "--workspace", str(repo), "--brief", "x", "--answers", str(tmp_path / "nope.json"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
+    garbled = tmp_path / "brief.bin"
+    garbled.write_bytes(b"\xff\xfe not text")
+    proc = autocode("task", "start", "--workspace", str(repo), "--brief-file", str(garbled))
+    assert proc.returncode == 2 and "UTF-8" in proc.stderr
+    assert len(run_dirs(repo)) == 1  # only the task started above
+
+
+def test_a_hand_damaged_state_file_is_a_clear_error(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"via {patch}")
+    (run.run_dir / "state.json").write_text("{ not json")
+    with pytest.raises(AutoCodeError) as damaged:
+        TaskRun.load(repo, run.id)
+    assert damaged.value.kind == "taskDamaged"
+    assert list_tasks(repo) == []
 
 
 def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str]) -> None:

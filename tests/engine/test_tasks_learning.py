@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import threading
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support import git
-from tasks_support import NAMING_ANSWER, build_sample, read_record
+from tasks_support import NAMING_ANSWER, build_sample, cli_env, read_record
 
 CLI = Source("cli", "tester")
 NAMING = "Which naming convention should future repository tests follow?"
@@ -104,19 +106,16 @@ def test_two_tasks_completing_at_once_keep_both_conventions(repo: tuple[Path, st
     second = TaskRun.start(root, f"via {patch}", TaskOptions(scenario="docstring-convention"))
     second.answer("docstrings", "Google style.", CLI)
     second.approve_plan(1, CLI)
-    barrier = threading.Barrier(2)
-    results: dict[str, dict] = {}
-
-    def complete(name: str, run: TaskRun) -> None:
-        barrier.wait()
-        results[name] = run.approve_completion(CLI)
-
-    threads = [threading.Thread(target=complete, args=(n, r)) for n, r in (("a", first), ("b", second))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
-    assert {r["state"] for r in results.values()} == {"COMPLETED"}
+    # Two separate processes approve completion at the same moment.
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "autocode", "task", "approve-completion", "--workspace", str(root), run.id, "--json"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cli_env(),
+        )
+        for run in (first, second)
+    ]
+    results = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert [r["state"] for r in results] == ["COMPLETED", "COMPLETED"], results
     conventions = read_record(root)["conventions"]  # type: ignore[index]
     assert sorted(c["question"] for c in conventions) == sorted(
         [NAMING, "Which docstring style should new functions use?"]

@@ -12,8 +12,10 @@ from typing import Any
 
 import pytest
 
+from autocode.memory import MemoryContext, open_memory
 from autocode.providers import ProviderContext, ProviderError, RequirementsReport
 from autocode.providers.openai import OpenAIProvider
+from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
 from tasks_support import NAMING_ANSWER, SCENARIOS, build_sample, read_record
 
@@ -86,6 +88,10 @@ def test_a_whole_task_through_the_openai_provider(replay: tuple[Replay, str], tm
     monkeypatch.setenv("AUTOCODE_TEST_KEY", key)
     state.load(*RECORDED)
     repo, _patch = build_sample("unittest", tmp_path / "textkit")
+    lesson = "The textkit helpers must stay free of third-party imports."
+    with open_memory(resolve_settings(repo)) as memory:
+        saved = memory.save(MemoryContext(agent="implementer", repository=repo), lesson, shared=True)
+    assert saved.saved, saved
     cli = Source("cli", "tester")
     run = TaskRun.start(repo, "Add longest_word with a test.", TaskOptions(
         provider="openai", base_url=url, model="replay-model", api_key_env="AUTOCODE_TEST_KEY"))
@@ -99,6 +105,9 @@ def test_a_whole_task_through_the_openai_provider(replay: tuple[Replay, str], tm
     assert [r["path"] for r in state.requests] == ["/v1/chat/completions"] * 5
     assert all(r["auth"] == f"Bearer {key}" for r in state.requests)
     assert all(r["body"]["model"] == "replay-model" for r in state.requests)
+    # Recalled memories reach the roles' context, in their own section.
+    requirements_prompt = state.requests[1]["body"]["messages"][1]["content"]
+    assert "Recalled project memories" in requirements_prompt and lesson in requirements_prompt
     # The project's answers reach the planner as this task's answers, not as project data.
     assert NAMING_ANSWER in state.requests[2]["body"]["messages"][1]["content"]
     run_dir = Path(snap["run_dir"])

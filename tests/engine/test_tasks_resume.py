@@ -68,6 +68,11 @@ def test_killed_at_a_point_then_resumed(tmp_path: Path, point: str, expected: st
     run = TaskRun.load(repo, run_dir.name)
     if expected is not None:
         assert run.snapshot()["state"] == expected
+    if point == "in:PLANNING":
+        # The CLI's own way back in.
+        resumed = autocode("task", "resume", "--workspace", str(repo), run_dir.name, "--json")
+        assert resumed.returncode == 0, resumed.stderr
+        assert json.loads(resumed.stdout)["needs"]["kind"] == "approve_plan"
     final = _drive(run)
     assert final["state"] == "COMPLETED", final
     assert final["learning"]["status"] == "done"

@@ -21,7 +21,15 @@ CLIENT_NAMES = {"neovim": "Neovim", "vscode": "Visual Studio Code"}
 TRANSPORTS = ("stdio", "tcp", "ws")
 
 
-def server_command(log_file: Path, *extra: str) -> list[str]:
+ENTRIES = ("module", "script")
+"""How a test starts the server: `python -m autocode_lsp` or the installed `autocode-lsp` script."""
+
+
+def server_command(log_file: Path, *extra: str, entry: str = "module") -> list[str]:
+    if entry == "script":
+        script = Path(sys.executable).parent / "autocode-lsp"
+        assert script.is_file(), f"the autocode-lsp entry point is not installed next to {sys.executable}"
+        return [str(script), "--log-file", str(log_file), *extra]
     return [sys.executable, "-m", "autocode_lsp", "--log-file", str(log_file), *extra]
 
 
@@ -54,12 +62,22 @@ class Session:
         raise AssertionError(f"{name} succeeded with {result!r}; an error was expected")
 
 
-def capabilities(preset: str, *, opt_in: bool, progress: bool | None = None) -> types.ClientCapabilities:
+def capabilities(
+    preset: str,
+    *,
+    opt_in: bool | dict[str, Any],
+    progress: bool | None = None,
+    show_document: bool = True,
+) -> types.ClientCapabilities:
     caps = client_capabilities(PRESETS[preset])
     if opt_in:
-        caps.experimental = {"autocode": {"protocolVersion": "1.0"}}
+        # True: the whole opt-in; a dict: these keys on top of the protocol version.
+        extra = opt_in if isinstance(opt_in, dict) else {}
+        caps.experimental = {"autocode": {"protocolVersion": "1.0", **extra}}
     if progress is not None and caps.window is not None:
         caps.window.work_done_progress = progress
+    if not show_document and caps.window is not None:
+        caps.window.show_document = None
     return caps
 
 
@@ -69,17 +87,25 @@ async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int:
         line = await asyncio.wait_for(process.stderr.readline(), timeout=30)
         if not line:
             raise RuntimeError(f"the server exited before listening (code {process.returncode})")
-        match = re.search(rf"listening on {kind} [^:\s]+:(\d+)", line.decode())
+        match = re.search(rf"listening on {kind} ([^:\s]+):(\d+)", line.decode())
         if match:
-            return int(match.group(1))
+            assert match.group(1) == "127.0.0.1", line
+            return int(match.group(2))
 
 
-async def launch(transport: str, log_file: Path, env: dict[str, str] | None = None) -> tuple[asyncio.subprocess.Process | None, int | None]:
+async def launch(
+    transport: str,
+    log_file: Path,
+    env: dict[str, str] | None = None,
+    *,
+    entry: str = "module",
+    address: str = "127.0.0.1:0",
+) -> tuple[asyncio.subprocess.Process | None, int | None]:
     """Start a TCP/WebSocket server process (stdio servers are started by the client)."""
     if transport == "stdio":
         return None, None
     process = await asyncio.create_subprocess_exec(
-        *server_command(log_file, f"--{transport}", "127.0.0.1:0"),
+        *server_command(log_file, f"--{transport}", address, entry=entry),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
@@ -96,10 +122,13 @@ async def connect(
     process: asyncio.subprocess.Process | None = None,
     port: int | None = None,
     env: dict[str, str] | None = None,
+    entry: str = "module",
 ) -> Session:
     client = make_test_lsp_client()
     if transport == "stdio":
-        await client.start_io(*server_command(log_file), env=env)
+        # The script gets an explicit --stdio; the module relies on stdio being the default.
+        extra = ("--stdio",) if entry == "script" else ()
+        await client.start_io(*server_command(log_file, *extra, entry=entry), env=env)
         session = Session(client=client, process=client._server, transport=transport)
     elif transport == "tcp":
         assert port is not None
@@ -111,6 +140,14 @@ async def connect(
         session = Session(client=client, process=process, transport=transport, port=port)
     _register_handlers(session)
     return session
+
+
+async def open_session(
+    transport: str, log_file: Path, *, entry: str = "module", env: dict[str, str] | None = None
+) -> Session:
+    """Start a server on `transport` (a listener for TCP/WebSocket) and connect one client."""
+    process, port = await launch(transport, log_file, env, entry=entry)
+    return await connect(transport, log_file=log_file, process=process, port=port, env=env, entry=entry)
 
 
 def _register_handlers(session: Session) -> None:
@@ -163,11 +200,12 @@ async def initialize(
     *,
     preset: str,
     folders: list[Path] | None,
-    opt_in: bool = False,
+    opt_in: bool | dict[str, Any] = False,
     progress: bool | None = None,
+    show_document: bool = True,
 ) -> types.InitializeResult:
     params = types.InitializeParams(
-        capabilities=capabilities(preset, opt_in=opt_in, progress=progress),
+        capabilities=capabilities(preset, opt_in=opt_in, progress=progress, show_document=show_document),
         client_info=types.ClientInfo(name=CLIENT_NAMES[preset], version="test"),
         workspace_folders=(
             [types.WorkspaceFolder(uri=p.as_uri(), name=p.name) for p in folders]

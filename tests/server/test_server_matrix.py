@@ -16,6 +16,10 @@ from autocode_lsp import protocol
 from support import make_repo
 
 COMBINATIONS = list(itertools.product(TRANSPORTS, ("neovim", "vscode")))
+ENTRY = {"neovim": "module", "vscode": "script"}
+"""Neovim sessions start `python -m autocode_lsp`, VS Code ones the installed `autocode-lsp`
+script (with an explicit `--stdio`, and `--tcp PORT`/`--ws PORT` without a host, which must
+bind 127.0.0.1: `launch` checks the address the server announces)."""
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +33,11 @@ async def session(
 ) -> AsyncIterator[Session]:
     transport, preset = request.param
     log_file = tmp_path_factory.mktemp("logs") / "lsp.log"
-    process, port = await launch(transport, log_file)
-    s = await connect(transport, log_file=log_file, process=process, port=port)
+    entry = ENTRY[preset]
+    process, port = await launch(
+        transport, log_file, entry=entry, address="0" if entry == "script" else "127.0.0.1:0"
+    )
+    s = await connect(transport, log_file=log_file, process=process, port=port, entry=entry)
     s.preset = preset  # type: ignore[attr-defined]
     result = await initialize(s, preset=preset, folders=[repo])
     s.init_result = result  # type: ignore[attr-defined]
@@ -108,19 +115,26 @@ async def test_forget_without_confirm_changes_nothing(session: Session, repo: Pa
 
 
 async def test_fifty_concurrent_commands(session: Session, repo: Path) -> None:
+    # A mix of the protocol floor, engine work in threads (task.list reads the runs on disk),
+    # bad arguments and a domain error; every answer must belong to its own request.
     calls = []
     for i in range(50):
-        if i % 3 == 0:
+        if i % 4 == 0:
             calls.append(session.command(protocol.PROTOCOL_INFO))
-        elif i % 3 == 1:
-            calls.append(session.command_error(protocol.TASK_GET, {"taskId": 7}))
-        else:
+        elif i % 4 == 1:
+            calls.append(session.command_error(protocol.TASK_GET, {"taskId": i}))
+        elif i % 4 == 2:
             calls.append(session.command_error(protocol.PROJECT_FORGET, {"workspace": str(repo)}))
+        else:
+            calls.append(session.command(protocol.TASK_LIST, {"workspace": str(repo)}))
     results = await asyncio.wait_for(asyncio.gather(*calls), timeout=60)
     for i, result in enumerate(results):
-        if i % 3 == 0:
+        if i % 4 == 0:
             assert result["protocolVersion"] == protocol.PROTOCOL_VERSION
-        elif i % 3 == 1:
-            assert result.code == -32602
-        else:
+        elif i % 4 == 1:
+            assert result.code == -32602 and "taskId" in result.message
+        elif i % 4 == 2:
             assert result.data["kind"] == "confirmationRequired"
+        else:
+            assert result == {"tasks": []}
+    assert (await session.command(protocol.PROTOCOL_INFO))["protocolVersion"]

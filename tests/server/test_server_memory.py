@@ -135,3 +135,49 @@ async def test_bad_memory_arguments(with_repo: Session) -> None:
         command = protocol.MEMORY_SEARCH if "query" in args else protocol.MEMORY_SAVE
         err = await with_repo.command_error(command, args)
         assert err.code == -32602, args
+
+
+async def test_recall_in_a_repository_session_has_both_sections(with_repo: Session) -> None:
+    fact = "Database migrations in this repository are applied with alembic upgrade head."
+    saved = await with_repo.command(protocol.MEMORY_SAVE, {"content": fact, "scope": "project"})
+    assert saved["saved"]
+    receipt = await with_repo.command(protocol.MEMORY_RECALL, {"brief": "add a database migration"})
+    assert receipt["repository"] == saved["repository"]
+    assert fact in [m["content"] for m in receipt["project"]]
+    assert "## Global memories" in receipt["text"] and fact in receipt["text"]
+    assert receipt["method"] and receipt["reason"]
+
+
+async def test_promotion_plan_writes_nothing_and_apply_turns_know_how_into_skills(
+    with_repo: Session,
+) -> None:
+    advice = "Always run make lint before pushing; CI rejects unformatted code"
+    fact = "The staging database is reset every night at 02:00 UTC"
+    know_how = await with_repo.command(protocol.MEMORY_SAVE, {"content": advice, "category": "ci"})
+    plain_fact = await with_repo.command(protocol.MEMORY_SAVE, {"content": fact})
+    assert know_how["saved"] and plain_fact["saved"]
+
+    before = await _all_contents(with_repo)
+    plan = await with_repo.command(protocol.MEMORY_PLAN_PROMOTION, {})
+    assert await _all_contents(with_repo) == before
+    by_id = {c["memoryId"]: c for c in plan["candidates"]}
+    assert know_how["id"] in by_id and plain_fact["id"] not in by_id
+    candidate = by_id[know_how["id"]]
+    assert candidate["category"] == "ci" and "implementer" in candidate["agents"]
+    assert plan["scanned"] >= 2
+
+    # A non-candidate among the ids: a bad argument, and nothing is applied.
+    err = await with_repo.command_error(
+        protocol.MEMORY_APPLY_PROMOTION, {"ids": [know_how["id"], plain_fact["id"]]}
+    )
+    assert err.code == -32602 and "nothing was applied" in err.message
+    assert await _all_contents(with_repo) == before
+
+    applied = await with_repo.command(protocol.MEMORY_APPLY_PROMOTION, {"ids": [know_how["id"]]})
+    assert applied["removed"] == [know_how["id"]]
+    assert {s["name"] for s in applied["skills"]} == {candidate["name"]}
+    assert {s["owner"] for s in applied["skills"]} == set(candidate["agents"])
+    after = await _all_contents(with_repo)
+    assert advice not in after and fact in after
+    again = await with_repo.command(protocol.MEMORY_PLAN_PROMOTION, {})
+    assert know_how["id"] not in {c["memoryId"] for c in again["candidates"]}

@@ -1,4 +1,5 @@
-"""A whole task over LSP, for an opted-in client and for a plain one; a killed server; cancel.
+"""A whole task over LSP, for an opted-in client (over stdio, TCP and WebSocket) and for a
+plain one; cancelling by command and through `$/progress`; a killed server.
 
 The task runs the real engine with its offline fixture provider in a real git
 repository whose own unittest suite verifies the change.
@@ -16,7 +17,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize, wait_until
+from lsp_support import CLIENT_NAMES, Session, close, connect, initialize, open_session, wait_until
 from lsprotocol import types
 
 from autocode_lsp import protocol
@@ -51,8 +52,9 @@ def build_repo(root: Path) -> Path:
 
 
 def ledger_sources(snapshot: dict[str, Any]) -> list[str]:
+    """`<kind> <channel>` of every answer in the run's ledger on disk."""
     ledger = json.loads((Path(snapshot["runDir"]) / "ledger.json").read_text(encoding="utf-8"))
-    return [a["source"]["channel"] for a in ledger["answers"]]
+    return [f"{a['kind']} {a['source']['channel']}" for a in ledger["answers"]]
 
 
 def approval_sources(snapshot: dict[str, Any]) -> list[str]:
@@ -60,17 +62,57 @@ def approval_sources(snapshot: dict[str, Any]) -> list[str]:
     return [a["source"]["channel"] for a in approvals["approvals"]]
 
 
-@pytest_asyncio.fixture(scope="module")
-async def opted_in(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+# One opted-in server per transport, each with one of the two capability presets.
+OPTED_IN = [("stdio", "vscode"), ("tcp", "neovim"), ("ws", "vscode")]
+
+
+@pytest_asyncio.fixture(scope="module", params=OPTED_IN, ids=lambda c: "-".join(c))
+async def opted_in(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[tuple[Session, Path]]:
+    transport, preset = request.param
     repo = build_repo(tmp_path_factory.mktemp("optin") / "project")
-    s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
-    await initialize(s, preset="vscode", folders=[repo], opt_in=True, progress=True)
+    s = await open_session(transport, tmp_path_factory.mktemp("logs") / "lsp.log")
+    s.preset = preset  # type: ignore[attr-defined]
+    await initialize(s, preset=preset, folders=[repo], opt_in=True, progress=True)
     yield s, repo
     await close(s)
 
 
+async def test_no_answer_and_review_later_leave_the_task_waiting(opted_in: tuple[Session, Path]) -> None:
+    """The server never answers or approves on the person's behalf."""
+    session, _ = opted_in
+    session.answer_question = lambda q: None  # the person closed the question
+    session.review_plan = lambda p: {"decision": "later"}
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    await wait_until(lambda: session.questions, what="askQuestion")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "answer_questions" and ledger_sources(snap) == []
+
+    # Answered by command instead; the plan then waits, since the review said "later".
+    question = first["needs"]["questions"][0]["id"]
+    await session.command(
+        protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
+    )
+    await wait_until(lambda: session.reviews, what="reviewPlan")
+    await asyncio.sleep(0.3)
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    assert snap["needs"]["kind"] == "approve_plan"
+    assert approval_sources(snap) == []
+    assert snap["humanPauseStates"] == ["WAITING_FOR_USER"]
+    cancelled = await session.command(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert cancelled["state"] == "CANCELLED"
+    await wait_until(lambda: session.did_change[-1]["revision"] == cancelled["revision"], what="didChange")
+    session.questions.clear()
+    session.reviews.clear()
+    session.did_change.clear()
+
+
 async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Path]) -> None:
     session, repo = opted_in
+    client = CLIENT_NAMES[session.preset]  # type: ignore[attr-defined]
     session.answer_question = lambda q: NAMING_ANSWER
     # The first plan goes back with feedback; the second one is approved.
     session.review_plan = lambda p: (
@@ -113,8 +155,11 @@ async def test_opted_in_client_drives_the_whole_task(opted_in: tuple[Session, Pa
     assert any(isinstance(v, types.WorkDoneProgressReport) for vs in reports.values() for v in vs)
 
     # Recorded as the person's, with this client as the source.
-    assert ledger_sources(done) == ["lsp:Visual Studio Code"]
-    assert set(approval_sources(done)) == {"lsp:Visual Studio Code"}
+    assert ledger_sources(done) == [f"human lsp:{client}"]
+    assert set(approval_sources(done)) == {f"lsp:{client}"}
+    assert set(done["humanPauseStates"]) == {
+        "WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL", "WAITING_FOR_COMPLETION_APPROVAL",
+    }
     approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
     assert [a["kind"] for a in approvals["approvals"]] == ["plan_rejected", "plan", "completion"]
     # No plain-client messages for an opted-in client.
@@ -161,6 +206,35 @@ async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple
     await close(s)
 
 
+async def test_a_dismissed_question_records_nothing_and_cancel_ends_the_task(
+    plain: tuple[Session, Path],
+) -> None:
+    session, _ = plain
+    session.choose = lambda params: None  # the person closes the prompt without choosing
+    first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+    task_id = first["id"]
+    await wait_until(lambda: session.message_requests, timeout=30, what="the question prompt")
+    await asyncio.sleep(0.3)  # let the server act on the dismissal, if it (wrongly) would
+    snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
+    # The server decided nothing on the person's behalf: no answer, still waiting.
+    assert snap["needs"]["kind"] == "answer_questions" and snap["revision"] == first["revision"]
+    assert ledger_sources(snap) == []
+    assert snap["humanPauseStates"] == []
+
+    cancelled = await session.command(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert cancelled["state"] == "CANCELLED" and cancelled["done"] is True
+    again = await session.command_error(protocol.TASK_CANCEL, {"taskId": task_id})
+    assert again.code == -32803 and again.data["kind"] == "notAwaitingInput"
+    late = await session.command_error(protocol.TASK_ANSWER, {
+        "taskId": task_id, "questionId": first["needs"]["questions"][0]["id"], "text": NAMING_ANSWER,
+    })
+    assert late.data["kind"] == "notAwaitingInput"
+    assert ledger_sources(await session.command(protocol.TASK_GET, {"taskId": task_id})) == []
+    listed = await session.command(protocol.TASK_LIST)
+    assert [(t["id"], t["state"]) for t in listed["tasks"]] == [(task_id, "CANCELLED")]
+    session.message_requests.clear()
+
+
 async def test_plain_client_uses_execute_command_and_standard_messages(
     plain: tuple[Session, Path],
 ) -> None:
@@ -184,19 +258,31 @@ async def test_plain_client_uses_execute_command_and_standard_messages(
         what="the hint to approve the plan",
     )
 
+    # Send the plan back by command; the new revision opens as a document again.
+    first_plan = snap["needs"]["planRevision"]
+    replanned = await session.command(
+        protocol.TASK_REJECT_PLAN, {"taskId": task_id, "feedback": "Touch greet.py only."}
+    )
+    assert replanned["needs"]["kind"] == "approve_plan"
+    assert replanned["needs"]["planRevision"] > first_plan
+    await wait_until(lambda: len(session.client.shown_documents) == 2, what="the new plan to open")
+    assert session.client.shown_documents[1].uri == replanned["needs"]["planUri"]
+
     stale = await session.command_error(
-        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"] + 1}
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": first_plan}
     )
     assert stale.data["kind"] == "planRevisionMismatch"
     verified = await session.command(
-        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": replanned["needs"]["planRevision"]}
     )
     assert verified["needs"]["kind"] == "approve_completion"
     done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
     assert done["state"] == "COMPLETED"
 
-    assert ledger_sources(done) == ["lsp:Neovim"]
+    assert ledger_sources(done) == ["human lsp:Neovim"]
     assert set(approval_sources(done)) == {"lsp:Neovim"}
+    approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
+    assert [a["kind"] for a in approvals["approvals"]] == ["plan_rejected", "plan", "completion"]
     # Nothing custom ever reached the plain client.
     assert session.did_change == [] and session.questions == [] and session.reviews == []
 
@@ -239,6 +325,62 @@ async def test_killed_server_then_a_new_server_finishes_the_task(tmp_path: Path)
         await close(second)
 
 
+async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path) -> None:
+    """The editor dies while the tests run: its server finishes that step, exits on its own,
+    and a server started later takes the task to the end."""
+    repo = build_repo(tmp_path / "project")
+    first = await connect("stdio", log_file=tmp_path / "a.log")
+    # This client cannot open documents: the plan is announced in a message instead.
+    await initialize(first, preset="vscode", folders=[repo], progress=True, show_document=False)
+    # The test command is not run by a shell: a small wrapper waits, then runs the real tests.
+    slow_tests = (
+        "python3 -c 'import subprocess, sys, time; time.sleep(2); "
+        "sys.exit(subprocess.call(sys.argv[1:]))' " + TEST_COMMAND
+    )
+    snap = await first.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": slow_tests})
+    task_id = snap["id"]
+    snap = await first.command(protocol.TASK_ANSWER, {
+        "taskId": task_id, "questionId": snap["needs"]["questions"][0]["id"], "text": NAMING_ANSWER,
+    })
+    await wait_until(
+        lambda: any("is ready for review" in m.message for m in first.client.messages),
+        what="the plan announcement",
+    )
+    assert first.client.shown_documents == []
+    approving = asyncio.ensure_future(first.command(
+        protocol.TASK_APPROVE_PLAN, {"taskId": task_id, "revision": snap["needs"]["planRevision"]}
+    ))
+    await wait_until(
+        lambda: any(isinstance(v, types.WorkDoneProgressReport) and "verifying" in (v.message or "")
+                    for vs in first.client.progress_reports.values() for v in vs),
+        timeout=60, what="verification to start",
+    )
+    # What the operating system does when the editor is killed: its end of the pipe closes.
+    server = first.process
+    assert server is not None and server.stdin is not None and server.returncode is None
+    server.stdin.close()
+    await asyncio.wait_for(server.wait(), timeout=60)
+    assert server.returncode == 0
+    approving.cancel()
+    await first.client.stop()
+    log_text = (tmp_path / "a.log").read_text(encoding="utf-8")
+    assert " ERROR " not in log_text, log_text  # a vanished client is not a server error
+
+    second = await connect("stdio", log_file=tmp_path / "b.log")
+    await initialize(second, preset="neovim", folders=[repo])
+    try:
+        listed = await second.command(protocol.TASK_LIST)
+        left = [t for t in listed["tasks"] if t["id"] == task_id]
+        assert left and left[0]["needs"]["kind"] == "approve_completion", left
+        done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+        assert done["state"] == "COMPLETED"
+        assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+        assert ledger_sources(done) == ["human lsp:Visual Studio Code"]
+        assert approval_sources(done) == ["lsp:Visual Studio Code", "lsp:Neovim"]
+    finally:
+        await close(second)
+
+
 async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "project")
     session = await connect("stdio", log_file=tmp_path / "lsp.log")
@@ -266,6 +408,9 @@ async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
             return None
 
         await wait_until(lambda: verifying_token() is not None, timeout=60, what="verification to run")
+        # The tests run in an engine thread: the server keeps answering meanwhile.
+        info = await asyncio.wait_for(session.command(protocol.PROTOCOL_INFO), timeout=15)
+        assert info["protocolVersion"] == protocol.PROTOCOL_VERSION and not approving.done()
         session.client.window_work_done_progress_cancel(
             types.WorkDoneProgressCancelParams(token=verifying_token() or "")
         )
@@ -273,30 +418,3 @@ async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
         assert result["state"] == "CANCELLED"
     finally:
         await close(session)
-
-
-@pytest.mark.parametrize(("transport", "preset"), [("tcp", "neovim"), ("ws", "vscode")])
-async def test_opted_in_conversation_over_tcp_and_websocket(
-    transport: str, preset: str, tmp_path: Path
-) -> None:
-    from lsp_support import launch, stop
-
-    repo = build_repo(tmp_path / "project")
-    process, port = await launch(transport, tmp_path / "lsp.log")
-    assert process is not None
-    try:
-        session = await connect(transport, log_file=tmp_path / "lsp.log", process=process, port=port)
-        await initialize(session, preset=preset, folders=[repo], opt_in=True)
-        session.answer_question = lambda q: NAMING_ANSWER
-        session.review_plan = lambda p: {"decision": "later"}
-        first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
-        await wait_until(lambda: session.reviews, timeout=60, what="reviewPlan")
-        snap = await session.command(protocol.TASK_GET, {"taskId": first["id"]})
-        # "later" leaves the plan waiting; the answer came back over this transport.
-        assert snap["needs"]["kind"] == "approve_plan"
-        assert ledger_sources(snap) == [f"lsp:{'Neovim' if preset == 'neovim' else 'Visual Studio Code'}"]
-        revisions = [c["revision"] for c in session.did_change]
-        assert revisions == sorted(set(revisions)) and revisions[-1] == snap["revision"]
-        await close(session, stop_process=False)
-    finally:
-        await stop(process)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -12,6 +14,8 @@ from lsp_support import close, connect, initialize, launch, stop
 
 from autocode_lsp import protocol
 from support import make_repo
+
+GLOBAL_FACT = "The CI runners of this organisation have no outbound network access."
 
 
 @pytest.fixture(scope="module")
@@ -59,13 +63,129 @@ async def test_client_drops_and_reconnects_without_restart(
     assert text.count("client connected") >= 3
 
 
-async def test_stdio_writes_only_protocol_to_stdout_and_logs_to_the_file(tmp_path: Path, repo: Path) -> None:
+CHATTY_MODEL = """
+# In front of the installed static_model: chatters on stdout like some model packages do
+# (print, a raw write to file descriptor 1, a child process, a thread), then loads the real one.
+import importlib.machinery, os, subprocess, sys, threading
+
+print("static_model: loading weights ...")
+os.write(1, b"static_model: native banner\\n")
+subprocess.run(["echo", "static_model: child process banner"], check=True)
+_t = threading.Thread(target=print, args=("static_model: hello from a thread",))
+_t.start()
+_t.join()
+_here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_spec = importlib.machinery.PathFinder.find_spec(
+    "static_model", [p for p in sys.path if os.path.abspath(p or ".") != _here]
+)
+__file__ = _spec.origin
+__path__ = list(_spec.submodule_search_locations)
+exec(compile(open(_spec.origin, encoding="utf-8").read(), _spec.origin, "exec"))
+_real_get_embeddings = get_embeddings
+
+
+def get_embeddings(texts):
+    print("static_model: encoding", len(texts), "texts")
+    return _real_get_embeddings(texts)
+"""
+
+
+class RawClient:
+    """Talks LSP to a stdio server byte by byte, so anything but framed JSON-RPC on stdout fails."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.notifications: list[dict[str, object]] = []
+        self.next_id = 0
+
+    def send(self, message: dict[str, object]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(_frame(json.dumps({"jsonrpc": "2.0", **message}).encode()))
+        self.process.stdin.flush()
+
+    def read(self) -> dict[str, object] | None:
+        out = self.process.stdout
+        assert out is not None
+        length = None
+        while True:
+            line = out.readline()
+            if not line:
+                assert length is None, "stdout ended inside a message header"
+                return None
+            if line == b"\r\n":
+                break
+            name, sep, value = line.decode("utf-8", "replace").partition(":")
+            assert sep and name.strip().lower() in ("content-length", "content-type"), (
+                f"not protocol on stdout: {line!r}"
+            )
+            if name.strip().lower() == "content-length":
+                length = int(value)
+        assert length is not None, "a message without Content-Length"
+        message: dict[str, object] = json.loads(out.read(length))
+        assert message.get("jsonrpc") == "2.0", message
+        return message
+
+    def request(self, method: str, params: object) -> dict[str, object]:
+        self.next_id += 1
+        self.send({"id": self.next_id, "method": method, "params": params})
+        while True:
+            message = self.read()
+            assert message is not None, f"the server closed stdout before answering {method}"
+            if message.get("id") == self.next_id and "method" not in message:
+                return message
+            if "method" in message and "id" not in message:
+                self.notifications.append(message)
+
+    def command(self, name: str, *arguments: object) -> dict[str, object]:
+        return self.request("workspace/executeCommand", {"command": name, "arguments": list(arguments)})
+
+
+def test_stdio_stdout_carries_only_protocol_and_logs_go_to_the_client_and_the_file(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "chatty" / "static_model"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(CHATTY_MODEL, encoding="utf-8")
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(package.parent), os.environ.get("PYTHONPATH")])),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+    }
     log_file = tmp_path / "lsp.log"
-    session = await connect("stdio", log_file=log_file)
-    await initialize(session, preset="neovim", folders=[repo])
-    err = await session.command_error(protocol.TASK_GET, {"taskId": 1})
-    assert err.code == -32602
-    await close(session)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autocode_lsp", "--log-file", str(log_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )
+    client = RawClient(process)
+    try:
+        init = client.request("initialize", {"processId": None, "capabilities": {},
+                                             "clientInfo": {"name": "raw"}})
+        assert "result" in init
+        client.send({"method": "initialized", "params": {}})
+        saved = client.command(protocol.MEMORY_SAVE, {"content": GLOBAL_FACT})
+        assert saved["result"]["saved"] is True, saved  # type: ignore[index]
+        found = client.command(protocol.MEMORY_SEARCH, {"query": "network access on CI runners"})
+        assert found["result"]["method"] == "hybrid", found  # type: ignore[index]
+        bad = client.command(protocol.TASK_GET, {"taskId": 1})
+        assert bad["error"]["code"] == -32602  # type: ignore[index]
+        client.request("shutdown", None)
+        client.send({"method": "exit"})
+        while client.read() is not None:  # everything up to the end is protocol too
+            pass
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert process.stderr is not None
+    stderr = process.stderr.read().decode("utf-8", "replace")
+    # The chatter happened (so the model was loaded) and went to stderr instead.
+    for noise in ("loading weights", "native banner", "child process banner", "from a thread",
+                  "encoding 1 texts"):
+        assert noise in stderr, noise
+    logged = [str(m["params"]["message"]) for m in client.notifications  # type: ignore[index]
+              if m["method"] == "window/logMessage"]
+    assert any("autocode.task.get failed" in m for m in logged), logged
     text = log_file.read_text(encoding="utf-8")
     assert "serving on stdio" in text
     assert "autocode.task.get failed" in text
@@ -97,8 +217,6 @@ def _frame(body: bytes) -> bytes:
 
 
 def test_garbage_messages_do_not_end_the_session(tmp_path: Path) -> None:
-    import json
-
     def request(msg_id: int, method: str, params: object) -> bytes:
         return _frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode())
 

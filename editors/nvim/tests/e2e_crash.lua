@@ -69,6 +69,28 @@ local snap = H.call('autocode.task.resume', { taskId = id })
 H.eq(snap.needs.kind, 'answer_questions', 'still waiting for the answer')
 H.log('ok task survives')
 
+-- A plan review pending when the server dies is dropped with it: `:AutoCode
+-- approve` then goes to the new server as a command and the task goes on.
+H.script_ui(function()
+  return 'Name each test after the behaviour it checks'
+end, {})
+vim.cmd('AutoCode answer ' .. id)
+H.wait(60000, function()
+  return tasks.reviews[id] ~= nil
+end, 'the plan review')
+for _, pid in ipairs(H.children()) do
+  vim.uv.kill(pid, 'sigkill')
+end
+H.wait(10000, function()
+  return tasks.reviews[id] == nil and #vim.lsp.get_clients({ name = 'autocode' }) == 0
+end, 'the dead review to be dropped')
+vim.cmd('AutoCode approve ' .. id)
+H.wait(60000, function()
+  local s = tasks.snapshots[id]
+  return s and s.state ~= 'WAITING_FOR_PLAN_APPROVAL' and s.state ~= 'WAITING_FOR_USER' and s.state ~= 'PLANNING'
+end, 'the task to go on after the approval')
+H.log('ok approved after a crash: ' .. tasks.snapshots[id].state)
+
 -- 2. A server command that exits at once.
 H.notes = {}
 for _, cl in ipairs(vim.lsp.get_clients({ name = 'autocode' })) do

@@ -25,5 +25,9 @@ H.check(text:find('OK Neovim 0.11', 1, true), 'Neovim version reported')
 H.check(text:find('OK protocol version 1.0', 1, true), 'protocol version reported')
 H.check(text:find('OK server version', 1, true), 'server version reported')
 H.check(text:find('OK learned record: missing', 1, true), 'record status reported')
+H.check(
+  text:find('OK memories live in ' .. vim.env.XDG_DATA_HOME, 1, true),
+  'memory location reported (under XDG_DATA_HOME)'
+)
 H.log('ok checkhealth')
 H.done()

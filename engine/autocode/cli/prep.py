@@ -24,9 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class ProgressBar:
     """A one-line bar on a terminal, shown only once a copy has taken more than a moment."""
 
-    def __init__(self, stream: IO[str], delay: float = 0.5) -> None:
+    DELAY = 0.5  # seconds a copy runs before the bar appears
+
+    def __init__(self, stream: IO[str], delay: float | None = None) -> None:
         self.stream = stream
-        self.delay = delay
+        self.delay = self.DELAY if delay is None else delay
         self.started = time.monotonic()
         self.shown = False
 

@@ -149,7 +149,10 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         path = Path(args.brief_file)
         if not path.is_file():
             raise UsageError(f"the brief file {path} does not exist")
-        brief = path.read_text(encoding="utf-8")
+        try:
+            brief = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read the brief file {path} as UTF-8 text: {exc}") from None
     else:
         brief = args.brief
     answers = _read_answers(args.answers) if args.answers else None

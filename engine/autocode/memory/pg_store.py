@@ -17,7 +17,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, VectorRow, Visibility, Writer
+from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
 
 T = TypeVar("T")
 
@@ -94,6 +94,24 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX reflection_status ON reflection_lessons (status, seq)",
         ],
     ),
+    (
+        3,
+        [
+            "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+            "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
+        ],
+    ),
+    (
+        4,
+        [
+            # The full-text vector also holds each memory's bucket tag (see store.bucket_tag).
+            "DROP INDEX memories_tsv",
+            "ALTER TABLE memories DROP COLUMN tsv",
+            "ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS "
+            "(to_tsvector('simple', terms || ' b' || md5(owner || '|' || repo_key))) STORED",
+            "CREATE INDEX memories_tsv ON memories USING gin (tsv)",
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 _MIGRATION_LOCK = 0x6D656D6F  # any constant shared by every autocode process
@@ -143,6 +161,7 @@ class _PgWriter(Writer):
         query = tsquery(query_terms)
         if not query:
             return []
+        query = f"'{bucket_tag(owner, repo_key)}' & ({query})"
         rows = self.execute(
             "SELECT id, terms FROM memories WHERE tsv @@ to_tsquery('simple', ?) AND owner = ? AND repo_key = ? "
             "ORDER BY ts_rank(tsv, to_tsquery('simple', ?)) DESC LIMIT ?",
@@ -205,6 +224,12 @@ class PostgresStore(Store):
         self.has_vector = False
         self.reconnect_seconds = RECONNECT_SECONDS
         self._migrate(LATEST if migrate_to is None else migrate_to)
+        self._generation_table = self.schema_version() >= 3
+
+    def generation(self) -> int:
+        if not self._generation_table:
+            return -1
+        return int(self.query("SELECT value FROM memory_meta WHERE key = 'generation'")[0][0])
 
     @property
     def location(self) -> str:
@@ -308,7 +333,7 @@ class PostgresStore(Store):
             raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
         with self._lock:
             conn = self._retrying(lambda c: (c.execute("SELECT 1"), c)[1])
             try:
@@ -316,51 +341,18 @@ class PostgresStore(Store):
                     if lock_key:
                         conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
                     yield _PgWriter(conn, self.has_vector)
+                    if self._generation_table and bump:
+                        conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
             except self._psycopg.Error as exc:
                 if conn.broken:
                     self._conn = None
                 raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
-    def keyword_search(
-        self, visible: Visibility, query_terms: Sequence[str], limit: int, order: str
-    ) -> list[tuple[str, float]]:
-        query = tsquery(query_terms)
-        if not query:
-            return []
-        where, params = visible.where()
-        ordering = "created_at DESC, seq DESC" if order == "recent" else "score DESC, seq DESC"
-        rows = self.query(
-            "SELECT id, ts_rank(tsv, to_tsquery('simple', ?)) AS score FROM memories "
-            f"WHERE tsv @@ to_tsquery('simple', ?) AND {where} ORDER BY {ordering} LIMIT ?",
-            [query, query, *params, limit],
-        )
-        return [(r[0], float(r[1])) for r in rows]
-
-    def vector_rows(self, visible: Visibility, vector: Sequence[float] | None, model: str) -> list[VectorRow]:
-        where, params = visible.where()
-        if self.has_vector and vector is not None:
-            rows = self.query(
-                "SELECT seq, id, repo_key, terms, created_at, CASE WHEN embedding_model = ? AND vec IS NOT NULL "
-                f"THEN 1 - (vec <=> ?::vector) END FROM memories WHERE {where}",
-                [model, vector_literal(vector), *params],
-            )
-            return [VectorRow(r[0], r[1], r[2], r[3], r[4], None if r[5] is None else float(r[5])) for r in rows]
-        rows = self.query(
-            f"SELECT seq, id, repo_key, terms, created_at, embedding, embedding_model FROM memories WHERE {where}",
-            params,
-        )
-        out = []
-        for seq, memory_id, repo_key, terms, created_at, blob, row_model in rows:
-            score = (
-                dot(vector, unpack(bytes(blob))) if vector is not None and blob is not None and row_model == model else None
-            )
-            out.append(VectorRow(seq, memory_id, repo_key, terms, created_at, score))
-        return out
-
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        with self.write() as w:
+        # Vectors do not change which memories exist or their terms: cached pools stay valid.
+        with self.write(bump=False) as w:
             for memory_id, vector in items:
                 if self.has_vector:
                     w.execute(

@@ -10,14 +10,13 @@ Reusable procedures ("to do X, run Y", ordered steps) are skills, not memories.
 from __future__ import annotations
 
 import hashlib
-import math
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
-from autocode.scrub import contains_secret
+from autocode.scrub import contains_machine_path, contains_secret
 
 TASK_NOTES = (
     "the task's own notes (its run log and comments), which already record what happened on that one task"
@@ -66,6 +65,19 @@ _THIS_TASK = re.compile(
     re.IGNORECASE,
 )
 
+# Vendor token prefixes are refused at any length here, on top of scrub's exact formats:
+# memories are read back into every later run, so a near-miss costs more than in a log.
+_TOKEN_PREFIXED = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_\-]{16,}"
+    r"|xox[abprs]-[A-Za-z0-9-]{10,}|sk-(?:proj-|ant-)?[A-Za-z0-9_\-]{20,}|AKIA[0-9A-Z]{16})"
+)
+_PATH_REASON = (
+    "it names a path on this machine (a home folder or this checkout's absolute location); "
+    "memories are read on other machines, where that path does not exist"
+)
+_PATH_BELONGS = (
+    "a setting or your own notes; in a memory, say it relative to the repository root or by its role"
+)
 _SECRET_REASON = "it looks like a credential (a token, key or password); memories are read back into every later run"
 _SECRET_BELONGS = "a secret manager or an environment variable the tools read at run time, never a memory or a note"
 
@@ -118,10 +130,15 @@ def find_anchors(content: str) -> list[Anchor]:
     return found
 
 
-def check_content(content: str) -> Refusal | None:
-    """The refusal for `content`, or None when it may be saved as a memory."""
-    if contains_secret(content):
+def check_content(content: str, workspace: str | None = None) -> Refusal | None:
+    """The refusal for `content`, or None when it may be saved as a memory.
+
+    `workspace` (a folder) lets paths inside this machine's checkout be recognised too.
+    """
+    if contains_secret(content) or _TOKEN_PREFIXED.search(content):
         return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
+    if contains_machine_path(content, workspace):
+        return Refusal("machine_path", _PATH_REASON, _PATH_BELONGS, None)
     anchors = find_anchors(content)
     if not anchors:
         return None
@@ -287,31 +304,3 @@ def same_polarity(a: Iterable[str], b: Iterable[str]) -> bool:
     """Both term lists carry the same negations ("use X" and "do not use X" differ)."""
     return set(a) & _NEGATIONS == set(b) & _NEGATIONS
 
-
-def bm25_scores(query_terms: Iterable[str], documents: Sequence[str], k1: float = 1.2, b: float = 0.75) -> list[float]:
-    """BM25 of each space-separated term document for the query, with statistics from `documents` alone.
-
-    Computed here rather than in a database so both stores give identical scores.
-    """
-    wanted = set(query_terms)
-    if not wanted or not documents:
-        return [0.0 for _ in documents]
-    split = [doc.split() for doc in documents]
-    count = len(split)
-    average = sum(len(d) for d in split) / count or 1.0
-    frequency = {t: 0 for t in wanted}
-    for doc in split:
-        for term in wanted.intersection(doc):
-            frequency[term] += 1
-    idf = {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t, n in frequency.items()}
-    scores = []
-    for doc in split:
-        score = 0.0
-        present = wanted.intersection(doc)
-        if present:
-            norm = k1 * (1 - b + b * len(doc) / average)
-            for term in present:
-                tf = doc.count(term)
-                score += idf[term] * tf * (k1 + 1) / (tf + norm)
-        scores.append(score)
-    return scores

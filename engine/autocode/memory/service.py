@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import UsageError
-from autocode.memory import rules
+from autocode.memory import ranking, rules
 from autocode.memory.embeddings import EmbedderChoice, EmbeddingUnavailable, pack
 from autocode.memory.model import (
     DEFAULT_ROLES,
@@ -88,6 +88,7 @@ class MemoryService:
         self.max_count = max_count
         self.roles = tuple(dict.fromkeys(roles))
         self._keys: dict[Path, str] = {}
+        self._pools = ranking.PoolCache(store)
 
     # Context and visibility.
 
@@ -177,7 +178,8 @@ class MemoryService:
         owner = "" if shared or not agent else agent
         where_scope, where_repo = effective, repo or None
 
-        refusal = rules.check_content(text)
+        folder = str(ctx.repository) if isinstance(ctx.repository, Path) else None
+        refusal = rules.check_content(text, folder)
         if refusal is not None:
             return SaveResult(saved=False, refused=refusal, scope=where_scope, repository=where_repo)
 
@@ -362,7 +364,13 @@ class MemoryService:
         return self.rank(vis, query.strip(), limit, mode, floor=SEMANTIC_FLOOR)
 
     def rank(
-        self, vis: Visibility, query: str, limit: int, mode: str = "auto", floor: float | None = None
+        self,
+        vis: Visibility,
+        query: str,
+        limit: int,
+        mode: str = "auto",
+        floor: float | None = None,
+        vector: Sequence[float] | None = None,
     ) -> SearchResult:
         """Rank visible memories for `query` with one method (see SEARCH_MODES).
 
@@ -372,58 +380,47 @@ class MemoryService:
         """
         if mode == "auto":
             mode = "hybrid" if self.choice.embedder is not None else "recent"
+        buckets = [(o, r) for o in vis.owners for r in vis.repo_keys]
+        query_terms = set(rules.terms(query))
         if mode in ("semantic", "hybrid"):
-            scored = self._semantic_scores(vis, query)
-            if scored is None:
-                mode = "recent"
-            else:
-                qterms = set(rules.terms(query))
-                keyword = rules.bm25_scores(qterms, [row[3] for row in scored])
-                best = max(keyword, default=0.0) or 1.0
-                ranked: builtins.list[tuple[float, int, str]] = []
-                for (seq, memory_id, cosine, _terms), kw in zip(scored, keyword, strict=True):
-                    if floor is not None and kw == 0 and cosine < floor:
-                        continue
-                    score = cosine
-                    if mode == "hybrid":
-                        score = (1 - HYBRID_KEYWORD_WEIGHT) * cosine + HYBRID_KEYWORD_WEIGHT * kw / best
-                    ranked.append((score, seq, memory_id))
-                ranked.sort(key=lambda r: (-r[0], -r[1]))
-                top = ranked[:limit]
-                found = self.store.get_memories([r[2] for r in top])
-                hits = [Hit(found[r[2]], r[0]) for r in top if r[2] in found]
-                return SearchResult(query, mode, hits)
-        order = "recent" if mode == "recent" else "relevance"
-        pairs = self.store.keyword_search(vis, rules.terms(query), limit, order)
-        found = self.store.get_memories([p[0] for p in pairs])
-        method = "keyword" if order == "relevance" else "keyword-recent"
-        return SearchResult(query, method, [Hit(found[i], s) for i, s in pairs if i in found])
+            if vector is None:
+                vector = self._embed_query(query)
+            if vector is not None and self.choice.embedder is not None:
+                pools = self._pools.pools(buckets, self.choice.embedder.model, self._backfill)
+                top = ranking.rank(pools, query_terms, vector, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
+                return self._result(query, mode, top)
+            mode = "recent"
+        # Keyword matching over the same per-bucket index, BM25 or newest first.
+        top = ranking.rank(self._pools.pools(buckets, None), query_terms, None, mode, limit, 0.0, None)
+        return self._result(query, "keyword" if mode == "keyword" else "keyword-recent", top)
 
-    def _semantic_scores(self, vis: Visibility, text: str) -> builtins.list[tuple[int, str, float, str]] | None:
-        """(seq, id, cosine, terms) of every visible memory; None when no embedding can be made."""
-        embedder = self.choice.embedder
-        if embedder is None:
+    def _result(self, query: str, method: str, top: builtins.list[ranking.Scored]) -> SearchResult:
+        found = self.store.get_memories([t.id for t in top])
+        return SearchResult(query, method, [Hit(found[t.id], t.score) for t in top if t.id in found])
+
+    def _embed_query(self, text: str) -> builtins.list[float] | None:
+        if self.choice.embedder is None:
             return None
         try:
-            vector = embedder.embed([text])[0]
+            return self.choice.embedder.embed([text])[0]
         except EmbeddingUnavailable as exc:
             log.warning("embedding failed, falling back to keywords: %s", exc)
             return None
-        rows = self.store.vector_rows(vis, vector, embedder.model)
-        missing = [r.id for r in rows if r.score is None]
-        filled: dict[str, float] = {}
-        if missing:
-            contents = self.store.get_memories(missing)
-            ids = [i for i in missing if i in contents]
-            try:
-                vectors = embedder.embed([contents[i].content for i in ids])
-            except EmbeddingUnavailable as exc:
-                log.warning("could not embed older memories, they rank by keywords only: %s", exc)
-                vectors = []
-            if vectors:
-                self.store.set_embeddings(list(zip(ids, vectors, strict=True)), embedder.model)
-                filled = {i: sum(a * b for a, b in zip(vector, v, strict=False)) for i, v in zip(ids, vectors, strict=True)}
-        return [(r.seq, r.id, r.score if r.score is not None else filled.get(r.id, 0.0), r.terms) for r in rows]
+
+    def _backfill(self, ids: builtins.list[str]) -> bool:
+        """Embed memories saved without an embedding of the current model; False when that failed."""
+        embedder = self.choice.embedder
+        if embedder is None:
+            return False
+        contents = self.store.get_memories(ids)
+        todo = [i for i in ids if i in contents]
+        try:
+            vectors = embedder.embed([contents[i].content for i in todo])
+        except EmbeddingUnavailable as exc:
+            log.warning("could not embed older memories, they rank by keywords only: %s", exc)
+            return False
+        self.store.set_embeddings(list(zip(todo, vectors, strict=True)), embedder.model)
+        return True
 
     def recall(self, ctx: MemoryContext, brief: str = "") -> RecallReceipt:
         """Up to 8 project and 8 global memories for a run or session starting on `brief`."""
@@ -431,6 +428,7 @@ class MemoryService:
         key = self.repo_key(ctx)
         owners = (agent, "") if agent else ("",)
         sections: dict[str, builtins.list[Hit]] = {"project": [], "global": []}
+        vector: builtins.list[float] | None = None
         use_meaning = self.choice.embedder is not None and bool(brief and brief.strip())
         method = "hybrid" if use_meaning else "recency"
         reason = self.choice.reason if self.choice.embedder is None else (
@@ -441,7 +439,9 @@ class MemoryService:
                 continue
             vis = Visibility(owners=owners, repo_keys=tuple(r for r in repos if r is not None))
             if use_meaning:
-                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid")
+                if vector is None:
+                    vector = self._embed_query(brief.strip())
+                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid", vector=vector)
                 if result.method != "hybrid":
                     method, reason = "recency", "embedding failed: ranked by recency"
                     sections[section] = self._recent_hits(vis)

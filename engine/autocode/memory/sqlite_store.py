@@ -16,7 +16,7 @@ from typing import Any
 
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, VectorRow, Visibility, Writer
+from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -99,6 +99,33 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "CREATE INDEX reflection_status ON reflection_lessons (status, seq)",
         ],
     ),
+    (
+        3,
+        [
+            "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+            "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
+        ],
+    ),
+    (
+        4,
+        [
+            # The full-text index also holds each memory's bucket tag, so a duplicate lookup
+            # matches inside one bucket instead of across every memory of every team.
+            "DROP TRIGGER memories_ai",
+            "DROP TRIGGER memories_ad",
+            "DROP TABLE memories_fts",
+            "ALTER TABLE memories ADD COLUMN bucket TEXT NOT NULL DEFAULT ''",
+            """CREATE VIRTUAL TABLE memories_fts USING fts5 (
+                terms, tokenize="unicode61 tokenchars '.+#_'"
+            )""",
+            """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+                INSERT INTO memories_fts (rowid, terms) VALUES (new.seq, new.terms || ' ' || new.bucket);
+            END""",
+            """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+                DELETE FROM memories_fts WHERE rowid = old.seq;
+            END""",
+        ],
+    ),
 ]
 LATEST = MIGRATIONS[-1][0]
 
@@ -128,7 +155,7 @@ class _SqliteWriter(Writer):
         rows = self.conn.execute(
             "SELECT m.id, m.terms FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
             "WHERE memories_fts MATCH ? AND m.owner = ? AND m.repo_key = ? ORDER BY bm25(memories_fts) LIMIT ?",
-            (match, owner, repo_key, limit),
+            (f'"{bucket_tag(owner, repo_key)}" AND ({match})', owner, repo_key, limit),
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
@@ -148,11 +175,12 @@ class _SqliteWriter(Writer):
     def insert_memory(self, row: NewMemory) -> None:
         self.conn.execute(
             "INSERT INTO memories (id, content, norm_hash, terms, category, scope, repo_key, owner, "
-            "created_at, updated_at, run_id, embedding, embedding_model) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created_at, updated_at, run_id, embedding, embedding_model, bucket) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 row.id, row.content, row.norm_hash, row.terms, row.category, row.scope, row.repo_key,
                 row.owner, row.created_at, row.created_at, row.run_id, row.embedding, row.embedding_model,
+                bucket_tag(row.owner, row.repo_key),
             ),
         )
 
@@ -178,6 +206,7 @@ class SqliteStore(Store):
                 "or set memory_path to another file"
             ) from exc
         self._migrate(LATEST if migrate_to is None else migrate_to)
+        self._generation_table = self.schema_version() >= 3
 
     @property
     def location(self) -> str:
@@ -189,6 +218,20 @@ class SqliteStore(Store):
 
     def _migrate(self, target: int) -> None:
         with self._lock:
+            try:
+                # An up-to-date database is opened without taking the write lock.
+                exists = self.conn.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+                ).fetchone()
+                if exists:
+                    current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+                    if current == target:
+                        return
+            except sqlite3.Error as exc:
+                raise StoreUnavailable(
+                    f"cannot read the memory database {self.path}: {exc}; check the file, "
+                    "or set memory_path to another file"
+                ) from exc
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
                 try:
@@ -205,6 +248,8 @@ class SqliteStore(Store):
                         if current < version <= target:
                             for statement in statements:
                                 self.conn.execute(statement)
+                            if version == 4:
+                                self._fill_bucket_tags()
                             self.conn.execute(
                                 "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))",
                                 (version,),
@@ -214,57 +259,64 @@ class SqliteStore(Store):
                     self.conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
-                raise StoreUnavailable(f"cannot prepare the memory database {self.path}: {exc}") from exc
+                raise self._failure(exc) from exc
+
+    def _fill_bucket_tags(self) -> None:
+        rows = self.conn.execute("SELECT seq, owner, repo_key, terms FROM memories").fetchall()
+        for seq, owner, repo_key, terms in rows:
+            tag = bucket_tag(owner, repo_key)
+            self.conn.execute("UPDATE memories SET bucket = ? WHERE seq = ?", (tag, seq))
+            self.conn.execute("INSERT INTO memories_fts (rowid, terms) VALUES (?, ?)", (seq, f"{terms} {tag}"))
 
     def schema_version(self) -> int:
         return int(self.query("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0])
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
-            return self.conn.execute(sql, tuple(params)).fetchall()
+            try:
+                return self.conn.execute(sql, tuple(params)).fetchall()
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
+
+    def _failure(self, exc: sqlite3.Error) -> StoreUnavailable:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return StoreUnavailable(
+                f"the memory database {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s by another "
+                "process; nothing was written. Try again when the other autocode command has finished"
+            )
+        return StoreUnavailable(f"the memory database {self.path} failed: {exc}; nothing was written")
 
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
         with self._lock:
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                self.conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
             try:
                 yield _SqliteWriter(self.conn)
+                if self._generation_table and bump:
+                    self.conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
+                self.conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise self._failure(exc) from exc
             except BaseException:
-                self.conn.execute("ROLLBACK")
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
                 raise
-            self.conn.execute("COMMIT")
 
-    def keyword_search(
-        self, visible: Visibility, query_terms: Sequence[str], limit: int, order: str
-    ) -> list[tuple[str, float]]:
-        match = fts_query(query_terms)
-        if not match:
-            return []
-        where, params = visible.where("m")
-        ordering = "m.created_at DESC, m.seq DESC" if order == "recent" else "score DESC, m.seq DESC"
-        rows = self.query(
-            "SELECT m.id, -bm25(memories_fts) AS score FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
-            f"WHERE memories_fts MATCH ? AND {where} ORDER BY {ordering} LIMIT ?",
-            [match, *params, limit],
-        )
-        return [(r[0], float(r[1])) for r in rows]
-
-    def vector_rows(self, visible: Visibility, vector: Sequence[float] | None, model: str) -> list[VectorRow]:
-        where, params = visible.where()
-        rows = self.query(
-            f"SELECT seq, id, repo_key, terms, created_at, embedding, embedding_model FROM memories WHERE {where}",
-            params,
-        )
-        out = []
-        for seq, memory_id, repo_key, terms, created_at, blob, row_model in rows:
-            score = dot(vector, unpack(blob)) if vector is not None and blob and row_model == model else None
-            out.append(VectorRow(seq, memory_id, repo_key, terms, created_at, score))
-        return out
+    def generation(self) -> int:
+        if not self._generation_table:
+            return -1
+        return int(self.query("SELECT value FROM memory_meta WHERE key = 'generation'")[0][0])
 
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        with self.write() as w:
+        # Vectors do not change which memories exist or their terms: cached pools stay valid.
+        with self.write(bump=False) as w:
             for memory_id, vector in items:
                 w.execute(
                     "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import hashlib
 import secrets
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,11 @@ SKILL_COLUMNS = (
 def now_text() -> str:
     """UTC time as fixed-width ISO 8601 text, so text order is time order in both stores."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def bucket_tag(owner: str, repo_key: str) -> str:
+    """The word the full-text indexes add to each memory so a query can stay inside one bucket."""
+    return "b" + hashlib.md5(f"{owner}|{repo_key}".encode(), usedforsecurity=False).hexdigest()
 
 
 def new_id(prefix: str) -> str:
@@ -114,17 +120,6 @@ class NewSkill:
     origin: str
     source_memory_id: str | None
     created_at: str
-
-
-@dataclass(frozen=True)
-class VectorRow:
-    seq: int
-    id: str
-    repo_key: str
-    terms: str
-    created_at: str
-    score: float | None
-    """Cosine with the query when the row has an embedding of the current model, else None."""
 
 
 class Writer(abc.ABC):
@@ -232,19 +227,25 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     @contextlib.contextmanager
-    def write(self, lock_key: str = "") -> Iterator[Writer]:
-        """One write transaction; `lock_key` serialises writers to one bucket."""
+    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
+        """One write transaction; `lock_key` serialises writers to one bucket.
+
+        Unless `bump` is False, committing changes the store generation, which
+        invalidates every process's cached ranking pools.
+        """
         yield  # type: ignore[misc]
 
     @abc.abstractmethod
-    def keyword_search(
-        self, visible: Visibility, query_terms: Sequence[str], limit: int, order: str
-    ) -> list[tuple[str, float]]:
-        """(id, keyword score) of visible memories matching any term; order 'relevance' or 'recent'."""
+    def generation(self) -> int:
+        """A number every committed write changes (from any process): the ranking cache's key."""
 
-    @abc.abstractmethod
-    def vector_rows(self, visible: Visibility, vector: Sequence[float] | None, model: str) -> list[VectorRow]:
-        """Every visible memory with its cosine to `vector` (None when it lacks a `model` embedding)."""
+    def bucket_rows(self, owner: str, repo_key: str) -> list[tuple[Any, ...]]:
+        """(seq, id, terms, embedding, embedding_model, created_at) of one bucket, for the ranking cache."""
+        return self.query(
+            "SELECT seq, id, terms, embedding, embedding_model, created_at FROM memories "
+            "WHERE owner = ? AND repo_key = ?",
+            (owner, repo_key),
+        )
 
     @abc.abstractmethod
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
@@ -260,12 +261,21 @@ class Store(abc.ABC):
         return {r[0]: memory_from_row(r) for r in rows}
 
     def list_memories(self, visible: Visibility, limit: int | None = None) -> list[Memory]:
-        where, params = visible.where()
-        sql = f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {where} ORDER BY created_at DESC, seq DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return [memory_from_row(r) for r in self.query(sql, params)]
+        """Visible memories, newest first. With a limit, each bucket is read through its index and merged."""
+        if limit is None:
+            where, params = visible.where()
+            sql = f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE {where} ORDER BY created_at DESC, seq DESC"
+            return [memory_from_row(r) for r in self.query(sql, params)]
+        rows: list[tuple[Any, ...]] = []
+        for owner in visible.owners:
+            for repo_key in visible.repo_keys:
+                rows += self.query(
+                    f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE owner = ? AND repo_key = ? "
+                    "ORDER BY created_at DESC, seq DESC LIMIT ?",
+                    (owner, repo_key, limit),
+                )
+        rows.sort(key=lambda r: (r[6], r[10]), reverse=True)
+        return [memory_from_row(r) for r in rows[:limit]]
 
     def list_skills(self, visible: Visibility) -> list[Skill]:
         where, params = visible.where()

@@ -9,6 +9,7 @@ descriptor, so the copy can check it opens the very file that was listed.
 
 from __future__ import annotations
 
+import operator
 import os
 import stat
 from collections import Counter
@@ -21,6 +22,7 @@ from autocode.errors import SetupError
 from autocode.prep import fsutil
 
 AUTOCODE_DIR = ".autocode"
+_PATH = operator.itemgetter(0)
 
 # Folders and files that hold caches or runner output rather than source; they
 # never become citations even when a repository forgot to ignore them.
@@ -81,6 +83,10 @@ class Inventory:
 
 def workspace_root(workspace: Path | str) -> Path:
     """The resolved top folder of the work tree `workspace`, or a SetupError saying what to pass."""
+    return _root_and_head(workspace)[0]
+
+
+def _root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
     gitsafe.require_supported_git()
     path = Path(workspace).expanduser()
     if not path.is_dir():
@@ -89,7 +95,7 @@ def workspace_root(workspace: Path | str) -> Path:
             kind="workspaceInvalid",
         )
     path = path.resolve()
-    top = gitsafe.toplevel(path)
+    top, head = gitsafe.toplevel_and_head(path)
     if top is None:
         raise SetupError(
             f"{path} is not inside a git work tree; run `git init` there (and commit) or pass a repository",
@@ -100,19 +106,19 @@ def workspace_root(workspace: Path | str) -> Path:
             f"{path} is inside the work tree {top}, not its top folder; pass {top} as the workspace",
             kind="workspaceInvalid",
         )
-    return path
+    return path, head
 
 
 def inventory(workspace: Path | str) -> Inventory:
     """List what a prep copy of `workspace` holds (read-only: nothing is written)."""
-    root = workspace_root(workspace)
-    inv = Inventory(root=root, head=gitsafe.head(root))
+    root, head = _root_and_head(workspace)
+    inv = Inventory(root=root, head=head)
     root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
     try:
         _collect(inv, root_fd, "")
     finally:
         os.close(root_fd)
-    inv.entries.sort(key=lambda e: e.path)
+    inv.entries.sort(key=_PATH)  # paths are unique: order by path alone
     return inv
 
 
@@ -120,21 +126,44 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     prefix = component + "/" if component else ""
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
-    listing = gitsafe.list_work_tree(cwd, exclude)
-    # Our own folder shows up as ignored only because of the extra exclude above.
-    inv.excluded["ignored"] += sum(1 for p in listing.ignored if p != AUTOCODE_DIR + "/" or component)
-    candidates: list[tuple[str, str, str]] = []  # (path, origin, git mode)
+    nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
     autocode_prefix = AUTOCODE_DIR + "/"
-    for mode, path in listing.tracked:
-        if not component and (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
-            inv.excluded["autocodeFolder"] += 1
+    with gitsafe.PendingListing(cwd, exclude) as listing:
+        # The tracked list comes first; its files are looked at while git still
+        # walks the tree for untracked and ignored paths.
+        tracked: list[tuple[str, str, str]] = []  # (path, origin, git mode)
+        add = tracked.append
+        for mode, path in listing.tracked():
+            if component or not (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
+                add((prefix + path if prefix else path, "tracked", mode))
+            else:
+                inv.excluded["autocodeFolder"] += 1
+        _look(inv, root_fd, component, tracked, nested)
+        untracked = [
+            (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
+            for path in listing.untracked()
+        ]
+        _look(inv, root_fd, component, untracked, nested)
+        # Our own folder shows up as ignored only because of the extra exclude above.
+        inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != autocode_prefix or component)
+    for path, origin, has_git in nested:
+        if has_git and _is_own_toplevel(inv.root / path):
+            inv.components.append(path)
+            _collect(inv, root_fd, path)
+        elif origin == "tracked":
+            inv.entries.append(Entry(path, "emptyFolder", origin, component))
         else:
-            candidates.append((prefix + path, "tracked", mode))
-    for path in listing.untracked:
-        if path.endswith("/"):
-            candidates.append((prefix + path[:-1], "untracked", "nested"))
-        else:
-            candidates.append((prefix + path, "untracked", ""))
+            inv.excluded["nestedUnreadable"] += 1
+
+
+def _look(
+    inv: Inventory,
+    root_fd: int,
+    component: str,
+    candidates: list[tuple[str, str, str]],
+    nested: list[tuple[str, str, bool]],
+) -> None:
+    """`lstat` each candidate relative to its folder's descriptor; add entries or exclusion counts."""
     # folder text -> [(name, origin, git mode)]
     by_dir: dict[str, list[tuple[str, str, str]]] = {}
     for path, origin, mode in candidates:
@@ -148,7 +177,6 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
     groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     entries = inv.entries
     excluded = inv.excluded
-    nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
     lstat = os.stat
     new_tuple = tuple.__new__
     for parent, src_fd, _dst, reason in fsutil.walk(root_fd, groups):
@@ -180,14 +208,6 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
                 excluded["typeChanged"] += 1
             else:
                 excluded["specialFile"] += 1
-    for path, origin, has_git in nested:
-        if has_git and _is_own_toplevel(inv.root / path):
-            inv.components.append(path)
-            _collect(inv, root_fd, path)
-        elif origin == "tracked":
-            entries.append(Entry(path, "emptyFolder", origin, component))
-        else:
-            excluded["nestedUnreadable"] += 1
 
 
 def _has_git(parent_fd: int, name: str) -> bool:

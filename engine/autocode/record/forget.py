@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autocode.errors import SetupError, UsageError
+from autocode.errors import SetupError
 from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
 
 FORGET_LOCK_TIMEOUT_S = 30.0
@@ -27,12 +27,9 @@ def forget_record(workspace: Path | str) -> ForgetResult:
     """Remove `.autocode/project.json` of the workspace (also when given one of its prep copies or
     worktrees). Idempotent: a missing record gives `removed=False`. Config, runs, evidence and
     approvals stay."""
-    given = Path(workspace)
-    if not given.exists():
-        raise UsageError(f"workspace {given} does not exist; pass the folder of your repository")
-    if not given.is_dir():
-        raise UsageError(f"workspace {given} is not a directory; pass the folder of your repository")
-    root = workspace_root(given)
+    from autocode.settings.resolve import check_workspace
+
+    root = workspace_root(check_workspace(workspace))
     path = record_path(root)
     try:
         mode = os.lstat(path).st_mode

@@ -39,7 +39,7 @@ CURRENT_VERSION = max(TEMPLATES)
 ADD_HINT = f"git add -f {RECORD_RELPATH}"
 
 State = Literal["missing", "current", "outdated", "custom", "unavailable"]
-Action = Literal["created", "upgraded", "unchanged", "kept-custom"]
+Action = Literal["created", "upgraded", "unchanged", "kept-custom", "left-unreadable"]
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,8 @@ def ensure_gitignore(workspace: Path | str, *, check_hidden: bool = True) -> Git
         state, version = "current", CURRENT_VERSION
     elif state == "current":
         action = "unchanged"
+    elif state == "unavailable":
+        action = "left-unreadable"
     else:
         action = "kept-custom"
     hidden, rule = _record_hidden_by(root) if check_hidden else (None, None)

@@ -18,7 +18,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
 from autocode.record.schema import (
@@ -38,6 +38,8 @@ from autocode.record.schema import (
     ProjectRecord,
     Route,
 )
+
+_T = TypeVar("_T")
 
 LOCK_TIMEOUT_S = 30.0
 LAST_MERGE_NAME = "last-merge.json"
@@ -84,6 +86,25 @@ def portable_test_command(command: str) -> str:
     return _PYTHON_LAUNCHER.sub("python3", command, count=1)
 
 
+# Everyone who clones the repository gets the learned test command, so an
+# absolute path in it must exist on every machine: only the usual program
+# folders and /dev/null qualify. Anything else (`/srv/app`, `/opt/ci/run`,
+# `D:\tools\run.bat`) names this machine's layout and the command is omitted.
+# A URL's `://` starts no path (a `file://` URL's does); `html:/srv/cov` does.
+_ABSOLUTE_PATH = re.compile(
+    r"(?:(?<![\w.~$}/:\\\-])|(?<=:)(?!//)|(?<=file://))/[^\s\"'`;|&()<>]+"
+    r"|(?<![\w.~$}/:\\\-])(?:[A-Za-z]:[\\/][^\s\"'`;|&()<>]*|\\\\[^\s\"'`;|&()<>]+)"
+)
+_SHARED_PROGRAM_PATH = re.compile(r"/(?:usr/(?:local/)?)?s?bin/[\w.+\-]+|/dev/(?:null|stdin|stdout|stderr)")
+
+
+def foreign_path_in_command(command: str) -> bool:
+    """Whether `command` names an absolute path that other machines may not have."""
+    return any(
+        _SHARED_PROGRAM_PATH.fullmatch(match.group()) is None for match in _ABSOLUTE_PATH.finditer(command)
+    )
+
+
 @dataclass
 class _Scrubber:
     root: Path
@@ -108,6 +129,14 @@ class _Scrubber:
             return None
         return value
 
+    def newest(self, name: str, items: list[_T], limit: int) -> list[_T]:
+        """The last `limit` of `items` (oldest first); the number dropped is noted under `name`."""
+        dropped = len(items) - limit
+        if dropped <= 0:
+            return items
+        self.omitted.append(f"{name}: {dropped} oldest entries dropped (limit {limit})")
+        return items[dropped:]
+
 
 def _field(item: object, name: str) -> object:
     if isinstance(item, Mapping):
@@ -128,12 +157,7 @@ def _merge_conventions(
             continue
         # A new human answer replaces the same question in place; others append.
         merged[question] = Convention(question=question, answer=text)
-    result = list(merged.values())
-    if len(result) > MAX_CONVENTIONS:
-        dropped = len(result) - MAX_CONVENTIONS
-        scrubber.omitted.append(f"conventions: {dropped} oldest entries dropped (limit {MAX_CONVENTIONS})")
-        result = result[dropped:]
-    return result
+    return scrubber.newest("conventions", list(merged.values()), MAX_CONVENTIONS)
 
 
 def _route_parts(route: object) -> object:
@@ -156,12 +180,7 @@ def _merge_routes(base: Sequence[Route], observed: Sequence[Route | str], scrubb
             continue
         merged.pop(role, None)
         merged[role] = Route(role=role, provider=provider, model=model)
-    result = list(merged.values())
-    if len(result) > MAX_ROUTES:
-        dropped = len(result) - MAX_ROUTES
-        scrubber.omitted.append(f"routes: {dropped} oldest entries dropped (limit {MAX_ROUTES})")
-        result = result[dropped:]
-    return result
+    return scrubber.newest("routes", list(merged.values()), MAX_ROUTES)
 
 
 def _merge_pause_states(base: Sequence[str], observed: Sequence[str], scrubber: _Scrubber) -> list[str]:
@@ -194,6 +213,9 @@ def _merged_record(
             if isinstance(command, str):
                 command = portable_test_command(command)
             test_command = scrubber.shareable("test_command", command, MAX_TEST_COMMAND)
+            if test_command is not None and foreign_path_in_command(test_command):
+                scrubber.omitted.append("test_command: absolute path outside the repository")
+                test_command = None
     return ProjectRecord.model_validate(
         {
             "version": RECORD_VERSION,
@@ -333,7 +355,7 @@ def merge_record(
 
     `env` is the environment whose credential variables are scrubbed (default: this process's).
     """
-    path = Path(workspace) / AUTOCODE_DIR / "project.json"
+    path = record_path(Path(workspace))
     try:
         root = workspace_root(workspace)
         path = record_path(root)

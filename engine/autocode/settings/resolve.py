@@ -268,7 +268,7 @@ def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
     from autocode.record.location import display_path
 
     folder = package or workspace
-    found = detect_tests(folder)
+    found = detect_tests(folder, workspace)
     if found is None:
         return _Layer("detected", {})
     source = display_path(folder / found.source, workspace)
@@ -282,12 +282,20 @@ def _default_layer() -> _Layer:
     return _Layer("default", {name: (getattr(defaults, name), DEFAULT_SOURCE) for name in Settings.model_fields})
 
 
-def _check_workspace(workspace: Path | str, package: Path | str | None) -> tuple[Path, Path | None]:
+def check_workspace(workspace: Path | str) -> Path:
+    """`workspace` as an absolute path; UsageError (exit 2) when it is missing or not a directory."""
     root = Path(workspace).absolute()
     if not root.exists():
-        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository")
+        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository with --workspace")
     if not root.is_dir():
-        raise UsageError(f"workspace {workspace} is not a directory; pass the folder of your repository")
+        raise UsageError(
+            f"workspace {workspace} is not a directory; pass the folder of your repository with --workspace"
+        )
+    return root
+
+
+def _check_folders(workspace: Path | str, package: Path | str | None) -> tuple[Path, Path | None]:
+    root = check_workspace(workspace)
     if package is None:
         return root, None
     folder = (root / package).absolute()
@@ -312,7 +320,7 @@ def resolve_settings(
     """
     from autocode.record.load import load_record
 
-    root, package_dir = _check_workspace(workspace, package)
+    root, package_dir = _check_folders(workspace, package)
     warnings: list[str] = []
     record = load_record(root)
     layers = [

@@ -57,7 +57,6 @@ SETTING_NAMES: tuple[str, ...] = tuple(Settings.model_fields)
 
 # The learned record may only supply these; everything else it holds is context.
 LEARNED_SETTINGS: tuple[str, ...] = ("framework", "test_command")
-DETECTED_SETTINGS: tuple[str, ...] = ("framework", "test_command")
 
 
 def flag_name(name: str) -> str:

@@ -10,7 +10,6 @@ from autocode.tasks.errors import (
     NoRepository,
     NotAwaitingInput,
     PlanRevisionMismatch,
-    TaskBusy,
     TaskNotFound,
 )
 from autocode.tasks.run import (
@@ -33,7 +32,6 @@ __all__ = [
     "NotAwaitingInput",
     "PlanRevisionMismatch",
     "Source",
-    "TaskBusy",
     "TaskNotFound",
     "TaskOptions",
     "TaskRun",

@@ -38,7 +38,10 @@ def pilot_prep(
     own_folder = report_path.parent.resolve() == root / ".autocode"
     if not report_path.parent.is_dir() and not own_folder:
         raise UsageError(f"the report's folder {report_path.parent} does not exist; create it or pick another path")
-    brief = brief_path.read_text(encoding="utf-8")
+    try:
+        brief = brief_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read the brief file {brief_path} as UTF-8 text: {exc}") from None
     if not brief.strip():
         raise UsageError(f"the brief file {brief_path} is empty; write the task in it")
     prep = make_prep_copy(root, manifest=manifest_path.resolve())

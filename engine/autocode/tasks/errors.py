@@ -25,11 +25,4 @@ class NoRepository(AutoCodeError):
     exit_code = 2
 
 
-class TaskBusy(AutoCodeError):
-    """Another process is changing this task right now."""
-
-    kind = "taskBusy"
-    exit_code = 5
-
-
-__all__ = ["NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskBusy", "TaskNotFound", "UsageError"]
+__all__ = ["NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]

@@ -10,6 +10,7 @@ killed at any point leaves the last committed state; `load()` then
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import os
 import re
@@ -173,7 +174,7 @@ class TaskRun:
         options: TaskOptions | Mapping[str, Any] | None = None,
     ) -> TaskRun:
         """Create a task and run it until it needs a person or ends."""
-        from autocode.tasks.launch import recall_memories, resolve_launch
+        from autocode.tasks.launch import resolve_launch
 
         opts = TaskOptions.coerce(options)
         root = _workspace_root(workspace)
@@ -203,24 +204,29 @@ class TaskRun:
                 "model": values.get("model"),
                 "base_url": values.get("base_url"),
                 "api_key_env": values.get("api_key_env"),
-                "scenario": opts.scenario,
+                # A scenario given as a file is kept absolute so a resume from elsewhere finds it.
+                "scenario": str(Path(opts.scenario).resolve()) if opts.scenario and Path(opts.scenario).is_file() else opts.scenario,
                 "routes": values.get("routes") or {},
             }
         )
         check_config(config)
         if opts.progress:
             opts.progress("requirements", "making the prep copy")
-        prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
         task_id = _new_task_id()
+        agent = str(values.get("agent") or "implementer")
+        # The copy waits on the file system most of the time; the citations
+        # (their own pass over the git inventory), the memory recall and HEAD
+        # are read beside it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            cited = pool.submit(_citations, root)
+            recalled = pool.submit(_recall, launch.settings_obj, root, agent, task_id, brief)
+            head = pool.submit(gitsafe.head, root)
+            prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
+            cites, recall, head_sha = cited.result(), recalled.result(), head.result()
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
         run_dir.mkdir(parents=True)
         (run_dir / "evidence").mkdir()
-        agent = str(values.get("agent") or "implementer")
-        try:
-            recall = recall_memories(launch.settings_obj, root, agent, task_id, brief)
-        except Exception as exc:  # memory trouble must not block a task; it is reported
-            recall = {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
         if opts.progress and recall.get("error"):
             opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
         launch_data = {
@@ -228,7 +234,7 @@ class TaskRun:
             "task_id": task_id,
             "workspace": str(root),
             "brief": brief,
-            "head": gitsafe.head(root),
+            "head": head_sha,
             "options": {
                 "test_command": opts.test_command,
                 "package": package,
@@ -241,7 +247,7 @@ class TaskRun:
             "project_conventions": launch.conventions,
             "provider": config.to_dict(),
             "prep": _prep_dict(prep),
-            "citations": _citations(root),
+            "citations": cites,
             "recall": recall,
         }
         store.write_json_atomic(run_dir / "launch.json", launch_data)
@@ -302,6 +308,12 @@ class TaskRun:
             raise TaskNotFound(
                 f"no task {task_id} in {root}; `autocode task list --workspace {root}` shows its tasks"
             ) from None
+        except (ValueError, OSError) as exc:
+            raise AutoCodeError(
+                f"the saved files of task {task_id} cannot be read ({exc}); AutoCode never writes them "
+                f"partially, so they were changed by hand: restore them or start a new task",
+                kind="taskDamaged",
+            ) from None
         run = cls(root, task_id, state, launch, on_change=on_change, progress=progress)
         run._refresh_views_if_stale()
         return run
@@ -309,8 +321,8 @@ class TaskRun:
     # ------------------------------------------------------------------ reading
 
     def snapshot(self) -> dict[str, Any]:
-        """The task as the faces show it; `revision` grows with every change."""
-        s = self._state
+        """The task as last committed (read from disk, so any instance in any process agrees)."""
+        s = self._committed()
         kind = NEEDS_OF.get(s["state"])
         needs: dict[str, Any] = {"kind": kind}
         if kind == "answer_questions":
@@ -350,17 +362,25 @@ class TaskRun:
 
     def details(self) -> dict[str, Any]:
         """Everything recorded about the run (for `task show`)."""
+        s = self._committed()
         return {
             "snapshot": self.snapshot(),
-            "ledger": self._state["ledger"],
-            "requirements": self._state["requirements"],
-            "plan": self._state["plan"],
-            "approvals": self._state["approvals"],
-            "tests": self._state["tests"],
-            "apply": self._state["apply"],
+            "ledger": s["ledger"],
+            "requirements": s["requirements"],
+            "plan": s["plan"],
+            "approvals": s["approvals"],
+            "tests": s["tests"],
+            "apply": s["apply"],
             "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
+
+    def _committed(self) -> dict[str, Any]:
+        try:
+            state: dict[str, Any] = store.read_json(self.run_dir / "state.json")
+        except (FileNotFoundError, ValueError):
+            state = self._state
+        return state
 
     # ------------------------------------------------------------------ person's actions
 
@@ -486,6 +506,8 @@ class TaskRun:
 
     def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
         s = self._state
+        if s["state"] in PAUSES and s["state"] not in s["paused_states"]:
+            s["paused_states"].append(s["state"])
         s["revision"] += 1
         s["updated"] = store.now_iso()
         store.write_json_atomic(self.run_dir / "state.json", s)
@@ -529,10 +551,6 @@ class TaskRun:
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
                 self._fail("internalError", f"{type(exc).__name__}: {exc}")
-        if self._state["state"] in PAUSES:
-            entered = self._state["state"]
-            if entered not in self._state["paused_states"]:
-                self._state["paused_states"].append(entered)
         if self._state["state"] == "COMPLETED" and self._state["learning"]["status"] == "pending":
             self._learn()
 
@@ -658,7 +676,12 @@ class TaskRun:
             store.write_text_atomic(diff_path, diff)
             _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
-        self._state["implementation"] = {"files": _diff_files(diff), "bytes": len(diff.encode())}
+        files = _diff_files(diff)
+        store.write_text_atomic(
+            self.run_dir / "evidence" / "head.diff",
+            diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
+        )
+        self._state["implementation"] = {"files": files, "bytes": len(diff.encode())}
         self._state["state"] = "VERIFYING"
         self._commit("implemented", {"files": self._state["implementation"]["files"]})
 
@@ -734,7 +757,16 @@ class TaskRun:
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
         self._state["learning"] = outcome
         store.kill_point("learned")
-        self._commit("learned", {"learning": outcome.get("status")})
+        self._commit(
+            "learned",
+            {
+                "learning": outcome.get("status"),
+                "conventions": outcome.get("conventions", []),
+                "dropped_for_credentials": outcome.get("dropped_for_credentials", []),
+                "omitted": outcome.get("omitted", []),
+                "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
+            },
+        )
 
     # ------------------------------------------------------------------ helpers
 
@@ -770,15 +802,18 @@ class TaskRun:
     def _write_views(self) -> None:
         s = self._state
         rev = s["revision"]
-        store.write_json_atomic(self.run_dir / "ledger.json", {"revision": rev, **s["ledger"]})
+        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s["ledger"]})]
         if s["requirements"] is not None:
-            store.write_json_atomic(self.run_dir / "requirements.json", {"revision": rev, **s["requirements"]})
+            views.append(("requirements.json", {"revision": rev, **s["requirements"]}))
         if s["plan"] is not None:
-            store.write_json_atomic(
-                self.run_dir / "plan.json", {"revision": rev, "plan_revision": s["plan_revision"], **s["plan"]}
+            views.append(("plan.json", {"revision": rev, "plan_revision": s["plan_revision"], **s["plan"]}))
+        views.append(("approvals.json", {"revision": rev, "approvals": s["approvals"]}))
+        for name, data in views:
+            store.write_json_atomic(self.run_dir / name, data, durable=False)
+        if s["plan"] is not None:
+            store.write_text_atomic(
+                self.run_dir / "plan.md", render_plan(s["plan"], s["plan_revision"]), durable=False
             )
-            store.write_text_atomic(self.run_dir / "plan.md", render_plan(s["plan"], s["plan_revision"]))
-        store.write_json_atomic(self.run_dir / "approvals.json", {"revision": rev, "approvals": s["approvals"]})
 
     def _refresh_views_if_stale(self) -> None:
         try:
@@ -786,9 +821,11 @@ class TaskRun:
         except (FileNotFoundError, ValueError):
             seen = None
         if seen != self._state["revision"]:
-            with store.locked(self.run_dir):
-                self._reload()
-                self._write_views()
+            # Never wait here: a task busy in another call writes its own views.
+            with store.locked(self.run_dir, blocking=False) as got:
+                if got:
+                    self._reload()
+                    self._write_views()
 
 
 def render_plan(plan: dict[str, Any] | None, revision: int) -> str:
@@ -859,6 +896,15 @@ def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str],
     return make_prep_copy(root, manifest=manifest, progress=copied)
 
 
+def _recall(settings_obj: Any, root: Path, agent: str, task_id: str, brief: str) -> dict[str, Any]:
+    from autocode.tasks.launch import recall_memories
+
+    try:
+        return recall_memories(settings_obj, root, agent, task_id, brief)
+    except Exception as exc:  # memory trouble must not block a task; it is reported
+        return {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
+
+
 def _citations(root: Path) -> list[str]:
     from autocode.prep import citations
 
@@ -915,6 +961,31 @@ def _diff_files(diff: str) -> list[str]:
             if name not in files:
                 files.append(name)
     return files
+
+
+def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
+    """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
+    import difflib
+
+    chunks: list[str] = []
+    for rel in files:
+        old: str | None = None
+        if head:
+            proc = gitsafe.run(["show", f"{head}:{rel}"], workspace, check=False)
+            if proc.returncode == 0:
+                old = proc.stdout.decode("utf-8", "surrogateescape")
+        target = copy / rel
+        new = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
+        if old == new:
+            continue
+        lines = difflib.unified_diff(
+            (old or "").splitlines(keepends=True),
+            (new or "").splitlines(keepends=True),
+            fromfile=f"a/{rel}" if old is not None else "/dev/null",
+            tofile=f"b/{rel}" if new is not None else "/dev/null",
+        )
+        chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(lines))
+    return "".join(chunks)
 
 
 def _run_tests(

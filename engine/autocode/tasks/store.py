@@ -49,8 +49,13 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace `path` with `data` so a reader sees either the old or the new file, never half."""
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace `path` with `data` so a reader sees either the old or the new file, never half.
+
+    `durable` also syncs the data and the folder so the change survives an
+    operating-system crash; views that can be rebuilt from `state.json` skip it
+    (a killed process never loses what it wrote either way).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
@@ -59,20 +64,23 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
         while view:
             written = os.write(fd, view)
             view = view[written:]
-        os.fsync(fd)
+        if durable:
+            os.fsync(fd)
     finally:
         os.close(fd)
     kill_point(f"write:{path.name}")
     os.replace(tmp, path)
-    _fsync_dir(path.parent)
+    if durable:
+        _fsync_dir(path.parent)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=False, default=str) + "\n").encode("utf-8"))
+def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:
+    text = json.dumps(data, indent=2, sort_keys=False, default=str) + "\n"
+    write_bytes_atomic(path, text.encode("utf-8"), durable=durable)
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"))
+def write_text_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    write_bytes_atomic(path, text.encode("utf-8", "surrogateescape"), durable=durable)
 
 
 def read_json(path: Path) -> Any:
@@ -80,13 +88,13 @@ def read_json(path: Path) -> Any:
 
 
 def append_event(path: Path, event: str, data: dict[str, Any] | None = None) -> None:
-    """Append one JSON line with O_APPEND in a single write, then fsync."""
+    """Append one JSON line with O_APPEND in a single write."""
     record = {"time": now_iso(), "event": event, **(data or {})}
     line = (json.dumps(record, sort_keys=False, default=str) + "\n").encode("utf-8")
+    # One write() of the whole line: a killed process leaves whole lines only.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         os.write(fd, line)
-        os.fsync(fd)
     finally:
         os.close(fd)
 

@@ -851,7 +851,8 @@ def render_markdown() -> str:
         "the answer. A free-text question arrives as `window/showMessage`, answer it with "
         "`autocode.task.answer`.",
         "- A plan to review opens with `window/showDocument`; approve it with "
-        "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`).",
+        "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`). A client "
+        "without `window.showDocument.support` gets the plan's location in a `window/showMessage`.",
         "- Long work (prep copies, task phases) reports `$/progress` only when the client set "
         "`window.workDoneProgress` in its capabilities. Cancelling that progress cancels the task.",
         "",
@@ -859,8 +860,11 @@ def render_markdown() -> str:
         '(for example `{"protocolVersion": "1.0"}`) gets instead the custom methods below: '
         "`autocode/task/didChange` after every change, and the requests "
         "`autocode/task/askQuestion` and `autocode/task/reviewPlan`. It then receives neither "
-        "the showMessageRequest questions nor the showDocument plans. A client that does not "
-        "opt in never receives an `autocode/*` message.",
+        "the showMessageRequest questions nor the showDocument plans. Each of the three can be "
+        "declined on its own with `false` in that object (for example "
+        '`{"protocolVersion": "1.0", "askQuestion": false}` keeps `didChange` and `reviewPlan` '
+        "and brings questions as plain messages). A client that does not opt in never receives "
+        "an `autocode/*` message.",
         "",
         "The server answers `initialize` with `capabilities.experimental.autocode` = "
         "`{protocolVersion, serverVersion, features}` (the same as `autocode.protocol.info`).",

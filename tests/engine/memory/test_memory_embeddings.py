@@ -126,3 +126,16 @@ def test_provider_selection_says_why(provider: str, kwargs: dict[str, str], mode
     choice = select_embedder(provider, **kwargs)
     assert choice.mode == mode
     assert why in choice.reason
+
+
+def test_evaluation_set_is_all_memories_and_ranks_well(tmp_path: Path) -> None:
+    from bench.memory_eval import build_store, load_eval, recall_at_k
+
+    data = load_eval()
+    assert len(data.memories) >= 200 and len(data.queries) >= 60
+    mapping = build_store(tmp_path / "eval.sqlite3", data)  # raises if any is refused, merged or a skill
+    assert len(mapping) == len(data.memories)
+    with open_memory(memory_path=tmp_path / "eval.sqlite3", embedding_provider="static") as memory:
+        assert recall_at_k(memory, data, mapping, "keyword") >= 0.85
+        assert recall_at_k(memory, data, mapping, "hybrid") >= 0.85
+        assert recall_at_k(memory, data, mapping, "semantic") >= 0.55

@@ -154,3 +154,45 @@ def test_terms_keep_versions_and_split_identifiers() -> None:
 )
 def test_origin_normalisation_strips_credentials_and_local_paths(url: str, key: str | None) -> None:
     assert normalise_origin(url) == key
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "ghp" + "_" + "Zq3Rt7Kp9Lm2Xv5Nb8Wc4Yd6Hf1Gj0Sa3Te",
+        "sk-" + "proj-" + "a1B2c3D4e5F6g7H8i9J0k1L2",
+        "xoxb-" + "1234567890-abcdefghij",
+    ],
+)
+def test_vendor_tokens_are_refused_even_in_unusual_lengths(token: str) -> None:
+    refusal = rules.check_content(f"The bot logs in with {token} on staging")
+    assert refusal is not None and refusal.kind == "credential"
+
+
+@pytest.mark.parametrize(
+    "content",
+    ["The sk-learn pipeline is pinned", "Use the gh_pages branch for docs", "Tasks run in the xox queue"],
+)
+def test_token_look_alikes_are_kept(content: str) -> None:
+    assert rules.check_content(content) is None
+
+
+def test_save_tool_description_states_the_test_and_the_line_to_skills() -> None:
+    from autocode.memory.tools import tool_schemas
+
+    tools = {t["function"]["name"]: t["function"] for t in tool_schemas()}
+    assert set(tools) == {"save_memory", "search_memory", "delete_memory"}
+    save = tools["save_memory"]
+    assert "stops being true once the current task is finished" in save["description"]
+    assert "skill" in save["description"]
+    assert save["parameters"]["properties"]["scope"]["enum"] == ["project", "global"]
+    assert tools["search_memory"]["parameters"]["properties"]["owner"]["enum"] == ["all", "self", "team"]
+
+
+def test_paths_of_this_machine_are_refused_but_repository_paths_are_kept() -> None:
+    home = "/home/" + "alice/projects/shop/.venv"
+    refusal = rules.check_content(f"The virtualenv lives at {home}")
+    assert refusal is not None and refusal.kind == "machine_path" and refusal.suggestion is None
+    assert "relative to the repository root" in refusal.belongs
+    for fine in ("Fixtures are in tests/fixtures/invoices", "Shebangs use /usr/bin/env python3", "Logs go to /var/log/shop.log"):
+        assert rules.check_content(fine) is None, fine

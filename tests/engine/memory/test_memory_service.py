@@ -383,3 +383,25 @@ def test_context_accepts_a_repository_key_instead_of_a_folder(make_memory: Memor
     assert ids(memory.list(MemoryContext("implementer", repos["a"]))) == {saved.id}
     with pytest.raises(NotARepository):
         memory.save(MemoryContext("implementer", "not-a-key-or-folder"), "A fact")
+
+
+def test_ranking_cache_sees_writes_from_another_connection(make_memory: MemoryFactory) -> None:
+    reader = make_memory(embedding_provider="static")
+    writer = make_memory(embedding_provider="static")
+    ctx = MemoryContext("implementer", None)
+    first = writer.save(ctx, "The mail catcher listens on port 8025 in development")
+    assert [h.memory.id for h in reader.search(ctx, "where do local emails go").hits] == [first.id]
+    second = writer.save(ctx, "Outgoing email in development is captured by the mail catcher, nothing is delivered")
+    assert second.saved
+    assert {h.memory.id for h in reader.search(ctx, "mail catcher").hits} == {first.id, second.id}
+    writer.delete(ctx, first.id or "")
+    assert [h.memory.id for h in reader.search(ctx, "mail catcher").hits] == [second.id]
+
+
+def test_a_path_inside_this_checkout_is_refused(make_memory: MemoryFactory, repos: dict[str, Path]) -> None:
+    memory = make_memory()
+    result = memory.save(MemoryContext("implementer", repos["a"]), f"The entry point is {repos['a'] / 'src' / 'app.py'}")
+    assert result.refused is not None and result.refused.kind == "machine_path"
+    assert memory.store.count_memories() == 0
+    kept = memory.save(MemoryContext("implementer", repos["a"]), "The entry point is src/app.py")
+    assert kept.saved

@@ -68,7 +68,7 @@ def test_default_store_is_in_the_user_data_folder(tmp_path: Path, monkeypatch: p
         memory.save(MemoryContext(None, None), "Deploys freeze on Fridays after noon")
     assert (tmp_path / "data" / "autocode" / "memory.sqlite3").is_file()
     info = doctor_section(embedding_provider="none")
-    assert info["ok"] and info["memories"] == 1 and info["schema_version"] == 2
+    assert info["ok"] and info["memories"] == 1 and info["schema_version"] == 4
     assert info["search_mode"] == "keyword" and "embedding_provider is none" in info["why"]
 
 
@@ -98,7 +98,8 @@ def test_migrations_upgrade_in_place_and_refuse_newer_schemas(kind: str, request
         )
     old.close()
     store = _open_at(kind, where)
-    assert store.schema_version() == 2
+    assert store.schema_version() == 4
+    assert store.generation() >= 0
     assert store.query("SELECT content FROM memories") == [("Kept across upgrades",)]
     assert store.query("SELECT count(*) FROM reflection_lessons") == [(0,)]
     with store.write() as w:
@@ -170,7 +171,7 @@ def test_unreachable_postgresql_is_a_clear_error() -> None:
 
 def test_doctor_section_for_the_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from autocode.doctor import DoctorContext
-    from autocode.memory.doctor import doctor_section as section
+    from autocode.doctor import memory_section as section
     from autocode.settings import resolve_settings
     from support import make_repo
 
@@ -183,4 +184,48 @@ def test_doctor_section_for_the_report(tmp_path: Path, monkeypatch: pytest.Monke
     assert data["location"] == str(tmp_path / "data" / "autocode" / "memory.sqlite3")
     assert built.render is not None
     text = "\n".join(built.render(data))
-    assert "search mode  keyword" in text and "embedding_provider is none" in text
+    assert "search: keyword" in text and "embedding_provider is none" in text
+
+
+def test_duplicate_lookup_stays_inside_the_bucket_after_upgrade(tmp_path: Path) -> None:
+    path = tmp_path / "m.sqlite3"
+    old = SqliteStore(path, migrate_to=3)
+    with old.write() as w:
+        w.execute(
+            "INSERT INTO memories (id, content, norm_hash, terms, scope, owner, created_at, updated_at) "
+            "VALUES ('mem_old', 'Workers restart after deploys', 'h', 'worker restart deploy', 'global', 'planner', 't', 't')"
+        )
+    old.close()
+    with open_memory(memory_path=path, embedding_provider="none") as memory:
+        again = memory.save(MemoryContext("planner", None), "Workers restart after each deploy")
+        assert again.duplicate_of == "mem_old" and again.duplicate_method == "terms"
+        other = memory.save(MemoryContext("reviewer", None), "Workers restart after each deploy")
+        assert other.saved
+
+
+def test_a_file_that_is_not_a_database_is_reported_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    path.write_bytes(b"not a database, " * 200)
+    before = path.read_bytes()
+    with pytest.raises(StoreUnavailable, match="memory_path"):
+        open_memory(memory_path=path, embedding_provider="none")
+    assert path.read_bytes() == before
+
+
+def test_a_writer_holding_the_lock_too_long_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import autocode.memory.sqlite_store as sqlite_store
+
+    path = tmp_path / "memory.sqlite3"
+    with open_memory(memory_path=path, embedding_provider="none") as memory:
+        memory.save(MemoryContext(None, None), "Backups run at 01:00 UTC")
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        monkeypatch.setattr(sqlite_store, "BUSY_TIMEOUT_MS", 200)
+        with open_memory(memory_path=path, embedding_provider="none") as memory:
+            with pytest.raises(StoreUnavailable, match="stayed locked"):
+                memory.save(MemoryContext(None, None), "Restores are tested monthly")
+            assert [m.content for m in memory.list(MemoryContext(None, None))] == ["Backups run at 01:00 UTC"]
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()

@@ -232,8 +232,8 @@ function M.describe(err)
   local msg = err.message or vim.inspect(err)
   if M.kind(err) == protocol.kinds.no_repository then
     msg = msg
-      .. ' (task commands need a workspace folder: open a file inside a git repository or :cd into one;'
-      .. ' memory commands still work and use global memory)'
+      .. ' (task commands, doctor and forget need a workspace folder: open a file inside a git repository'
+      .. ' or :cd into one; memory commands still work, on global memory)'
   end
   return msg
 end

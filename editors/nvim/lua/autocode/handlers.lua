@@ -44,7 +44,7 @@ end
 --- decides there (a approve, r reject) or with :AutoCode approve / reject.
 --- Closing the plan window without deciding answers "later": the plan stays
 --- waiting for :AutoCode approve.
-function M.review_plan(_, params, _)
+function M.review_plan(_, params, ctx)
   local tasks = require('autocode.tasks')
   local ui = require('autocode.ui')
   local client = require('autocode.client')
@@ -68,7 +68,11 @@ function M.review_plan(_, params, _)
     tasks.reviews[id] = nil
     previous.resolve({ decision = 'later' })
   end
-  tasks.reviews[id] = { plan_revision = field(params, 'planRevision'), resolve = resolve }
+  tasks.reviews[id] = {
+    plan_revision = field(params, 'planRevision'),
+    resolve = resolve,
+    client_id = ctx and ctx.client_id,
+  }
   if require('autocode.config').options.open_plan then
     local buf = tasks.open_plan(params)
     vim.api.nvim_create_autocmd('BufWinLeave', {
@@ -94,6 +98,12 @@ end
 --- Reports a server that went away on its own.
 function M.on_exit(code, signal, client_id)
   local tasks = require('autocode.tasks')
+  -- Reviews that server was waiting on died with it: approvals go through commands now.
+  for id, review in pairs(tasks.reviews) do
+    if review.client_id == client_id then
+      tasks.reviews[id] = nil
+    end
+  end
   for token in pairs(tasks.progress) do
     if token:find('^' .. client_id .. ':') then
       tasks.progress[token] = nil

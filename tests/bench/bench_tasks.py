@@ -1,0 +1,84 @@
+"""Benchmark: `task start` until it needs plan approval, against the prep copy alone, same run.
+
+On a 10k-file repository the fixture provider's task start is dominated by
+its prep copy; the figure is the engine's own overhead on top of that copy
+(settings, record, memory recall, citations, run directory writes,
+requirements and planning). Goal: at most 1.3x. Run: python tests/bench/bench_tasks.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+FILES = 10_000
+ROUNDS = 7
+
+
+def _git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+           "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "bench@example.invalid"}
+    subprocess.run(["git", "-c", "init.defaultBranch=main", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def build_repo(root: Path) -> Path:
+    repo = root / "big"
+    for i in range(FILES):
+        path = repo / f"pkg{i % 100:02d}" / f"mod{i:05d}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"VALUE_{i} = {i}\n\n\ndef f_{i}():\n    return VALUE_{i}\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_nothing.py").write_text("import unittest\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "big")
+    return repo
+
+
+def main() -> int:
+    scratch = Path(tempfile.mkdtemp(prefix="autocode-bench-tasks-"))
+    os.environ["XDG_DATA_HOME"] = str(scratch / "data")  # never touch this machine's memory store
+    os.environ["XDG_CONFIG_HOME"] = str(scratch / "config")
+    try:
+        from autocode.prep import make_prep_copy
+        from autocode.tasks import TaskOptions, TaskRun
+
+        repo = build_repo(scratch)
+        # Warm-up (imports, the embedding model's first load, the page cache) is not measured.
+        TaskRun.start(repo, "warm up", TaskOptions(scenario="no-questions"))
+        copy_times: list[float] = []
+        start_times: list[float] = []
+        for _ in range(ROUNDS):
+            t0 = time.perf_counter()
+            make_prep_copy(repo)
+            copy_times.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            run = TaskRun.start(repo, "Rename VALUE_1 in pkg01/mod00001.py", TaskOptions(scenario="no-questions"))
+            start_times.append(time.perf_counter() - t0)
+            assert run.snapshot()["needs"]["kind"] == "approve_plan"
+            shutil.rmtree(repo / ".autocode" / "prep")
+        # The machine is shared and noisy: each round pairs a copy with a start
+        # made right after it, and the figure is the median of those pairs' ratios;
+        # the ratio of the fastest of each kind is shown beside it.
+        paired = statistics.median(s / c for s, c in zip(start_times, copy_times, strict=True))
+        best = min(start_times) / min(copy_times)
+        print(f"tasks: {FILES} files, {ROUNDS} interleaved rounds")
+        print(f"  anchor  prep copy alone                         median {statistics.median(copy_times) * 1000:7.0f} ms"
+              f"  fastest {min(copy_times) * 1000:7.0f} ms  1.00x")
+        print(f"  figure  task start -> needs.kind=approve_plan  median {statistics.median(start_times) * 1000:7.0f} ms"
+              f"  fastest {min(start_times) * 1000:7.0f} ms  {paired:.2f}x paired median, {best:.2f}x fastest")
+        verdict = "goal met" if paired <= 1.3 else "over the goal"
+        print(f"  goal <= 1.30x (paired median): {verdict}")
+        return 0
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
