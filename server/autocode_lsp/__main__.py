@@ -74,13 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     from autocode_lsp import transport
+    from autocode_lsp.server import close_memory_services
 
     log_file = transport.setup_logging(args.log_file, args.log_level)
-    if args.tcp is not None:
-        return transport.serve_tcp(*args.tcp, log_file=log_file)
-    if args.ws is not None:
-        return transport.serve_ws(*args.ws, log_file=log_file)
-    return transport.serve_stdio(log_file=log_file)
+    try:
+        if args.tcp is not None:
+            return transport.serve_tcp(*args.tcp, log_file=log_file)
+        if args.ws is not None:
+            return transport.serve_ws(*args.ws, log_file=log_file)
+        return transport.serve_stdio(log_file=log_file)
+    finally:
+        close_memory_services()
 
 
 if __name__ == "__main__":

@@ -182,6 +182,15 @@ def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, An
     loop.default_exception_handler(context)
 
 
+def close_memory_services() -> None:
+    """Close the process's memory stores, if any memory command opened one (no import otherwise)."""
+    import sys
+
+    module = sys.modules.get("autocode_lsp.memory_services")
+    if module is not None:
+        module.close_all()
+
+
 def available_features() -> list[str]:
     """Features whose engine part is installed (cheap: no engine import)."""
     import importlib.util
@@ -264,6 +273,10 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AutoCodeServer, params: Any) -> None:
         ClientLogHandler.detach(ls)
+        if ls.end_connection is None:
+            # stdio: the session is the process, so its memory stores close now.
+            # TCP/WebSocket sessions share them; they close when the listener stops.
+            close_memory_services()
 
     return server
 

@@ -24,8 +24,13 @@ R = TypeVar("R")
 def _with_service(
     workspace: Path | None, agent: str | None, use: Callable[[MemoryService, MemoryContext], R]
 ) -> R:
-    """Open the store the workspace's settings name (defaults without one), use it, close it."""
-    from autocode.memory import MemoryContext, open_memory
+    """Use the process's service for the store the workspace's settings name (defaults without one).
+
+    The service stays open between commands (see `autocode_lsp.memory_services`), so its
+    ranking index and embedding model survive from one search to the next.
+    """
+    from autocode.memory import MemoryContext
+    from autocode_lsp.memory_services import services
 
     settings = None
     if workspace is not None:
@@ -33,7 +38,7 @@ def _with_service(
 
         settings = resolve_settings(workspace)
     ctx = MemoryContext(agent=agent, repository=workspace)
-    with open_memory(settings) as service:
+    with services().lease(settings) as service:
         return use(service, ctx)
 
 

@@ -273,6 +273,15 @@ class MemoryApplyPromotionArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class MemoryStoresInfo:
+    open: int
+    """Memory services this server process holds open now (one per distinct store configuration)."""
+    opened: int
+    """Memory services opened since the process started; repeated memory commands on one
+    configuration reuse its service, so this grows only with new configurations."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ProtocolInfo:
     protocol_version: str
     server_version: str
@@ -282,6 +291,8 @@ class ProtocolInfo:
     """Whether this session receives the `autocode/*` notifications and requests."""
     workspaces: list[str]
     """The session's workspace folders as paths (empty: no repository in context)."""
+    memory_stores: MemoryStoresInfo
+    """The server process's memory services (shared by every session of the process)."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
