@@ -147,9 +147,7 @@ def main() -> None:
     opts = parser.parse_args()
 
     from autocode import gitsafe
-    from autocode.prep import PrepResult, copier, inventory, make_prep_copy
-
-    default_split = copier.PARALLEL_MIN_ENTRIES
+    from autocode.prep import PrepResult, inventory, make_prep_copy
 
     with tempfile.TemporaryDirectory(prefix="bench-prep-", dir=opts.dir) as tmp:
         base = Path(tmp)
@@ -159,9 +157,7 @@ def main() -> None:
         files = [e.path for e in inv.entries if e.kind == "file"]
         listing = b"".join(os.fsencode(p) + b"\0" for p in files)
         enum = min(timed(lambda: gitsafe.tracked_files(repo))[0] for _ in range(3))
-        runs: dict[str, list[tuple[float, float]]] = {
-            "tar": [], "worktree": [], "prep": [], "prep1": [], "inventory": []
-        }
+        runs: dict[str, list[tuple[float, float]]] = {"tar": [], "worktree": [], "prep": [], "inventory": []}
         load_before = os.getloadavg()
         for r in range(opts.rounds):
             dest = base / f"tar{r}"
@@ -170,12 +166,9 @@ def main() -> None:
             dest = base / f"wt{r}"
             runs["worktree"].append(timed(lambda d=dest: worktree_add(repo, d)))  # type: ignore[misc]
             worktree_remove(repo, dest)
-            for key, split_at in (("prep", default_split), ("prep1", 1 << 62)):
-                copier.PARALLEL_MIN_ENTRIES = split_at
-                made: list[PrepResult] = []
-                runs[key].append(timed(lambda out=made: out.append(make_prep_copy(repo))))  # type: ignore[misc]
-                shutil.rmtree(made[0].copy.parent)
-            copier.PARALLEL_MIN_ENTRIES = default_split
+            made: list[PrepResult] = []
+            runs["prep"].append(timed(lambda out=made: out.append(make_prep_copy(repo))))  # type: ignore[misc]
+            shutil.rmtree(made[0].copy.parent)
             runs["inventory"].append(timed(lambda: inventory(repo)))
         load_after = os.getloadavg()
         wall = {k: min(w for w, _ in v) for k, v in runs.items()}
@@ -198,8 +191,6 @@ def main() -> None:
         print(f"git worktree add --detach     : {wall['worktree'] * 1000:.0f} ms wall, {cpu['worktree'] * 1000:.0f} ms cpu")
         line("prep copy vs tar floor", "prep", "tar", "goal <= 1.5x")
         line("prep copy vs worktree add", "prep", "worktree", "goal < 1.0x")
-        line("prep, one process vs tar", "prep1", "tar", "no forked worker")
-        line("prep, one process vs worktree", "prep1", "worktree", "no forked worker")
         line("inventory alone vs tar", "inventory", "tar", f"git ls-files alone {enum * 1000:.0f} ms")
         mem_before, mem_after = prep_peak_memory(repo)
         tar_mem = tar_peak_memory(repo, listing, base / "tar-mem") if shutil.which("/usr/bin/time") else 0

@@ -10,16 +10,9 @@ with `O_EXCL`/`O_NOFOLLOW` inside a folder made for this copy.
 
 from __future__ import annotations
 
-import contextlib
-import json
-import mmap
 import os
-import signal
 import stat
-import struct
-import threading
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from autocode.errors import SetupError
 from autocode.prep import fsutil
@@ -84,9 +77,6 @@ class _Mover:
         return len(data)
 
 
-Group = tuple[fsutil.Dir, list[tuple[str, Entry]]]
-
-
 def copy_entries(
     src_root_fd: int,
     dst_root_fd: int,
@@ -94,13 +84,10 @@ def copy_entries(
     links: dict[str, str],
     progress: Progress | None = None,
 ) -> dict[str, int]:
-    """Copy `entries` (files, kept links, empty folders); return counts. Raises `changedDuringCopy`.
-
-    A large copy in a single-threaded process on a machine with two or more
-    cores is split in two: a forked worker copies the second half of the
-    folders while this process copies the first. Both run the same checked
-    per-file code; the worker's error (or death) fails the whole copy.
-    """
+    """Copy `entries` (files, kept links, empty folders); return counts. Raises `changedDuringCopy`."""
+    umask = _umask()
+    mover = _Mover()
+    hook = _test_hook
     by_dir: dict[str, list[tuple[str, Entry]]] = {}
     for e in entries:
         folder, _, name = e.path.rpartition("/")
@@ -109,76 +96,9 @@ def copy_entries(
             by_dir[folder] = [(name, e)]
         else:
             group.append((name, e))
-    groups = sorted(((tuple(k.split("/")) if k else ()), v) for k, v in by_dir.items())
+    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
     total = len(entries)
-    if total >= PARALLEL_MIN_ENTRIES and _can_fork():
-        split = _split_point(groups, total)
-        if 0 < split < len(groups):
-            return _copy_in_two(src_root_fd, dst_root_fd, groups[:split], groups[split:], links, total, progress)
-    counter = _Counter(progress, total)
-    return _copy_groups(src_root_fd, dst_root_fd, groups, links, counter, exist_ok=False)
-
-
-# Below this many entries the fork costs more than it saves.
-PARALLEL_MIN_ENTRIES = 3000
-
-
-def _can_fork() -> bool:
-    # Forking a process that runs other threads could copy a lock some thread holds;
-    # such a process (the language server) copies in one go instead.
-    if not hasattr(os, "fork") or threading.active_count() != 1:
-        return False
-    try:
-        return len(os.sched_getaffinity(0)) >= 2
-    except (AttributeError, OSError):
-        return (os.cpu_count() or 1) >= 2
-
-
-def _split_point(groups: Sequence[Group], total: int) -> int:
-    """Index of the first folder of the second half (about half the entries on each side)."""
-    seen = 0
-    for index, (_, items) in enumerate(groups):
-        if seen * 2 >= total:
-            return index
-        seen += len(items)
-    return len(groups)
-
-
-class _Counter:
-    """Entries done so far, reported every `_PROGRESS_EVERY` (plus a forked worker's share)."""
-
-    def __init__(self, progress: Progress | None, total: int, shared: mmap.mmap | None = None) -> None:
-        self.progress = progress
-        self.total = total
-        self.shared = shared
-        self.done = 0
-
-    def tick(self) -> None:
-        self.done += 1
-        if self.done % _PROGRESS_EVERY == 0:
-            if self.shared is not None:
-                struct.pack_into("q", self.shared, 0, self.done)
-            if self.progress is not None:
-                self.progress(self.done, self.total)
-
-    def finish(self) -> None:
-        if self.progress is not None:
-            self.progress(self.done, self.total)
-
-
-def _copy_groups(
-    src_root_fd: int,
-    dst_root_fd: int,
-    groups: Sequence[Group],
-    links: dict[str, str],
-    counter: _Counter,
-    *,
-    exist_ok: bool,
-) -> dict[str, int]:
-    umask = _umask()
-    mover = _Mover()
-    hook = _test_hook
-    files = links_made = folders = copied_bytes = 0
+    done = files = links_made = folders = copied_bytes = 0
     before_open: Callable[[str], None] | None = None
     if hook is not None:
         dir_hook = hook
@@ -186,16 +106,14 @@ def _copy_groups(
         def before_open(rel: str) -> None:
             dir_hook("dir", rel)
 
-    by_dir = dict(groups)
-    tick = counter.tick
     # This loop runs once per file of the workspace: the work per file is kept to
     # open, create, copy_file_range, fstat and two closes.
     for parent, src_fd, dst_fd, reason in fsutil.walk(
-        src_root_fd, by_dir, dest_fd=dst_root_fd, before_open=before_open, dest_exist_ok=exist_ok
+        src_root_fd, groups, dest_fd=dst_root_fd, before_open=before_open
     ):
         if src_fd is None or dst_fd is None:
             raise changed("/".join(parent), f"could no longer be opened as a folder ({reason})")
-        for name, entry in by_dir[parent]:
+        for name, entry in groups[parent]:
             if entry.kind == "file":
                 copied_bytes += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
                 files += 1
@@ -205,96 +123,12 @@ def _copy_groups(
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
                 folders += 1
-            tick()
-    counter.finish()
+            done += 1
+            if progress is not None and done % _PROGRESS_EVERY == 0:
+                progress(done, total)
+    if progress is not None:
+        progress(done, total)
     return {"files": files, "symlinks": links_made, "emptyFolders": folders, "bytes": copied_bytes}
-
-
-def _copy_in_two(
-    src_root_fd: int,
-    dst_root_fd: int,
-    mine: Sequence[Group],
-    theirs: Sequence[Group],
-    links: dict[str, str],
-    total: int,
-    progress: Progress | None,
-) -> dict[str, int]:
-    shared = mmap.mmap(-1, 8)
-    read_end, write_end = os.pipe()
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(read_end)
-        os.close(write_end)
-        shared.close()
-        return _copy_groups(
-            src_root_fd, dst_root_fd, [*mine, *theirs], links, _Counter(progress, total), exist_ok=False
-        )
-    if pid == 0:  # the worker: copy, report one JSON line, never return into the caller
-        status = 1
-        try:
-            os.close(read_end)
-            try:
-                report: dict[str, Any] = {
-                    "ok": _copy_groups(src_root_fd, dst_root_fd, theirs, links, _Counter(None, total, shared), exist_ok=True)
-                }
-            except SetupError as exc:
-                report = {"setup": [exc.message, exc.kind, exc.data]}
-            except OSError as exc:
-                report = {"os": [exc.errno, exc.strerror, exc.filename]}
-            except BaseException as exc:  # reported to the parent, which raises
-                report = {"other": repr(exc)}
-            data = json.dumps(report).encode("utf-8", "surrogateescape")
-            view = memoryview(data)
-            while view:
-                view = view[os.write(write_end, view):]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-    finished = False
-    try:
-        seen = [0]
-
-        def combined(done: int, _total: int) -> None:
-            seen[0] = struct.unpack_from("q", shared, 0)[0]
-            if progress is not None:
-                progress(min(done + seen[0], total), total)
-
-        counts = _copy_groups(src_root_fd, dst_root_fd, mine, links, _Counter(combined, total), exist_ok=True)
-        raw = b""
-        while chunk := os.read(read_end, 1 << 16):
-            raw += chunk
-        _, status = os.waitpid(pid, 0)
-        finished = True
-        if not raw or status != 0:
-            raise SetupError(
-                "the copy worker process stopped before finishing (killed or out of memory?). "
-                "Remedy: run prep again.",
-                kind="copyFailed",
-            )
-        report = json.loads(raw.decode("utf-8", "surrogateescape"))
-        if "setup" in report:
-            message, kind, data = report["setup"]
-            raise SetupError(message, kind=kind, data=data)
-        if "os" in report:
-            number, text, filename = report["os"]
-            raise OSError(number, text, filename)
-        if "other" in report:
-            raise RuntimeError(f"the copy worker process failed: {report['other']}")
-        theirs_counts: dict[str, int] = report["ok"]
-        if progress is not None:
-            progress(total, total)
-        return {k: v + theirs_counts[k] for k, v in counts.items()}
-    finally:
-        if not finished:
-            # Our half failed (or was interrupted): stop the worker before the caller
-            # removes the staging folder it is writing into.
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-        os.close(read_end)
-        shared.close()
 
 
 def _copy_file(

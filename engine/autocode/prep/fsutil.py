@@ -34,7 +34,6 @@ def walk(
     *,
     dest_fd: int | None = None,
     before_open: Callable[[str], None] | None = None,
-    dest_exist_ok: bool = False,
 ) -> Iterator[tuple[Dir, int | None, int | None, str]]:
     """Visit each folder of `groups` in depth-first order.
 
@@ -42,8 +41,6 @@ def walk(
     With `dest_fd`, each folder is also created below it and opened. The
     descriptors stay valid only until the next step of the iteration.
     `before_open`, when given, is called with the folder's path first (a test hook).
-    `dest_exist_ok` accepts a destination folder another copy worker already made
-    (it is still opened with `O_NOFOLLOW`, so a link there is refused).
     """
     dirs: set[Dir] = set()
     for d in groups:
@@ -70,11 +67,7 @@ def walk(
                     reason = open_failure(exc)
             if src is not None and parent_dst is not None:
                 try:
-                    try:
-                        os.mkdir(d[-1], 0o777, dir_fd=parent_dst)
-                    except FileExistsError:
-                        if not dest_exist_ok:
-                            raise
+                    os.mkdir(d[-1], 0o777, dir_fd=parent_dst)
                     dst = os.open(d[-1], O_DIR, dir_fd=parent_dst)
                 except BaseException:
                     os.close(src)
