@@ -177,6 +177,7 @@ class ProviderContext:
     workspace: Path
     copy: Path | None
     citations: list[str]
+    inputs: list[str] = field(default_factory=list)  # paths the manifest declares, checked in the copy
     project_conventions: list[dict[str, str]] = field(default_factory=list)
     answers: list[dict[str, str]] = field(default_factory=list)
     recalled: dict[str, list[str]] = field(default_factory=dict)

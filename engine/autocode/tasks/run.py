@@ -587,6 +587,7 @@ class TaskRun:
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
             citations=list(launch.get("citations") or []),
+            inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state["ledger"]),
             recalled=recalled,
