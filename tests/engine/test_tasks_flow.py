@@ -309,3 +309,20 @@ def test_on_change_sees_every_revision_and_the_interactive_terminal_flow(unittes
     )
     # Without a terminal --interactive is refused with the way out.
     assert proc.returncode == 2 and "--answers" in proc.stderr
+
+
+def test_an_empty_committed_workspace_cites_the_tasks_fallback(tmp_path: Path) -> None:
+    from autocode.tasks.run import NO_SOURCE_FILES
+    from support import make_repo
+
+    repo = make_repo(tmp_path / "empty")
+    assert git(repo, "ls-files").strip() == ""
+    run = TaskRun.start(repo, "Start the project with a README.", TaskOptions(scenario="no-questions"))
+    snap = run.snapshot()
+    assert snap["needs"]["kind"] == "approve_plan", snap
+    [run_dir] = run_dirs(repo)
+    requirements = json.loads((run_dir / "requirements.json").read_text())
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert requirements["citations"] == [NO_SOURCE_FILES]
+    assert plan["citations"] == [NO_SOURCE_FILES]
+    assert NO_SOURCE_FILES in (run_dir / "plan.md").read_text()

@@ -214,15 +214,14 @@ class TaskRun:
             opts.progress("requirements", "making the prep copy")
         task_id = _new_task_id()
         agent = str(values.get("agent") or "implementer")
-        # The copy waits on the file system most of the time; the citations
-        # (their own pass over the git inventory), the memory recall and HEAD
-        # are read beside it.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            cited = pool.submit(_citations, root)
+        # The copy waits on the file system most of the time; the memory
+        # recall and HEAD are read beside it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             recalled = pool.submit(_recall, launch.settings_obj, root, agent, task_id, brief)
             head = pool.submit(gitsafe.head, root)
             prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
-            cites, recall, head_sha = cited.result(), recalled.result(), head.result()
+            recall, head_sha = recalled.result(), head.result()
+        cites = _citations(root, prep)
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
         run_dir.mkdir(parents=True)
@@ -909,10 +908,20 @@ def _recall(settings_obj: Any, root: Path, agent: str, task_id: str, brief: str)
         return {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
 
 
-def _citations(root: Path) -> list[str]:
+NO_SOURCE_FILES = "(no source files yet: the workspace has nothing to cite)"
+
+
+def citation_fallback(prep: Any) -> list[str]:
+    """What a task cites when the workspace has no eligible file: its declared inputs, or a stated entry."""
+    inputs = prep.get("inputs") if isinstance(prep, dict) else getattr(prep, "inputs", None)
+    declared = [str(i.get("path") if isinstance(i, dict) else getattr(i, "path", "")) for i in inputs or []]
+    return [p for p in declared if p] or [NO_SOURCE_FILES]
+
+
+def _citations(root: Path, prep: Any) -> list[str]:
     from autocode.prep import citations
 
-    return list(citations(root, limit=20))
+    return list(citations(root, limit=20, fallback=citation_fallback(prep)))
 
 
 def _prep_dict(prep: Any) -> dict[str, Any]:
