@@ -921,7 +921,9 @@ def citation_fallback(prep: Any) -> list[str]:
 def _citations(root: Path, prep: Any) -> list[str]:
     from autocode.prep import citations
 
-    return list(citations(root, limit=20, fallback=citation_fallback(prep)))
+    # The copy's own inventory when it has one: no second walk of the git listing.
+    inv = getattr(prep, "inventory", None)
+    return list(citations(root, limit=20, fallback=citation_fallback(prep), inv=inv))
 
 
 def _prep_dict(prep: Any) -> dict[str, Any]:
