@@ -25,6 +25,7 @@ from autocode.providers.base import (
     Question,
     RequirementsReport,
     Review,
+    clean_lessons,
 )
 
 TEST_NAMING_QUESTION = "Which naming convention should future repository tests follow?"
@@ -179,7 +180,8 @@ class FixtureProvider:
     def review(self, ctx: ProviderContext, diff: str, test_exit_code: int | None) -> Review:
         files = sorted({line[6:] for line in diff.splitlines() if line.startswith("+++ b/")})
         verdict = "tests pass" if test_exit_code == 0 else "tests did not pass"
-        return Review(summary=f"{len(files)} file(s) changed; {verdict}", concerns=[])
+        lessons = clean_lessons(self.scenario.get("lessons") or [])
+        return Review(summary=f"{len(files)} file(s) changed; {verdict}", concerns=[], lessons=lessons)
 
     def _declared_patch(self, ctx: ProviderContext) -> str | None:
         if ctx.copy is None:

@@ -758,6 +758,7 @@ class TaskRun:
             outcome = learn(self.workspace, self._launch, self._state)
         except Exception as exc:  # learning can never make completion fail
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        self._record_lessons()
         self._state["learning"] = outcome
         store.kill_point("learned")
         self._commit(
@@ -770,6 +771,23 @@ class TaskRun:
                 "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
             },
         )
+
+    def _record_lessons(self) -> None:
+        """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
+        from autocode.providers.base import clean_lessons
+
+        lessons = clean_lessons((self._state.get("review") or {}).get("lessons") or [])
+        if not lessons:
+            return
+        from autocode.tasks.launch import record_lessons
+
+        agent = str(self._launch.get("values", {}).get("agent") or "implementer")
+        try:
+            ids = record_lessons(self.workspace, agent, self.id, lessons)
+        except Exception as exc:  # memory trouble never fails completion
+            self._note("lessons_not_recorded", {"count": len(lessons), "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._note("lessons_recorded", {"ids": ids})
 
     # ------------------------------------------------------------------ helpers
 
