@@ -112,7 +112,7 @@ export class ServerManager implements vscode.Disposable {
       } catch (err) {
         this.output.warn(`stopping the language server: ${String(err)}`);
       }
-      await client.dispose().catch?.(() => undefined);
+      await client.dispose().catch(() => undefined);
     }
   }
 
@@ -232,7 +232,7 @@ export class ServerManager implements vscode.Disposable {
       await client.start();
     } catch (err) {
       this.fail(`The AutoCode language server did not start: ${err instanceof Error ? err.message : String(err)}`);
-      await client.dispose().catch?.(() => undefined);
+      await client.dispose().catch(() => undefined);
       return undefined;
     }
     this.problem = undefined;

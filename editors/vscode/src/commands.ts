@@ -8,7 +8,7 @@ import { ServerManager } from './client';
 import * as args from './model/args';
 import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
-import { arrayField, Commands, field, isObject, stringField } from './protocol';
+import { arrayField, Commands, field, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
 import { TasksView } from './views/tasks';
 import { MemoryView, PromotionView } from './views/memory';
@@ -78,7 +78,7 @@ export async function refreshTasks(ctx: Context): Promise<void> {
 
 /** The task a command acts on: from a tree node or id, else the only one waiting, else a pick. */
 async function chooseTask(ctx: Context, arg: unknown, waitingFor: Awaiting | undefined, verb: string): Promise<TaskView | undefined> {
-  const id = typeof arg === 'string' ? arg : isObject(arg) || (typeof arg === 'object' && arg !== null) ? (arg as TaskNode).taskId : undefined;
+  const id = typeof arg === 'string' ? arg : typeof arg === 'object' && arg !== null ? (arg as TaskNode).taskId : undefined;
   if (id) {
     const known = ctx.store.get(id);
     if (known) return known;
@@ -138,7 +138,7 @@ async function askAndAnswer(ctx: Context, task: TaskView, question: Question): P
 async function answerQuestion(ctx: Context, arg: unknown): Promise<void> {
   const task = await chooseTask(ctx, arg, 'answer', 'answer');
   if (!task) return;
-  const questionId = isObject(arg) || (typeof arg === 'object' && arg !== null) ? (arg as TaskNode).questionId : undefined;
+  const questionId = typeof arg === 'object' && arg !== null ? (arg as TaskNode).questionId : undefined;
   let question = task.questions.find((q) => q.id === questionId);
   if (!question && task.questions.length > 1) {
     const picked = await vscode.window.showQuickPick(task.questions.map((q) => ({ label: q.text, q })), { placeHolder: 'Question to answer' });

@@ -16,7 +16,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const store = new TaskStore();
   const tasksView = new TasksView(store);
   const docs = new VirtualDocuments();
-  // eslint-disable-next-line prefer-const
+  // The handlers run only after start(), by which time ctx is set.
   let ctx: Context;
   const server = new ServerManager(output, {
     onTaskDidChange: (params) => acceptSnapshot(ctx, params),
