@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -254,11 +255,11 @@ def citations(
 
 
 def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]:
-    files = {e.path for e in inv.entries if e.kind == "file" and _citable(e.path)}
+    # Each path is judged once (this runs on every task start, over every entry).
+    eligible = [e for e in inv.entries if e.kind in ("file", "symlink") and _citable(e.path)]
+    files = {e.path for e in eligible if e.kind == "file"}
     chosen = []
-    for e in inv.entries:
-        if not _citable(e.path):
-            continue
+    for e in eligible:
         if e.kind == "file":
             chosen.append(e)
         elif e.kind == "symlink":
@@ -270,8 +271,11 @@ def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]
     return result or list(fallback)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def _citable(path: str) -> bool:
-    return not is_artifact(path) and not any(c < " " or c == "\x7f" for c in path)
+    return _CONTROL.search(path) is None and not is_artifact(path)
 
 
 def write_report(result: PrepResult, report: Path | str) -> Path:
