@@ -309,3 +309,37 @@ def test_on_change_sees_every_revision_and_the_interactive_terminal_flow(unittes
     )
     # Without a terminal --interactive is refused with the way out.
     assert proc.returncode == 2 and "--answers" in proc.stderr
+
+
+def test_an_empty_committed_workspace_cites_the_tasks_fallback(tmp_path: Path) -> None:
+    from autocode.tasks.run import NO_SOURCE_FILES
+    from support import make_repo
+
+    repo = make_repo(tmp_path / "empty")
+    assert git(repo, "ls-files").strip() == ""
+    run = TaskRun.start(repo, "Start the project with a README.", TaskOptions(scenario="no-questions"))
+    snap = run.snapshot()
+    assert snap["needs"]["kind"] == "approve_plan", snap
+    [run_dir] = run_dirs(repo)
+    requirements = json.loads((run_dir / "requirements.json").read_text())
+    plan = json.loads((run_dir / "plan.json").read_text())
+    assert requirements["citations"] == [NO_SOURCE_FILES]
+    assert plan["citations"] == [NO_SOURCE_FILES]
+    assert NO_SOURCE_FILES in (run_dir / "plan.md").read_text()
+
+
+def test_citations_come_from_the_copys_own_inventory(unittest_repo: tuple[Path, str]) -> None:
+    from autocode.prep import make_prep_copy
+
+    repo, _patch = unittest_repo
+    prep = make_prep_copy(repo)
+    assert prep.inventory is not None and "inventory" not in prep.to_dict()
+    # A file that appears after the copy was made is not in the copy, so it is not cited either:
+    # the task reads the copy's inventory instead of walking the workspace a second time.
+    (repo / "late.py").write_text("LATE = 1\n")
+    run = TaskRun.start(repo, "Tidy up.", TaskOptions(scenario="no-questions", prep=prep))
+    assert run.snapshot()["needs"]["kind"] == "approve_plan"
+    [run_dir] = run_dirs(repo)
+    cited = json.loads((run_dir / "launch.json").read_text())["citations"]
+    assert cited and "late.py" not in cited
+    assert all((prep.copy / c).exists() for c in cited)

@@ -66,7 +66,8 @@ def test_success_starts_the_task_and_stops_at_plan_approval(tmp_path: Path) -> N
     repo, _patch, brief, manifest = _setup(tmp_path)
     manifest.write_text(json.dumps({"inputs": [_entry(repo, PROOF)]}))
     report_path = repo / ".autocode" / "prep-report.json"
-    proc = _pilot(repo, manifest, brief, report_path, "--scenario", "no-questions", "--json")
+    # No --scenario: the coordinator's own default must reach plan approval.
+    proc = _pilot(repo, manifest, brief, report_path, "--json")
     assert proc.returncode == 0, proc.stderr
     report = json.loads(report_path.read_text())
     assert json.loads(proc.stdout) == report
@@ -85,6 +86,21 @@ def test_success_starts_the_task_and_stops_at_plan_approval(tmp_path: Path) -> N
     snap = TaskRun.load(repo, run_dir.name).snapshot()
     assert snap["needs"]["kind"] == "approve_plan" and snap["human_pause_states"] == []
     assert json.loads((run_dir / "approvals.json").read_text())["approvals"] == []
+    # Requirements and plan cite the declared input and the brief; nothing was asked.
+    requirements = json.loads((run_dir / "requirements.json").read_text())
+    assert requirements["questions"] == []
+    assert requirements["citations"][:2] == [PROOF, "brief"]
+    assert PROOF in json.loads((run_dir / "plan.json").read_text())["citations"]
+
+
+def test_an_explicit_scenario_still_overrides_the_coordinators_default(tmp_path: Path) -> None:
+    repo, _patch, brief, manifest = _setup(tmp_path)
+    manifest.write_text(json.dumps({"inputs": [_entry(repo, PROOF)]}))
+    report_path = tmp_path / "report.json"
+    proc = _pilot(repo, manifest, brief, report_path, "--scenario", "default", "--json")
+    assert proc.returncode == 0, proc.stderr
+    task = json.loads(report_path.read_text())["task"]
+    assert task["needs"] == {"kind": "answer_questions"} and task["done"] is False
 
 
 def _openai_config(repo: Path, url: str) -> None:

@@ -18,7 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--manifest", required=True, metavar="FILE", help="JSON manifest of declared public inputs")
     parser.add_argument("--brief", required=True, metavar="FILE", help="file holding the task brief")
     parser.add_argument("--report", required=True, metavar="FILE", help="where to write the JSON report")
-    parser.add_argument("--scenario", metavar="NAME|FILE", help="fixture provider scenario")
+    parser.add_argument("--scenario", metavar="NAME|FILE", help="fixture provider scenario (default here: the built-in 'pilot', which asks nothing)")
     parser.add_argument("--provider", choices=("fixture", "openai"), help="model provider for every role")
     add_json_flag(parser)
 

@@ -13,6 +13,7 @@ import contextlib
 import datetime
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -67,6 +68,8 @@ class PrepResult:
     handoff: Handoff | None = None
     workspace: Path | None = None
     components: list[str] = field(default_factory=list)
+    # The inventory the copy was made from, so citations need no second pass (not in to_dict).
+    inventory: Inventory | None = field(default=None, repr=False, compare=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -142,7 +145,7 @@ def make_prep_copy(
     counts["nestedRepositories"] = len(inv.components)
     counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
     handoff = Handoff(copy, inv.root, inv.head, role)
-    return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components))
+    return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components), inv)
 
 
 def make_investigator_copy(
@@ -238,23 +241,25 @@ def _build(
     return dict(counts)
 
 
-def citations(workspace: Path | str, limit: int = 20, fallback: Sequence[str] = ()) -> list[str]:
+def citations(
+    workspace: Path | str, limit: int = 20, fallback: Sequence[str] = (), inv: Inventory | None = None
+) -> list[str]:
     """Source paths a provider may cite: tracked first, then ordinary untracked, at most `limit`.
 
     Caches and runner output are dropped before the limit applies. A link
     counts only when both its own path and its resolved target are eligible
     inventoried files. An empty result gives `fallback` (the task's own).
+    `inv` reuses an inventory already made (e.g. `PrepResult.inventory`).
     """
-    inv = inventory(workspace)
-    return _citations(inv, limit, fallback)
+    return _citations(inventory(workspace) if inv is None else inv, limit, fallback)
 
 
 def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]:
-    files = {e.path for e in inv.entries if e.kind == "file" and _citable(e.path)}
+    # Each path is judged once (this runs on every task start, over every entry).
+    eligible = [e for e in inv.entries if e.kind in ("file", "symlink") and _citable(e.path)]
+    files = {e.path for e in eligible if e.kind == "file"}
     chosen = []
-    for e in inv.entries:
-        if not _citable(e.path):
-            continue
+    for e in eligible:
         if e.kind == "file":
             chosen.append(e)
         elif e.kind == "symlink":
@@ -266,8 +271,11 @@ def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]
     return result or list(fallback)
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def _citable(path: str) -> bool:
-    return not is_artifact(path) and not any(c < " " or c == "\x7f" for c in path)
+    return _CONTROL.search(path) is None and not is_artifact(path)
 
 
 def write_report(result: PrepResult, report: Path | str) -> Path:

@@ -157,15 +157,30 @@ class Implementation:
 
 @dataclass(frozen=True)
 class Review:
+    """The reviewer's verdict. `lessons` are durable, repository-independent lessons the
+    run taught (offered to memory reflection at completion; never this task's details)."""
+
     summary: str
     concerns: list[str] = field(default_factory=list)
+    lessons: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Review:
-        return cls(summary=_text(data, "summary"), concerns=[str(x) for x in _list(data, "concerns")])
+        raw = data.get("lessons")
+        lessons = clean_lessons(raw) if isinstance(raw, list) else []
+        return cls(summary=_text(data, "summary"), concerns=[str(x) for x in _list(data, "concerns")], lessons=lessons)
+
+
+MAX_LESSONS = 5
+
+
+def clean_lessons(raw: Sequence[Any]) -> list[str]:
+    """At most MAX_LESSONS non-empty one-paragraph texts; anything else is dropped."""
+    texts = [" ".join(x.split()) for x in raw if isinstance(x, str)]
+    return [t for t in dict.fromkeys(texts) if t][:MAX_LESSONS]
 
 
 @dataclass
@@ -177,6 +192,7 @@ class ProviderContext:
     workspace: Path
     copy: Path | None
     citations: list[str]
+    inputs: list[str] = field(default_factory=list)  # paths the manifest declares, checked in the copy
     project_conventions: list[dict[str, str]] = field(default_factory=list)
     answers: list[dict[str, str]] = field(default_factory=list)
     recalled: dict[str, list[str]] = field(default_factory=dict)

@@ -25,6 +25,7 @@ from autocode.providers.base import (
     Question,
     RequirementsReport,
     Review,
+    clean_lessons,
 )
 
 TEST_NAMING_QUESTION = "Which naming convention should future repository tests follow?"
@@ -50,6 +51,25 @@ DEFAULT_SCENARIO: dict[str, Any] = {
     ],
 }
 
+# The pilot coordinator's default: it asks nothing, and its requirements cite
+# the declared inputs and the brief, so a pilot run stops at plan approval.
+PILOT_SCENARIO: dict[str, Any] = {
+    "name": "pilot",
+    "questions": [],
+    "cite_inputs": True,
+    "acceptance_criteria": [
+        "The change does what the brief asks.",
+        "Every declared input stays as the manifest records it.",
+    ],
+    "plan_steps": [
+        "Read the brief, the declared inputs and the cited files.",
+        "Make the change in the prep copy.",
+        "Run the project's test command in the copy.",
+    ],
+}
+
+BUILTIN_SCENARIOS = {"default": DEFAULT_SCENARIO, "pilot": PILOT_SCENARIO}
+
 PATCH_PATH = re.compile(r"(?<![\w./-])([\w][\w./-]*\.(?:patch|diff))\b")
 
 
@@ -61,8 +81,8 @@ def scenario_dirs() -> list[Path]:
 
 def load_scenario(name_or_path: str | None) -> dict[str, Any]:
     """The scenario script for a name (fixtures/providers/<name>.json) or a path; None is the default."""
-    if not name_or_path or name_or_path == "default":
-        copied: dict[str, Any] = json.loads(json.dumps(DEFAULT_SCENARIO))
+    if not name_or_path or name_or_path in BUILTIN_SCENARIOS:
+        copied: dict[str, Any] = json.loads(json.dumps(BUILTIN_SCENARIOS[name_or_path or "default"]))
         return copied
     candidates = [Path(name_or_path)]
     candidates += [d / f"{name_or_path}.json" for d in scenario_dirs()]
@@ -79,7 +99,7 @@ def load_scenario(name_or_path: str | None) -> dict[str, Any]:
     known = sorted(p.stem for d in scenario_dirs() if d.is_dir() for p in d.glob("*.json"))
     raise ProviderError(
         f"no fixture scenario named {name_or_path!r}; use a path to a JSON file or one of: "
-        + ", ".join(["default", *known])
+        + ", ".join([*BUILTIN_SCENARIOS, *known])
     )
 
 
@@ -109,11 +129,14 @@ class FixtureProvider:
             summary += f" (project data already answers: {', '.join(reused)})"
         criteria = [str(c) for c in self.scenario.get("acceptance_criteria", [])]
         criteria.append("The project's test command passes in the copy.")
+        cites = list(ctx.citations)
+        if self.scenario.get("cite_inputs"):
+            cites = list(dict.fromkeys([*ctx.inputs, "brief", *cites]))
         return RequirementsReport(
             summary=summary,
             questions=questions,
             acceptance_criteria=criteria,
-            citations=list(ctx.citations),
+            citations=cites,
             machine_decisions=decisions,
         )
 
@@ -157,7 +180,8 @@ class FixtureProvider:
     def review(self, ctx: ProviderContext, diff: str, test_exit_code: int | None) -> Review:
         files = sorted({line[6:] for line in diff.splitlines() if line.startswith("+++ b/")})
         verdict = "tests pass" if test_exit_code == 0 else "tests did not pass"
-        return Review(summary=f"{len(files)} file(s) changed; {verdict}", concerns=[])
+        lessons = clean_lessons(self.scenario.get("lessons") or [])
+        return Review(summary=f"{len(files)} file(s) changed; {verdict}", concerns=[], lessons=lessons)
 
     def _declared_patch(self, ctx: ProviderContext) -> str | None:
         if ctx.copy is None:

@@ -46,6 +46,10 @@ def pilot_prep(
         raise UsageError(f"the brief file {brief_path} is empty; write the task in it")
     prep = make_prep_copy(root, manifest=manifest_path.resolve())
     opts = options or TaskOptions()
+    if opts.scenario is None:
+        # The coordinator's own default (for the fixture provider): ask nothing and
+        # cite the declared inputs and the brief, so the run stops at plan approval.
+        opts.scenario = "pilot"
     opts.prep = prep
     opts.manifest = manifest_path.resolve()
     run = TaskRun.start(root, brief, opts)

@@ -97,6 +97,16 @@ def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: di
         return result.to_dict()
 
 
+def record_lessons(workspace: Path, agent: str, run_id: str, lessons: list[str]) -> list[str]:
+    """Queue a completed run's lessons for `autocode memory reflect` (which applies the refusal rules)."""
+    from autocode.memory import MemoryContext, open_memory
+    from autocode.settings import resolve_settings
+
+    with open_memory(resolve_settings(workspace)) as service:
+        ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
+        return list(service.record_lessons(ctx, lessons))
+
+
 def _plain(value: Any) -> Any:
     """JSON-ready data from pydantic models, dataclasses with to_dict, paths and containers."""
     if value is None or isinstance(value, str | int | float | bool):

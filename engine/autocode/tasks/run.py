@@ -214,15 +214,14 @@ class TaskRun:
             opts.progress("requirements", "making the prep copy")
         task_id = _new_task_id()
         agent = str(values.get("agent") or "implementer")
-        # The copy waits on the file system most of the time; the citations
-        # (their own pass over the git inventory), the memory recall and HEAD
-        # are read beside it.
-        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            cited = pool.submit(_citations, root)
+        # The copy waits on the file system most of the time; the memory
+        # recall and HEAD are read beside it.
+        with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
             recalled = pool.submit(_recall, launch.settings_obj, root, agent, task_id, brief)
             head = pool.submit(gitsafe.head, root)
             prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
-            cites, recall, head_sha = cited.result(), recalled.result(), head.result()
+            recall, head_sha = recalled.result(), head.result()
+        cites = _citations(root, prep)
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
         run_dir.mkdir(parents=True)
@@ -587,6 +586,7 @@ class TaskRun:
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
             citations=list(launch.get("citations") or []),
+            inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state["ledger"]),
             recalled=recalled,
@@ -758,6 +758,7 @@ class TaskRun:
             outcome = learn(self.workspace, self._launch, self._state)
         except Exception as exc:  # learning can never make completion fail
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        self._record_lessons()
         self._state["learning"] = outcome
         store.kill_point("learned")
         self._commit(
@@ -770,6 +771,23 @@ class TaskRun:
                 "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
             },
         )
+
+    def _record_lessons(self) -> None:
+        """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
+        from autocode.providers.base import clean_lessons
+
+        lessons = clean_lessons((self._state.get("review") or {}).get("lessons") or [])
+        if not lessons:
+            return
+        from autocode.tasks.launch import record_lessons
+
+        agent = str(self._launch.get("values", {}).get("agent") or "implementer")
+        try:
+            ids = record_lessons(self.workspace, agent, self.id, lessons)
+        except Exception as exc:  # memory trouble never fails completion
+            self._note("lessons_not_recorded", {"count": len(lessons), "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._note("lessons_recorded", {"ids": ids})
 
     # ------------------------------------------------------------------ helpers
 
@@ -908,10 +926,22 @@ def _recall(settings_obj: Any, root: Path, agent: str, task_id: str, brief: str)
         return {"error": f"{type(exc).__name__}: {exc}", "project": [], "global": []}
 
 
-def _citations(root: Path) -> list[str]:
+NO_SOURCE_FILES = "(no source files yet: the workspace has nothing to cite)"
+
+
+def citation_fallback(prep: Any) -> list[str]:
+    """What a task cites when the workspace has no eligible file: its declared inputs, or a stated entry."""
+    inputs = prep.get("inputs") if isinstance(prep, dict) else getattr(prep, "inputs", None)
+    declared = [str(i.get("path") if isinstance(i, dict) else getattr(i, "path", "")) for i in inputs or []]
+    return [p for p in declared if p] or [NO_SOURCE_FILES]
+
+
+def _citations(root: Path, prep: Any) -> list[str]:
     from autocode.prep import citations
 
-    return list(citations(root, limit=20))
+    # The copy's own inventory when it has one: no second walk of the git listing.
+    inv = getattr(prep, "inventory", None)
+    return list(citations(root, limit=20, fallback=citation_fallback(prep), inv=inv))
 
 
 def _prep_dict(prep: Any) -> dict[str, Any]:
