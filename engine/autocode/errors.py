@@ -54,3 +54,11 @@ class RefusedError(AutoCodeError):
 
     kind = "refused"
     exit_code = 3
+
+
+class NoRepository(AutoCodeError):
+    """The command needs a git repository in context and has none (a task's workspace,
+    or a project-scoped memory in a session without a repository)."""
+
+    kind = "noRepository"
+    exit_code = 2

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from autocode.errors import AutoCodeError, UsageError
+from autocode.errors import AutoCodeError, NoRepository
 
 Scope = Literal["project", "global"]
 ScopeFilter = Literal["all", "project", "global"]
@@ -38,10 +38,8 @@ class MemoryNotFound(MemoryStoreError):
     exit_code = 4
 
 
-class NoRepositoryInContext(UsageError):
+class NoRepositoryInContext(NoRepository):
     """scope=project asked for where no repository is in context."""
-
-    kind = "noRepository"
 
 
 class StoreUnavailable(MemoryStoreError):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from autocode.errors import AutoCodeError, UsageError
+from autocode.errors import AutoCodeError, NoRepository, UsageError
 
 
 class TaskNotFound(AutoCodeError):
@@ -18,11 +18,6 @@ class NotAwaitingInput(AutoCodeError):
 class PlanRevisionMismatch(AutoCodeError):
     kind = "planRevisionMismatch"
     exit_code = 5
-
-
-class NoRepository(AutoCodeError):
-    kind = "noRepository"
-    exit_code = 2
 
 
 __all__ = ["NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]
