@@ -7,8 +7,6 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -23,54 +21,11 @@ from autocode.prep import (
     make_prep_copy,
 )
 from support import git, make_repo, write_files
+from support_audit import only_inside
 
 SECRET = b"SECRET-VALUE-never-copied\n"
 ODD_NAMES = ["new\nline.txt", "with space.txt", "-rf", "--help.md"]
 NON_UTF8 = os.fsdecode(b"caf\xe9.bin")
-
-
-# --- proof that nothing outside the workspace is read (same recorder as test_prep_manifest) ---
-
-_RECORDING: list[list[tuple[str, object, object]]] = []
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _RECORDING and event in ("open", "os.listdir", "os.scandir", "subprocess.Popen"):
-        popen = event == "subprocess.Popen"
-        _RECORDING[-1].append((event, args[1] if popen else args[0], args[2] if popen else None))
-
-
-sys.addaudithook(_audit)
-
-
-@contextmanager
-def only_inside(*allowed: Path) -> Iterator[list[tuple[str, object, object]]]:
-    """Fail unless every open is inside `allowed` (or the interpreter) and git runs only there."""
-    events: list[tuple[str, object, object]] = []
-    _RECORDING.append(events)
-    try:
-        yield events
-    finally:
-        _RECORDING.pop()
-    roots = [str(p.resolve()) for p in allowed]
-    runtime = [sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
-    for event, target, cwd in events:
-        if event == "subprocess.Popen":
-            if cwd is None and list(target)[1:] == ["--version"]:  # type: ignore[call-overload]
-                continue  # the version check reads no repository
-            assert any(str(Path(str(cwd)).resolve()).startswith(r) for r in roots), (event, cwd)
-            continue
-        if isinstance(target, int):
-            continue
-        text = os.fsdecode(target) if isinstance(target, (str, bytes)) else str(target)
-        assert ".." not in text.split("/"), (event, text)
-        if text.startswith("/"):
-            resolved = os.path.realpath(text)
-            if text in ("/dev/null", "/proc/self/status"):
-                continue  # child stdin; the copier reading its own umask
-            assert any(resolved.startswith(r) for r in [*roots, *runtime]), (event, text)
-        else:
-            assert text not in ("etc", "passwd"), (event, text)
 
 
 def files_under(root: Path) -> dict[str, bytes | str]:

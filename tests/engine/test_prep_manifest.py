@@ -7,10 +7,7 @@ import hashlib
 import json
 import os
 import posixpath
-import sys
 import unicodedata
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -21,54 +18,9 @@ from hypothesis import strategies as st
 from autocode.errors import SetupError
 from autocode.prep import copier, load_manifest, make_prep_copy, validate_manifest
 from support import git, make_repo
+from support_audit import only_inside
 
 PROOF = b"public proof\n"
-
-# --- proof that nothing outside the workspace is read ------------------------------------
-# An audit hook records every file/folder open and every child process started while
-# a recorder is active; `only_inside` then checks each against the allowed folders.
-
-_RECORDING: list[list[tuple[str, object, object]]] = []
-
-
-def _audit(event: str, args: tuple[object, ...]) -> None:
-    if _RECORDING and event in ("open", "os.listdir", "os.scandir", "subprocess.Popen"):
-        popen = event == "subprocess.Popen"
-        _RECORDING[-1].append((event, args[1] if popen else args[0], args[2] if popen else None))
-
-
-sys.addaudithook(_audit)
-
-
-@contextmanager
-def only_inside(*allowed: Path) -> Iterator[None]:
-    """Fail unless every open is inside `allowed` (or the interpreter) and git runs only there."""
-    events: list[tuple[str, object, object]] = []
-    _RECORDING.append(events)
-    try:
-        yield
-    finally:
-        _RECORDING.pop()
-    roots = [str(p.resolve()) for p in allowed]
-    runtime = [sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
-    for event, target, cwd in events:
-        if event == "subprocess.Popen":
-            if cwd is None and list(target)[1:] == ["--version"]:  # type: ignore[call-overload]
-                continue  # the version check reads no repository
-            assert any(str(Path(str(cwd)).resolve()).startswith(r) for r in roots), (event, cwd)
-            continue
-        if isinstance(target, int):
-            continue  # a descriptor already opened (and checked) earlier
-        text = os.fsdecode(target) if isinstance(target, (str, bytes)) else str(target)
-        assert ".." not in text.split("/"), (event, text)
-        if text.startswith("/"):
-            resolved = os.path.realpath(text)
-            if text in ("/dev/null", "/proc/self/status"):
-                continue  # child stdin; the copier reading its own umask
-            assert any(resolved.startswith(r) for r in [*roots, *runtime]), (event, text)
-        else:
-            assert text not in ("etc", "passwd"), (event, text)
-
 
 def entry(path: str, data: bytes = PROOF, mode: str = "0644", **over: Any) -> dict[str, Any]:
     item: dict[str, Any] = {
