@@ -112,6 +112,17 @@ local function failed(err, what)
   return false
 end
 
+--- Fetches and remembers a task's snapshot (inside client.run); nil after reporting an error.
+local function fetch(id, what)
+  local err, result = client.await(C.task_get, { taskId = id })
+  if failed(err, what) then
+    return nil
+  end
+  local snap = M.unwrap(result)
+  M.remember(snap, true)
+  return snap
+end
+
 --- Adds the workspace folder of the current buffer (or cwd) to `args`.
 function M.with_workspace(args)
   local root = client.workspace_for()
@@ -228,12 +239,10 @@ function M.answer(id, text)
     return
   end
   client.run(function()
-    local err, result = client.await(C.task_get, { taskId = id })
-    if failed(err, 'answer') then
+    local snap = fetch(id, 'answer')
+    if not snap then
       return
     end
-    local snap = M.unwrap(result)
-    M.remember(snap, true)
     local questions = M.questions(snap)
     if #questions == 0 then
       ui.warn(('task %s has no open question (it is %s)'):format(id, tostring(field(snap, 'state'))))
@@ -311,12 +320,10 @@ function M.approve(id, revision)
   end
   client.run(function()
     if not revision then
-      local err, result = client.await(C.task_get, { taskId = id })
-      if failed(err, 'approve') then
+      local snap = fetch(id, 'approve')
+      if not snap then
         return
       end
-      local snap = M.unwrap(result)
-      M.remember(snap, true)
       if M.needs_kind(snap) ~= NEEDS.approve_plan then
         ui.warn(('task %s has no plan waiting for approval (it is %s)'):format(id, tostring(field(snap, 'state'))))
         return
@@ -434,12 +441,10 @@ function M.status(id)
     return
   end
   client.run(function()
-    local err, result = client.await(C.task_get, { taskId = id })
-    if failed(err, 'status') then
+    local snap = fetch(id, 'status')
+    if not snap then
       return
     end
-    local snap = M.unwrap(result)
-    M.remember(snap, true)
     ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
   end)
 end
