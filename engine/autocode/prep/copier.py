@@ -1,45 +1,43 @@
-"""The symlink-safe copier: inventory entries from one folder tree into a fresh one.
+"""Copying inventory entries into a fresh folder tree, in one process or two.
 
-Each source folder is opened relative to its parent's descriptor with
-`O_NOFOLLOW`; each file likewise, then `fstat` must show the device and inode
-the inventory listed. Data moves with `copy_file_range` (no user-space
-buffer, so memory does not grow with file size); a second `fstat` after the
-copy catches a file that changed meanwhile. Destination entries are created
-with `O_EXCL`/`O_NOFOLLOW` inside a folder made for this copy.
+The checked per-path work lives in `perfile` (standard library only). For a
+large workspace on a machine with two or more cores, `Helper` runs a second
+process, started as `python -I -S` without the engine: it looks at (`lstat`)
+the second half of the workspace's folders while this process looks at the
+first, and later copies what it looked at while this process copies the rest.
+Every path is checked the same way on either side; a failure on either side
+stops both and fails the copy (the caller then removes the staging folder).
 """
 
 from __future__ import annotations
 
+import contextlib
+import marshal
 import os
-import stat
+import subprocess
+import sys
+import tempfile
+from collections import Counter
 from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
 
 from autocode.errors import SetupError
-from autocode.prep import fsutil
+from autocode.prep import perfile
 from autocode.prep.inventory import Entry
+from autocode.prep.perfile import CopyFailure
 
 Progress = Callable[[int, int], None]
 
 # Test-only injection point: called as hook(event, path) with event "dir"
 # (before a source folder is opened) or "file" (after a file's bytes were
-# copied, before they are re-checked). Never set outside tests.
+# copied, before they are re-checked). Never set outside tests. A copy with a
+# hook set stays in this process, where the hook runs.
 _test_hook: Callable[[str, str], None] | None = None
 
-_CHUNK = 1 << 30
-_PROGRESS_EVERY = 250
-
-
-def _umask() -> int:
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError):
-        pass
-    old = os.umask(0o022)
-    os.umask(old)
-    return old
+# Below this many tracked files, starting the second process (about 10 ms of
+# one core) costs more than it saves.
+SPLIT_MIN_ENTRIES = 3000
 
 
 def changed(path: str, what: str) -> SetupError:
@@ -51,30 +49,15 @@ def changed(path: str, what: str) -> SetupError:
     )
 
 
-class _Mover:
-    """copy_file_range, falling back to sendfile and then read/write where a file system refuses."""
-
-    def __init__(self) -> None:
-        self.method = "copy_file_range"
-        self.fast = True  # copy_file_range worked so far: try it first for each file
-
-    def move(self, src: int, dst: int, count: int) -> int:
-        if self.method == "copy_file_range":
-            try:
-                return os.copy_file_range(src, dst, min(count, _CHUNK))
-            except OSError:
-                self.method = "sendfile"
-                self.fast = False
-        if self.method == "sendfile":
-            try:
-                return os.sendfile(dst, src, None, min(count, _CHUNK))
-            except OSError:
-                self.method = "readwrite"
-        data = os.read(src, min(count, 1 << 20))
-        view = memoryview(data)
-        while view:
-            view = view[os.write(dst, view):]
-        return len(data)
+def _setup_error(failure: CopyFailure) -> SetupError:
+    if failure.reason == "unreadable":
+        return SetupError(
+            f"{failure.path!r} cannot be read ({failure.what}). Remedy: make it readable, or have git "
+            "ignore it if it does not belong in a copy of the source.",
+            kind="unreadableFile",
+            data={"path": failure.path},
+        )
+    return changed(failure.path, failure.what)
 
 
 def copy_entries(
@@ -83,121 +66,189 @@ def copy_entries(
     entries: Sequence[Entry],
     links: dict[str, str],
     progress: Progress | None = None,
+    *,
+    helper: Helper | None = None,
+    dst_parts: Sequence[str] = (),
 ) -> dict[str, int]:
-    """Copy `entries` (files, kept links, empty folders); return counts. Raises `changedDuringCopy`."""
-    umask = _umask()
-    mover = _Mover()
-    hook = _test_hook
-    by_dir: dict[str, list[tuple[str, Entry]]] = {}
-    for e in entries:
-        folder, _, name = e.path.rpartition("/")
-        group = by_dir.get(folder)
-        if group is None:
-            by_dir[folder] = [(name, e)]
-        else:
-            group.append((name, e))
-    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
+    """Copy `entries` (files, kept links, empty folders); return counts. Raises `changedDuringCopy`.
+
+    With a `helper` that looked at part of the entries, it copies that part at
+    the same time; `dst_parts` is then the destination's path below the source
+    root (the helper opens it step by step, never through a link).
+    """
     total = len(entries)
-    done = files = links_made = folders = copied_bytes = 0
-    before_open: Callable[[str], None] | None = None
-    if hook is not None:
-        dir_hook = hook
+    try:
+        if helper is not None and helper.paths:
+            return _copy_in_two(src_root_fd, dst_root_fd, entries, links, progress, helper, dst_parts)
+        report = None if progress is None else (lambda done: progress(done, total))
+        groups = perfile.by_folder((e.path, e) for e in entries)
+        return perfile.copy(src_root_fd, dst_root_fd, groups, links, report=report, hook=_test_hook)
+    except CopyFailure as failure:
+        raise _setup_error(failure) from None
 
-        def before_open(rel: str) -> None:
-            dir_hook("dir", rel)
 
-    # This loop runs once per file of the workspace: the work per file is kept to
-    # open, create, copy_file_range, fstat and two closes.
-    for parent, src_fd, dst_fd, reason in fsutil.walk(
-        src_root_fd, groups, dest_fd=dst_root_fd, before_open=before_open
-    ):
-        if src_fd is None or dst_fd is None:
-            raise changed("/".join(parent), f"could no longer be opened as a folder ({reason})")
-        for name, entry in groups[parent]:
-            if entry.kind == "file":
-                copied_bytes += _copy_file(src_fd, dst_fd, name, entry, umask, mover, hook)
-                files += 1
-            elif entry.kind == "symlink":
-                os.symlink(links[entry.path], name, dir_fd=dst_fd)
-                links_made += 1
-            else:
-                os.mkdir(name, 0o777, dir_fd=dst_fd)
-                folders += 1
-            done += 1
-            if progress is not None and done % _PROGRESS_EVERY == 0:
-                progress(done, total)
+def _copy_in_two(
+    src_root_fd: int,
+    dst_root_fd: int,
+    entries: Sequence[Entry],
+    links: dict[str, str],
+    progress: Progress | None,
+    helper: Helper,
+    dst_parts: Sequence[str],
+) -> dict[str, int]:
+    theirs = helper.paths
+    total = len(entries)
+    identity = os.fstat(dst_root_fd)
+    helper.copy(list(dst_parts), (identity.st_dev, identity.st_ino), {p: t for p, t in links.items() if p in theirs})
     if progress is not None:
-        progress(done, total)
-    return {"files": files, "symlinks": links_made, "emptyFolders": folders, "bytes": copied_bytes}
+        progress(0, total)
+    report = None if progress is None else (lambda done: progress(done + helper.poll(), total))
+    groups = perfile.by_folder((e.path, e) for e in entries if e.path not in theirs)
+    mine = perfile.copy(src_root_fd, dst_root_fd, groups, links, report=report, shared_folders=True)
+    counts = helper.finish()
+    if progress is not None:
+        progress(total, total)
+    return {key: mine[key] + counts[key] for key in mine}
 
 
-def _copy_file(
-    src_dir: int,
-    dst_dir: int,
-    name: str,
-    entry: Entry,
-    umask: int,
-    mover: _Mover,
-    hook: Callable[[str, str], None] | None,
-) -> int:
+def _free_cores() -> int:
     try:
-        src = os.open(name, _O_FILE, dir_fd=src_dir)
-    except PermissionError as exc:
-        raise SetupError(
-            f"{entry.path!r} cannot be read ({exc.strerror}). Remedy: make it readable, or have git "
-            "ignore it if it does not belong in a copy of the source.",
-            kind="unreadableFile",
-            data={"path": entry.path},
-        ) from exc
-    except OSError as exc:
-        raise changed(entry.path, f"could no longer be opened ({exc.strerror})") from exc
-    try:
-        size = entry.size
-        # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
-        # (A later chmod of the source changes its ctime, which the check below catches.)
-        mode = entry.mode & 0o777
-        dst = os.open(name, _O_NEW_FILE, mode, dir_fd=dst_dir)
-        try:
-            if mode & umask:
-                os.fchmod(dst, mode)
-            if size:
-                if mover.fast and size <= _CHUNK:
-                    try:
-                        copied = _copy_file_range(src, dst, size)
-                    except OSError:
-                        mover.fast = False
-                        copied = 0
-                else:
-                    copied = 0
-                while copied < size:
-                    moved = mover.move(src, dst, size - copied)
-                    if moved == 0:
-                        break
-                    copied += moved
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Helper:
+    """The second process of one large prep copy (a context manager: leaving it ends the process).
+
+    `start` hands it folders to look at, `looked` collects what it found,
+    `copy` has it copy those entries into the staging folder, `poll` and
+    `finish` follow it. `paths` holds the entries it looked at (and copies).
+    """
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.paths: set[str] = set()
+        self.done = 0
+        self.result: tuple[Any, ...] | None = None
+        self.buffer = bytearray()
+
+    @staticmethod
+    def wanted(count: int) -> bool:
+        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and _free_cores() >= 2
+
+    def start(self, root_fd: int, component: str, candidates: perfile.Candidates) -> None:
+        plain = [(folder, list(items)) for folder, items in candidates.items()]
+        job = marshal.dumps((root_fd, component, plain))
+        # The job goes through an unlinked temporary file, so handing it over never
+        # waits for the new process to start reading.
+        with tempfile.TemporaryFile() as job_file:
+            job_file.write(job)
+            job_file.flush()
+            job_file.seek(0)
+            engine = Path(perfile.__file__).resolve().parents[2]
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(job_file.fileno())],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=(root_fd, job_file.fileno()),
+            )
+
+    def looked(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
+        """What the helper found: entries, nested folders, exclusions (waits for it)."""
+        message = self._next()
+        if message[0] != "looked":
+            self._fail(message)
+        new_tuple = tuple.__new__
+        entries = [new_tuple(Entry, e) for e in message[1]]
+        self.paths = {e.path for e in entries}
+        return entries, [tuple(n) for n in message[2]], Counter(message[3])
+
+    def copy(self, dst_parts: list[str], identity: tuple[int, int], links: dict[str, str]) -> None:
+        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(perfile.frame(("copy", dst_parts, identity, links)))
+        self.proc.stdin.flush()
+        os.set_blocking(self.proc.stdout.fileno(), False)
+
+    def poll(self) -> int:
+        """Entries the helper has copied so far, read without waiting; raises its error once known."""
+        assert self.proc is not None and self.proc.stdout is not None
+        with contextlib.suppress(BlockingIOError):
+            while data := os.read(self.proc.stdout.fileno(), 1 << 16):
+                self._take(data)
+        if self.result is not None and self.result[0] != "done":
+            self._fail(self.result)
+        return self.done
+
+    def finish(self) -> dict[str, int]:
+        """Wait for the helper's copy to end; its counts."""
+        assert self.proc is not None and self.proc.stdout is not None
+        os.set_blocking(self.proc.stdout.fileno(), True)
+        while self.result is None and (data := os.read(self.proc.stdout.fileno(), 1 << 16)):
+            self._take(data)
+        if self.result is None or self.result[0] != "done":
+            self._fail(self.result)
+        return dict(self.result[1])
+
+    def _take(self, data: bytes) -> None:
+        self.buffer += data
+        for message in perfile.unframe(self.buffer):
+            if message[0] == "progress":
+                self.done = message[1]
             else:
-                copied = 0
-            if hook is not None:
-                hook("file", entry.path)
-            # One fstat, after the bytes moved, proves both that this is the file the
-            # inventory listed (device, inode) and that it did not change since (size,
-            # mtime, ctime as listed). A mismatch discards the whole staging folder.
-            after = os.fstat(src)
-            if after.st_ino != entry.ino or after.st_dev != entry.dev or not stat.S_ISREG(after.st_mode):
-                raise changed(entry.path, "was replaced")
-            if (
-                copied != size
-                or after.st_size != size
-                or after.st_mtime_ns != entry.mtime_ns
-                or after.st_ctime_ns != entry.ctime_ns
-            ):
-                raise changed(entry.path, "changed")
-        finally:
-            os.close(dst)
-        return size
-    finally:
-        os.close(src)
+                self.result = message
+
+    def _next(self) -> tuple[Any, ...]:
+        assert self.proc is not None and self.proc.stdout is not None
+        while not (messages := perfile.unframe(self.buffer)):
+            data = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not data:
+                self._fail(None)
+            self.buffer += data
+        return messages[0]
+
+    def _fail(self, message: tuple[Any, ...] | None) -> NoReturn:
+        if message is not None and message[0] == "failed":
+            raise CopyFailure(message[1], message[2], message[3])
+        if message is not None and message[0] == "oserror":
+            raise OSError(message[1], message[2], message[3])
+        assert self.proc is not None
+        self.stop()
+        code = self.proc.returncode
+        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        raise SetupError(
+            f"the second copying process stopped before it finished ({how}); nothing of this copy "
+            "was kept. Remedy: run prep again; if it keeps failing, check free disk space and memory.",
+            kind="copyFailed",
+        )
+
+    def stop(self) -> None:
+        """End the process (it must not write while its staging folder is removed)."""
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+
+    def __enter__(self) -> Helper:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
-_O_FILE = fsutil.O_FILE
-_O_NEW_FILE = fsutil.O_NEW_FILE
-_copy_file_range = os.copy_file_range
+# Maps the `autocode` and `autocode.prep` names to their folders without running
+# the package `__init__`s, so the helper loads only `perfile` and `fsutil`.
+_BOOTSTRAP = """\
+import sys, types
+for name, path in (("autocode", sys.argv[1] + "/autocode"), ("autocode.prep", sys.argv[1] + "/autocode/prep")):
+    module = types.ModuleType(name)
+    module.__path__ = [path]
+    sys.modules[name] = module
+from autocode.prep.perfile import worker_main
+sys.exit(worker_main(int(sys.argv[2])))
+"""

@@ -104,44 +104,46 @@ def make_prep_copy(
     """
     # The manifest alone first: a malformed one fails before git is even asked.
     items = load_manifest(manifest) if manifest is not None else []
-    inv = inventory(workspace)
-    if items:
-        check_declared(inv, items, str(manifest))
-    plan = plan_links(inv)
-    if plan.refused:
-        raise refusal_error(plan)
-    entries = [e for e in inv.entries if e.kind != "symlink" or e.path in plan.keep]
-    excluded = Counter(inv.excluded)
-    excluded.update(plan.excluded.values())
+    # A large workspace is looked at and copied by two processes (see copier.Helper).
+    with copier.Helper() as helper:
+        inv = inventory(workspace, helper)
+        if items:
+            check_declared(inv, items, str(manifest))
+        plan = plan_links(inv)
+        if plan.refused:
+            raise refusal_error(plan)
+        entries = [e for e in inv.entries if e.kind != "symlink" or e.path in plan.keep]
+        excluded = Counter(inv.excluded)
+        excluded.update(plan.excluded.values())
 
-    root_fd = os.open(inv.root, fsutil.O_DIR & ~os.O_NOFOLLOW)
-    try:
-        prep_fd = _open_prep_dir(root_fd, inv.root)
+        root_fd = os.open(inv.root, fsutil.O_DIR & ~os.O_NOFOLLOW)
         try:
-            prep_id, id_fd = _new_copy_dir(prep_fd)
+            prep_fd = _open_prep_dir(root_fd, inv.root)
             try:
-                copy = inv.root.joinpath(*PREP_DIR, prep_id, SOURCE)
-                counts = _build(root_fd, prep_fd, id_fd, prep_id, entries, plan.keep, progress)
-                problems = []
-                source_fd = os.open(SOURCE, fsutil.O_DIR, dir_fd=id_fd)
+                prep_id, id_fd = _new_copy_dir(prep_fd)
                 try:
-                    for item in items:
-                        problem = check_input(source_fd, item, "copy")
-                        if problem:
-                            problems.append(problem)
+                    copy = inv.root.joinpath(*PREP_DIR, prep_id, SOURCE)
+                    counts = _build(root_fd, prep_fd, id_fd, prep_id, entries, plan.keep, progress, helper)
+                    problems = []
+                    source_fd = os.open(SOURCE, fsutil.O_DIR, dir_fd=id_fd)
+                    try:
+                        for item in items:
+                            problem = check_input(source_fd, item, "copy")
+                            if problem:
+                                problems.append(problem)
+                    finally:
+                        os.close(source_fd)
+                    raise_problems(
+                        problems,
+                        f"declared inputs failed the check in the copy {copy} (left there for inspection)",
+                        {"copy": str(copy)},
+                    )
                 finally:
-                    os.close(source_fd)
-                raise_problems(
-                    problems,
-                    f"declared inputs failed the check in the copy {copy} (left there for inspection)",
-                    {"copy": str(copy)},
-                )
+                    os.close(id_fd)
             finally:
-                os.close(id_fd)
+                os.close(prep_fd)
         finally:
-            os.close(prep_fd)
-    finally:
-        os.close(root_fd)
+            os.close(root_fd)
     counts["nestedRepositories"] = len(inv.components)
     counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
     handoff = Handoff(copy, inv.root, inv.head, role)
@@ -219,12 +221,15 @@ def _build(
     entries: Sequence[Any],
     links: dict[str, str],
     progress: Callable[[int, int], None] | None,
+    helper: copier.Helper | None = None,
 ) -> dict[str, Any]:
     try:
         os.mkdir(STAGING, 0o777, dir_fd=id_fd)
         staging_fd = os.open(STAGING, fsutil.O_DIR, dir_fd=id_fd)
         try:
-            counts = copier.copy_entries(root_fd, staging_fd, entries, links, progress)
+            counts = copier.copy_entries(
+                root_fd, staging_fd, entries, links, progress, helper=helper, dst_parts=(*PREP_DIR, prep_id, STAGING)
+            )
         finally:
             os.close(staging_fd)
         try:
@@ -235,7 +240,9 @@ def _build(
             raise SetupError(f"something created {prep_id}/{SOURCE} during the copy; run prep again", kind="destinationUnsafe")
         os.rename(STAGING, SOURCE, src_dir_fd=id_fd, dst_dir_fd=id_fd)
     except BaseException:
-        # Nothing half-made stays behind.
+        # Nothing half-made stays behind (the helper, if any, has stopped writing first).
+        if helper is not None:
+            helper.stop()
         shutil.rmtree(prep_id, dir_fd=prep_fd, ignore_errors=True)
         raise
     return dict(counts)

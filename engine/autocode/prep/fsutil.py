@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator, Mapping
+
+# Kept light for the copy helper process (see perfile): no `collections` at run time.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator, Mapping
 
 O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # O_NONBLOCK: opening a FIFO that slipped in must not wait for a writer.
@@ -34,6 +38,7 @@ def walk(
     *,
     dest_fd: int | None = None,
     before_open: Callable[[str], None] | None = None,
+    dest_exist_ok: bool = False,
 ) -> Iterator[tuple[Dir, int | None, int | None, str]]:
     """Visit each folder of `groups` in depth-first order.
 
@@ -41,6 +46,8 @@ def walk(
     With `dest_fd`, each folder is also created below it and opened. The
     descriptors stay valid only until the next step of the iteration.
     `before_open`, when given, is called with the folder's path first (a test hook).
+    `dest_exist_ok`: a destination folder someone else already made is opened
+    (still with `O_NOFOLLOW`, so a planted link is refused) instead of refused.
     """
     dirs: set[Dir] = set()
     for d in groups:
@@ -67,7 +74,11 @@ def walk(
                     reason = open_failure(exc)
             if src is not None and parent_dst is not None:
                 try:
-                    os.mkdir(d[-1], 0o777, dir_fd=parent_dst)
+                    try:
+                        os.mkdir(d[-1], 0o777, dir_fd=parent_dst)
+                    except FileExistsError:
+                        if not dest_exist_ok:
+                            raise
                     dst = os.open(d[-1], O_DIR, dir_fd=parent_dst)
                 except BaseException:
                     os.close(src)

@@ -11,15 +11,18 @@ from __future__ import annotations
 
 import operator
 import os
-import stat
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from autocode import gitsafe
 from autocode.errors import SetupError
-from autocode.prep import fsutil
+from autocode.prep import fsutil, perfile
+
+if TYPE_CHECKING:
+    from autocode.prep.copier import Helper
 
 AUTOCODE_DIR = ".autocode"
 _PATH = operator.itemgetter(0)
@@ -109,20 +112,25 @@ def _root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
     return path, head
 
 
-def inventory(workspace: Path | str) -> Inventory:
-    """List what a prep copy of `workspace` holds (read-only: nothing is written)."""
+def inventory(workspace: Path | str, helper: Helper | None = None) -> Inventory:
+    """List what a prep copy of `workspace` holds (read-only: nothing is written).
+
+    With a `helper` (a prep copy's second process), a large workspace's
+    folders are looked at half here, half there; the helper keeps its half
+    to copy later.
+    """
     root, head = _root_and_head(workspace)
     inv = Inventory(root=root, head=head)
     root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
     try:
-        _collect(inv, root_fd, "")
+        _collect(inv, root_fd, "", helper)
     finally:
         os.close(root_fd)
     inv.entries.sort(key=_PATH)  # paths are unique: order by path alone
     return inv
 
 
-def _collect(inv: Inventory, root_fd: int, component: str) -> None:
+def _collect(inv: Inventory, root_fd: int, component: str, helper: Helper | None = None) -> None:
     prefix = component + "/" if component else ""
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
@@ -138,12 +146,21 @@ def _collect(inv: Inventory, root_fd: int, component: str) -> None:
                 add((prefix + path if prefix else path, "tracked", mode))
             else:
                 inv.excluded["autocodeFolder"] += 1
-        _look(inv, root_fd, component, tracked, nested)
+        candidates: perfile.Candidates = perfile.by_folder(tracked)
+        if helper is not None and helper.wanted(len(tracked)):
+            candidates, theirs = _halves(candidates, len(tracked))
+            helper.start(root_fd, component, theirs)
+        _look(inv, root_fd, component, candidates, nested)
         untracked = [
             (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
             for path in listing.untracked()
         ]
-        _look(inv, root_fd, component, untracked, nested)
+        _look(inv, root_fd, component, perfile.by_folder(untracked), nested)
+        if helper is not None and helper.proc is not None:
+            entries, found, excluded = helper.looked()
+            inv.entries.extend(entries)
+            nested.extend(found)
+            inv.excluded.update(excluded)
         # Our own folder shows up as ignored only because of the extra exclude above.
         inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != autocode_prefix or component)
     for path, origin, has_git in nested:
@@ -160,69 +177,26 @@ def _look(
     inv: Inventory,
     root_fd: int,
     component: str,
-    candidates: list[tuple[str, str, str]],
+    candidates: perfile.Candidates,
     nested: list[tuple[str, str, bool]],
 ) -> None:
     """`lstat` each candidate relative to its folder's descriptor; add entries or exclusion counts."""
-    # folder text -> [(name, origin, git mode)]
-    by_dir: dict[str, list[tuple[str, str, str]]] = {}
-    for path, origin, mode in candidates:
-        folder, _, name = path.rpartition("/")
-        names = by_dir.get(folder)
-        if names is None:
-            by_dir[folder] = [(name, origin, mode)]
-        else:
-            names.append((name, origin, mode))
-
-    groups = {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
-    entries = inv.entries
-    excluded = inv.excluded
-    lstat = os.stat
-    new_tuple = tuple.__new__
-    for parent, src_fd, _dst, reason in fsutil.walk(root_fd, groups):
-        base = "/".join(parent) + "/" if parent else ""
-        if src_fd is None:
-            excluded[reason] += len(groups[parent])
-            continue
-        for name, origin, mode in groups[parent]:
-            try:
-                st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
-            except OSError as exc:
-                excluded[fsutil.open_failure(exc)] += 1
-                continue
-            kind = st.st_mode & 0o170000
-            if kind == stat.S_IFREG:
-                # tuple.__new__ skips the named constructor: half the cost, run once per file.
-                entries.append(
-                    new_tuple(Entry, (base + name, "file", origin, component, st.st_dev, st.st_ino,
-                                      st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777))
-                )
-            elif kind == stat.S_IFLNK:
-                target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
-                entries.append(
-                    Entry(base + name, "symlink", origin, component, st.st_dev, st.st_ino, 0, target)
-                )
-            elif kind == stat.S_IFDIR and mode in (gitsafe.GITLINK_MODE, "nested"):
-                nested.append((base + name, origin, _has_git(src_fd, name)))
-            elif kind == stat.S_IFDIR:
-                excluded["typeChanged"] += 1
-            else:
-                excluded["specialFile"] += 1
+    entries, found, excluded = perfile.look(root_fd, candidates, component, Entry)
+    inv.entries.extend(entries)
+    nested.extend(found)
+    inv.excluded.update(excluded)
 
 
-def _has_git(parent_fd: int, name: str) -> bool:
-    """Whether the folder `name` holds a `.git` (folder or gitfile) of its own."""
-    try:
-        fd = os.open(name, fsutil.O_DIR, dir_fd=parent_fd)
-    except OSError:
-        return False
-    try:
-        os.stat(".git", dir_fd=fd, follow_symlinks=False)
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
+def _halves(candidates: perfile.Candidates, total: int) -> tuple[perfile.Candidates, perfile.Candidates]:
+    """The folders in walking order, cut where about half the candidates lie on each side."""
+    first: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
+    second: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
+    seen = 0
+    for folder in sorted(candidates):
+        items = candidates[folder]
+        (first if seen * 2 < total else second)[folder] = items
+        seen += len(items)
+    return first, second
 
 
 def _is_own_toplevel(path: Path) -> bool:

@@ -1,0 +1,384 @@
+"""The per-path work of an inventory and a copy, on the standard library alone.
+
+Everything here runs once per file of a workspace. It imports nothing of
+AutoCode but `fsutil`, so a second process can run it without loading the
+engine: `copier.Helper` starts `python -I -S` with a few lines that map the
+`autocode.prep` name to this folder (the package `__init__`s never run) and
+gives that process half of the folders to look at and later to copy.
+
+Looking: every listed name is `lstat`ed relative to its folder's descriptor.
+Copying: each source folder is opened relative to its parent's descriptor
+with `O_NOFOLLOW`; each file likewise, then `fstat` must show the device and
+inode that were listed. Data moves with `copy_file_range` (no user-space
+buffer, so memory does not grow with file size); that `fstat`, taken after
+the bytes moved, also catches a file that changed meanwhile. Destination
+entries are created with `O_EXCL`/`O_NOFOLLOW` inside a folder made for
+this copy.
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import stat
+import struct
+import sys
+
+from autocode.prep import fsutil
+
+# The helper process starts faster without `typing` and `collections` (about
+# 15 ms of its start): names only annotations use are imported for type checkers.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from typing import Any
+
+    Item = Sequence[Any]
+    # folder -> [(name, origin, git mode)] to look at; folder -> [(name, entry)] to copy.
+    Candidates = Mapping[fsutil.Dir, Sequence[tuple[str, str, str]]]
+    Groups = Mapping[fsutil.Dir, Sequence[tuple[str, Item]]]
+    Hook = Callable[[str, str], None]
+
+# An inventory entry as a tuple, in the field order of `inventory.Entry` (a test
+# keeps the two in step): path, kind, origin, component, dev, ino, size, target,
+# mtime_ns, ctime_ns, mode.
+PATH, KIND, DEV, INO, SIZE, MTIME, CTIME, MODE = 0, 1, 4, 5, 6, 8, 9, 10
+
+GITLINK_MODE = "160000"  # the same as gitsafe.GITLINK_MODE
+PROGRESS_EVERY = 250
+_CHUNK = 1 << 30
+
+
+class CopyFailure(Exception):
+    """A path that could not be copied as listed.
+
+    `reason` is "changed" (replaced, changed or gone since it was listed) or
+    "unreadable" (no permission); `what` says what happened, for the message.
+    """
+
+    def __init__(self, reason: str, path: str, what: str) -> None:
+        super().__init__(reason, path, what)
+        self.reason = reason
+        self.path = path
+        self.what = what
+
+
+def by_folder(items: Iterable[tuple[Any, ...]]) -> dict[fsutil.Dir, list[tuple[Any, ...]]]:
+    """Tuples whose first field is a path, grouped as {folder parts: [(name, *other fields)]}."""
+    by_dir: dict[str, list[tuple[Any, ...]]] = {}
+    for item in items:
+        folder, _, name = item[0].rpartition("/")
+        value = (name, *item[1:])
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [value]
+        else:
+            names.append(value)
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
+
+
+def look(
+    root_fd: int, candidates: Candidates, component: str, entry_type: type = tuple
+) -> tuple[list[Any], list[tuple[str, str, bool]], dict[str, int]]:
+    """`lstat` each candidate relative to its folder's descriptor.
+
+    Returns (entries as `entry_type` tuples, nested folders as (path, origin,
+    has .git), exclusion counts by reason).
+    """
+    entries: list[Any] = []
+    nested: list[tuple[str, str, bool]] = []
+    excluded: dict[str, int] = {}
+    add = entries.append
+    lstat = os.stat
+    new_tuple = tuple.__new__
+    for parent, src_fd, _dst, reason in fsutil.walk(root_fd, candidates):
+        if src_fd is None:
+            excluded[reason] = excluded.get(reason, 0) + len(candidates[parent])
+            continue
+        base = "/".join(parent) + "/" if parent else ""
+        for name, origin, mode in candidates[parent]:
+            try:
+                st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
+            except OSError as exc:
+                why = fsutil.open_failure(exc)
+                excluded[why] = excluded.get(why, 0) + 1
+                continue
+            kind = st.st_mode & 0o170000
+            if kind == stat.S_IFREG:
+                # tuple.__new__ skips a named tuple's constructor: half the cost, run once per file.
+                add(new_tuple(entry_type, (base + name, "file", origin, component, st.st_dev, st.st_ino,
+                                           st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777)))
+            elif kind == stat.S_IFLNK:
+                target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
+                add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
+                                           0, target, 0, 0, 0)))
+            elif kind == stat.S_IFDIR and mode in (GITLINK_MODE, "nested"):
+                nested.append((base + name, origin, _has_git(src_fd, name)))
+            else:
+                why = "typeChanged" if kind == stat.S_IFDIR else "specialFile"
+                excluded[why] = excluded.get(why, 0) + 1
+    return entries, nested, excluded
+
+
+def _has_git(parent_fd: int, name: str) -> bool:
+    """Whether the folder `name` holds a `.git` (folder or gitfile) of its own."""
+    try:
+        fd = os.open(name, fsutil.O_DIR, dir_fd=parent_fd)
+    except OSError:
+        return False
+    try:
+        os.stat(".git", dir_fd=fd, follow_symlinks=False)
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def umask() -> int:
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    old = os.umask(0o022)
+    os.umask(old)
+    return old
+
+
+class _Mover:
+    """copy_file_range, falling back to sendfile and then read/write where a file system refuses."""
+
+    def __init__(self) -> None:
+        self.method = "copy_file_range"
+        self.fast = hasattr(os, "copy_file_range")  # try it first for each file while it works
+
+    def move(self, src: int, dst: int, count: int) -> int:
+        if self.method == "copy_file_range":
+            try:
+                return os.copy_file_range(src, dst, min(count, _CHUNK))
+            except (OSError, AttributeError):
+                self.method = "sendfile"
+                self.fast = False
+        if self.method == "sendfile":
+            try:
+                return os.sendfile(dst, src, None, min(count, _CHUNK))
+            except OSError:
+                self.method = "readwrite"
+        data = os.read(src, min(count, 1 << 20))
+        view = memoryview(data)
+        while view:
+            view = view[os.write(dst, view):]
+        return len(data)
+
+
+def copy(
+    src_root_fd: int,
+    dst_root_fd: int,
+    groups: Groups,
+    links: Mapping[str, str],
+    *,
+    report: Callable[[int], None] | None = None,
+    hook: Hook | None = None,
+    shared_folders: bool = False,
+) -> dict[str, int]:
+    """Copy each folder's (name, entry) pairs; return counts. Raises `CopyFailure`.
+
+    Links are written with the text `links` gives for their path. `report(done)`
+    is called every `PROGRESS_EVERY` entries and once at the end.
+    `shared_folders`: another process copies other folders of the same tree at
+    the same time, so a destination folder may already have been made by it.
+    `hook(event, path)` is a test injection point: "dir" before a source folder
+    is opened, "file" after a file's bytes were copied and before the check.
+    """
+    mask = umask()
+    mover = _Mover()
+    done = files = links_made = folders = copied_bytes = 0
+    before_open: Callable[[str], None] | None = None
+    if hook is not None:
+        dir_hook = hook
+
+        def before_open(rel: str) -> None:
+            dir_hook("dir", rel)
+
+    # This loop runs once per file of the workspace: the work per file is kept to
+    # open, create, copy_file_range, fstat and two closes.
+    for parent, src_fd, dst_fd, reason in fsutil.walk(
+        src_root_fd, groups, dest_fd=dst_root_fd, before_open=before_open, dest_exist_ok=shared_folders
+    ):
+        if src_fd is None or dst_fd is None:
+            raise CopyFailure("changed", "/".join(parent), f"could no longer be opened as a folder ({reason})")
+        for name, entry in groups[parent]:
+            kind = entry[KIND]
+            if kind == "file":
+                copied_bytes += _copy_file(src_fd, dst_fd, name, entry, mask, mover, hook)
+                files += 1
+            elif kind == "symlink":
+                os.symlink(links[entry[PATH]], name, dir_fd=dst_fd)
+                links_made += 1
+            else:
+                os.mkdir(name, 0o777, dir_fd=dst_fd)
+                folders += 1
+            done += 1
+            if report is not None and done % PROGRESS_EVERY == 0:
+                report(done)
+    if report is not None:
+        report(done)
+    return {"files": files, "symlinks": links_made, "emptyFolders": folders, "bytes": copied_bytes}
+
+
+def _copy_file(src_dir: int, dst_dir: int, name: str, entry: Item, mask: int, mover: _Mover, hook: Hook | None) -> int:
+    path: str = entry[PATH]
+    try:
+        src = os.open(name, _O_FILE, dir_fd=src_dir)
+    except PermissionError as exc:
+        raise CopyFailure("unreadable", path, exc.strerror or "permission denied") from exc
+    except OSError as exc:
+        raise CopyFailure("changed", path, f"could no longer be opened ({exc.strerror})") from exc
+    try:
+        size: int = entry[SIZE]
+        # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
+        # (A later chmod of the source changes its ctime, which the check below catches.)
+        mode: int = entry[MODE] & 0o777
+        dst = os.open(name, _O_NEW_FILE, mode, dir_fd=dst_dir)
+        try:
+            if mode & mask:
+                os.fchmod(dst, mode)
+            copied = 0
+            if size:
+                if mover.fast and size <= _CHUNK:
+                    try:
+                        copied = os.copy_file_range(src, dst, size)
+                    except OSError:
+                        mover.fast = False
+                while copied < size:
+                    moved = mover.move(src, dst, size - copied)
+                    if moved == 0:
+                        break
+                    copied += moved
+            if hook is not None:
+                hook("file", path)
+            # One fstat, after the bytes moved, proves both that this is the file the
+            # inventory listed (device, inode) and that it did not change since (size,
+            # mtime, ctime as listed). A mismatch discards the whole staging folder.
+            after = os.fstat(src)
+            if after.st_ino != entry[INO] or after.st_dev != entry[DEV] or not stat.S_ISREG(after.st_mode):
+                raise CopyFailure("changed", path, "was replaced")
+            if (
+                copied != size
+                or after.st_size != size
+                or after.st_mtime_ns != entry[MTIME]
+                or after.st_ctime_ns != entry[CTIME]
+            ):
+                raise CopyFailure("changed", path, "changed")
+        finally:
+            os.close(dst)
+        return size
+    finally:
+        os.close(src)
+
+
+_O_FILE = fsutil.O_FILE
+_O_NEW_FILE = fsutil.O_NEW_FILE
+
+
+# Messages between the two processes are marshalled tuples with a 4-byte length
+# in front. Marshal is fine here: both ends are the same interpreter, and each
+# side trusts the other as much as itself.
+
+
+def frame(message: tuple[Any, ...]) -> bytes:
+    data = marshal.dumps(message)
+    return struct.pack("<I", len(data)) + data
+
+
+def unframe(buffer: bytearray) -> list[tuple[Any, ...]]:
+    """Take every complete message off the front of `buffer`."""
+    messages = []
+    while len(buffer) >= 4:
+        (size,) = struct.unpack_from("<I", buffer)
+        if len(buffer) < 4 + size:
+            break
+        messages.append(marshal.loads(bytes(buffer[4 : 4 + size])))
+        del buffer[: 4 + size]
+    return messages
+
+
+def _read_message(fd: int) -> tuple[Any, ...] | None:
+    buffer = bytearray()
+    while True:
+        messages = unframe(buffer)
+        if messages:
+            return messages[0]
+        data = os.read(fd, 1 << 16)
+        if not data:
+            return None
+        buffer += data
+
+
+def worker_main(job_fd: int) -> int:
+    """The second process: look at the folders of the job, then copy them when asked.
+
+    The job (a marshalled tuple read from `job_fd`) is (root fd, component,
+    candidates). Replies on stdout: ("looked", entries, nested, excluded).
+    Then, from stdin, ("copy", staging path parts, staging (dev, ino), link
+    texts) or ("stop",); replies ("progress", done) now and then and finally
+    ("done", counts). Any failure is ("failed", reason, path, what) or
+    ("oserror", errno, strerror, filename), and the process ends.
+    """
+    out = sys.stdout.buffer
+
+    def send(message: tuple[Any, ...]) -> None:
+        out.write(frame(message))
+        out.flush()
+
+    with os.fdopen(job_fd, "rb") as job:
+        root_fd, component, plain = marshal.loads(job.read())
+    candidates = dict(plain)
+    try:
+        entries, nested, excluded = look(root_fd, candidates, component)
+        send(("looked", entries, nested, excluded))
+        request = _read_message(sys.stdin.fileno())
+        if request is None or request[0] != "copy":
+            return 0
+        _, staging_parts, identity, links = request
+        staging = _open_staging(root_fd, staging_parts, identity)
+        try:
+            groups = by_folder((e[PATH], e) for e in entries if e[KIND] != "symlink" or e[PATH] in links)
+            counts = copy(
+                root_fd,
+                staging,
+                groups,
+                links,
+                report=lambda done: send(("progress", done)),
+                shared_folders=True,
+            )
+        finally:
+            os.close(staging)
+    except CopyFailure as exc:
+        send(("failed", exc.reason, exc.path, exc.what))
+        return 1
+    except OSError as exc:
+        send(("oserror", exc.errno, exc.strerror, exc.filename))
+        return 1
+    send(("done", counts))
+    return 0
+
+
+def _open_staging(root_fd: int, parts: Sequence[str], identity: tuple[int, int]) -> int:
+    """Open the staging folder below the root step by step, never through a link; check it is the one meant."""
+    fd = os.dup(root_fd)
+    try:
+        for name in parts:
+            child = os.open(name, fsutil.O_DIR, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != tuple(identity):
+            raise CopyFailure("changed", "/".join(parts), "is not the staging folder this copy made")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
