@@ -1,12 +1,12 @@
-"""Copying inventory entries into a fresh folder tree, in one process or two.
+"""One prep copy in the making: where files go, progress, and a second process for large workspaces.
 
-The checked per-path work lives in `perfile` (standard library only). For a
-large workspace on a machine with two or more cores, `Helper` runs a second
-process, started as `python -I -S` without the engine: it looks at (`lstat`)
-the second half of the workspace's folders while this process looks at the
-first, and later copies what it looked at while this process copies the rest.
-Every path is checked the same way on either side; a failure on either side
-stops both and fails the copy (the caller then removes the staging folder).
+The inventory copies each regular file the moment it lists it (see
+`perfile.look`); a `Copying` tells it where to. For a large workspace on a
+machine with two or more cores, `Copying` also runs a second process, started
+as `python -I -S` without the engine, which lists and copies the second half
+of the workspace's folders while this process does the first half. Every path
+is checked the same way on either side; a failure on either side stops both
+and fails the copy (the caller then removes the staging folder).
 """
 
 from __future__ import annotations
@@ -30,9 +30,10 @@ from autocode.prep.perfile import CopyFailure
 Progress = Callable[[int, int], None]
 
 # Test-only injection point: called as hook(event, path) with event "dir"
-# (before a source folder is opened) or "file" (after a file's bytes were
-# copied, before they are re-checked). Never set outside tests. A copy with a
-# hook set stays in this process, where the hook runs.
+# (before a source folder is opened), "listed" (after a file was listed, before
+# it is opened) or "file" (after a file's bytes were copied, before they are
+# re-checked). Never set outside tests. With a hook set, everything is copied in
+# this process, where the hook runs.
 _test_hook: Callable[[str, str], None] | None = None
 
 # Below this many tracked files, starting the second process (about 10 ms of
@@ -49,7 +50,7 @@ def changed(path: str, what: str) -> SetupError:
     )
 
 
-def _setup_error(failure: CopyFailure) -> SetupError:
+def setup_error(failure: CopyFailure) -> SetupError:
     if failure.reason == "unreadable":
         return SetupError(
             f"{failure.path!r} cannot be read ({failure.what}). Remedy: make it readable, or have git "
@@ -60,57 +61,6 @@ def _setup_error(failure: CopyFailure) -> SetupError:
     return changed(failure.path, failure.what)
 
 
-def copy_entries(
-    src_root_fd: int,
-    dst_root_fd: int,
-    entries: Sequence[Entry],
-    links: dict[str, str],
-    progress: Progress | None = None,
-    *,
-    helper: Helper | None = None,
-    dst_parts: Sequence[str] = (),
-) -> dict[str, int]:
-    """Copy `entries` (files, kept links, empty folders); return counts. Raises `changedDuringCopy`.
-
-    With a `helper` that looked at part of the entries, it copies that part at
-    the same time; `dst_parts` is then the destination's path below the source
-    root (the helper opens it step by step, never through a link).
-    """
-    total = len(entries)
-    try:
-        if helper is not None and helper.paths:
-            return _copy_in_two(src_root_fd, dst_root_fd, entries, links, progress, helper, dst_parts)
-        report = None if progress is None else (lambda done: progress(done, total))
-        groups = perfile.by_folder((e.path, e) for e in entries)
-        return perfile.copy(src_root_fd, dst_root_fd, groups, links, report=report, hook=_test_hook)
-    except CopyFailure as failure:
-        raise _setup_error(failure) from None
-
-
-def _copy_in_two(
-    src_root_fd: int,
-    dst_root_fd: int,
-    entries: Sequence[Entry],
-    links: dict[str, str],
-    progress: Progress | None,
-    helper: Helper,
-    dst_parts: Sequence[str],
-) -> dict[str, int]:
-    theirs = helper.paths
-    total = len(entries)
-    identity = os.fstat(dst_root_fd)
-    helper.copy(list(dst_parts), (identity.st_dev, identity.st_ino), {p: t for p, t in links.items() if p in theirs})
-    if progress is not None:
-        progress(0, total)
-    report = None if progress is None else (lambda done: progress(done + helper.poll(), total))
-    groups = perfile.by_folder((e.path, e) for e in entries if e.path not in theirs)
-    mine = perfile.copy(src_root_fd, dst_root_fd, groups, links, report=report, shared_folders=True)
-    counts = helper.finish()
-    if progress is not None:
-        progress(total, total)
-    return {key: mine[key] + counts[key] for key in mine}
-
-
 def _free_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -118,28 +68,44 @@ def _free_cores() -> int:
         return os.cpu_count() or 1
 
 
-class Helper:
-    """The second process of one large prep copy (a context manager: leaving it ends the process).
+class Copying:
+    """A prep copy into the staging folder `dst_fd` (`dst_parts` below the workspace root).
 
-    `start` hands it folders to look at, `looked` collects what it found,
-    `copy` has it copy those entries into the staging folder, `poll` and
-    `finish` follow it. `paths` holds the entries it looked at (and copies).
+    A context manager: leaving it ends the second process, if one runs, so
+    nothing writes into the staging folder after that.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, dst_fd: int, dst_parts: Sequence[str], progress: Progress | None = None) -> None:
+        self.dst_fd = dst_fd
+        self.dst_parts = list(dst_parts)
+        self.progress = progress
+        self.total = 0
+        self.into = perfile.Into(dst_fd, report=self._report if progress else None, hook=_test_hook)
         self.proc: subprocess.Popen[bytes] | None = None
-        self.paths: set[str] = set()
-        self.done = 0
-        self.result: tuple[Any, ...] | None = None
+        self.helper_done = self.helper_count = 0
         self.buffer = bytearray()
+        self.result: tuple[Any, ...] | None = None
+        self.extras: dict[str, int] = {"symlinks": 0, "emptyFolders": 0}
 
-    @staticmethod
-    def wanted(count: int) -> bool:
-        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and _free_cores() >= 2
+    def expect(self, count: int) -> None:
+        """`count` more names will be looked at (the total progress reports)."""
+        self.total += count
 
-    def start(self, root_fd: int, component: str, candidates: perfile.Candidates) -> None:
+    def _report(self, done: int) -> None:
+        assert self.progress is not None
+        if self.proc is not None:
+            self._poll()
+        self.progress(done + self.helper_done, self.total)
+
+    def split_wanted(self, count: int) -> bool:
+        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and self.proc is None and _free_cores() >= 2
+
+    def start_helper(self, root_fd: int, component: str, candidates: perfile.Candidates) -> None:
+        """Have the second process list and copy `candidates` (folders of `component`)."""
+        identity = os.fstat(self.dst_fd)
         plain = [(folder, list(items)) for folder, items in candidates.items()]
-        job = marshal.dumps((root_fd, component, plain))
+        self.helper_count = sum(len(items) for _, items in plain)
+        job = marshal.dumps((root_fd, component, plain, self.dst_parts, (identity.st_dev, identity.st_ino)))
         # The job goes through an unlinked temporary file, so handing it over never
         # waits for the new process to start reading.
         with tempfile.TemporaryFile() as job_file:
@@ -149,71 +115,54 @@ class Helper:
             engine = Path(perfile.__file__).resolve().parents[2]
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(job_file.fileno())],
-                stdin=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 pass_fds=(root_fd, job_file.fileno()),
             )
-
-    def looked(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
-        """What the helper found: entries, nested folders, exclusions (waits for it)."""
-        message = self._next()
-        if message[0] != "looked":
-            self._fail(message)
-        new_tuple = tuple.__new__
-        entries = [new_tuple(Entry, e) for e in message[1]]
-        self.paths = {e.path for e in entries}
-        return entries, [tuple(n) for n in message[2]], Counter(message[3])
-
-    def copy(self, dst_parts: list[str], identity: tuple[int, int], links: dict[str, str]) -> None:
-        assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(perfile.frame(("copy", dst_parts, identity, links)))
-        self.proc.stdin.flush()
+        assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
 
-    def poll(self) -> int:
-        """Entries the helper has copied so far, read without waiting; raises its error once known."""
-        assert self.proc is not None and self.proc.stdout is not None
-        with contextlib.suppress(BlockingIOError):
-            while data := os.read(self.proc.stdout.fileno(), 1 << 16):
-                self._take(data)
-        if self.result is not None and self.result[0] != "done":
-            self._fail(self.result)
-        return self.done
-
-    def finish(self) -> dict[str, int]:
-        """Wait for the helper's copy to end; its counts."""
+    def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
+        """Wait for the second process; what it listed: entries, nested folders, exclusions."""
         assert self.proc is not None and self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), True)
         while self.result is None and (data := os.read(self.proc.stdout.fileno(), 1 << 16)):
             self._take(data)
-        if self.result is None or self.result[0] != "done":
+        result = self.result
+        if result is None or result[0] != "looked":
+            self._fail(result)
+        _, entries, nested, excluded, files, copied = result
+        self.helper_done = 0
+        self.into.done += self.helper_count
+        self.into.files += files
+        self.into.bytes += copied
+        new_tuple = tuple.__new__
+        return [new_tuple(Entry, e) for e in entries], [tuple(n) for n in nested], Counter(excluded)
+
+    def _poll(self) -> None:
+        """Read what the second process sent, without waiting; raise its error once known."""
+        assert self.proc is not None and self.proc.stdout is not None
+        with contextlib.suppress(BlockingIOError):
+            while data := os.read(self.proc.stdout.fileno(), 1 << 16):
+                self._take(data)
+        if self.result is not None and self.result[0] != "looked":
             self._fail(self.result)
-        return dict(self.result[1])
 
     def _take(self, data: bytes) -> None:
         self.buffer += data
         for message in perfile.unframe(self.buffer):
             if message[0] == "progress":
-                self.done = message[1]
+                self.helper_done = message[1]
             else:
                 self.result = message
-
-    def _next(self) -> tuple[Any, ...]:
-        assert self.proc is not None and self.proc.stdout is not None
-        while not (messages := perfile.unframe(self.buffer)):
-            data = os.read(self.proc.stdout.fileno(), 1 << 16)
-            if not data:
-                self._fail(None)
-            self.buffer += data
-        return messages[0]
 
     def _fail(self, message: tuple[Any, ...] | None) -> NoReturn:
         if message is not None and message[0] == "failed":
             raise CopyFailure(message[1], message[2], message[3])
         if message is not None and message[0] == "oserror":
             raise OSError(message[1], message[2], message[3])
-        assert self.proc is not None
         self.stop()
+        assert self.proc is not None
         code = self.proc.returncode
         how = f"signal {-code}" if code < 0 else f"exit code {code}"
         raise SetupError(
@@ -222,19 +171,28 @@ class Helper:
             kind="copyFailed",
         )
 
+    def make_extras(self, root_fd: int, entries: Sequence[Entry], links: dict[str, str]) -> None:
+        """Make the kept links and empty submodule folders among `entries` (once the plan is known)."""
+        groups = perfile.by_folder((e.path, e) for e in entries if e.kind != "file")
+        self.extras = perfile.make_extras(root_fd, self.dst_fd, groups, links)
+
+    def counts(self) -> dict[str, int]:
+        if self.progress is not None:
+            self.progress(self.total, self.total)
+        return {"files": self.into.files, **self.extras, "bytes": self.into.bytes}
+
     def stop(self) -> None:
-        """End the process (it must not write while its staging folder is removed)."""
+        """End the second process (it must not write while its staging folder is removed)."""
         if self.proc is None:
             return
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for stream in (self.proc.stdin, self.proc.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
+        if self.proc.stdout is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdout.close()
 
-    def __enter__(self) -> Helper:
+    def __enter__(self) -> Copying:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -242,7 +200,7 @@ class Helper:
 
 
 # Maps the `autocode` and `autocode.prep` names to their folders without running
-# the package `__init__`s, so the helper loads only `perfile` and `fsutil`.
+# the package `__init__`s, so the second process loads only `perfile` and `fsutil`.
 _BOOTSTRAP = """\
 import sys, types
 for name, path in (("autocode", sys.argv[1] + "/autocode"), ("autocode.prep", sys.argv[1] + "/autocode/prep")):

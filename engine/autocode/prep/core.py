@@ -25,7 +25,7 @@ from typing import Any
 
 from autocode.errors import SetupError
 from autocode.prep import copier, fsutil
-from autocode.prep.inventory import Inventory, inventory, is_artifact
+from autocode.prep.inventory import Inventory, inventory, is_artifact, list_workspace, root_and_head
 from autocode.prep.links import plan_links, refusal_error, resolve
 from autocode.prep.manifest import (
     DeclaredInput,
@@ -34,6 +34,7 @@ from autocode.prep.manifest import (
     load_manifest,
     raise_problems,
 )
+from autocode.prep.perfile import CopyFailure
 
 PREP_DIR = ("." + "autocode", "prep")
 STAGING = ".staging"
@@ -104,48 +105,39 @@ def make_prep_copy(
     """
     # The manifest alone first: a malformed one fails before git is even asked.
     items = load_manifest(manifest) if manifest is not None else []
-    # A large workspace is looked at and copied by two processes (see copier.Helper).
-    with copier.Helper() as helper:
-        inv = inventory(workspace, helper)
-        if items:
-            check_declared(inv, items, str(manifest))
-        plan = plan_links(inv)
-        if plan.refused:
-            raise refusal_error(plan)
-        entries = [e for e in inv.entries if e.kind != "symlink" or e.path in plan.keep]
-        excluded = Counter(inv.excluded)
-        excluded.update(plan.excluded.values())
-
-        root_fd = os.open(inv.root, fsutil.O_DIR & ~os.O_NOFOLLOW)
+    root, head = root_and_head(workspace)
+    root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
+    try:
+        prep_fd, made = _open_prep_dir(root_fd, root)
         try:
-            prep_fd = _open_prep_dir(root_fd, inv.root)
+            prep_id, id_fd = _new_copy_dir(prep_fd)
             try:
-                prep_id, id_fd = _new_copy_dir(prep_fd)
+                copy = root.joinpath(*PREP_DIR, prep_id, SOURCE)
                 try:
-                    copy = inv.root.joinpath(*PREP_DIR, prep_id, SOURCE)
-                    counts = _build(root_fd, prep_fd, id_fd, prep_id, entries, plan.keep, progress, helper)
-                    problems = []
-                    source_fd = os.open(SOURCE, fsutil.O_DIR, dir_fd=id_fd)
-                    try:
-                        for item in items:
-                            problem = check_input(source_fd, item, "copy")
-                            if problem:
-                                problems.append(problem)
-                    finally:
-                        os.close(source_fd)
-                    raise_problems(
-                        problems,
-                        f"declared inputs failed the check in the copy {copy} (left there for inspection)",
-                        {"copy": str(copy)},
-                    )
+                    inv, counts = _build(root_fd, prep_fd, id_fd, prep_id, root, head, items, manifest, progress)
+                except BaseException:
+                    _undo_prep_dir(root_fd, made)
+                    raise
+                problems = []
+                source_fd = os.open(SOURCE, fsutil.O_DIR, dir_fd=id_fd)
+                try:
+                    for item in items:
+                        problem = check_input(source_fd, item, "copy")
+                        if problem:
+                            problems.append(problem)
                 finally:
-                    os.close(id_fd)
+                    os.close(source_fd)
+                raise_problems(
+                    problems,
+                    f"declared inputs failed the check in the copy {copy} (left there for inspection)",
+                    {"copy": str(copy)},
+                )
             finally:
-                os.close(prep_fd)
+                os.close(id_fd)
         finally:
-            os.close(root_fd)
-    counts["nestedRepositories"] = len(inv.components)
-    counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
+            os.close(prep_fd)
+    finally:
+        os.close(root_fd)
     handoff = Handoff(copy, inv.root, inv.head, role)
     return PrepResult(prep_id, copy, inv.head, items, counts, handoff, inv.root, list(inv.components), inv)
 
@@ -160,12 +152,15 @@ def make_investigator_copy(
     return make_prep_copy(workspace, None, progress, role="investigator")
 
 
-def _open_prep_dir(root_fd: int, root: Path) -> int:
+def _open_prep_dir(root_fd: int, root: Path) -> tuple[int, list[str]]:
+    """Open `.autocode/prep` (made if missing); also which of those two folders this call made."""
     fd = os.dup(root_fd)
+    made: list[str] = []
     try:
         for depth, name in enumerate(PREP_DIR):
             with contextlib.suppress(FileExistsError):
                 os.mkdir(name, 0o777, dir_fd=fd)
+                made.append(name)
             try:
                 child = os.open(name, fsutil.O_DIR, dir_fd=fd)
             except OSError as exc:
@@ -185,8 +180,30 @@ def _open_prep_dir(root_fd: int, root: Path) -> int:
         _ensure_ignore_file(fd)
     except BaseException:
         os.close(fd)
+        _undo_prep_dir(root_fd, made)
         raise
-    return fd
+    return fd, made
+
+
+def _undo_prep_dir(root_fd: int, made: list[str]) -> None:
+    """Remove the `.autocode` and `prep` folders this prep made, if nothing else has been put there."""
+    if not made:
+        return
+    with contextlib.suppress(OSError):
+        autocode_fd = os.open(PREP_DIR[0], fsutil.O_DIR, dir_fd=root_fd)
+        try:
+            if PREP_DIR[1] in made:
+                with contextlib.suppress(OSError):
+                    prep_fd = os.open(PREP_DIR[1], fsutil.O_DIR, dir_fd=autocode_fd)
+                    try:
+                        os.unlink(".gitignore", dir_fd=prep_fd)
+                    finally:
+                        os.close(prep_fd)
+                os.rmdir(PREP_DIR[1], dir_fd=autocode_fd)
+        finally:
+            os.close(autocode_fd)
+        if PREP_DIR[0] in made:
+            os.rmdir(PREP_DIR[0], dir_fd=root_fd)
 
 
 def _ensure_ignore_file(prep_fd: int) -> None:
@@ -218,18 +235,38 @@ def _build(
     prep_fd: int,
     id_fd: int,
     prep_id: str,
-    entries: Sequence[Any],
-    links: dict[str, str],
+    root: Path,
+    head: str | None,
+    items: list[DeclaredInput],
+    manifest: Path | str | None,
     progress: Callable[[int, int], None] | None,
-    helper: copier.Helper | None = None,
-) -> dict[str, Any]:
+) -> tuple[Inventory, dict[str, Any]]:
+    """List and copy into `<id>/.staging`, decide the links, check the inputs, rename to `source`.
+
+    Anything that fails removes the whole `<id>` folder: nothing half-made stays.
+    """
     try:
         os.mkdir(STAGING, 0o777, dir_fd=id_fd)
         staging_fd = os.open(STAGING, fsutil.O_DIR, dir_fd=id_fd)
         try:
-            counts = copier.copy_entries(
-                root_fd, staging_fd, entries, links, progress, helper=helper, dst_parts=(*PREP_DIR, prep_id, STAGING)
-            )
+            # Leaving this block ends the second copying process, if any, before
+            # anything is removed.
+            with copier.Copying(staging_fd, (*PREP_DIR, prep_id, STAGING), progress) as copying:
+                try:
+                    inv = list_workspace(root, head, root_fd, copying)
+                    if items:
+                        check_declared(inv, items, str(manifest))
+                    plan = plan_links(inv)
+                    if plan.refused:
+                        raise refusal_error(plan)
+                    extras = [
+                        e for e in inv.entries
+                        if e.kind == "emptyFolder" or (e.kind == "symlink" and e.path in plan.keep)
+                    ]
+                    copying.make_extras(root_fd, extras, plan.keep)
+                except CopyFailure as failure:
+                    raise copier.setup_error(failure) from None
+                counts: dict[str, Any] = copying.counts()
         finally:
             os.close(staging_fd)
         try:
@@ -240,12 +277,13 @@ def _build(
             raise SetupError(f"something created {prep_id}/{SOURCE} during the copy; run prep again", kind="destinationUnsafe")
         os.rename(STAGING, SOURCE, src_dir_fd=id_fd, dst_dir_fd=id_fd)
     except BaseException:
-        # Nothing half-made stays behind (the helper, if any, has stopped writing first).
-        if helper is not None:
-            helper.stop()
         shutil.rmtree(prep_id, dir_fd=prep_fd, ignore_errors=True)
         raise
-    return dict(counts)
+    excluded = Counter(inv.excluded)
+    excluded.update(plan.excluded.values())
+    counts["nestedRepositories"] = len(inv.components)
+    counts["excluded"] = {k: v for k, v in sorted(excluded.items()) if v}
+    return inv, counts
 
 
 def citations(

@@ -22,7 +22,7 @@ from autocode.errors import SetupError
 from autocode.prep import fsutil, perfile
 
 if TYPE_CHECKING:
-    from autocode.prep.copier import Helper
+    from autocode.prep.copier import Copying
 
 AUTOCODE_DIR = ".autocode"
 _PATH = operator.itemgetter(0)
@@ -86,10 +86,10 @@ class Inventory:
 
 def workspace_root(workspace: Path | str) -> Path:
     """The resolved top folder of the work tree `workspace`, or a SetupError saying what to pass."""
-    return _root_and_head(workspace)[0]
+    return root_and_head(workspace)[0]
 
 
-def _root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
+def root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
     gitsafe.require_supported_git()
     path = Path(workspace).expanduser()
     if not path.is_dir():
@@ -112,25 +112,30 @@ def _root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
     return path, head
 
 
-def inventory(workspace: Path | str, helper: Helper | None = None) -> Inventory:
-    """List what a prep copy of `workspace` holds (read-only: nothing is written).
-
-    With a `helper` (a prep copy's second process), a large workspace's
-    folders are looked at half here, half there; the helper keeps its half
-    to copy later.
-    """
-    root, head = _root_and_head(workspace)
-    inv = Inventory(root=root, head=head)
+def inventory(workspace: Path | str) -> Inventory:
+    """List what a prep copy of `workspace` holds (read-only: nothing is written)."""
+    root, head = root_and_head(workspace)
     root_fd = os.open(root, fsutil.O_DIR & ~os.O_NOFOLLOW)
     try:
-        _collect(inv, root_fd, "", helper)
+        return list_workspace(root, head, root_fd)
     finally:
         os.close(root_fd)
+
+
+def list_workspace(root: Path, head: str | None, root_fd: int, copying: Copying | None = None) -> Inventory:
+    """The inventory of the work tree `root` (open as `root_fd`).
+
+    With `copying`, each regular file is also copied the moment it is listed,
+    and a large workspace's folders are shared with a second process.
+    Raises `perfile.CopyFailure` when a file changes under the copy.
+    """
+    inv = Inventory(root=root, head=head)
+    _collect(inv, root_fd, "", copying)
     inv.entries.sort(key=_PATH)  # paths are unique: order by path alone
     return inv
 
 
-def _collect(inv: Inventory, root_fd: int, component: str, helper: Helper | None = None) -> None:
+def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | None) -> None:
     prefix = component + "/" if component else ""
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
@@ -139,25 +144,29 @@ def _collect(inv: Inventory, root_fd: int, component: str, helper: Helper | None
     with gitsafe.PendingListing(cwd, exclude) as listing:
         # The tracked list comes first; its files are looked at while git still
         # walks the tree for untracked and ignored paths.
-        tracked: list[tuple[str, str, str]] = []  # (path, origin, git mode)
-        add = tracked.append
-        for mode, path in listing.tracked():
-            if component or not (path == AUTOCODE_DIR or path.startswith(autocode_prefix)):
-                add((prefix + path if prefix else path, "tracked", mode))
-            else:
-                inv.excluded["autocodeFolder"] += 1
-        candidates: perfile.Candidates = perfile.by_folder(tracked)
-        if helper is not None and helper.wanted(len(tracked)):
-            candidates, theirs = _halves(candidates, len(tracked))
-            helper.start(root_fd, component, theirs)
-        _look(inv, root_fd, component, candidates, nested)
+        tracked = listing.tracked()
+        if not component:
+            kept = [t for t in tracked if not (t[1] == AUTOCODE_DIR or t[1].startswith(autocode_prefix))]
+            inv.excluded["autocodeFolder"] += len(tracked) - len(kept)
+            tracked = kept
+        candidates: perfile.Candidates = perfile.by_folder(
+            (prefix + path, "tracked", mode) for mode, path in tracked
+        )
+        if copying is not None:
+            copying.expect(len(tracked))
+            if not component and copying.split_wanted(len(tracked)):
+                candidates, theirs = _halves(candidates, len(tracked))
+                copying.start_helper(root_fd, component, theirs)
+        _look(inv, root_fd, component, candidates, nested, copying)
         untracked = [
             (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
             for path in listing.untracked()
         ]
-        _look(inv, root_fd, component, perfile.by_folder(untracked), nested)
-        if helper is not None and helper.proc is not None:
-            entries, found, excluded = helper.looked()
+        if copying is not None:
+            copying.expect(len(untracked))
+        _look(inv, root_fd, component, perfile.by_folder(untracked), nested, copying)
+        if copying is not None and copying.proc is not None and not component:
+            entries, found, excluded = copying.helper_result()
             inv.entries.extend(entries)
             nested.extend(found)
             inv.excluded.update(excluded)
@@ -166,7 +175,7 @@ def _collect(inv: Inventory, root_fd: int, component: str, helper: Helper | None
     for path, origin, has_git in nested:
         if has_git and _is_own_toplevel(inv.root / path):
             inv.components.append(path)
-            _collect(inv, root_fd, path)
+            _collect(inv, root_fd, path, copying)
         elif origin == "tracked":
             inv.entries.append(Entry(path, "emptyFolder", origin, component))
         else:
@@ -179,9 +188,11 @@ def _look(
     component: str,
     candidates: perfile.Candidates,
     nested: list[tuple[str, str, bool]],
+    copying: Copying | None,
 ) -> None:
-    """`lstat` each candidate relative to its folder's descriptor; add entries or exclusion counts."""
-    entries, found, excluded = perfile.look(root_fd, candidates, component, Entry)
+    """`lstat` (and copy) each candidate relative to its folder's descriptor; add entries or exclusion counts."""
+    into = None if copying is None else copying.into
+    entries, found, excluded = perfile.look(root_fd, candidates, component, Entry, into)
     inv.entries.extend(entries)
     nested.extend(found)
     inv.excluded.update(excluded)

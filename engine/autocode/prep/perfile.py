@@ -2,18 +2,20 @@
 
 Everything here runs once per file of a workspace. It imports nothing of
 AutoCode but `fsutil`, so a second process can run it without loading the
-engine: `copier.Helper` starts `python -I -S` with a few lines that map the
+engine: `copier.Copying` starts `python -I -S` with a few lines that map the
 `autocode.prep` name to this folder (the package `__init__`s never run) and
-gives that process half of the folders to look at and later to copy.
+gives that process half of the folders of a large workspace.
 
-Looking: every listed name is `lstat`ed relative to its folder's descriptor.
-Copying: each source folder is opened relative to its parent's descriptor
-with `O_NOFOLLOW`; each file likewise, then `fstat` must show the device and
-inode that were listed. Data moves with `copy_file_range` (no user-space
-buffer, so memory does not grow with file size); that `fstat`, taken after
-the bytes moved, also catches a file that changed meanwhile. Destination
+`look` lists: every name git listed is `lstat`ed relative to its folder's
+descriptor. Given an `Into`, it also copies each regular file right after
+listing it: the file is opened relative to the same folder descriptor with
+`O_NOFOLLOW`, and `fstat` must show the device and inode just listed. Data
+moves with `copy_file_range` (no user-space buffer, so memory does not grow
+with file size); that `fstat`, taken after the bytes moved, also catches a
+file that changed meanwhile (size, mtime, ctime as listed). Destination
 entries are created with `O_EXCL`/`O_NOFOLLOW` inside a folder made for
-this copy.
+this copy. Links and empty submodule folders are made afterwards by `copy`,
+once the whole inventory has decided which links to keep.
 """
 
 from __future__ import annotations
@@ -77,13 +79,39 @@ def by_folder(items: Iterable[tuple[Any, ...]]) -> dict[fsutil.Dir, list[tuple[A
     return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
 
 
+class Into:
+    """Where `look` copies the regular files it lists, and what it has copied so far.
+
+    Several `look` calls (tracked and untracked names, nested repositories, a
+    second process) copy into the same tree, so a destination folder may
+    already exist; it is opened, never through a link. `report(done)` is called every `PROGRESS_EVERY` looked-at names.
+    `hook(event, path)` is a test injection point: "dir" before a source folder
+    is opened, "listed" after a file was listed and before it is opened,
+    "file" after its bytes were copied and before the check.
+    """
+
+    def __init__(
+        self,
+        dst_fd: int,
+        *,
+        report: Callable[[int], None] | None = None,
+        hook: Hook | None = None,
+    ) -> None:
+        self.dst_fd = dst_fd
+        self.report = report
+        self.hook = hook
+        self.mask = umask()
+        self.mover = _Mover()
+        self.done = self.files = self.bytes = 0
+
+
 def look(
-    root_fd: int, candidates: Candidates, component: str, entry_type: type = tuple
+    root_fd: int, candidates: Candidates, component: str, entry_type: type = tuple, into: Into | None = None
 ) -> tuple[list[Any], list[tuple[str, str, bool]], dict[str, int]]:
-    """`lstat` each candidate relative to its folder's descriptor.
+    """`lstat` each candidate relative to its folder's descriptor (and copy it, given `into`).
 
     Returns (entries as `entry_type` tuples, nested folders as (path, origin,
-    has .git), exclusion counts by reason).
+    has .git), exclusion counts by reason). Raises `CopyFailure`.
     """
     entries: list[Any] = []
     nested: list[tuple[str, str, bool]] = []
@@ -91,12 +119,31 @@ def look(
     add = entries.append
     lstat = os.stat
     new_tuple = tuple.__new__
-    for parent, src_fd, _dst, reason in fsutil.walk(root_fd, candidates):
+    copy_file = _copy_file
+    hook = into.hook if into is not None else None
+    before_open = None if hook is None else (lambda rel: hook("dir", rel))
+    walk = fsutil.walk(
+        root_fd,
+        candidates,
+        dest_fd=None if into is None else into.dst_fd,
+        before_open=before_open,
+        dest_exist_ok=True,
+    )
+    # This loop runs once per file of the workspace: listing is one lstat; copying
+    # adds open, create, copy_file_range, fstat and two closes.
+    for parent, src_fd, dst_fd, reason in walk:
+        names = candidates[parent]
         if src_fd is None:
-            excluded[reason] = excluded.get(reason, 0) + len(candidates[parent])
+            excluded[reason] = excluded.get(reason, 0) + len(names)
+            if into is not None:
+                into.done += len(names)
             continue
         base = "/".join(parent) + "/" if parent else ""
-        for name, origin, mode in candidates[parent]:
+        for name, origin, mode in names:
+            if into is not None:
+                into.done += 1
+                if into.report is not None and into.done % PROGRESS_EVERY == 0:
+                    into.report(into.done)
             try:
                 st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
             except OSError as exc:
@@ -106,8 +153,14 @@ def look(
             kind = st.st_mode & 0o170000
             if kind == stat.S_IFREG:
                 # tuple.__new__ skips a named tuple's constructor: half the cost, run once per file.
-                add(new_tuple(entry_type, (base + name, "file", origin, component, st.st_dev, st.st_ino,
-                                           st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777)))
+                entry: Item = new_tuple(entry_type, (base + name, "file", origin, component, st.st_dev, st.st_ino,
+                                               st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777))
+                add(entry)
+                if into is not None:
+                    if hook is not None:
+                        hook("listed", entry[PATH])
+                    into.bytes += copy_file(src_fd, dst_fd, name, entry, into.mask, into.mover, hook)  # type: ignore[arg-type]
+                    into.files += 1
             elif kind == stat.S_IFLNK:
                 target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
                 add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
@@ -174,59 +227,23 @@ class _Mover:
         return len(data)
 
 
-def copy(
-    src_root_fd: int,
-    dst_root_fd: int,
-    groups: Groups,
-    links: Mapping[str, str],
-    *,
-    report: Callable[[int], None] | None = None,
-    hook: Hook | None = None,
-    shared_folders: bool = False,
-) -> dict[str, int]:
-    """Copy each folder's (name, entry) pairs; return counts. Raises `CopyFailure`.
+def make_extras(src_root_fd: int, dst_root_fd: int, groups: Groups, links: Mapping[str, str]) -> dict[str, int]:
+    """Make the kept links (with the text `links` gives) and empty submodule folders of `groups`.
 
-    Links are written with the text `links` gives for their path. `report(done)`
-    is called every `PROGRESS_EVERY` entries and once at the end.
-    `shared_folders`: another process copies other folders of the same tree at
-    the same time, so a destination folder may already have been made by it.
-    `hook(event, path)` is a test injection point: "dir" before a source folder
-    is opened, "file" after a file's bytes were copied and before the check.
+    The copy's folders exist by now; each is opened again, never through a link.
     """
-    mask = umask()
-    mover = _Mover()
-    done = files = links_made = folders = copied_bytes = 0
-    before_open: Callable[[str], None] | None = None
-    if hook is not None:
-        dir_hook = hook
-
-        def before_open(rel: str) -> None:
-            dir_hook("dir", rel)
-
-    # This loop runs once per file of the workspace: the work per file is kept to
-    # open, create, copy_file_range, fstat and two closes.
-    for parent, src_fd, dst_fd, reason in fsutil.walk(
-        src_root_fd, groups, dest_fd=dst_root_fd, before_open=before_open, dest_exist_ok=shared_folders
-    ):
+    made = {"symlinks": 0, "emptyFolders": 0}
+    for parent, src_fd, dst_fd, reason in fsutil.walk(src_root_fd, groups, dest_fd=dst_root_fd, dest_exist_ok=True):
         if src_fd is None or dst_fd is None:
             raise CopyFailure("changed", "/".join(parent), f"could no longer be opened as a folder ({reason})")
         for name, entry in groups[parent]:
-            kind = entry[KIND]
-            if kind == "file":
-                copied_bytes += _copy_file(src_fd, dst_fd, name, entry, mask, mover, hook)
-                files += 1
-            elif kind == "symlink":
+            if entry[KIND] == "symlink":
                 os.symlink(links[entry[PATH]], name, dir_fd=dst_fd)
-                links_made += 1
+                made["symlinks"] += 1
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
-                folders += 1
-            done += 1
-            if report is not None and done % PROGRESS_EVERY == 0:
-                report(done)
-    if report is not None:
-        report(done)
-    return {"files": files, "symlinks": links_made, "emptyFolders": folders, "bytes": copied_bytes}
+                made["emptyFolders"] += 1
+    return made
 
 
 def _copy_file(src_dir: int, dst_dir: int, name: str, entry: Item, mask: int, mover: _Mover, hook: Hook | None) -> int:
@@ -306,27 +323,14 @@ def unframe(buffer: bytearray) -> list[tuple[Any, ...]]:
     return messages
 
 
-def _read_message(fd: int) -> tuple[Any, ...] | None:
-    buffer = bytearray()
-    while True:
-        messages = unframe(buffer)
-        if messages:
-            return messages[0]
-        data = os.read(fd, 1 << 16)
-        if not data:
-            return None
-        buffer += data
-
-
 def worker_main(job_fd: int) -> int:
-    """The second process: look at the folders of the job, then copy them when asked.
+    """The second process: look at and copy the folders of one job.
 
     The job (a marshalled tuple read from `job_fd`) is (root fd, component,
-    candidates). Replies on stdout: ("looked", entries, nested, excluded).
-    Then, from stdin, ("copy", staging path parts, staging (dev, ino), link
-    texts) or ("stop",); replies ("progress", done) now and then and finally
-    ("done", counts). Any failure is ("failed", reason, path, what) or
-    ("oserror", errno, strerror, filename), and the process ends.
+    candidates, staging path parts below the root, staging (dev, ino)).
+    Replies on stdout: ("progress", done) now and then, then ("looked",
+    entries, nested, excluded, files, bytes), or on failure ("failed", reason,
+    path, what) or ("oserror", errno, strerror, filename).
     """
     out = sys.stdout.buffer
 
@@ -335,26 +339,12 @@ def worker_main(job_fd: int) -> int:
         out.flush()
 
     with os.fdopen(job_fd, "rb") as job:
-        root_fd, component, plain = marshal.loads(job.read())
-    candidates = dict(plain)
+        root_fd, component, plain, staging_parts, identity = marshal.loads(job.read())
     try:
-        entries, nested, excluded = look(root_fd, candidates, component)
-        send(("looked", entries, nested, excluded))
-        request = _read_message(sys.stdin.fileno())
-        if request is None or request[0] != "copy":
-            return 0
-        _, staging_parts, identity, links = request
         staging = _open_staging(root_fd, staging_parts, identity)
         try:
-            groups = by_folder((e[PATH], e) for e in entries if e[KIND] != "symlink" or e[PATH] in links)
-            counts = copy(
-                root_fd,
-                staging,
-                groups,
-                links,
-                report=lambda done: send(("progress", done)),
-                shared_folders=True,
-            )
+            into = Into(staging, report=lambda done: send(("progress", done)))
+            entries, nested, excluded = look(root_fd, dict(plain), component, tuple, into)
         finally:
             os.close(staging)
     except CopyFailure as exc:
@@ -363,7 +353,7 @@ def worker_main(job_fd: int) -> int:
     except OSError as exc:
         send(("oserror", exc.errno, exc.strerror, exc.filename))
         return 1
-    send(("done", counts))
+    send(("looked", entries, nested, excluded, into.files, into.bytes))
     return 0
 
 
