@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from autocode.prep.copier import Copying
 
 AUTOCODE_DIR = ".autocode"
+_AUTOCODE_PREFIX = AUTOCODE_DIR + "/"
 _PATH = operator.itemgetter(0)
 
 # Folders and files that hold caches or runner output rather than source; they
@@ -140,22 +141,14 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
     cwd = inv.root / component if component else inv.root
     exclude = [f"/{AUTOCODE_DIR}/"] if not component else []
     nested: list[tuple[str, str, bool]] = []  # (path, origin, has .git)
-    autocode_prefix = AUTOCODE_DIR + "/"
     with gitsafe.PendingListing(cwd, exclude) as listing:
-        # The tracked list comes first; its files are looked at while git still
-        # walks the tree for untracked and ignored paths.
-        tracked = listing.tracked()
-        if not component:
-            kept = [t for t in tracked if not (t[1] == AUTOCODE_DIR or t[1].startswith(autocode_prefix))]
-            inv.excluded["autocodeFolder"] += len(tracked) - len(kept)
-            tracked = kept
-        candidates: perfile.Candidates = perfile.by_folder(
-            (prefix + path, "tracked", mode) for mode, path in tracked
-        )
+        # The tracked list comes first; its files are looked at (and copied) while
+        # git still walks the tree for untracked and ignored paths.
+        candidates, count = _group_tracked(listing.tracked(), prefix, inv.excluded)
         if copying is not None:
-            copying.expect(len(tracked))
-            if not component and copying.split_wanted(len(tracked)):
-                candidates, theirs = _halves(candidates, len(tracked))
+            copying.expect(count)
+            if not component and copying.split_wanted(count):
+                candidates, theirs = _halves(candidates, count)
                 copying.start_helper(root_fd, component, theirs)
         _look(inv, root_fd, component, candidates, nested, copying)
         untracked = [
@@ -171,7 +164,7 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
             nested.extend(found)
             inv.excluded.update(excluded)
         # Our own folder shows up as ignored only because of the extra exclude above.
-        inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != autocode_prefix or component)
+        inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != _AUTOCODE_PREFIX or component)
     for path, origin, has_git in nested:
         if has_git and _is_own_toplevel(inv.root / path):
             inv.components.append(path)
@@ -180,6 +173,29 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
             inv.entries.append(Entry(path, "emptyFolder", origin, component))
         else:
             inv.excluded["nestedUnreadable"] += 1
+
+
+def _group_tracked(
+    tracked: list[tuple[str, str]], prefix: str, excluded: Counter[str]
+) -> tuple[perfile.Candidates, int]:
+    """git's (mode, path) records as {folder: [(name, "tracked", mode)]}, and how many there are.
+
+    One pass, once per tracked file; our own `.autocode` is left out of the workspace's list.
+    """
+    by_dir: dict[str, list[tuple[str, str, str]]] = {}
+    count = 0
+    for mode, path in tracked:
+        if not prefix and (path == AUTOCODE_DIR or path.startswith(_AUTOCODE_PREFIX)):
+            excluded["autocodeFolder"] += 1
+            continue
+        folder, _, name = (prefix + path).rpartition("/")
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [(name, "tracked", mode)]
+        else:
+            names.append((name, "tracked", mode))
+        count += 1
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count
 
 
 def _look(
@@ -198,14 +214,21 @@ def _look(
     inv.excluded.update(excluded)
 
 
+_FIRST_SHARE = 0.55
+
+
 def _halves(candidates: perfile.Candidates, total: int) -> tuple[perfile.Candidates, perfile.Candidates]:
-    """The folders in walking order, cut where about half the candidates lie on each side."""
+    """The folders in walking order, cut so the second process gets a bit less than half.
+
+    It starts about 15 ms later (a new interpreter) and its entries still have
+    to come back to this process, so an even cut would leave this one waiting.
+    """
     first: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
     second: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
     seen = 0
     for folder in sorted(candidates):
         items = candidates[folder]
-        (first if seen * 2 < total else second)[folder] = items
+        (first if seen < total * _FIRST_SHARE else second)[folder] = items
         seen += len(items)
     return first, second
 
