@@ -20,7 +20,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import IO, Any, NoReturn
 
 from autocode.errors import SetupError
 from autocode.prep import perfile
@@ -39,6 +39,8 @@ _test_hook: Callable[[str, str], None] | None = None
 # Below this many tracked files, starting the second process (about 10 ms of
 # one core) costs more than it saves.
 SPLIT_MIN_ENTRIES = 3000
+# An index entry is 62 bytes plus the path, padded: a low guess for "files".
+_INDEX_BYTES_PER_FILE = 80
 
 
 def changed(path: str, what: str) -> SetupError:
@@ -82,6 +84,7 @@ class Copying:
         self.total = 0
         self.into = perfile.Into(dst_fd, report=self._report if progress else None, hook=_test_hook)
         self.proc: subprocess.Popen[bytes] | None = None
+        self.job_file: IO[bytes] | None = None
         self.helper_done = self.helper_count = 0
         self.buffer = bytearray()
         self.result: tuple[Any, ...] | None = None
@@ -97,30 +100,54 @@ class Copying:
             self._poll()
         self.progress(done + self.helper_done, self.total)
 
-    def split_wanted(self, count: int) -> bool:
-        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and self.proc is None and _free_cores() >= 2
+    def prestart(self, root_fd: int) -> None:
+        """Start the second process now if the workspace looks large (its start then overlaps git's listing).
 
-    def start_helper(self, root_fd: int, component: str, candidates: perfile.Candidates) -> None:
-        """Have the second process list and copy `candidates` (folders of `component`)."""
+        The guess is the size of `.git/index` (about 100 bytes per tracked file);
+        `split_wanted` decides for real once git has listed the files.
+        """
+        if _test_hook is not None or _free_cores() < 2:
+            return
+        try:
+            size = os.stat(".git/index", dir_fd=root_fd, follow_symlinks=False).st_size
+        except OSError:
+            return
+        if size >= SPLIT_MIN_ENTRIES * _INDEX_BYTES_PER_FILE:
+            self._spawn(root_fd)
+
+    def split_wanted(self, count: int) -> bool:
+        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and self.helper_count == 0 and _free_cores() >= 2
+
+    def _spawn(self, root_fd: int) -> None:
+        # The job will go through an unlinked temporary file, so handing it over never
+        # waits for the new process to read it; stdin only says when it is there.
+        self.job_file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
+        engine = Path(perfile.__file__).resolve().parents[2]
+        job_fd = self.job_file.fileno()
+        self.proc = subprocess.Popen(
+            [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(root_fd), str(job_fd)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            pass_fds=(root_fd, job_fd),
+        )
+        assert self.proc.stdout is not None
+        os.set_blocking(self.proc.stdout.fileno(), False)
+
+    def start_helper(
+        self, root_fd: int, component: str, candidates: perfile.Candidates, nested_paths: set[str]
+    ) -> None:
+        """Have the second process list and copy the tracked `candidates` (folders of `component`)."""
+        if self.proc is None:
+            self._spawn(root_fd)
+        assert self.proc is not None and self.proc.stdin is not None and self.job_file is not None
         identity = os.fstat(self.dst_fd)
         plain = [(folder, list(items)) for folder, items in candidates.items()]
         self.helper_count = sum(len(items) for _, items in plain)
-        job = marshal.dumps((root_fd, component, plain, self.dst_parts, (identity.st_dev, identity.st_ino)))
-        # The job goes through an unlinked temporary file, so handing it over never
-        # waits for the new process to start reading.
-        with tempfile.TemporaryFile() as job_file:
-            job_file.write(job)
-            job_file.flush()
-            job_file.seek(0)
-            engine = Path(perfile.__file__).resolve().parents[2]
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(job_file.fileno())],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                pass_fds=(root_fd, job_file.fileno()),
-            )
-        assert self.proc.stdout is not None
-        os.set_blocking(self.proc.stdout.fileno(), False)
+        job = marshal.dumps((component, plain, nested_paths, self.dst_parts, (identity.st_dev, identity.st_ino)))
+        self.job_file.write(job)
+        self.job_file.flush()
+        self.proc.stdin.write(perfile.frame(("job", len(job))))
+        self.proc.stdin.close()
 
     def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
         """Wait for the second process; what it listed: entries, nested folders, exclusions."""
@@ -183,14 +210,17 @@ class Copying:
 
     def stop(self) -> None:
         """End the second process (it must not write while its staging folder is removed)."""
+        if self.job_file is not None:
+            self.job_file.close()
         if self.proc is None:
             return
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        if self.proc.stdout is not None:
-            with contextlib.suppress(OSError):
-                self.proc.stdout.close()
+        for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
 
     def __enter__(self) -> Copying:
         return self
@@ -208,5 +238,5 @@ for name, path in (("autocode", sys.argv[1] + "/autocode"), ("autocode.prep", sy
     module.__path__ = [path]
     sys.modules[name] = module
 from autocode.prep.perfile import worker_main
-sys.exit(worker_main(int(sys.argv[2])))
+sys.exit(worker_main(int(sys.argv[2]), int(sys.argv[3])))
 """

@@ -252,6 +252,7 @@ def _build(
             # Leaving this block ends the second copying process, if any, before
             # anything is removed.
             with copier.Copying(staging_fd, (*PREP_DIR, prep_id, STAGING), progress) as copying:
+                copying.prestart(root_fd)
                 try:
                     inv = list_workspace(root, head, root_fd, copying)
                     if items:

@@ -144,21 +144,21 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
     with gitsafe.PendingListing(cwd, exclude) as listing:
         # The tracked list comes first; its files are looked at (and copied) while
         # git still walks the tree for untracked and ignored paths.
-        candidates, count = _group_tracked(listing.tracked(), prefix, inv.excluded)
+        candidates, count, gitlinks = _group_tracked(listing.tracked(), prefix, inv.excluded)
         if copying is not None:
             copying.expect(count)
             if not component and copying.split_wanted(count):
                 candidates, theirs = _halves(candidates, count)
-                copying.start_helper(root_fd, component, theirs)
-        _look(inv, root_fd, component, candidates, nested, copying)
-        untracked = [
-            (prefix + path[:-1], "untracked", "nested") if path.endswith("/") else (prefix + path, "untracked", "")
-            for path in listing.untracked()
-        ]
+                copying.start_helper(root_fd, component, theirs, gitlinks)
+        _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
+        untracked = [prefix + path for path in listing.untracked()]
         if copying is not None:
             copying.expect(len(untracked))
-        _look(inv, root_fd, component, perfile.by_folder(untracked), nested, copying)
-        if copying is not None and copying.proc is not None and not component:
+        # An untracked folder git lists with a trailing "/" holds a repository of its own.
+        repos = {path[:-1] for path in untracked if path.endswith("/")}
+        groups = perfile.names_by_folder(path[:-1] if path.endswith("/") else path for path in untracked)
+        _look(inv, root_fd, component, groups, "untracked", repos, nested, copying)
+        if copying is not None and copying.helper_count and not component:
             entries, found, excluded = copying.helper_result()
             inv.entries.extend(entries)
             nested.extend(found)
@@ -177,25 +177,30 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
 
 def _group_tracked(
     tracked: list[tuple[str, str]], prefix: str, excluded: Counter[str]
-) -> tuple[perfile.Candidates, int]:
-    """git's (mode, path) records as {folder: [(name, "tracked", mode)]}, and how many there are.
+) -> tuple[perfile.Candidates, int, set[str]]:
+    """git's (mode, path) records as {folder: [names]}, how many there are, and the submodule paths.
 
     One pass, once per tracked file; our own `.autocode` is left out of the workspace's list.
     """
-    by_dir: dict[str, list[tuple[str, str, str]]] = {}
+    by_dir: dict[str, list[str]] = {}
+    gitlinks: set[str] = set()
     count = 0
     for mode, path in tracked:
-        if not prefix and (path == AUTOCODE_DIR or path.startswith(_AUTOCODE_PREFIX)):
+        if prefix:
+            path = prefix + path
+        elif path == AUTOCODE_DIR or path.startswith(_AUTOCODE_PREFIX):
             excluded["autocodeFolder"] += 1
             continue
-        folder, _, name = (prefix + path).rpartition("/")
+        if mode == gitsafe.GITLINK_MODE:
+            gitlinks.add(path)
+        folder, _, name = path.rpartition("/")
         names = by_dir.get(folder)
         if names is None:
-            by_dir[folder] = [(name, "tracked", mode)]
+            by_dir[folder] = [name]
         else:
-            names.append((name, "tracked", mode))
+            names.append(name)
         count += 1
-    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count, gitlinks
 
 
 def _look(
@@ -203,12 +208,14 @@ def _look(
     root_fd: int,
     component: str,
     candidates: perfile.Candidates,
+    origin: str,
+    nested_paths: set[str],
     nested: list[tuple[str, str, bool]],
     copying: Copying | None,
 ) -> None:
     """`lstat` (and copy) each candidate relative to its folder's descriptor; add entries or exclusion counts."""
     into = None if copying is None else copying.into
-    entries, found, excluded = perfile.look(root_fd, candidates, component, Entry, into)
+    entries, found, excluded = perfile.look(root_fd, candidates, component, origin, nested_paths, Entry, into)
     inv.entries.extend(entries)
     nested.extend(found)
     inv.excluded.update(excluded)
@@ -223,8 +230,8 @@ def _halves(candidates: perfile.Candidates, total: int) -> tuple[perfile.Candida
     It starts about 15 ms later (a new interpreter) and its entries still have
     to come back to this process, so an even cut would leave this one waiting.
     """
-    first: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
-    second: dict[fsutil.Dir, Sequence[tuple[str, str, str]]] = {}
+    first: dict[fsutil.Dir, Sequence[str]] = {}
+    second: dict[fsutil.Dir, Sequence[str]] = {}
     seen = 0
     for folder in sorted(candidates):
         items = candidates[folder]

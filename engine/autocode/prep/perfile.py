@@ -32,12 +32,12 @@ from autocode.prep import fsutil
 # 15 ms of its start): names only annotations use are imported for type checkers.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping, Sequence
+    from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
     from typing import Any
 
     Item = Sequence[Any]
-    # folder -> [(name, origin, git mode)] to look at; folder -> [(name, entry)] to copy.
-    Candidates = Mapping[fsutil.Dir, Sequence[tuple[str, str, str]]]
+    # folder -> names to look at; folder -> [(name, entry)] to copy.
+    Candidates = Mapping[fsutil.Dir, Sequence[str]]
     Groups = Mapping[fsutil.Dir, Sequence[tuple[str, Item]]]
     Hook = Callable[[str, str], None]
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 # mtime_ns, ctime_ns, mode.
 PATH, KIND, DEV, INO, SIZE, MTIME, CTIME, MODE = 0, 1, 4, 5, 6, 8, 9, 10
 
-GITLINK_MODE = "160000"  # the same as gitsafe.GITLINK_MODE
 PROGRESS_EVERY = 250
 _CHUNK = 1 << 30
 
@@ -63,6 +62,19 @@ class CopyFailure(Exception):
         self.reason = reason
         self.path = path
         self.what = what
+
+
+def names_by_folder(paths: Iterable[str]) -> dict[fsutil.Dir, list[str]]:
+    """Paths grouped as {folder parts: [names]}."""
+    by_dir: dict[str, list[str]] = {}
+    for path in paths:
+        folder, _, name = path.rpartition("/")
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [name]
+        else:
+            names.append(name)
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
 
 
 def by_folder(items: Iterable[tuple[Any, ...]]) -> dict[fsutil.Dir, list[tuple[Any, ...]]]:
@@ -106,12 +118,21 @@ class Into:
 
 
 def look(
-    root_fd: int, candidates: Candidates, component: str, entry_type: type = tuple, into: Into | None = None
+    root_fd: int,
+    candidates: Candidates,
+    component: str,
+    origin: str,
+    nested_paths: Collection[str] = (),
+    entry_type: type = tuple,
+    into: Into | None = None,
 ) -> tuple[list[Any], list[tuple[str, str, bool]], dict[str, int]]:
     """`lstat` each candidate relative to its folder's descriptor (and copy it, given `into`).
 
-    Returns (entries as `entry_type` tuples, nested folders as (path, origin,
-    has .git), exclusion counts by reason). Raises `CopyFailure`.
+    `origin` ("tracked" or "untracked") is recorded in each entry; a folder
+    among `nested_paths` (a submodule, an untracked repository) is reported
+    as nested instead of skipped. Returns (entries as `entry_type` tuples,
+    nested folders as (path, origin, has .git), exclusion counts by reason).
+    Raises `CopyFailure`.
     """
     entries: list[Any] = []
     nested: list[tuple[str, str, bool]] = []
@@ -139,7 +160,7 @@ def look(
                 into.done += len(names)
             continue
         base = "/".join(parent) + "/" if parent else ""
-        for name, origin, mode in names:
+        for name in names:
             if into is not None:
                 into.done += 1
                 if into.report is not None and into.done % PROGRESS_EVERY == 0:
@@ -165,7 +186,7 @@ def look(
                 target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
                 add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
                                            0, target, 0, 0, 0)))
-            elif kind == stat.S_IFDIR and mode in (GITLINK_MODE, "nested"):
+            elif kind == stat.S_IFDIR and base + name in nested_paths:
                 nested.append((base + name, origin, _has_git(src_fd, name)))
             else:
                 why = "typeChanged" if kind == stat.S_IFDIR else "specialFile"
@@ -323,11 +344,12 @@ def unframe(buffer: bytearray) -> list[tuple[Any, ...]]:
     return messages
 
 
-def worker_main(job_fd: int) -> int:
-    """The second process: look at and copy the folders of one job.
+def worker_main(root_fd: int, job_fd: int) -> int:
+    """The second process: wait for one job, then look at and copy its folders.
 
-    The job (a marshalled tuple read from `job_fd`) is (root fd, component,
-    candidates, staging path parts below the root, staging (dev, ino)).
+    `root_fd` is the workspace root. Stdin brings ("job", size) once the job
+    (a marshalled (component, candidates, nested paths, staging path parts
+    below the root, staging (dev, ino))) is in the file `job_fd`; end of input means no job.
     Replies on stdout: ("progress", done) now and then, then ("looked",
     entries, nested, excluded, files, bytes), or on failure ("failed", reason,
     path, what) or ("oserror", errno, strerror, filename).
@@ -338,13 +360,19 @@ def worker_main(job_fd: int) -> int:
         out.write(frame(message))
         out.flush()
 
-    with os.fdopen(job_fd, "rb") as job:
-        root_fd, component, plain, staging_parts, identity = marshal.loads(job.read())
+    buffer = bytearray()
+    while not (messages := unframe(buffer)):
+        data = os.read(0, 1 << 16)
+        if not data:
+            return 0
+        buffer += data
+    size = messages[0][1]
+    component, plain, nested_paths, staging_parts, identity = marshal.loads(os.pread(job_fd, size, 0))
     try:
         staging = _open_staging(root_fd, staging_parts, identity)
         try:
             into = Into(staging, report=lambda done: send(("progress", done)))
-            entries, nested, excluded = look(root_fd, dict(plain), component, tuple, into)
+            entries, nested, excluded = look(root_fd, dict(plain), component, "tracked", nested_paths, tuple, into)
         finally:
             os.close(staging)
     except CopyFailure as exc:
