@@ -115,8 +115,13 @@ class Copying:
         if size >= SPLIT_MIN_ENTRIES * _INDEX_BYTES_PER_FILE:
             self._spawn(root_fd)
 
-    def split_wanted(self, count: int) -> bool:
-        return count >= SPLIT_MIN_ENTRIES and _test_hook is None and self.helper_count == 0 and _free_cores() >= 2
+    def split_wanted(self, root_fd: int, count: int) -> bool:
+        """Whether `count` tracked files are worth a second process (started now if it is not yet)."""
+        if count < SPLIT_MIN_ENTRIES or _test_hook is not None or self.helper_count or _free_cores() < 2:
+            return False
+        if self.proc is None:
+            self._spawn(root_fd)
+        return self.proc is not None
 
     def _spawn(self, root_fd: int) -> None:
         # The job will go through an unlinked temporary file, so handing it over never
@@ -124,21 +129,23 @@ class Copying:
         self.job_file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
         engine = Path(perfile.__file__).resolve().parents[2]
         job_fd = self.job_file.fileno()
-        self.proc = subprocess.Popen(
-            [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(root_fd), str(job_fd)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            pass_fds=(root_fd, job_fd),
-        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(root_fd), str(job_fd)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                pass_fds=(root_fd, job_fd),
+            )
+        except OSError:
+            # No interpreter to start (an embedded Python, say): this process copies everything.
+            self.job_file.close()
+            self.job_file = None
+            return
         assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
 
-    def start_helper(
-        self, root_fd: int, component: str, candidates: perfile.Candidates, nested_paths: set[str]
-    ) -> None:
-        """Have the second process list and copy the tracked `candidates` (folders of `component`)."""
-        if self.proc is None:
-            self._spawn(root_fd)
+    def start_helper(self, component: str, candidates: perfile.Candidates, nested_paths: set[str]) -> None:
+        """Have the second process (see `split_wanted`) list and copy the tracked `candidates`."""
         assert self.proc is not None and self.proc.stdin is not None and self.job_file is not None
         identity = os.fstat(self.dst_fd)
         plain = [(folder, list(items)) for folder, items in candidates.items()]
@@ -146,8 +153,11 @@ class Copying:
         job = marshal.dumps((component, plain, nested_paths, self.dst_parts, (identity.st_dev, identity.st_ino)))
         self.job_file.write(job)
         self.job_file.flush()
-        self.proc.stdin.write(perfile.frame(("job", len(job))))
-        self.proc.stdin.close()
+        try:
+            self.proc.stdin.write(perfile.frame(("job", len(job))))
+            self.proc.stdin.close()
+        except BrokenPipeError:
+            self._fail(None)
 
     def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
         """Wait for the second process; what it listed: entries, nested folders, exclusions."""
@@ -186,15 +196,18 @@ class Copying:
     def _fail(self, message: tuple[Any, ...] | None) -> NoReturn:
         if message is not None and message[0] == "failed":
             raise CopyFailure(message[1], message[2], message[3])
-        if message is not None and message[0] == "oserror":
-            raise OSError(message[1], message[2], message[3])
         self.stop()
-        assert self.proc is not None
-        code = self.proc.returncode
-        how = f"signal {-code}" if code < 0 else f"exit code {code}"
+        if message is not None and message[0] == "oserror":
+            _, _, strerror, filename = message
+            what = f"{strerror} ({filename})" if filename else str(strerror)
+        else:
+            assert self.proc is not None
+            code = self.proc.returncode
+            what = f"it stopped before it finished ({f'signal {-code}' if code < 0 else f'exit code {code}'})"
         raise SetupError(
-            f"the second copying process stopped before it finished ({how}); nothing of this copy "
-            "was kept. Remedy: run prep again; if it keeps failing, check free disk space and memory.",
+            f"the second copying process failed: {what}; nothing of this copy was kept. Remedy: run "
+            "prep again; if it keeps failing, check free disk space and that nothing else writes "
+            "into .autocode/prep.",
             kind="copyFailed",
         )
 
@@ -214,6 +227,10 @@ class Copying:
             self.job_file.close()
         if self.proc is None:
             return
+        if self.result is not None and self.result[0] == "looked":
+            # It has sent everything and is on its way out.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(timeout=5)
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()

@@ -147,9 +147,9 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
         candidates, count, gitlinks = _group_tracked(listing.tracked(), prefix, inv.excluded)
         if copying is not None:
             copying.expect(count)
-            if not component and copying.split_wanted(count):
+            if not component and copying.split_wanted(root_fd, count):
                 candidates, theirs = _halves(candidates, count)
-                copying.start_helper(root_fd, component, theirs, gitlinks)
+                copying.start_helper(component, theirs, gitlinks)
         _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
         untracked = [prefix + path for path in listing.untracked()]
         if copying is not None:

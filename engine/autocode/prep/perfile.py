@@ -390,7 +390,11 @@ def _open_staging(root_fd: int, parts: Sequence[str], identity: tuple[int, int])
     fd = os.dup(root_fd)
     try:
         for name in parts:
-            child = os.open(name, fsutil.O_DIR, dir_fd=fd)
+            try:
+                child = os.open(name, fsutil.O_DIR, dir_fd=fd)
+            except OSError as exc:
+                where = "/".join(parts)
+                raise CopyFailure("changed", where, f"could no longer be opened as a folder ({exc.strerror})") from exc
             os.close(fd)
             fd = child
         st = os.fstat(fd)
