@@ -3,7 +3,9 @@
 Anchors, measured in the same run on the same file list:
 - the floor: `tar -c --null -T <list> | tar -x` (no checks at all);
 - `git worktree add --detach` (what a checkout of HEAD costs).
-Prints each figure as a ratio against its anchor, plus peak memory. Each ratio is
+Prints each figure as a ratio against its anchor, plus peak memory. The prep
+copy is timed as it runs (two processes when a second core is idle)
+and, for comparison, forced into one process. Each ratio is
 given twice: best against best, and the median of per-round ratios (each round
 runs the contenders back to back, so they share that moment's load).
 Run: python tests/bench/bench_prep.py [--files N] [--rounds R]
@@ -147,7 +149,17 @@ def main() -> None:
     opts = parser.parse_args()
 
     from autocode import gitsafe
-    from autocode.prep import PrepResult, inventory, make_prep_copy
+    from autocode.prep import PrepResult, copier, inventory, make_prep_copy
+
+    split_min = copier.SPLIT_MIN_ENTRIES
+
+    def one_process_copy(out: list[PrepResult]) -> None:
+        """The copy as a one-core machine makes it (no second process)."""
+        copier.SPLIT_MIN_ENTRIES = 10**9
+        try:
+            out.append(make_prep_copy(repo))
+        finally:
+            copier.SPLIT_MIN_ENTRIES = split_min
 
     with tempfile.TemporaryDirectory(prefix="bench-prep-", dir=opts.dir) as tmp:
         base = Path(tmp)
@@ -157,7 +169,9 @@ def main() -> None:
         files = [e.path for e in inv.entries if e.kind == "file"]
         listing = b"".join(os.fsencode(p) + b"\0" for p in files)
         enum = min(timed(lambda: gitsafe.tracked_files(repo))[0] for _ in range(3))
-        runs: dict[str, list[tuple[float, float]]] = {"tar": [], "worktree": [], "prep": [], "inventory": []}
+        runs: dict[str, list[tuple[float, float]]] = {
+            "tar": [], "worktree": [], "prep": [], "prep1": [], "inventory": []
+        }
         load_before = os.getloadavg()
         for r in range(opts.rounds):
             dest = base / f"tar{r}"
@@ -168,6 +182,9 @@ def main() -> None:
             worktree_remove(repo, dest)
             made: list[PrepResult] = []
             runs["prep"].append(timed(lambda out=made: out.append(make_prep_copy(repo))))  # type: ignore[misc]
+            shutil.rmtree(made[0].copy.parent)
+            made.clear()
+            runs["prep1"].append(timed(lambda out=made: one_process_copy(out)))  # type: ignore[misc]
             shutil.rmtree(made[0].copy.parent)
             runs["inventory"].append(timed(lambda: inventory(repo)))
         load_after = os.getloadavg()
@@ -191,6 +208,7 @@ def main() -> None:
         print(f"git worktree add --detach     : {wall['worktree'] * 1000:.0f} ms wall, {cpu['worktree'] * 1000:.0f} ms cpu")
         line("prep copy vs tar floor", "prep", "tar", "goal <= 1.5x")
         line("prep copy vs worktree add", "prep", "worktree", "goal < 1.0x")
+        line("one process vs worktree add", "prep1", "worktree", "a one-core machine; for comparison")
         line("inventory alone vs tar", "inventory", "tar", f"git ls-files alone {enum * 1000:.0f} ms")
         mem_before, mem_after = prep_peak_memory(repo)
         tar_mem = tar_peak_memory(repo, listing, base / "tar-mem") if shutil.which("/usr/bin/time") else 0

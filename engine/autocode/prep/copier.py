@@ -2,7 +2,7 @@
 
 The inventory copies each regular file the moment it lists it (see
 `perfile.look`); a `Copying` tells it where to. For a large workspace on a
-machine with two or more cores, `Copying` also runs a second process, started
+machine with a spare core, `Copying` also runs a second process, started
 as `python -I -S` without the engine, which lists and copies the second half
 of the workspace's folders while this process does the first half. Every path
 is checked the same way on either side; a failure on either side stops both
@@ -63,11 +63,22 @@ def setup_error(failure: CopyFailure) -> SetupError:
     return changed(failure.path, failure.what)
 
 
-def _free_cores() -> int:
+def _second_core_idle() -> bool:
+    """Whether a second process would get a core of its own.
+
+    Two or more cores this process may use, and a 1-minute load average that
+    leaves at least half a core spare. On a busy machine the two processes
+    would only take turns, which is slower than one.
+    """
     try:
-        return len(os.sched_getaffinity(0))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return os.cpu_count() or 1
+        cores = os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        load = 0.0
+    return cores >= 2 and load <= cores - 0.5
 
 
 class Copying:
@@ -106,7 +117,7 @@ class Copying:
         The guess is the size of `.git/index` (about 100 bytes per tracked file);
         `split_wanted` decides for real once git has listed the files.
         """
-        if _test_hook is not None or _free_cores() < 2:
+        if _test_hook is not None or not _second_core_idle():
             return
         try:
             size = os.stat(".git/index", dir_fd=root_fd, follow_symlinks=False).st_size
@@ -117,7 +128,7 @@ class Copying:
 
     def split_wanted(self, root_fd: int, count: int) -> bool:
         """Whether `count` tracked files are worth a second process (started now if it is not yet)."""
-        if count < SPLIT_MIN_ENTRIES or _test_hook is not None or self.helper_count or _free_cores() < 2:
+        if count < SPLIT_MIN_ENTRIES or _test_hook is not None or self.helper_count or not _second_core_idle():
             return False
         if self.proc is None:
             self._spawn(root_fd)
@@ -213,8 +224,7 @@ class Copying:
 
     def make_extras(self, root_fd: int, entries: Sequence[Entry], links: dict[str, str]) -> None:
         """Make the kept links and empty submodule folders among `entries` (once the plan is known)."""
-        groups = perfile.by_folder((e.path, e) for e in entries if e.kind != "file")
-        self.extras = perfile.make_extras(root_fd, self.dst_fd, groups, links)
+        self.extras = perfile.make_extras(root_fd, self.dst_fd, (e for e in entries if e.kind != "file"), links)
 
     def counts(self) -> dict[str, int]:
         if self.progress is not None:

@@ -1,10 +1,14 @@
 """Prep copies: `.autocode/prep/<id>/source`, built in a staging folder, then checked.
 
-Order of work: inventory and manifest checks (read-only), link decisions
-(read-only), the copy into `.autocode/prep/<id>/.staging`, the rename to
-`source`, and the preflight of every declared input in the copy. Anything
-that fails before the rename removes the half-made folder; a failed preflight
-in the copy leaves the copy for inspection.
+Order of work: the manifest alone (nothing written yet); then the inventory,
+which copies each regular file into `.autocode/prep/<id>/.staging` the moment
+it lists it (one pass over the work tree instead of a listing pass and a copy
+pass; a large workspace is shared with a second process, see `copier`); the
+workspace half of the manifest check; the link decisions, then the kept links
+and empty submodule folders; the rename to `source`; the preflight of every
+declared input in the copy. Anything that fails before the rename removes the
+`<id>` folder, and the `.autocode` and `prep` folders too if this call made
+them; a failed preflight in the copy leaves the copy for inspection.
 """
 
 from __future__ import annotations

@@ -180,11 +180,10 @@ def _group_tracked(
 ) -> tuple[perfile.Candidates, int, set[str]]:
     """git's (mode, path) records as {folder: [names]}, how many there are, and the submodule paths.
 
-    One pass, once per tracked file; our own `.autocode` is left out of the workspace's list.
+    Our own `.autocode` is left out of the workspace's list.
     """
-    by_dir: dict[str, list[str]] = {}
+    paths: list[str] = []
     gitlinks: set[str] = set()
-    count = 0
     for mode, path in tracked:
         if prefix:
             path = prefix + path
@@ -193,14 +192,8 @@ def _group_tracked(
             continue
         if mode == gitsafe.GITLINK_MODE:
             gitlinks.add(path)
-        folder, _, name = path.rpartition("/")
-        names = by_dir.get(folder)
-        if names is None:
-            by_dir[folder] = [name]
-        else:
-            names.append(name)
-        count += 1
-    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count, gitlinks
+        paths.append(path)
+    return perfile.names_by_folder(paths), len(paths), gitlinks
 
 
 def _look(

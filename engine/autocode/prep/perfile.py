@@ -36,9 +36,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     Item = Sequence[Any]
-    # folder -> names to look at; folder -> [(name, entry)] to copy.
+    # folder parts -> names in it, to look at (and copy).
     Candidates = Mapping[fsutil.Dir, Sequence[str]]
-    Groups = Mapping[fsutil.Dir, Sequence[tuple[str, Item]]]
     Hook = Callable[[str, str], None]
 
 # An inventory entry as a tuple, in the field order of `inventory.Entry` (a test
@@ -74,20 +73,6 @@ def names_by_folder(paths: Iterable[str]) -> dict[fsutil.Dir, list[str]]:
             by_dir[folder] = [name]
         else:
             names.append(name)
-    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
-
-
-def by_folder(items: Iterable[tuple[Any, ...]]) -> dict[fsutil.Dir, list[tuple[Any, ...]]]:
-    """Tuples whose first field is a path, grouped as {folder parts: [(name, *other fields)]}."""
-    by_dir: dict[str, list[tuple[Any, ...]]] = {}
-    for item in items:
-        folder, _, name = item[0].rpartition("/")
-        value = (name, *item[1:])
-        names = by_dir.get(folder)
-        if names is None:
-            by_dir[folder] = [value]
-        else:
-            names.append(value)
     return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}
 
 
@@ -248,18 +233,21 @@ class _Mover:
         return len(data)
 
 
-def make_extras(src_root_fd: int, dst_root_fd: int, groups: Groups, links: Mapping[str, str]) -> dict[str, int]:
-    """Make the kept links (with the text `links` gives) and empty submodule folders of `groups`.
+def make_extras(src_root_fd: int, dst_root_fd: int, entries: Iterable[Item], links: Mapping[str, str]) -> dict[str, int]:
+    """Make the kept links (with the text `links` gives) and empty submodule folders among `entries`.
 
     The copy's folders exist by now; each is opened again, never through a link.
     """
+    by_path = {entry[PATH]: entry for entry in entries}
+    groups = names_by_folder(by_path)
     made = {"symlinks": 0, "emptyFolders": 0}
     for parent, src_fd, dst_fd, reason in fsutil.walk(src_root_fd, groups, dest_fd=dst_root_fd, dest_exist_ok=True):
         if src_fd is None or dst_fd is None:
             raise CopyFailure("changed", "/".join(parent), f"could no longer be opened as a folder ({reason})")
-        for name, entry in groups[parent]:
-            if entry[KIND] == "symlink":
-                os.symlink(links[entry[PATH]], name, dir_fd=dst_fd)
+        base = "/".join(parent) + "/" if parent else ""
+        for name in groups[parent]:
+            if by_path[base + name][KIND] == "symlink":
+                os.symlink(links[base + name], name, dir_fd=dst_fd)
                 made["symlinks"] += 1
             else:
                 os.mkdir(name, 0o777, dir_fd=dst_fd)
