@@ -312,7 +312,8 @@ def test_folder_swapped_for_link_to_root(tmp_path: Path, monkeypatch: pytest.Mon
 
     def swap(event: str, path: str) -> None:
         if (moment, event, path) in (("before-open", "dir", "pkg"), ("after-open", "file", "pkg/a.py")):
-            os.rename(ws / "pkg", ws / "pkg-moved")
+            # Moved out of the workspace: git's untracked listing, still running, must not see it.
+            os.rename(ws / "pkg", tmp_path / "pkg-moved")
             os.symlink("/", ws / "pkg")
 
     monkeypatch.setattr(copier, "_test_hook", swap)

@@ -126,7 +126,10 @@ def look(
     lstat = os.stat
     new_tuple = tuple.__new__
     copy_file = _copy_file
-    hook = into.hook if into is not None else None
+    hook = report = mover = None
+    mask = done = files = copied = 0
+    if into is not None:
+        hook, report, mover, mask, done = into.hook, into.report, into.mover, into.mask, into.done
     before_open = None if hook is None else (lambda rel: hook("dir", rel))
     walk = fsutil.walk(
         root_fd,
@@ -136,46 +139,51 @@ def look(
         dest_exist_ok=True,
     )
     # This loop runs once per file of the workspace: listing is one lstat; copying
-    # adds open, create, copy_file_range, fstat and two closes.
-    for parent, src_fd, dst_fd, reason in walk:
-        names = candidates[parent]
-        if src_fd is None:
-            excluded[reason] = excluded.get(reason, 0) + len(names)
-            if into is not None:
-                into.done += len(names)
-            continue
-        base = "/".join(parent) + "/" if parent else ""
-        for name in names:
-            if into is not None:
-                into.done += 1
-                if into.report is not None and into.done % PROGRESS_EVERY == 0:
-                    into.report(into.done)
-            try:
-                st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
-            except OSError as exc:
-                why = fsutil.open_failure(exc)
-                excluded[why] = excluded.get(why, 0) + 1
+    # adds open, create, copy_file_range, fstat and two closes. Counters stay in
+    # local variables until the end.
+    try:
+        for parent, src_fd, dst_fd, reason in walk:
+            names = candidates[parent]
+            if src_fd is None:
+                excluded[reason] = excluded.get(reason, 0) + len(names)
+                done += len(names)
                 continue
-            kind = st.st_mode & 0o170000
-            if kind == stat.S_IFREG:
-                # tuple.__new__ skips a named tuple's constructor: half the cost, run once per file.
-                entry: Item = new_tuple(entry_type, (base + name, "file", origin, component, st.st_dev, st.st_ino,
-                                               st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777))
-                add(entry)
-                if into is not None:
-                    if hook is not None:
-                        hook("listed", entry[PATH])
-                    into.bytes += copy_file(src_fd, dst_fd, name, entry, into.mask, into.mover, hook)  # type: ignore[arg-type]
-                    into.files += 1
-            elif kind == stat.S_IFLNK:
-                target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
-                add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
-                                           0, target, 0, 0, 0)))
-            elif kind == stat.S_IFDIR and base + name in nested_paths:
-                nested.append((base + name, origin, _has_git(src_fd, name)))
-            else:
-                why = "typeChanged" if kind == stat.S_IFDIR else "specialFile"
-                excluded[why] = excluded.get(why, 0) + 1
+            base = "/".join(parent) + "/" if parent else ""
+            for name in names:
+                done += 1
+                if report is not None and done % PROGRESS_EVERY == 0:
+                    report(done)
+                try:
+                    st = lstat(name, dir_fd=src_fd, follow_symlinks=False)
+                except OSError as exc:
+                    why = fsutil.open_failure(exc)
+                    excluded[why] = excluded.get(why, 0) + 1
+                    continue
+                kind = st.st_mode & 0o170000
+                if kind == stat.S_IFREG:
+                    path = base + name
+                    # tuple.__new__ skips a named tuple's constructor: half the cost, run once per file.
+                    add(new_tuple(entry_type, (path, "file", origin, component, st.st_dev, st.st_ino,
+                                               st.st_size, None, st.st_mtime_ns, st.st_ctime_ns, st.st_mode & 0o7777)))
+                    if mover is not None:
+                        if hook is not None:
+                            hook("listed", path)
+                        copied += copy_file(src_fd, dst_fd, name, path, st, mask, mover, hook)  # type: ignore[arg-type]  # a folder to copy into exists whenever its source opened
+                        files += 1
+                elif kind == stat.S_IFLNK:
+                    target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
+                    add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
+                                               0, target, 0, 0, 0)))
+                elif kind == stat.S_IFDIR and base + name in nested_paths:
+                    nested.append((base + name, origin, _has_git(src_fd, name)))
+                else:
+                    why = "typeChanged" if kind == stat.S_IFDIR else "specialFile"
+                    excluded[why] = excluded.get(why, 0) + 1
+    finally:
+        if into is not None:
+            into.done = done
+            into.files += files
+            into.bytes += copied
     return entries, nested, excluded
 
 
@@ -255,20 +263,29 @@ def make_extras(src_root_fd: int, dst_root_fd: int, entries: Iterable[Item], lin
     return made
 
 
-def _copy_file(src_dir: int, dst_dir: int, name: str, entry: Item, mask: int, mover: _Mover, hook: Hook | None) -> int:
-    path: str = entry[PATH]
+def _copy_file(
+    src_dir: int,
+    dst_dir: int,
+    name: str,
+    path: str,
+    listed: os.stat_result,
+    mask: int,
+    mover: _Mover,
+    hook: Hook | None,
+) -> int:
+    """Copy the file `name` of `src_dir`, which `listed` describes, into `dst_dir`; its size."""
     try:
-        src = os.open(name, _O_FILE, dir_fd=src_dir)
+        src = _open(name, _O_FILE, dir_fd=src_dir)
     except PermissionError as exc:
         raise CopyFailure("unreadable", path, exc.strerror or "permission denied") from exc
     except OSError as exc:
         raise CopyFailure("changed", path, f"could no longer be opened ({exc.strerror})") from exc
     try:
-        size: int = entry[SIZE]
+        size = listed.st_size
         # Permission bits only: the executable bit survives, setuid/setgid/sticky do not.
         # (A later chmod of the source changes its ctime, which the check below catches.)
-        mode: int = entry[MODE] & 0o777
-        dst = os.open(name, _O_NEW_FILE, mode, dir_fd=dst_dir)
+        mode = listed.st_mode & 0o777
+        dst = _open(name, _O_NEW_FILE, mode, dir_fd=dst_dir)
         try:
             if mode & mask:
                 os.fchmod(dst, mode)
@@ -276,7 +293,7 @@ def _copy_file(src_dir: int, dst_dir: int, name: str, entry: Item, mask: int, mo
             if size:
                 if mover.fast and size <= _CHUNK:
                     try:
-                        copied = os.copy_file_range(src, dst, size)
+                        copied = _copy_file_range(src, dst, size)
                     except OSError:
                         mover.fast = False
                 while copied < size:
@@ -286,28 +303,37 @@ def _copy_file(src_dir: int, dst_dir: int, name: str, entry: Item, mask: int, mo
                     copied += moved
             if hook is not None:
                 hook("file", path)
-            # One fstat, after the bytes moved, proves both that this is the file the
-            # inventory listed (device, inode) and that it did not change since (size,
-            # mtime, ctime as listed). A mismatch discards the whole staging folder.
-            after = os.fstat(src)
-            if after.st_ino != entry[INO] or after.st_dev != entry[DEV] or not stat.S_ISREG(after.st_mode):
+            # One fstat, after the bytes moved, proves both that this is the file just
+            # listed (device, inode) and that it did not change since (size, mtime,
+            # ctime as listed). A mismatch discards the whole staging folder.
+            after = _fstat(src)
+            if after.st_ino != listed.st_ino or after.st_dev != listed.st_dev or not _S_ISREG(after.st_mode):
                 raise CopyFailure("changed", path, "was replaced")
             if (
                 copied != size
                 or after.st_size != size
-                or after.st_mtime_ns != entry[MTIME]
-                or after.st_ctime_ns != entry[CTIME]
+                or after.st_mtime_ns != listed.st_mtime_ns
+                or after.st_ctime_ns != listed.st_ctime_ns
             ):
                 raise CopyFailure("changed", path, "changed")
         finally:
-            os.close(dst)
+            _close(dst)
         return size
     finally:
-        os.close(src)
+        _close(src)
 
 
 _O_FILE = fsutil.O_FILE
 _O_NEW_FILE = fsutil.O_NEW_FILE
+# One global lookup each instead of two, once per file.
+_open, _close, _fstat, _S_ISREG = os.open, os.close, os.fstat, stat.S_ISREG
+
+
+def _no_copy_file_range(src: int, dst: int, count: int) -> int:
+    raise OSError(38, "copy_file_range is not available here")  # ENOSYS: the mover falls back
+
+
+_copy_file_range: Callable[[int, int, int], int] = getattr(os, "copy_file_range", _no_copy_file_range)
 
 
 # Messages between the two processes are marshalled tuples with a 4-byte length
