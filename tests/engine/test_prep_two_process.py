@@ -144,21 +144,17 @@ def test_standalone_inventory_stays_in_one_process(big: Path, split: SplitLog) -
     assert split == [] and len([e for e in inv.entries if e.kind == "file"]) > 600
 
 
-def test_second_process_killed_before_its_job(big: Path, split: SplitLog, monkeypatch: pytest.MonkeyPatch) -> None:
-    spawn = copier.Copying._spawn
-
-    def killed(self: copier.Copying, root_fd: int) -> None:
-        spawn(self, root_fd)
-        split[-1].kill()
-        split[-1].wait()
-
-    monkeypatch.setattr(copier.Copying, "_spawn", killed)
-    before = prep_ids(big)
-    with pytest.raises(SetupError) as info:
-        make_prep_copy(big)
-    assert info.value.kind == "copyFailed"
-    assert "signal 9" in info.value.message and "run prep again" in info.value.message
-    assert prep_ids(big) == before
+def test_second_process_that_never_starts_leaves_its_share_to_this_one(
+    big: Path, split: SplitLog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(copier, "SPLIT_MIN_ENTRIES", 10**9)
+    one = make_prep_copy(big)
+    monkeypatch.setattr(copier, "SPLIT_MIN_ENTRIES", 4)
+    # It dies before saying it is ready (as when its code cannot be loaded): it touched nothing.
+    monkeypatch.setattr(copier, "_BOOTSTRAP", "import sys; sys.exit(3)")
+    two = make_prep_copy(big)
+    assert len(split) == 1 and split[0].returncode == 3
+    assert tree(two.copy) == tree(one.copy) and two.counts == one.counts
 
 
 def at_progress(action: Callable[[], None]) -> Callable[[int, int], None]:
@@ -176,9 +172,22 @@ def at_progress(action: Callable[[], None]) -> Callable[[int, int], None]:
 def test_second_process_killed_while_this_one_copies(tmp_path: Path, split: SplitLog,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     ws = make_repo(tmp_path / "ws", {f"d{i % 7}/f{i}.txt": f"{i}\n" for i in range(600)})
-    stop_second_process_at_start(monkeypatch, split)
+    copies: list[copier.Copying] = []
+    spawn = copier.Copying._spawn
+
+    def remember(self: copier.Copying, root_fd: int) -> None:
+        spawn(self, root_fd)
+        copies.append(self)
+
+    def kill_once_ready() -> None:
+        copying = copies[-1]
+        while not copying.ready and split[-1].poll() is None:  # once ready, its share is its own
+            copying._poll()
+        split[-1].kill()
+
+    monkeypatch.setattr(copier.Copying, "_spawn", remember)
     with pytest.raises(SetupError) as info:
-        make_prep_copy(ws, progress=at_progress(lambda: split[-1].kill()))
+        make_prep_copy(ws, progress=at_progress(kill_once_ready))
     assert info.value.kind == "copyFailed" and "signal 9" in info.value.message
     # Nothing half-made stays: not the copy, not even the .autocode folder this prep made.
     assert not (ws / ".autocode").exists()

@@ -97,6 +97,7 @@ class Copying:
         self.proc: subprocess.Popen[bytes] | None = None
         self.job_file: IO[bytes] | None = None
         self.helper_done = self.helper_count = 0
+        self.ready = False
         self.buffer = bytearray()
         self.result: tuple[Any, ...] | None = None
         self.extras: dict[str, int] = {"symlinks": 0, "emptyFolders": 0}
@@ -146,6 +147,7 @@ class Copying:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 pass_fds=(root_fd, job_fd),
+                cwd="/",  # nothing of the workspace's folder is on its import path
             )
         except OSError:
             # No interpreter to start (an embedded Python, say): this process copies everything.
@@ -170,13 +172,21 @@ class Copying:
         except BrokenPipeError:
             self._fail(None)
 
-    def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]]:
-        """Wait for the second process; what it listed: entries, nested folders, exclusions."""
+    def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]] | None:
+        """Wait for the second process; what it listed: entries, nested folders, exclusions.
+
+        None when it ended before it was ready to work (it could not even load its
+        code, say): it touched nothing, and this process lists and copies its share.
+        """
         assert self.proc is not None and self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), True)
         while self.result is None and (data := os.read(self.proc.stdout.fileno(), 1 << 16)):
             self._take(data)
         result = self.result
+        if result is None and not self.ready:
+            self.stop()
+            self.helper_count = 0
+            return None
         if result is None or result[0] != "looked":
             self._fail(result)
         _, entries, nested, excluded, files, copied = result
@@ -201,6 +211,8 @@ class Copying:
         for message in perfile.unframe(self.buffer):
             if message[0] == "progress":
                 self.helper_done = message[1]
+            elif message[0] == "ready":
+                self.ready = True
             else:
                 self.result = message
 

@@ -145,6 +145,7 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
         # The tracked list comes first; its files are looked at (and copied) while
         # git still walks the tree for untracked and ignored paths.
         candidates, count, gitlinks = _group_tracked(listing.tracked(), prefix, inv.excluded)
+        theirs: perfile.Candidates = {}  # the second process's share, if one takes a share
         if copying is not None:
             copying.expect(count)
             if not component and copying.split_wanted(root_fd, count):
@@ -159,10 +160,14 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
         groups = perfile.names_by_folder(path[:-1] if path.endswith("/") else path for path in untracked)
         _look(inv, root_fd, component, groups, "untracked", repos, nested, copying)
         if copying is not None and copying.helper_count and not component:
-            entries, found, excluded = copying.helper_result()
-            inv.entries.extend(entries)
-            nested.extend(found)
-            inv.excluded.update(excluded)
+            result = copying.helper_result()
+            if result is None:  # the second process never started work: do its share here
+                _look(inv, root_fd, component, theirs, "tracked", gitlinks, nested, copying)
+            else:
+                entries, found, excluded = result
+                inv.entries.extend(entries)
+                nested.extend(found)
+                inv.excluded.update(excluded)
         # Our own folder shows up as ignored only because of the extra exclude above.
         inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != _AUTOCODE_PREFIX or component)
     for path, origin, has_git in nested:

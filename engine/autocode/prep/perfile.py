@@ -364,7 +364,9 @@ def worker_main(root_fd: int, job_fd: int) -> int:
     `root_fd` is the workspace root. Stdin brings ("job", size) once the job
     (a marshalled (component, candidates, nested paths, staging path parts
     below the root, staging (dev, ino))) is in the file `job_fd`; end of input means no job.
-    Replies on stdout: ("progress", done) now and then, then ("looked",
+    Replies on stdout: ("ready",) at once (before the job: a process that
+    never said it is ready never touched the copy), ("progress", done) now
+    and then, then ("looked",
     entries, nested, excluded, files, bytes), or on failure ("failed", reason,
     path, what) or ("oserror", errno, strerror, filename).
     """
@@ -374,6 +376,7 @@ def worker_main(root_fd: int, job_fd: int) -> int:
         out.write(frame(message))
         out.flush()
 
+    send(("ready",))
     buffer = bytearray()
     while not (messages := unframe(buffer)):
         data = os.read(0, 1 << 16)
