@@ -11,13 +11,14 @@ import os
 import signal
 import stat
 import subprocess
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from autocode.errors import SetupError
-from autocode.prep import Entry, copier, inventory, make_prep_copy, perfile
+from autocode.prep import Entry, PrepResult, copier, inventory, make_prep_copy, perfile
 from support import git, make_repo, write_files
 
 SplitLog = list[subprocess.Popen[bytes]]
@@ -245,3 +246,14 @@ def test_small_workspace_does_not_start_a_second_process(tmp_path: Path, monkeyp
     ws = make_repo(tmp_path / "ws", {f"f{i}.txt": "x\n" for i in range(50)})
     make_prep_copy(ws)
     assert started == []
+
+
+def test_split_copy_from_a_worker_thread(big: Path, split: SplitLog) -> None:
+    # The language server makes copies from a worker thread (asyncio.to_thread).
+    results: list[object] = []
+    worker = threading.Thread(target=lambda: results.append(make_prep_copy(big)))
+    worker.start()
+    worker.join(120)
+    assert len(split) == 1 and split[0].returncode == 0
+    (result,) = results
+    assert isinstance(result, PrepResult) and (result.copy / "bin" / "run.sh").read_text() == "#!/bin/sh\n"
