@@ -173,22 +173,18 @@ def at_progress(action: Callable[[], None]) -> Callable[[int, int], None]:
 def test_second_process_killed_while_this_one_copies(tmp_path: Path, split: SplitLog,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     ws = make_repo(tmp_path / "ws", {f"d{i % 7}/f{i}.txt": f"{i}\n" for i in range(600)})
-    copies: list[copier.Copying] = []
     spawn = copier.Copying._spawn
 
-    def remember(self: copier.Copying, root_fd: int) -> None:
+    def ready_then_stopped(self: copier.Copying, root_fd: int) -> None:
+        # Once it said it is ready, its share is its own: this process must not redo it.
         spawn(self, root_fd)
-        copies.append(self)
+        while not self.ready and split[-1].poll() is None:
+            self._poll()
+        os.kill(split[-1].pid, signal.SIGSTOP)
 
-    def kill_once_ready() -> None:
-        copying = copies[-1]
-        while not copying.ready and split[-1].poll() is None:  # once ready, its share is its own
-            copying._poll()
-        split[-1].kill()
-
-    monkeypatch.setattr(copier.Copying, "_spawn", remember)
+    monkeypatch.setattr(copier.Copying, "_spawn", ready_then_stopped)
     with pytest.raises(SetupError) as info:
-        make_prep_copy(ws, progress=at_progress(kill_once_ready))
+        make_prep_copy(ws, progress=at_progress(lambda: split[-1].kill()))
     assert info.value.kind == "copyFailed" and "signal 9" in info.value.message
     # Nothing half-made stays: not the copy, not even the .autocode folder this prep made.
     assert not (ws / ".autocode").exists()

@@ -157,8 +157,12 @@ class Copying:
         assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
 
-    def start_helper(self, component: str, candidates: perfile.Candidates, nested_paths: set[str]) -> None:
-        """Have the second process (see `split_wanted`) list and copy the tracked `candidates`."""
+    def start_helper(self, component: str, candidates: perfile.Candidates, nested_paths: set[str]) -> bool:
+        """Have the second process (see `split_wanted`) list and copy the tracked `candidates`.
+
+        False when it is already gone (it never saw the job, so it touched
+        nothing): this process then lists and copies them itself.
+        """
         assert self.proc is not None and self.proc.stdin is not None and self.job_file is not None
         identity = os.fstat(self.dst_fd)
         plain = [(folder, list(items)) for folder, items in candidates.items()]
@@ -170,7 +174,10 @@ class Copying:
             self.proc.stdin.write(perfile.frame(("job", len(job))))
             self.proc.stdin.close()
         except BrokenPipeError:
-            self._fail(None)
+            self.stop()
+            self.helper_count = 0
+            return False
+        return True
 
     def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]] | None:
         """Wait for the second process; what it listed: entries, nested folders, exclusions.

@@ -13,6 +13,7 @@ them; a failed preflight in the copy leaves the copy for inspection.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import datetime
 import json
@@ -305,20 +306,34 @@ def citations(
 
 
 def _citations(inv: Inventory, limit: int, fallback: Sequence[str]) -> list[str]:
-    # Each path is judged once (this runs on every task start, over every entry).
-    eligible = [e for e in inv.entries if e.kind in ("file", "symlink") and _citable(e.path)]
-    files = {e.path for e in eligible if e.kind == "file"}
-    chosen = []
-    for e in eligible:
-        if e.kind == "file":
-            chosen.append(e)
-        elif e.kind == "symlink":
-            res = resolve(str(inv.root), e.path)
-            if res.status == "file" and res.target in files:
-                chosen.append(e)
-    chosen.sort(key=lambda e: (e.origin != "tracked", e.path))
-    result = [e.path for e in chosen[: max(limit, 0)]]
-    return result or list(fallback)
+    # Tracked first, then untracked, each in path order: the inventory's own order
+    # (entries are sorted by path), so the scan stops once `limit` paths are found
+    # instead of judging every entry (this runs on every task start).
+    wanted = max(limit, 0)
+    chosen: list[str] = []
+    for origin in ("tracked", "untracked"):
+        for e in inv.entries:
+            if len(chosen) >= wanted:
+                break
+            if e.origin != origin or e.kind not in ("file", "symlink") or not _citable(e.path):
+                continue
+            if e.kind == "symlink" and not _links_to_citable_file(inv, e.path):
+                continue
+            chosen.append(e.path)
+    return chosen or list(fallback)
+
+
+def _links_to_citable_file(inv: Inventory, path: str) -> bool:
+    """Whether the link `path` resolves to an inventoried file that may itself be cited."""
+    res = resolve(str(inv.root), path)
+    if res.status != "file" or not _citable(res.target):
+        return False
+    index = bisect.bisect_left(inv.entries, res.target, key=_entry_path)
+    return index < len(inv.entries) and inv.entries[index].path == res.target and inv.entries[index].kind == "file"
+
+
+def _entry_path(entry: Any) -> str:
+    return str(entry.path)
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")

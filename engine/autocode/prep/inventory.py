@@ -149,8 +149,9 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
         if copying is not None:
             copying.expect(count)
             if not component and copying.split_wanted(root_fd, count):
-                candidates, theirs = _halves(candidates, count)
-                copying.start_helper(component, theirs, gitlinks)
+                mine, theirs = _halves(candidates, count)
+                if copying.start_helper(component, theirs, gitlinks):
+                    candidates = mine
         _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
         untracked = [prefix + path for path in listing.untracked()]
         if copying is not None:
