@@ -153,9 +153,11 @@ def test_second_process_that_never_starts_leaves_its_share_to_this_one(
     monkeypatch.setattr(copier, "SPLIT_MIN_ENTRIES", 4)
     # It dies before saying it is ready (as when its code cannot be loaded): it touched nothing.
     monkeypatch.setattr(copier, "_BOOTSTRAP", "import sys; sys.exit(3)")
-    two = make_prep_copy(big)
+    calls: list[tuple[int, int]] = []
+    two = make_prep_copy(big, progress=lambda done, total: calls.append((done, total)))
     assert len(split) == 1 and split[0].returncode == 3
     assert tree(two.copy) == tree(one.copy) and two.counts == one.counts
+    assert calls[-1][0] == calls[-1][1] >= 600
 
 
 def at_progress(action: Callable[[], None]) -> Callable[[int, int], None]:

@@ -108,14 +108,14 @@ class Copying:
 
     def _report(self, done: int) -> None:
         assert self.progress is not None
-        if self.proc is not None:
+        if self.helper_count and self.result is None:  # the second process is at work
             self._poll()
         self.progress(done + self.helper_done, self.total)
 
     def prestart(self, root_fd: int) -> None:
         """Start the second process now if the workspace looks large (its start then overlaps git's listing).
 
-        The guess is the size of `.git/index` (about 100 bytes per tracked file);
+        The guess is the size of `.git/index` (an entry is 62 bytes plus its path);
         `split_wanted` decides for real once git has listed the files.
         """
         if _test_hook is not None or not _second_core_idle():
