@@ -33,12 +33,19 @@ def only_inside(*allowed: Path) -> Iterator[list[Event]]:
         yield events
     finally:
         _RECORDING.pop()
+    check_events(events, *allowed)
+
+
+def check_events(events: list[Event], *allowed: Path) -> None:
+    """Fail unless every recorded open is inside `allowed` (or the interpreter) and git runs only there."""
     roots = [str(p.resolve()) for p in allowed]
     runtime = [sys.prefix, sys.base_prefix, _REPO]
     for event, target, cwd in events:
         if event == "subprocess.Popen":
             if cwd is None and list(target)[1:] == ["--version"]:  # type: ignore[call-overload]
                 continue  # the version check reads no repository
+            if list(target)[:3] == [sys.executable, "-I", "-S"]:  # type: ignore[call-overload]
+                continue  # the prep copy's second process: its own opens are audited on their own
             assert any(str(Path(str(cwd)).resolve()).startswith(r) for r in roots), (event, cwd)
             continue
         if isinstance(target, int):

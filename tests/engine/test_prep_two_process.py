@@ -7,6 +7,7 @@ same path (a real second `python -I -S` process, real files).
 
 from __future__ import annotations
 
+import ast
 import os
 import signal
 import stat
@@ -20,6 +21,7 @@ import pytest
 from autocode.errors import SetupError
 from autocode.prep import Entry, PrepResult, copier, inventory, make_prep_copy, perfile
 from support import git, make_repo, write_files
+from support_audit import check_events, only_inside
 
 SplitLog = list[subprocess.Popen[bytes]]
 
@@ -255,3 +257,34 @@ def test_split_copy_from_a_worker_thread(big: Path, split: SplitLog) -> None:
     assert len(split) == 1 and split[0].returncode == 0
     (result,) = results
     assert isinstance(result, PrepResult) and (result.copy / "bin" / "run.sh").read_text() == "#!/bin/sh\n"
+
+
+# Prepended to the second process's start-up: record what it opens, write it out at exit.
+_AUDITED = """\
+import atexit, sys
+_events = []
+def _record(event, args):
+    if event in ("open", "os.listdir", "os.scandir"):
+        _events.append((event, args[0]))
+sys.addaudithook(_record)
+def _dump():
+    data = repr(list(_events))
+    with open(LOG, "w") as log:
+        log.write(data)
+atexit.register(_dump)
+"""
+
+
+def test_neither_process_opens_anything_outside_the_workspace(big: Path, split: SplitLog, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    log = tmp_path / "second-process-opens"
+    monkeypatch.setattr(copier, "_BOOTSTRAP", _AUDITED.replace("LOG", repr(str(log))) + copier._BOOTSTRAP)
+    with only_inside(big):
+        result = make_prep_copy(big)
+    assert len(split) == 1 and split[0].returncode == 0
+    assert (result.copy / "d6" / "f6.txt").read_text() == "dirty\n"
+    opened = ast.literal_eval(log.read_text())
+    # It did the work of its share (relative names through folder descriptors)...
+    assert sum(1 for event, target in opened if event == "open" and isinstance(target, str)) > 200
+    # ...and nothing it opened lies outside the workspace or the interpreter.
+    check_events([(event, target, None) for event, target in opened], big)

@@ -20,7 +20,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import IO, Any, NoReturn
+from typing import Any, NoReturn
 
 from autocode.errors import SetupError
 from autocode.prep import perfile
@@ -81,6 +81,14 @@ def _second_core_idle() -> bool:
     return cores >= 2 and load <= cores - 0.5
 
 
+def _anonymous_file() -> int:
+    """A descriptor of a new file that has no name: in memory where the system allows."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("autocode-prep-job", os.MFD_CLOEXEC)
+    with tempfile.TemporaryFile() as unnamed:
+        return os.dup(unnamed.fileno())
+
+
 class Copying:
     """A prep copy into the staging folder `dst_fd` (`dst_parts` below the workspace root).
 
@@ -95,7 +103,7 @@ class Copying:
         self.total = 0
         self.into = perfile.Into(dst_fd, report=self._report if progress else None, hook=_test_hook)
         self.proc: subprocess.Popen[bytes] | None = None
-        self.job_file: IO[bytes] | None = None
+        self.job_fd: int | None = None
         self.helper_done = self.helper_count = 0
         self.ready = False
         self.buffer = bytearray()
@@ -136,23 +144,23 @@ class Copying:
         return self.proc is not None
 
     def _spawn(self, root_fd: int) -> None:
-        # The job will go through an unlinked temporary file, so handing it over never
-        # waits for the new process to read it; stdin only says when it is there.
-        self.job_file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by stop)
+        # The job will go through an anonymous in-memory file (no path anywhere), so
+        # handing it over never waits for the new process to read it; stdin only says
+        # when it is there.
+        self.job_fd = _anonymous_file()
         engine = Path(perfile.__file__).resolve().parents[2]
-        job_fd = self.job_file.fileno()
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(root_fd), str(job_fd)],
+                [sys.executable, "-I", "-S", "-c", _BOOTSTRAP, str(engine), str(root_fd), str(self.job_fd)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                pass_fds=(root_fd, job_fd),
+                pass_fds=(root_fd, self.job_fd),
                 cwd="/",  # nothing of the workspace's folder is on its import path
             )
         except OSError:
             # No interpreter to start (an embedded Python, say): this process copies everything.
-            self.job_file.close()
-            self.job_file = None
+            os.close(self.job_fd)
+            self.job_fd = None
             return
         assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
@@ -163,13 +171,14 @@ class Copying:
         False when it is already gone (it never saw the job, so it touched
         nothing): this process then lists and copies them itself.
         """
-        assert self.proc is not None and self.proc.stdin is not None and self.job_file is not None
+        assert self.proc is not None and self.proc.stdin is not None and self.job_fd is not None
         identity = os.fstat(self.dst_fd)
         plain = [(folder, list(items)) for folder, items in candidates.items()]
         self.helper_count = sum(len(items) for _, items in plain)
         job = marshal.dumps((component, plain, nested_paths, self.dst_parts, (identity.st_dev, identity.st_ino)))
-        self.job_file.write(job)
-        self.job_file.flush()
+        view = memoryview(job)
+        while view:
+            view = view[os.write(self.job_fd, view):]
         try:
             self.proc.stdin.write(perfile.frame(("job", len(job))))
             self.proc.stdin.close()
@@ -252,8 +261,9 @@ class Copying:
 
     def stop(self) -> None:
         """End the second process (it must not write while its staging folder is removed)."""
-        if self.job_file is not None:
-            self.job_file.close()
+        if self.job_fd is not None:
+            os.close(self.job_fd)
+            self.job_fd = None
         if self.proc is None:
             return
         if self.result is not None and self.result[0] == "looked":
