@@ -309,6 +309,10 @@ class PendingListing:
     def tracked(self) -> list[tuple[str, str]]:
         return _parse_tracked(self._output(0))
 
+    def tracked_raw(self) -> bytes:
+        """git's own output: NUL-terminated `<6-digit mode> <path>` records, in index order."""
+        return self._output(0)
+
     def untracked(self) -> list[str]:
         return _parse_paths(self._output(1))
 

@@ -288,3 +288,39 @@ def test_neither_process_opens_anything_outside_the_workspace(big: Path, split: 
     assert sum(1 for event, target in opened if event == "open" and isinstance(target, str)) > 200
     # ...and nothing it opened lies outside the workspace or the interpreter.
     check_events([(event, target, None) for event, target in opened], big)
+
+
+def records(*items: tuple[str, str]) -> bytes:
+    return b"".join(os.fsencode(f"{mode} {path}") + b"\0" for mode, path in items)
+
+
+def test_listing_is_cut_in_two_never_between_stages_of_one_path() -> None:
+    # A conflicted path has a record per stage, side by side: only one half may claim it.
+    for before, after in ((1, 1), (2, 1), (2, 3), (0, 2), (3, 0)):
+        items = [*[("100644", f"a/{i}.txt") for i in range(before)], *[("100644", "m/conflict.txt")] * 3,
+                 *[("100644", f"z/{i}.txt") for i in range(after)]]
+        raw = records(*items)
+        first, second = perfile.split_records(raw)
+        assert first + second == raw
+        halves = [perfile.group_tracked(part) for part in (first, second)]
+        claims = [part for part in halves if "conflict.txt" in part[0].get(("m",), [])]
+        assert len(claims) == 1
+        assert sum(part[1] for part in halves) == before + 1 + after
+    assert perfile.split_records(b"") == (b"", b"")
+    one = records(("100644", "only.txt"))
+    assert perfile.split_records(one) == (one, b"")
+
+
+def test_tracked_records_grouped_in_one_pass() -> None:
+    raw = records(
+        ("100644", ".autocode/project.json"), ("100644", "README.md"), ("160000", "libs/sub"),
+        ("100644", "src/a.py"), ("100644", "src/a.py"), ("100755", "src/run.sh"),
+        ("100644", os.fsdecode(b"caf\xe9.bin")), ("100644", "new\nline.txt"),
+    )
+    groups, count, gitlinks, own = perfile.group_tracked(raw)
+    assert own == 1 and count == 6 and gitlinks == {"libs/sub"}
+    assert groups[()] == ["README.md", os.fsdecode(b"caf\xe9.bin"), "new\nline.txt"]
+    assert groups[("src",)] == ["a.py", "run.sh"] and groups[("libs",)] == ["sub"]
+    # Inside a nested repository nothing is its workspace's own folder.
+    nested, count, _, own = perfile.group_tracked(records(("100644", ".autocode/x")), "tools/nested/")
+    assert own == 0 and count == 1 and nested == {("tools", "nested", ".autocode"): ["x"]}

@@ -165,17 +165,19 @@ class Copying:
         assert self.proc.stdout is not None
         os.set_blocking(self.proc.stdout.fileno(), False)
 
-    def start_helper(self, component: str, candidates: perfile.Candidates, nested_paths: set[str]) -> bool:
-        """Have the second process (see `split_wanted`) list and copy the tracked `candidates`.
+    def start_helper(self, raw: bytes) -> bool:
+        """Have the second process (see `split_wanted`) list and copy its part of git's tracked listing.
 
-        False when it is already gone (it never saw the job, so it touched
-        nothing): this process then lists and copies them itself.
+        `raw` is that part, as `perfile.group_tracked` reads it (the second
+        process parses it itself). False when the process is already gone (it
+        never saw the job, so it touched nothing): this process then takes it.
         """
         assert self.proc is not None and self.proc.stdin is not None and self.job_fd is not None
         identity = os.fstat(self.dst_fd)
-        plain = [(folder, list(items)) for folder, items in candidates.items()]
-        self.helper_count = sum(len(items) for _, items in plain)
-        job = marshal.dumps((component, plain, nested_paths, self.dst_parts, (identity.st_dev, identity.st_ino)))
+        # For progress until it reports: one name per record.
+        self.helper_count = raw.count(b"\0")
+        self.expect(self.helper_count)
+        job = marshal.dumps((raw, self.dst_parts, (identity.st_dev, identity.st_ino)))
         view = memoryview(job)
         while view:
             view = view[os.write(self.job_fd, view):]
@@ -183,10 +185,15 @@ class Copying:
             self.proc.stdin.write(perfile.frame(("job", len(job))))
             self.proc.stdin.close()
         except BrokenPipeError:
-            self.stop()
-            self.helper_count = 0
+            self._give_up()
             return False
         return True
+
+    def _give_up(self) -> None:
+        """The second process ended before it was at work: its share is this process's again."""
+        self.stop()
+        self.total -= self.helper_count
+        self.helper_count = 0
 
     def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]] | None:
         """Wait for the second process; what it listed: entries, nested folders, exclusions.
@@ -200,14 +207,14 @@ class Copying:
             self._take(data)
         result = self.result
         if result is None and not self.ready:
-            self.stop()
-            self.helper_count = 0
+            self._give_up()
             return None
         if result is None or result[0] != "looked":
             self._fail(result)
-        _, entries, nested, excluded, files, copied = result
+        _, entries, nested, excluded, files, copied, done = result
         self.helper_done = 0
-        self.into.done += self.helper_count
+        self.total += done - self.helper_count
+        self.into.done += done
         self.into.files += files
         self.into.bytes += copied
         new_tuple = tuple.__new__

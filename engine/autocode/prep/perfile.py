@@ -63,6 +63,60 @@ class CopyFailure(Exception):
         self.what = what
 
 
+_OWN_FOLDER = ".autocode"  # inventory.AUTOCODE_DIR (not imported: this module stays light)
+_GITLINK = "160000"  # gitsafe.GITLINK_MODE, likewise
+
+
+def group_tracked(raw: bytes, prefix: str = "") -> tuple[dict[fsutil.Dir, list[str]], int, set[str], int]:
+    """git's tracked listing as {folder parts: [names]}, in one pass over its records.
+
+    `raw` holds NUL-terminated `<6-digit mode> <path>` records (`git ls-files -z
+    -c --format`) in index order; a conflicted path has one record per stage,
+    side by side, and counts once. `prefix` is the nested repository's path
+    ("" for the workspace, whose own `.autocode` is left out). Returns the
+    groups, how many paths they hold, the submodule (gitlink) paths and how
+    many `.autocode` paths were left out.
+    """
+    by_dir: dict[str, list[str]] = {}
+    gitlinks: set[str] = set()
+    count = own = 0
+    last = None
+    for record in os.fsdecode(raw).split("\0"):
+        path = record[7:]
+        if path == last or not record:
+            continue
+        last = path
+        if prefix:
+            path = prefix + path
+        elif path == _OWN_FOLDER or path.startswith(_OWN_FOLDER + "/"):
+            own += 1
+            continue
+        if record[:6] == _GITLINK:
+            gitlinks.add(path)
+        folder, _, name = path.rpartition("/")
+        names = by_dir.get(folder)
+        if names is None:
+            by_dir[folder] = [name]
+        else:
+            names.append(name)
+        count += 1
+    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count, gitlinks, own
+
+
+def split_records(raw: bytes) -> tuple[bytes, bytes]:
+    """`raw` (as `group_tracked` reads it) cut about in half, never between stages of one path."""
+    end = raw.find(b"\0", len(raw) // 2)
+    while end != -1:
+        following = raw.find(b"\0", end + 1)
+        if following == -1:
+            break
+        start = raw.rfind(b"\0", 0, end) + 1
+        if raw[start + 7 : end] != raw[end + 8 : following]:
+            return raw[: end + 1], raw[end + 1 :]
+        end = following
+    return raw, b""
+
+
 def names_by_folder(paths: Iterable[str]) -> dict[fsutil.Dir, list[str]]:
     """Paths grouped as {folder parts: [names]}."""
     by_dir: dict[str, list[str]] = {}
@@ -362,12 +416,13 @@ def worker_main(root_fd: int, job_fd: int) -> int:
     """The second process: wait for one job, then look at and copy its folders.
 
     `root_fd` is the workspace root. Stdin brings ("job", size) once the job
-    (a marshalled (component, candidates, nested paths, staging path parts
-    below the root, staging (dev, ino))) is in the file `job_fd`; end of input means no job.
+    (a marshalled (its part of git's tracked listing, as `group_tracked` reads
+    it; the staging folder's path parts below the root; its (dev, ino))) is in
+    the file `job_fd`; end of input means no job.
     Replies on stdout: ("ready",) at once (before the job: a process that
     never said it is ready never touched the copy), ("progress", done) now
     and then, then ("looked",
-    entries, nested, excluded, files, bytes), or on failure ("failed", reason,
+    entries, nested, excluded, files, bytes, names looked at), or on failure ("failed", reason,
     path, what) or ("oserror", errno, strerror, filename).
     """
     out = sys.stdout.buffer
@@ -384,12 +439,13 @@ def worker_main(root_fd: int, job_fd: int) -> int:
             return 0
         buffer += data
     size = messages[0][1]
-    component, plain, nested_paths, staging_parts, identity = marshal.loads(os.pread(job_fd, size, 0))
+    raw, staging_parts, identity = marshal.loads(os.pread(job_fd, size, 0))
     try:
+        candidates, _, gitlinks, own = group_tracked(raw)
         staging = _open_staging(root_fd, staging_parts, identity)
         try:
             into = Into(staging, report=lambda done: send(("progress", done)))
-            entries, nested, excluded = look(root_fd, dict(plain), component, "tracked", nested_paths, tuple, into)
+            entries, nested, excluded = look(root_fd, candidates, "", "tracked", gitlinks, tuple, into)
         finally:
             os.close(staging)
     except CopyFailure as exc:
@@ -398,7 +454,9 @@ def worker_main(root_fd: int, job_fd: int) -> int:
     except OSError as exc:
         send(("oserror", exc.errno, exc.strerror, exc.filename))
         return 1
-    send(("looked", entries, nested, excluded, into.files, into.bytes))
+    if own:
+        excluded["autocodeFolder"] = own
+    send(("looked", entries, nested, excluded, into.files, into.bytes, into.done))
     return 0
 
 
