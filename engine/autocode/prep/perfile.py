@@ -4,7 +4,7 @@ Everything here runs once per file of a workspace. It imports nothing of
 AutoCode but `fsutil`, so a second process can run it without loading the
 engine: `copier.Copying` starts `python -I -S` with a few lines that map the
 `autocode.prep` name to this folder (the package `__init__`s never run) and
-gives that process half of the folders of a large workspace.
+gives that process half of git's tracked listing of a large workspace.
 
 `look` lists: every name git listed is `lstat`ed relative to its folder's
 descriptor. Given an `Into`, it also copies each regular file right after
@@ -14,8 +14,8 @@ moves with `copy_file_range` (no user-space buffer, so memory does not grow
 with file size); that `fstat`, taken after the bytes moved, also catches a
 file that changed meanwhile (size, mtime, ctime as listed). Destination
 entries are created with `O_EXCL`/`O_NOFOLLOW` inside a folder made for
-this copy. Links and empty submodule folders are made afterwards by `copy`,
-once the whole inventory has decided which links to keep.
+this copy. Links and empty submodule folders are made afterwards by
+`make_extras`, once the whole inventory has decided which links to keep.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ _GITLINK = "160000"  # gitsafe.GITLINK_MODE, likewise
 
 
 def group_tracked(raw: bytes, prefix: str = "") -> tuple[dict[fsutil.Dir, list[str]], int, set[str], int]:
-    """git's tracked listing as {folder parts: [names]}, in one pass over its records.
+    """git's tracked listing as {folder parts: [names]}.
 
     `raw` holds NUL-terminated `<6-digit mode> <path>` records (`git ls-files -z
     -c --format`) in index order; a conflicted path has one record per stage,
@@ -77,9 +77,10 @@ def group_tracked(raw: bytes, prefix: str = "") -> tuple[dict[fsutil.Dir, list[s
     groups, how many paths they hold, the submodule (gitlink) paths and how
     many `.autocode` paths were left out.
     """
-    by_dir: dict[str, list[str]] = {}
+    paths: list[str] = []
+    add = paths.append
     gitlinks: set[str] = set()
-    count = own = 0
+    own = 0
     last = None
     for record in os.fsdecode(raw).split("\0"):
         path = record[7:]
@@ -93,14 +94,8 @@ def group_tracked(raw: bytes, prefix: str = "") -> tuple[dict[fsutil.Dir, list[s
             continue
         if record[:6] == _GITLINK:
             gitlinks.add(path)
-        folder, _, name = path.rpartition("/")
-        names = by_dir.get(folder)
-        if names is None:
-            by_dir[folder] = [name]
-        else:
-            names.append(name)
-        count += 1
-    return {(tuple(k.split("/")) if k else ()): v for k, v in by_dir.items()}, count, gitlinks, own
+        add(path)
+    return names_by_folder(paths), len(paths), gitlinks, own
 
 
 def split_records(raw: bytes) -> tuple[bytes, bytes]:
@@ -135,7 +130,8 @@ class Into:
 
     Several `look` calls (tracked and untracked names, nested repositories, a
     second process) copy into the same tree, so a destination folder may
-    already exist; it is opened, never through a link. `report(done)` is called every `PROGRESS_EVERY` looked-at names.
+    already exist; it is opened, never through a link. `report(done)` is
+    called every `PROGRESS_EVERY` looked-at names.
     `hook(event, path)` is a test injection point: "dir" before a source folder
     is opened, "listed" after a file was listed and before it is opened,
     "file" after its bytes were copied and before the check.
