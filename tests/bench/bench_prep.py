@@ -4,7 +4,7 @@ Anchors, measured in the same run on the same file list:
 - the floor: `tar -c --null -T <list> | tar -x` (no checks at all);
 - `git worktree add --detach` (what a checkout of HEAD costs).
 Prints each figure as a ratio against its anchor, plus peak memory. The prep
-copy is timed as it runs (two processes when a second core is idle)
+copy is timed as it runs (two processes when there is spare CPU)
 and, for comparison, forced into one process. Each ratio is
 given twice: best against best, and the median of per-round ratios (each round
 runs the contenders back to back, so they share that moment's load).

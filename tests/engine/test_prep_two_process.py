@@ -80,7 +80,7 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def split(monkeypatch: pytest.MonkeyPatch) -> SplitLog:
     """Force the two-process path; the list collects each second process started."""
     monkeypatch.setattr(copier, "SPLIT_MIN_ENTRIES", 4)
-    monkeypatch.setattr(copier, "_second_core_idle", lambda: True)
+    monkeypatch.setattr(copier, "_spare_cpu", lambda: True)
     started: SplitLog = []
     original = copier.Copying._spawn
 
@@ -240,7 +240,7 @@ def test_no_interpreter_to_start_means_one_process(big: Path, split: SplitLog,
 
 
 def test_small_workspace_does_not_start_a_second_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(copier, "_second_core_idle", lambda: True)
+    monkeypatch.setattr(copier, "_spare_cpu", lambda: True)
     started: list[int] = []
     monkeypatch.setattr(copier.Copying, "_spawn", lambda self, fd: started.append(fd))
     ws = make_repo(tmp_path / "ws", {f"f{i}.txt": "x\n" for i in range(50)})

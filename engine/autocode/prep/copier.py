@@ -2,7 +2,7 @@
 
 The inventory copies each regular file the moment it lists it (see
 `perfile.look`); a `Copying` tells it where to. For a large workspace on a
-machine with a spare core, `Copying` also runs a second process, started
+machine with spare CPU, `Copying` also runs a second process, started
 as `python -I -S` without the engine, which lists and copies the second half
 of the workspace's folders while this process does the first half. Every path
 is checked the same way on either side; a failure on either side stops both
@@ -63,12 +63,15 @@ def setup_error(failure: CopyFailure) -> SetupError:
     return changed(failure.path, failure.what)
 
 
-def _second_core_idle() -> bool:
-    """Whether a second process would get a core of its own.
+def _spare_cpu() -> bool:
+    """Whether a second process would get a core, or a good part of one, to itself.
 
-    Two or more cores this process may use, and a 1-minute load average that
-    leaves at least half a core spare. On a busy machine the two processes
-    would only take turns, which is slower than one.
+    Two or more cores this process may use, and a 1-minute load average under
+    their number. With one other busy program on two cores the two copying
+    processes still get about 4/3 of a core between them, more than one
+    process gets; once the others alone fill every core, two processes would
+    only take turns, which is slower than one. (The average counts recent
+    work of this process too, so the test errs towards one process.)
     """
     try:
         cores = len(os.sched_getaffinity(0))
@@ -78,7 +81,7 @@ def _second_core_idle() -> bool:
         load = os.getloadavg()[0]
     except (AttributeError, OSError):
         load = 0.0
-    return cores >= 2 and load <= cores - 0.5
+    return cores >= 2 and load < cores
 
 
 def _anonymous_file() -> int:
@@ -126,7 +129,7 @@ class Copying:
         The guess is the size of `.git/index` (an entry is 62 bytes plus its path);
         `split_wanted` decides for real once git has listed the files.
         """
-        if _test_hook is not None or not _second_core_idle():
+        if _test_hook is not None or not _spare_cpu():
             return
         try:
             size = os.stat(".git/index", dir_fd=root_fd, follow_symlinks=False).st_size
@@ -137,7 +140,7 @@ class Copying:
 
     def split_wanted(self, root_fd: int, count: int) -> bool:
         """Whether `count` tracked files are worth a second process (started now if it is not yet)."""
-        if count < SPLIT_MIN_ENTRIES or _test_hook is not None or self.helper_count or not _second_core_idle():
+        if count < SPLIT_MIN_ENTRIES or _test_hook is not None or self.helper_count or not _spare_cpu():
             return False
         if self.proc is None:
             self._spawn(root_fd)
