@@ -4,7 +4,8 @@ The inventory copies each regular file the moment it lists it (see
 `perfile.look`); a `Copying` tells it where to. For a large workspace on a
 machine with spare CPU, `Copying` also runs a second process, started
 as `python -I -S` without the engine, which lists and copies the second half
-of the workspace's folders while this process does the first half. Every path
+of git's tracked listing while this process does the first half (and the
+untracked files and nested repositories). Every path
 is checked the same way on either side; a failure on either side stops both
 and fails the copy (the caller then removes the staging folder).
 """
