@@ -17,8 +17,6 @@ import marshal
 import os
 import subprocess
 import sys
-import tempfile
-from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -89,6 +87,8 @@ def _anonymous_file() -> int:
     """A descriptor of a new file that has no name: in memory where the system allows."""
     if hasattr(os, "memfd_create"):
         return os.memfd_create("autocode-prep-job", os.MFD_CLOEXEC)
+    import tempfile
+
     with tempfile.TemporaryFile() as unnamed:
         return os.dup(unnamed.fileno())
 
@@ -199,7 +199,7 @@ class Copying:
         self.total -= self.helper_count
         self.helper_count = 0
 
-    def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], Counter[str]] | None:
+    def helper_result(self) -> tuple[list[Entry], list[tuple[str, str, bool]], dict[str, int]] | None:
         """Wait for the second process; what it listed: entries, nested folders, exclusions.
 
         None when it ended before it was ready to work (it could not even load its
@@ -222,7 +222,7 @@ class Copying:
         self.into.files += files
         self.into.bytes += copied
         new_tuple = tuple.__new__
-        return [new_tuple(Entry, e) for e in entries], [tuple(n) for n in nested], Counter(excluded)
+        return [new_tuple(Entry, e) for e in entries], nested, excluded
 
     def _poll(self) -> None:
         """Read what the second process sent, without waiting; raise its error once known."""

@@ -17,6 +17,7 @@ import bisect
 import contextlib
 import datetime
 import json
+import operator
 import os
 import re
 import secrets
@@ -328,12 +329,11 @@ def _links_to_citable_file(inv: Inventory, path: str) -> bool:
     res = resolve(str(inv.root), path)
     if res.status != "file" or not _citable(res.target):
         return False
-    index = bisect.bisect_left(inv.entries, res.target, key=_entry_path)
+    index = bisect.bisect_left(inv.entries, res.target, key=_ENTRY_PATH)
     return index < len(inv.entries) and inv.entries[index].path == res.target and inv.entries[index].kind == "file"
 
 
-def _entry_path(entry: Any) -> str:
-    return str(entry.path)
+_ENTRY_PATH = operator.attrgetter("path")
 
 
 _CONTROL = re.compile("[\x00-\x1f\x7f]")

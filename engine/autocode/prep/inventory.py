@@ -151,11 +151,7 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
                 raw = mine
             else:
                 theirs = b""
-        candidates, count, gitlinks, own = perfile.group_tracked(raw, prefix)
-        inv.excluded["autocodeFolder"] += own
-        if copying is not None:
-            copying.expect(count)
-        _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
+        _look_tracked(inv, root_fd, component, raw, nested, copying)
         untracked = [prefix + path for path in listing.untracked()]
         if copying is not None:
             copying.expect(len(untracked))
@@ -166,15 +162,9 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
         if copying is not None and copying.helper_count and not component:
             result = copying.helper_result()
             if result is None:  # the second process never started work: do its share here
-                candidates, count, gitlinks, own = perfile.group_tracked(theirs, prefix)
-                inv.excluded["autocodeFolder"] += own
-                copying.expect(count)
-                _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
+                _look_tracked(inv, root_fd, component, theirs, nested, copying)
             else:
-                entries, found, excluded = result
-                inv.entries.extend(entries)
-                nested.extend(found)
-                inv.excluded.update(excluded)
+                _add(inv, nested, *result)
         # Our own folder shows up as ignored only because of the extra exclude above.
         inv.excluded["ignored"] += sum(1 for p in listing.ignored() if p != _AUTOCODE_PREFIX or component)
     for path, origin, has_git in nested:
@@ -199,7 +189,32 @@ def _look(
 ) -> None:
     """`lstat` (and copy) each candidate relative to its folder's descriptor; add entries or exclusion counts."""
     into = None if copying is None else copying.into
-    entries, found, excluded = perfile.look(root_fd, candidates, component, origin, nested_paths, Entry, into)
+    _add(inv, nested, *perfile.look(root_fd, candidates, component, origin, nested_paths, Entry, into))
+
+
+def _look_tracked(
+    inv: Inventory,
+    root_fd: int,
+    component: str,
+    raw: bytes,
+    nested: list[tuple[str, str, bool]],
+    copying: Copying | None,
+) -> None:
+    """`_look` at (part of) git's raw tracked listing of `component`."""
+    candidates, count, gitlinks, own = perfile.group_tracked(raw, component + "/" if component else "")
+    inv.excluded["autocodeFolder"] += own
+    if copying is not None:
+        copying.expect(count)
+    _look(inv, root_fd, component, candidates, "tracked", gitlinks, nested, copying)
+
+
+def _add(
+    inv: Inventory,
+    nested: list[tuple[str, str, bool]],
+    entries: list[Entry],
+    found: list[tuple[str, str, bool]],
+    excluded: dict[str, int],
+) -> None:
     inv.entries.extend(entries)
     nested.extend(found)
     inv.excluded.update(excluded)

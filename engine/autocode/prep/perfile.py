@@ -275,8 +275,8 @@ class _Mover:
     def move(self, src: int, dst: int, count: int) -> int:
         if self.method == "copy_file_range":
             try:
-                return os.copy_file_range(src, dst, min(count, _CHUNK))
-            except (OSError, AttributeError):
+                return _copy_file_range(src, dst, min(count, _CHUNK))
+            except OSError:
                 self.method = "sendfile"
                 self.fast = False
         if self.method == "sendfile":
