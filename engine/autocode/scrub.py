@@ -60,19 +60,40 @@ _SHAPED_SECRET_KINDS = (
     "slack_webhook",
     "stripe_key",
     "google_api_key",
+    "google_service_account",
+    "azure_key",
     "huggingface_token",
     "npm_token",
     "pypi_token",
+    "discord_token",
+    "telegram_bot_token",
+    "twilio_key",
+    "sendgrid_key",
+    "mailgun_key",
+    "digitalocean_token",
+    "shopify_token",
+    "atlassian_token",
+    "databricks_token",
+    "vault_token",
+    "postman_key",
+    "grafana_token",
+    "sentry_token",
+    "supabase_key",
+    "linear_key",
+    "doppler_token",
     "jwt",
     "private_key",
     "url_password",
 )
 _GENERIC_SECRET_KINDS = ("secret_assignment", "authorization_header", "env_value")
 SECRET_KINDS: frozenset[str] = frozenset(_SHAPED_SECRET_KINDS + _GENERIC_SECRET_KINDS)
-PATH_KINDS: frozenset[str] = frozenset({"workspace_path", "home_path", "temp_path", "env_path"})
+PATH_KINDS: frozenset[str] = frozenset(
+    {"workspace_path", "home_path", "temp_path", "env_path", "host_path"}
+)
 
 _PRIORITY = {kind: i for i, kind in enumerate(_SHAPED_SECRET_KINDS + _GENERIC_SECRET_KINDS)}
-_PRIORITY.update({"workspace_path": 0, "home_path": 1, "temp_path": 1, "env_path": 2})
+_PRIORITY.update({"workspace_path": 0, "home_path": 1, "temp_path": 1, "env_path": 2, "host_path": 3})
+
 
 class _Lazy:
     """A regex compiled on first use: the large ones cost milliseconds each, and
@@ -97,54 +118,99 @@ class _Lazy:
 
 _NOT_ALNUM_BEFORE = r"(?<![A-Za-z0-9])"
 _NOT_ALNUM_AFTER = r"(?![A-Za-z0-9])"
+_B = _NOT_ALNUM_BEFORE
+_A = _NOT_ALNUM_AFTER
+_END = r"(?![\w\-])"  # for shapes whose body may hold `_` and `-`
 
-_SHAPED = _Lazy(
-    "|".join(
-        f"(?P<{kind}>{pattern})"
-        for kind, pattern in (
-            ("aws_access_key", r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
-            (
-                "github_token",
-                _NOT_ALNUM_BEFORE
-                + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})"
-                + _NOT_ALNUM_AFTER,
-            ),
-            ("gitlab_token", _NOT_ALNUM_BEFORE + r"glpat-[A-Za-z0-9_\-]{20,200}(?![\w\-])"),
-            # Anthropic before OpenAI: both start with sk-.
-            ("anthropic_key", _NOT_ALNUM_BEFORE + r"sk-ant-[A-Za-z0-9_\-]{20,300}(?![\w\-])"),
-            (
-                "openai_key",
-                _NOT_ALNUM_BEFORE
-                + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}(?![\w\-])"
-                + r"|[A-Za-z0-9]{20,200}" + _NOT_ALNUM_AFTER + ")",
-            ),
-            ("slack_token", _NOT_ALNUM_BEFORE + r"(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{10,250}(?![\w\-])"),
-            (
-                "slack_webhook",
-                r"hooks\.slack\.com/services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}",
-            ),
-            (
-                "stripe_key",
-                _NOT_ALNUM_BEFORE
-                + r"(?:(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,250}|whsec_[A-Za-z0-9]{24,250})"
-                + _NOT_ALNUM_AFTER,
-            ),
-            ("google_api_key", _NOT_ALNUM_BEFORE + r"AIza[0-9A-Za-z_\-]{35}(?![\w\-])"),
-            ("huggingface_token", _NOT_ALNUM_BEFORE + r"hf_[A-Za-z0-9]{30,60}" + _NOT_ALNUM_AFTER),
-            ("npm_token", _NOT_ALNUM_BEFORE + r"npm_[A-Za-z0-9]{36}" + _NOT_ALNUM_AFTER),
-            ("pypi_token", _NOT_ALNUM_BEFORE + r"pypi-AgE[A-Za-z0-9_\-]{40,}"),
-            (
-                "jwt",
-                _NOT_ALNUM_BEFORE
-                + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}",
-            ),
-        )
-    )
+# Each shape is written from the format its vendor documents (gitleaks' default
+# rules list the same families); docs/scrub.md has the table.
+_SHAPES: tuple[tuple[str, str], ...] = (
+    ("aws_access_key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}(?![A-Z0-9])"),
+    (
+        "github_token",
+        _B + r"(?:gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,251})" + _A,
+    ),
+    (
+        "gitlab_token",
+        _B
+        + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,200}"
+        + r"|GR1348941[A-Za-z0-9_\-]{20,100})" + _END,
+    ),
+    # Anthropic before OpenAI: both start with sk-.
+    ("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,300}" + _END),
+    (
+        "openai_key",
+        _B
+        + r"sk-(?:(?:proj|svcacct|admin|None)-[A-Za-z0-9_\-]{20,300}" + _END
+        + r"|[A-Za-z0-9]{20,200}" + _A + ")",
+    ),
+    (
+        "slack_token",
+        _B + r"(?:xoxe\.)?(?:xox[abeoprs]|xapp)-[A-Za-z0-9\-]{10,250}" + _END,
+    ),
+    (
+        "slack_webhook",
+        r"hooks\.slack\.com/(?:services/T[A-Z0-9]{6,}/B[A-Z0-9]{6,}/[A-Za-z0-9]{16,}"
+        r"|(?:workflows|triggers)/T[A-Z0-9]{6,}/[A-Za-z0-9/]{20,})",
+    ),
+    (
+        "stripe_key",
+        _B + r"(?:(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{16,250}|whsec_[A-Za-z0-9]{24,250})" + _A,
+    ),
+    ("google_api_key", _B + r"AIza[0-9A-Za-z_\-]{35}" + _END),
+    (
+        "azure_key",
+        r"(?<=AccountKey=)[A-Za-z0-9+/]{86}=="
+        r"|(?<=SharedAccessKey=)[A-Za-z0-9+/]{42,43}="
+        r"|(?<=[?&;]sig=)[A-Za-z0-9%+/]{40,120}(?:%3D|=)"
+        r"|(?<![\w~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![\w~.\-])",
+    ),
+    (
+        "huggingface_token",
+        _B + r"(?:hf_[A-Za-z0-9]{30,60}|api_org_[A-Za-z0-9]{30,40})" + _A,
+    ),
+    ("npm_token", _B + r"npm_[A-Za-z0-9]{36}" + _A),
+    ("pypi_token", _B + r"pypi-AgE[A-Za-z0-9_\-]{40,}"),
+    (
+        "discord_token",
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{17,20}/[A-Za-z0-9_\-]{60,80}"
+        r"|(?<![\w\-.])[MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40}(?![\w\-.])",
+    ),
+    ("telegram_bot_token", r"(?:(?<=bot)|(?<![\w:]))[0-9]{8,10}:AA[A-Za-z0-9_\-]{33}" + _END),
+    ("twilio_key", _B + r"SK[0-9a-fA-F]{32}" + _A),
+    ("sendgrid_key", _B + r"SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}" + _END),
+    ("mailgun_key", r"(?<![\w\-])key-[0-9a-f]{32}" + _END),
+    ("digitalocean_token", _B + r"do[opr]_v1_[a-f0-9]{64}" + _A),
+    ("shopify_token", _B + r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}" + _A),
+    ("atlassian_token", _B + r"ATATT3[A-Za-z0-9_\-=]{150,250}" + r"(?![\w\-=])"),
+    ("databricks_token", _B + r"dapi[a-f0-9]{32}(?:-[0-9])?" + _A),
+    ("vault_token", _B + r"hv[sbr]\.[A-Za-z0-9_\-]{24,300}" + _END),
+    ("postman_key", _B + r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}" + _A),
+    (
+        "grafana_token",
+        _B
+        + r"(?:glc_[A-Za-z0-9+/]{32,400}={0,2}|glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}"
+        + r"|eyJrIjoi[A-Za-z0-9]{60,400}={0,2})" + r"(?![A-Za-z0-9+/=])",
+    ),
+    (
+        "sentry_token",
+        _B + r"(?:sntrys_eyJ[A-Za-z0-9+/=_\-]{40,500}|sntryu_[a-f0-9]{64})" + r"(?![\w\-+/=])",
+    ),
+    ("supabase_key", _B + r"(?:sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{20,100})" + _END),
+    ("linear_key", _B + r"(?:lin_api_[A-Za-z0-9]{40}|lin_oauth_[a-f0-9]{64})" + _A),
+    (
+        "doppler_token",
+        _B + r"dp\.(?:pt|st|ct|sa|scim|audit)\.(?:[a-z0-9_\-]{2,35}\.)?[A-Za-z0-9]{40,44}" + _A,
+    ),
+    ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
 )
+_SHAPED = _Lazy("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _SHAPES))
 # A cheap first look: text without any of these cannot match `_SHAPED`.
 _SHAPED_HINT = re.compile(
-    r"AKIA|ASIA|gh[pousr]_|github_pat_|glpat-|sk-|xox|xapp-|hooks\.slack|_live_|_test_|whsec_|"
-    r"AIza|hf_|npm_|pypi-|eyJ"
+    r"AKIA|ASIA|ABIA|ACCA|A3T|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|GR1348941|sk-|xox|xapp-|"
+    r"hooks\.slack|_live_|_test_|_prod_|whsec_|AIza|AccountKey=|SharedAccessKey=|sig=|Q~|hf_|"
+    r"api_org_|npm_|pypi-|discord|[MNO][\w\-]{23,27}\.[\w\-]{6}\.|:AA|SK[0-9a-fA-F]|SG\.|key-|_v1_|"
+    r"shp|ATATT3|dapi|hv[sbr]\.|PMAK-|glc_|glsa_|sntry|sbp_|sb_secret_|lin_|dp\.|eyJ"
 )
 
 _AWS_SECRET = _Lazy(
@@ -247,6 +313,8 @@ _PLACEHOLDER_WORDS = (
     "your", "here", "dummy", "sample", "fake", "xxxx", "***", "todo", "insert", "replace",
     "none", "null", "secret", "token", "password",
 )
+# Keys their vendors publish on purpose (browser-side keys): public after any name.
+_PUBLIC_KEY_VALUE = re.compile(r"(?:pk_(?:live|test)_|sb_publishable_|pubkey-)[A-Za-z0-9_\-]+$")
 _ENV_REFERENCE = re.compile(r"^(?:\$[A-Za-z_{(]|%[A-Za-z_]+%$|\$env:)")
 # Unquoted `self.token`, `get_token()`, `os.environ["TOKEN"]`, `Optional[str]`: code, not a value.
 _CODE_REFERENCE = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+$|[(\[{]")
@@ -373,6 +441,8 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
                 found.append(Finding("aws_secret_key", match.start("value"), match.end("value")))
     if "PRIVATE KEY" in text:
         found.extend(_private_keys(text))
+    if "service_account" in text:
+        found.extend(_service_account_keys(text))
     if "://" in text and "@" in text:
         for match in _URL_USERINFO.finditer(text):
             value = match["value"]
@@ -383,11 +453,40 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
     return _dedupe(found)
 
 
+# A value with a vendor's prefix is a placeholder only when it says so: a run of
+# x, X, * or 0, the word example (AWS's documented key ends in EXAMPLE), "your …
+# here", angle brackets, or one character repeated. Low variety alone proves
+# nothing: `ghp_` and a repeated three-character pattern is still a token.
+_SAYS_PLACEHOLDER = re.compile(
+    r"(?i)example|placeholder|redacted|changeme|your.{0,60}?here|[<>]|x{6}|\*{6}|0{6}"
+)
+_BODY_SEPARATORS = re.compile(r"[_\-.:~]")
+
+
 def _shaped_is_placeholder(kind: str, token: str) -> bool:
-    body = token.split("_", 1)[-1] if kind in ("github_token", "npm_token") else token[4:]
     if kind == "jwt":
         return False
-    return _is_placeholder(body)
+    if _SAYS_PLACEHOLDER.search(token):
+        return True
+    body = max(_BODY_SEPARATORS.split(token), key=len)
+    if len(set(body)) == 1:
+        return True
+    # Three dotted parts starting with M, N or O are a Discord bot token only
+    # when the first part is not a name made of words (`Module.method.name`).
+    return kind == "discord_token" and "/" not in token and _is_wordy(token.split(".", 1)[0])
+
+
+_SERVICE_ACCOUNT = re.compile(r'"type"\s*:\s*"service_account"')
+_SERVICE_ACCOUNT_KEY_ID = re.compile(r'"private_key_id"\s*:\s*"(?P<value>[0-9a-f]{40})"')
+
+
+def _service_account_keys(text: str) -> Iterator[Finding]:
+    """The key id of a Google service-account key file (its private key is found as one)."""
+    if _SERVICE_ACCOUNT.search(text) is None:
+        return
+    for match in _SERVICE_ACCOUNT_KEY_ID.finditer(text):
+        if not _shaped_is_placeholder("google_service_account", match["value"]):
+            yield Finding("google_service_account", match.start("value"), match.end("value"))
 
 
 def _private_keys(text: str) -> Iterator[Finding]:
@@ -459,6 +558,8 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
         value, value_start = _strip_value(raw, match.start("value"))
         if _is_placeholder(value) or (raw[0] not in "\"'" and _CODE_REFERENCE.search(value)):
             continue
+        if _PUBLIC_KEY_VALUE.match(value):
+            continue
         if _is_password_value(value) if strength == "password" else _is_key_value(value):
             yield Finding("secret_assignment", value_start, value_start + len(value))
     if lowered is None or "password" in lowered:
@@ -526,6 +627,7 @@ _SEP = r"(?:\\\\|\\|/)"
 # A POSIX path starts at a boundary: not inside a word, a relative path or a
 # URL (file:// URLs do point at this machine), nor after a variable (`${root}/x`).
 _POSIX_START = r"(?:(?<=file://)|(?<![\w.~/\\\-$%})]))"
+_COMPONENT = r"[^\s\"'`<>|:;,()\[\]{}*?/\\]+"
 
 _MACHINE_PATHS = _Lazy(
     "|".join(
@@ -557,16 +659,33 @@ _MACHINE_PATHS = _Lazy(
                 "env_path",
                 r"(?:" + _POSIX_START + r"/|(?<![\w\\/])[A-Za-z]:" + _SEP + r")"
                 + r"(?:[^\s\"'`<>|:;,()\[\]{}*?\\/]+" + _SEP + r")*?"
-                + r"(?:\.?venv|\.?virtualenvs|site-packages|dist-packages|\.pyenv|\.nvm|\.rbenv"
-                + r"|\.tox|\.nox|\.conda|(?:mini|ana)conda3|miniforge3)"
+                + r"(?:\.?venvs?|\.?virtualenvs?|site-packages|dist-packages|\.?pyenv[\\/]versions"
+                + r"|\.pyenv|\.nvm|\.rbenv|\.cargo|\.rustup|\.tox|\.nox|\.conda"
+                + r"|(?:mini|ana)conda3?|miniforge3?|mambaforge|micromamba"
+                # `envs` is conda's folder of environments only when one is inside
+                # it; an API route such as /api/envs/42 has no bin or lib.
+                + r"|envs(?=[\\/][^\s\"'`<>|:;,()\[\]{}*?\\/]+[\\/](?:bin|lib|Lib|Scripts|include|conda-meta)"
+                + r"(?:[\\/]|[\s\"'`<>|:;,()\[\]{}*?]|$))"
+                + r"|nix[\\/]store(?=[\\/][0-9a-z]{32}-))"
                 + r"(?=[\\/]|[\s\"'`<>|:;,()\[\]{}*?]|$)" + _WIN_PATH_CHARS + "*",
+            ),
+            (
+                # Folders where a machine keeps its own installs, builds and data:
+                # two components deep is this machine's layout (`/srv/data` alone
+                # is kept: it reads like an API route).
+                "host_path",
+                _POSIX_START
+                + r"/(?:srv|opt|mnt|data|var/lib|Volumes)" + (r"/" + _COMPONENT) * 2 + _PATH_CHARS + "*"
+                + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"[^\\/\s\"'`<>|:;,*?]{2,}" + _WIN_PATH_CHARS + "*"
+                + r"|(?<![\w\\/:])\\\\[A-Za-z0-9][\w.\-$]*\\[^\\\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*",
             ),
         )
     )
 )
 _MACHINE_PATH_HINT = re.compile(
     r"/home/|/Users/|/root|/mnt/|~|\$HOME|\$\{HOME|:[\\/]|%|\$env:|/tmp/|/var/|/dev/shm/|/run/user/|"
-    r"\$TMPDIR|\$\{TMPDIR|venv|packages|\.pyenv|\.nvm|\.rbenv|\.tox|\.nox|conda|miniforge"
+    r"\$TMPDIR|\$\{TMPDIR|venv|packages|pyenv|\.nvm|\.rbenv|\.cargo|\.rustup|\.tox|\.nox|conda|"
+    r"miniforge|mambaforge|micromamba|envs|/nix/|/srv/|/opt/|/data/|/Volumes/|\\\\"
 )
 
 

@@ -4,6 +4,7 @@ Prints precision and recall on the corpus, recall on random keys assigned to
 secret names (by alphabet and length), and timings as ratios against anchors
 measured in the same run:
 - scanning 1000 strings, against one `\\w+` findall over the same strings;
+- recall on random values of each prefixed credential family;
 - importing autocode.scrub and the first scan (which compiles the large
   patterns), against `python3 -I -c pass`.
 """
@@ -28,7 +29,7 @@ from autocode.scrub import (  # noqa: E402
     find_machine_paths,
     find_secrets,
 )
-from support_scrub import load_corpus  # noqa: E402
+from support_scrub import PREFIX_SHAPES, load_corpus  # noqa: E402
 
 ALPHABETS = {
     "base62": string.ascii_letters + string.digits,
@@ -80,6 +81,21 @@ def synthetic_recall(samples: int = 2000) -> None:
                 rates.append(f"{hits / samples:.3f}")
             columns.append(" ".join(rates))
         print(f"  {name:13} {columns[0]} | {columns[1]}")
+
+
+def prefix_recall(samples: int = 2000) -> None:
+    """Random values of each prefixed family, bare and after a name: the share found with its kind."""
+    rng = random.Random(13)
+    print(f"recall on random values per prefix ({samples} each; bare | KEY=<v>):")
+    for label, (kind, make) in PREFIX_SHAPES.items():
+        rates = []
+        for template in ("{}", "KEY={}"):
+            hits = 0
+            for _ in range(samples):
+                found = find_secrets(template.format(make(rng)), env={})
+                hits += any(f.kind == kind for f in found)
+            rates.append(f"{hits / samples:.3f}")
+        print(f"  {label:14} {kind:20} {rates[0]} | {rates[1]}")
 
 
 def stdlib_false_alarms() -> None:
@@ -193,6 +209,7 @@ def process_timing() -> None:
 def main() -> None:
     corpus_figures()
     synthetic_recall()
+    prefix_recall()
     stdlib_false_alarms()
     scan_timing()
     process_timing()
