@@ -311,8 +311,8 @@ class SqliteStore(Store):
                 self._in_lock(lambda: self._plain_migrations(min(target, PLAIN_LATEST)))
                 if target >= INDEXED:
                     self._in_lock(self._index_setup)
-                    while self._in_lock(self._index_batch):
-                        pass
+                    while (step := self._in_lock(self._index_batch)) is not None:
+                        _progress(*step)
                     self._in_lock(self._index_finish)
             except sqlite3.Error as exc:
                 raise self._failure(exc) from exc
@@ -362,11 +362,11 @@ class SqliteStore(Store):
         for statement in INDEX_SETUP:
             self.conn.execute(statement)
 
-    def _index_batch(self) -> bool:
-        """Copy the next batch of existing rows into the new index; False when nothing is left."""
+    def _index_batch(self) -> tuple[int, int] | None:
+        """Copy the next batch of existing rows into the new index: (rows done, rows in all), None when none is left."""
         start, last = self._meta("index_next"), self._meta("index_last")
         if start is None or last is None or start > last:
-            return False
+            return None
         end = min(start + MIGRATION_BATCH - 1, last)
         self.conn.execute(
             "INSERT INTO memory_fts (rowid, terms, bucket) SELECT seq, terms, bucket FROM memories "
@@ -374,8 +374,7 @@ class SqliteStore(Store):
             (start, end),
         )
         self.conn.execute("UPDATE memory_meta SET value = ? WHERE key = 'index_next'", (end + 1,))
-        _progress(end, last)
-        return True
+        return end, last
 
     def _index_finish(self) -> None:
         if self._version() >= INDEXED:
