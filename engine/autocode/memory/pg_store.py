@@ -393,8 +393,8 @@ class PostgresStore(Store):
         self.has_vector = False
         self.reconnect_seconds = RECONNECT_SECONDS
         self._models: set[str] = set()
-        if upgrade:
-            self._migrate(LATEST if migrate_to is None else migrate_to)
+        if upgrade or not self.query("SELECT to_regclass('schema_migrations') IS NOT NULL")[0][0]:
+            self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty database is simply set up
         else:
             self.has_vector = bool(self.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'"))
 
@@ -555,23 +555,31 @@ class PostgresStore(Store):
                 f"USING hnsw ((vec::vector({dims})) vector_cosine_ops) WHERE embedding_model = {_literal(model)}"
             )
 
-        def run(conn: Any) -> None:
+        def run(conn: Any) -> bool:
             have = {r[0] for r in conn.execute(
                 "SELECT indexname FROM pg_indexes WHERE tablename = 'memories' AND indexname = ANY(%s)", (list(wanted),)
             ).fetchall()}
             if have == set(wanted):
-                return
-            with conn.transaction():
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
-                conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
-                for name, body in wanted.items():
-                    conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON memories {body}")
+                return True
+            # Never wait: a search goes on without the index while a writer or another builder holds the table.
+            try:
+                with conn.transaction():
+                    if not conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (_MIGRATION_LOCK,)).fetchone()[0]:
+                        return False
+                    conn.execute("SET LOCAL lock_timeout = '200ms'")
+                    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+                    for name, body in wanted.items():
+                        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON memories {body}")
+            except self._psycopg.errors.LockNotAvailable:
+                return False
+            return True
 
         try:
-            self._retrying(run)
+            done = self._retrying(run)
         except self._psycopg.Error as exc:
             raise StoreUnavailable(f"cannot index the memory database at {self.location}: {exc}") from exc
-        self._models.add(key)
+        if done:
+            self._models.add(key)
 
     def schema_version(self) -> int:
         return int(self.query("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0])

@@ -257,3 +257,85 @@ def test_bucket_tag_is_the_same_digest_as_the_bucket_number() -> None:
     from autocode.memory.store import bucket_id
 
     assert int(bucket_tag("a", "b")[1:16], 16) == bucket_id("a", "b")
+
+
+WRITER = textwrap.dedent(
+    """
+    import json, sys
+    from autocode.memory import MemoryContext, open_memory
+    location, worker = json.loads(sys.argv[1]), int(sys.argv[2])
+    out = {"own": [], "common": [], "team": None}
+    name = ["alpha", "bravo", "charlie", "delta"][worker]
+    with open_memory(embedding_provider="none", memory_max_count=15, **location) as memory:
+        for n in range(20):
+            r = memory.save(MemoryContext(f"agent{worker}", None), f"worker {worker} fact {n}: table t{worker}x{n} is append-only")
+            out["own"].append(r.saved)
+            r = memory.save(MemoryContext("common", None), f"writer {name} keeps queue q{worker}y{n} drained every {n + 2} hours")
+            out["common"].append(r.saved)
+        out["team"] = memory.save(MemoryContext(None, None), "The shared build cache lives on the NFS mount").saved
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_concurrent_writers_keep_caps_duplicates_and_the_index_exact(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    location = _location(kind, request, tmp_path)
+    with open_memory(embedding_provider="none", **location):
+        pass
+    arg = json.dumps({k: str(v) for k, v in location.items()})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, arg, str(w)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        for w in range(4)
+    ]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+        outputs.append(json.loads(out))
+    assert all(all(o["own"]) and all(o["common"]) for o in outputs)
+    assert sum(o["team"] for o in outputs) == 1, "the same team fact from four writers is saved once"
+    with open_memory(embedding_provider="static", **location) as memory:
+        store = memory.store
+        counts = dict(store.query("SELECT owner, count(*) FROM memories GROUP BY owner"))
+        assert counts == {"": 1, "common": 15, **{f"agent{w}": 15 for w in range(4)}}, counts
+        evicted = store.query("SELECT count(*) FROM memory_events WHERE kind = 'evicted'")[0][0]
+        assert evicted == 4 * 5 + (80 - 15)
+        kept = store.query("SELECT content FROM memories WHERE owner = 'common'")
+        newest = memory.list(MemoryContext("common", None), owner="self")
+        assert {m.content for m in newest} == {c for (c,) in kept}
+        if kind == "sqlite":
+            assert store.query("SELECT count(*) FROM memory_fts")[0][0] == 76
+        else:
+            assert store.query("SELECT sum(rows) FROM memory_buckets")[0][0] == 76
+            postings = store.query("SELECT count(*) FROM memory_terms")[0][0]
+            expected = sum(len(set(t.split())) for (t,) in store.query("SELECT terms FROM memories"))
+            assert postings == expected
+            drift = store.query(
+                "SELECT d.term FROM memory_term_df d LEFT JOIN (SELECT term, bucket, count(*) AS n FROM memory_terms "
+                "GROUP BY term, bucket) p USING (term, bucket) WHERE d.df <> coalesce(p.n, 0)"
+            )
+            assert drift == []
+        hits = memory.search(MemoryContext("agent2", None), "which table is append-only", limit=20).hits
+        assert hits and all(h.memory.owner in ("agent2", None) for h in hits)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_write_in_progress_does_not_hold_up_a_search(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    import threading
+
+    location = _location(kind, request, tmp_path)
+    with open_memory(embedding_provider="static", **location) as memory:
+        ctx = MemoryContext(None, None)
+        memory.save(ctx, "Feature flags are read once at start-up")
+        found: list[list[str]] = []
+        with memory.store.write(lock_key="|") as w:
+            w.execute("DELETE FROM memories WHERE content = ?", ("no such memory",))
+            searcher = threading.Thread(
+                target=lambda: found.append([h.memory.content for h in memory.search(ctx, "feature flags").hits])
+            )
+            searcher.start()
+            searcher.join(timeout=10)
+            assert found == [["Feature flags are read once at start-up"]], "the search finished while the write was open"
