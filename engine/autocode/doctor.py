@@ -165,6 +165,9 @@ def _render_memory(data: Json) -> list[str]:
     lines = [f"Memory: {data['store']} at {data.get('location', '(unknown)')}"]
     if data.get("status") == "ok":
         lines.append(f"  {data.get('memories', 0)} memories")
+        index = data.get("index") or {}
+        if index:
+            lines.append(f"  index: {index.get('state')} ({index.get('detail')})")
     elif "status" in data:
         lines.append(f"  {data['status']}")
     lines.append(f"  search: {data['search_mode']} ({data['why']})")

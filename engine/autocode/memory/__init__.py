@@ -82,7 +82,7 @@ def default_memory_path() -> Path:
 
 
 def _read_settings(settings: Any, overrides: dict[str, Any]) -> dict[str, Any]:
-    unknown = set(overrides) - set(SETTING_NAMES) - {"roles"}
+    unknown = set(overrides) - set(SETTING_NAMES) - {"roles", "_upgrade"}
     if unknown:
         raise TypeError(f"open_memory() got unknown settings: {', '.join(sorted(unknown))}")
     values: dict[str, Any] = {}
@@ -124,16 +124,17 @@ def open_memory(settings: Any = None, **overrides: Any) -> MemoryService:
     from autocode.memory.store import Store
 
     values = _read_settings(settings, overrides)
+    upgrade = bool(overrides.get("_upgrade", True))  # doctor looks without upgrading
     store: Store
     if values["database_url"]:
         from autocode.memory.pg_store import PostgresStore
 
-        store = PostgresStore(str(values["database_url"]))
+        store = PostgresStore(str(values["database_url"]), upgrade=upgrade)
     else:
         from autocode.memory.sqlite_store import SqliteStore
 
         path = Path(values["memory_path"]).expanduser() if values["memory_path"] else default_memory_path()
-        store = SqliteStore(path)
+        store = SqliteStore(path, upgrade=upgrade)
     choice = select_embedder(
         values["embedding_provider"],
         values["embedding_model"],
@@ -176,7 +177,7 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
             section.update(ok=True, status="not created yet (made on the first save)", memories=0)
             return section
     try:
-        with open_memory(settings, **overrides) as service:
+        with open_memory(settings, **{"_upgrade": False, **overrides}) as service:
             info = service.doctor()
     except Exception as exc:  # doctor reports every failure rather than raising
         message = getattr(exc, "message", None) or str(exc)
@@ -188,5 +189,6 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
         memories=info["memories"],
         schema_version=info["schema_version"],
         vectors=info["vectors"],
+        index=info["index"],
     )
     return section

@@ -1,23 +1,28 @@
 """The team store: PostgreSQL through psycopg 3, with pgvector when the server has it.
 
-Keyword search uses full-text search over the same terms SQLite indexes, so
-both stores match the same memories. When pgvector is available, cosine
-scores are computed by the server; otherwise embeddings are compared in the
-process. A connection lost to a server restart is replaced once, transparently.
+Ranking runs in the server, one query per search: BM25 (SQLite FTS5's
+formula) from a postings table and term statistics that statement triggers
+keep, and meaning through pgvector (an HNSW index per embedding model, or an
+exact scan for small buckets), combined by the rule in `ranking`. No process
+keeps an index of its own. Connections come from a small pool, so a search
+never waits behind a save of the same process; a connection lost to a server
+restart is replaced, transparently, once.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
+from autocode.memory import ranking
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
+from autocode.memory.store import NewMemory, Scored, Store, Writer, bucket_id
 
 T = TypeVar("T")
 
@@ -113,8 +118,94 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ],
     ),
 ]
-LATEST = MIGRATIONS[-1][0]
+PLAIN_LATEST = MIGRATIONS[-1][0]
+INDEXED = 5
+LATEST = INDEXED
+MIGRATION_BATCH = 5000
+EXACT_ROWS = 10_000
+"""Buckets up to this many rows are searched by meaning exactly; larger ones through HNSW."""
+POOL_SIZE = 4
 _MIGRATION_LOCK = 0x6D656D6F  # any constant shared by every autocode process
+_BUCKET_SQL = "('x' || substr(md5(owner || '|' || repo_key), 1, 15))::bit(60)::bigint"
+
+# Version 5: postings and term statistics kept by statement triggers (set-based, so a COPY of
+# thousands of rows is one trigger call), the bucket as a number, and the tsvector column it
+# replaces dropped. Existing rows are indexed afterwards in batches that each commit their
+# position, so a killed upgrade resumes where it stopped.
+INDEX_SETUP = [
+    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS bucket BIGINT",
+    """CREATE TABLE memory_buckets (
+        bucket BIGINT PRIMARY KEY,
+        rows BIGINT NOT NULL DEFAULT 0,
+        tokens BIGINT NOT NULL DEFAULT 0
+    )""",
+    """CREATE TABLE memory_term_df (
+        term TEXT NOT NULL,
+        bucket BIGINT NOT NULL,
+        df BIGINT NOT NULL,
+        PRIMARY KEY (term, bucket)
+    )""",
+    """CREATE TABLE memory_terms (
+        bucket BIGINT NOT NULL,
+        term TEXT NOT NULL,
+        seq BIGINT NOT NULL,
+        tf INTEGER NOT NULL,
+        dl INTEGER NOT NULL,
+        PRIMARY KEY (bucket, term, seq) INCLUDE (tf, dl)
+    )""",
+    """CREATE FUNCTION memory_index_rows(seqs BIGINT[]) RETURNS void LANGUAGE sql AS $$
+        INSERT INTO memory_buckets AS b (bucket, rows, tokens)
+            SELECT bucket, count(*), sum(cardinality(string_to_array(terms, ' ')))
+            FROM memories WHERE seq = ANY(seqs) AND bucket IS NOT NULL GROUP BY bucket ORDER BY bucket
+            ON CONFLICT (bucket) DO UPDATE SET rows = b.rows + EXCLUDED.rows, tokens = b.tokens + EXCLUDED.tokens;
+        INSERT INTO memory_terms (bucket, term, seq, tf, dl)
+            SELECT m.bucket, t.term, m.seq, count(*), min(cardinality(string_to_array(m.terms, ' ')))
+            FROM memories m CROSS JOIN LATERAL unnest(string_to_array(m.terms, ' ')) AS t(term)
+            WHERE m.seq = ANY(seqs) AND m.bucket IS NOT NULL GROUP BY m.bucket, t.term, m.seq;
+        INSERT INTO memory_term_df AS d (term, bucket, df)
+            SELECT t.term, m.bucket, count(DISTINCT m.seq)
+            FROM memories m CROSS JOIN LATERAL unnest(string_to_array(m.terms, ' ')) AS t(term)
+            WHERE m.seq = ANY(seqs) AND m.bucket IS NOT NULL GROUP BY t.term, m.bucket ORDER BY t.term, m.bucket
+            ON CONFLICT (term, bucket) DO UPDATE SET df = d.df + EXCLUDED.df;
+    $$""",
+    """CREATE FUNCTION memory_index_added() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        PERFORM memory_index_rows(ARRAY(SELECT seq FROM added WHERE bucket IS NOT NULL));
+        RETURN NULL;
+    END $$""",
+    """CREATE FUNCTION memory_index_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        UPDATE memory_buckets AS b SET rows = b.rows - r.n, tokens = b.tokens - r.tokens
+            FROM (SELECT bucket, count(*) AS n, sum(cardinality(string_to_array(terms, ' '))) AS tokens
+                  FROM removed WHERE bucket IS NOT NULL GROUP BY bucket) r
+            WHERE b.bucket = r.bucket;
+        DELETE FROM memory_terms p
+            USING (SELECT DISTINCT o.bucket, o.seq, t.term FROM removed o
+                   CROSS JOIN LATERAL unnest(string_to_array(o.terms, ' ')) AS t(term)
+                   WHERE o.bucket IS NOT NULL) x
+            WHERE p.bucket = x.bucket AND p.term = x.term AND p.seq = x.seq;
+        UPDATE memory_term_df AS d SET df = d.df - r.n
+            FROM (SELECT t.term, o.bucket, count(DISTINCT o.seq) AS n FROM removed o
+                  CROSS JOIN LATERAL unnest(string_to_array(o.terms, ' ')) AS t(term)
+                  WHERE o.bucket IS NOT NULL GROUP BY t.term, o.bucket) r
+            WHERE d.term = r.term AND d.bucket = r.bucket;
+        RETURN NULL;
+    END $$""",
+    """CREATE TRIGGER memories_index_added AFTER INSERT ON memories
+        REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION memory_index_added()""",
+    """CREATE TRIGGER memories_index_removed AFTER DELETE ON memories
+        REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION memory_index_removed()""",
+    "DROP INDEX IF EXISTS memories_tsv",
+    "ALTER TABLE memories DROP COLUMN IF EXISTS tsv",
+    "CREATE INDEX memories_by_bucket ON memories (bucket, seq)",
+    "INSERT INTO memory_meta (key, value) VALUES ('index_next', 1) ON CONFLICT (key) DO UPDATE SET value = 1",
+    "INSERT INTO memory_meta (key, value) SELECT 'index_last', coalesce(max(seq), 0) FROM memories "
+    "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
+]
+
+
+def _progress(done: int, total: int) -> None:
+    """Called after each committed batch of the upgrade (tests replace it to kill the process there)."""
 
 
 def redact_url(url: str) -> str:
@@ -134,19 +225,95 @@ def _pg(sql: str) -> str:
     return sql.replace("?", "%s")
 
 
-def tsquery(query_terms: Sequence[str]) -> str:
-    unique = list(dict.fromkeys(t for t in query_terms if t))
-    return " | ".join("'" + t.replace("'", "''").replace("\\", "") + "'" for t in unique)
-
-
 def vector_literal(vector: Sequence[float]) -> str:
-    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+    return "[" + ",".join(f"{x:.9g}" for x in vector) + "]"
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _model_suffix(model: str) -> str:
+    return hashlib.md5(model.encode(), usedforsecurity=False).hexdigest()[:12]
+
+
+# The pieces of the ranking query. `q` holds each query term found in the store with its IDF;
+# BM25 per posting follows FTS5: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * D / avgdl)),
+# D counting the bucket tag SQLite adds to every row.
+_STATS = f"""stats AS (
+    SELECT coalesce(sum(rows), 0)::float8 AS n,
+           CASE WHEN coalesce(sum(rows), 0) > 0 THEN (sum(tokens) + sum(rows))::float8 / sum(rows) ELSE 1 END AS avgdl
+    FROM memory_buckets
+), q AS (
+    SELECT t.term, greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), {ranking.IDF_FLOOR}) AS idf
+    FROM unnest(%(terms)s::text[]) AS t(term)
+    CROSS JOIN stats s
+    CROSS JOIN LATERAL (SELECT coalesce(sum(df), 0)::float8 AS df FROM memory_term_df WHERE term = t.term) d
+    WHERE d.df > 0
+)"""
+_POSTING = (
+    f"q.idf * p.tf * {ranking.K1 + 1} / (p.tf + {ranking.K1} * ({1 - ranking.B} + {ranking.B} * (p.dl + 1) / s.avgdl))"
+)
+_KEYWORD_TOP = f"""kw AS (
+    SELECT p.seq, sum({_POSTING}) AS kw
+    FROM q JOIN memory_terms p ON p.term = q.term AND p.bucket = ANY(%(buckets)s::bigint[]) CROSS JOIN stats s
+    GROUP BY p.seq ORDER BY kw DESC, p.seq DESC LIMIT %(depth)s
+)"""
+_ROW_KW = f"""(SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
+    ON p.bucket = m.bucket AND p.term = q.term AND p.seq = m.seq CROSS JOIN stats s)"""
+
+
+def _near(model: str, dims: int, limit: str) -> str:
+    """Rows closest in meaning: HNSW when the buckets are large, an exact scan when they are small."""
+    vec = f"vec::vector({dims})"
+    where = f"bucket = ANY(%(buckets)s::bigint[]) AND embedding_model = {_literal(model)}"
+    size = "(SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(buckets)s::bigint[]))"
+    return f"""(SELECT seq FROM memories WHERE {where} AND {size} > {EXACT_ROWS}
+        ORDER BY {vec} <=> %(vector)s::vector({dims}) LIMIT {limit})
+    UNION ALL
+    (SELECT seq FROM memories WHERE {where} AND {size} <= {EXACT_ROWS}
+        ORDER BY -({vec} <#> %(vector)s::vector({dims})) DESC, seq DESC LIMIT {limit})"""
+
+
+class _Pool:
+    """Idle connections kept for reuse; a caller takes one for a query or a whole transaction."""
+
+    def __init__(self, connect: Callable[[float], Any], size: int) -> None:
+        self._connect = connect
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
+        self.size = size
+
+    def get(self, retry_for: float = 0.0) -> Any:
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed and not conn.broken:
+                    return conn
+        return self._connect(retry_for)
+
+    def put(self, conn: Any) -> None:
+        usable = not conn.closed and not conn.broken and conn.info.transaction_status == 0  # idle
+        with self._lock:
+            if usable and len(self._idle) < self.size:
+                self._idle.append(conn)
+                return
+        with contextlib.suppress(Exception):
+            conn.close()
+
+    def clear(self) -> None:
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
+            with contextlib.suppress(Exception):
+                conn.close()
 
 
 class _PgWriter(Writer):
-    def __init__(self, conn: Any, has_vector: bool) -> None:
+    def __init__(self, conn: Any, store: PostgresStore) -> None:
         self.conn = conn
-        self.has_vector = has_vector
+        self.store = store
+        self.has_vector = store.has_vector
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         cur = self.conn.execute(_pg(sql), tuple(params))
@@ -158,31 +325,31 @@ class _PgWriter(Writer):
     def keyword_candidates(
         self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
     ) -> list[tuple[str, str]]:
-        query = tsquery(query_terms)
-        if not query:
+        terms = sorted(set(t for t in query_terms if t))
+        if not terms:
             return []
-        query = f"'{bucket_tag(owner, repo_key)}' & ({query})"
-        rows = self.execute(
-            "SELECT id, terms FROM memories WHERE tsv @@ to_tsquery('simple', ?) AND owner = ? AND repo_key = ? "
-            "ORDER BY ts_rank(tsv, to_tsquery('simple', ?)) DESC LIMIT ?",
-            (query, owner, repo_key, query, limit),
-        )
+        rows = self.conn.execute(
+            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT m.id, m.terms FROM kw JOIN memories m ON m.seq = kw.seq "
+            "ORDER BY kw.kw DESC, kw.seq DESC",
+            {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit},
+        ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
     def nearest_in_bucket(
         self, owner: str, repo_key: str, vector: Sequence[float], model: str
     ) -> tuple[str, float] | None:
         if self.has_vector:
-            rows = self.execute(
-                "SELECT id, 1 - (vec <=> ?::vector) FROM memories WHERE owner = ? AND repo_key = ? "
-                "AND embedding_model = ? AND vec IS NOT NULL ORDER BY vec <=> ?::vector LIMIT 1",
-                (vector_literal(vector), owner, repo_key, model, vector_literal(vector)),
-            )
+            dims = len(vector)
+            rows = self.conn.execute(
+                f"SELECT m.id, -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
+                f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
+                {"buckets": [bucket_id(owner, repo_key)], "vector": vector_literal(vector)},
+            ).fetchall()
             return (rows[0][0], float(rows[0][1])) if rows else None
         best: tuple[str, float] | None = None
         for memory_id, blob in self.execute(
-            "SELECT id, embedding FROM memories WHERE owner = ? AND repo_key = ? AND embedding_model = ?",
-            (owner, repo_key, model),
+            "SELECT id, embedding FROM memories WHERE bucket = ? AND embedding_model = ?",
+            (bucket_id(owner, repo_key), model),
         ):
             score = dot(vector, unpack(bytes(blob)))
             if best is None or score > best[1]:
@@ -192,11 +359,12 @@ class _PgWriter(Writer):
     def insert_memory(self, row: NewMemory) -> None:
         columns = (
             "id, content, norm_hash, terms, category, scope, repo_key, owner, created_at, updated_at, "
-            "run_id, embedding, embedding_model"
+            "run_id, embedding, embedding_model, bucket"
         )
         values = [
             row.id, row.content, row.norm_hash, row.terms, row.category, row.scope, row.repo_key,
             row.owner, row.created_at, row.created_at, row.run_id, row.embedding, row.embedding_model,
+            bucket_id(row.owner, row.repo_key),
         ]
         marks = ", ".join("?" for _ in values)
         if self.has_vector and row.embedding is not None:
@@ -209,7 +377,9 @@ class _PgWriter(Writer):
 class PostgresStore(Store):
     kind = "postgresql"
 
-    def __init__(self, url: str, *, migrate_to: int | None = None, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self, url: str, *, migrate_to: int | None = None, connect_timeout: float = 5.0, upgrade: bool = True
+    ) -> None:
         try:
             import psycopg
         except ImportError as exc:
@@ -219,17 +389,14 @@ class PostgresStore(Store):
         self._psycopg = psycopg
         self.url = url
         self.connect_timeout = connect_timeout
-        self._lock = threading.RLock()
-        self._conn: Any = None
+        self.pool = _Pool(self._connect, POOL_SIZE)
         self.has_vector = False
         self.reconnect_seconds = RECONNECT_SECONDS
-        self._migrate(LATEST if migrate_to is None else migrate_to)
-        self._generation_table = self.schema_version() >= 3
-
-    def generation(self) -> int:
-        if not self._generation_table:
-            return -1
-        return int(self.query("SELECT value FROM memory_meta WHERE key = 'generation'")[0][0])
+        self._models: set[str] = set()
+        if upgrade or not self.query("SELECT to_regclass('schema_migrations') IS NOT NULL")[0][0]:
+            self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty database is simply set up
+        else:
+            self.has_vector = bool(self.query("SELECT 1 FROM pg_extension WHERE extname = 'vector'"))
 
     @property
     def location(self) -> str:
@@ -244,9 +411,13 @@ class PostgresStore(Store):
         deadline = time.monotonic() + retry_for
         while True:
             try:
-                return self._psycopg.connect(
+                conn = self._psycopg.connect(
                     self.url, autocommit=True, connect_timeout=max(1, int(self.connect_timeout))
                 )
+                # Placeholders until pgvector loads in the session; then they set its search.
+                conn.execute(f"SET hnsw.ef_search = {ranking.CANDIDATES}")
+                conn.execute("SET hnsw.iterative_scan = relaxed_order")
+                return conn
             except self._psycopg.OperationalError as exc:
                 if time.monotonic() >= deadline:
                     first = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
@@ -256,33 +427,35 @@ class PostgresStore(Store):
                     ) from exc
                 time.sleep(0.2)
 
-    def _connection(self, retry_for: float = 0.0) -> Any:
-        if self._conn is None or self._conn.closed:
-            self._conn = self._connect(retry_for)
-        return self._conn
-
     def _retrying(self, action: Callable[[Any], T]) -> T:
-        """Run `action(conn)`; when the connection died (a server restart), reconnect and run it once more."""
-        with self._lock:
-            try:
-                return action(self._connection())
-            except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as exc:
-                if self._conn is not None and not self._conn.closed and not self._conn.broken:
-                    raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
-                with contextlib.suppress(Exception):
-                    self._conn.close()
-                self._conn = None
-            return action(self._connection(self.reconnect_seconds))
+        """Run `action(conn)` on a pooled connection; when it died (a server restart), reconnect and run it once more."""
+        conn = self.pool.get()
+        try:
+            result = action(conn)
+        except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as exc:
+            if not conn.closed and not conn.broken:
+                self.pool.put(conn)
+                raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+            with contextlib.suppress(Exception):
+                conn.close()
+            self.pool.clear()
+        except BaseException:
+            self.pool.put(conn)
+            raise
+        else:
+            self.pool.put(conn)
+            return result
+        conn = self.pool.get(self.reconnect_seconds)
+        try:
+            return action(conn)
+        finally:
+            self.pool.put(conn)
 
     def close(self) -> None:
-        with self._lock:
-            if self._conn is not None:
-                with contextlib.suppress(Exception):
-                    self._conn.close()
-                self._conn = None
+        self.pool.clear()
 
     def _migrate(self, target: int) -> None:
-        def run(conn: Any) -> None:
+        def plain(conn: Any) -> None:
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
                 conn.execute(
@@ -295,14 +468,61 @@ class PostgresStore(Store):
                         f"this autocode understands ({LATEST}); upgrade autocode"
                     )
                 for version, statements in MIGRATIONS:
-                    if current < version <= target:
+                    if current < version <= min(target, PLAIN_LATEST):
                         for statement in statements:
                             conn.execute(statement)
                         conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (version,))
             self.has_vector = self._ensure_vector(conn)
 
+        def version(conn: Any) -> int:
+            return int(conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
+
+        def meta(conn: Any, key: str) -> int | None:
+            row = conn.execute("SELECT value FROM memory_meta WHERE key = %s", (key,)).fetchone()
+            return None if row is None else int(row[0])
+
+        def setup(conn: Any) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                if version(conn) >= INDEXED or meta(conn, "index_last") is not None:
+                    return
+                for statement in INDEX_SETUP:
+                    conn.execute(statement)
+
+        def batch(conn: Any) -> bool:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                start, last = meta(conn, "index_next"), meta(conn, "index_last")
+                if start is None or last is None or start > last:
+                    return False
+                end = min(start + MIGRATION_BATCH - 1, last)
+                conn.execute(
+                    f"UPDATE memories SET bucket = {_BUCKET_SQL} WHERE seq BETWEEN %s AND %s AND bucket IS NULL",
+                    (start, end),
+                )
+                conn.execute(
+                    "SELECT memory_index_rows(ARRAY(SELECT seq FROM memories WHERE seq BETWEEN %s AND %s))",
+                    (start, end),
+                )
+                conn.execute("UPDATE memory_meta SET value = %s WHERE key = 'index_next'", (end + 1,))
+            _progress(end, last)
+            return True
+
+        def finish(conn: Any) -> None:
+            with conn.transaction():
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+                if version(conn) >= INDEXED:
+                    return
+                conn.execute("DELETE FROM memory_meta WHERE key IN ('index_next', 'index_last', 'generation')")
+                conn.execute("INSERT INTO schema_migrations (version) VALUES (%s)", (INDEXED,))
+
         try:
-            self._retrying(run)
+            self._retrying(plain)
+            if target >= INDEXED:
+                self._retrying(setup)
+                while self._retrying(batch):
+                    pass
+                self._retrying(finish)
         except self._psycopg.Error as exc:
             raise StoreUnavailable(f"cannot prepare the memory database at {self.location}: {exc}") from exc
 
@@ -319,8 +539,70 @@ class PostgresStore(Store):
             return False
         return True
 
+    def ensure_model(self, model: str, dims: int | None) -> None:
+        """The indexes one embedding model needs: rows lacking its embeddings, and (pgvector) HNSW by cosine.
+
+        Built once per store by whichever process needs them first; on a large table the HNSW
+        build takes a while (doctor shows whether it is there).
+        """
+        key = f"{model}|{dims}"
+        if key in self._models:
+            return
+        suffix = _model_suffix(model)
+        wanted = {f"memories_stale_{suffix}": f"(bucket) WHERE embedding_model IS DISTINCT FROM {_literal(model)}"}
+        if self.has_vector and dims:
+            wanted[f"memories_hnsw_{suffix}"] = (
+                f"USING hnsw ((vec::vector({dims})) vector_cosine_ops) WHERE embedding_model = {_literal(model)}"
+            )
+
+        def run(conn: Any) -> bool:
+            have = {r[0] for r in conn.execute(
+                "SELECT indexname FROM pg_indexes WHERE tablename = 'memories' AND indexname = ANY(%s)", (list(wanted),)
+            ).fetchall()}
+            if have == set(wanted):
+                return True
+            # Never wait: a search goes on without the index while a writer or another builder holds the table.
+            try:
+                with conn.transaction():
+                    if not conn.execute("SELECT pg_try_advisory_xact_lock(%s)", (_MIGRATION_LOCK,)).fetchone()[0]:
+                        return False
+                    conn.execute("SET LOCAL lock_timeout = '200ms'")
+                    conn.execute("SET LOCAL maintenance_work_mem = '512MB'")
+                    for name, body in wanted.items():
+                        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON memories {body}")
+            except self._psycopg.errors.LockNotAvailable:
+                return False
+            return True
+
+        try:
+            done = self._retrying(run)
+        except self._psycopg.Error as exc:
+            raise StoreUnavailable(f"cannot index the memory database at {self.location}: {exc}") from exc
+        if done:
+            self._models.add(key)
+
     def schema_version(self) -> int:
         return int(self.query("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0])
+
+    def index_state(self) -> dict[str, Any]:
+        version = self.schema_version()
+        if version < INDEXED:
+            meta = dict(self.query("SELECT key, value FROM memory_meta")) if version >= 3 else {}
+            if "index_last" in meta:
+                done = min(int(meta["index_next"]) - 1, int(meta["index_last"]))
+                return {"state": "upgrading", "detail": f"postings for {done} of {meta['index_last']} rows built; "
+                        "the next open resumes it"}
+            return {"state": "upgrade pending", "detail": f"schema {version}: the next open builds the search index"}
+        rows = self.query("SELECT coalesce(sum(rows), 0) FROM memory_buckets")[0][0]
+        indexes = self.query(
+            "SELECT c.relname, i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "WHERE starts_with(c.relname, 'memories_hnsw_')"
+        )
+        hnsw = ", ".join(f"{name} {'ready' if valid else 'INVALID (rebuilt on next use)'}" for name, valid in indexes)
+        return {
+            "state": "ready",
+            "detail": f"postings BM25 over {rows} rows; meaning: {hnsw or 'no HNSW index yet (exact scans)'}",
+        }
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         def run(conn: Any) -> list[tuple[Any, ...]]:
@@ -332,27 +614,39 @@ class PostgresStore(Store):
         except self._psycopg.Error as exc:
             raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
+    def _fetch(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        def run(conn: Any) -> list[tuple[Any, ...]]:
+            return list(conn.execute(sql, params).fetchall())
+
+        try:
+            return self._retrying(run)
+        except self._psycopg.Error as exc:
+            raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+
     @contextlib.contextmanager
-    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
-        with self._lock:
-            conn = self._retrying(lambda c: (c.execute("SELECT 1"), c)[1])
-            try:
-                with conn.transaction():
-                    if lock_key:
-                        conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
-                    yield _PgWriter(conn, self.has_vector)
-                    if self._generation_table and bump:
-                        conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
-            except self._psycopg.Error as exc:
-                if conn.broken:
-                    self._conn = None
-                raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+    def write(self, lock_key: str = "") -> Iterator[Writer]:
+        conn = self.pool.get()
+        try:
+            conn.execute("SELECT 1")
+        except (self._psycopg.OperationalError, self._psycopg.InterfaceError):
+            with contextlib.suppress(Exception):
+                conn.close()
+            self.pool.clear()
+            conn = self.pool.get(self.reconnect_seconds)
+        try:
+            with conn.transaction():
+                if lock_key:
+                    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
+                yield _PgWriter(conn, self)
+        except self._psycopg.Error as exc:
+            raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+        finally:
+            self.pool.put(conn)
 
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        # Vectors do not change which memories exist or their terms: cached pools stay valid.
-        with self.write(bump=False) as w:
+        with self.write() as w:
             for memory_id, vector in items:
                 if self.has_vector:
                     w.execute(
@@ -364,3 +658,87 @@ class PostgresStore(Store):
                         "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
                         (pack(vector), model, memory_id),
                     )
+
+    def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
+        self.ensure_model(model, None)
+        rows = self._fetch(
+            f"SELECT id FROM memories WHERE bucket = ANY(%(buckets)s::bigint[]) "
+            f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s",
+            {"buckets": [bucket_id(o, r) for o, r in buckets], "limit": limit},
+        )
+        return [r[0] for r in rows]
+
+    def rank(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float] | None,
+        model: str | None,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+    ) -> list[Scored]:
+        params: dict[str, Any] = {
+            "terms": sorted(set(t for t in query_terms if t)),
+            "buckets": [bucket_id(o, r) for o, r in buckets],
+            "limit": limit,
+            "depth": ranking.CANDIDATES,
+        }
+        if not params["buckets"]:
+            return []
+        if mode in ("keyword", "recent") or vector is None or model is None:
+            if not params["terms"]:
+                return []
+            if mode == "recent":
+                sql = f"""WITH {_STATS}, hits AS (
+                    SELECT DISTINCT x.seq FROM unnest(%(buckets)s::bigint[]) AS b(bucket) CROSS JOIN q
+                    CROSS JOIN LATERAL (SELECT p.seq FROM memory_terms p WHERE p.bucket = b.bucket AND p.term = q.term
+                                        ORDER BY p.seq DESC LIMIT %(limit)s) x
+                    ORDER BY x.seq DESC LIMIT %(limit)s)
+                SELECT m.id, m.seq, {_ROW_KW} FROM hits JOIN memories m ON m.seq = hits.seq ORDER BY m.seq DESC"""
+            else:
+                params["depth"] = limit
+                sql = f"""WITH {_STATS}, {_KEYWORD_TOP}
+                SELECT m.id, m.seq, kw.kw FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, m.seq DESC"""
+            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
+        if not self.has_vector:
+            return self._rank_in_process(params, vector, model, mode, limit, keyword_weight, floor)
+        dims = len(vector)
+        self.ensure_model(model, dims)
+        params["vector"] = vector_literal(vector)
+        params["weight"] = keyword_weight
+        params["floor"] = floor
+        score = (
+            "c.cos" if mode == "semantic"
+            else "(1 - %(weight)s) * c.cos + %(weight)s * c.kw / (SELECT CASE WHEN max(kw) > 0 THEN max(kw) ELSE 1 END FROM kw)"
+        )
+        keep = "TRUE" if floor is None else "(c.kw > 0 OR c.cos >= %(floor)s)"
+        sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
+        near AS ({_near(model, dims, '%(depth)s')}),
+        cand AS (SELECT seq FROM kw UNION SELECT seq FROM near),
+        c AS (
+            SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw,
+                   CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL
+                        THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
+            FROM cand JOIN memories m ON m.seq = cand.seq LEFT JOIN kw k ON k.seq = cand.seq
+        )
+        SELECT c.id, c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s"""
+        return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
+
+    def _rank_in_process(
+        self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str, limit: int,
+        keyword_weight: float, floor: float | None,
+    ) -> list[Scored]:
+        """Without pgvector: keyword candidates from the server, their cosines computed here."""
+        rows = self._fetch(
+            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT m.id, m.seq, kw.kw, m.embedding, m.embedding_model "
+            "FROM kw JOIN memories m ON m.seq = kw.seq",
+            params,
+        ) if params["terms"] else []
+        best = max((float(r[2]) for r in rows), default=0.0)
+        scored = [
+            (r[0], int(r[1]), float(r[2]), dot(vector, unpack(bytes(r[3]))) if r[3] is not None and r[4] == model else 0.0)
+            for r in rows
+        ]
+        return [Scored(i, s, v) for i, s, v in ranking.combine(scored, best, mode, limit, keyword_weight, floor)]

@@ -1,10 +1,20 @@
-"""Ranking visible memories for a query: BM25 over their terms and cosine over their embeddings.
+"""The ranking rule both stores apply, and SQLite's in-process vector cache.
 
-Both are computed in this process over per-bucket pools, so SQLite and
-PostgreSQL rank identically. A pool (ids, term postings, an embedding matrix)
-is cached per bucket and rebuilt only when the store's generation changes,
-i.e. after any committed write from any process. numpy (from the `semantic`
-extra) does the vector arithmetic when installed; plain Python otherwise.
+Keyword relevance is BM25 with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
+log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, document length counted with
+the bucket tag), over statistics of the whole store. SQLite computes it with
+FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its postings
+and term statistics tables. Meaning is the cosine of unit-length embeddings.
+
+A hybrid or semantic search scores the union of the best `CANDIDATES` rows by
+keywords and the best `CANDIDATES` rows by meaning:
+hybrid = (1 - w) * cosine + w * BM25 / best BM25 of the query; semantic =
+cosine. With a floor, a row is kept only when it shares a term with the query
+or its cosine reaches the floor. Ties go to the newer row (higher sequence).
+
+SQLite keeps each searched bucket's vectors in a matrix in the process and
+brings it up to date from the store's change log (rows added or removed since
+the last change it saw), so a teammate's write costs one row, not a rebuild.
 """
 
 from __future__ import annotations
@@ -12,240 +22,252 @@ from __future__ import annotations
 import functools
 import math
 import threading
-from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from autocode.memory.embeddings import dot, unpack
-from autocode.memory.store import Store
+
+MODES: tuple[str, ...] = ("keyword", "recent", "semantic", "hybrid")
+K1 = 1.2
+B = 0.75
+IDF_FLOOR = 1e-6
+CANDIDATES = 100
+"""Rows taken by keywords and by meaning before the hybrid rule picks the best."""
 
 
 @functools.lru_cache(maxsize=1)
 def _numpy() -> Any:
-    """numpy when installed (the semantic extra brings it), else None; imported on first ranking."""
+    """numpy when installed (the semantic extra brings it), else None; imported on first use."""
     try:
         import numpy
     except ImportError:  # pragma: no cover - exercised only without the extra
         return None
     return numpy
 
-K1 = 1.2
-B = 0.75
-CACHE_BUCKETS = 256
+
+def idf(rows: float, having: float) -> float:
+    """FTS5's inverse document frequency, floored so very common terms still count a little."""
+    value = math.log((rows - having + 0.5) / (having + 0.5))
+    return value if value > 0 else IDF_FLOOR
 
 
-@dataclass
-class Pool:
-    """One bucket's memories, ready to score."""
-
-    ids: list[str]
-    seqs: list[int]
-    created: list[str]
-    lengths: list[int]
-    postings: dict[str, list[tuple[int, int]]]
-    vectors: Any = None
-    """numpy matrix (rows x dims) or a list of arrays; rows without an embedding are zero."""
-    missing: list[int] = field(default_factory=list)
-    _arrays: dict[str, Any] = field(default_factory=dict)
-    _lengths: Any = None
-
-    def term_arrays(self, np: Any, term: str) -> Any:
-        """(rows, tf) of a term as numpy arrays, made on first use and kept with the pool."""
-        if term not in self._arrays:
-            found = self.postings.get(term)
-            self._arrays[term] = (
-                None
-                if not found
-                else (np.fromiter((r for r, _ in found), dtype=np.int64), np.fromiter((t for _, t in found), dtype=np.float64))
-            )
-        return self._arrays[term]
-
-    def length_array(self, np: Any) -> Any:
-        if self._lengths is None:
-            self._lengths = np.asarray(self.lengths, dtype=np.float64)
-        return self._lengths
-
-
-def _build(rows: Sequence[tuple[Any, ...]], model: str | None) -> Pool:
-    ids, seqs, created, lengths = [], [], [], []
-    postings: dict[str, list[tuple[int, int]]] = {}
-    blobs: list[bytes | None] = []
-    missing = []
-    for index, (seq, memory_id, terms, blob, row_model, created_at) in enumerate(rows):
-        ids.append(memory_id)
-        seqs.append(int(seq))
-        created.append(created_at)
-        words = terms.split()
-        lengths.append(len(words))
-        for term, tf in Counter(words).items():
-            postings.setdefault(term, []).append((index, tf))
-        ok = model is not None and blob is not None and row_model == model
-        blobs.append(bytes(blob) if ok else None)
-        if model is not None and not ok:
-            missing.append(index)
-    pool = Pool(ids, seqs, created, lengths, postings, missing=missing)
-    if model is not None:
-        pool.vectors = _matrix(blobs)
-    return pool
-
-
-def _matrix(blobs: list[bytes | None]) -> Any:
-    np = _numpy()
-    dims = next((len(b) // 4 for b in blobs if b), 0)
-    if np is not None:
-        matrix = np.zeros((len(blobs), dims), dtype=np.float32)
-        for i, blob in enumerate(blobs):
-            if blob and len(blob) // 4 == dims:
-                matrix[i] = np.frombuffer(blob, dtype=np.float32)
-        return matrix
-    return [unpack(b) if b and len(b) // 4 == dims else None for b in blobs]
-
-
-class PoolCache:
-    """Bucket pools keyed by (owner, repo_key, model), valid for one store generation."""
-
-    def __init__(self, store: Store) -> None:
-        self.store = store
-        self._pools: OrderedDict[tuple[str, str, str | None], tuple[int, Pool]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def pools(
-        self,
-        buckets: Sequence[tuple[str, str]],
-        model: str | None,
-        backfill: Callable[[list[str]], bool] | None = None,
-    ) -> list[Pool]:
-        """The pools of `buckets`; `backfill(ids)` may embed rows that lack a `model` embedding."""
-        generation = self.store.generation()
-        out = []
-        for owner, repo_key in buckets:
-            key = (owner, repo_key, model)
-            with self._lock:
-                cached = self._pools.get(key)
-            if cached is not None and cached[0] == generation and generation >= 0:
-                with self._lock:
-                    self._pools.move_to_end(key)
-                out.append(cached[1])
-                continue
-            pool = _build(self.store.bucket_rows(owner, repo_key), model)
-            if pool.missing and backfill is not None and backfill([pool.ids[i] for i in pool.missing]):
-                generation = self.store.generation()
-                pool = _build(self.store.bucket_rows(owner, repo_key), model)
-            with self._lock:
-                self._pools[key] = (generation, pool)
-                self._pools.move_to_end(key)
-                while len(self._pools) > CACHE_BUCKETS:
-                    self._pools.popitem(last=False)
-            out.append(pool)
-        return out
-
-
-@dataclass(frozen=True)
-class Scored:
-    id: str
-    seq: int
-    score: float
-
-
-def bm25(pools: Sequence[Pool], query_terms: set[str]) -> list[Any]:
-    """BM25 per row of each pool, with collection statistics over all the pools together."""
-    np = _numpy()
-    count = sum(len(p.ids) for p in pools)
-    total = sum(sum(p.lengths) for p in pools)
-    average = (total / count) if count else 1.0
-    out: list[Any] = []
-    df = {t: sum(len(p.postings.get(t, ())) for p in pools) for t in query_terms}
-    idf = {t: math.log(1 + (count - n + 0.5) / (n + 0.5)) for t, n in df.items() if n}
-    for pool in pools:
-        if np is not None:
-            scores = np.zeros(len(pool.ids), dtype=np.float64)
-            norm = K1 * (1 - B + B * pool.length_array(np) / (average or 1.0))
-            for term, weight in idf.items():
-                arrays = pool.term_arrays(np, term)
-                if arrays is not None:
-                    rows, tf = arrays
-                    scores[rows] += weight * tf * (K1 + 1) / (tf + norm[rows])
-            out.append(scores)
-            continue
-        scores = [0.0] * len(pool.ids)
-        for term, weight in idf.items():
-            for row, tf in pool.postings.get(term, ()):
-                norm = K1 * (1 - B + B * pool.lengths[row] / (average or 1.0))
-                scores[row] += weight * tf * (K1 + 1) / (tf + norm)
-        out.append(scores)
-    return out
-
-
-def cosines(pool: Pool, vector: Sequence[float]) -> Any:
-    np = _numpy()
-    if pool.vectors is None:
-        return None
-    if np is not None:
-        if pool.vectors.shape[1] != len(vector):
-            return np.zeros(len(pool.ids), dtype=np.float64)
-        return pool.vectors @ np.asarray(vector, dtype=np.float32)
-    return [dot(vector, v) if v is not None else 0.0 for v in pool.vectors]
-
-
-def rank(
-    pools: Sequence[Pool],
-    query_terms: set[str],
-    vector: Sequence[float] | None,
+def combine(
+    rows: Iterable[tuple[str, int, float, float]],
+    best: float,
     mode: str,
     limit: int,
     keyword_weight: float,
     floor: float | None,
-) -> list[Scored]:
-    """Top `limit` rows by `mode`: 'keyword' (BM25), 'recent' (keyword matches, newest first),
-    'semantic' (cosine) or 'hybrid' (both, BM25 scaled to 0..1)."""
-    np = _numpy()
-    keyword = bm25(pools, query_terms)
-    best = max((float(max(k)) for k in keyword if len(k)), default=0.0) or 1.0
-    if mode == "recent":
-        matches = [
-            (pool.created[row], pool.seqs[row], pool.ids[row], float(kw[row]))
-            for pool, kw in zip(pools, keyword, strict=True)
-            for row in (range(len(pool.ids)) if np is None else np.nonzero(kw > 0)[0].tolist())
-            if kw[row] > 0
-        ]
-        matches.sort(reverse=True)
-        return [Scored(memory_id, seq, score) for _created, seq, memory_id, score in matches[:limit]]
-    found: list[Scored] = []
-    for pool, kw in zip(pools, keyword, strict=True):
-        cos = cosines(pool, vector) if vector is not None and mode != "keyword" else None
-        if np is not None:
-            found += _top_numpy(pool, kw, cos, mode, limit, keyword_weight, floor, best)
+) -> list[tuple[str, int, float]]:
+    """(id, seq, score) of the top `limit` candidates (id, seq, bm25, cosine) by the hybrid or semantic rule."""
+    best = best if best > 0 else 1.0
+    out = []
+    for memory_id, seq, kw, cos in rows:
+        if floor is not None and kw <= 0 and cos < floor:
             continue
-        for row, memory_id in enumerate(pool.ids):
-            k = float(kw[row])
-            c = float(cos[row]) if cos is not None else 0.0
-            if mode == "keyword":
-                if k <= 0:
-                    continue
-                score = k
-            else:
-                if floor is not None and k <= 0 and c < floor:
-                    continue
-                score = c if mode == "semantic" else (1 - keyword_weight) * c + keyword_weight * k / best
-            found.append(Scored(memory_id, pool.seqs[row], score))
-    found.sort(key=lambda s: (-s.score, -s.seq))
-    return found[:limit]
+        score = cos if mode == "semantic" else (1 - keyword_weight) * cos + keyword_weight * kw / best
+        out.append((memory_id, seq, score))
+    out.sort(key=lambda r: (-r[2], -r[1]))
+    return out[:limit]
 
 
-def _top_numpy(
-    pool: Pool, kw: Any, cos: Any, mode: str, limit: int, weight: float, floor: float | None, best: float
-) -> list[Scored]:
-    np = _numpy()
-    c = np.asarray(cos, dtype=np.float64) if cos is not None else np.zeros(len(pool.ids))
-    if mode == "keyword":
-        score, keep = kw, kw > 0
-    else:
-        score = c if mode == "semantic" else (1 - weight) * c + weight * kw / best
-        keep = np.ones(len(pool.ids), dtype=bool) if floor is None else (kw > 0) | (c >= floor)
-    rows = np.nonzero(keep)[0]
-    if not len(rows):
-        return []
-    seqs = np.asarray(pool.seqs, dtype=np.int64)[rows]
-    order = np.lexsort((-seqs, -score[rows]))[:limit]
-    return [Scored(pool.ids[int(rows[i])], int(seqs[i]), float(score[rows[i]])) for i in order]
+@dataclass
+class BucketVectors:
+    """One bucket's embeddings of one model: rows [0, size) of `matrix` are live, `seqs` names them."""
+
+    dims: int = 0
+    size: int = 0
+    matrix: Any = None
+    seqs: list[int] = field(default_factory=list)
+    rows: dict[int, int] = field(default_factory=dict)
+    missing: set[int] = field(default_factory=set)
+    """Sequence numbers of rows with no embedding of this model (cosine 0 until backfilled)."""
+
+    def load(self, rows: Sequence[tuple[Any, ...]], model: str) -> None:
+        """Fill an empty bucket from (seq, embedding, embedding_model) rows in one pass."""
+        np = _numpy()
+        if np is None:
+            for seq, blob, row_model in rows:
+                self.put(int(seq), blob, row_model == model)
+            return
+        self.dims = next((len(b) // 4 for _, b, m in rows if m == model and b), 0)
+        width = self.dims * 4
+        self.seqs = [int(r[0]) for r in rows]
+        self.rows = {seq: i for i, seq in enumerate(self.seqs)}
+        self.size = len(rows)
+        good = [i for i, (_, b, m) in enumerate(rows) if m == model and b and len(b) == width]
+        self.missing = set(self.seqs) - {self.seqs[i] for i in good}
+        self.matrix = np.zeros((max(self.size * 5 // 4, 64), self.dims), dtype=np.float32)
+        if good and self.dims:
+            joined = b"".join(bytes(rows[i][1]) for i in good)
+            self.matrix[np.asarray(good, dtype=np.int64)] = np.frombuffer(joined, dtype=np.float32).reshape(-1, self.dims)
+
+    def put(self, seq: int, blob: bytes | None, ok: bool) -> None:
+        vector = bytes(blob) if ok and blob else None
+        if vector is not None and self.dims == 0:
+            self.dims = len(vector) // 4
+        if vector is not None and len(vector) // 4 != self.dims:
+            vector = None
+        if vector is None:
+            self.missing.add(seq)
+        else:
+            self.missing.discard(seq)
+        row = self.rows.get(seq)
+        if row is None:
+            row = self.size
+            self._grow(row + 1)
+            self.rows[seq] = row
+            self.seqs.append(seq)
+            self.size += 1
+        self._set(row, vector)
+
+    def remove(self, seq: int) -> None:
+        row = self.rows.pop(seq, None)
+        self.missing.discard(seq)
+        if row is None:
+            return
+        last = self.size - 1
+        if row != last:
+            moved = self.seqs[last]
+            self.seqs[row] = moved
+            self.rows[moved] = row
+            self.matrix[row] = self.matrix[last]
+        self.seqs.pop()
+        self.size = last
+
+    def _grow(self, need: int) -> None:
+        np = _numpy()
+        if np is None:
+            if self.matrix is None:
+                self.matrix = []
+            while len(self.matrix) < need:
+                self.matrix.append(None)
+            return
+        if self.dims == 0:
+            if self.matrix is None or len(self.matrix) < need:
+                self.matrix = np.zeros((max(need * 2, 64), 0), dtype=np.float32)
+            return
+        if self.matrix is None or self.matrix.shape[1] != self.dims:
+            # The first embedding of this bucket: every earlier row was missing (zero).
+            self.matrix = np.zeros((max(need * 2, 64), self.dims), dtype=np.float32)
+        elif len(self.matrix) < need:
+            bigger = np.zeros((max(need, len(self.matrix) * 2), self.dims), dtype=np.float32)
+            bigger[: len(self.matrix)] = self.matrix
+            self.matrix = bigger
+
+    def _set(self, row: int, vector: bytes | None) -> None:
+        np = _numpy()
+        if np is None:
+            self.matrix[row] = unpack(vector) if vector is not None else None
+            return
+        if vector is None:
+            if self.matrix.shape[1]:
+                self.matrix[row] = 0.0
+            return
+        self._grow(row + 1)
+        self.matrix[row] = np.frombuffer(vector, dtype=np.float32)
+
+    def cosines(self, vector: Sequence[float]) -> Any:
+        """The cosine of every live row with `vector` (0 for rows without an embedding)."""
+        np = _numpy()
+        if np is None:
+            return [dot(vector, v) if v is not None else 0.0 for v in self.matrix[: self.size]]
+        if self.dims != len(vector) or self.size == 0:
+            return np.zeros(self.size, dtype=np.float64)
+        return (self.matrix[: self.size] @ np.asarray(vector, dtype=np.float32)).astype(np.float64)
+
+    def cosine_of(self, seq: int, vector: Sequence[float]) -> float:
+        row = self.rows.get(seq)
+        if row is None or seq in self.missing or self.dims != len(vector):
+            return 0.0
+        values = self.matrix[row]
+        return float(dot(vector, values.tolist() if hasattr(values, "tolist") else values))
+
+    def nearest(self, vector: Sequence[float], count: int) -> list[tuple[int, float]]:
+        """(seq, cosine) of the `count` closest rows, closest first, newer first on ties."""
+        if self.size == 0:
+            return []
+        np = _numpy()
+        scores = self.cosines(vector)
+        if np is None:
+            order = sorted(range(self.size), key=lambda r: (-scores[r], -self.seqs[r]))[:count]
+            return [(self.seqs[r], float(scores[r])) for r in order]
+        seqs = np.asarray(self.seqs, dtype=np.int64)
+        if self.size > count:
+            # Every row scoring at least the count-th best (ties included) is kept, then ordered exactly.
+            cut = np.partition(scores, self.size - count)[self.size - count]
+            keep = np.nonzero(scores >= cut)[0]
+        else:
+            keep = np.arange(self.size)
+        order = keep[np.lexsort((-seqs[keep], -scores[keep]))][:count]
+        return [(int(seqs[r]), float(scores[r])) for r in order]
+
+
+Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
+
+
+class VectorCache:
+    """Per (bucket tag, model) vectors, kept current from the `memory_changes` log of a SQLite store."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.seen = -1
+        self.buckets: dict[tuple[str, str], BucketVectors] = {}
+        self.loads = 0
+        """Whole-bucket loads so far (a test checks another process's write does not cause one)."""
+
+    def sync(self, fetch: Fetch) -> None:
+        """Apply the changes logged since the last one seen (call inside one read transaction)."""
+        with self.lock:
+            low, high = fetch("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM memory_changes", ())[0]
+            if self.seen >= 0 and high <= self.seen:
+                return  # nothing new (or a writer of this process already brought the cache further)
+            if self.seen < 0 or (low and low > self.seen + 1):
+                # First use, or the log no longer reaches back to what this cache saw: start over.
+                self.buckets.clear()
+                self.seen = int(high)
+                return
+            changes = fetch(
+                "SELECT memory_seq, bucket, op FROM memory_changes WHERE seq > ? AND seq <= ? ORDER BY seq",
+                (self.seen, high),
+            )
+            cached_tags = {tag for tag, _ in self.buckets}
+            final: dict[int, tuple[str, str]] = {}
+            for memory_seq, tag, op in changes:
+                if tag in cached_tags:
+                    final[int(memory_seq)] = (tag, op)
+            added = [s for s, (_, op) in final.items() if op == "add"]
+            rows: dict[int, tuple[Any, ...]] = {}
+            for start in range(0, len(added), 500):
+                chunk = added[start : start + 500]
+                marks = ", ".join("?" for _ in chunk)
+                for found in fetch(
+                    f"SELECT seq, embedding, embedding_model FROM memories WHERE seq IN ({marks})", chunk
+                ):
+                    rows[int(found[0])] = found
+            for (tag, model), vectors in self.buckets.items():
+                for memory_seq, (change_tag, _op) in final.items():
+                    if change_tag != tag:
+                        continue
+                    row = rows.get(memory_seq)
+                    if row is None:
+                        vectors.remove(memory_seq)
+                    else:
+                        vectors.put(memory_seq, row[1], row[2] == model)
+            self.seen = int(high)
+
+    def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:
+        """The vectors of one bucket (loaded whole the first time; call after `sync`)."""
+        with self.lock:
+            found = self.buckets.get((tag, model))
+            if found is not None:
+                return found
+            vectors = BucketVectors()
+            vectors.load(
+                fetch("SELECT seq, embedding, embedding_model FROM memories WHERE bucket = ? ORDER BY seq", (tag,)),
+                model,
+            )
+            self.buckets[(tag, model)] = vectors
+            self.loads += 1
+            return vectors

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import UsageError
-from autocode.memory import ranking, rules
+from autocode.memory import rules
 from autocode.memory.embeddings import EmbedderChoice, EmbeddingUnavailable, pack
 from autocode.memory.model import (
     DEFAULT_ROLES,
@@ -43,7 +43,7 @@ from autocode.memory.model import (
     Skill,
 )
 from autocode.memory.repokey import is_repository_key, repository_key
-from autocode.memory.store import NewMemory, NewSkill, Store, Visibility, new_id, now_text
+from autocode.memory.store import NewMemory, NewSkill, Scored, Store, Visibility, new_id, now_text
 
 log = logging.getLogger("autocode.memory")
 
@@ -53,6 +53,7 @@ NEAR_DUPLICATE_TERMS = 0.75
 SEMANTIC_DUPLICATE = 0.85
 HYBRID_KEYWORD_WEIGHT = 0.5
 SEMANTIC_FLOOR = 0.3
+BACKFILL_BATCH = 1000
 SEARCH_MODES: tuple[str, ...] = ("auto", "keyword", "recent", "semantic", "hybrid")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -88,7 +89,6 @@ class MemoryService:
         self.max_count = max_count
         self.roles = tuple(dict.fromkeys(roles))
         self._keys: dict[Path, str] = {}
-        self._pools = ranking.PoolCache(store)
 
     # Context and visibility.
 
@@ -381,20 +381,21 @@ class MemoryService:
         if mode == "auto":
             mode = "hybrid" if self.choice.embedder is not None else "recent"
         buckets = [(o, r) for o in vis.owners for r in vis.repo_keys]
-        query_terms = set(rules.terms(query))
+        query_terms = sorted(set(rules.terms(query)))
         if mode in ("semantic", "hybrid"):
             if vector is None:
                 vector = self._embed_query(query)
             if vector is not None and self.choice.embedder is not None:
-                pools = self._pools.pools(buckets, self.choice.embedder.model, self._backfill)
-                top = ranking.rank(pools, query_terms, vector, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
+                model = self.choice.embedder.model
+                self._backfill(buckets, model)
+                top = self.store.rank(buckets, query_terms, vector, model, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
                 return self._result(query, mode, top)
             mode = "recent"
-        # Keyword matching over the same per-bucket index, BM25 or newest first.
-        top = ranking.rank(self._pools.pools(buckets, None), query_terms, None, mode, limit, 0.0, None)
+        # Keyword matching in the store's full-text index, BM25 or newest first.
+        top = self.store.rank(buckets, query_terms, None, None, mode, limit, 0.0, None)
         return self._result(query, "keyword" if mode == "keyword" else "keyword-recent", top)
 
-    def _result(self, query: str, method: str, top: builtins.list[ranking.Scored]) -> SearchResult:
+    def _result(self, query: str, method: str, top: builtins.list[Scored]) -> SearchResult:
         found = self.store.get_memories([t.id for t in top])
         return SearchResult(query, method, [Hit(found[t.id], t.score) for t in top if t.id in found])
 
@@ -407,20 +408,25 @@ class MemoryService:
             log.warning("embedding failed, falling back to keywords: %s", exc)
             return None
 
-    def _backfill(self, ids: builtins.list[str]) -> bool:
-        """Embed memories saved without an embedding of the current model; False when that failed."""
+    def _backfill(self, buckets: builtins.list[tuple[str, str]], model: str) -> None:
+        """Embed memories of `buckets` saved without an embedding of `model` (e.g. by a keyword-only process)."""
         embedder = self.choice.embedder
         if embedder is None:
-            return False
-        contents = self.store.get_memories(ids)
-        todo = [i for i in ids if i in contents]
-        try:
-            vectors = embedder.embed([contents[i].content for i in todo])
-        except EmbeddingUnavailable as exc:
-            log.warning("could not embed older memories, they rank by keywords only: %s", exc)
-            return False
-        self.store.set_embeddings(list(zip(todo, vectors, strict=True)), embedder.model)
-        return True
+            return
+        while True:
+            ids = self.store.missing_embeddings(buckets, model, BACKFILL_BATCH)
+            if not ids:
+                return
+            contents = self.store.get_memories(ids)
+            todo = [i for i in ids if i in contents]
+            try:
+                vectors = embedder.embed([contents[i].content for i in todo])
+            except EmbeddingUnavailable as exc:
+                log.warning("could not embed older memories, they rank by keywords only: %s", exc)
+                return
+            self.store.set_embeddings(list(zip(todo, vectors, strict=True)), model)
+            if len(ids) < BACKFILL_BATCH:
+                return
 
     def recall(self, ctx: MemoryContext, brief: str = "") -> RecallReceipt:
         """Up to 8 project and 8 global memories for a run or session starting on `brief`."""
@@ -665,6 +671,7 @@ class MemoryService:
             "embedding_model": self.choice.embedder.model if self.choice.embedder else None,
             "why": self.choice.reason,
             "vectors": self.store.vector_support,
+            "index": self.store.index_state(),
             "max_count": self.max_count,
         }
 

@@ -2,21 +2,28 @@
 
 Writers take the database lock up front (BEGIN IMMEDIATE), so several
 processes saving at once queue instead of racing past each other's
-duplicate check. Embeddings are compared in the process.
+duplicate check; searches read on a second connection, so a write in
+progress never holds them up. Keywords are ranked by FTS5's `bm25()`.
+Embeddings are compared in the process against a per-bucket matrix that the
+`memory_changes` log keeps current (see ranking.VectorCache).
 """
 
 from __future__ import annotations
 
 import contextlib
+import random
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from autocode.memory.embeddings import dot, pack, unpack
+from autocode.memory import ranking
+from autocode.memory.embeddings import pack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Store, Writer, bucket_tag
+from autocode.memory.store import NewMemory, Scored, Store, Writer, bucket_tag
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
 
@@ -127,7 +134,47 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
         ],
     ),
 ]
-LATEST = MIGRATIONS[-1][0]
+PLAIN_LATEST = MIGRATIONS[-1][0]
+
+# Version 5 moves ranking into the database: FTS5 with the bucket tag in a column of its own
+# (weight 0 in bm25), a change log the vector cache follows, and an index by bucket. Its
+# set-up is one transaction; copying existing rows into the new full-text index runs in
+# batches that each commit with the position reached, so a killed upgrade resumes there.
+INDEXED = 5
+LATEST = INDEXED
+MIGRATION_BATCH = 2000
+KEEP_CHANGES = 100_000
+INDEX_SETUP = [
+    """CREATE VIRTUAL TABLE memory_fts USING fts5 (
+        terms, bucket, tokenize="unicode61 tokenchars '.+#_'"
+    )""",
+    """CREATE TABLE memory_changes (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        memory_seq INTEGER NOT NULL,
+        bucket TEXT NOT NULL,
+        op TEXT NOT NULL CHECK (op IN ('add', 'del'))
+    )""",
+    "DROP TRIGGER IF EXISTS memories_ai",
+    "DROP TRIGGER IF EXISTS memories_ad",
+    """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_fts (rowid, terms, bucket) VALUES (new.seq, new.terms, new.bucket);
+        INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (new.seq, new.bucket, 'add');
+    END""",
+    """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        DELETE FROM memory_fts WHERE rowid = old.seq;
+        INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (old.seq, old.bucket, 'del');
+    END""",
+    """CREATE TRIGGER memories_au AFTER UPDATE OF embedding, embedding_model ON memories BEGIN
+        INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (new.seq, new.bucket, 'add');
+    END""",
+    "CREATE INDEX memories_by_bucket ON memories (bucket, seq)",
+    "INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('index_next', 1)",
+    "INSERT OR REPLACE INTO memory_meta (key, value) SELECT 'index_last', coalesce(max(seq), 0) FROM memories",
+]
+
+
+def _progress(done: int, total: int) -> None:
+    """Called after each committed batch of the upgrade (tests replace it to kill the process there)."""
 
 
 def fts_query(query_terms: Sequence[str]) -> str:
@@ -136,9 +183,21 @@ def fts_query(query_terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
 
 
+def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
+    """Rows of the tagged buckets having any of the terms (None when the query has no term)."""
+    words = fts_query(query_terms)
+    if not words or not tags:
+        return None
+    return f"bucket : ({' OR '.join(chr(34) + t + chr(34) for t in tags)}) AND terms : ({words})"
+
+
+BM25 = "bm25(memory_fts, 1.0, 0.0)"
+
+
 class _SqliteWriter(Writer):
-    def __init__(self, conn: sqlite3.Connection) -> None:
+    def __init__(self, conn: sqlite3.Connection, store: SqliteStore) -> None:
         self.conn = conn
+        self.store = store
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         return self.conn.execute(sql, tuple(params)).fetchall()
@@ -149,28 +208,30 @@ class _SqliteWriter(Writer):
     def keyword_candidates(
         self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
     ) -> list[tuple[str, str]]:
-        match = fts_query(query_terms)
-        if not match:
+        match = fts_match([bucket_tag(owner, repo_key)], query_terms)
+        if match is None:
             return []
         rows = self.conn.execute(
-            "SELECT m.id, m.terms FROM memories_fts f JOIN memories m ON m.seq = f.rowid "
-            "WHERE memories_fts MATCH ? AND m.owner = ? AND m.repo_key = ? ORDER BY bm25(memories_fts) LIMIT ?",
-            (f'"{bucket_tag(owner, repo_key)}" AND ({match})', owner, repo_key, limit),
+            f"SELECT m.id, m.terms FROM (SELECT rowid AS s, {BM25} AS r FROM memory_fts WHERE memory_fts MATCH ? "
+            "ORDER BY r, rowid DESC LIMIT ?) t JOIN memories m ON m.seq = t.s ORDER BY t.r, t.s DESC",
+            (match, limit),
         ).fetchall()
         return [(r[0], r[1]) for r in rows]
 
     def nearest_in_bucket(
         self, owner: str, repo_key: str, vector: Sequence[float], model: str
     ) -> tuple[str, float] | None:
-        best: tuple[str, float] | None = None
-        for memory_id, blob in self.conn.execute(
-            "SELECT id, embedding FROM memories WHERE owner = ? AND repo_key = ? AND embedding_model = ?",
-            (owner, repo_key, model),
-        ):
-            score = dot(vector, unpack(blob))
-            if best is None or score > best[1]:
-                best = (memory_id, score)
-        return best
+        def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+            return self.conn.execute(sql, tuple(params)).fetchall()
+
+        cache = self.store.vectors
+        with cache.lock:
+            cache.sync(fetch)
+            found = cache.bucket(fetch, bucket_tag(owner, repo_key), model).nearest(vector, 1)
+        if not found or found[0][0] in cache.buckets[(bucket_tag(owner, repo_key), model)].missing:
+            return None
+        rows = self.conn.execute("SELECT id FROM memories WHERE seq = ?", (found[0][0],)).fetchall()
+        return (rows[0][0], found[0][1]) if rows else None
 
     def insert_memory(self, row: NewMemory) -> None:
         self.conn.execute(
@@ -185,81 +246,142 @@ class _SqliteWriter(Writer):
         )
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute("PRAGMA foreign_keys = ON")
+    return conn
+
+
 class SqliteStore(Store):
     kind = "sqlite"
 
-    def __init__(self, path: Path, *, migrate_to: int | None = None) -> None:
+    def __init__(self, path: Path, *, migrate_to: int | None = None, upgrade: bool = True) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
+        self._read_lock = threading.RLock()
+        self.vectors = ranking.VectorCache()
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(
-                str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
-            )
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn = _connect(self.path)
+            self.reader = _connect(self.path)
         except (OSError, sqlite3.Error) as exc:
             raise StoreUnavailable(
                 f"cannot open the memory database {self.path}: {exc}; check the folder is writable "
                 "or set memory_path to another file"
             ) from exc
-        self._migrate(LATEST if migrate_to is None else migrate_to)
-        self._generation_table = self.schema_version() >= 3
+        if upgrade:
+            self._migrate(LATEST if migrate_to is None else migrate_to)
 
     @property
     def location(self) -> str:
         return str(self.path)
 
+    @property
+    def vector_support(self) -> str:
+        return "embeddings compared in the process, kept current from the change log"
+
     def close(self) -> None:
-        with self._lock:
+        with self._lock, self._read_lock:
             self.conn.close()
+            self.reader.close()
+
+    def _version(self) -> int:
+        exists = self.conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
+        ).fetchone()
+        if not exists:
+            return 0
+        return int(self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0])
 
     def _migrate(self, target: int) -> None:
         with self._lock:
             try:
                 # An up-to-date database is opened without taking the write lock.
-                exists = self.conn.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'"
-                ).fetchone()
-                if exists:
-                    current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
-                    if current == target:
-                        return
+                if self._version() == target:
+                    return
             except sqlite3.Error as exc:
                 raise StoreUnavailable(
                     f"cannot read the memory database {self.path}: {exc}; check the file, "
                     "or set memory_path to another file"
                 ) from exc
             try:
-                self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self.conn.execute(
-                        "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
-                    )
-                    current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
-                    if current > LATEST:
-                        raise StoreUnavailable(
-                            f"the memory database {self.path} has schema version {current}, newer than this "
-                            f"autocode understands ({LATEST}); upgrade autocode"
-                        )
-                    for version, statements in MIGRATIONS:
-                        if current < version <= target:
-                            for statement in statements:
-                                self.conn.execute(statement)
-                            if version == 4:
-                                self._fill_bucket_tags()
-                            self.conn.execute(
-                                "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))",
-                                (version,),
-                            )
-                    self.conn.execute("COMMIT")
-                except BaseException:
-                    self.conn.execute("ROLLBACK")
-                    raise
+                self._in_lock(lambda: self._plain_migrations(min(target, PLAIN_LATEST)))
+                if target >= INDEXED:
+                    self._in_lock(self._index_setup)
+                    while (step := self._in_lock(self._index_batch)) is not None:
+                        _progress(*step)
+                    self._in_lock(self._index_finish)
             except sqlite3.Error as exc:
                 raise self._failure(exc) from exc
+
+    def _in_lock(self, step: Callable[[], T]) -> T:
+        """Run one migration step in its own write transaction (the store's lock)."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            result = step()
+            self.conn.execute("COMMIT")
+            return result
+        except BaseException:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            raise
+
+    def _plain_migrations(self, target: int) -> None:
+        self.conn.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
+        if current > LATEST:
+            raise StoreUnavailable(
+                f"the memory database {self.path} has schema version {current}, newer than this "
+                f"autocode understands ({LATEST}); upgrade autocode"
+            )
+        for version, statements in MIGRATIONS:
+            if current < version <= target:
+                for statement in statements:
+                    self.conn.execute(statement)
+                if version == 4:
+                    self._fill_bucket_tags()
+                self._record(version)
+
+    def _record(self, version: int) -> None:
+        self.conn.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (?, datetime('now'))", (version,)
+        )
+
+    def _meta(self, key: str) -> int | None:
+        row = self.conn.execute("SELECT value FROM memory_meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else int(row[0])
+
+    def _index_setup(self) -> None:
+        if self._version() >= INDEXED or self._meta("index_last") is not None:
+            return  # done, or set up by an earlier (perhaps killed) run: the batches resume
+        for statement in INDEX_SETUP:
+            self.conn.execute(statement)
+
+    def _index_batch(self) -> tuple[int, int] | None:
+        """Copy the next batch of existing rows into the new index: (rows done, rows in all), None when none is left."""
+        start, last = self._meta("index_next"), self._meta("index_last")
+        if start is None or last is None or start > last:
+            return None
+        end = min(start + MIGRATION_BATCH - 1, last)
+        self.conn.execute(
+            "INSERT INTO memory_fts (rowid, terms, bucket) SELECT seq, terms, bucket FROM memories "
+            "WHERE seq BETWEEN ? AND ?",
+            (start, end),
+        )
+        self.conn.execute("UPDATE memory_meta SET value = ? WHERE key = 'index_next'", (end + 1,))
+        return end, last
+
+    def _index_finish(self) -> None:
+        if self._version() >= INDEXED:
+            return
+        self.conn.execute("DROP TABLE IF EXISTS memories_fts")
+        self.conn.execute("DELETE FROM memory_meta WHERE key IN ('index_next', 'index_last', 'generation')")
+        self._record(INDEXED)
 
     def _fill_bucket_tags(self) -> None:
         rows = self.conn.execute("SELECT seq, owner, repo_key, terms FROM memories").fetchall()
@@ -271,10 +393,26 @@ class SqliteStore(Store):
     def schema_version(self) -> int:
         return int(self.query("SELECT coalesce(max(version), 0) FROM schema_migrations")[0][0])
 
+    def index_state(self) -> dict[str, Any]:
+        version = self.schema_version()
+        if version < INDEXED:
+            meta = dict(self.query("SELECT key, value FROM memory_meta")) if version >= 3 else {}
+            if "index_last" in meta:
+                done = min(int(meta["index_next"]) - 1, int(meta["index_last"]))
+                return {"state": "upgrading", "detail": f"full-text index {done} of {meta['index_last']} rows copied; "
+                        "the next open resumes it"}
+            return {"state": "upgrade pending", "detail": f"schema {version}: the next open builds the search index"}
+        rows = self.query("SELECT count(*) FROM memory_fts")[0][0]
+        low, high = self.query("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM memory_changes")[0]
+        return {
+            "state": "ready",
+            "detail": f"FTS5 bm25 over {rows} rows; change log {low}..{high}; vectors cached per bucket in each process",
+        }
+
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        with self._lock:
+        with self._read_lock:
             try:
-                return self.conn.execute(sql, tuple(params)).fetchall()
+                return self.reader.execute(sql, tuple(params)).fetchall()
             except sqlite3.Error as exc:
                 raise self._failure(exc) from exc
 
@@ -287,16 +425,20 @@ class SqliteStore(Store):
         return StoreUnavailable(f"the memory database {self.path} failed: {exc}; nothing was written")
 
     @contextlib.contextmanager
-    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
+    def write(self, lock_key: str = "") -> Iterator[Writer]:
         with self._lock:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")
             except sqlite3.Error as exc:
                 raise self._failure(exc) from exc
             try:
-                yield _SqliteWriter(self.conn)
-                if self._generation_table and bump:
-                    self.conn.execute("UPDATE memory_meta SET value = value + 1 WHERE key = 'generation'")
+                yield _SqliteWriter(self.conn, self)
+                if random.random() < 0.01:
+                    # Keep the change log bounded; a cache that fell further behind reloads.
+                    self.conn.execute(
+                        "DELETE FROM memory_changes WHERE seq <= (SELECT max(seq) FROM memory_changes) - ?",
+                        (KEEP_CHANGES,),
+                    )
                 self.conn.execute("COMMIT")
             except sqlite3.Error as exc:
                 if self.conn.in_transaction:
@@ -307,18 +449,110 @@ class SqliteStore(Store):
                     self.conn.execute("ROLLBACK")
                 raise
 
-    def generation(self) -> int:
-        if not self._generation_table:
-            return -1
-        return int(self.query("SELECT value FROM memory_meta WHERE key = 'generation'")[0][0])
-
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
             return
-        # Vectors do not change which memories exist or their terms: cached pools stay valid.
-        with self.write(bump=False) as w:
+        with self.write() as w:
             for memory_id, vector in items:
                 w.execute(
                     "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
                     (pack(vector), model, memory_id),
                 )
+
+    # Ranking.
+
+    @contextlib.contextmanager
+    def _snapshot(self) -> Iterator[ranking.Fetch]:
+        """One read transaction on the reading connection: every query of a search sees one state."""
+        with self._read_lock:
+            try:
+                self.reader.execute("BEGIN")
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
+
+            def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+                return self.reader.execute(sql, tuple(params)).fetchall()
+
+            try:
+                yield fetch
+            except sqlite3.Error as exc:
+                raise self._failure(exc) from exc
+            finally:
+                if self.reader.in_transaction:
+                    self.reader.execute("COMMIT")
+
+    def rank(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float] | None,
+        model: str | None,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+    ) -> list[Scored]:
+        tags = [bucket_tag(o, r) for o, r in buckets]
+        match = fts_match(tags, query_terms)
+        with self._snapshot() as fetch:
+            if mode in ("keyword", "recent") or vector is None or model is None:
+                if match is None:
+                    return []
+                order = f"{BM25}, rowid DESC" if mode != "recent" else "rowid DESC"
+                rows = fetch(
+                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY {order} LIMIT ?",
+                    (match, limit),
+                )
+                return self._named(fetch, [(int(s), float(k)) for s, k in rows])
+            keyword: dict[int, float] = {}
+            if match is not None:
+                for seq, kw in fetch(
+                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY {BM25}, rowid DESC LIMIT ?",
+                    (match, ranking.CANDIDATES),
+                ):
+                    keyword[int(seq)] = float(kw)
+            best = max(keyword.values(), default=0.0)
+            with self.vectors.lock:
+                self.vectors.sync(fetch)
+                pools = [self.vectors.bucket(fetch, tag, model) for tag in tags]
+                near: list[tuple[int, float]] = []
+                for pool in pools:
+                    near += pool.nearest(vector, ranking.CANDIDATES)
+                near.sort(key=lambda r: (-r[1], -r[0]))
+                cosine = dict(near[: ranking.CANDIDATES])
+                for seq in keyword:
+                    if seq not in cosine:
+                        cosine[seq] = next((p.cosine_of(seq, vector) for p in pools if seq in p.rows), 0.0)
+            others = [s for s in cosine if s not in keyword]
+            if match is not None and others:
+                marks = ", ".join("?" for _ in others)
+                for seq, kw in fetch(
+                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({marks})",
+                    (match, *others),
+                ):
+                    keyword[int(seq)] = float(kw)
+            top = ranking.combine(
+                (("", seq, keyword.get(seq, 0.0), cos) for seq, cos in cosine.items()),
+                best, mode, limit, keyword_weight, floor,
+            )
+            return self._named(fetch, [(seq, score) for _, seq, score in top])
+
+    @staticmethod
+    def _named(fetch: ranking.Fetch, ranked: list[tuple[int, float]]) -> list[Scored]:
+        if not ranked:
+            return []
+        marks = ", ".join("?" for _ in ranked)
+        ids: dict[int, str] = dict(fetch(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]))
+        return [Scored(ids[s], s, score) for s, score in ranked if s in ids]
+
+    def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
+        with self._snapshot() as fetch, self.vectors.lock:
+            self.vectors.sync(fetch)
+            seqs: list[int] = []
+            for owner, repo_key in buckets:
+                seqs += sorted(self.vectors.bucket(fetch, bucket_tag(owner, repo_key), model).missing)
+            seqs = seqs[:limit]
+            if not seqs:
+                return []
+            marks = ", ".join("?" for _ in seqs)
+            return [r[0] for r in fetch(f"SELECT id FROM memories WHERE seq IN ({marks})", seqs)]

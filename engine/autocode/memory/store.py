@@ -36,6 +36,20 @@ def bucket_tag(owner: str, repo_key: str) -> str:
     return "b" + hashlib.md5(f"{owner}|{repo_key}".encode(), usedforsecurity=False).hexdigest()
 
 
+def bucket_id(owner: str, repo_key: str) -> int:
+    """A bucket as a 60-bit number (PostgreSQL's postings key); the same digest as `bucket_tag`."""
+    return int(hashlib.md5(f"{owner}|{repo_key}".encode(), usedforsecurity=False).hexdigest()[:15], 16)
+
+
+@dataclass(frozen=True)
+class Scored:
+    """One ranked memory: its id, its sequence number (the tie-break) and its score."""
+
+    id: str
+    seq: int
+    score: float
+
+
 def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(6)}"
 
@@ -227,25 +241,31 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     @contextlib.contextmanager
-    def write(self, lock_key: str = "", bump: bool = True) -> Iterator[Writer]:
-        """One write transaction; `lock_key` serialises writers to one bucket.
-
-        Unless `bump` is False, committing changes the store generation, which
-        invalidates every process's cached ranking pools.
-        """
+    def write(self, lock_key: str = "") -> Iterator[Writer]:
+        """One write transaction; `lock_key` serialises writers to one bucket."""
         yield  # type: ignore[misc]
 
     @abc.abstractmethod
-    def generation(self) -> int:
-        """A number every committed write changes (from any process): the ranking cache's key."""
+    def rank(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float] | None,
+        model: str | None,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+    ) -> list[Scored]:
+        """The best `limit` memories of `buckets` by `mode` (see ranking.MODES), ranked in the database."""
 
-    def bucket_rows(self, owner: str, repo_key: str) -> list[tuple[Any, ...]]:
-        """(seq, id, terms, embedding, embedding_model, created_at) of one bucket, for the ranking cache."""
-        return self.query(
-            "SELECT seq, id, terms, embedding, embedding_model, created_at FROM memories "
-            "WHERE owner = ? AND repo_key = ?",
-            (owner, repo_key),
-        )
+    @abc.abstractmethod
+    def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
+        """Ids of memories in `buckets` with no embedding made by `model` (at most `limit`)."""
+
+    @abc.abstractmethod
+    def index_state(self) -> dict[str, Any]:
+        """How far the search indexes are built, for doctor."""
 
     @abc.abstractmethod
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:

@@ -55,7 +55,7 @@ def test_four_processes_save_into_one_sqlite_file(tmp_path: Path) -> None:
     assert conn.execute("SELECT count(*) FROM memories").fetchone()[0] == 101
     assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-    assert conn.execute("SELECT count(*) FROM memories_fts WHERE memories_fts MATCH 'append'").fetchone()[0] == 100
+    assert conn.execute("SELECT count(*) FROM memory_fts WHERE memory_fts MATCH 'terms : append'").fetchone()[0] == 100
     conn.close()
 
 
@@ -68,7 +68,7 @@ def test_default_store_is_in_the_user_data_folder(tmp_path: Path, monkeypatch: p
         memory.save(MemoryContext(None, None), "Deploys freeze on Fridays after noon")
     assert (tmp_path / "data" / "autocode" / "memory.sqlite3").is_file()
     info = doctor_section(embedding_provider="none")
-    assert info["ok"] and info["memories"] == 1 and info["schema_version"] == 4
+    assert info["ok"] and info["memories"] == 1 and info["schema_version"] == 5
     assert info["search_mode"] == "keyword" and "embedding_provider is none" in info["why"]
 
 
@@ -98,8 +98,8 @@ def test_migrations_upgrade_in_place_and_refuse_newer_schemas(kind: str, request
         )
     old.close()
     store = _open_at(kind, where)
-    assert store.schema_version() == 4
-    assert store.generation() >= 0
+    assert store.schema_version() == 5
+    assert store.index_state()["state"] == "ready"
     assert store.query("SELECT content FROM memories") == [("Kept across upgrades",)]
     assert store.query("SELECT count(*) FROM reflection_lessons") == [(0,)]
     with store.write() as w:

@@ -1,0 +1,341 @@
+"""Ranking in the database: both stores agree, other processes' writes are seen without a rebuild,
+large buckets are searched from a new process, and the schema-5 upgrade resumes after a kill."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autocode.memory import MemoryContext, open_memory
+from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
+
+ROOT = Path(__file__).resolve().parents[3]
+RELEASE = ROOT / "fixtures" / "memory-stores"
+MODES = ("keyword", "recent", "semantic", "hybrid")
+
+
+def _env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+
+
+def _location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict[str, Any]:
+    if kind == "sqlite":
+        return {"memory_path": tmp_path / "memory.sqlite3"}
+    return {"database_url": request.getfixturevalue("pg_url")}
+
+
+@pytest.mark.pg
+def test_both_stores_rank_the_evaluation_set_alike(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    from bench.memory_eval import build_store, load_eval
+
+    data = load_eval()
+    answers: dict[str, dict[tuple[str, str], list[str]]] = {}
+    for kind in ("sqlite", "postgresql"):
+        location = _location(kind, request, tmp_path)
+        mapping = build_store(tmp_path / "eval.sqlite3", data, **location)
+        with open_memory(**{**location, "embedding_provider": "static"}) as memory:
+            vis = memory.visibility(MemoryContext(None, None))
+            answers[kind] = {
+                (mode, query): [mapping[h.memory.id] for h in memory.rank(vis, query, 8, mode).hits]
+                for mode in MODES
+                for query, _ in data.queries
+            }
+    differ = [key for key in answers["sqlite"] if answers["sqlite"][key] != answers["postgresql"][key]]
+    assert not differ, f"{len(differ)} of {len(answers['sqlite'])} rankings differ, e.g. {differ[:3]}"
+    assert all(answers["sqlite"][("hybrid", q)] for q, _ in data.queries)
+
+
+SEARCHER = textwrap.dedent(
+    """
+    import json, sys, time
+    from autocode.memory import MemoryContext, open_memory
+    location = json.loads(sys.argv[1])
+    with open_memory(embedding_provider="static", **location) as memory:
+        ctx = MemoryContext(None, None)
+        started = time.perf_counter()
+        hits = memory.search(ctx, "which port does the mail catcher listen on").hits
+        first = time.perf_counter() - started
+        loads = getattr(getattr(memory.store, "vectors", None), "loads", None)
+        print(json.dumps({"first": [h.memory.content for h in hits[:3]], "seconds": first, "loads": loads}), flush=True)
+        # Wait for the parent to save in another process, then search again.
+        sys.stdin.readline()
+        hits = memory.search(ctx, "where do emails sent in development end up").hits
+        loads_after = getattr(getattr(memory.store, "vectors", None), "loads", None)
+        print(json.dumps({"second": [h.memory.content for h in hits[:3]], "loads": loads_after}), flush=True)
+    """
+)
+
+
+def _fill(location: dict[str, Any], count: int) -> None:
+    """`count` filler team memories with embeddings, straight through the store (the save path is tested elsewhere)."""
+    from autocode.memory import rules
+    from autocode.memory.embeddings import StaticEmbedder, pack
+
+    embedder = StaticEmbedder()
+    with open_memory(embedding_provider="none", **location) as memory:
+        words = ["deploy", "cache", "queue", "schema", "review", "lint", "worker", "index", "token", "backup"]
+        texts = [f"The {words[i % 10]} service {i} keeps its {words[(i * 7) % 10]} settings in area {i % 97}" for i in range(count)]
+        vectors = embedder.embed(texts)
+        with memory.store.write() as w:
+            for text, vector in zip(texts, vectors, strict=True):
+                stamp = now_text()
+                w.insert_memory(
+                    NewMemory(new_id("mem"), text, rules.content_hash(text), " ".join(rules.terms(text)), None,
+                              "global", "", "", stamp, None, pack(vector), embedder.model)
+                )
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_new_process_searches_a_large_bucket_and_sees_another_process_write(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    location = _location(kind, request, tmp_path)
+    _fill(location, 3000)
+    with open_memory(embedding_provider="static", **location) as memory:
+        mail = memory.save(MemoryContext(None, None), "The mail catcher listens on port 8025 in development")
+        assert mail.saved
+    arg = json.dumps({k: str(v) for k, v in location.items()})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", SEARCHER, arg], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=_env(),
+    )
+    try:
+        assert proc.stdout is not None and proc.stdin is not None
+        first = json.loads(proc.stdout.readline() or "{}")
+        assert first.get("first", [None])[0] == "The mail catcher listens on port 8025 in development", first
+        with open_memory(embedding_provider="static", **location) as other:
+            saved = other.save(
+                MemoryContext(None, None), "Outgoing email in development is captured by the mail catcher, never delivered"
+            )
+            assert saved.saved
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        second = json.loads(proc.stdout.readline() or "{}")
+        assert "Outgoing email in development is captured by the mail catcher, never delivered" in second.get("second", []), second
+        if kind == "sqlite":
+            # The write reached the searcher through the change log, not by loading the bucket again.
+            assert first["loads"] == 1 and second["loads"] == 1, (first, second)
+        proc.stdin.close()
+        assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_sqlite_cache_follows_deletes_and_backfilled_embeddings_without_reloading(tmp_path: Path) -> None:
+    path = tmp_path / "memory.sqlite3"
+    reader = open_memory(memory_path=path, embedding_provider="static")
+    writer = open_memory(memory_path=path, embedding_provider="static")
+    plain = open_memory(memory_path=path, embedding_provider="none")
+    try:
+        ctx = MemoryContext("implementer", None)
+        first = writer.save(ctx, "The staging database is refreshed from production every Sunday night")
+        assert [h.memory.id for h in reader.search(ctx, "when is staging data refreshed").hits][:1] == [first.id]
+        loads = reader.store.vectors.loads  # type: ignore[attr-defined]
+        no_vector = plain.save(ctx, "Production backups are copied to a second region each night")
+        writer.delete(ctx, first.id or "")
+        hits = reader.search(ctx, "nightly copies of backups to another region").hits
+        assert [h.memory.id for h in hits][:1] == [no_vector.id]
+        assert first.id not in {h.memory.id for h in hits}
+        assert reader.store.vectors.loads == loads  # type: ignore[attr-defined]
+        stored = reader.store.query("SELECT embedding_model FROM memories WHERE id = ?", (no_vector.id,))
+        assert stored == [("static:tokenlearn-static-model-0.1.1",)], "the searcher embedded the memory saved without one"
+    finally:
+        for service in (reader, writer, plain):
+            service.close()
+
+
+KILLER = textwrap.dedent(
+    """
+    import os, sys
+    import autocode.memory.sqlite_store as sqlite_store
+    import autocode.memory.pg_store as pg_store
+    kind, where = sys.argv[1], sys.argv[2]
+    module = sqlite_store if kind == "sqlite" else pg_store
+    module.MIGRATION_BATCH = 7
+    calls = []
+    def die(done, total):
+        calls.append(done)
+        if len(calls) == 2:
+            os._exit(9)
+    module._progress = die
+    if kind == "sqlite":
+        sqlite_store.SqliteStore(sqlite_store.Path(where))
+    else:
+        pg_store.PostgresStore(where)
+    """
+)
+
+
+def _release_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A copy of the store the previous release wrote (schema 4), to upgrade."""
+    if kind == "sqlite":
+        path = tmp_path / "release.sqlite3"
+        shutil.copy(RELEASE / "release-v4.sqlite3", path)
+        return str(path)
+    import psycopg
+
+    url = str(request.getfixturevalue("pg_url"))
+    dump = (RELEASE / "release-v4-postgresql.sql").read_text(encoding="utf-8")
+    script = "\n".join(line for line in dump.splitlines() if not line.startswith("\\"))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(script.encode())  # type: ignore[call-overload]
+    return url
+
+
+def _raw_rows(kind: str, where: str) -> set[tuple[str, str, str, str]]:
+    sql = "SELECT id, content, owner, repo_key FROM memories"
+    if kind == "sqlite":
+        import sqlite3
+
+        conn = sqlite3.connect(where)
+        try:
+            return {tuple(r) for r in conn.execute(sql)}  # type: ignore[misc]
+        finally:
+            conn.close()
+    import psycopg
+
+    with psycopg.connect(where) as pg:
+        return {tuple(r) for r in pg.execute(sql)}  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_upgrade_from_the_release_store_killed_halfway_then_run_again(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    from autocode.memory import doctor_section
+
+    where = _release_store(kind, request, tmp_path)
+    location: dict[str, Any] = {"memory_path": where} if kind == "sqlite" else {"database_url": where}
+    rows = _raw_rows(kind, where)
+    assert len(rows) == 47
+    pending = doctor_section(embedding_provider="none", **location, _upgrade=False)
+    assert pending["schema_version"] == 4 and pending["index"]["state"] == "upgrade pending", pending
+
+    proc = subprocess.run([sys.executable, "-c", KILLER, kind, where], env=_env(), capture_output=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr.decode()
+    halfway = doctor_section(embedding_provider="none", **location, _upgrade=False)
+    assert halfway["index"]["state"] == "upgrading" and halfway["index"]["detail"].startswith(
+        ("full-text index 14 of", "postings for 14 of")
+    ), halfway
+    assert _raw_rows(kind, where) == rows, "nothing was lost by the kill"
+
+    with open_memory(embedding_provider="static", **location) as memory:
+        store = memory.store
+        assert store.schema_version() == 5 and store.index_state()["state"] == "ready"
+        assert _raw_rows(kind, where) == rows
+        repo = "origin:git.example.com/team/fixture-service"
+        vis = memory.visibility(MemoryContext("reviewer", repo))
+        found = {h.memory.id for h in memory.rank(vis, "tests database deploy cache api", 100, "keyword").hits}
+        assert any(r[0] in found for r in rows if r[2] == "reviewer"), "old memories are in the new index"
+        assert any(r[0] in found for r in rows if r[2] == ""), "old memories are in the new index"
+        hybrid = memory.search(MemoryContext(None, None), "how are money amounts stored", limit=3)
+        assert hybrid.method == "hybrid" and hybrid.hits
+        count = store.count_memories()
+        if kind == "sqlite":
+            assert store.query("SELECT count(*) FROM memory_fts")[0][0] == count
+            assert not store.query("SELECT 1 FROM sqlite_master WHERE name = 'memories_fts'")
+        else:
+            assert store.query("SELECT coalesce(sum(rows), 0) FROM memory_buckets")[0][0] == count
+            assert store.query("SELECT count(*) FROM memories WHERE bucket IS NULL")[0][0] == 0
+        # A save of something the release stored is still recognised as a duplicate.
+        content = next(r[1] for r in rows if r[2] == "")
+        assert memory.save(MemoryContext(None, None), content).duplicate_method == "exact"
+    again = doctor_section(embedding_provider="none", **location)
+    assert again["index"]["state"] == "ready" and again["schema_version"] == 5
+
+
+def test_bucket_tag_is_the_same_digest_as_the_bucket_number() -> None:
+    from autocode.memory.store import bucket_id
+
+    assert int(bucket_tag("a", "b")[1:16], 16) == bucket_id("a", "b")
+
+
+WRITER = textwrap.dedent(
+    """
+    import json, sys
+    from autocode.memory import MemoryContext, open_memory
+    location, worker = json.loads(sys.argv[1]), int(sys.argv[2])
+    out = {"own": [], "common": [], "team": None}
+    name = ["alpha", "bravo", "charlie", "delta"][worker]
+    with open_memory(embedding_provider="none", memory_max_count=15, **location) as memory:
+        for n in range(20):
+            r = memory.save(MemoryContext(f"agent{worker}", None), f"worker {worker} fact {n}: table t{worker}x{n} is append-only")
+            out["own"].append(r.saved)
+            r = memory.save(MemoryContext("common", None), f"writer {name} keeps queue q{worker}y{n} drained every {n + 2} hours")
+            out["common"].append(r.saved)
+        out["team"] = memory.save(MemoryContext(None, None), "The shared build cache lives on the NFS mount").saved
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_concurrent_writers_keep_caps_duplicates_and_the_index_exact(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    location = _location(kind, request, tmp_path)
+    with open_memory(embedding_provider="none", **location):
+        pass
+    arg = json.dumps({k: str(v) for k, v in location.items()})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, arg, str(w)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
+        for w in range(4)
+    ]
+    outputs = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+        outputs.append(json.loads(out))
+    assert all(all(o["own"]) and all(o["common"]) for o in outputs)
+    assert sum(o["team"] for o in outputs) == 1, "the same team fact from four writers is saved once"
+    with open_memory(embedding_provider="static", **location) as memory:
+        store = memory.store
+        counts = dict(store.query("SELECT owner, count(*) FROM memories GROUP BY owner"))
+        assert counts == {"": 1, "common": 15, **{f"agent{w}": 15 for w in range(4)}}, counts
+        evicted = store.query("SELECT count(*) FROM memory_events WHERE kind = 'evicted'")[0][0]
+        assert evicted == 4 * 5 + (80 - 15)
+        kept = store.query("SELECT content FROM memories WHERE owner = 'common'")
+        newest = memory.list(MemoryContext("common", None), owner="self")
+        assert {m.content for m in newest} == {c for (c,) in kept}
+        if kind == "sqlite":
+            assert store.query("SELECT count(*) FROM memory_fts")[0][0] == 76
+        else:
+            assert store.query("SELECT sum(rows) FROM memory_buckets")[0][0] == 76
+            postings = store.query("SELECT count(*) FROM memory_terms")[0][0]
+            expected = sum(len(set(t.split())) for (t,) in store.query("SELECT terms FROM memories"))
+            assert postings == expected
+            drift = store.query(
+                "SELECT d.term FROM memory_term_df d LEFT JOIN (SELECT term, bucket, count(*) AS n FROM memory_terms "
+                "GROUP BY term, bucket) p USING (term, bucket) WHERE d.df <> coalesce(p.n, 0)"
+            )
+            assert drift == []
+        hits = memory.search(MemoryContext("agent2", None), "which table is append-only", limit=20).hits
+        assert hits and all(h.memory.owner in ("agent2", None) for h in hits)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_write_in_progress_does_not_hold_up_a_search(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    import threading
+
+    location = _location(kind, request, tmp_path)
+    with open_memory(embedding_provider="static", **location) as memory:
+        ctx = MemoryContext(None, None)
+        memory.save(ctx, "Feature flags are read once at start-up")
+        found: list[list[str]] = []
+        with memory.store.write(lock_key="|") as w:
+            w.execute("DELETE FROM memories WHERE content = ?", ("no such memory",))
+            searcher = threading.Thread(
+                target=lambda: found.append([h.memory.content for h in memory.search(ctx, "feature flags").hits])
+            )
+            searcher.start()
+            searcher.join(timeout=10)
+            assert found == [["Feature flags are read once at start-up"]], "the search finished while the write was open"
