@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import SetupError
-from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
+from autocode.record.location import (
+    AUTOCODE_DIR,
+    LOCK_NAME,
+    checked_folder,
+    record_path,
+    workspace_root,
+)
 
 FORGET_LOCK_TIMEOUT_S = 30.0
 
@@ -31,6 +37,7 @@ def forget_record(workspace: Path | str) -> ForgetResult:
 
     root = workspace_root(check_workspace(workspace))
     path = record_path(root)
+    checked_folder(root)  # a linked `.autocode` is refused: its target is not the workspace's
     try:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
