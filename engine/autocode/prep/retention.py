@@ -168,8 +168,8 @@ def usage(root: Path) -> dict[str, Any]:
                     data["finished"] += 1
             finally:
                 os.close(id_fd)
-            with _owner_gone(prep_fd, name) as fd:
-                if fd is not None and _has(fd, STAGING) and not _has(fd, SOURCE):
+            with _owner_gone(prep_fd, name) as free:
+                if free is not None and _has(free, STAGING) and not _has(free, SOURCE):
                     data["staging"]["abandoned"] += 1
     finally:
         os.close(prep_fd)
