@@ -34,7 +34,7 @@ FINISHED = ".finished"  # in `<id>`: the task using the copy has ended (its cont
 EMPTY_GRACE_S = 60.0
 # A finished-looking copy nobody references is left alone this long: a task
 # start writes its launch file a moment after its copy is renamed into place.
-UNREFERENCED_GRACE_S = 600.0
+UNREFERENCED_GRACE_S = 60.0
 
 
 def lock_owner(id_fd: int) -> None:
@@ -216,10 +216,17 @@ class PruneResult:
     removed: list[str] = field(default_factory=list)
     kept: list[str] = field(default_factory=list)
     in_use: list[str] = field(default_factory=list)
+    recent: list[str] = field(default_factory=list)
     freed_bytes: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"removed": self.removed, "kept": self.kept, "inUse": self.in_use, "freedBytes": self.freed_bytes}
+        return {
+            "removed": self.removed,
+            "kept": self.kept,
+            "inUse": self.in_use,
+            "recent": self.recent,
+            "freedBytes": self.freed_bytes,
+        }
 
 
 def mark_finished(root: Path, prep_id: str) -> None:
@@ -297,10 +304,12 @@ def prune(root: Path, keep: int = 0, *, now: float | None = None, only_finished:
                     finished.append((os.stat(FINISHED, dir_fd=fd, follow_symlinks=False).st_mtime, name))
                 elif name in ended and not only_finished:
                     finished.append((os.fstat(fd).st_mtime, name))
-                elif not only_finished and now - os.fstat(fd).st_mtime >= UNREFERENCED_GRACE_S:
+                elif only_finished:
+                    continue
+                elif now - os.fstat(fd).st_mtime >= UNREFERENCED_GRACE_S:
                     loose.append(name)
                 else:
-                    result.kept.append(name)
+                    result.recent.append(name)
         finished.sort(reverse=True)
         result.kept += [name for _, name in finished[:keep]]
         for name in [name for _, name in finished[keep:]] + loose:
@@ -317,6 +326,7 @@ def prune(root: Path, keep: int = 0, *, now: float | None = None, only_finished:
     result.removed.sort()
     result.kept.sort()
     result.in_use.sort()
+    result.recent.sort()
     return result
 
 
