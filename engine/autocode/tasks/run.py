@@ -555,6 +555,12 @@ class TaskRun:
                 step()
             except AutoCodeError as exc:
                 self._fail(exc.kind, exc.message)
+            except (OSError, RecursionError) as exc:
+                from autocode.errors import fault_error
+
+                fault = fault_error(exc)
+                assert fault is not None
+                self._fail(fault.kind, fault.message)
             except Exception as exc:
                 self._fail("internalError", f"{type(exc).__name__}: {exc}")
         if self._state["state"] in PAUSES and self._cancel_requested():
