@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autocode.errors import SetupError
+from autocode.errors import SetupError, fault_error
 from autocode.record.location import (
     AUTOCODE_DIR,
     LOCK_NAME,
@@ -57,6 +57,7 @@ def forget_record(workspace: Path | str) -> ForgetResult:
         raise SetupError(
             f"another AutoCode process is writing {path}; wait for it to finish and run forget again"
         ) from exc
-    except PermissionError as exc:
-        raise SetupError(f"cannot remove {path}: permission denied; check the folder's permissions") from exc
+    except OSError as exc:  # read-only, protected or not ours: the error names the remedy
+        fault = fault_error(exc)
+        raise (fault or SetupError(f"cannot remove {path}: {exc}")) from exc
     return ForgetResult(True, path)
