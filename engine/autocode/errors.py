@@ -86,6 +86,9 @@ _FAULTS: dict[str, tuple[str, str]] = {
 }
 
 
+_OTHER_DISK_FAULTS = frozenset({"EIO", "EFBIG", "ENAMETOOLONG", "EMLINK", "EUCLEAN", "ESTALE"})
+
+
 def fault_error(exc: BaseException) -> AutoCodeError | None:
     """The person-facing error for a file-system fault or a too-deep input, else None.
 
@@ -100,12 +103,14 @@ def fault_error(exc: BaseException) -> AutoCodeError | None:
             "an input is nested too deeply for AutoCode to read; flatten it and run the command again",
             kind="tooDeep",
         )
-    if not isinstance(exc, OSError):
+    if not isinstance(exc, OSError) or isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)):
         return None
     import errno
 
     name = errno.errorcode.get(exc.errno or 0, "")
-    kind, remedy = _FAULTS.get(name, ("fileSystemFault", "check the file system and run the command again"))
+    if name not in _FAULTS and name not in _OTHER_DISK_FAULTS:
+        return None  # not a disk fault (a network error, say): its own handler or a bug report
+    kind, remedy = _FAULTS.get(name, ("fileSystemFault", "check the disk and the file system and run the command again"))
     where = exc.filename if exc.filename is not None else "the workspace or AutoCode's store"
     reason = exc.strerror or str(exc)
     return FaultError(

@@ -555,14 +555,15 @@ class TaskRun:
                 step()
             except AutoCodeError as exc:
                 self._fail(exc.kind, exc.message)
-            except (OSError, RecursionError) as exc:
+            except Exception as exc:
                 from autocode.errors import fault_error
 
+                # A full or read-only disk is named as such (kind and remedy), anything else is a bug.
                 fault = fault_error(exc)
-                assert fault is not None
-                self._fail(fault.kind, fault.message)
-            except Exception as exc:
-                self._fail("internalError", f"{type(exc).__name__}: {exc}")
+                if fault is not None:
+                    self._fail(fault.kind, fault.message)
+                else:
+                    self._fail("internalError", f"{type(exc).__name__}: {exc}")
         if self._state["state"] in PAUSES and self._cancel_requested():
             # Asked to stop while the last step was finishing: honour it now.
             self._cancel_now()
