@@ -178,8 +178,64 @@ def memory_section() -> Section:
     return Section("memory", _memory, _render_memory)
 
 
+def _autocode_folder(ctx: DoctorContext) -> Json:
+    from autocode.record.location import autocode_folder_state
+
+    return autocode_folder_state(ctx.root)
+
+
+def _render_autocode_folder(data: Json) -> list[str]:
+    if data.get("ok"):
+        return [f".autocode: {data['state']}  ({data['path']})"]
+    return [f".autocode: PROBLEM: {data['message']}"]
+
+
+def autocode_folder_section() -> Section:
+    return Section("autocode_folder", _autocode_folder, _render_autocode_folder)
+
+
+def _prep(ctx: DoctorContext) -> Json:
+    from autocode.prep.retention import usage
+
+    data = usage(ctx.root)
+    item = ctx.snapshot["keep_prep_copies"]
+    data["keep_prep_copies"] = {"value": item.value, "origin": item.origin, "source": item.source}
+    return data
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def _render_prep(data: Json) -> list[str]:
+    if "error" in data:
+        return [f"Prep copies: PROBLEM: {data['error']}"]
+    copies, staging, keep = data["copies"], data["staging"], data["keep_prep_copies"]
+    lines = [
+        f"Prep copies: {copies['count']} ({copies['files']} files, {_size(copies['bytes'])}) in {data['path']}",
+        f"  staging folders: {staging['count']} ({staging['files']} files, {_size(staging['bytes'])})"
+        + (f", {staging['abandoned']} left by a killed prep" if staging["abandoned"] else ""),
+        f"  keep_prep_copies = {keep['value']} ({keep['origin']}, {keep['source']})",
+    ]
+    if copies["count"] or staging["count"]:
+        lines.append("  `autocode prep prune` removes the copies no task in progress uses")
+    return lines
+
+
+def prep_section() -> Section:
+    return Section("prep", _prep, _render_prep)
+
+
 # Sections of other parts, "module:function" -> Section; imported when a report is built.
-SECTION_PROVIDERS: list[str] = ["autocode.doctor:memory_section"]
+SECTION_PROVIDERS: list[str] = [
+    "autocode.doctor:memory_section",
+    "autocode.doctor:autocode_folder_section",
+    "autocode.doctor:prep_section",
+]
 
 
 def _extra_sections() -> list[Section]:

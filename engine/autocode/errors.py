@@ -62,3 +62,59 @@ class NoRepository(AutoCodeError):
 
     kind = "noRepository"
     exit_code = 2
+
+
+class FaultError(AutoCodeError):
+    """The file system refused AutoCode's work (full, read-only, no permission...): exit 2, never a traceback."""
+
+    kind = "fileSystemFault"
+    exit_code = 2
+
+
+# errno -> (kind, what to do); the names come from `errno` so this module stays import-light.
+_FAULTS: dict[str, tuple[str, str]] = {
+    "ENOSPC": ("noSpace", "free some space on that device (`autocode prep prune` removes old prep copies) "
+               "and run the command again"),
+    "EDQUOT": ("noSpace", "free some space within your disk quota (`autocode prep prune` removes old prep "
+               "copies) and run the command again"),
+    "EROFS": ("readOnly", "AutoCode writes its copies, runs and record under .autocode in the workspace: "
+              "remount the workspace read-write, or work in a writable clone"),
+    "EACCES": ("permissionDenied", "give your user write access to it (or run AutoCode as its owner) and run "
+               "the command again"),
+    "EPERM": ("permissionDenied", "the file system refused the change (an immutable or protected file?): "
+              "lift the protection, or work in a clone you own"),
+}
+
+
+_OTHER_DISK_FAULTS = frozenset({"EIO", "EFBIG", "ENAMETOOLONG", "EMLINK", "EUCLEAN", "ESTALE"})
+
+
+def fault_error(exc: BaseException) -> AutoCodeError | None:
+    """The person-facing error for a file-system fault or a too-deep input, else None.
+
+    What AutoCode had half-written is already gone when this is raised (copies are
+    built in a staging folder and files are replaced by rename), so the message
+    can say so.
+    """
+    if isinstance(exc, AutoCodeError):
+        return exc
+    if isinstance(exc, RecursionError):
+        return FaultError(
+            "an input is nested too deeply for AutoCode to read; flatten it and run the command again",
+            kind="tooDeep",
+        )
+    if not isinstance(exc, OSError) or isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)):
+        return None
+    import errno
+
+    name = errno.errorcode.get(exc.errno or 0, "")
+    if name not in _FAULTS and name not in _OTHER_DISK_FAULTS:
+        return None  # not a disk fault (a network error, say): its own handler or a bug report
+    kind, remedy = _FAULTS.get(name, ("fileSystemFault", "check the disk and the file system and run the command again"))
+    where = exc.filename if exc.filename is not None else "the workspace or AutoCode's store"
+    reason = exc.strerror or str(exc)
+    return FaultError(
+        f"{where}: {reason}. Nothing half-written was left behind. Remedy: {remedy}.",
+        kind=kind,
+        data={"path": str(where), "errno": name or None},
+    )

@@ -1,9 +1,19 @@
 """The only code that runs git.
 
-Every call is hardened so that nothing a repository configures (hooks,
-fsmonitor, filters, external diff, textconv) can run because AutoCode looked
-at it: fixed `-c` overrides, `--no-optional-locks`, argument lists (never a
-shell), and `-z` output parsed by the callers.
+Every call is hardened so that no program a repository (or the person's
+global or system git configuration) names can run because AutoCode looked
+at it. Fixed overrides cover the keys with a known name (`core.fsmonitor`,
+`core.hooksPath`, `core.pager`, `core.editor`, `gpg.program`...); the keys
+under a name the configuration chooses (`filter.<driver>.clean`,
+`diff.<driver>.textconv`, `merge.<driver>.driver`, `alias.<name>`...) are
+listed with one `git config` read in the same place and with the same
+environment as the call, and each is overridden to nothing. Overrides go
+through `GIT_CONFIG_COUNT` (a key is never split at an `=` in its name) and
+win over every configuration file. Submodules are never entered
+(`diff.ignoreSubmodules=all`), so their own configuration is never consulted;
+a nested repository is reached only by a call made inside it, which lists
+that repository's keys. No shell, argument lists only, `-z` output parsed by
+the callers. See docs/security.md, "Repository-configured commands".
 """
 
 from __future__ import annotations
@@ -21,6 +31,7 @@ from autocode.errors import SetupError
 GIT_FLOOR: tuple[int, int, int] = (2, 39, 4)
 
 HARDENING: tuple[str, ...] = (
+    "--no-pager",
     "-c", "core.fsmonitor=false",
     "-c", "core.hooksPath=/dev/null",
     "-c", "core.quotePath=false",
@@ -29,6 +40,57 @@ HARDENING: tuple[str, ...] = (
     "--no-optional-locks",
 )
 
+# Keys with a fixed name that name a program (or make git start one), and the
+# value that turns each off. An empty editor is `:` (git's "no editor");
+# an empty pager or helper list means none.
+FIXED_OVERRIDES: tuple[tuple[str, str], ...] = (
+    ("core.pager", "cat"),
+    ("core.editor", ":"),
+    ("sequence.editor", ":"),
+    ("core.askPass", ""),
+    ("core.sshCommand", ""),
+    ("core.gitProxy", ""),
+    ("core.alternateRefsCommand", ""),
+    ("credential.helper", ""),
+    ("gpg.program", ""),
+    ("gpg.openpgp.program", ""),
+    ("gpg.x509.program", ""),
+    ("gpg.ssh.program", ""),
+    ("gpg.ssh.defaultKeyCommand", ""),
+    ("commit.gpgSign", "false"),
+    ("tag.gpgSign", "false"),
+    ("log.showSignature", "false"),
+    ("uploadpack.packObjectsHook", ""),
+    ("protocol.allow", "never"),
+    ("submodule.recurse", "false"),
+    ("diff.ignoreSubmodules", "all"),
+    ("status.submoduleSummary", "false"),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+)
+
+# Sections whose keys sit under a name the configuration chooses, and the
+# value each program key of such a name is set to.
+NAMED_OVERRIDES: dict[str, tuple[tuple[str, str], ...]] = {
+    "filter": (("clean", ""), ("smudge", ""), ("process", ""), ("required", "false")),
+    "diff": (("command", ""), ("textconv", ""), ("cachetextconv", "false")),
+    "merge": (("driver", ""),),
+    "remote": (("uploadpack", "git-upload-pack"), ("receivepack", "git-receive-pack")),
+    "submodule": (("update", "none"),),
+    "trailer": (("command", ""), ("cmd", "")),
+    "mergetool": (("cmd", ""),),
+    "difftool": (("cmd", ""),),
+    "pager": (),
+    "alias": (),
+}
+_NAMED_PATTERN = "^(" + "|".join(NAMED_OVERRIDES) + r")\."
+
+# Diff-family commands take the flags that keep external diff and textconv
+# drivers out even where a driver was left with an empty (failing) command.
+_DIFF_COMMANDS = frozenset(
+    {"diff", "diff-files", "diff-index", "diff-tree", "format-patch", "log", "show", "whatchanged"}
+)
+_DIFF_FLAGS = ("--no-ext-diff", "--no-textconv")
 
 class GitError(SetupError):
     kind = "gitError"
@@ -38,6 +100,12 @@ def _environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT_GIT_VARS}
     env["GIT_TERMINAL_PROMPT"] = "0"
     env["GIT_OPTIONAL_LOCKS"] = "0"
+    # Environment variables win over configuration for these: none of them runs anything.
+    env["GIT_ASKPASS"] = ""
+    env["GIT_EDITOR"] = ":"
+    env["GIT_SEQUENCE_EDITOR"] = ":"
+    env["GIT_PAGER"] = "cat"
+    env["GIT_PROTOCOL_FROM_USER"] = "0"
     env["LC_ALL"] = "C"
     if extra:
         env.update(extra)
@@ -46,6 +114,7 @@ def _environment(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 # Identity and config-location variables are the person's; repository-
 # redirecting ones (GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE...) are dropped.
+# The configuration files they name are read for program keys like any other.
 _KEPT_GIT_VARS = frozenset(
     {
         "GIT_AUTHOR_NAME",
@@ -53,9 +122,71 @@ _KEPT_GIT_VARS = frozenset(
         "GIT_COMMITTER_NAME",
         "GIT_COMMITTER_EMAIL",
         "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
         "GIT_CONFIG_NOSYSTEM",
     }
 )
+
+
+def _config_overrides(names: Sequence[str]) -> list[tuple[str, str]]:
+    """The override of every program key that can sit under the configured `names`."""
+    pairs: list[tuple[str, str]] = list(FIXED_OVERRIDES)
+    seen: set[tuple[str, str]] = set()
+    for name in names:
+        section, _, rest = name.partition(".")
+        subsection, _, _key = rest.rpartition(".")
+        if section not in NAMED_OVERRIDES:
+            continue
+        if section == "alias":
+            # `alias.<name>` (no subsection): an empty alias is refused, never run.
+            pairs.append((name, ""))
+            continue
+        if section == "pager":
+            pairs.append((name, "false"))
+            continue
+        if not subsection or (section, subsection) in seen:
+            continue
+        seen.add((section, subsection))
+        pairs.extend((f"{section}.{subsection}.{key}", value) for key, value in NAMED_OVERRIDES[section])
+    return pairs
+
+
+def _configured_names(cwd: Path | str, env: Mapping[str, str]) -> list[str]:
+    """Every configured key in a section with chosen names, as git sees them from `cwd` (all files, includes)."""
+    try:
+        proc = subprocess.run(
+            ["git", *HARDENING, "config", "-z", "--name-only", "--get-regexp", _NAMED_PATTERN],
+            cwd=cwd,
+            capture_output=True,
+            env=dict(env),
+            timeout=60,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
+    if proc.returncode not in (0, 1):  # 1: nothing matched
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git cannot read the configuration in {cwd}: {message}")
+    return [os.fsdecode(n) for n in proc.stdout.split(b"\0") if n]
+
+
+def hardened_environment(cwd: Path | str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git call in `cwd`: the person's, minus redirections, with every
+    program key the configuration seen from `cwd` can name overridden."""
+    env = _environment(extra)
+    pairs = _config_overrides(_configured_names(cwd, env))
+    env["GIT_CONFIG_COUNT"] = str(len(pairs))
+    for index, (key, value) in enumerate(pairs):
+        env[f"GIT_CONFIG_KEY_{index}"] = key
+        env[f"GIT_CONFIG_VALUE_{index}"] = value
+    return env
+
+
+def command(args: Sequence[str]) -> list[str]:
+    """The full argument list for `git <args>`: hardening first, diff flags after a diff-family command."""
+    if args and args[0] in _DIFF_COMMANDS:
+        return ["git", *HARDENING, args[0], *_DIFF_FLAGS, *args[1:]]
+    return ["git", *HARDENING, *args]
 
 
 def run(
@@ -68,14 +199,15 @@ def run(
     timeout: float | None = 120,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run `git <HARDENING> <args>` in `cwd` and return the completed process (bytes)."""
-    cmd = ["git", *HARDENING, *args]
+    cmd = command(args)
+    hardened = hardened_environment(cwd, env)
     try:
         proc = subprocess.run(
             cmd,
             cwd=cwd,
             input=input,
             capture_output=True,
-            env=_environment(env),
+            env=hardened,
             timeout=timeout,
             check=False,
         )
@@ -281,16 +413,17 @@ class PendingListing:
         self.cwd = cwd
         self.commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
         self.procs: list[subprocess.Popen[bytes]] = []
+        env = hardened_environment(cwd)
         try:
             for args in self.commands:
                 self.procs.append(
                     subprocess.Popen(
-                        ["git", *HARDENING, *args],
+                        command(args),
                         cwd=cwd,
                         stdin=subprocess.DEVNULL,
                         stdout=subprocess.PIPE,
                         stderr=subprocess.PIPE,
-                        env=_environment(),
+                        env=env,
                     )
                 )
         except FileNotFoundError as exc:

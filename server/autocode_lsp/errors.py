@@ -51,6 +51,13 @@ async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
         return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
     except AutoCodeError as exc:
         raise from_engine(exc) from exc
+    except (OSError, RecursionError) as exc:
+        from autocode.errors import fault_error
+
+        converted = fault_error(exc)
+        if converted is None:
+            raise
+        raise from_engine(converted) from exc
     except ModuleNotFoundError as exc:
         if not (exc.name or "").startswith("autocode"):
             raise

@@ -34,11 +34,18 @@ def emit(args: argparse.Namespace, data: Any, render: Callable[[Any], str]) -> N
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command; an AutoCodeError becomes its message and exit code."""
-    from autocode.errors import AutoCodeError
+    from autocode.errors import AutoCodeError, fault_error
 
     try:
-        code: int = args._run(args)
-        return code
+        try:
+            code: int = args._run(args)
+            return code
+        except (OSError, RecursionError) as fault:
+            # A full, read-only or protected disk is the person's to fix: exit 2 and the remedy.
+            converted = fault_error(fault)
+            if converted is None:
+                raise
+            raise converted from fault
     except AutoCodeError as exc:
         if getattr(args, "json", False):
             sys.stdout.write(json.dumps({"error": exc.to_dict()}, indent=2) + "\n")

@@ -1,4 +1,5 @@
-"""`autocode prep`: make a checked prep copy of a workspace, with optional declared inputs."""
+"""`autocode prep`: make a checked prep copy of a workspace, with optional declared inputs;
+`autocode prep prune`: remove the copies and staging folders no task in progress uses."""
 
 from __future__ import annotations
 
@@ -11,7 +12,17 @@ from autocode.cli._common import add_json_flag, add_workspace_flag, emit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "action",
+        nargs="?",
+        choices=["prune"],
+        help="prune: remove prep copies and staging folders no task in progress uses "
+        "(the newest keep_prep_copies finished ones stay)",
+    )
     add_workspace_flag(parser)
+    parser.add_argument(
+        "--keep", type=int, metavar="N", help="with prune: finished copies to keep (default: keep_prep_copies)"
+    )
     parser.add_argument(
         "--manifest",
         metavar="PATH",
@@ -80,9 +91,43 @@ def _check_report_path(report: str, workspace: str) -> None:
         raise UsageError(f"--report {path}: the folder {path.parent} does not exist; create it or pick another path")
 
 
+def _render_prune(data: dict[str, Any]) -> str:
+    lines = [f"Removed {len(data['removed'])} prep folder(s), {data['freedBytes']} bytes freed"]
+    lines += [f"  removed {name}" for name in data["removed"]]
+    lines += [f"  kept {name} (keep_prep_copies)" for name in data["kept"]]
+    lines += [f"  in use {name}" for name in data["inUse"]]
+    lines += [f"  left {name} (made in the last minute; a task may be about to use it)" for name in data["recent"]]
+    return "\n".join(lines)
+
+
+def _prune(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from autocode.errors import UsageError
+    from autocode.prep.retention import prune
+    from autocode.record import workspace_root
+    from autocode.settings import resolve_settings
+
+    if args.manifest or args.report:
+        raise UsageError("prep prune takes no --manifest or --report")
+    snapshot = resolve_settings(args.workspace)
+    keep = args.keep if args.keep is not None else int(snapshot.value("keep_prep_copies") or 0)
+    if keep < 0:
+        raise UsageError(f"--keep {keep}: give 0 or more finished copies to keep")
+    root = workspace_root(Path(snapshot.workspace))
+    emit(args, {"workspace": str(root), "keep": keep, **prune(root, keep).to_dict()}, _render_prune)
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     from autocode.prep import make_prep_copy, write_report
 
+    if args.action == "prune":
+        return _prune(args)
+    if args.keep is not None:
+        from autocode.errors import UsageError
+
+        raise UsageError("--keep is for `autocode prep prune`")
     if args.report:
         _check_report_path(args.report, args.workspace)
     bar = ProgressBar(sys.stderr) if sys.stderr.isatty() else None

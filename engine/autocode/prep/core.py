@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import SetupError
-from autocode.prep import copier, fsutil
+from autocode.prep import copier, fsutil, retention
 from autocode.prep.inventory import Inventory, inventory, is_artifact, list_workspace, root_and_head
 from autocode.prep.links import plan_links, refusal_error, resolve
 from autocode.prep.manifest import (
@@ -116,6 +116,8 @@ def make_prep_copy(
     try:
         prep_fd, made = _open_prep_dir(root_fd, root)
         try:
+            # What a killed prep left (its owner lock is free now) goes before this one starts.
+            retention.reclaim_abandoned(prep_fd)
             prep_id, id_fd = _new_copy_dir(prep_fd)
             try:
                 copy = root.joinpath(*PREP_DIR, prep_id, SOURCE)
@@ -232,7 +234,10 @@ def _new_copy_dir(prep_fd: int) -> tuple[str, int]:
             os.mkdir(prep_id, 0o777, dir_fd=prep_fd)
         except FileExistsError:
             continue
-        return prep_id, os.open(prep_id, fsutil.O_DIR, dir_fd=prep_fd)
+        fd = os.open(prep_id, fsutil.O_DIR, dir_fd=prep_fd)
+        # Held until this prep returns or dies: the next prep tells a live owner from a dead one.
+        retention.lock_owner(fd)
+        return prep_id, fd
     raise SetupError("could not allocate a new prep copy folder; remove old copies in .autocode/prep", kind="destinationUnsafe")
 
 

@@ -80,7 +80,12 @@ def _components(root: str, rel: str, resolved: list[str], chain: list[str]) -> l
     An absolute target inside the workspace restarts the walk at the top (`resolved` is reset).
     """
     chain.append(rel)
-    text = os.fsdecode(os.readlink(os.path.join(root, rel)))
+    try:
+        text = os.fsdecode(os.readlink(os.path.join(root, rel)))
+    except OSError as exc:  # no longer a link: something replaced it after it was listed
+        from autocode.prep.copier import changed
+
+        raise changed(rel, f"was replaced while the copy was made ({exc.strerror})") from exc
     if text.startswith("/"):
         real_root = os.path.realpath(root)
         for base in dict.fromkeys((root, real_root)):

@@ -120,10 +120,36 @@ def read_manifest_text(manifest_path: Path | str) -> str:
         raise _invalid(path, f"is not UTF-8 ({exc.reason} at byte {exc.start}); save it as UTF-8 JSON") from exc
 
 
+# A manifest is {"inputs": [{...}]}: three levels. Anything far deeper is refused before
+# parsing, so no input can exhaust the parser's recursion.
+MAX_DEPTH = 16
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_BRACKET = re.compile(r"[\[\]{}]")
+
+
+def nesting_depth(text: str) -> int:
+    """How deep the objects and lists of a JSON text nest (brackets inside strings not counted)."""
+    depth = deepest = 0
+    for match in _BRACKET.finditer(_JSON_STRING.sub("", text)):
+        if match.group() in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        else:
+            depth -= 1
+    return deepest
+
+
 def load_manifest(manifest_path: Path | str) -> list[DeclaredInput]:
     """Parse and check a manifest on its own (schema and path rules), or raise `manifestInvalid`."""
     path = Path(manifest_path)
     text = read_manifest_text(path)
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise _invalid(
+            path,
+            f"nests objects and lists {depth} levels deep, over the limit of {MAX_DEPTH} (a manifest needs 3: "
+            '{"inputs": [{...}]}); write one flat entry per input',
+        )
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_reject_constant)
     except _DuplicateKey as exc:

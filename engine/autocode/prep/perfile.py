@@ -221,7 +221,10 @@ def look(
                         copied += copy_file(src_fd, dst_fd, name, path, st, mask, mover, hook)  # type: ignore[arg-type]  # a folder to copy into exists whenever its source opened
                         files += 1
                 elif kind == stat.S_IFLNK:
-                    target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
+                    try:
+                        target = os.fsdecode(os.readlink(name, dir_fd=src_fd))
+                    except OSError as exc:  # replaced by a file or folder, or removed, since the lstat
+                        raise CopyFailure("changed", base + name, f"was replaced while it was read ({exc.strerror})") from exc
                     add(new_tuple(entry_type, (base + name, "symlink", origin, component, st.st_dev, st.st_ino,
                                                0, target, 0, 0, 0)))
                 elif kind == stat.S_IFDIR and base + name in nested_paths:

@@ -8,8 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autocode.errors import SetupError
-from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
+from autocode.errors import SetupError, fault_error
+from autocode.record.location import (
+    AUTOCODE_DIR,
+    LOCK_NAME,
+    checked_folder,
+    record_path,
+    workspace_root,
+)
 
 FORGET_LOCK_TIMEOUT_S = 30.0
 
@@ -31,6 +37,7 @@ def forget_record(workspace: Path | str) -> ForgetResult:
 
     root = workspace_root(check_workspace(workspace))
     path = record_path(root)
+    checked_folder(root)  # a linked `.autocode` is refused: its target is not the workspace's
     try:
         mode = os.lstat(path).st_mode
     except (FileNotFoundError, NotADirectoryError):
@@ -50,6 +57,7 @@ def forget_record(workspace: Path | str) -> ForgetResult:
         raise SetupError(
             f"another AutoCode process is writing {path}; wait for it to finish and run forget again"
         ) from exc
-    except PermissionError as exc:
-        raise SetupError(f"cannot remove {path}: permission denied; check the folder's permissions") from exc
+    except OSError as exc:  # read-only, protected or not ours: the error names the remedy
+        fault = fault_error(exc)
+        raise (fault or SetupError(f"cannot remove {path}: {exc}")) from exc
     return ForgetResult(True, path)

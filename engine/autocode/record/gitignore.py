@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from autocode.record.location import AUTOCODE_DIR, RECORD_RELPATH, workspace_root
+from autocode.record.location import AUTOCODE_DIR, RECORD_RELPATH, checked_folder, workspace_root
 
 GITIGNORE_NAME = ".gitignore"
 
@@ -115,17 +115,19 @@ def gitignore_state(workspace: Path | str) -> GitignoreState:
 def ensure_gitignore(workspace: Path | str, *, check_hidden: bool = True) -> GitignoreState:
     """Create the generated file, or upgrade an exact older template; custom content stays byte for byte.
 
+    Raises `AutocodeFolderUnsafe` when `.autocode` is a link or not a folder (nothing is written).
+
     `check_hidden=False` skips asking git whether the record is ignored (the merge does not need it).
     """
     from autocode.record.atomic import write_atomically
 
     root = workspace_root(workspace)
-    folder = root / AUTOCODE_DIR
+    folder = checked_folder(root)
     path = folder / GITIGNORE_NAME
     state, version = _classify(path)
     action: Action
     if state in ("missing", "outdated"):
-        folder.mkdir(parents=True, exist_ok=True)
+        checked_folder(root, create=True)
         write_atomically(path, TEMPLATES[CURRENT_VERSION].encode("utf-8"))
         action = "created" if state == "missing" else "upgraded"
         state, version = "current", CURRENT_VERSION

@@ -8,7 +8,10 @@ original workspace, so every record operation first maps its path back.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
+
+from autocode.errors import SetupError
 
 AUTOCODE_DIR = ".autocode"
 RECORD_NAME = "project.json"
@@ -72,6 +75,83 @@ def workspace_root(path: Path | str) -> Path:
             return current
         current = owner
     return current
+
+
+class AutocodeFolderUnsafe(SetupError):
+    """`.autocode` (or a folder AutoCode keeps in it) is a link or not a plain folder."""
+
+    kind = "autocodeFolderUnsafe"
+
+
+def _unsafe(path: Path, what: str) -> AutocodeFolderUnsafe:
+    return AutocodeFolderUnsafe(
+        f"{path} is {what}; AutoCode writes only into a plain folder inside the workspace and never "
+        f"follows a link there. Remedy: move {path} aside (`git rm --cached` it too if the repository "
+        f"tracks it) and run the command again; AutoCode makes a new folder.",
+        data={"path": str(path)},
+    )
+
+
+def _describe(mode: int) -> str | None:
+    if stat.S_ISDIR(mode):
+        return None
+    return "a symbolic link" if stat.S_ISLNK(mode) else "not a folder"
+
+
+def checked_folder(root: Path, *names: str, create: bool = False) -> Path:
+    """`root/.autocode[/names...]`, each part checked to be a plain folder (never a link).
+
+    A missing part is made when `create` (one level at a time, so nothing is made
+    through a link); otherwise a missing part ends the check. Raises
+    `AutocodeFolderUnsafe` (exit 2) with the remedy for a link or a file.
+    """
+    path = root
+    for name in (AUTOCODE_DIR, *names):
+        path = path / name
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            if not create:
+                return root.joinpath(AUTOCODE_DIR, *names)
+            try:
+                os.mkdir(path)
+                continue
+            except FileExistsError:
+                mode = os.lstat(path).st_mode
+        except NotADirectoryError:
+            raise _unsafe(path.parent, "not a folder") from None
+        what = _describe(mode)
+        if what:
+            raise _unsafe(path, what)
+    return path
+
+
+def autocode_folder_state(root: Path) -> dict[str, object]:
+    """For doctor: what `.autocode` is (`folder`, `missing`, `link`, `other`) and whether git tracks a link there."""
+    path = root / AUTOCODE_DIR
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return {"path": str(path), "state": "missing", "tracked": False, "ok": True}
+    state = "folder" if stat.S_ISDIR(mode) else "link" if stat.S_ISLNK(mode) else "other"
+    tracked = False
+    if state != "folder":
+        from autocode import gitsafe
+
+        try:
+            tracked = bool(gitsafe.run(["ls-files", "-z", "--", AUTOCODE_DIR], root, check=False).stdout)
+        except gitsafe.GitError:
+            tracked = False
+    data: dict[str, object] = {"path": str(path), "state": state, "tracked": tracked, "ok": state == "folder"}
+    if state != "folder":
+        what = "a symbolic link" if state == "link" else "not a folder"
+        data["message"] = _unsafe(path, what).message
+        if tracked:
+            data["message"] = (
+                f"the repository tracks {path} as {what} (a clone brings it); AutoCode refuses to write "
+                f"through it. Remedy: `git rm --cached {AUTOCODE_DIR}`, move it aside, commit, and run again."
+            )
+    return data
 
 
 def record_path(root: Path) -> Path:

@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from autocode.record.location import AUTOCODE_DIR, LOCK_NAME, record_path, workspace_root
+from autocode.record.location import (
+    AUTOCODE_DIR,
+    LOCK_NAME,
+    checked_folder,
+    record_path,
+    workspace_root,
+)
 from autocode.record.schema import (
     MAX_ANSWER,
     MAX_CONVENTIONS,
@@ -303,8 +309,7 @@ def _merge_locked(
     if not root.is_dir():
         return MergeResult(False, path, (), (f"workspace {root} is not a directory; nothing was written",))
     scrubber = _Scrubber(root, env)
-    folder = root / AUTOCODE_DIR
-    folder.mkdir(exist_ok=True)
+    folder = checked_folder(root, create=True)
     ensure_gitignore(root, check_hidden=False)
     try:
         with FileLock(folder / LOCK_NAME, timeout=lock_timeout):

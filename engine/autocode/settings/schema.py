@@ -37,6 +37,9 @@ class Settings(BaseModel):
     )
     agent: str = Field(default="implementer", min_length=1, description="agent name used for memories")
     memory_max_count: int = Field(default=200, gt=0, description="memories kept per scope before eviction")
+    keep_prep_copies: int = Field(
+        default=0, ge=0, description="prep copies of finished tasks kept on disk (newest first); 0 removes each"
+    )
     database_url: Text | None = Field(
         default=None, description="PostgreSQL URL of a shared memory store; SQLite file when unset"
     )

@@ -126,6 +126,13 @@ def runs_root(workspace: Path) -> Path:
     return workspace / RUNS_DIR
 
 
+def _checked_runs_root(root: Path, *, create: bool = False) -> Path:
+    """`.autocode/runs`, refused (exit 2, with the remedy) when it or `.autocode` is a link or a file."""
+    from autocode.record.location import checked_folder
+
+    return checked_folder(root, RUNS_DIR.name, create=create)
+
+
 def _workspace_root(workspace: Path | str) -> Path:
     path = Path(workspace)
     if not path.is_dir():
@@ -222,9 +229,9 @@ class TaskRun:
             prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
             recall, head_sha = recalled.result(), head.result()
         cites = _citations(root, prep)
-        run_dir = runs_root(root) / task_id
+        run_dir = _checked_runs_root(root, create=True) / task_id
         _ensure_gitignore(root)
-        run_dir.mkdir(parents=True)
+        run_dir.mkdir()
         (run_dir / "evidence").mkdir()
         if opts.progress and recall.get("error"):
             opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
@@ -299,7 +306,7 @@ class TaskRun:
         root = _workspace_root(workspace)
         if not isinstance(task_id, str) or not TASK_ID.match(task_id):
             raise TaskNotFound(f"{task_id!r} is not a task id; `autocode task list` shows them")
-        run_dir = runs_root(root) / task_id
+        run_dir = _checked_runs_root(root) / task_id
         try:
             state = store.read_json(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
@@ -549,7 +556,14 @@ class TaskRun:
             except AutoCodeError as exc:
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
-                self._fail("internalError", f"{type(exc).__name__}: {exc}")
+                from autocode.errors import fault_error
+
+                # A full or read-only disk is named as such (kind and remedy), anything else is a bug.
+                fault = fault_error(exc)
+                if fault is not None:
+                    self._fail(fault.kind, fault.message)
+                else:
+                    self._fail("internalError", f"{type(exc).__name__}: {exc}")
         if self._state["state"] in PAUSES and self._cancel_requested():
             # Asked to stop while the last step was finishing: honour it now.
             self._cancel_now()
@@ -568,6 +582,7 @@ class TaskRun:
         with contextlib.suppress(FileNotFoundError):
             (self.run_dir / "cancel.request").unlink()
         self._commit("cancelled", {})
+        self._release_prep_copy()
 
     def _cancel_requested(self) -> bool:
         return (self.run_dir / "cancel.request").exists()
@@ -760,6 +775,7 @@ class TaskRun:
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
         self._record_lessons()
         self._state["learning"] = outcome
+        self._release_prep_copy()
         store.kill_point("learned")
         self._commit(
             "learned",
@@ -771,6 +787,25 @@ class TaskRun:
                 "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
             },
         )
+
+    def _release_prep_copy(self) -> None:
+        """The task has ended: its copy goes (evidence stays), unless `keep_prep_copies` keeps it."""
+        from autocode.prep.retention import release_task_copy
+
+        try:
+            from autocode.settings import resolve_settings
+
+            keep = int(resolve_settings(self.workspace).value("keep_prep_copies") or 0)
+        except Exception:
+            keep = 0
+        try:
+            outcome = release_task_copy(
+                self.workspace, (self._launch.get("prep") or {}).get("copy"), self.run_dir / "evidence", keep
+            )
+        except Exception as exc:  # disk housekeeping never changes how a task ended
+            self._note("prep_copy_kept", {"error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._note("prep_copy_released", outcome)
 
     def _record_lessons(self) -> None:
         """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
