@@ -163,7 +163,9 @@ def _register_handlers(session: Session) -> None:
         session.questions.append(data)
         if session.answer_question is None:
             return {"answer": None}
-        return {"answer": session.answer_question(data)}
+        reply = session.answer_question(data)
+        # A dict is the whole reply (e.g. with `how`); anything else is the answer's text.
+        return reply if isinstance(reply, dict) else {"answer": reply}
 
     @client.feature("autocode/task/reviewPlan")
     async def review(ls: LanguageClient, params: Any) -> Any:

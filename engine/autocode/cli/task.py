@@ -67,9 +67,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _workspace(answer)
     answer.add_argument("task_id", metavar="TASK")
     answer.add_argument("question_id", metavar="QUESTION")
-    answer.add_argument("text", metavar="TEXT", nargs="?", help="your answer (omit with --accept-default)")
-    answer.add_argument("--accept-default", action="store_true", help="take the question's proposed default")
-    answer.add_argument("--delegate", action="store_true", help="let the task decide (recorded as delegated)")
+    answer.add_argument("text", metavar="TEXT", nargs="?", help="your answer (omit with --accept-default or --delegate)")
+    how = answer.add_mutually_exclusive_group()
+    how.add_argument("--accept-default", action="store_true",
+                     help="take the question's proposed default (recorded as acceptedDefault, never learned)")
+    how.add_argument("--delegate", action="store_true",
+                     help="let the task decide (recorded as delegated, never learned)")
+    how.add_argument("--chosen", action="store_true",
+                     help="TEXT is one of the offered choices you picked (recorded as chosen)")
     add_json_flag(answer)
 
     approve = sub.add_parser("approve", help="approve the current plan revision")
@@ -130,15 +135,12 @@ def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[
     if args.accept_default or args.delegate:
         if args.text:
             raise UsageError("give either an answer TEXT or --accept-default/--delegate, not both")
-        question = next((q for q in task.snapshot()["needs"].get("questions", []) if q["id"] == args.question_id), None)
-        if args.accept_default:
-            if question is None or not question.get("default"):
-                raise UsageError(f"question {args.question_id!r} has no proposed default; type an answer")
-            return dict(task.answer(args.question_id, question["default"], source, kind="proposed_default"))
-        return dict(task.answer(args.question_id, "(delegated to the task)", source, kind="delegated"))
+        how = "acceptedDefault" if args.accept_default else "delegated"
+        return dict(task.answer(args.question_id, "", source, how=how))
     if not args.text:
-        raise UsageError("give the answer TEXT (or --accept-default)")
-    return dict(task.answer(args.question_id, args.text, source))
+        raise UsageError("give the answer TEXT (or --accept-default or --delegate)")
+    # The one answer rule: a TEXT equal to the proposed default is an accepted default.
+    return dict(task.answer(args.question_id, args.text, source, how="chosen" if args.chosen else None))
 
 
 def _start(args: argparse.Namespace, source: Any) -> int:
@@ -255,9 +257,9 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                 while not text and not default:
                     text = _input("An answer is needed; type it:\n> ").strip()
                 if text:
-                    snap = task.answer(question["id"], text, source)
+                    snap = task.answer(question["id"], text, source, how="typed" if text != default else None)
                 else:
-                    snap = task.answer(question["id"], default, source, kind="proposed_default")
+                    snap = task.answer(question["id"], "", source, how="acceptedDefault")
         elif kind == "approve_plan":
             _say("\n" + snap["needs"]["markdown"])
             choice = _input("Approve this plan? [y]es, [n]o with feedback, [c]ancel: ").strip().lower()
@@ -322,7 +324,13 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
     kind = snap["needs"]["kind"]
     base = f"autocode task {{}} --workspace {workspace} {snap['id']}"
     if kind == "answer_questions":
-        return [base.format("answer") + f" {q['id']} \"your answer\"" for q in snap["needs"]["questions"]]
+        out = []
+        for q in snap["needs"]["questions"]:
+            out.append(base.format("answer") + f" {q['id']} \"your answer\"")
+            if q.get("default"):
+                out.append(base.format("answer") + f" {q['id']} --accept-default")
+            out.append(base.format("answer") + f" {q['id']} --delegate")
+        return out
     if kind == "approve_plan":
         return [
             base.format("approve") + f" --revision {snap['needs']['plan_revision']}",
@@ -391,7 +399,9 @@ def _render_details(data: dict[str, Any]) -> str:
             lines.append(f"  [{q['id']}] {q['text']} ({q['category']}, {asked})")
             for a in ledger["answers"]:
                 if a["question_id"] == q["id"]:
-                    lines.append(f"    -> {a['text']} ({a['kind']}, {a['source'].get('channel')})")
+                    how = a.get("how") or a["kind"]
+                    learnable = "may be learned" if how in ("typed", "chosen") else "never learned"
+                    lines.append(f"    -> {a['text']} ({how}, {learnable}; {a['source'].get('channel')})")
     tests = data.get("tests")
     if tests:
         lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")

@@ -36,7 +36,13 @@ from autocode.providers import (
 )
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
-from autocode.tasks.errors import NoRepository, NotAwaitingInput, PlanRevisionMismatch, TaskNotFound
+from autocode.tasks.errors import (
+    AlreadyDecided,
+    NoRepository,
+    NotAwaitingInput,
+    PlanRevisionMismatch,
+    TaskNotFound,
+)
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -353,6 +359,17 @@ class TaskRun:
             "copy": (self._launch.get("prep") or {}).get("copy"),
             "plan_revision": s["plan_revision"],
             "human_pause_states": list(s["human_pause_states"]),
+            "answers": [
+                {
+                    "question_id": a["question_id"],
+                    "text": a["text"],
+                    "how": ledger_mod.answer_how(a),
+                    "kind": a["kind"],
+                    "channel": (a.get("source") or {}).get("channel"),
+                    "time": (a.get("source") or {}).get("time"),
+                }
+                for a in s["ledger"]["answers"]
+            ],
             "learning": s["learning"],
             "error": s["error"],
             "created": s["created"],
@@ -389,35 +406,73 @@ class TaskRun:
         text: str,
         source: Source | Mapping[str, Any] | str,
         *,
-        kind: str = "human",
+        kind: str | None = None,
+        how: str | None = None,
     ) -> dict[str, Any]:
-        """Record an answer verbatim; when none is pending any more, continue to the plan."""
+        """Record an answer verbatim, with how it was given; when none is pending, plan.
+
+        `how` is typed, chosen, acceptedDefault or delegated. Without it (and
+        without a legacy `kind`), a text equal to the proposed default is an
+        accepted default and anything else is typed. Only typed and chosen
+        answers are the person's own and may be learned.
+        """
         src = Source.coerce(source)
-        if kind not in ledger_mod.ANSWER_KINDS:
+        if how is not None and how not in ledger_mod.ANSWER_HOWS:
+            raise UsageError(f"answer how {how!r} is not one of {', '.join(ledger_mod.ANSWER_HOWS)}")
+        if kind is not None and kind not in ledger_mod.ANSWER_KINDS:
             raise UsageError(f"answer kind {kind!r} is not one of {', '.join(ledger_mod.ANSWER_KINDS)}")
-        if not isinstance(text, str) or not text.strip():
-            raise UsageError("the answer is empty; type the answer, or accept the proposed default")
+        if not isinstance(text, str):
+            raise UsageError("the answer must be text")
         with self._changing():
             if self._state["state"] != "WAITING_FOR_USER":
+                done = self._answered_at(question_id)
+                if done is not None:
+                    raise AlreadyDecided(
+                        f"question {question_id!r} of task {self.id} was already answered at {done}",
+                        data={"decidedAt": done, "state": self._state["state"]},
+                    )
                 raise NotAwaitingInput(self._not_waiting("answers"))
             pending = {q["id"] for q in ledger_mod.pending_questions(self._state["ledger"])}
             if question_id not in pending:
                 asked = ledger_mod.find_question(self._state["ledger"], question_id)
-                what = "was already answered" if asked and asked["asked"] else "was not asked"
+                done = self._answered_at(question_id)
+                if asked and asked["asked"] and done is not None:
+                    raise AlreadyDecided(
+                        f"question {question_id!r} of task {self.id} was already answered at {done}",
+                        data={"decidedAt": done, "state": self._state["state"]},
+                    )
                 raise UsageError(
-                    f"question {question_id!r} {what}; pending: {', '.join(sorted(pending)) or 'none'}"
+                    f"question {question_id!r} was not asked; pending: {', '.join(sorted(pending)) or 'none'}"
                 )
-            ledger_mod.record_answer(self._state["ledger"], question_id, text, kind, src.to_dict())
+            question = ledger_mod.find_question(self._state["ledger"], question_id) or {}
+            text, how, kind = _answer_rule(question, text, how, kind)
+            ledger_mod.record_answer(self._state["ledger"], question_id, text, kind, src.to_dict(), how)
             if not ledger_mod.pending_questions(self._state["ledger"]):
                 self._mark_pause_resolved("WAITING_FOR_USER", by_person=self._answered_by_person())
                 self._state["state"] = "PLANNING"
-            self._commit("answered", {"question_id": question_id, "kind": kind, "channel": src.channel})
+            self._commit(
+                "answered", {"question_id": question_id, "kind": kind, "how": how, "channel": src.channel}
+            )
             self._advance()
         return self.snapshot()
+
+    def _answered_at(self, question_id: str) -> str | None:
+        for a in self._state["ledger"]["answers"]:
+            if a["question_id"] == question_id:
+                return str((a.get("source") or {}).get("time") or "an earlier time")
+        return None
+
+    def _decided_at(self, kind: str, plan_revision: int | None = None) -> dict[str, Any] | None:
+        for approval in reversed(self._state["approvals"]):
+            if approval.get("kind") == kind and (plan_revision is None or approval.get("plan_revision") == plan_revision):
+                return dict(approval)
+        return None
 
     def approve_plan(self, revision: int, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
         src = Source.coerce(source)
         with self._changing():
+            if self._state["state"] != "WAITING_FOR_PLAN_APPROVAL":
+                self._raise_if_decided("plan", revision)
             self._expect_plan(revision)
             self._state["approvals"].append(
                 {"kind": "plan", "plan_revision": revision, "source": src.to_dict()}
@@ -457,6 +512,7 @@ class TaskRun:
         src = Source.coerce(source)
         with self._changing():
             if self._state["state"] != "WAITING_FOR_COMPLETION_APPROVAL":
+                self._raise_if_decided("completion")
                 raise NotAwaitingInput(self._not_waiting("completion approval"))
             self._state["approvals"].append({"kind": "completion", "source": src.to_dict()})
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
@@ -801,6 +857,20 @@ class TaskRun:
                 data={"current": self._state["plan_revision"]},
             )
 
+    def _raise_if_decided(self, kind: str, plan_revision: int | None = None) -> None:
+        """A decision already recorded: say when (and where the task is now)."""
+        found = self._decided_at(kind, plan_revision)
+        if found is None:
+            return
+        at = (found.get("source") or {}).get("time") or "an earlier time"
+        channel = (found.get("source") or {}).get("channel") or "someone"
+        what = "the plan" if kind == "plan" else "the completion"
+        state = self._state["state"]
+        raise AlreadyDecided(
+            f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}",
+            data={"decidedAt": at, "state": state},
+        )
+
     def _not_waiting(self, what: str) -> str:
         state = self._state["state"]
         needs = NEEDS_OF.get(state)
@@ -847,6 +917,38 @@ class TaskRun:
                 if got:
                     self._reload()
                     self._write_views()
+
+
+def _answer_rule(
+    question: Mapping[str, Any], text: str, how: str | None, kind: str | None
+) -> tuple[str, str, str]:
+    """The one answer rule: (text recorded, how, ledger kind) for an answer as given."""
+    default = question.get("default")
+    given = text.strip()
+    if how is None and kind is not None:
+        how = ledger_mod.HOW_OF_KIND[kind]
+    if how is None:
+        how = "acceptedDefault" if default is not None and text == default else "typed"
+    if how == "machine":
+        if not given:
+            raise UsageError("a machine answer needs its text")
+        return text, how, "machine"
+    if how == "acceptedDefault":
+        if default is None:
+            raise UsageError(f"question {question.get('id')!r} has no proposed default; type an answer")
+        if given and text != default:
+            raise UsageError(
+                "the text differs from the proposed default; send it as typed (or leave the text empty "
+                "to accept the default)"
+            )
+        text = default
+    elif how == "delegated":
+        # The task decides: the value it will use is recorded (the proposed default when there is one).
+        if not given:
+            text = default if default is not None else "(left to AutoCode to decide)"
+    elif not given:
+        raise UsageError("the answer is empty; type the answer, accept the proposed default, or delegate it")
+    return text, how, kind if kind == "machine" else ledger_mod.KIND_OF_HOW[how]
 
 
 def render_plan(plan: dict[str, Any] | None, revision: int) -> str:

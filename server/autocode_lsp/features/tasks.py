@@ -106,7 +106,26 @@ def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
             files=list(needs.get("files") or []),
             tests=needs.get("tests"),
             review=needs.get("review"),
+            conflicts=[
+                protocol.Conflict(
+                    path=str(c["path"]), reason=c["reason"],
+                    hunks=[protocol.ConflictHunk(**h) for h in c.get("hunks") or []],
+                )
+                for c in needs.get("conflicts") or []
+            ],
+            head_moved=(
+                protocol.HeadMoved(from_=needs["head_moved"].get("from"), to=needs["head_moved"].get("to"))
+                if needs.get("head_moved") else None
+            ),
+            apply=needs.get("apply"),
         ),
+        answers=[
+            protocol.AnswerRecord(
+                question_id=str(a["question_id"]), text=str(a["text"]), how=str(a["how"]),
+                kind=str(a["kind"]), channel=a.get("channel"), time=a.get("time"),
+            )
+            for a in snap.get("answers") or []
+        ],
         done=bool(snap.get("done")),
         result=snap.get("result"),
         error=snap.get("error"),
@@ -279,7 +298,7 @@ async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> proto
     source = _source(server)
     snap = await _act(
         server, folders, args.task_id,
-        lambda run: run.answer(args.question_id, args.text, source),
+        lambda run: run.answer(args.question_id, args.text, source, how=args.how),
         title="AutoCode: continuing the task",
     )
     _follow_up(server, snap)
@@ -392,11 +411,12 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
         try:
             if kind == "answer_questions" and needs.get("questions"):
                 question = to_snapshot(snap).needs.questions[0]
-                text = await _ask(server, snap, question)
-                if text is None:
+                reply = await _ask(server, snap, question)
+                if reply is None:
                     return
+                text, how = reply
                 snap = await _act(
-                    server, folders, task_id, functools.partial(_answer, question.id, text, source),
+                    server, folders, task_id, functools.partial(_answer, question.id, text, how, source),
                     title="AutoCode: continuing the task",
                 )
             elif kind == "approve_plan":
@@ -428,8 +448,8 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
             return
 
 
-def _answer(question_id: str, text: str, source: Any, run: TaskRun) -> Snapshot:
-    return run.answer(question_id, text, source)
+def _answer(question_id: str, text: str, how: str | None, source: Any, run: TaskRun) -> Snapshot:
+    return run.answer(question_id, text, source, how=how)
 
 
 def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
@@ -440,7 +460,13 @@ def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -
     return run.reject_plan(feedback, source, revision=plan_revision)
 
 
-async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> str | None:
+DELEGATE_TITLE = "Let AutoCode decide"
+
+
+async def _ask(
+    server: AutoCodeServer, snap: Snapshot, question: protocol.Question
+) -> tuple[str, str | None] | None:
+    """The person's reply as (text, how), or None when they left the question open."""
     task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(
@@ -450,16 +476,26 @@ async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Questi
             protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
         )
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
-        return result.answer if result.answer and result.answer.strip() else None
+        if result.how in ("acceptedDefault", "delegated"):
+            return (result.answer or "", result.how)
+        return (result.answer, result.how) if result.answer and result.answer.strip() else None
     if question.choices:
+        # A plain client offers the choices (the default among them: taking it is an accepted
+        # default) and a way to leave the decision to AutoCode.
+        titles = [c for c in question.choices if c != DELEGATE_TITLE]
         reply = await server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Info,
                 message=f"AutoCode task {task_id} asks: {question.text}",
-                actions=[types.MessageActionItem(title=c) for c in question.choices],
+                actions=[types.MessageActionItem(title=c) for c in [*titles, DELEGATE_TITLE]],
             )
         )
-        return reply.title if reply is not None else None
+        if reply is None:
+            return None
+        if reply.title == DELEGATE_TITLE:
+            return ("", "delegated")
+        how = None if reply.title == question.default else "chosen"
+        return (reply.title, how)
     server.show(
         f"AutoCode task {task_id} asks: {question.text} Answer with the command "
         f"{protocol.TASK_ANSWER} (taskId {task_id}, questionId {question.id})."
