@@ -15,7 +15,10 @@ from typing import Any
 
 from autocode.cli._common import add_json_flag, emit
 
-VERBS = ("start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "cancel", "resume")
+VERBS = (
+    "start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "resolve",
+    "cancel", "resume",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,6 +86,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     approve.add_argument("--revision", type=int, required=True, help="the plan revision you reviewed")
     add_json_flag(approve)
 
+    resolve = sub.add_parser("resolve", help="choose, per conflicted file, how the change is applied")
+    _workspace(resolve)
+    resolve.add_argument("task_id", metavar="TASK")
+    resolve.add_argument(
+        "choices", metavar="PATH=CHOICE", nargs="+",
+        help="mine (keep your file), theirs (take the task's) or markers (write conflict markers)",
+    )
+    add_json_flag(resolve)
+
     reject = sub.add_parser("reject", help="send the plan back with feedback")
     _workspace(reject)
     reject.add_argument("task_id", metavar="TASK")
@@ -121,12 +133,26 @@ def run(args: argparse.Namespace) -> int:
         snap = task.reject_plan(args.feedback, source, revision=args.revision)
     elif verb == "approve-completion":
         snap = task.approve_completion(source)
+    elif verb == "resolve":
+        snap = task.resolve_conflicts(_choices(args.choices), source)
     elif verb == "cancel":
         snap = task.cancel()
     else:
         snap = task.resume()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
+
+
+def _choices(items: list[str]) -> dict[str, str]:
+    from autocode.errors import UsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        path, sep, choice = item.rpartition("=")
+        if not sep or not path or choice not in ("mine", "theirs", "markers"):
+            raise UsageError(f"{item!r} is not PATH=mine, PATH=theirs or PATH=markers")
+        out[path] = choice
+    return out
 
 
 def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[str, Any]:
@@ -237,6 +263,8 @@ def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str)
                 break
             _say(f"completion approved ({name})")
             snap = task.approve_completion(source)
+            if snap["needs"].get("apply"):
+                break  # not applied (said in the snapshot): a person decides what next
         else:
             break
     unused = sorted(set(given) - used)
@@ -302,22 +330,30 @@ def _actor() -> str:
 
 
 def _exit_code(snap: dict[str, Any]) -> int:
-    if snap["state"] == "FAILED":
+    """1 when the task failed or its change is not (yet) applied: conflicts to choose, or refused."""
+    if snap["state"] in ("FAILED", "WAITING_FOR_CONFLICT_RESOLUTION"):
         return 1
-    apply = (snap.get("result") or {}).get("apply") or {}
-    return 1 if apply.get("status") in ("conflicts", "not_applied") else 0
+    return 1 if (snap["needs"].get("apply") or {}).get("status") == "not_applied" else 0
 
 
 def _completion_text(snap: dict[str, Any]) -> str:
     needs = snap["needs"]
     tests = needs.get("tests") or {}
-    lines = [
+    lines = [_head_moved_text(needs.get("head_moved"))] if needs.get("head_moved") else []
+    lines += [
         f"Tests: `{tests.get('command')}` exited {tests.get('exit_code')} in {tests.get('seconds')} s",
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
         "Changes:",
         needs.get("diff", ""),
     ]
     return "\n".join(lines)
+
+
+def _head_moved_text(moved: dict[str, Any]) -> str:
+    return (
+        f"Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> {str(moved.get('to'))[:12]}); "
+        "the change is merged into your files as they are now."
+    )
 
 
 def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
@@ -338,6 +374,9 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
         ]
     if kind == "approve_completion":
         return [base.format("show"), base.format("approve-completion")]
+    if kind == "resolve_conflicts":
+        paths = " ".join(f"{c['path']}=mine|theirs|markers" for c in snap["needs"].get("conflicts", []))
+        return [base.format("resolve") + f" {paths}"]
     if snap["state"] in ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING"):
         return [base.format("resume")]
     return []
@@ -357,6 +396,20 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
     elif kind == "approve_completion":
         lines.append("needs completion approval: tests passed in the copy")
         lines.append("changed: " + ", ".join(snap["needs"].get("files", [])))
+        if snap["needs"].get("head_moved"):
+            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
+        if snap["needs"].get("apply"):
+            lines.append(f"last apply: {snap['needs']['apply'].get('message')}")
+    elif kind == "resolve_conflicts":
+        lines.append("needs a choice per conflicted file (nothing was written yet):")
+        for c in snap["needs"].get("conflicts", []):
+            where = ", ".join(
+                f"your lines {h['mine_start']}-{h['mine_start'] + max(h['mine_lines'], 1) - 1}"
+                for h in c.get("hunks", [])
+            )
+            lines.append(f"  {c['path']}: {c['reason']}" + (f" ({where})" if where else ""))
+        if snap["needs"].get("head_moved"):
+            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
     result = snap.get("result") or {}
     if result:
         lines.append(f"result: {result.get('status')}")
@@ -364,7 +417,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
             lines.append(f"  {result['error'].get('message')}")
         apply = result.get("apply") or {}
         if apply:
-            lines.append(f"  apply: {apply.get('status')} — {apply.get('message')}")
+            lines.append(f"  apply: {apply.get('status')} ({apply.get('via')}) — {apply.get('message')}")
     learning = snap.get("learning") or {}
     if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
         learned = ", ".join(learning.get("conventions") or []) or "no new conventions"

@@ -48,7 +48,12 @@ RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
 WORKING = ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING")
-PAUSES = ("WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL", "WAITING_FOR_COMPLETION_APPROVAL")
+PAUSES = (
+    "WAITING_FOR_USER",
+    "WAITING_FOR_PLAN_APPROVAL",
+    "WAITING_FOR_COMPLETION_APPROVAL",
+    "WAITING_FOR_CONFLICT_RESOLUTION",
+)
 ENDS = ("COMPLETED", "FAILED", "CANCELLED")
 PHASE_OF = {
     "REQUIREMENTS": "requirements",
@@ -58,6 +63,7 @@ PHASE_OF = {
     "IMPLEMENTING": "implementing",
     "VERIFYING": "verifying",
     "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "verifying",
     "APPLYING": "verifying",
     "COMPLETED": "completed",
     "FAILED": "failed",
@@ -67,6 +73,7 @@ NEEDS_OF = {
     "WAITING_FOR_USER": "answer_questions",
     "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
     "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "resolve_conflicts",
 }
 OUTPUT_TAIL = 8000
 DIFF_IN_SNAPSHOT = 200_000
@@ -169,6 +176,7 @@ class TaskRun:
         self._launch = launch
         self._on_change = on_change
         self._progress = progress
+        self._editor: Any = None
 
     # ------------------------------------------------------------------ create / open
 
@@ -345,6 +353,15 @@ class TaskRun:
             needs["files"] = (s["implementation"] or {}).get("files", [])
             needs["tests"] = s["tests"]
             needs["review"] = s["review"]
+            needs["head_moved"] = self.head_moved()
+            last = s.get("apply") or {}
+            needs["apply"] = last if last.get("status") == "not_applied" else None
+        elif kind == "resolve_conflicts":
+            last = s.get("apply") or {}
+            needs["conflicts"] = list(last.get("details") or [])
+            needs["files"] = (s["implementation"] or {}).get("files", [])
+            needs["head_moved"] = self.head_moved()
+            needs["apply"] = last
         return {
             "id": self.id,
             "state": s["state"],
@@ -507,8 +524,14 @@ class TaskRun:
             self._advance()
         return self.snapshot()
 
-    def approve_completion(self, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
-        """Apply the verified change to the workspace, checkpoint, then learn."""
+    def approve_completion(
+        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None
+    ) -> dict[str, Any]:
+        """Apply the verified change to the workspace (three-way merge per file), then learn.
+
+        `editor` (an `apply.Editor`) applies it through the person's editor; without one the
+        files are written here. Conflicts make the task wait for `resolve_conflicts`.
+        """
         src = Source.coerce(source)
         with self._changing():
             if self._state["state"] != "WAITING_FOR_COMPLETION_APPROVAL":
@@ -519,8 +542,63 @@ class TaskRun:
             self._state["state"] = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
             store.kill_point("completion_approved")
-            self._advance()
+            self._editor = editor
+            try:
+                self._advance()
+            finally:
+                self._editor = None
         return self.snapshot()
+
+    def resolve_conflicts(
+        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
+    ) -> dict[str, Any]:
+        """The person's choice per conflicted file (mine, theirs or markers); once every conflict
+        has one, the whole change is applied and the task completes."""
+        from autocode.tasks.apply import CHOICES
+
+        src = Source.coerce(source)
+        if not isinstance(choices, Mapping) or not choices:
+            raise UsageError("choose for each conflicted file: mine, theirs or markers")
+        for path, choice in choices.items():
+            if choice not in CHOICES:
+                raise UsageError(f"the choice for {path} is {choice!r}; use one of {', '.join(CHOICES)}")
+        with self._changing():
+            if self._state["state"] != "WAITING_FOR_CONFLICT_RESOLUTION":
+                raise NotAwaitingInput(self._not_waiting("a conflict resolution"))
+            conflicted = [c["path"] for c in (self._state.get("apply") or {}).get("details") or []]
+            unknown = sorted(set(choices) - set(conflicted))
+            if unknown:
+                raise UsageError(
+                    f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in conflict; "
+                    f"the conflicted files are: {', '.join(conflicted)}"
+                )
+            chosen = dict(self._state.get("apply_choices") or {})
+            chosen.update({str(k): str(v) for k, v in choices.items()})
+            self._state["apply_choices"] = chosen
+            self._state["approvals"].append({"kind": "conflicts_resolved", "choices": dict(choices), "source": src.to_dict()})
+            missing = [c for c in conflicted if c not in chosen]
+            if not missing:
+                self._mark_pause_resolved("WAITING_FOR_CONFLICT_RESOLUTION", by_person=src.channel != "machine")
+                self._state["state"] = "APPLYING"
+            self._commit("conflicts_chosen", {"choices": dict(choices), "waiting_for": missing, "channel": src.channel})
+            if not missing:
+                self._editor = editor
+                try:
+                    self._advance()
+                finally:
+                    self._editor = None
+        return self.snapshot()
+
+    def head_moved(self) -> dict[str, Any] | None:
+        """HEAD now and when the task started, when they differ (new commits, another branch)."""
+        start = self._launch.get("head")
+        try:
+            now = gitsafe.head(self.workspace)
+        except Exception:
+            return None
+        if now == start:
+            return None
+        return {"from": start, "to": now}
 
     def cancel(self) -> dict[str, Any]:
         """End the task. While another call is working, ask it to stop at its next step."""
@@ -733,6 +811,7 @@ class TaskRun:
             if not diff.strip():
                 raise AutoCodeError("the implementer produced no change", kind="emptyChange")
             store.write_text_atomic(diff_path, diff)
+            _capture_base(ctx.copy, _diff_files(diff), self.run_dir / "evidence" / "base")
             _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = _diff_files(diff)
@@ -779,12 +858,73 @@ class TaskRun:
         self._commit("verified", {"exit_code": tests["exit_code"]})
 
     def _step_applying(self) -> None:
-        self._say("completed", "applying the change to the workspace")
-        diff_path = self.run_dir / "evidence" / "changes.diff"
+        from autocode.tasks import apply as apply_mod
+
+        self._say("completed", "merging the change into the workspace")
+        head_moved = self.head_moved()
+        if head_moved:
+            self._note("head_moved", head_moved)
         # One task at a time changes the person's working tree.
         with store.locked(runs_root(self.workspace), name=".apply.lock"):
-            outcome = apply_to_workspace(self.workspace, diff_path)
+            try:
+                plans = self._plan_apply()
+            except (ValueError, OSError) as exc:
+                self._apply_refused(f"the change cannot be applied: {exc}; nothing was written", head_moved)
+                return
+            conflicts = [p for p in plans if p.action == "conflict"]
+            if conflicts:
+                paths = [p.path for p in conflicts]
+                self._state["apply"] = {
+                    "status": "conflicts",
+                    "applied": False,
+                    "written": [],
+                    "conflicts": paths,
+                    "details": [p.conflict_dict() for p in conflicts],
+                    "via": None,
+                    "head_moved": head_moved,
+                    "message": "both you and the task changed " + ", ".join(paths)
+                    + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
+                    "conflict markers to resolve in the editor.",
+                }
+                self._state["state"] = "WAITING_FOR_CONFLICT_RESOLUTION"
+                self._commit("conflicts", {"conflicts": paths})
+                return
+            editor = self._editor
+            label = "AutoCode: apply changes for " + (self._launch.get("brief") or "").strip().splitlines()[0][:80] \
+                if (self._launch.get("brief") or "").strip() else "AutoCode: apply changes"
+            changing = [p for p in plans if p.action in ("write", "delete")]
+            if editor is not None and changing:
+                try:
+                    ok, why = editor.apply(label, changing)
+                except Exception as exc:  # the editor went away or failed: nothing is claimed
+                    ok, why = False, f"{type(exc).__name__}: {exc}"
+                if not ok:
+                    self._apply_refused(
+                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
+                        "recorded as applied. Approve the completion again to retry.", head_moved,
+                    )
+                    return
+                written, via = [p.path for p in changing], "editor"
+            else:
+                try:
+                    written = apply_mod.write_plans(self.workspace, changing)
+                except (ValueError, OSError) as exc:
+                    self._apply_refused(f"writing the change failed: {exc}", head_moved)
+                    return
+                via = "disk"
         store.kill_point("applied")
+        chosen = dict(self._state.get("apply_choices") or {})
+        outcome = {
+            "status": "applied",
+            "applied": True,
+            "written": written,
+            "conflicts": [],
+            "via": via,
+            "choices": chosen,
+            "head_moved": head_moved,
+            "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
+            + (" (through the editor)" if via == "editor" else ""),
+        }
         self._state["apply"] = outcome
         checkpoint = {
             "task_id": self.id,
@@ -805,7 +945,67 @@ class TaskRun:
             "files": (self._state["implementation"] or {}).get("files", []),
         }
         self._state["state"] = "COMPLETED"
-        self._commit("completed", {"apply": outcome["status"]})
+        self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+
+    def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
+        """The change was not applied: back to waiting for the completion approval (retry)."""
+        self._state["apply"] = {
+            "status": "not_applied", "applied": False, "written": [], "conflicts": [], "via": None,
+            "head_moved": head_moved, "message": message,
+        }
+        self._state["apply_choices"] = {}
+        self._state["state"] = "WAITING_FOR_COMPLETION_APPROVAL"
+        self._commit("apply_failed", {"message": message})
+
+    def _plan_apply(self) -> list[Any]:
+        """Each touched file's three versions and what to do with it (the person's choices in)."""
+        from autocode.tasks import apply as apply_mod
+
+        copy = Path(self._launch["prep"]["copy"])
+        files = list((self._state["implementation"] or {}).get("files", []))
+        disk = apply_mod.read_disk(self.workspace)
+        editor = self._editor
+
+        def mine(rel: str) -> bytes | None:
+            if editor is not None:
+                buffer = editor.read(rel)
+                if buffer is not None:
+                    return bytes(buffer)
+            return disk(rel)
+
+        def theirs(rel: str) -> bytes | None:
+            target = apply_mod.safe_path(copy, rel)
+            return target.read_bytes() if target.is_file() and not target.is_symlink() else None
+
+        base = self._base_reader(copy, theirs)
+        plans = apply_mod.plan_change(files, base, mine, theirs)
+        chosen = self._state.get("apply_choices") or {}
+        return [
+            apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
+            for p in plans
+        ]
+
+    def _base_reader(self, copy: Path, theirs: Callable[[str], bytes | None]) -> Callable[[str], bytes | None]:
+        """The files as the copy captured them (saved before the change); else worked back from the
+        task's result and its diff."""
+        from autocode.tasks import apply as apply_mod
+
+        saved = self.run_dir / "evidence" / "base"
+        try:
+            index = store.read_json(saved / "index.json")
+        except (FileNotFoundError, ValueError):
+            index = None
+        parts = apply_mod.split_diff(self._read_text("evidence/changes.diff"))
+
+        def base(rel: str) -> bytes | None:
+            if index is not None and rel in index.get("files", {}):
+                entry = index["files"][rel]
+                return (saved / "files" / entry).read_bytes() if entry else None
+            if rel in parts:
+                return apply_mod.unapply(theirs(rel), parts[rel])
+            return theirs(rel)  # not in the diff: the task did not change it
+
+        return base
 
     def _learn(self) -> None:
         from autocode.tasks.learning import learn
@@ -1072,6 +1272,21 @@ def _copy_git(args: list[str], copy: Path) -> subprocess.CompletedProcess[bytes]
     return gitsafe.run(args, copy, check=False, env=None if is_root else _outside_repo_env(copy))
 
 
+def _capture_base(copy: Path, files: list[str], dest: Path) -> None:
+    """Save the copy's version of each file the change touches (the merge base), before it changes."""
+    index: dict[str, str | None] = {}
+    for n, rel in enumerate(files):
+        source = copy / rel
+        if source.is_file() and not source.is_symlink():
+            name = f"{n:05d}"
+            (dest / "files").mkdir(parents=True, exist_ok=True)
+            (dest / "files" / name).write_bytes(source.read_bytes())
+            index[rel] = name
+        else:
+            index[rel] = None
+    store.write_json_atomic(dest / "index.json", {"files": index})
+
+
 def _apply_in_copy(copy: Path, diff_path: Path) -> None:
     proc = _copy_git(["apply", "--whitespace=nowarn", str(diff_path)], copy)
     if proc.returncode != 0:
@@ -1176,30 +1391,3 @@ def _run_tests(
         "output": text,
         "output_tail": text[-OUTPUT_TAIL:],
     }
-
-
-def apply_to_workspace(workspace: Path, diff_path: Path) -> dict[str, Any]:
-    """Apply the verified change to the person's workspace without losing their uncommitted work."""
-    patch = str(diff_path)
-    if not diff_path.is_file() or not diff_path.read_text(encoding="utf-8", errors="replace").strip():
-        return {"status": "nothing_to_apply", "conflicts": [], "message": "the task changed nothing"}
-    if gitsafe.run(["apply", "--reverse", "--check", patch], workspace, check=False).returncode == 0:
-        return {"status": "applied", "conflicts": [], "message": "the change was already in the workspace"}
-    if gitsafe.run(["apply", "--check", patch], workspace, check=False).returncode == 0:
-        gitsafe.run(["apply", patch], workspace)
-        return {"status": "applied", "conflicts": [], "message": "applied to the working tree"}
-    backup = gitsafe.run(["stash", "create"], workspace, check=False).stdout.decode().strip() or None
-    proc = gitsafe.run(["apply", "--3way", patch], workspace, check=False)
-    stderr = proc.stderr.decode("utf-8", "replace").strip()
-    if proc.returncode == 0:
-        return {"status": "applied", "conflicts": [], "message": "applied with a three-way merge", "backup": backup}
-    unmerged = gitsafe.run(["diff", "--name-only", "-z", "--diff-filter=U"], workspace, check=False).stdout
-    conflicts = [p.decode("utf-8", "surrogateescape") for p in gitsafe.split_z(unmerged)]
-    hint = f" Your work as it was is saved: `git stash apply {backup}`." if backup else ""
-    if conflicts:
-        message = "conflicts in " + ", ".join(conflicts) + ": resolve the markers and `git add` the files." + hint
-        status = "conflicts"
-    else:
-        message = f"the change does not apply to the workspace as it is now ({stderr}); nothing was changed." + hint
-        status = "not_applied"
-    return {"status": status, "conflicts": conflicts, "message": message, "backup": backup, "patch": patch}
