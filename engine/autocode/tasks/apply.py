@@ -206,8 +206,10 @@ class Editor(Protocol):
         """The buffer's text when the file is open in the editor, else None (the disk is read)."""
         ...
 
-    def apply(self, label: str, plans: list[FilePlan]) -> tuple[bool, str]:
-        """Apply the planned files; (True, "") only when the editor said it applied them."""
+    def apply(self, label: str, plans: list[FilePlan]) -> tuple[bool | None, str]:
+        """Apply the planned files: (True, "") only when the editor said it applied them;
+        (False, reason) when it refused; (None, reason) when it cannot take this change (the
+        engine writes the files instead)."""
         ...
 
 

@@ -893,17 +893,21 @@ class TaskRun:
             label = "AutoCode: apply changes for " + (self._launch.get("brief") or "").strip().splitlines()[0][:80] \
                 if (self._launch.get("brief") or "").strip() else "AutoCode: apply changes"
             changing = [p for p in plans if p.action in ("write", "delete")]
+            ok: bool | None = None
             if editor is not None and changing:
                 try:
                     ok, why = editor.apply(label, changing)
                 except Exception as exc:  # the editor went away or failed: nothing is claimed
                     ok, why = False, f"{type(exc).__name__}: {exc}"
-                if not ok:
+                if ok is None:
+                    self._note("apply_from_disk", {"why": why})
+                elif not ok:
                     self._apply_refused(
                         f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
                         "recorded as applied. Approve the completion again to retry.", head_moved,
                     )
                     return
+            if ok:
                 written, via = [p.path for p in changing], "editor"
             else:
                 try:

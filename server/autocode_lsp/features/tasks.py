@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -138,9 +139,32 @@ def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
     )
 
 
+SESSIONS: weakref.WeakSet[AutoCodeServer] = weakref.WeakSet()
+"""Every initialized session of this process (several over TCP/WebSocket): each hears the
+changes of the tasks in its folders, whichever session made them."""
+
+
 def publish(server: AutoCodeServer, snap: Snapshot) -> None:
-    """Send `autocode/task/didChange` for a newer revision (event loop thread only)."""
-    if not server.opt_in["didChange"]:
+    """Send `autocode/task/didChange` for a newer revision to this session and to every other
+    session of this process that has the task's workspace open (event loop thread only)."""
+    _publish_one(server, snap)
+    workspace = Path(str(snap.get("workspace") or ""))
+    for other in list(SESSIONS):
+        if other is server or other.closed or not other.opt_in["didChange"]:
+            continue
+        if any(_same_folder(folder, workspace) for folder in workspaces.session_folders(other)):
+            other.in_loop(_publish_one, other, snap)
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _publish_one(server: AutoCodeServer, snap: Snapshot) -> None:
+    if not server.opt_in["didChange"] or server.closed:
         return
     session = _session(server)
     task_id, revision = str(snap["id"]), int(snap["revision"])
@@ -337,11 +361,36 @@ async def approve_completion(
     folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_COMPLETION)
     source = _source(server)
     snap = await _act(
-        server, folders, args.task_id, lambda run: run.approve_completion(source),
+        server, folders, args.task_id,
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace)),
         title="AutoCode: applying the change",
     )
     _follow_up(server, snap)
     return to_snapshot(snap)
+
+
+async def resolve_conflicts(
+    server: AutoCodeServer, args: protocol.TaskResolveConflictsArgs
+) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_RESOLVE_CONFLICTS)
+    source = _source(server)
+    choices = dict(args.choices)
+    snap = await _act(
+        server, folders, args.task_id,
+        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
+        title="AutoCode: applying the change",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+def _editor(server: AutoCodeServer, workspace: Path) -> Any:
+    """The client's editor applies the change when it declared `workspace.applyEdit`."""
+    if not server.supports_apply_edit or server.loop is None:
+        return None
+    from autocode_lsp.apply_edit import ClientEditor
+
+    return ClientEditor(server, workspace)
 
 
 async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
@@ -547,17 +596,69 @@ def _announce(server: AutoCodeServer, snap: Snapshot) -> None:
     if key in session.announced:
         return
     session.announced.add(key)
-    kind = (snap.get("needs") or {}).get("kind")
+    needs = snap.get("needs") or {}
+    kind = needs.get("kind")
+    moved = needs.get("head_moved")
+    head_note = (
+        f" Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> "
+        f"{str(moved.get('to'))[:12]}); the change is merged into the files as they are now."
+        if moved else ""
+    )
     if kind == "approve_completion":
+        last = needs.get("apply") or {}
+        if last.get("message"):
+            server.show(f"AutoCode task {snap['id']}: {last['message']}", types.MessageType.Warning)
         server.show(
             f"AutoCode task {snap['id']} is verified. Review the change, then apply it with "
-            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']})."
+            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']}).{head_note}"
+        )
+    elif kind == "resolve_conflicts":
+        paths = ", ".join(str(c.get("path")) for c in needs.get("conflicts") or [])
+        server.show(
+            f"AutoCode task {snap['id']}: you and the task both changed {paths}; nothing was "
+            f"written. Choose per file with {protocol.TASK_RESOLVE_CONFLICTS} (taskId {snap['id']}, "
+            f'choices {{"<path>": "mine" | "theirs" | "markers"}}).{head_note}',
+            types.MessageType.Warning,
         )
     elif snap.get("done"):
         state = str(snap.get("state", "")).lower()
         error = (snap.get("error") or {}).get("message")
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
         server.show(f"AutoCode task {snap['id']} {state}" + (f": {error}" if error else "."), kind_of)
+
+
+# ---------------------------------------------------------------------- re-announcing
+
+
+def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
+    """A session started (`initialized`) or opened more folders: it hears every later change, and
+    every task waiting there for a person is announced to it again (in the background)."""
+    SESSIONS.add(server)
+    wanted = folders if folders is not None else workspaces.session_folders(server)
+    # Cheap before the engine loads: only folders that hold task runs at all.
+    with_runs = [f for f in wanted if (f / ".autocode" / "runs").is_dir()]
+    if with_runs:
+        server.spawn(_reannounce(server, with_runs), "re-announce waiting tasks")
+
+
+async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
+    def waiting() -> list[Snapshot]:
+        from autocode.tasks import list_tasks
+
+        found: list[Snapshot] = []
+        for folder in folders:
+            try:
+                found.extend(s for s in list_tasks(folder) if (s.get("needs") or {}).get("kind"))
+            except Exception as exc:  # a folder that is not a repository has no tasks
+                log.info("no tasks listed in %s: %s", folder, exc)
+        return found
+
+    snaps = await engine_call(waiting)
+    for snap in sorted(snaps, key=lambda s: str(s.get("created", ""))):
+        if server.closed:
+            return
+        _publish_one(server, snap)
+        _follow_up(server, snap)
 
 
 def _plain(value: Any) -> Any:
@@ -579,6 +680,7 @@ HANDLERS: dict[str, Any] = {
     protocol.TASK_APPROVE_PLAN: approve_plan,
     protocol.TASK_REJECT_PLAN: reject_plan,
     protocol.TASK_APPROVE_COMPLETION: approve_completion,
+    protocol.TASK_RESOLVE_CONFLICTS: resolve_conflicts,
     protocol.TASK_CANCEL: cancel,
     protocol.TASK_RESUME: resume,
     protocol.TASK_GET: get,
