@@ -30,9 +30,13 @@ class CannotUseEditor(Exception):
 
 
 class ClientEditor:
-    def __init__(self, server: AutoCodeServer, workspace: Path) -> None:
+    """`can_apply` is False for a client without `workspace.applyEdit`: it still tells the engine
+    which touched files have unsaved edits (so a write from disk does not overwrite them)."""
+
+    def __init__(self, server: AutoCodeServer, workspace: Path, *, can_apply: bool = True) -> None:
         self.server = server
         self.workspace = workspace
+        self.can_apply = can_apply
         loop = server.loop
         assert loop is not None
         self.loop = loop
@@ -45,15 +49,35 @@ class ClientEditor:
         uri = self._uri(rel)
         return docs.get(uri) or docs.get(uri.replace("%", "%25"))
 
-    def read(self, rel: str) -> bytes | None:
+    def _buffer(self, rel: str) -> bytes | None:
         async def get() -> bytes | None:
             doc = self._document(rel)
             return doc.source.encode("utf-8", "surrogateescape") if doc is not None else None
 
         return asyncio.run_coroutine_threadsafe(get(), self.loop).result(timeout=30)
 
+    def read(self, rel: str) -> bytes | None:
+        return self._buffer(rel) if self.can_apply else None
+
+    def unsaved(self, paths: list[str]) -> list[str]:
+        """The paths open in the editor with text that differs from the file on disk."""
+        out = []
+        for rel in paths:
+            buffer = self._buffer(rel)
+            if buffer is None:
+                continue
+            try:
+                disk = (self.workspace / rel).read_bytes()
+            except OSError:
+                disk = None
+            if buffer != disk:
+                out.append(rel)
+        return out
+
     def apply(self, label: str, plans: list[Any]) -> tuple[bool | None, str]:
         """(True, "") applied; (False, reason) refused; (None, reason): write from disk instead."""
+        if not self.can_apply:
+            return None, "the client does not apply workspace edits"
         try:
             edit = asyncio.run_coroutine_threadsafe(self._edit(plans), self.loop).result(timeout=30)
         except CannotUseEditor as exc:

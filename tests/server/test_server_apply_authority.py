@@ -183,7 +183,17 @@ async def test_a_client_without_apply_edit_gets_the_files_written(tmp_path: Path
         ))
         session.choose = lambda params: None
         snap = await _verified(session, repo)
-        (repo / "README").write_text("unrelated\n")
+        greet = repo / GREET
+        before = _tree(repo)
+        # greet.py is open with unsaved edits: writing behind the buffer would lose one side.
+        _open(session, greet, NOTE + greet.read_text())
+        refused = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert refused["state"] == "WAITING_FOR_COMPLETION_APPROVAL"
+        assert f"{GREET} has unsaved edits" in refused["needs"]["apply"]["message"]
+        assert _tree(repo) == before
+        session.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=greet.as_uri()))
+        )
         done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
         assert done["state"] == "COMPLETED" and done["result"]["apply"]["via"] == "disk"
         assert session.edits == [] and "goodbye" in (repo / GREET).read_text()

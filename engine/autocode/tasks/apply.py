@@ -206,6 +206,11 @@ class Editor(Protocol):
         """The buffer's text when the file is open in the editor, else None (the disk is read)."""
         ...
 
+    def unsaved(self, paths: list[str]) -> list[str]:
+        """Of these paths, those open in the editor with unsaved edits (checked before a write
+        from disk, which would otherwise be overwritten by the buffer later)."""
+        ...
+
     def apply(self, label: str, plans: list[FilePlan]) -> tuple[bool | None, str]:
         """Apply the planned files: (True, "") only when the editor said it applied them;
         (False, reason) when it refused; (None, reason) when it cannot take this change (the

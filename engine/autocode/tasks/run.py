@@ -868,7 +868,7 @@ class TaskRun:
         with store.locked(runs_root(self.workspace), name=".apply.lock"):
             try:
                 plans = self._plan_apply()
-            except (ValueError, OSError) as exc:
+            except Exception as exc:  # an unsafe path, an unreadable file, an editor gone: nothing written
                 self._apply_refused(f"the change cannot be applied: {exc}; nothing was written", head_moved)
                 return
             conflicts = [p for p in plans if p.action == "conflict"]
@@ -910,6 +910,17 @@ class TaskRun:
             if ok:
                 written, via = [p.path for p in changing], "editor"
             else:
+                try:
+                    unsaved = editor.unsaved([p.path for p in changing]) if editor is not None else []
+                except Exception as exc:  # the editor went away: its buffers cannot be checked
+                    unsaved = [f"(the editor could not be asked: {type(exc).__name__})"]
+                if unsaved:
+                    self._apply_refused(
+                        f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the "
+                        "editor, which cannot take this change itself; save or revert them, then approve "
+                        "again (nothing was written)", head_moved,
+                    )
+                    return
                 try:
                     written = apply_mod.write_plans(self.workspace, changing)
                 except (ValueError, OSError) as exc:

@@ -385,12 +385,13 @@ async def resolve_conflicts(
 
 
 def _editor(server: AutoCodeServer, workspace: Path) -> Any:
-    """The client's editor applies the change when it declared `workspace.applyEdit`."""
-    if not server.supports_apply_edit or server.loop is None:
+    """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
+    the server writes the files, unless a touched file has unsaved edits in the editor."""
+    if server.loop is None:
         return None
     from autocode_lsp.apply_edit import ClientEditor
 
-    return ClientEditor(server, workspace)
+    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
 
 
 async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
