@@ -225,3 +225,25 @@ def test_cancel_from_another_thread_stops_a_running_test_command(tmp_path: Path)
     assert done["snap"]["state"] == "CANCELLED"
     assert time.monotonic() - started < 30
     assert TaskRun.load(repo, run.id).snapshot()["state"] == "CANCELLED"
+
+
+def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tuple[Path, str]) -> None:
+    repo, _ = sample
+    git(repo, "mv", WORDS, "textkit/text_words.py")
+    (repo / "textkit" / "__init__.py").write_text("")
+    (repo / TESTS).write_text((repo / TESTS).read_text().replace("textkit.words", "textkit.text_words"))
+    rename = git(repo, "diff", "-M", "HEAD")
+    git(repo, "reset", "-q", "--hard")
+    (repo / "rename.patch").write_text(rename)
+    git(repo, "add", "rename.patch")
+    git(repo, "commit", "-qm", "a rename patch")
+    assert "rename from textkit/words.py" in rename
+    run = TaskRun.start(repo, "via rename.patch", TaskOptions(scenario="no-questions"))
+    snap = run.approve_plan(1, CLI)
+    assert snap["needs"]["kind"] == "approve_completion", snap
+    (repo / WORDS).write_text((repo / WORDS).read_text() + "# mine\n")
+    snap = run.approve_completion(CLI)
+    assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "renamed")]
+    snap = run.resolve_conflicts({WORDS: "theirs"}, CLI)
+    assert snap["state"] == "COMPLETED"
+    assert not (repo / WORDS).exists() and (repo / "textkit" / "text_words.py").is_file()

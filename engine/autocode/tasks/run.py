@@ -994,6 +994,14 @@ class TaskRun:
 
         base = self._base_reader(copy, theirs)
         plans = apply_mod.plan_change(files, base, mine, theirs)
+        renamed = {
+            line[len("rename from "):].strip()
+            for line in self._read_text("evidence/changes.diff").splitlines()
+            if line.startswith("rename from ")
+        }
+        for plan in plans:
+            if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
+                plan.reason = "renamed"  # the task moved a file the person changed
         chosen = self._state.get("apply_choices") or {}
         return [
             apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
@@ -1318,7 +1326,12 @@ def _patch_already_applied(copy: Path, diff_path: Path) -> bool:
 def _diff_files(diff: str) -> list[str]:
     files: list[str] = []
     for line in diff.splitlines():
-        if line.startswith("+++ ") or line.startswith("--- "):
+        if line.startswith(("rename from ", "rename to ")):
+            # A rename (maybe with no content change, so no ---/+++ lines): both paths are touched.
+            name = line.split(" ", 2)[2].strip()
+            if name not in files:
+                files.append(name)
+        elif line.startswith("+++ ") or line.startswith("--- "):
             name = line[4:].split("\t")[0].strip()
             if name == "/dev/null":
                 continue
