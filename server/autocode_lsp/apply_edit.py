@@ -59,6 +59,9 @@ class ClientEditor:
     def read(self, rel: str) -> bytes | None:
         return self._buffer(rel) if self.can_apply else None
 
+    def open_paths(self, paths: list[str]) -> list[str]:
+        return [rel for rel in paths if self._buffer(rel) is not None]
+
     def unsaved(self, paths: list[str]) -> list[str]:
         """The paths open in the editor with text that differs from the file on disk."""
         out = []

@@ -100,6 +100,7 @@ async def test_the_editor_applies_the_merge_into_an_unsaved_buffer(tmp_path: Pat
         # The buffer holds both: the unsaved note and the task's change; the disk is the editor's business.
         assert buffer["text"].startswith(NOTE) and "hello and goodbye" in buffer["text"]
         assert greet.read_bytes() == on_disk
+        assert done["result"]["apply"]["written_by_editor"] == [GREET]
     finally:
         await close(session)
 
@@ -110,6 +111,7 @@ async def test_a_refused_edit_is_not_completed_and_a_retry_applies(tmp_path: Pat
     try:
         snap = await _verified(session, repo)
         before = _tree(repo)
+        _open(session, repo / GREET, (repo / GREET).read_text())  # open, nothing unsaved
         session.apply_edit = lambda params: types.ApplyWorkspaceEditResult(
             applied=False, failure_reason="the person closed the preview"
         )
@@ -140,6 +142,7 @@ async def test_conflicts_over_lsp_wait_for_the_persons_choice(tmp_path: Path) ->
         snap = await _verified(session, repo)
         greet = repo / GREET
         greet.write_text("def greet():\n    return 'hello, mine'\n")
+        _open(session, greet, greet.read_text())
         before = _tree(repo)
         waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
         assert waiting["state"] == "WAITING_FOR_CONFLICT_RESOLUTION"

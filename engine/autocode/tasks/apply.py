@@ -206,6 +206,13 @@ class Editor(Protocol):
         """The buffer's text when the file is open in the editor, else None (the disk is read)."""
         ...
 
+    can_apply: bool
+    """False for an editor that only reports its buffers (it cannot apply edits itself)."""
+
+    def open_paths(self, paths: list[str]) -> list[str]:
+        """Of these paths, those open in the editor: their change goes through it."""
+        ...
+
     def unsaved(self, paths: list[str]) -> list[str]:
         """Of these paths, those open in the editor with unsaved edits (checked before a write
         from disk, which would otherwise be overwritten by the buffer later)."""

@@ -858,8 +858,6 @@ class TaskRun:
         self._commit("verified", {"exit_code": tests["exit_code"]})
 
     def _step_applying(self) -> None:
-        from autocode.tasks import apply as apply_mod
-
         self._say("completed", "merging the change into the workspace")
         head_moved = self.head_moved()
         if head_moved:
@@ -889,56 +887,24 @@ class TaskRun:
                 self._state["state"] = "WAITING_FOR_CONFLICT_RESOLUTION"
                 self._commit("conflicts", {"conflicts": paths})
                 return
-            editor = self._editor
-            label = "AutoCode: apply changes for " + (self._launch.get("brief") or "").strip().splitlines()[0][:80] \
-                if (self._launch.get("brief") or "").strip() else "AutoCode: apply changes"
-            changing = [p for p in plans if p.action in ("write", "delete")]
-            ok: bool | None = None
-            if editor is not None and changing:
-                try:
-                    ok, why = editor.apply(label, changing)
-                except Exception as exc:  # the editor went away or failed: nothing is claimed
-                    ok, why = False, f"{type(exc).__name__}: {exc}"
-                if ok is None:
-                    self._note("apply_from_disk", {"why": why})
-                elif not ok:
-                    self._apply_refused(
-                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
-                        "recorded as applied. Approve the completion again to retry.", head_moved,
-                    )
-                    return
-            if ok:
-                written, via = [p.path for p in changing], "editor"
-            else:
-                try:
-                    unsaved = editor.unsaved([p.path for p in changing]) if editor is not None else []
-                except Exception as exc:  # the editor went away: its buffers cannot be checked
-                    unsaved = [f"(the editor could not be asked: {type(exc).__name__})"]
-                if unsaved:
-                    self._apply_refused(
-                        f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the "
-                        "editor, which cannot take this change itself; save or revert them, then approve "
-                        "again (nothing was written)", head_moved,
-                    )
-                    return
-                try:
-                    written = apply_mod.write_plans(self.workspace, changing)
-                except (ValueError, OSError) as exc:
-                    self._apply_refused(f"writing the change failed: {exc}", head_moved)
-                    return
-                via = "disk"
+            outcome_or_none = self._write_change(plans, head_moved)
+            if outcome_or_none is None:
+                return
+            written, by_editor = outcome_or_none
+            via = "editor" if by_editor else "disk"
         store.kill_point("applied")
         chosen = dict(self._state.get("apply_choices") or {})
         outcome = {
             "status": "applied",
             "applied": True,
             "written": written,
+            "written_by_editor": by_editor,
             "conflicts": [],
             "via": via,
             "choices": chosen,
             "head_moved": head_moved,
             "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
-            + (" (through the editor)" if via == "editor" else ""),
+            + (f" ({', '.join(by_editor)} through the editor)" if by_editor else ""),
         }
         self._state["apply"] = outcome
         checkpoint = {
@@ -961,6 +927,54 @@ class TaskRun:
         }
         self._state["state"] = "COMPLETED"
         self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+
+    def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
+        """Write the planned files: the ones open in an editor that applies edits go through it
+        (unsaved edits and undo included), the others to disk. Returns (written, through the
+        editor), or None when the apply was refused (then nothing was written)."""
+        from autocode.tasks import apply as apply_mod
+
+        editor = self._editor
+        brief = (self._launch.get("brief") or "").strip()
+        label = "AutoCode: apply changes for " + brief.splitlines()[0][:80] if brief else "AutoCode: apply changes"
+        changing = [p for p in plans if p.action in ("write", "delete")]
+        by_editor: list[Any] = []
+        try:
+            if editor is not None and getattr(editor, "can_apply", True):
+                opened = set(editor.open_paths([p.path for p in changing]))
+                by_editor = [p for p in changing if p.path in opened and p.action == "write"]
+            on_disk = [p for p in changing if p not in by_editor]
+            if by_editor:
+                ok, why = editor.apply(label, by_editor)
+                if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
+                    self._note("apply_from_disk", {"why": why})
+                    on_disk, by_editor = changing, []
+                elif not ok:
+                    self._apply_refused(
+                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
+                        "recorded as applied. Approve the completion again to retry.", head_moved,
+                    )
+                    return None
+            unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
+        except Exception as exc:  # the editor went away or failed: nothing is claimed
+            self._apply_refused(
+                f"the editor could not be reached ({type(exc).__name__}: {exc}); approve again to retry",
+                head_moved,
+            )
+            return None
+        if unsaved:
+            self._apply_refused(
+                f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
+                "which cannot take this change itself; save or revert them, then approve again "
+                "(nothing was written)", head_moved,
+            )
+            return None
+        try:
+            written = apply_mod.write_plans(self.workspace, on_disk)
+        except (ValueError, OSError) as exc:
+            self._apply_refused(f"writing the change failed: {exc}", head_moved)
+            return None
+        return [p.path for p in by_editor] + written, [p.path for p in by_editor]
 
     def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
         """The change was not applied: back to waiting for the completion approval (retry)."""
