@@ -578,8 +578,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
                 "Accept the verified result and apply it: a three-way merge per file (base: the "
                 "file as the task's copy started from it; mine: the workspace now; theirs: the "
-                "task's result), through `workspace/applyEdit` when the client supports it, else "
-                "written by the server. Overlapping edits, and files deleted on one side, make the "
+                "task's result). Files the client has open (synchronised) go through "
+                "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
+                "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
                 "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
                 "COMPLETED only once applied; `result.apply` says what was written.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
