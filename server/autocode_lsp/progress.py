@@ -22,11 +22,18 @@ log = logging.getLogger("autocode_lsp")
 
 
 class WorkProgress:
+    """One `$/progress` token. Asking the client for it (`window/workDoneProgress/create`) never
+    gates the work: `begin` returns at once, the work starts, and the token's begin, the latest
+    report and the end follow once the client agreed (nothing at all if it refused or went away)."""
+
     def __init__(self, server: AutoCodeServer, token: str | None) -> None:
         self.server = server
         self.token = token
         self._ended = False
+        self._ready = token is not None
         self._last = ""
+        self._pending_report: tuple[str, int | None] | None = None
+        self._pending_end: str | None = None
 
     @classmethod
     async def begin(
@@ -38,15 +45,38 @@ class WorkProgress:
         on_cancel: Callable[[], Any] | None = None,
     ) -> WorkProgress:
         """Start reporting; a client without progress support gets a do-nothing reporter."""
+        return cls.start(server, title, message, on_cancel=on_cancel)
+
+    @classmethod
+    def start(
+        cls,
+        server: AutoCodeServer,
+        title: str,
+        message: str = "",
+        *,
+        on_cancel: Callable[[], Any] | None = None,
+    ) -> WorkProgress:
         if not server.supports_progress:
             return cls(server, None)
-        token = f"autocode-{uuid.uuid4()}"
+        progress = cls(server, f"autocode-{uuid.uuid4()}")
+        progress._ready = False
+        server.spawn(progress._create(title, message, on_cancel), f"progress {progress.token}")
+        return progress
+
+    async def _create(self, title: str, message: str, on_cancel: Callable[[], Any] | None) -> None:
+        token = self.token
+        assert token is not None
         try:
-            await asyncio.wait_for(server.work_done_progress.create_async(token), timeout=10)
-        except Exception as exc:  # a client that refuses progress just gets none
-            log.info("client refused a progress token: %s", exc)
-            return cls(server, None)
-        future = server.work_done_progress.tokens.get(token)
+            await asyncio.wait_for(self.server.work_done_progress.create_async(token), timeout=10)
+        except BaseException as exc:  # refused, timed out or the connection went away: no progress
+            log.info("no progress token from the client: %r", exc)
+            self.token = None
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            return
+        if self._ended:
+            return
+        future = self.server.work_done_progress.tokens.get(token)
         if future is not None and on_cancel is not None:
 
             def cancelled(f: Any) -> None:
@@ -55,13 +85,17 @@ class WorkProgress:
                     on_cancel()
 
             future.add_done_callback(cancelled)
-        server.work_done_progress.begin(
+        self.server.work_done_progress.begin(
             token,
             types.WorkDoneProgressBegin(
                 title=title, message=message or None, cancellable=on_cancel is not None
             ),
         )
-        return cls(server, token)
+        self._ready = True
+        if self._pending_report is not None:
+            self._send_report(*self._pending_report)
+        if self._pending_end is not None:
+            self._send_end(self._pending_end)
 
     def report(self, message: str, percentage: int | None = None) -> None:
         if self.token is None or message == self._last:
@@ -70,10 +104,14 @@ class WorkProgress:
         self.server.in_loop(self._send_report, message, percentage)
 
     def _send_report(self, message: str, percentage: int | None) -> None:
-        if self.token is not None and not self._ended:
-            self.server.work_done_progress.report(
-                self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
-            )
+        if self.token is None or self._ended:
+            return
+        if not self._ready:
+            self._pending_report = (message, percentage)
+            return
+        self.server.work_done_progress.report(
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+        )
 
     def end(self, message: str) -> None:
         if self.token is None:
@@ -82,6 +120,9 @@ class WorkProgress:
 
     def _send_end(self, message: str) -> None:
         if self.token is None or self._ended:
+            return
+        if not self._ready:
+            self._pending_end = message
             return
         self._ended = True
         self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))

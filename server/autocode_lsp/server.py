@@ -64,13 +64,16 @@ class AutoCodeServer(LanguageServer):
             name="autocode-lsp",
             version=__version__,
             protocol_cls=AutoCodeProtocol,
-            text_document_sync_kind=types.TextDocumentSyncKind.None_,
+            # Open documents are followed so an apply merges into unsaved buffers.
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.end_connection = end_connection
         self.client_name = "unknown"
         self.opt_in: dict[str, bool] = dict.fromkeys(OPT_IN_KEYS, False)
         self.supports_progress = False
         self.supports_show_document = False
+        self.supports_apply_edit = False
+        self.workspace_edit_caps: dict[str, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
@@ -99,9 +102,17 @@ class AutoCodeServer(LanguageServer):
         self.supports_show_document = bool(
             window and window.show_document and window.show_document.support
         )
+        ws = caps.workspace
+        self.supports_apply_edit = bool(ws and ws.apply_edit)
+        edit_caps = ws.workspace_edit if ws else None
+        self.workspace_edit_caps = {
+            "documentChanges": bool(edit_caps and edit_caps.document_changes),
+            "resourceOperations": [str(getattr(op, "value", op)) for op in (edit_caps.resource_operations or [])]
+            if edit_caps else [],
+        }
         log.info(
-            "client %s connected (opted in: %s, progress: %s)",
-            self.client_name, self.opted_in, self.supports_progress,
+            "client %s connected (opted in: %s, progress: %s, applyEdit: %s)",
+            self.client_name, self.opted_in, self.supports_progress, self.supports_apply_edit,
         )
 
     def advertisement(self) -> dict[str, Any]:
@@ -269,6 +280,20 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
+        _tasks_joined(ls, None)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def folders_changed(ls: AutoCodeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        from autocode_lsp.workspaces import to_path
+
+        added = []
+        for folder in params.event.added:
+            try:
+                added.append(to_path(folder.uri))
+            except Exception:
+                continue
+        if added:
+            _tasks_joined(ls, added)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AutoCodeServer, params: Any) -> None:
@@ -279,6 +304,18 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
             close_memory_services()
 
     return server
+
+
+def _tasks_joined(server: AutoCodeServer, folders: list[Any] | None) -> None:
+    """Tell the tasks feature a session (or its new folders) arrived; waiting tasks are re-announced."""
+    if "tasks" not in available_features():
+        return
+    try:
+        from autocode_lsp.features import tasks
+
+        tasks.joined(server, folders)
+    except Exception:
+        log.exception("re-announcing waiting tasks failed")
 
 
 class ClientLogHandler(logging.Handler):

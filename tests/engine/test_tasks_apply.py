@@ -1,17 +1,27 @@
-"""Completion on a workspace that changed meanwhile: conflicts reported, the person's work kept; cancel mid-run."""
+"""Applying a verified task to a workspace the person kept working in (real git repositories):
+a per-file three-way merge, conflicts as a need with the person's choice, HEAD moved, and an
+apply that fails never says COMPLETED. Also: cancel mid-run."""
 
 from __future__ import annotations
 
+import json
+import os
 import threading
 import time
 from pathlib import Path
 
-from autocode.tasks import Source, TaskOptions, TaskRun
+import pytest
+
+from autocode.tasks import AlreadyDecided, Source, TaskOptions, TaskRun
+from autocode.tasks.apply import merge3, render, unapply
 from support import git
-from tasks_support import build_sample
+from tasks_support import autocode, build_sample
 
 CLI = Source("cli", "tester")
-MINE = "def longest_word(text):\n    return 'mine'\n"
+WORDS = "textkit/words.py"
+TESTS = "tests/test_words.py"
+NOTE = "# my own note, far from the task's hunk\n"
+MINE = "\n\ndef longest_word(text):\n    return 'mine'\n"
 
 
 def _verified(repo: Path, patch: str) -> TaskRun:
@@ -21,47 +31,180 @@ def _verified(repo: Path, patch: str) -> TaskRun:
     return run
 
 
-def test_unstaged_conflicting_work_is_left_untouched(tmp_path: Path) -> None:
-    repo, patch = build_sample("unittest", tmp_path / "textkit")
+def _tree(repo: Path) -> dict[str, bytes]:
+    """Every file of the workspace outside .git and .autocode, with its bytes."""
+    out: dict[str, bytes] = {}
+    for path in sorted(repo.rglob("*")):
+        rel = path.relative_to(repo).as_posix()
+        if rel.split("/")[0] in (".git", ".autocode") or not path.is_file():
+            continue
+        out[rel] = path.read_bytes()
+    return out
+
+
+def _theirs(run: TaskRun, rel: str) -> bytes:
+    return (Path(run.snapshot()["copy"]) / rel).read_bytes()
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> tuple[Path, str]:
+    return build_sample("unittest", tmp_path / "textkit")
+
+
+def test_a_non_overlapping_uncommitted_edit_in_a_touched_file_keeps_both(sample: tuple[Path, str]) -> None:
+    repo, patch = sample
     run = _verified(repo, patch)
-    words = repo / "textkit" / "words.py"
-    words.write_text(words.read_text() + "\n\n" + MINE)
-    before = words.read_bytes()
-    snap = run.approve_completion(CLI)
-    assert snap["state"] == "COMPLETED"
-    outcome = snap["result"]["apply"]
-    assert outcome["status"] in ("not_applied", "conflicts"), outcome
-    assert words.read_bytes() == before or "return 'mine'" in words.read_text()
-    assert "return 'mine'" in words.read_text()
-    assert outcome["backup"] and git(repo, "cat-file", "-t", outcome["backup"]).strip() == "commit"
-
-
-def test_staged_conflicting_work_gets_markers_and_a_backup(tmp_path: Path) -> None:
-    repo, patch = build_sample("unittest", tmp_path / "textkit")
-    run = _verified(repo, patch)
-    words = repo / "textkit" / "words.py"
-    words.write_text(words.read_text() + "\n\n" + MINE)
-    git(repo, "add", "textkit/words.py")
-    snap = run.approve_completion(CLI)
-    outcome = snap["result"]["apply"]
-    assert outcome["status"] == "conflicts", outcome
-    assert "textkit/words.py" in outcome["conflicts"]
-    text = words.read_text()
-    assert "<<<<<<<" in text and "return 'mine'" in text
-    assert "git stash apply" in outcome["message"]
-    # The verified result stands; learning still ran.
-    assert snap["result"]["verified"] is True and snap["learning"]["status"] == "done"
-
-
-def test_non_conflicting_uncommitted_work_is_kept(tmp_path: Path) -> None:
-    repo, patch = build_sample("unittest", tmp_path / "textkit")
-    run = _verified(repo, patch)
+    words = repo / WORDS
+    words.write_text(NOTE + words.read_text())
     readme = repo / "README.md"
     readme.write_text(readme.read_text() + "My unsaved note.\n")
     snap = run.approve_completion(CLI)
-    assert snap["result"]["apply"]["status"] == "applied"
+    assert snap["state"] == "COMPLETED", snap
+    outcome = snap["result"]["apply"]
+    assert outcome["applied"] is True and outcome["via"] == "disk" and outcome["conflicts"] == []
+    assert sorted(outcome["written"]) == [TESTS, WORDS]
+    text = words.read_text()
+    assert text.startswith(NOTE) and "def longest_word" in text
     assert "My unsaved note." in readme.read_text()
-    assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
+    # Nothing was staged or committed: the index is as the person left it.
+    assert git(repo, "diff", "--cached", "--name-only").strip() == ""
+
+
+def test_overlapping_edits_wait_for_a_choice_and_write_nothing(sample: tuple[Path, str]) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    (repo / WORDS).write_text((repo / WORDS).read_text() + MINE)
+    before = _tree(repo)
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "WAITING_FOR_CONFLICT_RESOLUTION" and not snap["done"]
+    assert snap["needs"]["kind"] == "resolve_conflicts" and snap["result"] is None
+    [conflict] = snap["needs"]["conflicts"]
+    assert conflict["path"] == WORDS and conflict["reason"] == "overlap"
+    assert conflict["hunks"] == [{"mine_start": 3, "mine_lines": 4, "theirs_start": 3, "theirs_lines": 4}]
+    assert _tree(repo) == before  # byte-identical, the clean file (tests) included
+    with pytest.raises(AlreadyDecided, match="now WAITING_FOR_CONFLICT_RESOLUTION"):
+        run.approve_completion(CLI)  # already approved: it now waits for a choice
+    with pytest.raises(Exception, match="not in conflict"):
+        run.resolve_conflicts({"README.md": "mine"}, CLI)
+    with pytest.raises(Exception, match="use one of"):
+        run.resolve_conflicts({WORDS: "both"}, CLI)
+    assert _tree(repo) == before
+
+
+@pytest.mark.parametrize("choice", ["mine", "theirs", "markers"])
+def test_each_choice_for_a_conflicted_file(sample: tuple[Path, str], choice: str) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    words = repo / WORDS
+    mine = words.read_text() + MINE
+    words.write_text(mine)
+    run.approve_completion(CLI)
+    # Through the CLI, as a person would.
+    proc = autocode("task", "resolve", "--workspace", str(repo), run.id, f"{WORDS}={choice}", "--json")
+    assert proc.returncode == 0, proc.stderr
+    snap = json.loads(proc.stdout)
+    assert snap["state"] == "COMPLETED"
+    outcome = snap["result"]["apply"]
+    assert outcome["applied"] is True and outcome["choices"] == {WORDS: choice}
+    assert (repo / TESTS).read_bytes() == _theirs(run, TESTS)  # the clean file is applied as well
+    text = words.read_text()
+    if choice == "mine":
+        assert text == mine and outcome["written"] == [TESTS]
+    elif choice == "theirs":
+        assert words.read_bytes() == _theirs(run, WORDS) and sorted(outcome["written"]) == [TESTS, WORDS]
+    else:
+        assert "<<<<<<< mine" in text and ">>>>>>> theirs" in text
+        assert "return 'mine'" in text and "max(text.split(), key=len" in text
+        assert text.startswith("def count_words(text):\n")  # the common part stays outside the markers
+    late = autocode("task", "resolve", "--workspace", str(repo), run.id, f"{WORDS}=mine")
+    assert late.returncode == 5 and "not waiting" in late.stderr
+
+
+def test_a_file_deleted_in_the_workspace_is_a_conflict(sample: tuple[Path, str]) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    (repo / WORDS).unlink()
+    snap = run.approve_completion(CLI)
+    assert snap["needs"]["kind"] == "resolve_conflicts"
+    assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "deletedInWorkspace")]
+    assert not (repo / WORDS).exists() and (repo / TESTS).read_bytes() != _theirs(run, TESTS)
+    snap = run.resolve_conflicts({WORDS: "mine"}, CLI)
+    assert snap["state"] == "COMPLETED" and not (repo / WORDS).exists()
+    assert snap["result"]["apply"]["written"] == [TESTS]
+
+
+def test_head_moved_is_said_before_applying_and_the_change_still_merges(sample: tuple[Path, str]) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    start = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "-b", "elsewhere")
+    (repo / WORDS).write_text(NOTE + (repo / WORDS).read_text())
+    git(repo, "commit", "-qam", "a note on another branch")
+    now = git(repo, "rev-parse", "HEAD").strip()
+    snap = run.snapshot()
+    assert snap["needs"]["head_moved"] == {"from": start, "to": now}
+    shown = autocode("task", "status", "--workspace", str(repo), run.id)
+    assert "HEAD moved since the task started" in shown.stdout
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "COMPLETED"
+    assert snap["result"]["apply"]["head_moved"] == {"from": start, "to": now}
+    text = (repo / WORDS).read_text()
+    assert text.startswith(NOTE) and "def longest_word" in text
+
+
+def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[Path, str]) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    words = repo / WORDS
+    elsewhere = repo / "elsewhere.py"
+    elsewhere.write_text(words.read_text())
+    words.unlink()
+    os.symlink("../elsewhere.py", words)  # AutoCode never writes through a link
+    before = _tree(repo)
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "WAITING_FOR_COMPLETION_APPROVAL" and snap["result"] is None
+    assert snap["needs"]["apply"]["status"] == "not_applied"
+    assert "symbolic link" in snap["needs"]["apply"]["message"]
+    assert _tree(repo) == before
+    status = autocode("task", "status", "--workspace", str(repo), run.id)
+    assert status.returncode == 1 and "symbolic link" in status.stdout
+    words.unlink()
+    words.write_text(elsewhere.read_text())
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "COMPLETED" and "def longest_word" in words.read_text()
+    with pytest.raises(AlreadyDecided, match="already approved at"):
+        run.approve_completion(CLI)
+
+
+def test_no_program_the_repository_configures_runs_while_applying(sample: tuple[Path, str], tmp_path: Path) -> None:
+    repo, patch = sample
+    run = _verified(repo, patch)
+    touched = tmp_path / "filter-ran"
+    (repo / ".gitattributes").write_text("*.py filter=spy\n")
+    git(repo, "config", "filter.spy.clean", f"sh -c 'touch {touched}; cat'")
+    git(repo, "config", "filter.spy.smudge", f"sh -c 'touch {touched}; cat'")
+    (repo / WORDS).write_text(NOTE + (repo / WORDS).read_text())
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "COMPLETED" and not touched.exists()
+
+
+def test_merge3_and_unapply_on_their_own() -> None:
+    base = [b"a\n", b"b\n", b"c\n", b"d\n"]
+    mine = [b"A\n", b"b\n", b"c\n", b"d\n"]
+    theirs = [b"a\n", b"b\n", b"c\n", b"D\n", b"e\n"]
+    assert render(merge3(base, mine, theirs), markers=False) == b"A\nb\nc\nD\ne\n"
+    same = merge3(base, theirs, theirs)
+    assert render(same, markers=False) == b"".join(theirs)
+    clash = merge3(base, [b"x\n", *base[1:]], [b"y\n", *base[1:]])
+    assert [r.kind for r in clash] == ["conflict", "same"]
+    # unapply: the file before a diff, from the file after it, at an offset and without a final newline.
+    diff = (
+        "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n one\n-two\n\\ No newline at end of file\n"
+        "+TWO\n\\ No newline at end of file\n"
+    )
+    assert unapply(b"zero\none\nTWO", diff) == b"zero\none\ntwo"
+    assert unapply(b"new\n", "--- /dev/null\n+++ b/f\n@@ -0,0 +1 @@\n+new\n") is None
+    assert unapply(None, "--- a/f\n+++ /dev/null\n@@ -1 +0,0 @@\n--- old\n") == b"-- old\n"
 
 
 def test_cancel_from_another_thread_stops_a_running_test_command(tmp_path: Path) -> None:
@@ -82,3 +225,25 @@ def test_cancel_from_another_thread_stops_a_running_test_command(tmp_path: Path)
     assert done["snap"]["state"] == "CANCELLED"
     assert time.monotonic() - started < 30
     assert TaskRun.load(repo, run.id).snapshot()["state"] == "CANCELLED"
+
+
+def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tuple[Path, str]) -> None:
+    repo, _ = sample
+    git(repo, "mv", WORDS, "textkit/text_words.py")
+    (repo / "textkit" / "__init__.py").write_text("")
+    (repo / TESTS).write_text((repo / TESTS).read_text().replace("textkit.words", "textkit.text_words"))
+    rename = git(repo, "diff", "-M", "HEAD")
+    git(repo, "reset", "-q", "--hard")
+    (repo / "rename.patch").write_text(rename)
+    git(repo, "add", "rename.patch")
+    git(repo, "commit", "-qm", "a rename patch")
+    assert "rename from textkit/words.py" in rename
+    run = TaskRun.start(repo, "via rename.patch", TaskOptions(scenario="no-questions"))
+    snap = run.approve_plan(1, CLI)
+    assert snap["needs"]["kind"] == "approve_completion", snap
+    (repo / WORDS).write_text((repo / WORDS).read_text() + "# mine\n")
+    snap = run.approve_completion(CLI)
+    assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "renamed")]
+    snap = run.resolve_conflicts({WORDS: "theirs"}, CLI)
+    assert snap["state"] == "COMPLETED"
+    assert not (repo / WORDS).exists() and (repo / "textkit" / "text_words.py").is_file()

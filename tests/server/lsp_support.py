@@ -48,6 +48,10 @@ class Session:
     answer_question: Callable[[dict[str, Any]], Any] | None = None
     review_plan: Callable[[dict[str, Any]], Any] | None = None
     choose: Callable[[types.ShowMessageRequestParams], str | None] | None = None
+    edits: list[types.ApplyWorkspaceEditParams] = field(default_factory=list)
+    apply_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] | None = None
+    """How the client answers workspace/applyEdit; default: like an editor with no file open,
+    it applies the edit to the files (see `apply_to_disk`)."""
 
     async def command(self, name: str, *arguments: Any) -> Any:
         return await self.client.workspace_execute_command_async(
@@ -163,7 +167,9 @@ def _register_handlers(session: Session) -> None:
         session.questions.append(data)
         if session.answer_question is None:
             return {"answer": None}
-        return {"answer": session.answer_question(data)}
+        reply = session.answer_question(data)
+        # A dict is the whole reply (e.g. with `how`); anything else is the answer's text.
+        return reply if isinstance(reply, dict) else {"answer": reply}
 
     @client.feature("autocode/task/reviewPlan")
     async def review(ls: LanguageClient, params: Any) -> Any:
@@ -173,6 +179,11 @@ def _register_handlers(session: Session) -> None:
             return {"decision": "later"}
         return session.review_plan(data)
 
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        session.edits.append(params)
+        return (session.apply_edit or apply_to_disk)(params)
+
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
     def message_request(
         ls: LanguageClient, params: types.ShowMessageRequestParams
@@ -180,6 +191,43 @@ def _register_handlers(session: Session) -> None:
         session.message_requests.append(params)
         title = session.choose(params) if session.choose else None
         return types.MessageActionItem(title=title) if title is not None else None
+
+
+def _offset(text: str, position: types.Position) -> int:
+    lines = text.split("\n")
+    if position.line >= len(lines):
+        return len(text)
+    before = sum(len(line) + 1 for line in lines[: position.line])
+    units = lines[position.line].encode("utf-16-le")[: position.character * 2].decode("utf-16-le")
+    return before + len(units)
+
+
+def apply_to_disk(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+    """What an editor does with a WorkspaceEdit for files it has not open: change the files."""
+    from pygls.uris import to_fs_path
+
+    edit = params.edit
+
+    def apply_text(uri: str, text_edits: list[Any]) -> None:
+        path = Path(to_fs_path(uri) or "")
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        for e in sorted(text_edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            start, end = _offset(text, e.range.start), _offset(text, e.range.end)
+            text = text[:start] + e.new_text + text[end:]
+        path.write_text(text, encoding="utf-8")
+
+    for step in edit.document_changes or []:
+        if isinstance(step, types.CreateFile):
+            path = Path(to_fs_path(step.uri) or "")
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+        elif isinstance(step, types.DeleteFile):
+            Path(to_fs_path(step.uri) or "").unlink(missing_ok=True)
+        else:
+            apply_text(step.text_document.uri, list(step.edits))
+    for uri, text_edits in (edit.changes or {}).items():
+        apply_text(uri, list(text_edits))
+    return types.ApplyWorkspaceEditResult(applied=True)
 
 
 def _plain(value: Any) -> Any:

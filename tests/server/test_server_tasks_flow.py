@@ -279,7 +279,8 @@ async def test_plain_client_uses_execute_command_and_standard_messages(
     done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
     assert done["state"] == "COMPLETED"
 
-    assert ledger_sources(done) == ["human lsp:Neovim"]
+    # The only offered choice was the proposed default: taking it is an accepted default.
+    assert ledger_sources(done) == ["proposed_default lsp:Neovim"]
     assert set(approval_sources(done)) == {"lsp:Neovim"}
     approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))
     assert [a["kind"] for a in approvals["approvals"]] == ["plan_rejected", "plan", "completion"]

@@ -15,7 +15,10 @@ from typing import Any
 
 from autocode.cli._common import add_json_flag, emit
 
-VERBS = ("start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "cancel", "resume")
+VERBS = (
+    "start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "resolve",
+    "cancel", "resume",
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -67,9 +70,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _workspace(answer)
     answer.add_argument("task_id", metavar="TASK")
     answer.add_argument("question_id", metavar="QUESTION")
-    answer.add_argument("text", metavar="TEXT", nargs="?", help="your answer (omit with --accept-default)")
-    answer.add_argument("--accept-default", action="store_true", help="take the question's proposed default")
-    answer.add_argument("--delegate", action="store_true", help="let the task decide (recorded as delegated)")
+    answer.add_argument("text", metavar="TEXT", nargs="?", help="your answer (omit with --accept-default or --delegate)")
+    how = answer.add_mutually_exclusive_group()
+    how.add_argument("--accept-default", action="store_true",
+                     help="take the question's proposed default (recorded as acceptedDefault, never learned)")
+    how.add_argument("--delegate", action="store_true",
+                     help="let the task decide (recorded as delegated, never learned)")
+    how.add_argument("--chosen", action="store_true",
+                     help="TEXT is one of the offered choices you picked (recorded as chosen)")
     add_json_flag(answer)
 
     approve = sub.add_parser("approve", help="approve the current plan revision")
@@ -77,6 +85,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     approve.add_argument("task_id", metavar="TASK")
     approve.add_argument("--revision", type=int, required=True, help="the plan revision you reviewed")
     add_json_flag(approve)
+
+    resolve = sub.add_parser("resolve", help="choose, per conflicted file, how the change is applied")
+    _workspace(resolve)
+    resolve.add_argument("task_id", metavar="TASK")
+    resolve.add_argument(
+        "choices", metavar="PATH=CHOICE", nargs="+",
+        help="mine (keep your file), theirs (take the task's) or markers (write conflict markers)",
+    )
+    add_json_flag(resolve)
 
     reject = sub.add_parser("reject", help="send the plan back with feedback")
     _workspace(reject)
@@ -116,6 +133,8 @@ def run(args: argparse.Namespace) -> int:
         snap = task.reject_plan(args.feedback, source, revision=args.revision)
     elif verb == "approve-completion":
         snap = task.approve_completion(source)
+    elif verb == "resolve":
+        snap = task.resolve_conflicts(_choices(args.choices), source)
     elif verb == "cancel":
         snap = task.cancel()
     else:
@@ -124,21 +143,30 @@ def run(args: argparse.Namespace) -> int:
     return _exit_code(snap)
 
 
+def _choices(items: list[str]) -> dict[str, str]:
+    from autocode.errors import UsageError
+
+    out: dict[str, str] = {}
+    for item in items:
+        path, sep, choice = item.rpartition("=")
+        if not sep or not path or choice not in ("mine", "theirs", "markers"):
+            raise UsageError(f"{item!r} is not PATH=mine, PATH=theirs or PATH=markers")
+        out[path] = choice
+    return out
+
+
 def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[str, Any]:
     from autocode.errors import UsageError
 
     if args.accept_default or args.delegate:
         if args.text:
             raise UsageError("give either an answer TEXT or --accept-default/--delegate, not both")
-        question = next((q for q in task.snapshot()["needs"].get("questions", []) if q["id"] == args.question_id), None)
-        if args.accept_default:
-            if question is None or not question.get("default"):
-                raise UsageError(f"question {args.question_id!r} has no proposed default; type an answer")
-            return dict(task.answer(args.question_id, question["default"], source, kind="proposed_default"))
-        return dict(task.answer(args.question_id, "(delegated to the task)", source, kind="delegated"))
+        how = "acceptedDefault" if args.accept_default else "delegated"
+        return dict(task.answer(args.question_id, "", source, how=how))
     if not args.text:
-        raise UsageError("give the answer TEXT (or --accept-default)")
-    return dict(task.answer(args.question_id, args.text, source))
+        raise UsageError("give the answer TEXT (or --accept-default or --delegate)")
+    # The one answer rule: a TEXT equal to the proposed default is an accepted default.
+    return dict(task.answer(args.question_id, args.text, source, how="chosen" if args.chosen else None))
 
 
 def _start(args: argparse.Namespace, source: Any) -> int:
@@ -235,6 +263,8 @@ def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str)
                 break
             _say(f"completion approved ({name})")
             snap = task.approve_completion(source)
+            if snap["needs"].get("apply"):
+                break  # not applied (said in the snapshot): a person decides what next
         else:
             break
     unused = sorted(set(given) - used)
@@ -255,9 +285,9 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                 while not text and not default:
                     text = _input("An answer is needed; type it:\n> ").strip()
                 if text:
-                    snap = task.answer(question["id"], text, source)
+                    snap = task.answer(question["id"], text, source, how="typed" if text != default else None)
                 else:
-                    snap = task.answer(question["id"], default, source, kind="proposed_default")
+                    snap = task.answer(question["id"], "", source, how="acceptedDefault")
         elif kind == "approve_plan":
             _say("\n" + snap["needs"]["markdown"])
             choice = _input("Approve this plan? [y]es, [n]o with feedback, [c]ancel: ").strip().lower()
@@ -300,16 +330,17 @@ def _actor() -> str:
 
 
 def _exit_code(snap: dict[str, Any]) -> int:
-    if snap["state"] == "FAILED":
+    """1 when the task failed or its change is not (yet) applied: conflicts to choose, or refused."""
+    if snap["state"] in ("FAILED", "WAITING_FOR_CONFLICT_RESOLUTION"):
         return 1
-    apply = (snap.get("result") or {}).get("apply") or {}
-    return 1 if apply.get("status") in ("conflicts", "not_applied") else 0
+    return 1 if (snap["needs"].get("apply") or {}).get("status") == "not_applied" else 0
 
 
 def _completion_text(snap: dict[str, Any]) -> str:
     needs = snap["needs"]
     tests = needs.get("tests") or {}
-    lines = [
+    lines = [_head_moved_text(needs.get("head_moved"))] if needs.get("head_moved") else []
+    lines += [
         f"Tests: `{tests.get('command')}` exited {tests.get('exit_code')} in {tests.get('seconds')} s",
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
         "Changes:",
@@ -318,11 +349,24 @@ def _completion_text(snap: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _head_moved_text(moved: dict[str, Any]) -> str:
+    return (
+        f"Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> {str(moved.get('to'))[:12]}); "
+        "the change is merged into your files as they are now."
+    )
+
+
 def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
     kind = snap["needs"]["kind"]
     base = f"autocode task {{}} --workspace {workspace} {snap['id']}"
     if kind == "answer_questions":
-        return [base.format("answer") + f" {q['id']} \"your answer\"" for q in snap["needs"]["questions"]]
+        out = []
+        for q in snap["needs"]["questions"]:
+            out.append(base.format("answer") + f" {q['id']} \"your answer\"")
+            if q.get("default"):
+                out.append(base.format("answer") + f" {q['id']} --accept-default")
+            out.append(base.format("answer") + f" {q['id']} --delegate")
+        return out
     if kind == "approve_plan":
         return [
             base.format("approve") + f" --revision {snap['needs']['plan_revision']}",
@@ -330,6 +374,9 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
         ]
     if kind == "approve_completion":
         return [base.format("show"), base.format("approve-completion")]
+    if kind == "resolve_conflicts":
+        paths = " ".join(f"{c['path']}=mine|theirs|markers" for c in snap["needs"].get("conflicts", []))
+        return [base.format("resolve") + f" {paths}"]
     if snap["state"] in ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING"):
         return [base.format("resume")]
     return []
@@ -349,6 +396,20 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
     elif kind == "approve_completion":
         lines.append("needs completion approval: tests passed in the copy")
         lines.append("changed: " + ", ".join(snap["needs"].get("files", [])))
+        if snap["needs"].get("head_moved"):
+            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
+        if snap["needs"].get("apply"):
+            lines.append(f"last apply: {snap['needs']['apply'].get('message')}")
+    elif kind == "resolve_conflicts":
+        lines.append("needs a choice per conflicted file (nothing was written yet):")
+        for c in snap["needs"].get("conflicts", []):
+            where = ", ".join(
+                f"your lines {h['mine_start']}-{h['mine_start'] + max(h['mine_lines'], 1) - 1}"
+                for h in c.get("hunks", [])
+            )
+            lines.append(f"  {c['path']}: {c['reason']}" + (f" ({where})" if where else ""))
+        if snap["needs"].get("head_moved"):
+            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
     result = snap.get("result") or {}
     if result:
         lines.append(f"result: {result.get('status')}")
@@ -356,7 +417,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
             lines.append(f"  {result['error'].get('message')}")
         apply = result.get("apply") or {}
         if apply:
-            lines.append(f"  apply: {apply.get('status')} — {apply.get('message')}")
+            lines.append(f"  apply: {apply.get('status')} ({apply.get('via')}) — {apply.get('message')}")
     learning = snap.get("learning") or {}
     if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
         learned = ", ".join(learning.get("conventions") or []) or "no new conventions"
@@ -391,7 +452,9 @@ def _render_details(data: dict[str, Any]) -> str:
             lines.append(f"  [{q['id']}] {q['text']} ({q['category']}, {asked})")
             for a in ledger["answers"]:
                 if a["question_id"] == q["id"]:
-                    lines.append(f"    -> {a['text']} ({a['kind']}, {a['source'].get('channel')})")
+                    how = a.get("how") or a["kind"]
+                    learnable = "may be learned" if how in ("typed", "chosen") else "never learned"
+                    lines.append(f"    -> {a['text']} ({how}, {learnable}; {a['source'].get('channel')})")
     tests = data.get("tests")
     if tests:
         lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")

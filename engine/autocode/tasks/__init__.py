@@ -7,6 +7,7 @@ module exports.
 from __future__ import annotations
 
 from autocode.tasks.errors import (
+    AlreadyDecided,
     NoRepository,
     NotAwaitingInput,
     PlanRevisionMismatch,
@@ -28,6 +29,7 @@ __all__ = [
     "PAUSES",
     "PHASE_OF",
     "WORKING",
+    "AlreadyDecided",
     "NoRepository",
     "NotAwaitingInput",
     "PlanRevisionMismatch",

@@ -15,9 +15,16 @@ class NotAwaitingInput(AutoCodeError):
     exit_code = 5
 
 
+class AlreadyDecided(AutoCodeError):
+    """A decision that was already taken (a duplicate or late answer or approval)."""
+
+    kind = "alreadyDecided"
+    exit_code = 5
+
+
 class PlanRevisionMismatch(AutoCodeError):
     kind = "planRevisionMismatch"
     exit_code = 5
 
 
-__all__ = ["NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]
+__all__ = ["AlreadyDecided", "NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]

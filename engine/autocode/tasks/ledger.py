@@ -11,6 +11,24 @@ from typing import Any
 
 ANSWER_KINDS: tuple[str, ...] = ("human", "proposed_default", "delegated", "machine")
 
+# How a person gave an answer. Only `typed` and `chosen` are the person's own
+# answer (kind `human`, learnable); an accepted default and a delegated answer
+# are recorded as such and never learned.
+ANSWER_HOWS: tuple[str, ...] = ("typed", "chosen", "acceptedDefault", "delegated")
+LEARNABLE_HOWS: frozenset[str] = frozenset({"typed", "chosen"})
+KIND_OF_HOW: dict[str, str] = {
+    "typed": "human",
+    "chosen": "human",
+    "acceptedDefault": "proposed_default",
+    "delegated": "delegated",
+}
+HOW_OF_KIND: dict[str, str] = {
+    "human": "typed",
+    "proposed_default": "acceptedDefault",
+    "delegated": "delegated",
+    "machine": "machine",
+}
+
 # Decisions about this one task; never reusable authorization.
 EXCLUDED_CATEGORIES: frozenset[str] = frozenset(
     {"permission", "spending", "quota", "external_side_effect", "task_outcome"}
@@ -37,9 +55,21 @@ def issue_question(ledger: dict[str, Any], question: dict[str, Any], *, asked: b
 
 
 def record_answer(
-    ledger: dict[str, Any], question_id: str, text: str, kind: str, source: dict[str, Any]
+    ledger: dict[str, Any],
+    question_id: str,
+    text: str,
+    kind: str,
+    source: dict[str, Any],
+    how: str | None = None,
 ) -> None:
-    ledger["answers"].append({"question_id": question_id, "text": text, "kind": kind, "source": source})
+    ledger["answers"].append(
+        {"question_id": question_id, "text": text, "kind": kind, "how": how or HOW_OF_KIND.get(kind, kind), "source": source}
+    )
+
+
+def answer_how(answer: dict[str, Any]) -> str:
+    """How an answer was given (ledgers written before `how` existed: from its kind)."""
+    return str(answer.get("how") or HOW_OF_KIND.get(str(answer.get("kind")), "typed"))
 
 
 def find_question(ledger: dict[str, Any], question_id: str) -> dict[str, Any] | None:
@@ -59,7 +89,13 @@ def answers_for_context(ledger: dict[str, Any]) -> list[dict[str, str]]:
     """This task's answers as the roles see them (question id, question, answer, kind)."""
     texts = {q["id"]: q["text"] for q in ledger["questions"]}
     return [
-        {"question_id": a["question_id"], "question": texts.get(a["question_id"], ""), "text": a["text"], "kind": a["kind"]}
+        {
+            "question_id": a["question_id"],
+            "question": texts.get(a["question_id"], ""),
+            "text": a["text"],
+            "kind": a["kind"],
+            "how": answer_how(a),
+        }
         for a in ledger["answers"]
     ]
 
@@ -77,6 +113,7 @@ def eligible_conventions(ledger: dict[str, Any]) -> list[dict[str, str]]:
             for a in ledger["answers"]
             if a["question_id"] == question["id"]
             and a["kind"] == "human"
+            and answer_how(a) in LEARNABLE_HOWS
             and isinstance(a.get("source"), dict)
             and a["source"].get("channel")
         ]

@@ -36,13 +36,24 @@ from autocode.providers import (
 )
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
-from autocode.tasks.errors import NoRepository, NotAwaitingInput, PlanRevisionMismatch, TaskNotFound
+from autocode.tasks.errors import (
+    AlreadyDecided,
+    NoRepository,
+    NotAwaitingInput,
+    PlanRevisionMismatch,
+    TaskNotFound,
+)
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
 
 WORKING = ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING")
-PAUSES = ("WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL", "WAITING_FOR_COMPLETION_APPROVAL")
+PAUSES = (
+    "WAITING_FOR_USER",
+    "WAITING_FOR_PLAN_APPROVAL",
+    "WAITING_FOR_COMPLETION_APPROVAL",
+    "WAITING_FOR_CONFLICT_RESOLUTION",
+)
 ENDS = ("COMPLETED", "FAILED", "CANCELLED")
 PHASE_OF = {
     "REQUIREMENTS": "requirements",
@@ -52,6 +63,7 @@ PHASE_OF = {
     "IMPLEMENTING": "implementing",
     "VERIFYING": "verifying",
     "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "verifying",
     "APPLYING": "verifying",
     "COMPLETED": "completed",
     "FAILED": "failed",
@@ -61,6 +73,7 @@ NEEDS_OF = {
     "WAITING_FOR_USER": "answer_questions",
     "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
     "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "resolve_conflicts",
 }
 OUTPUT_TAIL = 8000
 DIFF_IN_SNAPSHOT = 200_000
@@ -170,6 +183,7 @@ class TaskRun:
         self._launch = launch
         self._on_change = on_change
         self._progress = progress
+        self._editor: Any = None
 
     # ------------------------------------------------------------------ create / open
 
@@ -346,6 +360,15 @@ class TaskRun:
             needs["files"] = (s["implementation"] or {}).get("files", [])
             needs["tests"] = s["tests"]
             needs["review"] = s["review"]
+            needs["head_moved"] = self.head_moved()
+            last = s.get("apply") or {}
+            needs["apply"] = last if last.get("status") == "not_applied" else None
+        elif kind == "resolve_conflicts":
+            last = s.get("apply") or {}
+            needs["conflicts"] = list(last.get("details") or [])
+            needs["files"] = (s["implementation"] or {}).get("files", [])
+            needs["head_moved"] = self.head_moved()
+            needs["apply"] = last
         return {
             "id": self.id,
             "state": s["state"],
@@ -360,6 +383,17 @@ class TaskRun:
             "copy": (self._launch.get("prep") or {}).get("copy"),
             "plan_revision": s["plan_revision"],
             "human_pause_states": list(s["human_pause_states"]),
+            "answers": [
+                {
+                    "question_id": a["question_id"],
+                    "text": a["text"],
+                    "how": ledger_mod.answer_how(a),
+                    "kind": a["kind"],
+                    "channel": (a.get("source") or {}).get("channel"),
+                    "time": (a.get("source") or {}).get("time"),
+                }
+                for a in s["ledger"]["answers"]
+            ],
             "learning": s["learning"],
             "error": s["error"],
             "created": s["created"],
@@ -396,35 +430,73 @@ class TaskRun:
         text: str,
         source: Source | Mapping[str, Any] | str,
         *,
-        kind: str = "human",
+        kind: str | None = None,
+        how: str | None = None,
     ) -> dict[str, Any]:
-        """Record an answer verbatim; when none is pending any more, continue to the plan."""
+        """Record an answer verbatim, with how it was given; when none is pending, plan.
+
+        `how` is typed, chosen, acceptedDefault or delegated. Without it (and
+        without a legacy `kind`), a text equal to the proposed default is an
+        accepted default and anything else is typed. Only typed and chosen
+        answers are the person's own and may be learned.
+        """
         src = Source.coerce(source)
-        if kind not in ledger_mod.ANSWER_KINDS:
+        if how is not None and how not in ledger_mod.ANSWER_HOWS:
+            raise UsageError(f"answer how {how!r} is not one of {', '.join(ledger_mod.ANSWER_HOWS)}")
+        if kind is not None and kind not in ledger_mod.ANSWER_KINDS:
             raise UsageError(f"answer kind {kind!r} is not one of {', '.join(ledger_mod.ANSWER_KINDS)}")
-        if not isinstance(text, str) or not text.strip():
-            raise UsageError("the answer is empty; type the answer, or accept the proposed default")
+        if not isinstance(text, str):
+            raise UsageError("the answer must be text")
         with self._changing():
             if self._state["state"] != "WAITING_FOR_USER":
+                done = self._answered_at(question_id)
+                if done is not None:
+                    raise AlreadyDecided(
+                        f"question {question_id!r} of task {self.id} was already answered at {done}",
+                        data={"decidedAt": done, "state": self._state["state"]},
+                    )
                 raise NotAwaitingInput(self._not_waiting("answers"))
             pending = {q["id"] for q in ledger_mod.pending_questions(self._state["ledger"])}
             if question_id not in pending:
                 asked = ledger_mod.find_question(self._state["ledger"], question_id)
-                what = "was already answered" if asked and asked["asked"] else "was not asked"
+                done = self._answered_at(question_id)
+                if asked and asked["asked"] and done is not None:
+                    raise AlreadyDecided(
+                        f"question {question_id!r} of task {self.id} was already answered at {done}",
+                        data={"decidedAt": done, "state": self._state["state"]},
+                    )
                 raise UsageError(
-                    f"question {question_id!r} {what}; pending: {', '.join(sorted(pending)) or 'none'}"
+                    f"question {question_id!r} was not asked; pending: {', '.join(sorted(pending)) or 'none'}"
                 )
-            ledger_mod.record_answer(self._state["ledger"], question_id, text, kind, src.to_dict())
+            question = ledger_mod.find_question(self._state["ledger"], question_id) or {}
+            text, how, kind = _answer_rule(question, text, how, kind)
+            ledger_mod.record_answer(self._state["ledger"], question_id, text, kind, src.to_dict(), how)
             if not ledger_mod.pending_questions(self._state["ledger"]):
                 self._mark_pause_resolved("WAITING_FOR_USER", by_person=self._answered_by_person())
                 self._state["state"] = "PLANNING"
-            self._commit("answered", {"question_id": question_id, "kind": kind, "channel": src.channel})
+            self._commit(
+                "answered", {"question_id": question_id, "kind": kind, "how": how, "channel": src.channel}
+            )
             self._advance()
         return self.snapshot()
+
+    def _answered_at(self, question_id: str) -> str | None:
+        for a in self._state["ledger"]["answers"]:
+            if a["question_id"] == question_id:
+                return str((a.get("source") or {}).get("time") or "an earlier time")
+        return None
+
+    def _decided_at(self, kind: str, plan_revision: int | None = None) -> dict[str, Any] | None:
+        for approval in reversed(self._state["approvals"]):
+            if approval.get("kind") == kind and (plan_revision is None or approval.get("plan_revision") == plan_revision):
+                return dict(approval)
+        return None
 
     def approve_plan(self, revision: int, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
         src = Source.coerce(source)
         with self._changing():
+            if self._state["state"] != "WAITING_FOR_PLAN_APPROVAL":
+                self._raise_if_decided("plan", revision)
             self._expect_plan(revision)
             self._state["approvals"].append(
                 {"kind": "plan", "plan_revision": revision, "source": src.to_dict()}
@@ -459,19 +531,81 @@ class TaskRun:
             self._advance()
         return self.snapshot()
 
-    def approve_completion(self, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
-        """Apply the verified change to the workspace, checkpoint, then learn."""
+    def approve_completion(
+        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None
+    ) -> dict[str, Any]:
+        """Apply the verified change to the workspace (three-way merge per file), then learn.
+
+        `editor` (an `apply.Editor`) applies it through the person's editor; without one the
+        files are written here. Conflicts make the task wait for `resolve_conflicts`.
+        """
         src = Source.coerce(source)
         with self._changing():
             if self._state["state"] != "WAITING_FOR_COMPLETION_APPROVAL":
+                self._raise_if_decided("completion")
                 raise NotAwaitingInput(self._not_waiting("completion approval"))
             self._state["approvals"].append({"kind": "completion", "source": src.to_dict()})
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
             self._state["state"] = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
             store.kill_point("completion_approved")
-            self._advance()
+            self._editor = editor
+            try:
+                self._advance()
+            finally:
+                self._editor = None
         return self.snapshot()
+
+    def resolve_conflicts(
+        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
+    ) -> dict[str, Any]:
+        """The person's choice per conflicted file (mine, theirs or markers); once every conflict
+        has one, the whole change is applied and the task completes."""
+        from autocode.tasks.apply import CHOICES
+
+        src = Source.coerce(source)
+        if not isinstance(choices, Mapping) or not choices:
+            raise UsageError("choose for each conflicted file: mine, theirs or markers")
+        for path, choice in choices.items():
+            if choice not in CHOICES:
+                raise UsageError(f"the choice for {path} is {choice!r}; use one of {', '.join(CHOICES)}")
+        with self._changing():
+            if self._state["state"] != "WAITING_FOR_CONFLICT_RESOLUTION":
+                raise NotAwaitingInput(self._not_waiting("a conflict resolution"))
+            conflicted = [c["path"] for c in (self._state.get("apply") or {}).get("details") or []]
+            unknown = sorted(set(choices) - set(conflicted))
+            if unknown:
+                raise UsageError(
+                    f"{', '.join(unknown)} {'is' if len(unknown) == 1 else 'are'} not in conflict; "
+                    f"the conflicted files are: {', '.join(conflicted)}"
+                )
+            chosen = dict(self._state.get("apply_choices") or {})
+            chosen.update({str(k): str(v) for k, v in choices.items()})
+            self._state["apply_choices"] = chosen
+            self._state["approvals"].append({"kind": "conflicts_resolved", "choices": dict(choices), "source": src.to_dict()})
+            missing = [c for c in conflicted if c not in chosen]
+            if not missing:
+                self._mark_pause_resolved("WAITING_FOR_CONFLICT_RESOLUTION", by_person=src.channel != "machine")
+                self._state["state"] = "APPLYING"
+            self._commit("conflicts_chosen", {"choices": dict(choices), "waiting_for": missing, "channel": src.channel})
+            if not missing:
+                self._editor = editor
+                try:
+                    self._advance()
+                finally:
+                    self._editor = None
+        return self.snapshot()
+
+    def head_moved(self) -> dict[str, Any] | None:
+        """HEAD now and when the task started, when they differ (new commits, another branch)."""
+        start = self._launch.get("head")
+        try:
+            now = gitsafe.head(self.workspace)
+        except Exception:
+            return None
+        if now == start:
+            return None
+        return {"from": start, "to": now}
 
     def cancel(self) -> dict[str, Any]:
         """End the task. While another call is working, ask it to stop at its next step."""
@@ -692,6 +826,7 @@ class TaskRun:
             if not diff.strip():
                 raise AutoCodeError("the implementer produced no change", kind="emptyChange")
             store.write_text_atomic(diff_path, diff)
+            _capture_base(ctx.copy, _diff_files(diff), self.run_dir / "evidence" / "base")
             _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = _diff_files(diff)
@@ -738,12 +873,54 @@ class TaskRun:
         self._commit("verified", {"exit_code": tests["exit_code"]})
 
     def _step_applying(self) -> None:
-        self._say("completed", "applying the change to the workspace")
-        diff_path = self.run_dir / "evidence" / "changes.diff"
+        self._say("completed", "merging the change into the workspace")
+        head_moved = self.head_moved()
+        if head_moved:
+            self._note("head_moved", head_moved)
         # One task at a time changes the person's working tree.
         with store.locked(runs_root(self.workspace), name=".apply.lock"):
-            outcome = apply_to_workspace(self.workspace, diff_path)
+            try:
+                plans = self._plan_apply()
+            except Exception as exc:  # an unsafe path, an unreadable file, an editor gone: nothing written
+                self._apply_refused(f"the change cannot be applied: {exc}; nothing was written", head_moved)
+                return
+            conflicts = [p for p in plans if p.action == "conflict"]
+            if conflicts:
+                paths = [p.path for p in conflicts]
+                self._state["apply"] = {
+                    "status": "conflicts",
+                    "applied": False,
+                    "written": [],
+                    "conflicts": paths,
+                    "details": [p.conflict_dict() for p in conflicts],
+                    "via": None,
+                    "head_moved": head_moved,
+                    "message": "both you and the task changed " + ", ".join(paths)
+                    + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
+                    "conflict markers to resolve in the editor.",
+                }
+                self._state["state"] = "WAITING_FOR_CONFLICT_RESOLUTION"
+                self._commit("conflicts", {"conflicts": paths})
+                return
+            outcome_or_none = self._write_change(plans, head_moved)
+            if outcome_or_none is None:
+                return
+            written, by_editor = outcome_or_none
+            via = "editor" if by_editor else "disk"
         store.kill_point("applied")
+        chosen = dict(self._state.get("apply_choices") or {})
+        outcome = {
+            "status": "applied",
+            "applied": True,
+            "written": written,
+            "written_by_editor": by_editor,
+            "conflicts": [],
+            "via": via,
+            "choices": chosen,
+            "head_moved": head_moved,
+            "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
+            + (f" ({', '.join(by_editor)} through the editor)" if by_editor else ""),
+        }
         self._state["apply"] = outcome
         checkpoint = {
             "task_id": self.id,
@@ -764,7 +941,123 @@ class TaskRun:
             "files": (self._state["implementation"] or {}).get("files", []),
         }
         self._state["state"] = "COMPLETED"
-        self._commit("completed", {"apply": outcome["status"]})
+        self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+
+    def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
+        """Write the planned files: the ones open in an editor that applies edits go through it
+        (unsaved edits and undo included), the others to disk. Returns (written, through the
+        editor), or None when the apply was refused (then nothing was written)."""
+        from autocode.tasks import apply as apply_mod
+
+        editor = self._editor
+        brief = (self._launch.get("brief") or "").strip()
+        label = "AutoCode: apply changes for " + brief.splitlines()[0][:80] if brief else "AutoCode: apply changes"
+        changing = [p for p in plans if p.action in ("write", "delete")]
+        by_editor: list[Any] = []
+        try:
+            if editor is not None and getattr(editor, "can_apply", True):
+                opened = set(editor.open_paths([p.path for p in changing]))
+                by_editor = [p for p in changing if p.path in opened and p.action == "write"]
+            on_disk = [p for p in changing if p not in by_editor]
+            if by_editor:
+                ok, why = editor.apply(label, by_editor)
+                if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
+                    self._note("apply_from_disk", {"why": why})
+                    on_disk, by_editor = changing, []
+                elif not ok:
+                    self._apply_refused(
+                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
+                        "recorded as applied. Approve the completion again to retry.", head_moved,
+                    )
+                    return None
+            unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
+        except Exception as exc:  # the editor went away or failed: nothing is claimed
+            self._apply_refused(
+                f"the editor could not be reached ({type(exc).__name__}: {exc}); approve again to retry",
+                head_moved,
+            )
+            return None
+        if unsaved:
+            self._apply_refused(
+                f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
+                "which cannot take this change itself; save or revert them, then approve again "
+                "(nothing was written)", head_moved,
+            )
+            return None
+        try:
+            written = apply_mod.write_plans(self.workspace, on_disk)
+        except (ValueError, OSError) as exc:
+            self._apply_refused(f"writing the change failed: {exc}", head_moved)
+            return None
+        return [p.path for p in by_editor] + written, [p.path for p in by_editor]
+
+    def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
+        """The change was not applied: back to waiting for the completion approval (retry)."""
+        self._state["apply"] = {
+            "status": "not_applied", "applied": False, "written": [], "conflicts": [], "via": None,
+            "head_moved": head_moved, "message": message,
+        }
+        self._state["apply_choices"] = {}
+        self._state["state"] = "WAITING_FOR_COMPLETION_APPROVAL"
+        self._commit("apply_failed", {"message": message})
+
+    def _plan_apply(self) -> list[Any]:
+        """Each touched file's three versions and what to do with it (the person's choices in)."""
+        from autocode.tasks import apply as apply_mod
+
+        copy = Path(self._launch["prep"]["copy"])
+        files = list((self._state["implementation"] or {}).get("files", []))
+        disk = apply_mod.read_disk(self.workspace)
+        editor = self._editor
+
+        def mine(rel: str) -> bytes | None:
+            if editor is not None:
+                buffer = editor.read(rel)
+                if buffer is not None:
+                    return bytes(buffer)
+            return disk(rel)
+
+        def theirs(rel: str) -> bytes | None:
+            target = apply_mod.safe_path(copy, rel)
+            return target.read_bytes() if target.is_file() and not target.is_symlink() else None
+
+        base = self._base_reader(copy, theirs)
+        plans = apply_mod.plan_change(files, base, mine, theirs)
+        renamed = {
+            line[len("rename from "):].strip()
+            for line in self._read_text("evidence/changes.diff").splitlines()
+            if line.startswith("rename from ")
+        }
+        for plan in plans:
+            if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
+                plan.reason = "renamed"  # the task moved a file the person changed
+        chosen = self._state.get("apply_choices") or {}
+        return [
+            apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
+            for p in plans
+        ]
+
+    def _base_reader(self, copy: Path, theirs: Callable[[str], bytes | None]) -> Callable[[str], bytes | None]:
+        """The files as the copy captured them (saved before the change); else worked back from the
+        task's result and its diff."""
+        from autocode.tasks import apply as apply_mod
+
+        saved = self.run_dir / "evidence" / "base"
+        try:
+            index = store.read_json(saved / "index.json")
+        except (FileNotFoundError, ValueError):
+            index = None
+        parts = apply_mod.split_diff(self._read_text("evidence/changes.diff"))
+
+        def base(rel: str) -> bytes | None:
+            if index is not None and rel in index.get("files", {}):
+                entry = index["files"][rel]
+                return (saved / "files" / entry).read_bytes() if entry else None
+            if rel in parts:
+                return apply_mod.unapply(theirs(rel), parts[rel])
+            return theirs(rel)  # not in the diff: the task did not change it
+
+        return base
 
     def _learn(self) -> None:
         from autocode.tasks.learning import learn
@@ -836,6 +1129,20 @@ class TaskRun:
                 data={"current": self._state["plan_revision"]},
             )
 
+    def _raise_if_decided(self, kind: str, plan_revision: int | None = None) -> None:
+        """A decision already recorded: say when (and where the task is now)."""
+        found = self._decided_at(kind, plan_revision)
+        if found is None:
+            return
+        at = (found.get("source") or {}).get("time") or "an earlier time"
+        channel = (found.get("source") or {}).get("channel") or "someone"
+        what = "the plan" if kind == "plan" else "the completion"
+        state = self._state["state"]
+        raise AlreadyDecided(
+            f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}",
+            data={"decidedAt": at, "state": state},
+        )
+
     def _not_waiting(self, what: str) -> str:
         state = self._state["state"]
         needs = NEEDS_OF.get(state)
@@ -882,6 +1189,38 @@ class TaskRun:
                 if got:
                     self._reload()
                     self._write_views()
+
+
+def _answer_rule(
+    question: Mapping[str, Any], text: str, how: str | None, kind: str | None
+) -> tuple[str, str, str]:
+    """The one answer rule: (text recorded, how, ledger kind) for an answer as given."""
+    default = question.get("default")
+    given = text.strip()
+    if how is None and kind is not None:
+        how = ledger_mod.HOW_OF_KIND[kind]
+    if how is None:
+        how = "acceptedDefault" if default is not None and text == default else "typed"
+    if how == "machine":
+        if not given:
+            raise UsageError("a machine answer needs its text")
+        return text, how, "machine"
+    if how == "acceptedDefault":
+        if default is None:
+            raise UsageError(f"question {question.get('id')!r} has no proposed default; type an answer")
+        if given and text != default:
+            raise UsageError(
+                "the text differs from the proposed default; send it as typed (or leave the text empty "
+                "to accept the default)"
+            )
+        text = default
+    elif how == "delegated":
+        # The task decides: the value it will use is recorded (the proposed default when there is one).
+        if not given:
+            text = default if default is not None else "(left to AutoCode to decide)"
+    elif not given:
+        raise UsageError("the answer is empty; type the answer, accept the proposed default, or delegate it")
+    return text, how, kind if kind == "machine" else ledger_mod.KIND_OF_HOW[how]
 
 
 def render_plan(plan: dict[str, Any] | None, revision: int) -> str:
@@ -1005,6 +1344,21 @@ def _copy_git(args: list[str], copy: Path) -> subprocess.CompletedProcess[bytes]
     return gitsafe.run(args, copy, check=False, env=None if is_root else _outside_repo_env(copy))
 
 
+def _capture_base(copy: Path, files: list[str], dest: Path) -> None:
+    """Save the copy's version of each file the change touches (the merge base), before it changes."""
+    index: dict[str, str | None] = {}
+    for n, rel in enumerate(files):
+        source = copy / rel
+        if source.is_file() and not source.is_symlink():
+            name = f"{n:05d}"
+            (dest / "files").mkdir(parents=True, exist_ok=True)
+            (dest / "files" / name).write_bytes(source.read_bytes())
+            index[rel] = name
+        else:
+            index[rel] = None
+    store.write_json_atomic(dest / "index.json", {"files": index})
+
+
 def _apply_in_copy(copy: Path, diff_path: Path) -> None:
     proc = _copy_git(["apply", "--whitespace=nowarn", str(diff_path)], copy)
     if proc.returncode != 0:
@@ -1021,7 +1375,12 @@ def _patch_already_applied(copy: Path, diff_path: Path) -> bool:
 def _diff_files(diff: str) -> list[str]:
     files: list[str] = []
     for line in diff.splitlines():
-        if line.startswith("+++ ") or line.startswith("--- "):
+        if line.startswith(("rename from ", "rename to ")):
+            # A rename (maybe with no content change, so no ---/+++ lines): both paths are touched.
+            name = line.split(" ", 2)[2].strip()
+            if name not in files:
+                files.append(name)
+        elif line.startswith("+++ ") or line.startswith("--- "):
             name = line[4:].split("\t")[0].strip()
             if name == "/dev/null":
                 continue
@@ -1109,30 +1468,3 @@ def _run_tests(
         "output": text,
         "output_tail": text[-OUTPUT_TAIL:],
     }
-
-
-def apply_to_workspace(workspace: Path, diff_path: Path) -> dict[str, Any]:
-    """Apply the verified change to the person's workspace without losing their uncommitted work."""
-    patch = str(diff_path)
-    if not diff_path.is_file() or not diff_path.read_text(encoding="utf-8", errors="replace").strip():
-        return {"status": "nothing_to_apply", "conflicts": [], "message": "the task changed nothing"}
-    if gitsafe.run(["apply", "--reverse", "--check", patch], workspace, check=False).returncode == 0:
-        return {"status": "applied", "conflicts": [], "message": "the change was already in the workspace"}
-    if gitsafe.run(["apply", "--check", patch], workspace, check=False).returncode == 0:
-        gitsafe.run(["apply", patch], workspace)
-        return {"status": "applied", "conflicts": [], "message": "applied to the working tree"}
-    backup = gitsafe.run(["stash", "create"], workspace, check=False).stdout.decode().strip() or None
-    proc = gitsafe.run(["apply", "--3way", patch], workspace, check=False)
-    stderr = proc.stderr.decode("utf-8", "replace").strip()
-    if proc.returncode == 0:
-        return {"status": "applied", "conflicts": [], "message": "applied with a three-way merge", "backup": backup}
-    unmerged = gitsafe.run(["diff", "--name-only", "-z", "--diff-filter=U"], workspace, check=False).stdout
-    conflicts = [p.decode("utf-8", "surrogateescape") for p in gitsafe.split_z(unmerged)]
-    hint = f" Your work as it was is saved: `git stash apply {backup}`." if backup else ""
-    if conflicts:
-        message = "conflicts in " + ", ".join(conflicts) + ": resolve the markers and `git add` the files." + hint
-        status = "conflicts"
-    else:
-        message = f"the change does not apply to the workspace as it is now ({stderr}); nothing was changed." + hint
-        status = "not_applied"
-    return {"status": status, "conflicts": conflicts, "message": message, "backup": backup, "patch": patch}

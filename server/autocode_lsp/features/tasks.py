@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import re
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -106,7 +107,26 @@ def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
             files=list(needs.get("files") or []),
             tests=needs.get("tests"),
             review=needs.get("review"),
+            conflicts=[
+                protocol.Conflict(
+                    path=str(c["path"]), reason=c["reason"],
+                    hunks=[protocol.ConflictHunk(**h) for h in c.get("hunks") or []],
+                )
+                for c in needs.get("conflicts") or []
+            ],
+            head_moved=(
+                protocol.HeadMoved(from_=needs["head_moved"].get("from"), to=needs["head_moved"].get("to"))
+                if needs.get("head_moved") else None
+            ),
+            apply=needs.get("apply"),
         ),
+        answers=[
+            protocol.AnswerRecord(
+                question_id=str(a["question_id"]), text=str(a["text"]), how=str(a["how"]),
+                kind=str(a["kind"]), channel=a.get("channel"), time=a.get("time"),
+            )
+            for a in snap.get("answers") or []
+        ],
         done=bool(snap.get("done")),
         result=snap.get("result"),
         error=snap.get("error"),
@@ -119,9 +139,32 @@ def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
     )
 
 
+SESSIONS: weakref.WeakSet[AutoCodeServer] = weakref.WeakSet()
+"""Every initialized session of this process (several over TCP/WebSocket): each hears the
+changes of the tasks in its folders, whichever session made them."""
+
+
 def publish(server: AutoCodeServer, snap: Snapshot) -> None:
-    """Send `autocode/task/didChange` for a newer revision (event loop thread only)."""
-    if not server.opt_in["didChange"]:
+    """Send `autocode/task/didChange` for a newer revision to this session and to every other
+    session of this process that has the task's workspace open (event loop thread only)."""
+    _publish_one(server, snap)
+    workspace = Path(str(snap.get("workspace") or ""))
+    for other in list(SESSIONS):
+        if other is server or other.closed or not other.opt_in["didChange"]:
+            continue
+        if any(_same_folder(folder, workspace) for folder in workspaces.session_folders(other)):
+            other.in_loop(_publish_one, other, snap)
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return False
+
+
+def _publish_one(server: AutoCodeServer, snap: Snapshot) -> None:
+    if not server.opt_in["didChange"] or server.closed:
         return
     session = _session(server)
     task_id, revision = str(snap["id"]), int(snap["revision"])
@@ -279,7 +322,7 @@ async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> proto
     source = _source(server)
     snap = await _act(
         server, folders, args.task_id,
-        lambda run: run.answer(args.question_id, args.text, source),
+        lambda run: run.answer(args.question_id, args.text, source, how=args.how),
         title="AutoCode: continuing the task",
     )
     _follow_up(server, snap)
@@ -318,11 +361,37 @@ async def approve_completion(
     folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_COMPLETION)
     source = _source(server)
     snap = await _act(
-        server, folders, args.task_id, lambda run: run.approve_completion(source),
+        server, folders, args.task_id,
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace)),
         title="AutoCode: applying the change",
     )
     _follow_up(server, snap)
     return to_snapshot(snap)
+
+
+async def resolve_conflicts(
+    server: AutoCodeServer, args: protocol.TaskResolveConflictsArgs
+) -> protocol.TaskSnapshot:
+    folders = _folders_for(server, args.workspace, protocol.TASK_RESOLVE_CONFLICTS)
+    source = _source(server)
+    choices = dict(args.choices)
+    snap = await _act(
+        server, folders, args.task_id,
+        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
+        title="AutoCode: applying the change",
+    )
+    _follow_up(server, snap)
+    return to_snapshot(snap)
+
+
+def _editor(server: AutoCodeServer, workspace: Path) -> Any:
+    """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
+    the server writes the files, unless a touched file has unsaved edits in the editor."""
+    if server.loop is None:
+        return None
+    from autocode_lsp.apply_edit import ClientEditor
+
+    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
 
 
 async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
@@ -392,11 +461,12 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
         try:
             if kind == "answer_questions" and needs.get("questions"):
                 question = to_snapshot(snap).needs.questions[0]
-                text = await _ask(server, snap, question)
-                if text is None:
+                reply = await _ask(server, snap, question)
+                if reply is None:
                     return
+                text, how = reply
                 snap = await _act(
-                    server, folders, task_id, functools.partial(_answer, question.id, text, source),
+                    server, folders, task_id, functools.partial(_answer, question.id, text, how, source),
                     title="AutoCode: continuing the task",
                 )
             elif kind == "approve_plan":
@@ -428,8 +498,8 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
             return
 
 
-def _answer(question_id: str, text: str, source: Any, run: TaskRun) -> Snapshot:
-    return run.answer(question_id, text, source)
+def _answer(question_id: str, text: str, how: str | None, source: Any, run: TaskRun) -> Snapshot:
+    return run.answer(question_id, text, source, how=how)
 
 
 def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
@@ -440,7 +510,13 @@ def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -
     return run.reject_plan(feedback, source, revision=plan_revision)
 
 
-async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> str | None:
+DELEGATE_TITLE = "Let AutoCode decide"
+
+
+async def _ask(
+    server: AutoCodeServer, snap: Snapshot, question: protocol.Question
+) -> tuple[str, str | None] | None:
+    """The person's reply as (text, how), or None when they left the question open."""
     task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(
@@ -450,16 +526,26 @@ async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Questi
             protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
         )
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
-        return result.answer if result.answer and result.answer.strip() else None
+        if result.how in ("acceptedDefault", "delegated"):
+            return (result.answer or "", result.how)
+        return (result.answer, result.how) if result.answer and result.answer.strip() else None
     if question.choices:
+        # A plain client offers the choices (the default among them: taking it is an accepted
+        # default) and a way to leave the decision to AutoCode.
+        titles = [c for c in question.choices if c != DELEGATE_TITLE]
         reply = await server.window_show_message_request_async(
             types.ShowMessageRequestParams(
                 type=types.MessageType.Info,
                 message=f"AutoCode task {task_id} asks: {question.text}",
-                actions=[types.MessageActionItem(title=c) for c in question.choices],
+                actions=[types.MessageActionItem(title=c) for c in [*titles, DELEGATE_TITLE]],
             )
         )
-        return reply.title if reply is not None else None
+        if reply is None:
+            return None
+        if reply.title == DELEGATE_TITLE:
+            return ("", "delegated")
+        how = None if reply.title == question.default else "chosen"
+        return (reply.title, how)
     server.show(
         f"AutoCode task {task_id} asks: {question.text} Answer with the command "
         f"{protocol.TASK_ANSWER} (taskId {task_id}, questionId {question.id})."
@@ -511,17 +597,69 @@ def _announce(server: AutoCodeServer, snap: Snapshot) -> None:
     if key in session.announced:
         return
     session.announced.add(key)
-    kind = (snap.get("needs") or {}).get("kind")
+    needs = snap.get("needs") or {}
+    kind = needs.get("kind")
+    moved = needs.get("head_moved")
+    head_note = (
+        f" Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> "
+        f"{str(moved.get('to'))[:12]}); the change is merged into the files as they are now."
+        if moved else ""
+    )
     if kind == "approve_completion":
+        last = needs.get("apply") or {}
+        if last.get("message"):
+            server.show(f"AutoCode task {snap['id']}: {last['message']}", types.MessageType.Warning)
         server.show(
             f"AutoCode task {snap['id']} is verified. Review the change, then apply it with "
-            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']})."
+            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']}).{head_note}"
+        )
+    elif kind == "resolve_conflicts":
+        paths = ", ".join(str(c.get("path")) for c in needs.get("conflicts") or [])
+        server.show(
+            f"AutoCode task {snap['id']}: you and the task both changed {paths}; nothing was "
+            f"written. Choose per file with {protocol.TASK_RESOLVE_CONFLICTS} (taskId {snap['id']}, "
+            f'choices {{"<path>": "mine" | "theirs" | "markers"}}).{head_note}',
+            types.MessageType.Warning,
         )
     elif snap.get("done"):
         state = str(snap.get("state", "")).lower()
         error = (snap.get("error") or {}).get("message")
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
         server.show(f"AutoCode task {snap['id']} {state}" + (f": {error}" if error else "."), kind_of)
+
+
+# ---------------------------------------------------------------------- re-announcing
+
+
+def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
+    """A session started (`initialized`) or opened more folders: it hears every later change, and
+    every task waiting there for a person is announced to it again (in the background)."""
+    SESSIONS.add(server)
+    wanted = folders if folders is not None else workspaces.session_folders(server)
+    # Cheap before the engine loads: only folders that hold task runs at all.
+    with_runs = [f for f in wanted if (f / ".autocode" / "runs").is_dir()]
+    if with_runs:
+        server.spawn(_reannounce(server, with_runs), "re-announce waiting tasks")
+
+
+async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
+    def waiting() -> list[Snapshot]:
+        from autocode.tasks import list_tasks
+
+        found: list[Snapshot] = []
+        for folder in folders:
+            try:
+                found.extend(s for s in list_tasks(folder) if (s.get("needs") or {}).get("kind"))
+            except Exception as exc:  # a folder that is not a repository has no tasks
+                log.info("no tasks listed in %s: %s", folder, exc)
+        return found
+
+    snaps = await engine_call(waiting)
+    for snap in sorted(snaps, key=lambda s: str(s.get("created", ""))):
+        if server.closed:
+            return
+        _publish_one(server, snap)
+        _follow_up(server, snap)
 
 
 def _plain(value: Any) -> Any:
@@ -543,6 +681,7 @@ HANDLERS: dict[str, Any] = {
     protocol.TASK_APPROVE_PLAN: approve_plan,
     protocol.TASK_REJECT_PLAN: reject_plan,
     protocol.TASK_APPROVE_COMPLETION: approve_completion,
+    protocol.TASK_RESOLVE_CONFLICTS: resolve_conflicts,
     protocol.TASK_CANCEL: cancel,
     protocol.TASK_RESUME: resume,
     protocol.TASK_GET: get,

@@ -35,6 +35,7 @@ TASK_ANSWER = C + "task.answer"
 TASK_APPROVE_PLAN = C + "task.approvePlan"
 TASK_REJECT_PLAN = C + "task.rejectPlan"
 TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
+TASK_RESOLVE_CONFLICTS = C + "task.resolveConflicts"
 TASK_CANCEL = C + "task.cancel"
 TASK_RESUME = C + "task.resume"
 TASK_GET = C + "task.get"
@@ -65,6 +66,7 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_APPROVE_PLAN: "tasks",
     TASK_REJECT_PLAN: "tasks",
     TASK_APPROVE_COMPLETION: "tasks",
+    TASK_RESOLVE_CONFLICTS: "tasks",
     TASK_CANCEL: "tasks",
     TASK_RESUME: "tasks",
     TASK_GET: "tasks",

@@ -44,6 +44,7 @@ from autocode_lsp.protocol import (
     TASK_GET,
     TASK_LIST,
     TASK_REJECT_PLAN,
+    TASK_RESOLVE_CONFLICTS,
     TASK_RESUME,
     TASK_REVIEW_PLAN,
     TASK_START,
@@ -76,10 +77,34 @@ class Question:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class ConflictHunk:
+    """Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point)."""
+
+    mine_start: int
+    mine_lines: int
+    theirs_start: int
+    theirs_lines: int
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class Conflict:
+    path: str
+    reason: Literal["overlap", "deletedInWorkspace", "deletedByTask", "renamed"]
+    hunks: list[ConflictHunk]
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class HeadMoved:
+    from_: str | None
+    """On the wire: `from`."""
+    to: str | None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskNeeds:
     """What a paused task waits for; `kind` is null while it works or after it ended."""
 
-    kind: Literal["answer_questions", "approve_plan", "approve_completion"] | None
+    kind: Literal["answer_questions", "approve_plan", "approve_completion", "resolve_conflicts"] | None
     questions: list[Question]
     """Open questions when `kind` is `answer_questions`."""
     plan_revision: int | None
@@ -94,6 +119,26 @@ class TaskNeeds:
     files: list[Any]
     tests: dict[str, Any] | None
     review: dict[str, Any] | None
+    conflicts: list[Conflict] = attrs.Factory(list)
+    """The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet)."""
+    head_moved: HeadMoved | None = None
+    """Set when HEAD moved since the task started (shown before applying)."""
+    apply: dict[str, Any] | None = None
+    """The last apply attempt that did not complete (e.g. the editor refused the edit)."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class AnswerRecord:
+    """One answer in the task's ledger."""
+
+    question_id: str
+    text: str
+    how: str
+    """typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions)."""
+    kind: str
+    """The ledger kind: human (typed or chosen), proposed_default, delegated or machine."""
+    channel: str | None
+    time: str | None
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -120,6 +165,8 @@ class TaskSnapshot:
     human_pause_states: list[str]
     created: str
     updated: str
+    answers: list[AnswerRecord] = attrs.Factory(list)
+    """The answer ledger: every answer with how it was given."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -193,7 +240,20 @@ class TaskRefArgs:
 class TaskAnswerArgs:
     task_id: str
     question_id: str
-    text: str
+    text: str = ""
+    """The answer; may be empty with `how` `acceptedDefault` or `delegated`."""
+    how: Literal["typed", "chosen", "acceptedDefault", "delegated"] | None = None
+    """How the person answered. Only `typed` and `chosen` are the person's own answer and may be
+    learned. Missing: a `text` equal to the question's `default` is `acceptedDefault`, else `typed`."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskResolveConflictsArgs:
+    task_id: str
+    choices: dict[str, Literal["mine", "theirs", "markers"]]
+    """For each conflicted path: keep `mine` (the workspace file as it is), take `theirs` (the
+    task's version) or write git-style conflict `markers` into the workspace file."""
     workspace: str | None = None
 
 
@@ -422,7 +482,10 @@ class AskQuestionParams:
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionResult:
     answer: str | None
-    """`null` leaves the question open (it can be answered later with `autocode.task.answer`)."""
+    """`null` leaves the question open (it can be answered later with `autocode.task.answer`),
+    unless `how` is `acceptedDefault` or `delegated`."""
+    how: Literal["typed", "chosen", "acceptedDefault", "delegated"] | None = None
+    """As in `autocode.task.answer`."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -499,18 +562,34 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "tasks", ("noRepository", "setupError"),
                 {"brief": "Add a --verbose flag to the CLI", "workspace": "file:///path/to/project"}),
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
-                "Answer one open question of a task, recorded as the person's answer "
-                "with the source lsp:<client name>.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+                "Answer one open question of a task with the source lsp:<client name> and how it "
+                "was answered (`how`). Only `typed` and `chosen` answers may be learned; an "
+                "accepted default or a delegated answer is recorded as such and never learned.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided"),
+                {"taskId": "t-20260101-120000-a1b2c3", "questionId": "test-naming",
+                 "text": "Describe the behaviour", "how": "typed"}),
     CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
-                "Approve the plan revision the person reviewed.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch")),
+                "Approve the plan revision the person reviewed. The approval is recorded before "
+                "anything else happens; approving it again answers `alreadyDecided`.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch", "alreadyDecided")),
     CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
                 "Send the plan back with feedback; the task plans again.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
     CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
-                "Accept the verified result; the task completes and learns the project's facts.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+                "Accept the verified result and apply it: a three-way merge per file (base: the "
+                "file as the task's copy started from it; mine: the workspace now; theirs: the "
+                "task's result). Files the client has open (synchronised) go through "
+                "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
+                "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
+                "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
+                "COMPLETED only once applied; `result.apply` says what was written.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
+    CommandSpec(TASK_RESOLVE_CONFLICTS, TaskResolveConflictsArgs, TaskSnapshot,
+                "Choose, for each conflicted file, the person's version, the task's version or "
+                "conflict markers to resolve in the editor; then the whole change is applied and "
+                "the task completes.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput"),
+                {"taskId": "t-20260101-120000-a1b2c3", "choices": {"greet.py": "markers"}}),
     CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
                 "tasks", _TASK_ERRORS),
@@ -552,8 +631,9 @@ METHODS: tuple[MethodSpec, ...] = (
                "Sent after every change of a task this session started or touched, with the "
                "full snapshot. Revisions only increase.", "experimental.autocode"),
     MethodSpec(TASK_ASK_QUESTION, "request", AskQuestionParams, AskQuestionResult,
-               "Asks the person one question of a task. The answer is recorded as human with "
-               "the source lsp:<client name>.", "experimental.autocode",
+               "Asks the person one question of a task. The reply says how it was answered "
+               "(`how`, as in `autocode.task.answer`; without it a text equal to the default is "
+               "an accepted default); the source is lsp:<client name>.", "experimental.autocode",
                {"taskId": "t-1", "revision": 3,
                 "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
                              "convention": "test-naming", "default": "Describe the behaviour",
@@ -577,6 +657,11 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "List tasks with `autocode.task.list`."),
     ErrorKind("notAwaitingInput", REQUEST_FAILED, "The task is not waiting for that input now.",
               "Fetch the snapshot (`autocode.task.get`) and act on its `needs`."),
+    ErrorKind("alreadyDecided", REQUEST_FAILED,
+              "That decision was already taken (a duplicate or late answer or approval); the "
+              "message says when (\"already approved at ...\"), `data.decidedAt` and `data.state` "
+              "say when and where the task is now.",
+              "Fetch the snapshot (`autocode.task.get`) and act on its `needs`, if any."),
     ErrorKind("planRevisionMismatch", REQUEST_FAILED, "The plan changed since it was reviewed.",
               "Review the current plan and approve its revision."),
     ErrorKind("memoryRefused", REQUEST_FAILED,
@@ -858,8 +943,10 @@ def render_markdown() -> str:
         "Every capability works through `workspace/executeCommand` and standard LSP messages, "
         "so any client can drive AutoCode:",
         "",
-        "- A question with choices arrives as `window/showMessageRequest`; the chosen title is "
-        "the answer. A free-text question arrives as `window/showMessage`, answer it with "
+        "- A question with choices arrives as `window/showMessageRequest` with one more action, "
+        "\"Let AutoCode decide\" (recorded as `delegated`); another chosen title is the answer "
+        "(the proposed default's title is recorded as `acceptedDefault`, never learned). A "
+        "free-text question arrives as `window/showMessage`, answer it with "
         "`autocode.task.answer`.",
         "- A plan to review opens with `window/showDocument`; approve it with "
         "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`). A client "
@@ -880,8 +967,10 @@ def render_markdown() -> str:
         "The server answers `initialize` with `capabilities.experimental.autocode` = "
         "`{protocolVersion, serverVersion, features}` (the same as `autocode.protocol.info`).",
         "",
-        "Answers and approvals that arrive through the server are recorded as a person's, "
-        "with the source `lsp:<clientInfo.name>`. Nothing the server decides by itself is.",
+        "Answers and approvals that arrive through the server are recorded with the source "
+        "`lsp:<clientInfo.name>`; an answer also records how it was given (`typed`, `chosen`, "
+        "`acceptedDefault`, `delegated`), and only typed or chosen answers may be learned. "
+        "Nothing the server decides by itself is recorded as a person's.",
         "",
         "## Workspace",
         "",

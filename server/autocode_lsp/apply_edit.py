@@ -1,0 +1,144 @@
+"""Applying a task's merged result through the client's editor (`workspace/applyEdit`).
+
+The engine calls `ClientEditor.read` for each touched file (an open buffer's text, unsaved
+edits included, comes from the documents the client synchronises) and `apply` with what to
+write. Both run in the engine's thread and wait for the event loop. The edit replaces each
+whole document, so the editor keeps one undo step per file. The engine records the change as
+applied only when the client answers `applied: true`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from autocode_lsp.server import AutoCodeServer
+
+log = logging.getLogger("autocode_lsp")
+
+APPLY_TIMEOUT = 300.0
+"""How long the editor may take to answer (it may ask the person to confirm)."""
+
+
+class CannotUseEditor(Exception):
+    """This change cannot go through this editor (e.g. it cannot create or delete files)."""
+
+
+class ClientEditor:
+    """`can_apply` is False for a client without `workspace.applyEdit`: it still tells the engine
+    which touched files have unsaved edits (so a write from disk does not overwrite them)."""
+
+    def __init__(self, server: AutoCodeServer, workspace: Path, *, can_apply: bool = True) -> None:
+        self.server = server
+        self.workspace = workspace
+        self.can_apply = can_apply
+        loop = server.loop
+        assert loop is not None
+        self.loop = loop
+
+    def _uri(self, rel: str) -> str:
+        return (self.workspace / rel).as_uri()
+
+    def _document(self, rel: str) -> Any:
+        docs = self.server.workspace.text_documents
+        uri = self._uri(rel)
+        return docs.get(uri) or docs.get(uri.replace("%", "%25"))
+
+    def _buffer(self, rel: str) -> bytes | None:
+        async def get() -> bytes | None:
+            doc = self._document(rel)
+            return doc.source.encode("utf-8", "surrogateescape") if doc is not None else None
+
+        return asyncio.run_coroutine_threadsafe(get(), self.loop).result(timeout=30)
+
+    def read(self, rel: str) -> bytes | None:
+        return self._buffer(rel) if self.can_apply else None
+
+    def open_paths(self, paths: list[str]) -> list[str]:
+        return [rel for rel in paths if self._buffer(rel) is not None]
+
+    def unsaved(self, paths: list[str]) -> list[str]:
+        """The paths open in the editor with text that differs from the file on disk."""
+        out = []
+        for rel in paths:
+            buffer = self._buffer(rel)
+            if buffer is None:
+                continue
+            try:
+                disk = (self.workspace / rel).read_bytes()
+            except OSError:
+                disk = None
+            if buffer != disk:
+                out.append(rel)
+        return out
+
+    def apply(self, label: str, plans: list[Any]) -> tuple[bool | None, str]:
+        """(True, "") applied; (False, reason) refused; (None, reason): write from disk instead."""
+        if not self.can_apply:
+            return None, "the client does not apply workspace edits"
+        try:
+            edit = asyncio.run_coroutine_threadsafe(self._edit(plans), self.loop).result(timeout=30)
+        except CannotUseEditor as exc:
+            log.info("applying from disk: %s", exc)
+            return None, str(exc)
+        future = asyncio.run_coroutine_threadsafe(
+            self.server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=edit, label=label)),
+            self.loop,
+        )
+        try:
+            result = future.result(timeout=APPLY_TIMEOUT)
+        except TimeoutError:
+            future.cancel()
+            return False, "the editor did not answer"
+        if result is None:
+            return False, "the editor gave no answer"
+        applied = bool(getattr(result, "applied", False))
+        reason = getattr(result, "failure_reason", None) or ""
+        return applied, reason
+
+    async def _edit(self, plans: list[Any]) -> types.WorkspaceEdit:
+        caps = self.server.workspace_edit_caps
+        document_changes = bool(caps.get("documentChanges"))
+        resources = set(caps.get("resourceOperations") or [])
+        changes: dict[str, list[types.TextEdit]] = {}
+        steps: list[Any] = []
+        codec = self.server.workspace.position_codec
+        for plan in plans:
+            uri = self._uri(plan.path)
+            doc = self._document(plan.path)
+            if plan.action == "delete":
+                if "delete" not in resources:
+                    raise CannotUseEditor("the editor cannot delete files")
+                steps.append(types.DeleteFile(uri=uri, options=types.DeleteFileOptions(ignore_if_not_exists=True)))
+                continue
+            try:
+                after = plan.after.decode("utf-8")
+                before = (plan.before or b"").decode("utf-8")
+            except UnicodeDecodeError:
+                raise CannotUseEditor(f"{plan.path} is not UTF-8 text") from None
+            created = plan.before is None and doc is None
+            if created and "create" not in resources:
+                raise CannotUseEditor("the editor cannot create files")
+            lines = before.split("\n")
+            end = types.Position(line=len(lines) - 1, character=codec.client_num_units(lines[-1]))
+            whole = types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=end), new_text=after)
+            if created:
+                steps.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
+            if document_changes:
+                version = doc.version if doc is not None else None
+                steps.append(types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    edits=[whole],
+                ))
+            else:
+                if created:
+                    raise CannotUseEditor("the editor takes no document changes with file creation")
+                changes[uri] = [whole]
+        if document_changes:
+            return types.WorkspaceEdit(document_changes=steps)
+        return types.WorkspaceEdit(changes=changes)
