@@ -283,3 +283,56 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
     assert [(a["text"], a["kind"]) for a in ledger["answers"]] == [(answer, "human")]
     # The typing itself landed in the person's file and was saved by their :w.
     assert "hell" in (repo / "notes.txt").read_text(encoding="utf-8")
+
+
+def _server_knows_answer_kinds() -> bool:
+    """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
+    import attrs
+
+    from autocode_lsp.protocol import spec
+
+    return "how" in attrs.fields_dict(spec.TaskAnswerArgs)
+
+
+@pytest.fixture(scope="module")
+def answers_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """e2e_answers.lua once for the module: three tasks, one answered each way."""
+    tmp = tmp_path_factory.mktemp("answers")
+    repo = sample_repo(tmp)
+    return repo, run_nvim("e2e_answers.lua", tmp, cwd=repo, timeout=240).stdout
+
+
+def test_each_way_to_answer_is_sent_with_how(answers_run: tuple[Path, str]) -> None:
+    _, out = answers_run
+    for how in ("acceptedDefault", "delegated", "typed"):
+        assert f"ok {how} sent\n" in out
+    if not _server_knows_answer_kinds():
+        # An older server refuses `how`: only the typed answer may go through without it.
+        assert "ok acceptedDefault refused by an older server\n" in out
+        assert "ok delegated refused by an older server\n" in out
+
+
+@pytest.mark.skipif(not _server_knows_answer_kinds(),
+                    reason="needs the server's answer kinds (`how` on autocode.task.answer, issue 14 engine side)")
+def test_the_server_records_how_each_answer_was_given(answers_run: tuple[Path, str]) -> None:
+    repo, out = answers_run
+    for how in ("acceptedDefault", "delegated", "typed"):
+        assert f"ok {how} recorded\n" in out
+    kinds = []
+    for run_dir in sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()):
+        ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+        kinds += [a.get("how") for a in ledger["answers"]]
+    assert sorted(kinds) == ["acceptedDefault", "delegated", "typed"]
+    assert not (repo / ".autocode" / "project.json").exists() or "behaviour it checks" not in (
+        repo / ".autocode" / "project.json").read_text(encoding="utf-8")
+
+
+def test_task_commands_go_to_the_server_that_owns_the_task(tmp_path: Path) -> None:
+    first = sample_repo(tmp_path, "pytest")
+    second = tmp_path / "other"
+    second.mkdir()
+    git(second, "init", "-q")
+    (second / "README.md").write_text("other\n", encoding="utf-8")
+    result = run_nvim("e2e_routing.lua", tmp_path, cwd=first,
+                      env={"AUTOCODE_TEST_OTHER": str(second)}, timeout=180)
+    assert "ok two servers\nok routed to the owner\n" in result.stdout
