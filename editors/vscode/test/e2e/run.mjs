@@ -209,10 +209,18 @@ async function answerFromPalette(wb, label) {
 
 /** Waits for the plan editor (opened beside, without the keyboard) and approves it from its title bar or its lens. */
 async function approvePlanInEditor(wb, via, shotName) {
-  const button = wb.editorAction('Approve Plan');
-  await button.waitFor({ state: 'visible', timeout: 120000 });
   const lens = wb.page.locator('.codelens-decoration a', { hasText: 'Approve plan' }).first();
-  await lens.waitFor({ state: 'visible', timeout: 15000 });
+  await lens.waitFor({ state: 'visible', timeout: 120000 });
+  result.planOpenedWithoutFocus = (await wb.page.locator('.editor-group-container.active .tab.active', { hasText: 'plan-revision-' }).count()) === 0;
+  // The person clicks into the plan to read it.
+  await wb.page.locator('.editor-group-container', { has: wb.page.locator('.tab.active', { hasText: 'plan-revision-' }) }).locator('.view-lines').first().click();
+  const button = wb.editorAction('Approve Plan');
+  const shown = await button.waitFor({ state: 'visible', timeout: 15000 }).then(() => true).catch(() => false);
+  if (!shown) {
+    result.titleActionsSeen = await wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    await wb.shot('no-title-actions');
+    throw new Error(`no Approve Plan in the title bar; actions: ${JSON.stringify(result.titleActionsSeen)}`);
+  }
   result.planTabs = await wb.tabTitles();
   result.planLenses = await wb.page.locator('.codelens-decoration').allInnerTexts();
   result.planTitleActions = await wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
@@ -332,7 +340,9 @@ async function scenarioFlow(wb) {
   result.secondStatusBar = await status.innerText();
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  result.doctorSecond = await wb.webviewText((t) => t.includes('Learned conventions'), 60000);
+  result.doctorSecond = knowsHow
+    ? (await wb.page.waitForTimeout(3000), await wb.webviewText((t) => t.includes('Learned conventions'), 60000))
+    : await wb.webviewText((t) => t.includes(answer2), 60000);
   await wb.shot('doctor-after-second-task');
   note('second task completed');
 
