@@ -71,8 +71,13 @@ def run_nvim(
     cwd: Path | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float = 90,
+    flag: str = "-l",
 ) -> subprocess.CompletedProcess[str]:
-    """Runs editors/nvim/tests/<script> headless; fails the test on a non-zero exit or timeout."""
+    """Runs editors/nvim/tests/<script> headless; fails the test on a non-zero exit or timeout.
+
+    `flag` "-S" sources the script and leaves Neovim's main loop running, so keys
+    sent with nvim_input are handled as a person's typing ("-l" runs it as a program).
+    """
     xdg = tmp_path / "xdg"
     full_env = dict(os.environ)
     for name in ("CONFIG", "DATA", "STATE", "CACHE"):
@@ -82,7 +87,7 @@ def run_nvim(
     full_env["PATH"] = f"{BIN}{os.pathsep}{full_env.get('PATH', '')}"
     full_env.update(env or {})
     proc = subprocess.Popen(
-        [find_nvim(), "--headless", "--clean", "-l", str(SCRIPTS / script)],
+        [find_nvim(), "--headless", "--clean", flag, str(SCRIPTS / script)],
         cwd=cwd or tmp_path,
         env=full_env,
         stdin=subprocess.DEVNULL,
@@ -257,3 +262,77 @@ def test_setup_with_python_and_log_level(tmp_path: Path) -> None:
     assert "ok python and log level\n" in result.stdout
     log = tmp_path / "xdg" / "state" / "autocode" / "lsp.log"
     assert "DEBUG" in log.read_text(encoding="utf-8")
+
+
+def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
+    """Keys typed every 200 ms into the person's own buffer through a whole task
+    (editors/nvim/tests/e2e_typing.lua): only explicit commands decide."""
+    repo = sample_repo(tmp_path)
+    answer = "Name each test after the behaviour it checks"
+    result = run_nvim(
+        "e2e_typing.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_ANSWER": answer},
+        timeout=300, flag="-S",
+    )
+    for step in ("ok question waited", "ok answered as typed", "ok plan waited", "ok diff waited",
+                 "ok applied"):
+        assert f"{step}\n" in result.stdout
+    assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    # The server recorded exactly one answer, the typed one, as the person's.
+    (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+    assert [(a["text"], a["kind"]) for a in ledger["answers"]] == [(answer, "human")]
+    # The typing itself landed in the person's file and was saved by their :w.
+    assert "hell" in (repo / "notes.txt").read_text(encoding="utf-8")
+
+
+def _server_knows_answer_kinds() -> bool:
+    """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
+    import attrs
+
+    from autocode_lsp.protocol import spec
+
+    return "how" in attrs.fields_dict(spec.TaskAnswerArgs)
+
+
+@pytest.fixture(scope="module")
+def answers_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """e2e_answers.lua once for the module: three tasks, one answered each way."""
+    tmp = tmp_path_factory.mktemp("answers")
+    repo = sample_repo(tmp)
+    return repo, run_nvim("e2e_answers.lua", tmp, cwd=repo, timeout=240).stdout
+
+
+def test_each_way_to_answer_is_sent_with_how(answers_run: tuple[Path, str]) -> None:
+    _, out = answers_run
+    for how in ("acceptedDefault", "delegated", "typed"):
+        assert f"ok {how} sent\n" in out
+    if not _server_knows_answer_kinds():
+        # An older server refuses `how`: only the typed answer may go through without it.
+        assert "ok acceptedDefault refused by an older server\n" in out
+        assert "ok delegated refused by an older server\n" in out
+
+
+@pytest.mark.skipif(not _server_knows_answer_kinds(),
+                    reason="needs the server's answer kinds (`how` on autocode.task.answer, issue 14 engine side)")
+def test_the_server_records_how_each_answer_was_given(answers_run: tuple[Path, str]) -> None:
+    repo, out = answers_run
+    for how in ("acceptedDefault", "delegated", "typed"):
+        assert f"ok {how} recorded\n" in out
+    kinds = []
+    for run_dir in sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()):
+        ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+        kinds += [a.get("how") for a in ledger["answers"]]
+    assert sorted(kinds) == ["acceptedDefault", "delegated", "typed"]
+    assert not (repo / ".autocode" / "project.json").exists() or "behaviour it checks" not in (
+        repo / ".autocode" / "project.json").read_text(encoding="utf-8")
+
+
+def test_task_commands_go_to_the_server_that_owns_the_task(tmp_path: Path) -> None:
+    first = sample_repo(tmp_path, "pytest")
+    second = tmp_path / "other"
+    second.mkdir()
+    git(second, "init", "-q")
+    (second / "README.md").write_text("other\n", encoding="utf-8")
+    result = run_nvim("e2e_routing.lua", tmp_path, cwd=first,
+                      env={"AUTOCODE_TEST_OTHER": str(second)}, timeout=180)
+    assert "ok two servers\nok routed to the owner\n" in result.stdout

@@ -222,48 +222,90 @@ def _build_sample(name: str, dest: Path) -> str:
     return match.group(1)
 
 
-@pytest.mark.timeout(600)
+def _server_knows_answer_kinds() -> bool:
+    """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
+    import attrs
+
+    from autocode_lsp.protocol import spec
+
+    return "how" in attrs.fields_dict(spec.TaskAnswerArgs)
+
+
+def _ledger(run_dir: Path) -> list[dict[str, Any]]:
+    answers: list[dict[str, Any]] = json.loads((run_dir / "ledger.json").read_text())["answers"]
+    return answers
+
+
+@pytest.mark.timeout(900)
 def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
-    """Start Task from the palette, answer in the input box, approve the plan, watch the tree
-    reach completion, read the learned convention in Doctor, forget it with confirmation."""
+    """Start Task from the palette; the question is announced (no prompt opens by itself) and
+    answered in the QuickPick; the plan is approved from its editor's title bar (no dialog); the
+    change is applied from the diff's title bar; Doctor shows the learned convention; Forget
+    removes it. A second task offers the default and delegation, then plan lens and Apply."""
     repo = tmp_path / "textkit"
     patch = _build_sample("unittest", repo)
     server = code_server({"autocode.python": sys.executable})
+    knows_how = _server_knows_answer_kinds()
 
     result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
                           AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
                           AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
-                          AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
+                          AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER,
+                          AUTOCODE_E2E_SERVER_KNOWS_HOW="1" if knows_how else "0")
 
-    assert [s["step"] for s in result["steps"]][:4] == [
-        "workbench open", "task started", "question answered", "plan approved"]
+    assert [s["step"] for s in result["steps"]][:5] == [
+        "workbench open", "task started", "question answered", "plan approved", "completion applied from the diff"]
+    # Announced, not opened: the keyboard stayed with the person until they chose Answer.
+    assert "Which naming convention" in result["questionToast"]
+    assert result["quickInputWhileAnnounced"] is False
+    rows = result["questionRows"]
+    assert "accept the proposed default (not remembered)" in rows[0]
+    assert any("Type an answer" in r for r in rows) and any("Let AutoCode decide" in r for r in rows)
+    # The plan in an editor with Approve / Request Changes in its title bar and as lenses; no modal.
+    assert any(t.startswith("plan-revision-") for t in result["planTabs"])
+    assert {"Approve Plan", "Request Plan Changes"} <= {a.split(" (")[0] for a in result["planTitleActions"] if a}
+    assert any("Approve plan" in lens and "Request changes" in lens for lens in result["planLenses"])
+    # The change as a diff titled for the task, Apply / Discard in its title bar, no dialog over it.
+    assert any(t.startswith("AutoCode: changes for") for t in result["diffTabs"]), result["diffTabs"]
+    assert {"Apply Changes", "Discard Changes"} <= {a.split(" (")[0] for a in result["diffTitleActions"] if a}
+    assert result["dialogDuringReview"] is False
+    assert not any(t.startswith("AutoCode: changes for") for t in result["diffTabsAfter"])
     assert "completed" in result["tasksView"].lower()
     assert "AutoCode" in result["statusBar"]
-    # The change reached the workspace only after the completion approval.
     assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
-    # Doctor showed the convention the person answered, learned into the record.
     assert NAMING_ANSWER in result["doctorBefore"]
     assert "valid" in result["doctorBefore"]
-    # The answer and approvals went through VS Code, recorded as a person's with the lsp: source.
     run_dirs = sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir())
-    assert len(run_dirs) == 2
-    ledger = json.loads((run_dirs[0] / "ledger.json").read_text())
-    assert [(a["text"], a["kind"], a["source"]["channel"]) for a in ledger["answers"]] == [
+    # The typed answer went through VS Code, recorded as the person's with the lsp: source.
+    assert [(a["text"], a["kind"], a["source"]["channel"]) for a in _ledger(run_dirs[0])] == [
         (NAMING_ANSWER, "human", "lsp:code-server")]
-    # Forget removed the record and nothing else: the first run stays, and the doctor showed no convention.
     assert "Forget what AutoCode learned" in result["forgetDialog"]
     assert "forgot" in result["forgetNotification"]
-    assert run_dirs[0].is_dir()
     assert NAMING_ANSWER not in result["doctorAfter"]
     assert "missing" in result["doctorAfter"]
-    # The second task, answered and approved later from the palette, learned again.
     assert "naming convention" in result["secondWaiting"]
-    assert "waiting for your review" in result["secondPlanWaiting"]
+    assert "waiting for plan approval" in result["secondPlanWaiting"]
     assert "Add shortest_word" in result["secondStatusBar"]
-    assert SECOND_ANSWER in result["doctorSecond"]
     assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()
-    record = json.loads((repo / ".autocode" / "project.json").read_text())
-    assert SECOND_ANSWER in json.dumps(record) and NAMING_ANSWER not in json.dumps(record)
+    second = _ledger(run_dirs[1])
+    if knows_how:
+        # Enter on the default: recorded as an accepted default and not learned; the third task delegated.
+        assert [a.get("how") for a in second] == ["acceptedDefault"]
+        assert SECOND_ANSWER not in result["doctorSecond"]
+        assert [a.get("how") for a in _ledger(run_dirs[2])] == ["delegated"]
+    else:
+        # An older server refuses `how`: the editor never lets it record the default or a delegation
+        # as the person's own answer; the typed answer goes through and is learned.
+        assert "does not know answer kinds" in result["refusedDefault"]
+        assert "does not know answer kinds" in result["refusedDelegated"]
+        assert [(a["text"], a["kind"]) for a in second] == [(SECOND_ANSWER, "human")]
+        assert SECOND_ANSWER in result["doctorSecond"]
+        record = json.loads((repo / ".autocode" / "project.json").read_text())
+        assert SECOND_ANSWER in json.dumps(record) and NAMING_ANSWER not in json.dumps(record)
+    # What the editor sent, from its own log: each answer with how it was given.
+    logs = "\n".join(p.read_text(errors="replace") for p in server.user_data.rglob("*.log"))
+    for how in ("typed", "acceptedDefault"):
+        assert f"(how: {how})" in logs
 
 
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:

@@ -73,7 +73,7 @@ H.log('ok task survives')
 -- approve` then goes to the new server as a command and the task goes on.
 H.script_ui(function()
   return 'Name each test after the behaviour it checks'
-end, {})
+end, { require('autocode.questions').TYPE })
 vim.cmd('AutoCode answer ' .. id)
 H.wait(60000, function()
   return tasks.reviews[id] ~= nil

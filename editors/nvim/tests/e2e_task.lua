@@ -1,8 +1,8 @@
 -- The whole task flow in Neovim against the real server: start a task on a
--- sample repository, answer its convention question through (a replaced)
--- vim.ui.input, approve the plan with `a` in its buffer, approve completion
--- with `a` in the diff buffer, then :AutoCode doctor shows the learned
--- convention. cwd: fixtures/samples "pytest" (declares patches/add-tax.patch).
+-- sample repository, answer its convention question by typing (through a
+-- replaced vim.ui.select and vim.ui.input), approve the plan with `a` in its
+-- buffer and apply the change with `a` in the diff buffer (each confirmed
+-- Yes), then :AutoCode doctor shows the learned convention. cwd: fixtures/samples "pytest" (declares patches/add-tax.patch).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
 
@@ -11,17 +11,23 @@ local ANSWER = vim.env.AUTOCODE_TEST_ANSWER or 'Name each test after the behavio
 -- The first prompt is dismissed (the question stays open), the plan is
 -- rejected once with feedback; everything else gets scripted answers.
 local FEEDBACK = 'Also mention the tax rate in the docstring'
+local TYPE = require('autocode.questions').TYPE
 local dismissed = false
 H.script_ui(function(prompt)
   if prompt:find('What should change', 1, true) then
     return FEEDBACK
   end
+  return ANSWER
+end, function(_, items)
+  if vim.tbl_contains(items, 'Yes') then
+    return 'Yes'
+  end
   if not dismissed then
     dismissed = true
     return nil
   end
-  return ANSWER
-end, {})
+  return TYPE
+end)
 
 local progress = {}
 vim.api.nvim_create_autocmd('LspProgress', {
@@ -49,14 +55,15 @@ end, 'the task to start')
 local id = tasks.current
 H.log('started ' .. id)
 
--- The question arrives as autocode/task/askQuestion and goes to vim.ui.input,
--- prefilled with the proposed answer. Dismissed, it stays open.
+-- The question arrives as autocode/task/askQuestion and goes to vim.ui.select
+-- with every way to answer, the proposed default first. Dismissed, it stays open.
 H.wait(60000, function()
   return #H.prompts > 0
 end, 'the question')
 local q = H.prompts[1]
-H.eq(q.kind, 'input', 'free-text question asked through vim.ui.input')
-H.check(q.default and q.default ~= '', 'the proposed answer is prefilled')
+H.eq(q.kind, 'select', 'question asked through vim.ui.select')
+H.check(q.items[1]:find('accept the proposed default (not remembered)', 1, true), 'the default is offered first, marked')
+H.check(vim.tbl_contains(q.items, TYPE) and vim.tbl_contains(q.items, 'Let AutoCode decide'), 'typing and delegating offered')
 H.log('asked: ' .. q.prompt)
 H.wait_note(30000, 'question left open')
 H.wait(30000, function()
@@ -68,6 +75,10 @@ H.wait(30000, function()
   return #H.prompts > 1
 end, 'the question asked again')
 H.eq(H.prompts[2].prompt, q.prompt, 'same question')
+H.wait(30000, function()
+  return #H.prompts > 2
+end, 'the typed answer')
+H.eq({ H.prompts[3].kind, H.prompts[3].default }, { 'input', nil }, 'typed into an empty field')
 H.log('answered through :AutoCode answer')
 
 -- The plan arrives as autocode/task/reviewPlan and opens in its buffer.

@@ -151,4 +151,69 @@ function H.done()
   vim.cmd('qall!')
 end
 
+--- Commands sent to servers, recorded by H.record_calls(): {command, args, client_id}.
+H.calls = {}
+function H.record_calls()
+  local client = require('autocode.client')
+  local call = client.call
+  client.call = function(command, args, cb, c)
+    table.insert(H.calls, { command = command, args = vim.deepcopy(args or {}), client_id = c and c.id })
+    return call(command, args, cb, c)
+  end
+end
+
+--- The recorded calls of one command.
+function H.sent(command)
+  return vim.tbl_filter(function(c)
+    return c.command == command
+  end, H.calls)
+end
+
+-- Scripts run with `nvim -S` (the main loop running, so keys typed with
+-- nvim_input are handled as a person's) use these: the test body runs in a
+-- coroutine that sleeps on timers instead of blocking in vim.wait.
+
+local body
+--- Runs `fn` as the test body; a failure prints it and exits 1.
+function H.async(fn)
+  body = coroutine.create(function()
+    local ok, err = xpcall(fn, debug.traceback)
+    if not ok then
+      io.stdout:write(tostring(err) .. '\n')
+      vim.cmd('cquit 1')
+    end
+  end)
+  vim.schedule(function()
+    H.resume_body()
+  end)
+end
+
+function H.resume_body()
+  local ok, err = coroutine.resume(body)
+  if not ok then
+    io.stdout:write('FAILED: ' .. tostring(err) .. '\n')
+    vim.cmd('cquit 1')
+  end
+end
+
+--- Sleeps `ms` inside H.async, letting the main loop run (and typed keys be handled).
+function H.sleep(ms)
+  vim.defer_fn(H.resume_body, ms)
+  coroutine.yield()
+end
+
+--- Like H.wait, inside H.async.
+function H.until_(ms, cond, what)
+  local deadline = vim.uv.now() + ms
+  while not cond() do
+    if vim.uv.now() > deadline then
+      local notes = vim.tbl_map(function(n)
+        return n.msg
+      end, H.notes)
+      error(('FAILED: timed out after %d ms waiting for %s\n  notifications: %s'):format(ms, what, vim.inspect(notes)), 2)
+    end
+    H.sleep(50)
+  end
+end
+
 return H

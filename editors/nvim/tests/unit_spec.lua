@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resume', 'start', 'status', 'tasks' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -130,43 +130,85 @@ end, 'prompts answered')
 H.eq(got, { input = 'free text', select = 'b', confirm = false }, 'prompt answers')
 H.log('ok prompts')
 
--- Questions: several choices go through select (with a way out to free text),
--- a single proposed answer prefills the input.
+-- Questions: one picker offers the proposed default (first, so Enter takes
+-- it, marked as not remembered), the choices, typing and delegating; typing
+-- opens an empty input whose prompt names the default. Each says how.
+local questions = require('autocode.questions')
 local answers = {}
 H.prompts = {}
 H.script_ui(function(prompt)
   return 'typed: ' .. prompt
-end, { 'Something else...', 'b' })
+end, { 1, 'b', questions.TYPE, questions.DELEGATE, 'a' })
+local styled = { text = 'Style?', choices = { 'Describe it', 'a', 'b' }, default = 'Describe it' }
 require('autocode.client').run(function()
-  answers[1] = tasks.prompt_answer({ text = 'Pick?', choices = { 'a', 'b' } })
-  answers[2] = tasks.prompt_answer({ text = 'Pick again?', choices = { 'a', 'b' } })
-  answers[3] = tasks.prompt_answer({ text = 'Style?', choices = { 'Describe it' }, default = 'Describe it' })
+  answers[1] = tasks.prompt_answer(styled)
+  answers[2] = tasks.prompt_answer(styled)
+  answers[3] = tasks.prompt_answer(styled)
+  answers[4] = tasks.prompt_answer(styled)
+  answers[5] = tasks.prompt_answer({ text = 'Pick?', choices = { 'a', 'b' } })
 end)
 H.wait(2000, function()
-  return answers[3] ~= nil
+  return answers[5] ~= nil
 end, 'questions answered')
-H.eq(answers, { 'typed: Pick? ', 'b', 'typed: Style? ' }, 'answers')
-H.eq(H.prompts[1].items, { 'a', 'b', 'Something else...' }, 'choices offered with a way out')
-H.eq(H.prompts[#H.prompts].kind, 'input', 'single proposal asked as free text')
+H.eq(answers, {
+  { text = 'Describe it', how = 'acceptedDefault' },
+  { text = 'b', how = 'chosen' },
+  { text = 'typed: Style? (proposed: Describe it): ', how = 'typed' },
+  { text = '', how = 'delegated' },
+  { text = 'a', how = 'chosen' },
+}, 'answers say how they were given')
+H.eq(H.prompts[1].items, {
+  'Describe it  (accept the proposed default (not remembered))',
+  'a',
+  'b',
+  questions.TYPE,
+  questions.DELEGATE,
+}, 'every way to answer is offered, the default first')
+local typed_prompt = H.prompts[4]
+H.eq({ typed_prompt.kind, typed_prompt.default }, { 'input', nil }, 'typing starts from an empty field')
+-- Dismissed picker or empty typing: nothing is answered.
+H.script_ui({ '' }, { questions.TYPE, false })
+local dismissed = {}
+require('autocode.client').run(function()
+  dismissed[1] = tasks.prompt_answer(styled) or 'none'
+  dismissed[2] = tasks.prompt_answer(styled) or 'none'
+end)
+H.wait(2000, function()
+  return dismissed[2] ~= nil
+end, 'dismissed questions')
+H.eq(dismissed, { 'none', 'none' }, 'a dismissed or empty answer answers nothing')
 H.log('ok questions')
 
--- Scratch buffers carry their keys and a winbar that names them.
-local approved = false
+-- Scratch buffers carry their keys and a winbar that names them; a key with a
+-- confirmation acts only on an explicit yes; enter = false keeps the cursor.
+local approved = 0
 local buf = ui.scratch('plan/t9', { '# Plan', '- step' }, 'markdown', {
   a = {
     function()
-      approved = true
+      approved = approved + 1
     end,
     'approve plan',
+    confirm = 'Approve?',
   },
 })
 H.eq(vim.bo[buf].filetype, 'markdown', 'plan filetype')
 H.eq(vim.api.nvim_get_current_buf(), buf, 'plan buffer focused')
+H.script_ui({}, { 'No', 'Yes' })
 vim.cmd.normal('a')
-H.check(approved, 'the a key ran its action')
+vim.wait(200)
+H.eq(approved, 0, 'a declined confirmation does nothing')
+vim.cmd.normal('a')
+H.wait(1000, function()
+  return approved == 1
+end, 'the a key ran its action after yes')
 H.check(vim.wo.winbar:find('a approve plan', 1, true), 'winbar lists the keys')
 vim.cmd.normal('q')
 H.check(vim.fn.bufwinid(buf) == -1, 'q closes the window')
+local here_win = vim.api.nvim_get_current_win()
+local quiet = ui.scratch('diff/t9', { '+x' }, 'diff', {}, nil, { enter = false })
+H.eq(vim.api.nvim_get_current_win(), here_win, 'enter = false keeps the cursor where it was')
+H.check(vim.fn.bufwinid(quiet) ~= -1, 'but shows the buffer')
+ui.close(quiet)
 local multi = ui.scratch('task/t9', tasks.render({ id = 't9', state = 'FAILED', result = { output = 'line one\nline two' } }), 'markdown')
 H.check(vim.tbl_contains(vim.api.nvim_buf_get_lines(multi, 0, -1, false), 'line two'), 'values with newlines become lines')
 H.log('ok scratch')

@@ -1,15 +1,16 @@
 // The palette and view commands. Each shapes one argument object (model/args),
 // runs one server command, and feeds the result back into the views.
 
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
 import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
 import { arrayField, Commands, field, stringField } from './protocol';
-import { DoctorPanel, folders, pickFolder, promptAnswer, showError, showMarkdownPreview, VirtualDocuments } from './ui';
+import { DoctorPanel, folders, pickFolder, showError, showMarkdownPreview, VirtualDocuments } from './ui';
+import { announceQuestion, pickAnswer, sendAnswer } from './questions';
+import { Review } from './review';
+import { writtenFiles } from './model/review';
 import { TasksView } from './views/tasks';
 import { MemoryView, PromotionView } from './views/memory';
 
@@ -22,6 +23,8 @@ export interface Context {
   docs: VirtualDocuments;
   doctor: DoctorPanel;
   output: vscode.LogOutputChannel;
+  /** Plan and change review (set by registerCommands). */
+  review?: Review;
 }
 
 function agentSetting(): string {
@@ -43,15 +46,24 @@ export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): 
 }
 
 function announce(ctx: Context, before: TaskView | undefined, now: TaskView): void {
-  if (before?.state === now.state) return;
-  if (now.awaiting === 'completionApproval') {
+  if (before?.state === now.state && before?.awaiting === now.awaiting) return;
+  if (now.awaiting === 'answer') {
+    for (const q of now.questions) announceQuestion(now, q);
+  } else if (now.awaiting === 'planApproval' && before?.awaiting !== 'planApproval') {
+    void ctx.review?.openPlan(now, now.plan?.markdown ?? '', now.plan?.revision, false);
+  } else if (now.awaiting === 'conflicts') {
+    ctx.review?.announceConflicts(now);
+  } else if (now.awaiting === 'completionApproval') {
     void vscode.window
       .showInformationMessage(`AutoCode: “${now.brief}” is verified in its copy. Review the changes and approve them to apply.`, 'Review Changes')
       .then((choice) => choice && vscode.commands.executeCommand('autocode.approveCompletion', now.id));
   } else if (now.done && before && !before.done) {
     const state = now.state.toLowerCase();
     if (state === 'failed') void vscode.window.showErrorMessage(`AutoCode: “${now.brief}” failed. ${now.error ?? ''}`);
-    else if (state === 'completed') void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace.`);
+    else if (state === 'completed') {
+      const written = writtenFiles(now.raw);
+      void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace${written ? ` (written: ${written.length ? written.join(', ') : 'nothing'})` : ''}.`);
+    }
   }
   ctx.output.info(`task ${now.id}: ${phaseLabel(now)} (revision ${now.revision})`);
 }
@@ -126,12 +138,11 @@ async function startTask(ctx: Context): Promise<void> {
   if (task) await ctx.tasksView.reveal(task.id, false);
 }
 
-/** Asks a question and sends the answer; false when the person dismissed it. */
+/** Asks a question and sends the answer with how it was given; false when the person dismissed it. */
 async function askAndAnswer(ctx: Context, task: TaskView, question: Question): Promise<boolean> {
-  const answer = await promptAnswer(question, task.brief);
-  if (answer === undefined) return false;
-  const result = await ctx.server.execute(Commands.taskAnswer, args.answerArgs(task.id, question.id, answer, task.workspace || undefined));
-  acceptSnapshot(ctx, result, task.workspace);
+  const reply = await pickAnswer(question, task.brief);
+  if (reply === undefined) return false;
+  acceptSnapshot(ctx, await sendAnswer(ctx, task, question, reply), task.workspace);
   return true;
 }
 
@@ -153,39 +164,6 @@ async function answerQuestion(ctx: Context, arg: unknown): Promise<void> {
   await askAndAnswer(ctx, task, question);
 }
 
-type PlanDecision = { decision: 'approve' } | { decision: 'reject'; feedback: string } | { decision: 'later' };
-
-/** Shows the plan in the Markdown preview and asks Approve / Request Changes. */
-async function decideOnPlan(ctx: Context, task: { id: string; brief: string }, markdown: string, planRevision: number | undefined): Promise<PlanDecision> {
-  const uri = ctx.docs.set(`/${task.id}/plan-revision-${planRevision ?? 0}.md`, markdown.trim() ? markdown : `# Plan for “${task.brief}”\n\n(The server sent no plan text.)`);
-  await showMarkdownPreview(uri);
-  const choice = await vscode.window.showInformationMessage(
-    `Approve the plan for “${task.brief}”?`,
-    { modal: true, detail: 'The plan is open in the Markdown preview. Approving lets AutoCode implement it in an isolated copy; your files change only when you approve the completion.' },
-    'Approve',
-    'Request Changes',
-  );
-  if (choice === 'Approve') return { decision: 'approve' };
-  if (choice === 'Request Changes') {
-    const feedback = await vscode.window.showInputBox({
-      title: 'AutoCode: Request Changes',
-      prompt: 'What should change in the plan?',
-      ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() ? undefined : 'Say what should change, or press Escape to decide later.'),
-    });
-    if (feedback !== undefined) return { decision: 'reject', feedback };
-  }
-  return { decision: 'later' };
-}
-
-async function sendPlanDecision(ctx: Context, task: TaskView, decision: PlanDecision): Promise<void> {
-  if (decision.decision === 'approve') {
-    acceptSnapshot(ctx, await ctx.server.execute(Commands.taskApprovePlan, args.approvePlanArgs(task.id, task.plan?.revision, task.workspace || undefined)), task.workspace);
-  } else if (decision.decision === 'reject') {
-    acceptSnapshot(ctx, await ctx.server.execute(Commands.taskRejectPlan, args.rejectPlanArgs(task.id, decision.feedback, task.workspace || undefined)), task.workspace);
-  }
-}
-
 async function reviewPlan(ctx: Context, arg: unknown): Promise<void> {
   const chosen = await chooseTask(ctx, arg, 'planApproval', 'review a plan');
   if (!chosen) return;
@@ -195,42 +173,19 @@ async function reviewPlan(ctx: Context, arg: unknown): Promise<void> {
     void vscode.window.showInformationMessage(`AutoCode: the plan for “${task.brief}” is not waiting for review (phase: ${task.phase}).`);
     return;
   }
-  await sendPlanDecision(ctx, task, await decideOnPlan(ctx, task, task.plan?.markdown ?? '', task.plan?.revision));
+  await ctx.review?.openPlan(task, task.plan?.markdown ?? '', task.plan?.revision, true);
 }
 
-/** Opens the task's change: its copy against the workspace in the multi-file diff editor, else the unified diff. Returns the number of files. */
-async function showCompletionDiff(ctx: Context, task: TaskView): Promise<number> {
-  const copy = task.copyPath;
-  if (copy && task.workspace && task.changedFiles.length && fs.existsSync(copy)) {
-    const entries = task.changedFiles.map((rel): [vscode.Uri, vscode.Uri | undefined, vscode.Uri | undefined] => {
-      const original = path.join(task.workspace, rel);
-      const modified = path.join(copy, rel);
-      return [vscode.Uri.file(original), fs.existsSync(original) ? vscode.Uri.file(original) : undefined, fs.existsSync(modified) ? vscode.Uri.file(modified) : undefined];
-    });
-    await vscode.commands.executeCommand('vscode.changes', `AutoCode: ${task.brief} (task copy ↔ workspace)`, entries);
-    return entries.length;
-  }
-  if (task.diff) {
-    const doc = await vscode.workspace.openTextDocument(ctx.docs.set(`/${task.id}/changes.diff`, task.diff));
-    await vscode.languages.setTextDocumentLanguage(doc, 'diff');
-    await vscode.window.showTextDocument(doc, { preview: true });
-  }
-  return task.changedFiles.length;
-}
-
+/** Opens the task's change as diffs with Apply / Discard in their title bar (no dialog covers them). */
 async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const chosen = await chooseTask(ctx, arg, 'completionApproval', 'approve');
   if (!chosen) return;
   const task = await freshTask(ctx, chosen);
-  const shown = await showCompletionDiff(ctx, task);
-  const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('\n');
-  const choice = await vscode.window.showInformationMessage(
-    `Approve the completion of “${task.brief}”?`,
-    { modal: true, detail: `${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open in the diff (task copy against your workspace). Approving applies them to your workspace.` : 'The task reported no changed files.'}${evidence ? `\n\nEvidence:\n${evidence}` : ''}` },
-    'Approve',
+  const shown = (await ctx.review?.openChanges(task, true)) ?? 0;
+  const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('; ');
+  void vscode.window.showInformationMessage(
+    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file left, the task's result right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar.${evidence ? ` Evidence: ${evidence}` : ''}`,
   );
-  if (choice !== 'Approve') return;
-  acceptSnapshot(ctx, await ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
 }
 
 async function cancelTask(ctx: Context, arg: unknown): Promise<void> {
@@ -389,22 +344,28 @@ async function applyPromotion(ctx: Context): Promise<void> {
   await refreshMemory(ctx);
 }
 
-/** Server-to-client request autocode/task/askQuestion: `{answer}`, null leaves the question open. */
+/**
+ * Server-to-client request autocode/task/askQuestion. No prompt opens by itself (the person may be
+ * typing): the question is announced and left open (`{answer: null}`); Answer opens the QuickPick and
+ * the answer goes back as autocode.task.answer with how it was given.
+ */
 export async function onAskQuestion(ctx: Context, params: unknown): Promise<unknown> {
-  const task = ctx.store.get(stringField(params, 'taskId') ?? '');
+  const taskId = stringField(params, 'taskId') ?? '';
   const question = questionFrom(field(params, 'question') ?? null, 0);
-  const answer = await promptAnswer(question, task?.brief ?? 'AutoCode task');
-  return { answer: answer && answer.trim() ? answer : null };
+  announceQuestion({ id: taskId, brief: ctx.store.get(taskId)?.brief ?? 'AutoCode task' }, question);
+  return { answer: null };
 }
 
-/** Server-to-client request autocode/task/reviewPlan: `{decision, feedback}`; the server acts on it. */
+/**
+ * Server-to-client request autocode/task/reviewPlan: the plan opens beside the person's editor without
+ * taking the keyboard, and the decision comes later from its title bar or lenses, so the reply is "later".
+ */
 export async function onReviewPlan(ctx: Context, params: unknown): Promise<unknown> {
   const taskId = stringField(params, 'taskId') ?? 'task';
   const brief = ctx.store.get(taskId)?.brief ?? 'AutoCode task';
   const planRevision = typeof field(params, 'planRevision') === 'number' ? (field(params, 'planRevision') as number) : undefined;
-  const decision = await decideOnPlan(ctx, { id: taskId, brief }, stringField(params, 'plan') ?? '', planRevision);
-  if (decision.decision === 'reject') return { decision: 'reject', feedback: decision.feedback };
-  return { decision: decision.decision };
+  await ctx.review?.openPlan({ id: taskId, brief }, stringField(params, 'plan') ?? '', planRevision, false);
+  return { decision: 'later' };
 }
 
 export function registerCommands(ctx: Context): vscode.Disposable[] {
@@ -416,7 +377,9 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     }
   };
   const r = (id: string, action: string, fn: (arg?: unknown) => Promise<void>): vscode.Disposable => vscode.commands.registerCommand(id, wrap(action, fn));
+  ctx.review = new Review(ctx, (raw, workspace) => acceptSnapshot(ctx, raw, workspace));
   return [
+    ...ctx.review.register(),
     r('autocode.startTask', 'Start Task', () => startTask(ctx)),
     r('autocode.answerQuestion', 'Answer Question', (a) => answerQuestion(ctx, a)),
     r('autocode.reviewPlan', 'Review Plan', (a) => reviewPlan(ctx, a)),

@@ -8,6 +8,7 @@ export const Commands = {
   taskApprovePlan: 'autocode.task.approvePlan',
   taskRejectPlan: 'autocode.task.rejectPlan',
   taskApproveCompletion: 'autocode.task.approveCompletion',
+  taskResolveConflicts: 'autocode.task.resolveConflicts',
   taskCancel: 'autocode.task.cancel',
   taskResume: 'autocode.task.resume',
   taskGet: 'autocode.task.get',

@@ -1,10 +1,9 @@
 // Small pieces of editor UI shared by the commands: choosing a folder,
-// asking a question, showing errors, and the plan and doctor documents.
+// showing errors, and the plan and doctor documents.
 
 import * as vscode from 'vscode';
 import { Folder, folderForCommand } from './model/args';
 import { renderDoctorHtml } from './model/doctor';
-import { Question } from './model/tasks';
 import { ServerCommandError } from './client';
 
 export function folders(): Folder[] {
@@ -25,51 +24,6 @@ export async function pickFolder(purpose: string): Promise<Folder | undefined> {
 export function showError(action: string, err: unknown): void {
   const message = err instanceof ServerCommandError || err instanceof Error ? err.message : String(err);
   void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${message}`);
-}
-
-/**
- * Asks one question. Without suggestions: an InputBox. With suggestions: a
- * QuickPick that lists them and also offers whatever the person types, so a
- * suggestion is never forced on them.
- */
-export async function promptAnswer(question: Question, taskBrief: string): Promise<string | undefined> {
-  if (!question.choices.length) {
-    return vscode.window.showInputBox({
-      title: `AutoCode: ${taskBrief}`,
-      prompt: question.text,
-      placeHolder: 'Your answer',
-      ignoreFocusOut: true,
-      validateInput: (v) => (v.trim() ? undefined : 'Type an answer, or press Escape to answer later.'),
-    });
-  }
-  return new Promise((resolve) => {
-    const pick = vscode.window.createQuickPick();
-    const suggestions: vscode.QuickPickItem[] = question.choices.map((label) => ({
-      label,
-      description: label === question.defaultAnswer ? 'suggested' : undefined,
-    }));
-    pick.title = `AutoCode: ${question.text}`;
-    pick.placeholder = `${taskBrief}: pick a suggestion or type your own answer`;
-    pick.ignoreFocusOut = true;
-    pick.items = suggestions;
-    pick.onDidChangeValue((value) => {
-      const typed = value.trim() && !question.choices.includes(value.trim()) ? [{ label: value.trim(), description: 'your answer', alwaysShow: true }] : [];
-      pick.items = [...typed, ...suggestions];
-    });
-    let answered = false;
-    pick.onDidAccept(() => {
-      const answer = (pick.selectedItems[0] ?? pick.activeItems[0])?.label ?? pick.value.trim();
-      if (!answer) return;
-      answered = true;
-      resolve(answer);
-      pick.hide();
-    });
-    pick.onDidHide(() => {
-      if (!answered) resolve(undefined);
-      pick.dispose();
-    });
-    pick.show();
-  });
 }
 
 /** Read-only documents the extension shows: plans (Markdown preview) and completion diffs. */

@@ -219,6 +219,36 @@ function M.run(fn, ...)
   M.resume(coroutine.create(fn), ...)
 end
 
+--- What a running server supports beyond protocol 1.0, asked once per client
+--- (autocode.protocol.info): `resolve_conflicts` (the three-way apply with
+--- conflicts as a need, and applying through workspace/applyEdit). Runs
+--- inside a coroutine or blocks briefly.
+--- @param c vim.lsp.Client|nil
+--- @return {resolve_conflicts: boolean, commands: table<string, boolean>}
+local features_by_client = {}
+function M.features(c)
+  c = c or M.get()
+  if not c then
+    return { resolve_conflicts = false, commands = {} }
+  end
+  local known = features_by_client[c.id]
+  if known then
+    return known
+  end
+  local err, info = M.await(protocol.commands.protocol_info, {}, c)
+  local commands = {}
+  if not err and type(info) == 'table' then
+    for _, name in ipairs(info.commands or {}) do
+      commands[name] = true
+    end
+  end
+  known = { resolve_conflicts = commands[protocol.commands.task_resolve_conflicts] == true, commands = commands }
+  if not err then
+    features_by_client[c.id] = known
+  end
+  return known
+end
+
 --- The `data.kind` of an error, if it has one.
 function M.kind(err)
   return type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil

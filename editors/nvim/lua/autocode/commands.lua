@@ -41,9 +41,27 @@ M.subcommands = {
     end,
   },
   complete = {
-    desc = 'approve the completion of a task',
+    desc = 'apply the verified change of a task (same as apply)',
     run = function(args)
       tasks().complete(args[1])
+    end,
+  },
+  apply = {
+    desc = 'apply the verified change of a task to your files',
+    run = function(args)
+      tasks().complete(args[1])
+    end,
+  },
+  review = {
+    desc = 'open what a task waits for (plan, diff or conflicts) and go there',
+    run = function(args)
+      tasks().review(args[1])
+    end,
+  },
+  resolve = {
+    desc = 'choose mine / theirs / markers for each conflicted file',
+    run = function(args)
+      tasks().resolve(args[1])
     end,
   },
   cancel = {
@@ -129,8 +147,18 @@ local function names(tbl, lead)
   return out
 end
 
-local takes_task =
-  { answer = true, approve = true, reject = true, complete = true, cancel = true, resume = true, status = true }
+local takes_task = {
+  answer = true,
+  approve = true,
+  reject = true,
+  complete = true,
+  apply = true,
+  review = true,
+  resolve = true,
+  cancel = true,
+  resume = true,
+  status = true,
+}
 local memory_flags = {
   save = { '--scope=project', '--scope=global', '--shared', '--category=' },
   search = { '--scope=all', '--scope=project', '--scope=global', '--owner=all', '--owner=self', '--owner=team' },

@@ -8,36 +8,42 @@ local M = {}
 local field = require('autocode.util').field
 
 --- autocode/task/didChange: a full snapshot with its revision.
-function M.did_change(_, params, _)
+function M.did_change(_, params, ctx)
   local tasks = require('autocode.tasks')
   local snap = tasks.unwrap(params)
   if snap and params and params.revision and snap.revision == nil then
     snap.revision = params.revision
   end
-  tasks.remember(snap)
+  tasks.remember(snap, false, ctx and ctx.client_id)
 end
 
---- autocode/task/askQuestion: asks the person through vim.ui.select (choices)
---- or vim.ui.input (free text). Runs in the RPC coroutine, so a picker may
---- answer later; a dismissed prompt leaves the question open.
-function M.ask_question(_, params, _)
+--- autocode/task/askQuestion: answered at once with "left open" (null); the
+--- question goes to the person's queue and is asked in normal mode (never
+--- while they type), and the answer goes back as autocode.task.answer with
+--- how it was given.
+function M.ask_question(_, params, ctx)
   local tasks = require('autocode.tasks')
   local q = field(params, 'question') or {}
   local task_id = field(params, 'taskId')
   if task_id then
     tasks.current = task_id
+    if ctx and ctx.client_id then
+      tasks.owners[task_id] = ctx.client_id
+    end
   end
-  local reply = tasks.prompt_answer({
-    id = field(q, 'id'),
-    text = field(q, 'text') or '(question without text)',
-    choices = field(q, 'choices'),
-    default = field(q, 'default'),
+  local snap = task_id and tasks.snapshots[task_id]
+  require('autocode.questions').offer({
+    task_id = task_id,
+    question = {
+      id = field(q, 'id'),
+      text = field(q, 'text') or '(question without text)',
+      choices = field(q, 'choices'),
+      default = field(q, 'default'),
+    },
+    client = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id) or nil,
+    workspace = snap and field(snap, 'workspace') or nil,
   })
-  if reply == nil or reply == '' then
-    require('autocode.ui').warn('question left open; answer it later with :AutoCode answer')
-    return { answer = vim.NIL }
-  end
-  return { answer = reply }
+  return { answer = vim.NIL }
 end
 
 --- autocode/task/reviewPlan: opens the plan buffer and answers once the person
@@ -51,6 +57,9 @@ function M.review_plan(_, params, ctx)
   local id = field(params, 'taskId')
   if id then
     tasks.current = id
+    if ctx and ctx.client_id then
+      tasks.owners[id] = ctx.client_id
+    end
   end
   local co = coroutine.running()
   local decided
@@ -88,7 +97,7 @@ function M.review_plan(_, params, ctx)
       end,
     })
   end
-  ui.notify(('the plan of task %s is ready: a approves, r rejects (or :AutoCode approve / reject)'):format(tostring(id)))
+  ui.notify(('the plan of task %s is ready: :AutoCode review shows it, :AutoCode approve or :AutoCode reject decides'):format(tostring(id)))
   if not decided and co and coroutine.isyieldable() then
     coroutine.yield()
   end

@@ -9,6 +9,7 @@ M.commands = {
   task_approve_plan = 'autocode.task.approvePlan',
   task_reject_plan = 'autocode.task.rejectPlan',
   task_approve_completion = 'autocode.task.approveCompletion',
+  task_resolve_conflicts = 'autocode.task.resolveConflicts',
   task_cancel = 'autocode.task.cancel',
   task_resume = 'autocode.task.resume',
   task_get = 'autocode.task.get',
@@ -40,6 +41,8 @@ M.kinds = {
   plan_revision_mismatch = 'planRevisionMismatch',
   memory_refused = 'memoryRefused',
   memory_not_found = 'memoryNotFound',
+  invalid_arguments = 'invalidArguments',
+  already_decided = 'alreadyDecided',
 }
 
 -- `needs.kind` of a task snapshot.
@@ -47,6 +50,16 @@ M.needs = {
   question = 'question',
   approve_plan = 'approve_plan',
   approve_completion = 'approve_completion',
+  resolve_conflicts = 'resolve_conflicts',
+}
+
+-- How an answer was given (`how` of autocode.task.answer). Only typed and
+-- chosen answers are the person's own and may be learned.
+M.how = {
+  typed = 'typed',
+  chosen = 'chosen',
+  accepted_default = 'acceptedDefault',
+  delegated = 'delegated',
 }
 
 M.version = '1.0'

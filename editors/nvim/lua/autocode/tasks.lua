@@ -17,6 +17,8 @@ M.current = nil
 M.progress = {}
 --- Plan reviews the server is waiting on (autocode/task/reviewPlan): task id -> {plan_revision, resolve}.
 M.reviews = {}
+--- task id -> id of the LSP client (server) the task was seen from: its commands go there.
+M.owners = {}
 
 local field = require('autocode.util').field
 
@@ -55,13 +57,44 @@ function M.plan_revision(snap)
   return field(M.needs(snap), 'planRevision', 'plan_revision') or field(snap, 'planRevision', 'plan_revision')
 end
 
+--- What a notification says a task waits for, by needs kind.
+local waiting_text = {
+  [NEEDS.question] = 'it has a question for you (:AutoCode answer)',
+  [NEEDS.approve_plan] = 'its plan waits for you: :AutoCode review shows it, then :AutoCode approve or :AutoCode reject',
+  [NEEDS.approve_completion] = 'its change is verified: :AutoCode review shows the diff, :AutoCode apply applies it, :AutoCode cancel drops it',
+  [NEEDS.resolve_conflicts] = 'some files overlap your own edits: :AutoCode review lists them, :AutoCode resolve chooses per file (nothing was written yet)',
+}
+
+--- The workspace-relative files a snapshot's change touches.
+function M.files(snap)
+  local out = {}
+  local needs = M.needs(snap)
+  for _, f in ipairs(field(needs, 'files') or {}) do
+    table.insert(out, type(f) == 'table' and tostring(field(f, 'path')) or tostring(f))
+  end
+  for _, c in ipairs(field(needs, 'conflicts') or {}) do
+    table.insert(out, tostring(field(c, 'path')))
+  end
+  if #out == 0 then
+    local result = field(snap, 'result')
+    for _, f in ipairs(type(result) == 'table' and field(result, 'files') or {}) do
+      table.insert(out, tostring(f))
+    end
+  end
+  return out
+end
+
 --- Records a snapshot if it is not older than the one held. Notifies when
---- its state changed and opens the diff when it starts waiting for completion.
+--- its state changed and shows (without entering) the diff when it starts
+--- waiting for completion. `client_id` is the server it came from.
 --- Returns true when it was kept.
-function M.remember(snap, quiet)
+function M.remember(snap, quiet, client_id)
   local id = M.id_of(snap)
   if not id then
     return false
+  end
+  if client_id then
+    M.owners[id] = client_id
   end
   local old = M.snapshots[id]
   local rev = tonumber(field(snap, 'revision')) or 0
@@ -75,10 +108,12 @@ function M.remember(snap, quiet)
   if changed and not quiet then
     local kind = M.needs_kind(snap)
     local msg = ('task %s is %s'):format(id, tostring(state))
-    if kind == NEEDS.approve_completion then
-      msg = msg .. ': review the diff, then a (or :AutoCode complete) to accept it'
-    elseif kind == NEEDS.question then
-      msg = msg .. ': it has a question for you (:AutoCode answer)'
+    if waiting_text[kind] then
+      msg = msg .. ': ' .. waiting_text[kind]
+    end
+    local written = M.written(snap)
+    if written then
+      msg = msg .. (#written > 0 and (': written ' .. table.concat(written, ', ')) or ': nothing was written')
     end
     local err = field(snap, 'error')
     if type(err) == 'table' and field(err, 'message') then
@@ -86,13 +121,82 @@ function M.remember(snap, quiet)
     end
     ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
     if kind == NEEDS.approve_completion and config.options.open_diff then
-      M.open_diff(snap)
+      M.open_diff(snap, false)
+    elseif kind == NEEDS.resolve_conflicts then
+      M.open_conflicts(snap, false)
+    end
+    if field(snap, 'done') == true or (kind ~= NEEDS.question and old and M.needs_kind(old) == NEEDS.question) then
+      require('autocode.questions').drop(id)
     end
   end
   vim.api.nvim_exec_autocmds('User', { pattern = 'AutoCodeTaskChanged', data = snap, modeline = false })
   pcall(vim.cmd.redrawstatus)
   return true
 end
+
+--- The files an apply wrote (result.apply.written), or nil when the snapshot says nothing of it.
+function M.written(snap)
+  local result = field(snap, 'result')
+  local apply = type(result) == 'table' and field(result, 'apply') or nil
+  local written = type(apply) == 'table' and field(apply, 'written') or nil
+  if type(written) ~= 'table' then
+    return nil
+  end
+  return vim.tbl_map(tostring, written)
+end
+
+--- The server (LSP client) that owns a task: the one it was seen from, else
+--- the one whose root is the task's workspace; nil lets client.ensure pick
+--- the current buffer's.
+--- @return vim.lsp.Client|nil
+function M.client_for(id)
+  local cid = id and M.owners[id]
+  local c = cid and vim.lsp.get_client_by_id(cid)
+  if c and not c:is_stopped() then
+    return c
+  end
+  local snap = id and M.snapshots[id]
+  local ws = snap and field(snap, 'workspace')
+  if type(ws) == 'string' and ws ~= '' then
+    ws = vim.fs.normalize(ws)
+    for _, other in ipairs(vim.lsp.get_clients({ name = 'autocode' })) do
+      if other.root_dir and vim.fs.normalize(other.root_dir) == ws then
+        return other
+      end
+      for _, folder in ipairs(other.workspace_folders or {}) do
+        if vim.fs.normalize(vim.uri_to_fname(folder.uri)) == ws then
+          return other
+        end
+      end
+    end
+  end
+  return nil
+end
+
+--- Arguments naming a task and, when known, its workspace (so any server finds it).
+function M.task_args(id, extra)
+  local args = vim.tbl_extend('force', { taskId = id }, extra or {})
+  local snap = M.snapshots[id]
+  local ws = snap and field(snap, 'workspace')
+  if type(ws) == 'string' and ws ~= '' then
+    args.workspace = ws
+  end
+  return args
+end
+
+--- Calls a task command on the task's own server; returns err, result.
+local function task_call(command, id, extra)
+  local c = M.client_for(id)
+  local err, result = client.await(command, M.task_args(id, extra), c)
+  if not err and c then
+    local snap = M.unwrap(result)
+    if snap and M.id_of(snap) then
+      M.owners[M.id_of(snap)] = c.id
+    end
+  end
+  return err, result
+end
+M.task_call = task_call
 
 --- The task id a command acts on: the argument, else the current task.
 local function target(id)
@@ -114,7 +218,7 @@ end
 
 --- Fetches and remembers a task's snapshot (inside client.run); nil after reporting an error.
 local function fetch(id, what)
-  local err, result = client.await(C.task_get, { taskId = id })
+  local err, result = task_call(C.task_get, id)
   if failed(err, what) then
     return nil
   end
@@ -191,25 +295,9 @@ end
 
 -- Flows ----------------------------------------------------------------------
 
---- Asks the person one question: several choices through vim.ui.select (with
---- a last entry to type something else), otherwise vim.ui.input prefilled with
---- the proposed default. Returns the text, or nil when dismissed. Runs in a coroutine.
+--- Asks one question (inside a coroutine); returns {text, how} or nil. See autocode.questions.
 function M.prompt_answer(question)
-  local choices = type(question.choices) == 'table' and question.choices or {}
-  if #choices > 1 then
-    local labels = {}
-    for i, ch in ipairs(choices) do
-      labels[i] = tostring(ch)
-    end
-    local other = 'Something else...'
-    table.insert(labels, other)
-    local item = ui.select(labels, question.text)
-    if item ~= other then
-      return item
-    end
-  end
-  local default = question.default or choices[1]
-  return ui.input(question.text .. ' ', default and tostring(default) or nil)
+  return require('autocode.questions').prompt(question)
 end
 
 function M.start(brief)
@@ -221,52 +309,54 @@ function M.start(brief)
       ui.warn('no brief given; nothing started')
       return
     end
-    local err, result = client.await(C.task_start, M.with_workspace({ brief = brief }))
+    local c = client.ensure()
+    local err, result = client.await(C.task_start, M.with_workspace({ brief = brief }), c)
     if failed(err, 'start') then
       return
     end
     local snap = M.unwrap(result)
     M.current = M.id_of(snap) or M.current
-    M.remember(snap)
+    M.remember(snap, false, c and c.id)
   end)
 end
 
---- Asks the person the open questions of a task and sends the answers.
---- `text` answers the first question without asking.
+--- Asks the person the open questions of a task now (whatever was queued) and
+--- sends the answers. `text` answers the first question as typed, without asking.
 function M.answer(id, text)
   id = target(id)
   if not id then
     return
   end
+  local questions = require('autocode.questions')
   client.run(function()
     local snap = fetch(id, 'answer')
     if not snap then
       return
     end
-    local questions = M.questions(snap)
-    if #questions == 0 then
+    local open = M.questions(snap)
+    if #open == 0 then
       ui.warn(('task %s has no open question (it is %s)'):format(id, tostring(field(snap, 'state'))))
       return
     end
-    for _, q in ipairs(questions) do
-      local reply = text or M.prompt_answer(q)
-      text = nil
-      if not reply or reply == '' then
-        ui.warn('question left open: ' .. q.text)
+    for _, q in ipairs(open) do
+      local entry = { task_id = id, question = q, client = M.client_for(id), workspace = field(snap, 'workspace') }
+      questions.drop_question(entry)
+      local sent
+      if text then
+        sent = questions.send(entry, { text = text, how = protocol.how.typed })
+        text = nil
+      else
+        sent = questions.ask(entry)
+      end
+      if not sent then
         return
       end
-      local aerr, r = client.await(C.task_answer, { taskId = id, questionId = q.id, text = reply })
-      if failed(aerr, 'answer') then
-        return
-      end
-      M.remember(M.unwrap(r))
     end
   end)
 end
 
---- Opens a plan in a markdown buffer: a approves, r rejects, q closes.
---- @param params table reviewPlan params or a snapshot waiting for plan approval
-function M.open_plan(params)
+--- The plan text of reviewPlan params or a snapshot waiting for plan approval.
+local function plan_lines(params)
   local id = M.id_of(params)
   local plan = field(params, 'plan')
   if type(plan) ~= 'string' then
@@ -275,27 +365,36 @@ function M.open_plan(params)
   if type(plan) ~= 'string' then
     plan = nil
   end
-  local revision = field(params, 'planRevision') or M.plan_revision(params)
   local lines = ui.lines(plan)
   if #lines == 0 then
     local uri = field(params, 'planUri') or field(M.needs(params), 'planUri')
     lines = { '# Plan of task ' .. tostring(id), '', uri and ('The plan is at ' .. uri) or '(no plan text was sent)' }
   end
-  local buf = ui.scratch('plan/' .. tostring(id), lines, 'markdown', {
+  return lines
+end
+
+--- Shows a plan in a markdown buffer, by default without entering it. In the
+--- buffer `a` approves and `r` requests changes, each after asking.
+--- @param params table reviewPlan params or a snapshot waiting for plan approval
+--- @param enter boolean|nil
+function M.open_plan(params, enter)
+  local id = M.id_of(params)
+  local revision = field(params, 'planRevision') or M.plan_revision(params)
+  return ui.scratch('plan/' .. tostring(id), plan_lines(params), 'markdown', {
     a = {
       function()
         M.approve(id, revision)
       end,
       'approve plan',
+      confirm = ('Approve plan revision %s of task %s?'):format(tostring(revision), tostring(id)),
     },
     r = {
       function()
         M.reject(id)
       end,
-      'reject plan',
+      'request changes',
     },
-  }, { task = id, plan_revision = revision })
-  return buf
+  }, { task = id, plan_revision = revision }, { enter = enter == true })
 end
 
 --- Answers a pending reviewPlan request for `id`, if there is one. Returns true if so.
@@ -330,7 +429,7 @@ function M.approve(id, revision)
       end
       revision = M.plan_revision(snap)
     end
-    local err, result = client.await(C.task_approve_plan, { taskId = id, revision = revision })
+    local err, result = task_call(C.task_approve_plan, id, { revision = revision })
     if failed(err, 'approve') then
       return
     end
@@ -354,7 +453,7 @@ function M.reject(id, feedback)
       ui.close_named('plan/' .. tostring(id))
       return
     end
-    local err, result = client.await(C.task_reject_plan, { taskId = id, feedback = feedback })
+    local err, result = task_call(C.task_reject_plan, id, { feedback = feedback })
     if not failed(err, 'reject') then
       M.remember(M.unwrap(result))
       ui.close_named('plan/' .. tostring(id))
@@ -362,8 +461,9 @@ function M.reject(id, feedback)
   end)
 end
 
---- Opens a task's diff with keys to approve completion (a) or cancel (x).
-function M.open_diff(snap)
+--- Shows a task's diff, by default without entering it. In the buffer `a`
+--- applies and `x` cancels the task, each after asking.
+function M.open_diff(snap, enter)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
   local diff = field(needs, 'diff', 'patch') or field(field(snap, 'result') or {}, 'diff')
@@ -374,34 +474,215 @@ function M.open_diff(snap)
       table.insert(lines, '# ' .. l)
     end
   end
+  local moved = field(needs, 'headMoved')
+  if type(moved) == 'table' then
+    table.insert(lines, 1, ('# HEAD moved while the task ran (%s -> %s): the change is merged onto your work as it is now'):format(
+      tostring(field(moved, 'from')),
+      tostring(field(moved, 'to'))
+    ))
+  end
   return ui.scratch('diff/' .. tostring(id), lines, 'diff', {
     a = {
       function()
         M.complete(id)
       end,
-      'approve completion',
+      'apply the change',
+      confirm = ('Apply the change of task %s to your files?'):format(tostring(id)),
     },
     x = {
       function()
         M.cancel(id)
       end,
       'cancel task',
+      confirm = ('Cancel task %s? Its change is dropped (the run folder stays).'):format(tostring(id)),
     },
-  }, { task = id })
+  }, { task = id }, { enter = enter == true })
 end
 
+--- Absolute path of a workspace-relative file of a task.
+local function absolute(snap, rel)
+  local ws = field(snap, 'workspace')
+  if type(ws) == 'string' and ws ~= '' and not vim.startswith(rel, '/') then
+    return vim.fs.normalize(vim.fs.joinpath(ws, rel))
+  end
+  return vim.fs.normalize(rel)
+end
+
+--- Loaded buffers of a task's files that hold unsaved edits: list of relative paths.
+function M.unsaved(snap)
+  local out = {}
+  for _, rel in ipairs(M.files(snap)) do
+    local buf = vim.fn.bufnr(absolute(snap, rel))
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
+      table.insert(out, rel)
+    end
+  end
+  return out
+end
+
+--- Reloads the buffers of files written behind Neovim's back (:checktime).
+function M.checktime(snap, files)
+  for _, rel in ipairs(files or M.files(snap)) do
+    local buf = vim.fn.bufnr(absolute(snap, rel))
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+      pcall(vim.cmd.checktime, buf)
+    end
+  end
+end
+
+--- Applies a verified change. A server that merges on disk (older than the
+--- three-way apply through the editor) would leave an unsaved buffer of a
+--- touched file stale, and a later :w would overwrite the change: then the
+--- apply is refused with the reason. Afterwards the touched buffers are reloaded.
 function M.complete(id)
   id = target(id)
   if not id then
     return
   end
   client.run(function()
-    local err, result = client.await(C.task_approve_completion, { taskId = id })
-    if failed(err, 'complete') then
+    local snap = fetch(id, 'apply')
+    if not snap then
       return
     end
-    M.remember(M.unwrap(result))
-    ui.close_named('diff/' .. tostring(id))
+    if M.needs_kind(snap) ~= NEEDS.approve_completion then
+      ui.warn(('task %s has no change waiting to be applied (it is %s)'):format(id, tostring(field(snap, 'state'))))
+      return
+    end
+    local c = M.client_for(id) or client.ensure()
+    if not client.features(c).resolve_conflicts then
+      local dirty = M.unsaved(snap)
+      if #dirty > 0 then
+        ui.error(
+          ('apply refused: %s has unsaved changes in Neovim and this server writes the files on disk. '
+            .. 'Save them (:w) or drop them (:e!), then :AutoCode apply. Nothing was written.'):format(table.concat(dirty, ', '))
+        )
+        return
+      end
+    end
+    local err, result = task_call(C.task_approve_completion, id)
+    if failed(err, 'apply') then
+      return
+    end
+    local after = M.unwrap(result)
+    M.remember(after)
+    M.checktime(after, vim.list_extend(M.files(snap), M.written(after) or {}))
+    if M.needs_kind(after) ~= NEEDS.approve_completion then
+      ui.close_named('diff/' .. tostring(id))
+    end
+  end)
+end
+
+--- Lines describing the conflicts of a task waiting for resolve_conflicts.
+function M.render_conflicts(snap)
+  local id = M.id_of(snap)
+  local needs = M.needs(snap)
+  local out = {
+    '# AutoCode task ' .. tostring(id) .. ': files that overlap your edits',
+    '',
+    'Nothing was written to these files yet. :AutoCode resolve chooses, per file:',
+    'mine (keep your version), theirs (take the task\'s) or markers (conflict markers to resolve here).',
+    '',
+  }
+  local moved = field(needs, 'headMoved')
+  if type(moved) == 'table' then
+    table.insert(out, ('HEAD moved while the task ran: %s -> %s'):format(tostring(field(moved, 'from')), tostring(field(moved, 'to'))))
+    table.insert(out, '')
+  end
+  for _, c in ipairs(field(needs, 'conflicts') or {}) do
+    table.insert(out, ('- %s (%s)'):format(tostring(field(c, 'path')), tostring(field(c, 'reason'))))
+    for _, h in ipairs(field(c, 'hunks') or {}) do
+      table.insert(out, ('    yours: lines %s+%s, task: lines %s+%s'):format(
+        tostring(field(h, 'mineStart')),
+        tostring(field(h, 'mineLines')),
+        tostring(field(h, 'theirsStart')),
+        tostring(field(h, 'theirsLines'))
+      ))
+    end
+  end
+  return out
+end
+
+function M.open_conflicts(snap, enter)
+  local id = M.id_of(snap)
+  return ui.scratch('conflicts/' .. tostring(id), M.render_conflicts(snap), 'markdown', {}, { task = id }, { enter = enter == true })
+end
+
+M.RESOLUTIONS = {
+  { choice = 'mine', label = 'mine: keep my version' },
+  { choice = 'theirs', label = "theirs: take the task's version" },
+  { choice = 'markers', label = 'markers: write conflict markers to resolve in the editor' },
+}
+
+--- Chooses, per conflicted file, mine / theirs / markers (vim.ui.select) and
+--- sends the choices. Dismissing any file sends nothing.
+function M.resolve(id)
+  id = target(id)
+  if not id then
+    return
+  end
+  client.run(function()
+    local snap = fetch(id, 'resolve')
+    if not snap then
+      return
+    end
+    if M.needs_kind(snap) ~= NEEDS.resolve_conflicts then
+      ui.warn(('task %s has no conflicts to resolve (it is %s)'):format(id, tostring(field(snap, 'state'))))
+      return
+    end
+    local labels = vim.tbl_map(function(r)
+      return r.label
+    end, M.RESOLUTIONS)
+    local choices, markers = {}, {}
+    for _, c in ipairs(field(M.needs(snap), 'conflicts') or {}) do
+      local path = tostring(field(c, 'path'))
+      local _, idx = ui.select(labels, ('%s (%s): which version?'):format(path, tostring(field(c, 'reason'))))
+      if not idx then
+        ui.warn('conflicts left open: nothing was written (:AutoCode resolve to choose again)')
+        return
+      end
+      choices[path] = M.RESOLUTIONS[idx].choice
+      if choices[path] == 'markers' then
+        table.insert(markers, path)
+      end
+    end
+    if next(choices) == nil then
+      choices = vim.empty_dict()
+    end
+    local err, result = task_call(C.task_resolve_conflicts, id, { choices = choices })
+    if failed(err, 'resolve') then
+      return
+    end
+    local after = M.unwrap(result)
+    M.remember(after)
+    M.checktime(after, vim.list_extend(M.files(snap), M.written(after) or {}))
+    ui.close_named('conflicts/' .. tostring(id))
+    if #markers > 0 then
+      ui.notify('resolve the conflict markers in ' .. table.concat(markers, ', '))
+    end
+  end)
+end
+
+--- Opens (and enters) what a task waits for: its plan, diff or conflicts; else its status.
+function M.review(id)
+  id = target(id)
+  if not id then
+    return
+  end
+  client.run(function()
+    local snap = fetch(id, 'review')
+    if not snap then
+      return
+    end
+    local kind = M.needs_kind(snap)
+    if kind == NEEDS.approve_plan then
+      M.open_plan(snap, true)
+    elseif kind == NEEDS.approve_completion then
+      M.open_diff(snap, true)
+    elseif kind == NEEDS.resolve_conflicts then
+      M.open_conflicts(snap, true)
+    else
+      ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
+    end
   end)
 end
 
@@ -411,8 +692,9 @@ function M.cancel(id)
     return
   end
   resolve_review(id, { decision = 'later' })
+  require('autocode.questions').drop(id)
   client.run(function()
-    local err, result = client.await(C.task_cancel, { taskId = id })
+    local err, result = task_call(C.task_cancel, id)
     if not failed(err, 'cancel') then
       M.remember(M.unwrap(result))
       ui.close_named('plan/' .. tostring(id))
@@ -428,7 +710,7 @@ function M.resume(id)
     return
   end
   client.run(function()
-    local err, result = client.await(C.task_resume, { taskId = id })
+    local err, result = task_call(C.task_resume, id)
     if not failed(err, 'resume') then
       M.remember(M.unwrap(result))
     end
@@ -452,7 +734,8 @@ end
 --- Lists the workspace's tasks and lets the person pick one as current.
 function M.list()
   client.run(function()
-    local err, result = client.await(C.task_list, M.with_workspace({}))
+    local c = client.ensure()
+    local err, result = client.await(C.task_list, M.with_workspace({}), c)
     if failed(err, 'tasks') then
       return
     end
@@ -463,7 +746,7 @@ function M.list()
     end
     local labels = {}
     for i, snap in ipairs(items) do
-      M.remember(snap, true)
+      M.remember(snap, true, c and c.id)
       labels[i] = ('%s  %s  %s'):format(M.id_of(snap), tostring(field(snap, 'state')), tostring(field(snap, 'brief') or ''))
     end
     local _, idx = ui.select(labels, 'AutoCode tasks')

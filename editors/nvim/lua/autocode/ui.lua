@@ -76,13 +76,17 @@ end
 local scratch_by_name = {}
 
 --- Opens (or reuses) a scratch buffer named `autocode://<name>` with `lines`
---- and `filetype`; `keys` maps lhs -> {fn, desc}. Returns the buffer.
+--- and `filetype`; `keys` maps lhs -> {fn, desc, confirm?}. A key with
+--- `confirm` (a question) asks Yes/No through vim.ui.select before it acts, so
+--- a stray keystroke never decides anything. Returns the buffer.
 --- @param name string
 --- @param lines string[]
 --- @param filetype string
---- @param keys table<string, {[1]: function, [2]: string}>|nil
+--- @param keys table<string, {[1]: function, [2]: string, confirm?: string}>|nil
 --- @param vars table|nil buffer variables (b:autocode_*)
-function M.scratch(name, lines, filetype, keys, vars)
+--- @param opts {enter?: boolean}|nil enter = false shows the buffer without moving the cursor to it
+function M.scratch(name, lines, filetype, keys, vars, opts)
+  local enter = not (opts and opts.enter == false)
   local bufname = 'autocode://' .. name
   local buf = scratch_by_name[bufname]
   if not (buf and vim.api.nvim_buf_is_valid(buf)) then
@@ -103,7 +107,18 @@ function M.scratch(name, lines, filetype, keys, vars)
   end
   local help = {}
   for lhs, spec in pairs(keys or {}) do
-    vim.keymap.set('n', lhs, spec[1], { buffer = buf, nowait = true, desc = 'AutoCode: ' .. spec[2] })
+    local fn = spec[1]
+    if spec.confirm then
+      local question = spec.confirm
+      fn = function()
+        require('autocode.client').run(function()
+          if M.confirm(question) then
+            spec[1]()
+          end
+        end)
+      end
+    end
+    vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, desc = 'AutoCode: ' .. spec[2] })
     table.insert(help, lhs .. ' ' .. spec[2])
   end
   vim.keymap.set('n', 'q', function()
@@ -111,14 +126,19 @@ function M.scratch(name, lines, filetype, keys, vars)
   end, { buffer = buf, nowait = true, desc = 'AutoCode: close' })
   local win = vim.fn.bufwinid(buf)
   if win == -1 then
-    vim.cmd('botright split')
-    vim.api.nvim_win_set_buf(0, buf)
-  else
+    if enter then
+      vim.cmd('botright split')
+      vim.api.nvim_win_set_buf(0, buf)
+      win = vim.api.nvim_get_current_win()
+    else
+      win = vim.api.nvim_open_win(buf, false, { split = 'below', win = -1 })
+    end
+  elseif enter then
     vim.api.nvim_set_current_win(win)
   end
   table.sort(help)
   if #help > 0 then
-    vim.wo[0][0].winbar = 'AutoCode  ' .. table.concat(help, '  ') .. '  q close'
+    vim.api.nvim_set_option_value('winbar', 'AutoCode  ' .. table.concat(help, '  ') .. '  q close', { win = win, scope = 'local' })
   end
   return buf
 end

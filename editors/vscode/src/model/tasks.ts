@@ -28,7 +28,7 @@ export interface EvidenceView {
   ok: boolean | undefined;
 }
 
-export type Awaiting = 'answer' | 'planApproval' | 'completionApproval';
+export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts';
 
 export interface TaskView {
   id: string;
@@ -86,6 +86,7 @@ function awaitingOf(kind: string): Awaiting | undefined {
   if (k.includes('question') || k === 'answer') return 'answer';
   if (k.includes('plan')) return 'planApproval';
   if (k.includes('completion')) return 'completionApproval';
+  if (k.includes('conflict')) return 'conflicts';
   return undefined;
 }
 
@@ -272,6 +273,7 @@ export function phaseIcon(task: TaskView): string {
   if (task.awaiting === 'answer') return 'comment-discussion';
   if (task.awaiting === 'planApproval') return 'checklist';
   if (task.awaiting === 'completionApproval') return 'check-all';
+  if (task.awaiting === 'conflicts') return 'git-merge';
   for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
   if (task.done) return 'pass';
   return 'sync~spin';
@@ -282,6 +284,7 @@ export function phaseLabel(task: TaskView): string {
   if (task.awaiting === 'answer') return 'waiting for your answer';
   if (task.awaiting === 'planApproval') return 'waiting for plan approval';
   if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
+  if (task.awaiting === 'conflicts') return 'waiting for your choice on conflicting files';
   return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 

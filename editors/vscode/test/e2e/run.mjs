@@ -181,11 +181,11 @@ async function scenarioDoctor(wb) {
   note('doctor read');
 }
 
-/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
+/** Types the answer into the QuickPick (it offers the typed text as "your answer") and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
   await wb.quickInput().locator('input.input').fill(answer);
-  await wb.page.waitForTimeout(300);
+  await wb.quickInput().locator('.monaco-list-row', { hasText: answer }).first().waitFor({ timeout: 5000 }).catch(() => {});
   await wb.shot('answer-typed');
   await wb.page.keyboard.press('Enter');
   const closed = await wb.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).then(() => true).catch(() => false);
@@ -198,9 +198,56 @@ async function answerOnScreen(wb, answer) {
   return text;
 }
 
+/** Opens the question's QuickPick from the palette and picks the row showing `label`. */
+async function answerFromPalette(wb, label) {
+  await wb.palette('AutoCode: Answer Question');
+  const text = await wb.waitForQuickInput('accept the proposed default', 30000);
+  await wb.pickQuickInputRow(label);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 }).catch(() => {});
+  return text;
+}
+
+/** Waits for the plan editor (opened beside, without the keyboard) and approves it from its title bar or its lens. */
+async function approvePlanInEditor(wb, via, shotName) {
+  const lens = wb.page.locator('.codelens-decoration a', { hasText: 'Approve plan' }).first();
+  await lens.waitFor({ state: 'visible', timeout: 120000 });
+  result.planOpenedWithoutFocus = (await wb.page.locator('.editor-group-container.active .tab.active', { hasText: 'plan-revision-' }).count()) === 0;
+  // The person clicks into the plan to read it.
+  await wb.page.locator('.editor-group-container', { has: wb.page.locator('.tab.active', { hasText: 'plan-revision-' }) }).locator('.view-lines').first().click();
+  const button = wb.editorAction('Approve Plan');
+  const shown = await button.waitFor({ state: 'visible', timeout: 15000 }).then(() => true).catch(() => false);
+  if (!shown) {
+    result.titleActionsSeen = await wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+    await wb.shot('no-title-actions');
+    throw new Error(`no Approve Plan in the title bar; actions: ${JSON.stringify(result.titleActionsSeen)}`);
+  }
+  result.planTabs = await wb.tabTitles();
+  result.planLenses = await wb.page.locator('.codelens-decoration').allInnerTexts();
+  result.planTitleActions = await wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+  if (shotName) await wb.shot(shotName);
+  if (via === 'lens') await lens.click();
+  else await button.click();
+  await button.waitFor({ state: 'hidden', timeout: 30000 });
+}
+
+/** From "Review Changes": the diff editors, then Apply in their title bar. */
+async function applyFromDiff(wb, shotName) {
+  const apply = wb.editorAction('Apply Changes');
+  await apply.waitFor({ state: 'visible', timeout: 60000 });
+  await wb.page.locator('.monaco-diff-editor').first().waitFor({ timeout: 30000 });
+  await wb.page.waitForTimeout(800);
+  result.diffTabs = await wb.tabTitles();
+  result.diffTitleActions = await wb.page.locator('.editor-actions .action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
+  result.dialogDuringReview = await wb.dialog().isVisible();
+  if (shotName) await wb.shot(shotName);
+  await apply.click();
+  note('completion applied from the diff');
+}
+
 async function scenarioFlow(wb) {
   const brief = env.AUTOCODE_E2E_BRIEF ?? 'Add a test for the slugify helper';
   const answer = env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>';
+  const knowsHow = env.AUTOCODE_E2E_SERVER_KNOWS_HOW === '1';
   await wb.showAutoCodeViews();
   await wb.shot('workbench');
   note('workbench open');
@@ -213,45 +260,25 @@ async function scenarioFlow(wb) {
   await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
   note('task started', { brief });
 
-  // The server asks through autocode/task/askQuestion; a server that only
-  // updates the snapshot leaves the question in the tree for the palette command.
-  let asked = await wb.waitForQuickInput('', 30000).then(() => true).catch(() => false);
-  if (!asked) {
-    await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t), 60000);
-    await wb.palette('AutoCode: Answer Question');
-    await wb.waitForQuickInput('', 30000);
-    asked = 'palette';
-  }
+  // The question is announced, not opened: the QuickPick opens on Answer.
+  result.questionToast = await wb.waitForNotification('asks:', 60000);
+  result.quickInputWhileAnnounced = await wb.quickInput().isVisible();
+  await wb.clickNotificationButton('asks:', 'Answer');
+  await wb.waitForQuickInput('accept the proposed default', 30000);
+  result.questionRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
   await wb.shot('question');
   result.question = await answerOnScreen(wb, answer);
-  note('question answered', { via: asked === true ? 'askQuestion' : 'palette', answer });
+  note('question answered');
 
-  let planDialog = await wb.waitForDialog('Approve the plan', 60000).then(() => true).catch(() => false);
-  if (!planDialog) {
-    await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 60000);
-    await wb.palette('AutoCode: Review Plan');
-    await wb.waitForDialog('Approve the plan', 30000);
-    planDialog = 'palette';
-  }
-  result.plan = await wb.webviewText((t) => /plan/i.test(t), 30000).catch(() => '');
-  await wb.shot('plan-review');
-  await wb.clickDialogButton('Approve');
-  note('plan approved', { via: planDialog === true ? 'reviewPlan' : 'palette' });
+  await approvePlanInEditor(wb, 'title', 'plan-review');
+  note('plan approved');
 
-  const tree = await wb.waitForViewText('Tasks', (t) => /waiting for completion approval|completed|failed/i.test(t), 240000);
-  await wb.shot('tasks-progress');
-  if (/failed/i.test(tree) && !/completed/i.test(tree)) throw new Error(`the task failed:\n${tree}`);
-  if (/waiting for completion approval/i.test(tree)) {
-    await wb.palette('AutoCode: Approve Completion');
-    result.completionDialog = await wb.waitForDialog('Approve the completion', 60000);
-    await wb.page.waitForTimeout(800);
-    await wb.shot('completion-diff');
-    await wb.clickDialogButton('Approve');
-    note('completion approved');
-  }
+  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  await applyFromDiff(wb, 'completion-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  result.diffTabsAfter = await wb.tabTitles();
   await wb.clearNotifications();
   await wb.shot('tasks-completed');
   note('task completed');
@@ -275,8 +302,8 @@ async function scenarioFlow(wb) {
   result.doctorAfter = await wb.webviewText((t) => t.includes('Learned conventions') && !t.includes(answer), 30000);
   await wb.shot('doctor-after-forget');
 
-  // A second task decided later, from the palette: the prompts are dismissed first, so the
-  // question and the plan wait in the Tasks view for Answer Question and Review Plan.
+  // A second task, decided later from the palette: Enter on the proposed default, then (a server
+  // older than answer kinds refuses both) "Let AutoCode decide", then a typed answer.
   const second = env.AUTOCODE_E2E_SECOND_BRIEF;
   if (!second) return;
   const answer2 = env.AUTOCODE_E2E_SECOND_ANSWER ?? answer;
@@ -285,33 +312,52 @@ async function scenarioFlow(wb) {
   await wb.waitForQuickInput('What should AutoCode do');
   await wb.typeIntoQuickInput(second);
   await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
-  await wb.waitForQuickInput('naming convention', 60000);
-  await wb.page.keyboard.press('Escape');
-  result.secondWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t) && /naming convention/.test(t), 30000);
-  await wb.shot('question-left-open');
+  result.secondWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t) && /naming convention/.test(t), 60000);
+  await wb.clearNotifications();
   await wb.palette('AutoCode: Answer Question');
-  await wb.waitForQuickInput('naming convention', 30000);
-  await answerOnScreen(wb, answer2);
-  note('second question answered from the palette');
-  await wb.waitForDialog('Approve the plan', 60000);
-  await wb.clickDialogButton('Cancel');
-  result.secondPlanWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for your review/.test(t), 30000);
-  await wb.palette('AutoCode: Review Plan');
-  await wb.waitForDialog('Approve the plan', 30000);
-  await wb.clickDialogButton('Approve');
-  note('second plan approved from the palette');
+  await wb.waitForQuickInput('accept the proposed default', 30000);
+  await wb.page.keyboard.press('Enter');
+  note('second question: Enter on the default');
+  if (!knowsHow) {
+    result.refusedDefault = await wb.waitForNotification('does not know answer kinds', 30000);
+    await wb.clearNotifications();
+    await answerFromPalette(wb, 'Let AutoCode decide');
+    result.refusedDelegated = await wb.waitForNotification('does not know answer kinds', 30000);
+    await wb.clearNotifications();
+    await wb.palette('AutoCode: Answer Question');
+    await wb.waitForQuickInput('accept the proposed default', 30000);
+    await answerOnScreen(wb, answer2);
+    note('second question typed after two refusals');
+  }
+  result.secondPlanWaiting = await wb.waitForViewText('Tasks', (t) => /waiting for plan approval/.test(t), 120000);
+  await approvePlanInEditor(wb, 'lens');
+  note('second plan approved from its lens');
   await wb.waitForViewText('Tasks', (t) => /waiting for completion approval/.test(t), 240000);
   await wb.palette('AutoCode: Approve Completion');
-  await wb.waitForDialog('Approve the completion', 60000);
-  await wb.clickDialogButton('Approve');
+  await applyFromDiff(wb);
   const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
   await status.waitFor({ timeout: 240000 });
   result.secondStatusBar = await status.innerText();
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
-  result.doctorSecond = await wb.webviewText((t) => t.includes(answer2), 60000);
+  result.doctorSecond = knowsHow
+    ? (await wb.page.waitForTimeout(3000), await wb.webviewText((t) => t.includes('Learned conventions'), 60000))
+    : await wb.webviewText((t) => t.includes(answer2), 60000);
   await wb.shot('doctor-after-second-task');
-  note('second task completed and learned again');
+  note('second task completed');
+
+  if (knowsHow) {
+    // A third task, delegated, then cancelled.
+    await wb.clearNotifications();
+    await wb.palette('AutoCode: Start Task');
+    await wb.waitForQuickInput('What should AutoCode do');
+    await wb.typeIntoQuickInput(second);
+    await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+    await wb.waitForViewText('Tasks', (t) => /waiting for your answer/.test(t), 60000);
+    await answerFromPalette(wb, 'Let AutoCode decide');
+    await wb.waitForViewText('Tasks', (t) => /waiting for plan approval/.test(t), 120000);
+    note('third question delegated');
+  }
 }
 
 const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };

@@ -127,6 +127,23 @@ export class Workbench {
     return toast.innerText();
   }
 
+  /** Clicks a button of the notification toast that shows `text`. */
+  async clickNotificationButton(text, button, timeout = 60000) {
+    const toast = this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+    await toast.waitFor({ state: 'visible', timeout });
+    await toast.locator('.monaco-button', { hasText: button }).first().click();
+  }
+
+  /** An action of the visible editor title bars, by its title (aria-label). */
+  editorAction(title) {
+    return this.page.locator(`.editor-actions .action-label[aria-label^="${title}"]`).first();
+  }
+
+  /** Titles of the open editor tabs. */
+  async tabTitles() {
+    return this.page.locator('.tabs-container .tab .label-name').allInnerTexts();
+  }
+
   async showAutoCodeViews() {
     await this.palette('AutoCode: Focus on Tasks View');
     await this.page.locator('.pane-header', { hasText: 'Tasks' }).first().waitFor({ timeout: 15000 });

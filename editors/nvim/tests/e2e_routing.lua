@@ -1,0 +1,55 @@
+-- Two repositories open, one server each: task commands go to the server
+-- that owns the task's workspace, not the current buffer's.
+-- cwd: repository A (fixtures/samples "pytest"); AUTOCODE_TEST_OTHER: repository B.
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+local tasks = require('autocode.tasks')
+local questions = require('autocode.questions')
+H.strict = true
+H.record_calls()
+local answering = false
+H.script_ui(function()
+  return 'Name each test after the behaviour it checks'
+end, function()
+  return answering and questions.TYPE or nil
+end)
+
+vim.lsp.enable('autocode')
+vim.cmd.edit('README.md')
+local a = H.client()
+vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait_note(60000, 'question left open')
+local id = tasks.current
+
+vim.cmd.edit(vim.fs.joinpath(vim.env.AUTOCODE_TEST_OTHER, 'README.md'))
+local b
+H.wait(20000, function()
+  b = vim.lsp.get_clients({ name = 'autocode', bufnr = 0 })[1]
+  return b ~= nil and b.initialized and b.id ~= a.id
+end, "repository B's own server")
+H.log('ok two servers')
+
+H.calls = {}
+vim.cmd('AutoCode status')
+H.wait(30000, function()
+  local lines = H.scratch_lines('task/' .. id)
+  return lines and table.concat(lines, '\n'):find('state: WAITING_FOR_USER', 1, true) ~= nil
+end, 'the status of the task from its own server')
+H.eq(H.sent('autocode.task.get')[1].client_id, a.id, "status asked A's server")
+vim.cmd.wincmd('p')
+answering = true
+vim.cmd('AutoCode answer')
+H.wait(60000, function()
+  local s = tasks.snapshots[id]
+  return s and tasks.needs_kind(s) ~= 'question'
+end, 'the answer to be taken')
+H.eq(H.sent('autocode.task.answer')[1].client_id, a.id, "the answer went to A's server")
+vim.cmd('AutoCode cancel')
+H.wait(30000, function()
+  local s = tasks.snapshots[id]
+  return s and s.state == 'CANCELLED'
+end, 'the task cancelled')
+for _, call in ipairs(H.calls) do
+  H.eq(call.client_id, a.id, 'every task command went to A: ' .. call.command)
+end
+H.log('ok routed to the owner')
+H.done()

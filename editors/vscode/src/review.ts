@@ -1,0 +1,259 @@
+// Non-modal review: the plan in an editor with Approve / Request Changes in
+// its title bar and as CodeLenses; the change as diffs (the workspace file on
+// the left, the task's result on the right) with Apply / Discard in the title
+// bar; a conflicted file settled per file (mine, theirs, conflict markers)
+// through a QuickPick. Nothing here opens a modal dialog, and what the server
+// starts never takes the keyboard.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { Context } from './commands';
+import * as args from './model/args';
+import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
+import { TaskView } from './model/tasks';
+import { Commands, stringField } from './protocol';
+
+// Context keys: the title bar buttons show on AutoCode plan / result documents while a review is open.
+const PLAN_KEY = 'autocode.planReviewOpen';
+const CHANGES_KEY = 'autocode.changeReviewOpen';
+
+interface PlanEntry {
+  taskId: string;
+  revision: number | undefined;
+}
+
+export class Review implements vscode.CodeLensProvider {
+  /** Plan document path -> the plan it shows. */
+  private readonly plans = new Map<string, PlanEntry>();
+  /** Result document path -> task id. */
+  private readonly changes = new Map<string, string>();
+  private readonly lensesChanged = new vscode.EventEmitter<void>();
+  readonly onDidChangeCodeLenses = this.lensesChanged.event;
+  private features: Promise<Set<string>> | undefined;
+
+  constructor(private readonly ctx: Context, private readonly accept: (raw: unknown, workspace?: string) => TaskView | undefined) {}
+
+  register(): vscode.Disposable[] {
+    const run = (action: string, fn: (arg?: unknown) => Promise<void>) => async (arg?: unknown) => {
+      try {
+        await fn(arg);
+      } catch (err) {
+        void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${(err as Error).message ?? String(err)}`);
+      }
+    };
+    return [
+      this.lensesChanged,
+      vscode.languages.registerCodeLensProvider({ scheme: 'autocode', pattern: '**/plan-revision-*.md' }, this),
+      vscode.commands.registerCommand('autocode.approvePlan', run('Approve Plan', (a) => this.approvePlan(a))),
+      vscode.commands.registerCommand('autocode.requestPlanChanges', run('Request Changes', (a) => this.requestChanges(a))),
+      vscode.commands.registerCommand('autocode.applyChanges', run('Apply Changes', (a) => this.applyChanges(a))),
+      vscode.commands.registerCommand('autocode.discardChanges', run('Discard Changes', (a) => this.discardChanges(a))),
+      vscode.commands.registerCommand('autocode.resolveConflicts', run('Resolve Conflicts', (a) => this.resolveConflicts(a))),
+    ];
+  }
+
+  provideCodeLenses(document: vscode.TextDocument): vscode.CodeLens[] {
+    if (!this.plans.has(document.uri.path)) return [];
+    const top = new vscode.Range(0, 0, 0, 0);
+    return [
+      new vscode.CodeLens(top, { title: '$(check) Approve plan', command: 'autocode.approvePlan', arguments: [document.uri] }),
+      new vscode.CodeLens(top, { title: '$(comment-discussion) Request changes', command: 'autocode.requestPlanChanges', arguments: [document.uri] }),
+    ];
+  }
+
+  private async syncContext(): Promise<void> {
+    await vscode.commands.executeCommand('setContext', PLAN_KEY, this.plans.size > 0);
+    await vscode.commands.executeCommand('setContext', CHANGES_KEY, this.changes.size > 0);
+    this.lensesChanged.fire();
+  }
+
+  // ---- the plan
+
+  /** Opens the plan. Server-initiated (focus false): beside, keeping the keyboard where it is. */
+  async openPlan(task: { id: string; brief: string }, markdown: string, revision: number | undefined, focus: boolean): Promise<void> {
+    const text = markdown.trim() ? markdown : `# Plan for “${task.brief}”\n\n(The server sent no plan text.)`;
+    const uri = this.ctx.docs.set(`/${task.id}/plan-revision-${revision ?? 0}.md`, text);
+    const already = this.plans.has(uri.path);
+    for (const [p, entry] of this.plans) if (entry.taskId === task.id && p !== uri.path) this.plans.delete(p);
+    this.plans.set(uri.path, { taskId: task.id, revision });
+    await this.syncContext();
+    if (already && !focus) return;
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: !focus, viewColumn: focus ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside });
+    if (!focus) {
+      void vscode.window.showInformationMessage(`AutoCode: the plan for “${task.brief}” is ready. Approve it or request changes from its editor (title bar or the lens above the plan).`);
+    }
+  }
+
+  private planOf(arg: unknown): { path: string; entry: PlanEntry } | undefined {
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    if (uri && this.plans.has(uri.path)) return { path: uri.path, entry: this.plans.get(uri.path) as PlanEntry };
+    const id = typeof arg === 'string' ? arg : undefined;
+    for (const [p, entry] of this.plans) if (!id || entry.taskId === id) return { path: p, entry };
+    return undefined;
+  }
+
+  private async planDone(planPath: string): Promise<void> {
+    this.plans.delete(planPath);
+    await this.syncContext();
+    await closeTabs((input) => input instanceof vscode.TabInputText && input.uri.scheme === 'autocode' && input.uri.path === planPath);
+  }
+
+  async approvePlan(arg: unknown): Promise<void> {
+    const plan = this.planOf(arg);
+    if (!plan) {
+      void vscode.window.showInformationMessage('AutoCode: no plan is open for review.');
+      return;
+    }
+    const task = this.ctx.store.get(plan.entry.taskId);
+    const workspace = task?.workspace || undefined;
+    this.accept(await this.ctx.server.execute(Commands.taskApprovePlan, args.approvePlanArgs(plan.entry.taskId, plan.entry.revision, workspace)), workspace);
+    await this.planDone(plan.path);
+  }
+
+  async requestChanges(arg: unknown): Promise<void> {
+    const plan = this.planOf(arg);
+    if (!plan) return;
+    const feedback = await vscode.window.showInputBox({
+      title: 'AutoCode: Request Changes',
+      prompt: 'What should change in the plan?',
+      ignoreFocusOut: true,
+      validateInput: (v) => (v.trim() ? undefined : 'Say what should change, or press Escape to decide later.'),
+    });
+    if (feedback === undefined) return;
+    const task = this.ctx.store.get(plan.entry.taskId);
+    const workspace = task?.workspace || undefined;
+    this.accept(await this.ctx.server.execute(Commands.taskRejectPlan, args.rejectPlanArgs(plan.entry.taskId, feedback, workspace)), workspace);
+    await this.planDone(plan.path);
+  }
+
+  // ---- the change
+
+  /** Opens one diff per changed file: the workspace file left, the task's result right. */
+  async openChanges(task: TaskView, focus: boolean): Promise<number> {
+    const copy = task.copyPath && fs.existsSync(task.copyPath) ? task.copyPath : undefined;
+    if (!copy || !task.workspace || !task.changedFiles.length) {
+      if (task.diff) {
+        const doc = await vscode.workspace.openTextDocument(this.ctx.docs.set(`/${task.id}/changes.diff`, task.diff));
+        await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+        await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: !focus });
+      }
+      return task.changedFiles.length;
+    }
+    for (const [p, id] of this.changes) if (id === task.id) this.changes.delete(p);
+    const opened: Array<[vscode.Uri, vscode.Uri, string]> = [];
+    for (const rel of task.changedFiles) {
+      const mine = path.join(task.workspace, rel);
+      const theirs = path.join(copy, rel);
+      const left = fs.existsSync(mine) ? vscode.Uri.file(mine) : this.ctx.docs.set(`/${task.id}/absent/${rel}`, '');
+      const right = this.ctx.docs.set(`/${task.id}/result/${rel}`, fs.existsSync(theirs) ? fs.readFileSync(theirs, 'utf8') : '');
+      this.changes.set(right.path, task.id);
+      opened.push([left, right, rel]);
+    }
+    await this.syncContext();
+    for (const [left, right, rel] of opened) {
+      await vscode.commands.executeCommand('vscode.diff', left, right, `AutoCode: changes for “${task.brief}” (${rel})`, { preview: false, preserveFocus: !focus });
+    }
+    const moved = headMovedText(task.raw);
+    if (moved) void vscode.window.showWarningMessage(`AutoCode: ${moved}`);
+    return opened.length;
+  }
+
+  private taskOfChanges(arg: unknown): TaskView | undefined {
+    const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
+    const id = (uri && this.changes.get(uri.path)) ?? (typeof arg === 'string' ? arg : undefined) ?? [...this.changes.values()][0];
+    return id ? this.ctx.store.get(id) : undefined;
+  }
+
+  private async changesDone(taskId: string): Promise<void> {
+    const paths = new Set([...this.changes].filter(([, id]) => id === taskId).map(([p]) => p));
+    for (const p of paths) this.changes.delete(p);
+    await this.syncContext();
+    await closeTabs((input) => input instanceof vscode.TabInputTextDiff && input.modified.scheme === 'autocode' && paths.has(input.modified.path));
+  }
+
+  /** Whether the server applies through workspace/applyEdit (then unsaved edits are merged, not overwritten). */
+  private async serverAppliesInEditor(): Promise<boolean> {
+    this.features ??= this.ctx.server
+      .execute(Commands.protocolInfo, {})
+      .then((info) => new Set(((info as { commands?: string[] }).commands ?? []).map(String)))
+      .catch(() => new Set<string>());
+    return (await this.features).has(Commands.taskResolveConflicts);
+  }
+
+  async applyChanges(arg: unknown): Promise<void> {
+    const task = this.taskOfChanges(arg);
+    if (!task) {
+      void vscode.window.showInformationMessage('AutoCode: no change is open for review.');
+      return;
+    }
+    if (!(await this.serverAppliesInEditor())) {
+      const dirty = vscode.workspace.textDocuments
+        .filter((d) => d.isDirty && d.uri.scheme === 'file' && task.changedFiles.some((rel) => d.uri.fsPath === path.join(task.workspace, rel)))
+        .map((d) => path.relative(task.workspace, d.uri.fsPath));
+      if (dirty.length) {
+        throw new Error(`${dirty.join(', ')} ${dirty.length === 1 ? 'has' : 'have'} unsaved changes and this server writes the files on disk. Save or revert ${dirty.length === 1 ? 'it' : 'them'}, then apply again. Nothing was written.`);
+      }
+    }
+    const after = this.accept(await this.ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+    if (after?.awaiting === 'completionApproval') return;
+    await this.changesDone(task.id);
+    if (after?.awaiting === 'conflicts') await this.resolveConflicts(after.id);
+  }
+
+  async discardChanges(arg: unknown): Promise<void> {
+    const task = this.taskOfChanges(arg);
+    if (!task) return;
+    const choice = await vscode.window.showWarningMessage(`AutoCode: discard the change of “${task.brief}”? The task is cancelled; your files stay as they are.`, 'Discard');
+    if (choice !== 'Discard') return;
+    this.accept(await this.ctx.server.execute(Commands.taskCancel, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+    await this.changesDone(task.id);
+  }
+
+  // ---- conflicts
+
+  /** Asks mine / theirs / markers for each conflicted file, then sends the choices. Dismissing any file sends nothing. */
+  async resolveConflicts(arg: unknown): Promise<void> {
+    const id = typeof arg === 'string' ? arg : stringField(arg, 'taskId');
+    const task = (id ? this.ctx.store.get(id) : undefined) ?? this.ctx.store.awaiting('conflicts')[0];
+    if (!task) {
+      void vscode.window.showInformationMessage('AutoCode: no task waits for a choice on conflicting files.');
+      return;
+    }
+    const conflicts = conflictsOf(task.raw);
+    const choices: Record<string, Resolution> = {};
+    for (const conflict of conflicts) {
+      const picked = await vscode.window.showQuickPick(resolutionItems(conflict), {
+        title: `AutoCode: ${conflict.path} — ${reasonText(conflict.reason)}`,
+        placeHolder: `Which version of ${conflict.path} should your workspace keep? (nothing is written until you choose)`,
+        ignoreFocusOut: true,
+      });
+      if (!picked) {
+        void vscode.window.showInformationMessage(`AutoCode: nothing was written; “${task.brief}” still waits for your choice (AutoCode: Resolve Conflicts).`);
+        return;
+      }
+      choices[conflict.path] = picked.resolution;
+    }
+    const after = this.accept(await this.ctx.server.execute(Commands.taskResolveConflicts, { ...args.taskArgs(task.id, task.workspace || undefined), choices }), task.workspace);
+    for (const [rel, choice] of Object.entries(choices)) {
+      if (choice === 'markers') await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false });
+    }
+    const written = after ? writtenFiles(after.raw) : undefined;
+    if (written) void vscode.window.showInformationMessage(`AutoCode: wrote ${written.length ? written.join(', ') : 'nothing'} for “${task.brief}”.`);
+  }
+
+  /** Tells the person conflicting files wait for their choice. */
+  announceConflicts(task: TaskView): void {
+    const n = conflictsOf(task.raw).length;
+    const moved = headMovedText(task.raw);
+    void vscode.window
+      .showWarningMessage(`AutoCode: “${task.brief}”: ${n} file${n === 1 ? '' : 's'} overlap${n === 1 ? 's' : ''} your own edits; nothing was written to ${n === 1 ? 'it' : 'them'}.${moved ? ` ${moved}` : ''}`, 'Resolve Conflicts')
+      .then((choice) => choice && vscode.commands.executeCommand('autocode.resolveConflicts', task.id));
+  }
+}
+
+async function closeTabs(match: (input: unknown) => boolean): Promise<void> {
+  const tabs = vscode.window.tabGroups.all.flatMap((g) => g.tabs).filter((t) => match(t.input));
+  if (tabs.length) await vscode.window.tabGroups.close(tabs, true);
+}

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { answerItems, answerWithHowArgs, DEFAULT_NOTE, DELEGATE_LABEL, isUnknownHow, TYPE_LABEL, typedReply } from '../../src/model/answers';
+import { conflictsOf, headMovedText, resolutionItems, writtenFiles } from '../../src/model/review';
+
+const question = { id: 'q1', text: 'Which naming?', choices: ['Describe it', 'test_<fn>'], defaultAnswer: 'Describe it', convention: 'test_naming' };
+
+test('the default comes first, marked as not remembered, then choices, typing and delegating', () => {
+  const items = answerItems(question);
+  assert.deepEqual(items.map((i) => i.label), ['Describe it', 'test_<fn>', `$(edit) ${TYPE_LABEL}`, `$(sparkle) ${DELEGATE_LABEL}`]);
+  assert.equal(items[0].description, DEFAULT_NOTE);
+  assert.deepEqual(items[0].reply, { text: 'Describe it', how: 'acceptedDefault' });
+  assert.deepEqual(items[1].reply, { text: 'test_<fn>', how: 'chosen' });
+  assert.equal(items[2].reply, undefined);
+  assert.deepEqual(items[3].reply, { text: '', how: 'delegated' });
+});
+
+test('without a default there is nothing to accept', () => {
+  const items = answerItems({ ...question, defaultAnswer: undefined, choices: [] });
+  assert.deepEqual(items.map((i) => i.reply?.how), [undefined, 'delegated']);
+});
+
+test('text typed into the picker is a typed answer unless it names an item', () => {
+  const items = answerItems(question);
+  assert.deepEqual(typedReply('  my own  ', items), { text: 'my own', how: 'typed' });
+  assert.equal(typedReply('Describe it', items), undefined);
+  assert.equal(typedReply('   ', items), undefined);
+});
+
+test('answer arguments carry how, or leave it out for an older server', () => {
+  assert.deepEqual(answerWithHowArgs('t', 'q', { text: 'x', how: 'typed' }, '/repo'), { taskId: 't', questionId: 'q', text: 'x', how: 'typed', workspace: '/repo' });
+  assert.deepEqual(answerWithHowArgs('t', 'q', { text: '', how: 'delegated' }, undefined), { taskId: 't', questionId: 'q', text: '', how: 'delegated' });
+  assert.deepEqual(answerWithHowArgs('t', 'q', { text: 'x', how: 'chosen' }, undefined, false), { taskId: 't', questionId: 'q', text: 'x' });
+  assert.throws(() => answerWithHowArgs('t', 'q', { text: ' ', how: 'typed' }, undefined), /empty answer/);
+  assert.ok(isUnknownHow('invalidArguments', 'invalid arguments for autocode.task.answer: $ has unknown field(s): how (the shapes are in docs/protocol.md)'));
+  assert.ok(!isUnknownHow('invalidArguments', 'text is required'));
+});
+
+test('conflicts, a moved HEAD and what was written are read from the snapshot', () => {
+  const snap = {
+    needs: {
+      kind: 'resolve_conflicts',
+      conflicts: [{ path: 'a.py', reason: 'overlap', hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] }, { reason: 'overlap' }],
+      headMoved: { from: '0123456789abcdef', to: 'fedcba9876543210' },
+    },
+    result: { apply: { applied: true, written: ['a.py'], conflicts: [], via: 'disk' } },
+  };
+  assert.deepEqual(conflictsOf(snap), [{ path: 'a.py', reason: 'overlap', hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] }]);
+  assert.match(headMovedText(snap) ?? '', /from 01234567 to fedcba98/);
+  assert.equal(headMovedText({ needs: { headMoved: null } }), undefined);
+  assert.deepEqual(writtenFiles(snap), ['a.py']);
+  assert.equal(writtenFiles({ result: null }), undefined);
+  assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);
+});
