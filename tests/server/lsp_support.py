@@ -41,6 +41,7 @@ class Session:
     process: asyncio.subprocess.Process | None
     transport: str
     port: int | None = None
+    token: str | None = None
     did_change: list[dict[str, Any]] = field(default_factory=list)
     questions: list[dict[str, Any]] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
@@ -81,16 +82,45 @@ def capabilities(
     return caps
 
 
-async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int:
+TOKENS: dict[int, str | None] = {}
+"""The token each listening server process printed the file of (by process id)."""
+
+
+async def read_listening_line(process: asyncio.subprocess.Process, kind: str) -> tuple[str, Path | None]:
+    """The address of a `listening on` line and its token file (None for --no-token)."""
     assert process.stderr is not None
     while True:
         line = await asyncio.wait_for(process.stderr.readline(), timeout=30)
         if not line:
             raise RuntimeError(f"the server exited before listening (code {process.returncode})")
-        match = re.search(rf"listening on {kind} ([^:\s]+):(\d+)", line.decode())
+        match = re.search(rf"listening on {kind} (\S+) \((?:token file: (.+)|no token)\)", line.decode())
         if match:
-            assert match.group(1) == "127.0.0.1", line
-            return int(match.group(2))
+            token_file = Path(match.group(2)) if match.group(2) else None
+            return match.group(1), token_file
+
+
+async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int:
+    address, token_file = await read_listening_line(process, kind)
+    host, _, port = address.rpartition(":")
+    assert host == "127.0.0.1", address
+    TOKENS[process.pid] = token_file.read_text(encoding="utf-8").strip() if token_file else None
+    return int(port)
+
+
+async def start_ws_with_headers(client: LanguageClient, port: int, headers: dict[str, str]) -> None:
+    """pygls' `start_ws` without a way to send headers; the token travels in one."""
+    from pygls.io_ import run_websocket
+    from websockets.asyncio.client import connect as ws_connect
+
+    websocket = await ws_connect(f"ws://127.0.0.1:{port}", additional_headers=headers)
+    task = asyncio.create_task(
+        run_websocket(
+            stop_event=client._stop_event, websocket=websocket, protocol=client.protocol,
+            error_handler=client.report_server_error,
+        )
+    )
+    client._async_tasks.append(task)
+    await asyncio.sleep(0)
 
 
 async def launch(
@@ -131,12 +161,14 @@ async def connect(
         await client.start_io(*server_command(log_file, *extra, entry=entry), env=env)
         session = Session(client=client, process=client._server, transport=transport)
     elif transport == "tcp":
-        assert port is not None
+        assert port is not None and process is not None
         await client.start_tcp("127.0.0.1", port)
-        session = Session(client=client, process=process, transport=transport, port=port)
+        session = Session(client=client, process=process, transport=transport, port=port,
+                          token=TOKENS.get(process.pid))
     else:
-        assert port is not None
-        await client.start_ws("127.0.0.1", port)
+        assert port is not None and process is not None
+        token = TOKENS.get(process.pid)
+        await start_ws_with_headers(client, port, {"X-AutoCode-Token": token} if token else {})
         session = Session(client=client, process=process, transport=transport, port=port)
     _register_handlers(session)
     return session
@@ -212,6 +244,7 @@ async def initialize(
             if folders is not None else None
         ),
         root_uri=folders[0].as_uri() if folders else None,
+        initialization_options={"autocode": {"token": session.token}} if session.token else None,
     )
     return await session.client.initialize_session(params)
 
