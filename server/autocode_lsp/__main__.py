@@ -123,6 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _listen(args: argparse.Namespace) -> int:
     """Check the address and the token options, issue the token, then serve."""
     import os
+    import signal
     from pathlib import Path
 
     from autocode_lsp import security, transport
@@ -161,6 +162,10 @@ def _listen(args: argparse.Namespace) -> int:
             f"listening beyond loopback on {where}: anyone with the token can run commands as "
             f"this user (uid {os.getuid()})"
         )
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwinds like Ctrl-C, so the token file and socket are removed
+
+    signal.signal(signal.SIGTERM, stop)
     try:
         if kind == "tcp":
             return transport.serve_tcp(host, port, access=access, token_file=token_file)

@@ -225,7 +225,7 @@ def test_garbage_messages_do_not_end_the_session(tmp_path: Path) -> None:
     stream = b"".join([
         request(1, "initialize", {"capabilities": {}, "processId": None}),
         _frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'),
-        _frame(b'{"jsonrpc": "2.0", "id": 9, "method": "no/such/method"}'),
+        _frame(b'{"jsonrpc": "2.0", "id": 9, "method": "no/such/method", "params": {}}'),
         _frame(b'{"no": "jsonrpc field"}'),
         _frame(b'{"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": 5}}'),
         request(3, "workspace/executeCommand", {"command": "autocode.protocol.info", "arguments": "x"}),
