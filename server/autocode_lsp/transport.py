@@ -90,13 +90,19 @@ class ScrubbingFormatter(logging.Formatter):
     log level, the file gets `[redacted:<kind>]` in its place.
     """
 
+    _env: dict[str, str] | None = None
+
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
         try:
             from autocode.scrub import redact
         except ImportError:  # a server installed without the engine logs as it is
             return text
-        return redact(text, paths=False)
+        if self._env is None:
+            # The values of secret-named variables are redacted too; PWD (the working
+            # folder, not a password) would only blank out paths.
+            self._env = {k: v for k, v in os.environ.items() if k != "PWD"}
+        return redact(text, env=self._env, paths=False)
 
 
 # ---------------------------------------------------------------------- one connection

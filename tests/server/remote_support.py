@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -158,3 +159,40 @@ def private_env(tmp_path: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
     }
+
+
+class StdioClient:
+    """A blocking client of a stdio server process: one request at a time, replies by id."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+
+    def send(self, data: bytes) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data)
+        self.process.stdin.flush()
+
+    def read(self) -> dict[str, Any] | None:
+        out = self.process.stdout
+        assert out is not None
+        length = None
+        while True:
+            line = out.readline()
+            if not line:
+                return None
+            if line == b"\r\n":
+                break
+            name, _, value = line.decode().partition(":")
+            if name.lower() == "content-length":
+                length = int(value)
+        assert length is not None
+        message: dict[str, Any] = json.loads(out.read(length))
+        return message
+
+    def request(self, data: bytes, msg_id: int) -> dict[str, Any]:
+        self.send(data)
+        while True:
+            message = self.read()
+            assert message is not None, f"stdout closed before the reply to {msg_id}"
+            if message.get("id") == msg_id and "method" not in message:
+                return message

@@ -8,6 +8,7 @@ duplicate check. Embeddings are compared in the process.
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -192,7 +193,9 @@ class SqliteStore(Store):
         self.path = Path(path)
         self._lock = threading.RLock()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes.
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
             self.conn = sqlite3.connect(
                 str(self.path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
             )

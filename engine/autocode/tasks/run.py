@@ -224,8 +224,11 @@ class TaskRun:
         cites = _citations(root, prep)
         run_dir = runs_root(root) / task_id
         _ensure_gitignore(root)
-        run_dir.mkdir(parents=True)
-        (run_dir / "evidence").mkdir()
+        # A run's state (brief, answers, test output) is its owner's alone: 0700 folders
+        # and 0600 files (store.py), whatever the umask.
+        run_dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        run_dir.mkdir(mode=0o700)
+        (run_dir / "evidence").mkdir(mode=0o700)
         if opts.progress and recall.get("error"):
             opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
         launch_data = {
