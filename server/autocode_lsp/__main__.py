@@ -146,6 +146,7 @@ def _listen(args: argparse.Namespace) -> int:
     if not args.no_token:
         given = Path(args.token_file).expanduser() if args.token_file else None
         token, token_file = security.issue_token(given, kind)
+        transport.ScrubbingFormatter.literals.add(token)
     access = security.Access(
         transport=kind, token=token, allow_client_overrides=args.allow_client_overrides,
         bound_hosts=frozenset({host.lower()}) if host else frozenset(),

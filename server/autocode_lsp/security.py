@@ -4,21 +4,21 @@ A listening socket that can start a task runs commands as this user, so every
 network transport needs a token, binds to loopback unless told twice, and a
 unix socket lives in a folder only its owner can enter. See docs/security.md.
 
-Standard library only, so importing it costs nothing at start-up.
+Standard library only, and what only a listener needs is imported inside the
+function that needs it, so a stdio server pays nothing for it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
-import ipaddress
 import os
-import secrets
-import socket
 import stat
-import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
 
 TOKEN_BYTES = 32
 """256 random bits per start (the issue asks for at least 128)."""
@@ -61,12 +61,16 @@ STDIO = Access(transport="stdio", allow_client_overrides=True)
 
 def token_matches(expected: str, given: object) -> bool:
     """Constant-time comparison; anything but a string is a mismatch."""
+    import hmac
+
     if not isinstance(given, str):
         return False
     return hmac.compare_digest(expected.encode("utf-8"), given.encode("utf-8", "surrogatepass"))
 
 
 def new_token() -> str:
+    import secrets
+
     return secrets.token_urlsafe(TOKEN_BYTES)
 
 
@@ -163,6 +167,8 @@ def issue_token(token_file: Path | None, transport: str) -> tuple[str, Path]:
 
 
 def is_loopback(host: str) -> bool:
+    import ipaddress
+
     if host.lower() in LOOPBACK_NAMES:
         return True
     try:
@@ -185,6 +191,9 @@ def host_header_ok(value: str | None, bound: frozenset[str]) -> bool:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a unix socket (Linux SO_PEERCRED)."""
+    import socket
+    import struct
+
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -215,6 +224,8 @@ def prepare_socket_path(path: Path) -> None:
         raise SecurityError(f"{path} exists and belongs to another user (uid {info.st_uid})")
     if not stat.S_ISSOCK(info.st_mode):
         raise SecurityError(f"{path} exists and is not a socket; choose another path")
+    import socket
+
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         probe.connect(str(path))

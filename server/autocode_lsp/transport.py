@@ -22,12 +22,12 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from autocode_lsp import framing
-from autocode_lsp.security import TOKEN_HEADER, Access, host_header_ok, peer_uid
 
 if TYPE_CHECKING:
+    from autocode_lsp.security import Access
     from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
@@ -91,6 +91,8 @@ class ScrubbingFormatter(logging.Formatter):
     """
 
     _env: dict[str, str] | None = None
+    literals: ClassVar[set[str]] = set()
+    """Exact strings never to write (the listener's token: pygls logs `initialize` params)."""
 
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
@@ -102,6 +104,8 @@ class ScrubbingFormatter(logging.Formatter):
             # The values of secret-named variables are redacted too; PWD (the working
             # folder, not a password) would only blank out paths.
             self._env = {k: v for k, v in os.environ.items() if k != "PWD"}
+        for literal in self.literals:
+            text = text.replace(literal, "[redacted:token]")
         return redact(text, env=self._env, paths=False)
 
 
@@ -203,6 +207,7 @@ def warn(text: str) -> None:
 
 def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
     """The per-connection coroutine of the TCP and unix-socket listeners."""
+    from autocode_lsp.security import peer_uid
     from autocode_lsp.server import ClientLogHandler, create_server
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -280,7 +285,7 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
     from websockets.exceptions import ConnectionClosed
     from websockets.http11 import Request, Response
 
-    from autocode_lsp.security import token_matches
+    from autocode_lsp.security import TOKEN_HEADER, host_header_ok, token_matches
     from autocode_lsp.server import ClientLogHandler, create_server
 
     # The token was checked in the handshake; the session itself asks for none.
