@@ -1,13 +1,15 @@
 """`autocode-lsp` / `python -m autocode_lsp`: command line and transports, nothing else.
 
-stdio is the default. `--tcp HOST:PORT` and `--ws HOST:PORT` keep listening after
-a client disconnects, so a client in a remote container can reconnect without
-anything being restarted; each connection gets a fresh session.
+stdio is the default. `--socket PATH`, `--tcp HOST:PORT` and `--ws HOST:PORT` keep
+listening after a client disconnects, so a client in a remote container can
+reconnect without anything being restarted; each connection gets a fresh session.
+Each of them asks for a token (see docs/security.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 
@@ -45,6 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"listen for LSP over WebSocket (host defaults to {DEFAULT_HOST})",
     )
     mode.add_argument(
+        "--socket", metavar="PATH",
+        help="listen for LSP on a unix-domain socket (0600, in a 0700 folder of yours)",
+    )
+    mode.add_argument(
         "--print-protocol-doc", action="store_true",
         help="print docs/protocol.md as generated from the protocol module and exit",
     )
@@ -55,6 +61,27 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--log-level", default="info", choices=["debug", "info", "warning", "error"],
         help="how much to log to the file and to window/logMessage (default: info)",
+    )
+    guard = parser.add_argument_group("who may connect (see docs/security.md)")
+    guard.add_argument(
+        "--token-file", metavar="FILE",
+        help="read the token from FILE (yours, mode 0600) instead of making a new one per start",
+    )
+    guard.add_argument(
+        "--no-token", action="store_true",
+        help="ask no token (only with a loopback or unix-socket address; prints a warning)",
+    )
+    guard.add_argument(
+        "--allow-remote", action="store_true",
+        help="allow a bind beyond loopback (then a token is required)",
+    )
+    guard.add_argument(
+        "--allow-origin", action="append", default=[], metavar="ORIGIN",
+        help="a WebSocket Origin to accept (repeatable; default: none, only clients without Origin)",
+    )
+    guard.add_argument(
+        "--allow-client-overrides", action="store_true",
+        help="let network clients name commands (testCommand, provider base URLs)",
     )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
@@ -74,17 +101,84 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     from autocode_lsp import transport
+    from autocode_lsp.security import SecurityError
     from autocode_lsp.server import close_memory_services
 
+    listening = args.tcp is not None or args.ws is not None or args.socket is not None
+    if not listening and (args.token_file or args.no_token or args.allow_remote or args.allow_origin
+                          or args.allow_client_overrides):
+        build_parser().error("the token and access options apply to --tcp, --ws and --socket only")
     log_file = transport.setup_logging(args.log_file, args.log_level)
     try:
-        if args.tcp is not None:
-            return transport.serve_tcp(*args.tcp, log_file=log_file)
-        if args.ws is not None:
-            return transport.serve_ws(*args.ws, log_file=log_file)
-        return transport.serve_stdio(log_file=log_file)
+        if not listening:
+            return transport.serve_stdio(log_file=log_file)
+        return _listen(args)
+    except SecurityError as exc:
+        sys.stderr.write(f"autocode-lsp: {exc}\n")
+        return 2
     finally:
         close_memory_services()
+
+
+def _listen(args: argparse.Namespace) -> int:
+    """Check the address and the token options, issue the token, then serve."""
+    import os
+    import signal
+    from pathlib import Path
+
+    from autocode_lsp import security, transport
+
+    kind = "tcp" if args.tcp is not None else "ws" if args.ws is not None else "socket"
+    host, port = args.tcp or args.ws or ("", 0)
+    if args.no_token and args.token_file:
+        build_parser().error("--no-token and --token-file contradict each other")
+    if kind != "socket" and not security.is_loopback(host):
+        if not args.allow_remote:
+            build_parser().error(
+                f"{host} is not a loopback address: anyone who can reach it could drive this "
+                "server. Bind 127.0.0.1 (and forward the port, e.g. ssh -L), or add "
+                "--allow-remote if you mean it"
+            )
+        if args.no_token:
+            build_parser().error("--allow-remote needs a token; drop --no-token")
+    token: str | None = None
+    token_file: Path | None = None
+    if not args.no_token:
+        given = Path(args.token_file).expanduser() if args.token_file else None
+        token, token_file = security.issue_token(given, kind)
+        transport.ScrubbingFormatter.literals.add(token)
+    access = security.Access(
+        transport=kind, token=token, allow_client_overrides=args.allow_client_overrides,
+        bound_hosts=frozenset({host.lower()}) if host else frozenset(),
+        allowed_origins=frozenset(args.allow_origin), owner_uid=os.getuid(),
+    )
+    where = f"{host}:{port}" if kind != "socket" else args.socket
+    if args.no_token:
+        transport.warn(
+            f"--no-token: any process on this machine that can reach {where} can run "
+            "commands as this user"
+        )
+    if kind != "socket" and not security.is_loopback(host):
+        transport.warn(
+            f"listening beyond loopback on {where}: anyone with the token can run commands as "
+            f"this user (uid {os.getuid()})"
+        )
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # unwinds like Ctrl-C, so the token file and socket are removed
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        if kind == "tcp":
+            return transport.serve_tcp(host, port, access=access, token_file=token_file)
+        if kind == "ws":
+            return transport.serve_ws(host, port, access=access, token_file=token_file)
+        return transport.serve_socket(
+            Path(args.socket).expanduser().absolute(), access=access, token_file=token_file
+        )
+    finally:
+        if token_file is not None and not args.token_file:
+            with contextlib.suppress(OSError):
+                token_file.unlink()
 
 
 if __name__ == "__main__":

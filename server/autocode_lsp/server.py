@@ -22,6 +22,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from autocode_lsp import __version__, protocol
 from autocode_lsp.errors import invalid_arguments
+from autocode_lsp.security import STDIO, Access
 
 log = logging.getLogger("autocode_lsp")
 
@@ -31,10 +32,75 @@ Handler = Callable[["AutoCodeServer", Any], Awaitable[Any]]
 OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan")
 
 
+SERVER_NOT_INITIALIZED = -32002
+
+
 class AutoCodeProtocol(LanguageServerProtocol):
-    """pygls' protocol plus our `initialize` advertisement and a per-connection `exit`."""
+    """pygls' protocol plus the lifecycle gate, our `initialize` advertisement and a
+    per-connection `exit`."""
 
     _server: AutoCodeServer
+
+    def handle_message(self, message: Any) -> None:
+        server = self._server
+        if server.refused:
+            return  # the connection is closing; nothing more of it runs
+        if not server.ready:
+            self._before_initialize(message)
+            return
+        super().handle_message(message)
+
+    def _before_initialize(self, message: Any) -> None:
+        """The LSP lifecycle: only `initialize` (and `exit`) before a successful `initialize`.
+
+        Over a network transport `initialize` must also carry the token; anything else
+        gets one error and the connection is closed before any command can run.
+        """
+        server = self._server
+        method = getattr(message, "method", None)
+        msg_id = getattr(message, "id", None)
+        if method == types.INITIALIZE and msg_id is not None:
+            token = _token_of(getattr(message, "params", None))
+            if server.access.token_ok(token):
+                server.ready = True
+                super().handle_message(message)
+                return
+            what = "no token" if token is None else "a wrong token"
+            log.warning("refused a client that sent %s in initialize", what)
+            self._refuse(
+                msg_id, REQUEST_FAILED_CODE, "unauthorized",
+                f"this server needs its token: initialize came with {what}. Pass the token from "
+                "the token file printed where the server was started, in "
+                "initializationOptions.autocode.token. The connection is now closed.",
+            )
+            return
+        if method == types.EXIT and msg_id is None:
+            super().handle_message(message)
+            return
+        if msg_id is not None and method is not None:
+            log.warning("refused %s before initialize", method)
+            self._refuse(
+                msg_id, SERVER_NOT_INITIALIZED, "serverNotInitialized",
+                f"{method} before initialize: send initialize first"
+                + (" (the connection is now closed)" if server.access.network else ""),
+                close=server.access.network,
+            )
+            return
+        if server.access.network:
+            log.warning("refused a %s message before initialize", method or "response")
+            server.refused = True
+            if server.end_connection is not None:
+                server.end_connection()
+        # stdio: notifications before initialize are dropped, as the spec says.
+
+    def _refuse(self, msg_id: Any, code: int, kind: str, text: str, *, close: bool = True) -> None:
+        self._send_response(
+            msg_id, None, types.ResponseError(code=code, message=text, data={"kind": kind, "message": text})
+        )
+        if close:
+            self._server.refused = True
+            if self._server.end_connection is not None:
+                self._server.end_connection()
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(
@@ -59,7 +125,9 @@ class AutoCodeServer(LanguageServer):
 
     protocol: AutoCodeProtocol
 
-    def __init__(self, *, end_connection: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, *, end_connection: Callable[[], None] | None = None, access: Access = STDIO
+    ) -> None:
         super().__init__(
             name="autocode-lsp",
             version=__version__,
@@ -68,6 +136,11 @@ class AutoCodeServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
         self.end_connection = end_connection
+        self.access = access
+        self.ready = False
+        """True once an `initialize` (with the token, on a network transport) was accepted."""
+        self.refused = False
+        """True once this connection was refused; nothing more it sends is handled."""
         self.client_name = "unknown"
         self.opt_in: dict[str, bool] = dict.fromkeys(OPT_IN_KEYS, False)
         self.supports_progress = False
@@ -255,6 +328,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
             log.info("%s failed: %s", spec.name, exc)
             raise invalid_arguments(str(exc)) from exc
         try:
+            _check_arguments(ls, spec.name, args)
             result = await handler(ls, args)
         except JsonRpcException as exc:
             log.info("%s failed: %s", spec.name, exc.message)
@@ -271,9 +345,49 @@ def _command(server: AutoCodeServer, name: str) -> None:
     server.command(name)(run)
 
 
-def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCodeServer:
+REQUEST_FAILED_CODE = protocol.REQUEST_FAILED
+
+COMMAND_NAMING_FIELDS = ("test_command", "base_url")
+"""Arguments that name a program or an endpoint the server would use as this user."""
+
+
+def _token_of(params: Any) -> Any:
+    options = getattr(params, "initialization_options", None)
+    if isinstance(options, dict):
+        autocode = options.get("autocode")
+        if isinstance(autocode, dict):
+            return autocode.get("token")
+    return None
+
+
+def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
+    """Confinement: a `workspace` inside the session's folders; command-naming arguments
+    from a network client only when the person allowed them."""
+    from autocode_lsp import workspaces
+
+    workspace = getattr(args, "workspace", None)
+    if isinstance(workspace, str):
+        workspaces.confine(server, workspace, command=command)
+    if server.access.network and not server.access.allow_client_overrides:
+        for field in COMMAND_NAMING_FIELDS:
+            if getattr(args, field, None) is not None:
+                wire = protocol.camel(field)
+                message = (
+                    f"{command}: {wire} names a command the server would run as its user, and "
+                    "this server was started without --allow-client-overrides; set it in the "
+                    "project's settings instead"
+                )
+                raise JsonRpcException(
+                    message=message, code=protocol.INVALID_PARAMS,
+                    data={"kind": "clientOverrideRefused", "message": message, "field": wire},
+                )
+
+
+def create_server(
+    *, end_connection: Callable[[], None] | None = None, access: Access = STDIO
+) -> AutoCodeServer:
     """A server with every protocol command registered (handlers load on first use)."""
-    server = AutoCodeServer(end_connection=end_connection)
+    server = AutoCodeServer(end_connection=end_connection, access=access)
     for name in protocol.COMMAND_FEATURES:
         _command(server, name)
 

@@ -1,21 +1,34 @@
-"""Transports (stdio, TCP, WebSocket) and the log file.
+"""Transports (stdio, TCP, a unix socket, WebSocket) and the log file.
 
 Over stdio nothing but protocol may reach stdout, so the protocol gets a private
 copy of file descriptor 1 and everything else that writes to stdout (a library's
-banner, a stray print) lands on stderr. Over TCP and WebSocket the listener
-outlives its connections: each connection is a fresh session, and a client that
-dropped can connect again.
+banner, a stray print) lands on stderr. Over TCP, a unix socket and WebSocket the
+listener outlives its connections: each connection is a fresh session, and a
+client that dropped can connect again.
+
+Every listening transport is guarded (see `security` and docs/security.md): a
+token in `initialize` (in the handshake for WebSocket), owner-only socket
+folders, loopback binds unless told twice, and strict framing (`framing`): a
+broken frame closes its connection, and over stdio ends the process non-zero.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import os
 import sys
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from autocode_lsp import framing
+
+if TYPE_CHECKING:
+    from autocode_lsp.security import Access
+    from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
 
@@ -36,15 +49,16 @@ def setup_logging(path: str | None, level: str) -> Path | None:
     written: Path | None = log_file
     handler: logging.Handler
     try:
-        log_file.parent.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(log_file, encoding="utf-8")
+        handler = _private_file_handler(log_file)
     except OSError as exc:
         sys.stderr.write(
             f"autocode-lsp: cannot write the log file {log_file} ({exc}); logging to stderr\n"
         )
         handler = logging.StreamHandler(sys.stderr)
         written = None
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(
+        ScrubbingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    )
     handler.setLevel(numeric)
     root.addHandler(handler)
     logging.getLogger("autocode_lsp").setLevel(numeric)
@@ -54,7 +68,83 @@ def setup_logging(path: str | None, level: str) -> Path | None:
     return written
 
 
+def _private_file_handler(log_file: Path) -> logging.Handler:
+    """A log file only its owner can read (0600 in a 0700 folder, whatever the umask)."""
+    from autocode_lsp.security import private_dir
+
+    if not log_file.parent.exists():
+        private_dir(log_file.parent)
+    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        if os.fstat(fd).st_uid == os.getuid():
+            os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
+    return logging.FileHandler(log_file, encoding="utf-8")
+
+
+class ScrubbingFormatter(logging.Formatter):
+    """Every log line passes through the scrub module before it reaches the file.
+
+    Briefs, answers and memory text can hold a credential a person pasted; whatever the
+    log level, the file gets `[redacted:<kind>]` in its place.
+    """
+
+    _env: dict[str, str] | None = None
+    literals: ClassVar[set[str]] = set()
+    """Exact strings never to write (the listener's token: pygls logs `initialize` params)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        try:
+            from autocode.scrub import redact
+        except ImportError:  # a server installed without the engine logs as it is
+            return text
+        if self._env is None:
+            # The values of secret-named variables are redacted too; PWD (the working
+            # folder, not a password) would only blank out paths.
+            self._env = {k: v for k, v in os.environ.items() if k != "PWD"}
+        for literal in self.literals:
+            text = text.replace(literal, "[redacted:token]")
+        return redact(text, env=self._env, paths=False)
+
+
+# ---------------------------------------------------------------------- one connection
+
+
+async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.Event, where: str) -> bool:
+    """Hand every frame of `reader` to the server; False when the framing broke (logged once)."""
+    from pygls.exceptions import JsonRpcException
+
+    protocol = server.protocol
+
+    def handle(body: bytes) -> None:
+        try:
+            message = framing.decode(body, protocol.structure_message)
+        except framing.FramingError:
+            raise
+        except Exception as exc:  # a JSON object pygls cannot read as a message
+            server.report_server_error(exc, JsonRpcException)
+            return
+        try:
+            protocol.handle_message(message)
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:
+            log.exception("cannot handle a message")
+            server.report_server_error(exc, JsonRpcException)
+
+    try:
+        await framing.serve_frames(reader, stop, handle)
+    except framing.FramingError as exc:
+        framing.log_framing_error(log, where, exc)
+        return False
+    return True
+
+
 def serve_stdio(*, log_file: Path | None) -> int:
+    from pygls.io_ import StdinAsyncReader, StdoutWriter
+
     from autocode_lsp.server import create_server
 
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
@@ -62,53 +152,99 @@ def serve_stdio(*, log_file: Path | None) -> int:
     sys.stdout = sys.stderr
     server = create_server()
     log.info("serving on stdio (log: %s)", log_file)
-    server.start_io(stdin=sys.stdin.buffer, stdout=protocol_out)
+    stop = threading.Event()
+    server._stop_event = stop
+    reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
+    server.protocol.set_writer(StdoutWriter(protocol_out))
+    code = 0
+    try:
+        # A broken frame ends the process non-zero, so the editor restarts the server.
+        code = 0 if asyncio.run(pump(reader, server, stop, "stdio")) else 1
+    except BrokenPipeError:
+        log.error("the client closed the connection; stopping")
+    except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without it (the spec)
+        code = exc.code if isinstance(exc.code, int) else 0
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.shutdown()  # type: ignore[no-untyped-call]
+    return code
+
+
+def _announce(kind: str, where: str, token_file: Path | None) -> None:
+    # Tests and launchers started with port 0 read the chosen port from this line.
+    # The token itself is never printed: only where it is.
+    tail = f" (token file: {token_file})" if token_file is not None else " (no token)"
+    sys.stderr.write(f"autocode-lsp: listening on {kind} {where}{tail}\n")
+    sys.stderr.flush()
+    log.info("listening on %s %s%s", kind, where, tail)
+
+
+def _addresses(sockets: Any) -> str:
+    found = []
+    for sock in sockets:
+        name = sock.getsockname()
+        if isinstance(name, tuple):
+            found.append(f"{name[0]}:{name[1]}")
+        else:
+            found.append(str(name))
+    return ", ".join(found)
+
+
+def _first_port(sockets: Any) -> int:
+    for sock in sockets:
+        name = sock.getsockname()
+        if isinstance(name, tuple):
+            return int(name[1])
     return 0
 
 
-def _announce(kind: str, sockets: object) -> None:
-    addresses = []
-    for sock in sockets:  # type: ignore[attr-defined]
-        host, port = sock.getsockname()[:2]
-        addresses.append(f"{host}:{port}")
-    # Tests and launchers started with port 0 read the chosen port from this line.
-    sys.stderr.write(f"autocode-lsp: listening on {kind} {', '.join(addresses)}\n")
+def warn(text: str) -> None:
+    sys.stderr.write(f"autocode-lsp: warning: {text}\n")
     sys.stderr.flush()
-    log.info("listening on %s %s", kind, ", ".join(addresses))
+    log.warning("%s", text)
 
 
-def serve_tcp(host: str, port: int, *, log_file: Path | None) -> int:
-    from pygls.io_ import run_async
-
+def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
+    """The per-connection coroutine of the TCP and unix-socket listeners."""
+    from autocode_lsp.security import peer_uid
     from autocode_lsp.server import ClientLogHandler, create_server
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        peer = writer.get_extra_info("peername") or "a local process"
+        if kind == "socket":
+            sock = writer.get_extra_info("socket")
+            uid = peer_uid(sock) if sock is not None else None
+            if uid != access.owner_uid:
+                log.warning("refused a unix-socket client of uid %s (the owner is uid %s)", uid, access.owner_uid)
+                writer.close()
+                return
         stop = threading.Event()
 
         def end_connection() -> None:
             stop.set()
             writer.close()
 
-        server = create_server(end_connection=end_connection)
+        server = create_server(end_connection=end_connection, access=access)
         server.protocol.set_writer(writer)
-        peer = writer.get_extra_info("peername")
-        log.info("tcp client connected from %s", peer)
+        log.info("%s client connected from %s", kind, peer)
         try:
-            await run_async(
-                stop_event=stop, reader=reader, protocol=server.protocol,
-                logger=log, error_handler=server.report_server_error,
-            )
+            await pump(reader, server, stop, f"{kind} client {peer}")
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
-            log.info("tcp client %s dropped: %s", peer, exc)
+            log.info("%s client %s dropped: %s", kind, peer, exc)
         finally:
             server.close_session()
             ClientLogHandler.detach(server)
             writer.close()
-            log.info("tcp client %s disconnected; still listening", peer)
+            log.info("%s client %s disconnected; still listening", kind, peer)
 
+    return connection
+
+
+def serve_tcp(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
     async def listen() -> None:
-        listener = await asyncio.start_server(connection, host, port)
-        _announce("tcp", listener.sockets)
+        listener = await asyncio.start_server(_stream_session(access, "tcp"), host, port)
+        _announce("tcp", _addresses(listener.sockets), token_file)
         async with listener:
             await listener.serve_forever()
 
@@ -117,36 +253,113 @@ def serve_tcp(host: str, port: int, *, log_file: Path | None) -> int:
     return 0
 
 
-def serve_ws(host: str, port: int, *, log_file: Path | None) -> int:
-    from pygls.io_ import run_websocket
-    from websockets.asyncio.server import ServerConnection, serve
+def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
+    """A unix-domain socket, 0600 in a 0700 folder of its owner; peers of another uid are refused."""
+    from autocode_lsp.security import prepare_socket_path
 
+    prepare_socket_path(path)
+
+    async def listen() -> None:
+        old = os.umask(0o177)  # the socket file is born 0600: no window where others may connect
+        try:
+            listener = await asyncio.start_unix_server(_stream_session(access, "socket"), str(path))
+        finally:
+            os.umask(old)
+        os.chmod(path, 0o600)
+        _announce("socket", str(path), token_file)
+        async with listener:
+            await listener.serve_forever()
+
+    try:
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(listen())
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return 0
+
+
+def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
+    from pygls.io_ import WebSocketWriter
+    from websockets.asyncio.server import ServerConnection, serve
+    from websockets.exceptions import ConnectionClosed
+    from websockets.http11 import Request, Response
+
+    from autocode_lsp.security import TOKEN_HEADER, host_header_ok, token_matches
     from autocode_lsp.server import ClientLogHandler, create_server
+
+    # The token was checked in the handshake; the session itself asks for none.
+    session_access = dataclasses.replace(access, token=None)
+
+    def check_handshake(connection: ServerConnection, request: Request) -> Response | None:
+        """Refuse before the upgrade: a foreign Origin (a web page), a foreign Host (DNS
+        rebinding), a missing or wrong token header."""
+        headers = request.headers
+        origin = headers.get("Origin")
+        if origin is not None and origin not in access.allowed_origins:
+            log.warning("refused a websocket handshake from Origin %r", origin)
+            return connection.respond(403, f"Origin {origin} is not allowed (see --allow-origin)\n")
+        local = connection.local_address[0] if connection.local_address else ""
+        if not host_header_ok(headers.get("Host"), access.bound_hosts | {str(local).lower()}):
+            log.warning("refused a websocket handshake for Host %r", headers.get("Host"))
+            return connection.respond(403, "Host is not this server's address\n")
+        if access.token is not None and not token_matches(access.token, headers.get(TOKEN_HEADER)):
+            what = "no token" if headers.get(TOKEN_HEADER) is None else "a wrong token"
+            log.warning("refused a websocket handshake with %s", what)
+            return connection.respond(
+                401, f"this server needs its token in the {TOKEN_HEADER} header; got {what}\n"
+            )
+        return None
 
     async def connection(websocket: ServerConnection) -> None:
         stop = threading.Event()
-
         closing: set[asyncio.Task[None]] = set()
 
         def end_connection() -> None:
             stop.set()
             closing.add(asyncio.ensure_future(websocket.close()))
 
-        server = create_server(end_connection=end_connection)
+        server = create_server(end_connection=end_connection, access=session_access)
+        server.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
         log.info("websocket client connected from %s", websocket.remote_address)
+
+        async def messages() -> bool:
+            from pygls.exceptions import JsonRpcException
+
+            while not stop.is_set():
+                try:
+                    data = await websocket.recv(decode=False)
+                except ConnectionClosed:
+                    return True
+                try:
+                    message = framing.decode(data, server.protocol.structure_message)
+                except framing.FramingError as exc:
+                    framing.log_framing_error(log, "websocket client", exc)
+                    return False
+                except Exception as exc:
+                    server.report_server_error(exc, JsonRpcException)
+                    continue
+                try:
+                    server.protocol.handle_message(message)
+                except Exception as exc:
+                    log.exception("cannot handle a message")
+                    server.report_server_error(exc, JsonRpcException)
+            return True
+
         try:
-            await run_websocket(
-                websocket=websocket, stop_event=stop, protocol=server.protocol,
-                logger=log, error_handler=server.report_server_error,
-            )
+            if not await messages():
+                await websocket.close(1007, "broken message")
         finally:
             server.close_session()
             ClientLogHandler.detach(server)
             log.info("websocket client disconnected; still listening")
 
     async def listen() -> None:
-        async with serve(connection, host, port) as listener:
-            _announce("ws", listener.sockets)
+        async with serve(
+            connection, host, port, process_request=check_handshake,
+            max_size=framing.MAX_WS_MESSAGE_BYTES,
+        ) as listener:
+            _announce("ws", _addresses(listener.sockets), token_file)
             await listener.serve_forever()
 
     with contextlib.suppress(KeyboardInterrupt):

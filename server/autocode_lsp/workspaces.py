@@ -86,3 +86,29 @@ def optional(server: AutoCodeServer, workspace: str | None, *, command: str) -> 
             "pass `workspace` to say which one"
         )
     return folders[0]
+
+
+def confine(server: AutoCodeServer, workspace: str, *, command: str) -> Path:
+    """The `workspace` argument, if it is a session folder or inside one (symbolic links resolved).
+
+    Anything else is `-32602` with `data.kind = "workspaceOutsideSession"`: a client may only
+    act on the folders it opened the session with.
+    """
+    from pygls.exceptions import JsonRpcException
+
+    from autocode_lsp.protocol import INVALID_PARAMS
+
+    path = to_path(workspace)
+    real = path.resolve()
+    roots = [folder.resolve() for folder in session_folders(server)]
+    if any(real == root or real.is_relative_to(root) for root in roots):
+        return path
+    shown = ", ".join(str(r) for r in roots) or "none"
+    message = (
+        f"{command}: workspace {str(path)!r} is outside this session's workspace folders "
+        f"({shown}); add the folder to the editor's workspace first"
+    )
+    raise JsonRpcException(
+        message=message, code=INVALID_PARAMS,
+        data={"kind": "workspaceOutsideSession", "message": message},
+    )

@@ -3,7 +3,10 @@
 - time to the `initialize` response of `autocode-lsp` against a bare pygls
   server started the same way (same interpreter, stdio); goal: at most 1.2x;
 - round-trip p50/p95 of autocode.doctor, autocode.memory.search and
-  autocode.task.get against autocode.protocol.info (the protocol floor).
+  autocode.task.get against autocode.protocol.info (the protocol floor);
+- the token check's cost over TCP: connect + `initialize` to a listener that asks
+  for a token against one started with --no-token (same process start-up, same
+  machine load, interleaved), and the constant-time comparison on its own.
 
 Run: python tests/bench/bench_server.py [--runs N] [--calls N]
 """
@@ -163,6 +166,79 @@ async def main_async(runs: int, calls: int) -> None:
         await client.shutdown_async(None)
         client.exit(None)
         await client.stop()
+        await token_cost(env, base, max(20, calls // 2))
+
+
+async def _tcp_initialize(port: int, token: str | None) -> float:
+    """Connect, send `initialize` (with the token when given), wait for its reply, close."""
+    import json
+
+    params: dict[str, Any] = {"processId": None, "capabilities": {}}
+    if token is not None:
+        params["initializationOptions"] = {"autocode": {"token": token}}
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
+    started = time.perf_counter()
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    writer.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    length = 0
+    while True:
+        line = await reader.readline()
+        if line == b"\r\n":
+            break
+        if line.lower().startswith(b"content-length:"):
+            length = int(line.split(b":")[1])
+    reply = json.loads(await reader.readexactly(length))
+    elapsed = time.perf_counter() - started
+    assert "result" in reply, reply
+    writer.close()
+    return elapsed
+
+
+async def _listener(env: dict[str, str], log: Path, *flags: str) -> tuple[asyncio.subprocess.Process, int, str | None]:
+    import re
+
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "autocode_lsp", "--log-file", str(log), "--tcp", "127.0.0.1:0", *flags,
+        stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE, env=env,
+    )
+    assert process.stderr is not None
+    while True:
+        line = (await process.stderr.readline()).decode()
+        if not line:
+            raise RuntimeError("the listener exited before listening")
+        match = re.search(r"listening on tcp \S+:(\d+) \((?:token file: (.+)|no token)\)", line)
+        if match:
+            token = Path(match.group(2)).read_text(encoding="utf-8").strip() if match.group(2) else None
+            return process, int(match.group(1)), token
+
+
+async def token_cost(env: dict[str, str], base: Path, rounds: int) -> None:
+    import timeit
+
+    from autocode_lsp.security import new_token, token_matches
+
+    guarded, guarded_port, token = await _listener(env, base / "guarded.log")
+    open_, open_port, _ = await _listener(env, base / "open.log", "--no-token")
+    try:
+        with_token, without = [], []
+        for _ in range(3):  # warm both (first-use imports happen on the first initialize)
+            await _tcp_initialize(guarded_port, token)
+            await _tcp_initialize(open_port, None)
+        for _ in range(rounds):
+            with_token.append(await _tcp_initialize(guarded_port, token))
+            without.append(await _tcp_initialize(open_port, None))
+    finally:
+        for process in (guarded, open_):
+            process.terminate()
+            await process.wait()
+    a, b = statistics.median(with_token), statistics.median(without)
+    print(f"tcp connect + initialize: with a token {a * 1000:.2f} ms vs --no-token {b * 1000:.2f} ms "
+          f"(median of {rounds}) = {a / b:.2f}x")
+    expected, given = new_token(), new_token()
+    n = 100_000
+    per_call = timeit.timeit(lambda: token_matches(expected, given), number=n) / n
+    print(f"token comparison (hmac.compare_digest): {per_call * 1e6:.2f} us per check")
 
 
 def main() -> int:

@@ -15,12 +15,13 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from support import git
+from support import git, make_repo
 
 pytestmark = pytest.mark.editor
 
@@ -336,3 +337,45 @@ def test_task_commands_go_to_the_server_that_owns_the_task(tmp_path: Path) -> No
     result = run_nvim("e2e_routing.lua", tmp_path, cwd=first,
                       env={"AUTOCODE_TEST_OTHER": str(second)}, timeout=180)
     assert "ok two servers\nok routed to the owner\n" in result.stdout
+def _listen(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str]:
+    """`autocode-lsp --tcp/--socket ...` as a person starts it; returns it and its address."""
+    log = tmp_path / "lsp-remote.err"
+    with log.open("wb") as err:
+        lsp = subprocess.Popen([sys.executable, "-m", "autocode_lsp", "--log-file", str(tmp_path / "lsp.log"),
+                                *flags], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=err,
+                               start_new_session=True)
+    deadline = time.monotonic() + 30
+    while True:
+        match = re.search(r"listening on \w+ (\S+) ", log.read_text(errors="replace"))
+        if match:
+            return lsp, match.group(1)
+        assert lsp.poll() is None and time.monotonic() < deadline, log.read_text(errors="replace")
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize(
+    ("kind", "token", "expect"),
+    [("tcp", "right", "ok"), ("socket", "right", "ok"), ("tcp", "none", "refused"), ("tcp", "stale", "refused")],
+)
+def test_remote_server_with_a_token(kind: str, token: str, expect: str, tmp_path: Path) -> None:
+    import secrets
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    token_file = tmp_path / "lsp.token"
+    token_file.write_text(secrets.token_urlsafe(32) + "\n")
+    token_file.chmod(0o600)
+    address = "127.0.0.1:0" if kind == "tcp" else str(tmp_path / "sock" / "lsp.sock")
+    lsp, where = _listen(tmp_path, f"--{kind}", address, "--token-file", str(token_file))
+    try:
+        given = {"right": str(token_file), "none": "", "stale": str(tmp_path / "stale.token")}[token]
+        if token == "stale":
+            Path(given).write_text(secrets.token_urlsafe(32) + "\n")
+        result = run_nvim("e2e_remote.lua", tmp_path, cwd=repo, env={
+            "AUTOCODE_TEST_REMOTE": f"{kind}={where}", "AUTOCODE_TEST_TOKEN_FILE": given,
+            "AUTOCODE_TEST_EXPECT": expect,
+        })
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+    wanted = "ok connected with the token" if expect == "ok" else "ok refusal explained"
+    assert f"{wanted}\nok bad options\n" in result.stdout

@@ -340,28 +340,65 @@ def test_multi_root_commands_act_on_the_chosen_folder(tmp_path: Path, code_serve
     assert str(first) not in result["doctor"]
 
 
-def test_connects_to_a_running_server_over_tcp(tmp_path: Path, code_server: Any) -> None:
-    """autocode.server.tcp: the extension starts nothing and talks to the server already listening."""
-    repo = make_repo(tmp_path / "gamma", {"README.md": "gamma\n"})
-    port = _free_port()
-    log = (tmp_path / "lsp-tcp.log").open("wb")
-    lsp = subprocess.Popen([sys.executable, "-m", "autocode_lsp", "--tcp", f"127.0.0.1:{port}"], stdout=log,
+def _listening_server(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], Any]:
+    """A server started as a person would (`autocode-lsp --tcp/--socket ...`), once it listens."""
+    log = (tmp_path / "lsp-remote.log").open("wb")
+    lsp = subprocess.Popen([sys.executable, "-m", "autocode_lsp", *flags], stdout=log,
                            stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 30
+    while "listening on" not in (tmp_path / "lsp-remote.log").read_text(errors="replace"):
+        assert lsp.poll() is None and time.monotonic() < deadline, (tmp_path / "lsp-remote.log").read_text()
+        time.sleep(0.2)
+    return lsp, log
+
+
+def _token_file(tmp_path: Path) -> Path:
+    import secrets
+
+    path = tmp_path / "lsp.token"
+    path.write_text(secrets.token_urlsafe(32) + "\n")
+    path.chmod(0o600)
+    return path
+
+
+@pytest.mark.parametrize("transport", ["tcp", "socket"])
+def test_connects_to_a_running_server_with_its_token(transport: str, tmp_path: Path, code_server: Any) -> None:
+    """autocode.server.tcp / .socket: the extension starts nothing, talks to the server already
+    listening and sends the token of autocode.server.tokenFile (docs/security.md)."""
+    repo = make_repo(tmp_path / "gamma", {"README.md": "gamma\n"})
+    token = _token_file(tmp_path)
+    if transport == "tcp":
+        port = _free_port()
+        where = ["--tcp", f"127.0.0.1:{port}"]
+        setting = {"autocode.server.tcp": f"127.0.0.1:{port}"}
+    else:
+        sock = tmp_path / "sock" / "lsp.sock"
+        where = ["--socket", str(sock)]
+        setting = {"autocode.server.socket": str(sock)}
+    lsp, log = _listening_server(tmp_path, *where, "--token-file", str(token))
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert lsp.poll() is None and time.monotonic() < deadline, (tmp_path / "lsp-tcp.log").read_text()
-                time.sleep(0.2)
         # A Python that does not exist proves the extension did not try to start its own server.
-        server = code_server({"autocode.server.tcp": f"127.0.0.1:{port}",
+        server = code_server({**setting, "autocode.server.tokenFile": str(token),
                               "autocode.python": str(tmp_path / "no-such-python")})
         result = run_scenario("doctor", server.url(repo))
         assert str(repo) in result["doctor"]
         assert "missing" in result["doctor"]
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+        log.close()
+
+
+def test_a_listening_server_without_the_token_is_explained(tmp_path: Path, code_server: Any) -> None:
+    repo = make_repo(tmp_path / "delta", {"README.md": "delta\n"})
+    port = _free_port()
+    lsp, log = _listening_server(tmp_path, "--tcp", f"127.0.0.1:{port}")
+    try:
+        server = code_server({"autocode.server.tcp": f"127.0.0.1:{port}",
+                              "autocode.python": str(tmp_path / "no-such-python")})
+        result = run_scenario("refused", server.url(repo))
+        assert "asks for its token" in result["notification"]
+        assert "autocode.server.tokenFile" in result["notification"]
     finally:
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)

@@ -6,6 +6,7 @@ import asyncio
 import os
 import re
 import sys
+import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from pytest_lsp.client import make_test_lsp_client
 
 PRESETS = {"neovim": "neovim", "vscode": "visual_studio_code"}
 CLIENT_NAMES = {"neovim": "Neovim", "vscode": "Visual Studio Code"}
-TRANSPORTS = ("stdio", "tcp", "ws")
+TRANSPORTS = ("stdio", "tcp", "ws", "socket")
 
 
 ENTRIES = ("module", "script")
@@ -41,6 +42,7 @@ class Session:
     process: asyncio.subprocess.Process | None
     transport: str
     port: int | None = None
+    token: str | None = None
     did_change: list[dict[str, Any]] = field(default_factory=list)
     questions: list[dict[str, Any]] = field(default_factory=list)
     reviews: list[dict[str, Any]] = field(default_factory=list)
@@ -85,16 +87,67 @@ def capabilities(
     return caps
 
 
-async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int:
+TOKENS: dict[int, str | None] = {}
+"""The token each listening server process printed the file of (by process id)."""
+
+
+async def read_listening_line(process: asyncio.subprocess.Process, kind: str) -> tuple[str, Path | None]:
+    """The address of a `listening on` line and its token file (None for --no-token)."""
     assert process.stderr is not None
     while True:
         line = await asyncio.wait_for(process.stderr.readline(), timeout=30)
         if not line:
             raise RuntimeError(f"the server exited before listening (code {process.returncode})")
-        match = re.search(rf"listening on {kind} ([^:\s]+):(\d+)", line.decode())
+        match = re.search(rf"listening on {kind} (\S+) \((?:token file: (.+)|no token)\)", line.decode())
         if match:
-            assert match.group(1) == "127.0.0.1", line
-            return int(match.group(2))
+            token_file = Path(match.group(2)) if match.group(2) else None
+            return match.group(1), token_file
+
+
+SOCKETS: dict[int, Path] = {}
+"""The unix socket each `--socket` server process listens on (by process id)."""
+
+
+async def _read_port(process: asyncio.subprocess.Process, kind: str) -> int | None:
+    address, token_file = await read_listening_line(process, kind)
+    TOKENS[process.pid] = token_file.read_text(encoding="utf-8").strip() if token_file else None
+    if kind == "socket":
+        SOCKETS[process.pid] = Path(address)
+        return None
+    host, _, port = address.rpartition(":")
+    assert host == "127.0.0.1", address
+    return int(port)
+
+
+async def start_socket(client: LanguageClient, path: Path) -> None:
+    """pytest-lsp's `start_tcp`, over a unix-domain socket."""
+    from pygls.io_ import run_async
+
+    reader, writer = await asyncio.open_unix_connection(str(path))
+    client.protocol.set_writer(writer)
+    task = asyncio.create_task(
+        run_async(
+            stop_event=client._stop_event, reader=reader, protocol=client.protocol,
+            error_handler=client.report_server_error,
+        )
+    )
+    client._async_tasks.append(task)
+
+
+async def start_ws_with_headers(client: LanguageClient, port: int, headers: dict[str, str]) -> None:
+    """pygls' `start_ws` without a way to send headers; the token travels in one."""
+    from pygls.io_ import run_websocket
+    from websockets.asyncio.client import connect as ws_connect
+
+    websocket = await ws_connect(f"ws://127.0.0.1:{port}", additional_headers=headers)
+    task = asyncio.create_task(
+        run_websocket(
+            stop_event=client._stop_event, websocket=websocket, protocol=client.protocol,
+            error_handler=client.report_server_error,
+        )
+    )
+    client._async_tasks.append(task)
+    await asyncio.sleep(0)
 
 
 async def launch(
@@ -104,12 +157,22 @@ async def launch(
     *,
     entry: str = "module",
     address: str = "127.0.0.1:0",
+    overrides: bool = True,
+    extra: tuple[str, ...] = (),
 ) -> tuple[asyncio.subprocess.Process | None, int | None]:
-    """Start a TCP/WebSocket server process (stdio servers are started by the client)."""
+    """Start a TCP/WebSocket/unix-socket server process (stdio servers are started by the client).
+
+    `overrides`: the flow tests name their test command from the client, as over stdio, so
+    they start the server with --allow-client-overrides; the security tests do not.
+    """
     if transport == "stdio":
         return None, None
+    if transport == "socket":
+        folder = Path(tempfile.mkdtemp(prefix="autocode-sock-"))
+        address = str(folder / "lsp.sock")
+    flags = ("--allow-client-overrides",) if overrides else ()
     process = await asyncio.create_subprocess_exec(
-        *server_command(log_file, f"--{transport}", address, entry=entry),
+        *server_command(log_file, f"--{transport}", address, *flags, *extra, entry=entry),
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.DEVNULL,
         stderr=asyncio.subprocess.PIPE,
@@ -135,13 +198,22 @@ async def connect(
         await client.start_io(*server_command(log_file, *extra, entry=entry), env=env)
         session = Session(client=client, process=client._server, transport=transport)
     elif transport == "tcp":
-        assert port is not None
+        assert port is not None and process is not None
         await client.start_tcp("127.0.0.1", port)
+        session = Session(client=client, process=process, transport=transport, port=port,
+                          token=TOKENS.get(process.pid))
+    elif transport == "ws":
+        assert port is not None and process is not None
+        token = TOKENS.get(process.pid)
+        await start_ws_with_headers(client, port, {"X-AutoCode-Token": token} if token else {})
         session = Session(client=client, process=process, transport=transport, port=port)
+    elif transport == "socket":
+        assert process is not None
+        await start_socket(client, SOCKETS[process.pid])
+        session = Session(client=client, process=process, transport=transport,
+                          token=TOKENS.get(process.pid))
     else:
-        assert port is not None
-        await client.start_ws("127.0.0.1", port)
-        session = Session(client=client, process=process, transport=transport, port=port)
+        raise ValueError(f"unknown transport {transport}")
     _register_handlers(session)
     return session
 
@@ -260,6 +332,7 @@ async def initialize(
             if folders is not None else None
         ),
         root_uri=folders[0].as_uri() if folders else None,
+        initialization_options={"autocode": {"token": session.token}} if session.token else None,
     )
     return await session.client.initialize_session(params)
 

@@ -63,7 +63,7 @@ def approval_sources(snapshot: dict[str, Any]) -> list[str]:
 
 
 # One opted-in server per transport, each with one of the two capability presets.
-OPTED_IN = [("stdio", "vscode"), ("tcp", "neovim"), ("ws", "vscode")]
+OPTED_IN = [("stdio", "vscode"), ("tcp", "neovim"), ("ws", "vscode"), ("socket", "neovim")]
 
 
 @pytest_asyncio.fixture(scope="module", params=OPTED_IN, ids=lambda c: "-".join(c))

@@ -217,13 +217,16 @@ def _frame(body: bytes) -> bytes:
 
 
 def test_garbage_messages_do_not_end_the_session(tmp_path: Path) -> None:
+    """Well-framed JSON with a wrong shape is answered or logged; only broken framing ends a
+    connection (tests/server/test_server_framing.py)."""
     def request(msg_id: int, method: str, params: object) -> bytes:
         return _frame(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}).encode())
 
     stream = b"".join([
         request(1, "initialize", {"capabilities": {}, "processId": None}),
         _frame(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}'),
-        _frame(b"{not json at all"),
+        _frame(b'{"jsonrpc": "2.0", "id": 9, "method": "no/such/method", "params": {}}'),
+        _frame(b'{"no": "jsonrpc field"}'),
         _frame(b'{"jsonrpc": "2.0", "id": 2, "method": "workspace/executeCommand", "params": {"command": 5}}'),
         request(3, "workspace/executeCommand", {"command": "autocode.protocol.info", "arguments": "x"}),
         request(4, "workspace/executeCommand", {"command": "autocode.protocol.info"}),
@@ -246,4 +249,5 @@ def test_garbage_messages_do_not_end_the_session(tmp_path: Path) -> None:
             replies[message["id"]] = message
     assert replies[4]["result"]["protocolVersion"] == protocol.PROTOCOL_VERSION
     assert "error" in replies[3]
+    assert replies[9]["error"]["code"] == -32601
     assert out.returncode == 0

@@ -19,6 +19,7 @@ import {
   StreamInfo,
 } from 'vscode-languageclient/node';
 import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
+import { explainRefusal, initializationOptions, parseSocketSetting, readTokenFile } from './model/remote';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
 
 export interface ServerHandlers {
@@ -186,6 +187,21 @@ export class ServerManager implements vscode.Disposable {
     } catch (err) {
       return (err as Error).message;
     }
+    let socketPath;
+    try {
+      socketPath = parseSocketSetting(config.get<string>('server.socket', ''), os.homedir());
+    } catch (err) {
+      return (err as Error).message;
+    }
+    if (socketPath) {
+      const where = socketPath;
+      this.output.info(`connecting to the language server on the unix socket ${where}`);
+      return () =>
+        new Promise<StreamInfo>((resolve, reject) => {
+          const socket = net.connect({ path: where }, () => resolve({ reader: socket, writer: socket }));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server on ${where} (${e.message}). Start it with: autocode-lsp --socket ${where}, or clear "autocode.server.socket".`)));
+        });
+    }
     if (tcp) {
       const address = tcp;
       this.output.info(`connecting to the language server at ${address.host}:${address.port}`);
@@ -215,11 +231,24 @@ export class ServerManager implements vscode.Disposable {
       this.fail(options);
       return undefined;
     }
+    // A listening server asks for its token (docs/security.md); a local one started here does not.
+    const config = vscode.workspace.getConfiguration('autocode');
+    const remote = config.get<string>('server.socket', '').trim() || config.get<string>('server.tcp', '').trim();
+    const tokenFile = config.get<string>('server.tokenFile', '');
+    let token: string | undefined;
+    if (remote) {
+      try {
+        token = readTokenFile(tokenFile, os.homedir());
+      } catch (err) {
+        this.fail((err as Error).message);
+        return undefined;
+      }
+    }
     const clientOptions: LanguageClientOptions = {
       documentSelector: [],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: {},
+      initializationOptions: initializationOptions(token),
       connectionOptions: { maxRestartCount: 3 },
     };
     const client = new LanguageClient('autocode', 'AutoCode', options, clientOptions);
@@ -231,7 +260,8 @@ export class ServerManager implements vscode.Disposable {
     try {
       await client.start();
     } catch (err) {
-      this.fail(`The AutoCode language server did not start: ${err instanceof Error ? err.message : String(err)}`);
+      const text = err instanceof Error ? err.message : String(err);
+      this.fail(explainRefusal(text, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${text}`);
       await client.dispose().catch(() => undefined);
       return undefined;
     }

@@ -11,6 +11,7 @@ Embeddings are compared in the process against a per-bucket matrix that the
 from __future__ import annotations
 
 import contextlib
+import os
 import random
 import sqlite3
 import threading
@@ -264,7 +265,9 @@ class SqliteStore(Store):
         self._read_lock = threading.RLock()
         self.vectors = ranking.VectorCache()
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes.
+            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
             self.conn = _connect(self.path)
             self.reader = _connect(self.path)
         except (OSError, sqlite3.Error) as exc:

@@ -114,7 +114,9 @@ def checked_folder(root: Path, *names: str, create: bool = False) -> Path:
             if not create:
                 return root.joinpath(AUTOCODE_DIR, *names)
             try:
-                os.mkdir(path)
+                # `.autocode` holds shared files; what AutoCode keeps inside it (runs, prep)
+                # is its owner's alone, whatever the umask.
+                os.mkdir(path, 0o777 if name == AUTOCODE_DIR else 0o700)
                 continue
             except FileExistsError:
                 mode = os.lstat(path).st_mode

@@ -245,8 +245,10 @@ class TaskRun:
         cites = _citations(root, prep)
         run_dir = _checked_runs_root(root, create=True) / task_id
         _ensure_gitignore(root)
-        run_dir.mkdir()
-        (run_dir / "evidence").mkdir()
+        # A run's state (brief, answers, test output) is its owner's alone: 0700 folders
+        # and 0600 files (store.py), whatever the umask.
+        run_dir.mkdir(mode=0o700)
+        (run_dir / "evidence").mkdir(mode=0o700)
         if opts.progress and recall.get("error"):
             opts.progress("requirements", f"memory recall unavailable: {recall['error']}")
         launch_data = {

@@ -58,7 +58,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
         view = memoryview(data)
         while view:
@@ -92,7 +92,7 @@ def append_event(path: Path, event: str, data: dict[str, Any] | None = None) -> 
     record = {"time": now_iso(), "event": event, **(data or {})}
     line = (json.dumps(record, sort_keys=False, default=str) + "\n").encode("utf-8")
     # One write() of the whole line: a killed process leaves whole lines only.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     try:
         os.write(fd, line)
     finally:
@@ -119,7 +119,7 @@ def read_events(path: Path) -> list[dict[str, Any]]:
 @contextlib.contextmanager
 def locked(run_dir: Path, *, blocking: bool = True, name: str = ".lock") -> Iterator[bool]:
     """Hold a lock file (flock) in `run_dir` for a state change; yields False if not blocking and busy."""
-    fd = os.open(run_dir / name, os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(run_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))

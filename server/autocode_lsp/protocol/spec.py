@@ -692,6 +692,28 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
 )
 
+REMOTE_ERROR_KINDS: tuple[ErrorKind, ...] = (
+    ErrorKind("workspaceOutsideSession", INVALID_PARAMS,
+              "The `workspace` argument is not one of the session's workspace folders nor inside "
+              "one (symbolic links resolved).",
+              "Add the folder to the editor's workspace, or leave `workspace` out."),
+    ErrorKind("clientOverrideRefused", INVALID_PARAMS,
+              "A network client named a command or endpoint (`testCommand`, a provider base URL; "
+              "`data.field` says which) and the server was started without "
+              "`--allow-client-overrides`.",
+              "Set it in the project's settings, or restart the server with the flag."),
+    ErrorKind("unauthorized", REQUEST_FAILED,
+              "`initialize` came without the listener's token, or with a wrong one. The "
+              "connection is closed after this answer.",
+              "Read the token file the server printed and pass it in "
+              "`initializationOptions.autocode.token`."),
+    ErrorKind("serverNotInitialized", -32002,
+              "A request came before a successful `initialize`. Over a listening transport the "
+              "connection is closed after this answer.",
+              "Send `initialize` first."),
+)
+"""Errors of the remote face (docs/security.md): confinement, client overrides, the lifecycle."""
+
 
 # --------------------------------------------------------------------------- the wire converter
 
@@ -922,6 +944,45 @@ def _json(value: Any) -> str:
     return json.dumps(value)
 
 
+def _remote_section() -> list[str]:
+    """"Remote containers" in docs/protocol.md: how a client proves it may drive a listener."""
+    return [
+        "## Remote containers",
+        "",
+        "A listening server runs commands as the person who started it, so every listener "
+        "asks for proof (docs/security.md has the threat model):",
+        "",
+        "- `--socket PATH` (recommended into a container: bind-mount the folder) makes a unix "
+        "socket 0600 in a 0700 folder of its owner and refuses peers of another uid "
+        "(`SO_PEERCRED`). `--tcp HOST:PORT` and `--ws HOST:PORT` bind loopback only unless "
+        "`--allow-remote` is given (and then a token is required).",
+        "- Each start makes a random token and writes it to a file only its owner can read "
+        "(`$XDG_RUNTIME_DIR/autocode/`, else `~/.local/state/autocode/run/`); "
+        "`--token-file FILE` uses a token you keep instead. The listening line on stderr names "
+        "the file, never the token: "
+        "`autocode-lsp: listening on tcp 127.0.0.1:PORT (token file: PATH)`. "
+        "`--no-token` is accepted only on loopback or a unix socket, with a warning.",
+        "- Over TCP and the unix socket the client sends the token in `initialize`: "
+        '`initializationOptions: {"autocode": {"token": "..."}}`. Over WebSocket it goes in '
+        "the handshake header `X-AutoCode-Token` (a web page cannot set that header); the "
+        "handshake is also refused (403) for an `Origin` not given with `--allow-origin` and "
+        "for a `Host` that is neither a loopback name nor the bound address, and messages "
+        "over 16 MiB close the connection (1009).",
+        "- No token, a wrong one, or any request before a successful `initialize` gets one "
+        "error (`unauthorized`, `serverNotInitialized`) and the connection is closed; nothing "
+        "else the client sent is handled. Over stdio a request before `initialize` gets "
+        "`-32002` and the session goes on, as the LSP specification says.",
+        "- A broken frame (a missing, non-numeric, negative or lying `Content-Length`, a body "
+        "that is not a JSON object) closes that connection with one log line; over stdio the "
+        "process exits with status 1 so the editor restarts it.",
+        "- Every `workspace` argument must be a session folder or inside one "
+        "(`workspaceOutsideSession`). A network client may not name a command "
+        "(`testCommand`) unless the server was started with `--allow-client-overrides` "
+        "(`clientOverrideRefused`); over stdio it may.",
+        "",
+    ]
+
+
 def render_markdown() -> str:
     """The text of docs/protocol.md."""
     import json
@@ -980,6 +1041,7 @@ def render_markdown() -> str:
         "folder has no repository in context: memory commands see and save global memories "
         "only, and task, prep, doctor and forget commands fail with `noRepository`.",
         "",
+        *_remote_section(),
         "## Errors",
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "
@@ -990,7 +1052,7 @@ def render_markdown() -> str:
         "| kind | code | meaning | what to do |",
         "| --- | --- | --- | --- |",
     ]
-    for e in ERROR_KINDS:
+    for e in ERROR_KINDS + REMOTE_ERROR_KINDS:
         out.append(f"| `{e.kind}` | {e.code} | {e.meaning} | {e.what_to_do} |")
     out += [
         "",

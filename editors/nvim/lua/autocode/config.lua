@@ -18,6 +18,10 @@ M.defaults = {
   open_plan = true,
   -- Open the diff buffer when a task waits for completion approval.
   open_diff = true,
+  -- Connect to a server that is already listening instead of starting one:
+  -- { tcp = 'HOST:PORT' } or { socket = 'PATH' }, with token_file = the file the
+  -- server printed (see lua/autocode/remote.lua and docs/security.md).
+  remote = nil,
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -32,6 +36,7 @@ function M.set(opts)
   vim.validate('python', opts.python, 'string', true)
   vim.validate('log_level', opts.log_level, 'string', true)
   vim.validate('timeout_ms', opts.timeout_ms, 'number', true)
+  require('autocode.remote').validate(opts.remote)
   if opts.log_level and not levels[opts.log_level] then
     error(
       ('autocode: log_level must be one of debug, info, warning, error (got %q)'):format(
@@ -48,6 +53,9 @@ end
 --- @return string[]
 function M.cmd()
   local o = M.options
+  if o.remote then
+    return require('autocode.remote').cmd(o.remote)
+  end
   local cmd
   if type(o.command) == 'table' then
     cmd = vim.deepcopy(o.command)
@@ -79,6 +87,8 @@ function M.lsp_config()
     },
     handlers = handlers.all(),
     on_exit = handlers.on_exit,
+    before_init = require('autocode.remote').before_init,
+    on_error = require('autocode.remote').on_error,
   }
 end
 

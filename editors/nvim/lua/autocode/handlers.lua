@@ -118,6 +118,9 @@ function M.on_exit(code, signal, client_id)
       tasks.progress[token] = nil
     end
   end
+  if require('autocode.remote').on_exit(client_id) then
+    return -- a listening server refused us: not a crash (see remote.lua)
+  end
   -- A stop that Neovim asked for (:lsp stop, quitting) is not a crash.
   local c = vim.lsp.get_client_by_id(client_id)
   local requested = c and rawget(c, '_is_stopping') == true

@@ -360,7 +360,14 @@ async function scenarioFlow(wb) {
   }
 }
 
-const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
+/** A listening server refused the connection: the person is told which setting to fix. */
+async function scenarioRefused(wb) {
+  result.notification = await wb.waitForNotification('token', 60000);
+  await wb.shot('refused');
+  note('refusal explained');
+}
+
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;

@@ -1,0 +1,34 @@
+-- setup{ remote = ... }: the plugin connects to a server that is already
+-- listening (TCP or a unix socket) and sends the token of remote.token_file;
+-- without it, or with a stale one, it says which option to fix.
+-- cwd: a repository. AUTOCODE_TEST_REMOTE: "tcp=HOST:PORT" or "socket=PATH";
+-- AUTOCODE_TEST_TOKEN_FILE: the token file (empty: none); AUTOCODE_TEST_EXPECT:
+-- "ok" or "refused".
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+local kind, where = assert(vim.env.AUTOCODE_TEST_REMOTE):match('^(%w+)=(.+)$')
+local token_file = vim.env.AUTOCODE_TEST_TOKEN_FILE
+local remote = { [kind] = where, token_file = (token_file ~= '' and token_file) or nil }
+require('autocode').setup({ remote = remote })
+H.eq(type(vim.lsp.config.autocode.cmd), 'function', 'cmd connects instead of spawning')
+H.eq(#H.children(), 0, 'no server process of our own')
+
+vim.cmd.edit('README.md')
+if vim.env.AUTOCODE_TEST_EXPECT == 'ok' then
+  H.client()
+  local info = H.call('autocode.protocol.info')
+  H.eq(info.workspaces, { vim.fn.getcwd() }, 'the listening server sees our folder')
+  H.eq(#H.children(), 0, 'still no server process of our own')
+  H.log('ok connected with the token')
+else
+  local n = H.wait_note(20000, remote.token_file and 'refused the token' or 'asks for its token', vim.log.levels.ERROR)
+  H.check(n.msg:find('remote.token_file', 1, true), 'names the option: ' .. n.msg)
+  H.log('ok refusal explained')
+end
+
+-- A bad remote option is refused with the fix.
+local ok, err = pcall(require('autocode').setup, { remote = { tcp = '8765' } })
+H.check(not ok and tostring(err):find('HOST:PORT', 1, true), 'bad tcp address: ' .. tostring(err))
+ok, err = pcall(require('autocode').setup, { remote = { token_file = 'x' } })
+H.check(not ok and tostring(err):find('exactly one of', 1, true), 'no address: ' .. tostring(err))
+H.log('ok bad options')
+H.done()

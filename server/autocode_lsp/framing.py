@@ -1,0 +1,107 @@
+"""Reading LSP base-protocol frames strictly.
+
+pygls' reader skips what it cannot parse and waits for more, so a frame with a
+missing or negative `Content-Length` wedges the connection. Here every frame must
+be `Content-Length: N` (and optionally `Content-Type`) headers, a blank line and N
+bytes of one JSON object; anything else is a `FramingError` and the caller closes
+the connection (over stdio: the process exits non-zero so the editor restarts it).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import threading
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol
+
+MAX_HEADER_LINES = 16
+MAX_BODY_BYTES = 16 * 1024 * 1024
+"""No editor sends AutoCode a 16 MiB message; a bigger length is a broken or hostile peer."""
+MAX_WS_MESSAGE_BYTES = MAX_BODY_BYTES
+"""The same bound for a WebSocket message (websockets refuses bigger frames, close code 1009)."""
+
+_LENGTH = re.compile(rb"[0-9]{1,12}")
+
+
+class FramingError(Exception):
+    """The byte stream is not LSP base protocol; the connection cannot continue."""
+
+
+class Reader(Protocol):
+    def readline(self) -> Awaitable[bytes]: ...
+
+    def readexactly(self, n: int) -> Awaitable[bytes]: ...
+
+
+async def read_frame(reader: Reader) -> bytes | None:
+    """The body of the next frame, or None at a clean end of stream (between frames)."""
+    length: int | None = None
+    for count in range(MAX_HEADER_LINES + 1):
+        try:
+            line = await reader.readline()
+        except (ValueError, OSError) as exc:  # asyncio's line limit, a reset connection
+            raise FramingError(f"cannot read a header line: {exc}") from None
+        if not line:
+            if count == 0:
+                return None
+            raise FramingError("the stream ended inside a frame's headers")
+        if count == MAX_HEADER_LINES:
+            raise FramingError(f"more than {MAX_HEADER_LINES} header lines")
+        if line in (b"\r\n", b"\n"):
+            break
+        name, sep, value = line.partition(b":")
+        if not sep or not line.endswith(b"\n"):
+            raise FramingError(f"not a header line: {line[:60]!r}")
+        key = name.strip().lower()
+        if key == b"content-length":
+            text = value.strip()
+            if not _LENGTH.fullmatch(text):
+                raise FramingError(f"Content-Length is not a non-negative number: {text[:30]!r}")
+            length = int(text)
+        # Other well-formed headers (the spec names only Content-Type) are ignored.
+    if length is None:
+        raise FramingError("a frame without Content-Length")
+    if length == 0:
+        raise FramingError("Content-Length is 0")
+    if length > MAX_BODY_BYTES:
+        raise FramingError(f"Content-Length {length} is over the {MAX_BODY_BYTES}-byte limit")
+    try:
+        body = await reader.readexactly(length)
+    except Exception as exc:  # IncompleteReadError, a reset connection
+        raise FramingError(f"the stream ended inside a {length}-byte body ({exc})") from None
+    if len(body) != length:
+        raise FramingError(f"the stream ended inside a {length}-byte body")
+    return body
+
+
+def decode(body: bytes | str, structure: Callable[[dict[str, Any]], Any]) -> Any:
+    """One JSON-RPC object from a body; anything that is not a JSON object is a framing error."""
+    try:
+        message = json.loads(body, object_hook=structure)
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
+        raise FramingError(f"the body is not JSON ({exc})") from None
+    if isinstance(message, (list, str, int, float, bool)) or message is None:
+        raise FramingError(f"the body is JSON but not an object ({type(message).__name__})")
+    return message
+
+
+async def serve_frames(
+    reader: Reader,
+    stop: threading.Event,
+    handle: Callable[[bytes], None],
+) -> None:
+    """Pass each frame's body to `handle` until the stream ends or `stop` is set.
+
+    Raises FramingError on the first broken frame.
+    """
+    while not stop.is_set():
+        body = await read_frame(reader)
+        if body is None:
+            return
+        handle(body)
+
+
+def log_framing_error(logger: logging.Logger, where: str, exc: FramingError) -> None:
+    logger.warning("closing %s: broken LSP framing: %s", where, exc)

@@ -1,0 +1,237 @@
+"""Who may drive a listening server: tokens, private folders and files, address rules.
+
+A listening socket that can start a task runs commands as this user, so every
+network transport needs a token, binds to loopback unless told twice, and a
+unix socket lives in a folder only its owner can enter. See docs/security.md.
+
+Standard library only, and what only a listener needs is imported inside the
+function that needs it, so a stdio server pays nothing for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import socket
+
+TOKEN_BYTES = 32
+"""256 random bits per start (the issue asks for at least 128)."""
+MIN_TOKEN_CHARS = 22
+"""A token read from --token-file must carry at least 128 bits in base64-ish text."""
+TOKEN_HEADER = "X-AutoCode-Token"
+"""The WebSocket handshake header that carries the token (a browser page cannot set it)."""
+LOOPBACK_NAMES = frozenset({"localhost", "localhost.", "ip6-localhost", "ip6-loopback"})
+
+
+class SecurityError(Exception):
+    """A start-up refusal: the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """What a connection must show, and what a network client may do, for one listening process."""
+
+    transport: str
+    """"stdio", "tcp", "ws" or "socket"."""
+    token: str | None = None
+    """None: no token is asked (stdio, or --no-token on loopback/unix)."""
+    allow_client_overrides: bool = False
+    """Whether a network client may name commands (testCommand, provider base URLs)."""
+    bound_hosts: frozenset[str] = frozenset()
+    """Hosts a WebSocket `Host` header may name besides the loopback names."""
+    allowed_origins: frozenset[str] = frozenset()
+    owner_uid: int = -1
+
+    @property
+    def network(self) -> bool:
+        return self.transport != "stdio"
+
+    def token_ok(self, given: object) -> bool:
+        return self.token is None or token_matches(self.token, given)
+
+
+STDIO = Access(transport="stdio", allow_client_overrides=True)
+
+
+def token_matches(expected: str, given: object) -> bool:
+    """Constant-time comparison; anything but a string is a mismatch."""
+    import hmac
+
+    if not isinstance(given, str):
+        return False
+    return hmac.compare_digest(expected.encode("utf-8"), given.encode("utf-8", "surrogatepass"))
+
+
+def new_token() -> str:
+    import secrets
+
+    return secrets.token_urlsafe(TOKEN_BYTES)
+
+
+def state_dir() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "autocode"
+
+
+def runtime_dir() -> Path:
+    """`$XDG_RUNTIME_DIR/autocode` when the runtime folder is ours, else `<state dir>/run`."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    if base:
+        try:
+            info = os.stat(base)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+            return Path(base) / "autocode"
+    return state_dir() / "run"
+
+
+def private_dir(path: Path) -> Path:
+    """Create `path` (and parents) so that the last folder is 0700 and ours; refuse otherwise.
+
+    Parents that do not exist yet are created 0700 too, whatever the umask.
+    """
+    missing: list[Path] = []
+    at = path
+    while not at.exists() and at != at.parent:
+        missing.append(at)
+        at = at.parent
+    for folder in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(folder, 0o700)
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
+        raise SecurityError(f"{path} is not a folder (a symbolic link or a file is in its place)")
+    if info.st_uid != os.getuid():
+        raise SecurityError(
+            f"{path} belongs to another user (uid {info.st_uid}); choose a folder of your own"
+        )
+    if stat.S_IMODE(info.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write `text` to a new file only the owner can read (0600 whatever the umask)."""
+    private_dir(path.parent)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+        os.write(fd, text.encode("utf-8"))
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def read_token_file(path: Path) -> str:
+    """The token a person keeps in a file; refused when others could read it or it is too short."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise SecurityError(f"cannot read the token file {path}: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if info.st_uid != os.getuid():
+            raise SecurityError(f"the token file {path} belongs to another user")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            raise SecurityError(
+                f"the token file {path} can be read by other users; run: chmod 600 {path}"
+            )
+        text = os.read(fd, 4096).decode("utf-8", "replace").strip()
+    finally:
+        os.close(fd)
+    if len(text) < MIN_TOKEN_CHARS or any(c.isspace() for c in text):
+        raise SecurityError(
+            f"the token file {path} must hold one token of at least {MIN_TOKEN_CHARS} characters "
+            "without spaces (for example from: python3 -c 'import secrets; print(secrets.token_urlsafe(32))')"
+        )
+    return text
+
+
+def issue_token(token_file: Path | None, transport: str) -> tuple[str, Path]:
+    """The token for this start and the file that holds it (made fresh unless one was given)."""
+    if token_file is not None:
+        return read_token_file(token_file), token_file
+    token = new_token()
+    folder = private_dir(runtime_dir())
+    path = folder / f"lsp-{transport}-{os.getpid()}.token"
+    write_private(path, token + "\n")
+    return token, path
+
+
+def is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]").split("%")[0]).is_loopback
+    except ValueError:
+        return False
+
+
+def host_header_ok(value: str | None, bound: frozenset[str]) -> bool:
+    """A WebSocket `Host` must name a loopback host or the address the server is bound to."""
+    if not value:
+        return False
+    host = value.strip()
+    if host.startswith("["):
+        host = host[1 : host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.rsplit(":", 1)[0]
+    return is_loopback(host) or host.lower() in bound
+
+
+def peer_uid(sock: socket.socket) -> int | None:
+    """The uid of the process at the other end of a unix socket (Linux SO_PEERCRED)."""
+    import socket
+    import struct
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", raw)
+    return int(uid)
+
+
+def prepare_socket_path(path: Path) -> None:
+    """Make the socket's folder private and clear a stale socket of ours; refuse anything else."""
+    folder = path.parent
+    if folder.exists():
+        info = os.lstat(folder)
+        if info.st_uid != os.getuid():
+            raise SecurityError(
+                f"the folder {folder} belongs to another user (uid {info.st_uid}); "
+                "put the socket in a folder of your own"
+            )
+    private_dir(folder)
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if info.st_uid != os.getuid():
+        raise SecurityError(f"{path} exists and belongs to another user (uid {info.st_uid})")
+    if not stat.S_ISSOCK(info.st_mode):
+        raise SecurityError(f"{path} exists and is not a socket; choose another path")
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+    except OSError:
+        os.unlink(path)  # a socket left by a server that is gone
+        return
+    finally:
+        probe.close()
+    raise SecurityError(f"another server is already listening on {path}")

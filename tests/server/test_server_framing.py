@@ -1,0 +1,110 @@
+"""A broken LSP frame closes its connection at once (over stdio: the process exits non-zero),
+with one log line, and the server keeps serving everyone else."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from remote_support import (
+    closed_within,
+    command_frame,
+    frame,
+    initialize_frame,
+    listen,
+    private_env,
+    reply_to,
+)
+
+from autocode_lsp import protocol
+
+pytestmark = pytest.mark.timeout(120)
+
+BAD_FRAMES = {
+    "missing Content-Length": b"Content-Type: application/vscode-jsonrpc\r\n\r\n{}",
+    "non-numeric Content-Length": b"Content-Length: ten\r\n\r\n{}",
+    "negative Content-Length": b"Content-Length: -5\r\n\r\n{}",
+    "Content-Length shorter than the body": b'Content-Length: 10\r\n\r\n{"jsonrpc": "2.0", "method": "exit"}',
+    "a body that is not JSON": b"Content-Length: 9\r\n\r\nnot json!",
+    "a body that is JSON but not an object": b"Content-Length: 6\r\n\r\n[1, 2]",
+    "a header line without a colon": b"hello there\r\n\r\n",
+    "a huge Content-Length": b"Content-Length: 99999999999\r\n\r\n{}",
+}
+LYING_LONGER = b'Content-Length: 500\r\n\r\n{"jsonrpc": "2.0"}'
+"""A length longer than what follows; the peer then stops sending (half-close)."""
+
+
+async def test_each_bad_frame_closes_its_tcp_connection_within_a_second(tmp_path: Path) -> None:
+    log_file = tmp_path / "lsp.log"
+    listener = await listen("tcp", "127.0.0.1:0", log_file, env=private_env(tmp_path))
+    try:
+        # A well-behaved client stays connected through all of it.
+        keeper_reader, keeper = await listener.open()
+        keeper.write(initialize_frame(1, listener.token, None))
+        assert "result" in await reply_to(keeper_reader, 1)
+        cases = {**BAD_FRAMES, "Content-Length longer than the body": LYING_LONGER}
+        for number, (what, data) in enumerate(cases.items(), start=2):
+            reader, writer = await listener.open()
+            writer.write(initialize_frame(1, listener.token, None))
+            assert "result" in await reply_to(reader, 1), what
+            started = time.monotonic()
+            writer.write(data)
+            if data is LYING_LONGER:
+                writer.write_eof()
+            assert await closed_within(reader, 1.0), f"{what}: still open after a second"
+            assert time.monotonic() - started < 1.0
+            writer.close()
+            # The listener and the other client are unharmed.
+            keeper.write(command_frame(number, protocol.PROTOCOL_INFO))
+            info = await reply_to(keeper_reader, number)
+            assert info["result"]["protocolVersion"] == protocol.PROTOCOL_VERSION, what
+        keeper.close()
+    finally:
+        await listener.stop()
+    lines = [line for line in log_file.read_text(encoding="utf-8").splitlines() if "broken LSP framing" in line]
+    assert len(lines) == len(cases), lines  # one line per broken connection
+
+
+@pytest.mark.parametrize("what", list(BAD_FRAMES))
+def test_a_bad_frame_on_stdio_ends_the_process_non_zero(what: str, tmp_path: Path) -> None:
+    log_file = tmp_path / "lsp.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autocode_lsp", "--log-file", str(log_file)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=private_env(tmp_path),
+    )
+    assert process.stdin is not None
+    try:
+        process.stdin.write(initialize_frame(1, None) + frame({"method": "initialized", "params": {}}))
+        process.stdin.write(BAD_FRAMES[what])
+        process.stdin.flush()
+        # stdin stays open: the server must not wait for more, it must end.
+        code = process.wait(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        process.stdin.close()
+    assert code == 1, what
+    lines = [line for line in log_file.read_text(encoding="utf-8").splitlines() if "broken LSP framing" in line]
+    assert len(lines) == 1, lines
+
+
+async def test_a_bad_frame_over_the_unix_socket_closes_only_that_connection(tmp_path: Path) -> None:
+    listener = await listen("socket", str(tmp_path / "s" / "lsp.sock"), tmp_path / "l.log",
+                            env=private_env(tmp_path))
+    try:
+        reader, writer = await listener.open()
+        writer.write(BAD_FRAMES["negative Content-Length"])
+        assert await closed_within(reader, 1.0)
+        writer.close()
+        reader, writer = await listener.open()
+        writer.write(initialize_frame(1, listener.token, None))
+        assert "result" in await reply_to(reader, 1)
+        writer.close()
+        await asyncio.sleep(0)
+    finally:
+        await listener.stop()
