@@ -201,6 +201,7 @@ def available_features() -> list[str]:
         "prep": "autocode.prep",
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",
+        "actions": "autocode.tasks",
     }
     found = []
     for feature in protocol.FEATURES:
@@ -218,7 +219,7 @@ def available_features() -> list[str]:
 
 FEATURE_MODULES = {
     "core": "core", "doctor": "project", "forget": "project",
-    "prep": "prep", "tasks": "tasks", "memory": "memory",
+    "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
 }
 """Which `features/` module handles each protocol feature area."""
 
@@ -270,6 +271,8 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
 
+    _documents(server)
+
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AutoCodeServer, params: Any) -> None:
         ClientLogHandler.detach(ls)
@@ -279,6 +282,39 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
             close_memory_services()
 
     return server
+
+
+def _documents(server: AutoCodeServer) -> None:
+    """Code actions on any document, code lenses on AutoCode's own files, and saved forms: every
+    task step for a client that knows nothing of AutoCode (features/actions.py)."""
+
+    def actions() -> Any:
+        import importlib
+
+        return importlib.import_module("autocode_lsp.features.actions")
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=["source.autocode"], resolve_provider=False),
+    )
+    async def code_action(ls: AutoCodeServer, params: types.CodeActionParams) -> Any:
+        return await actions().code_action(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    async def code_lens(ls: AutoCodeServer, params: types.CodeLensParams) -> Any:
+        return await actions().code_lens(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: AutoCodeServer, params: types.DidSaveTextDocumentParams) -> None:
+        await actions().did_save(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+        return None  # only so clients send didSave; the server reads files from disk
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AutoCodeServer, params: types.DidCloseTextDocumentParams) -> None:
+        return None
 
 
 class ClientLogHandler(logging.Handler):

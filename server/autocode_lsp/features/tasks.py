@@ -392,11 +392,12 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
         try:
             if kind == "answer_questions" and needs.get("questions"):
                 question = to_snapshot(snap).needs.questions[0]
-                text = await _ask(server, snap, question)
-                if text is None:
+                reply = await _ask(server, snap, question)
+                if reply is None:
                     return
                 snap = await _act(
-                    server, folders, task_id, functools.partial(_answer, question.id, text, source),
+                    server, folders, task_id,
+                    functools.partial(_answer, question.id, reply.text, source, reply.kind),
                     title="AutoCode: continuing the task",
                 )
             elif kind == "approve_plan":
@@ -428,8 +429,18 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
             return
 
 
-def _answer(question_id: str, text: str, source: Any, run: TaskRun) -> Snapshot:
-    return run.answer(question_id, text, source)
+def _answer(question_id: str, text: str, source: Any, kind: str, run: TaskRun) -> Snapshot:
+    return run.answer(question_id, text, source, kind=kind)
+
+
+async def answer_with(server: AutoCodeServer, folder: Path, task_id: str, question_id: str, reply: Any) -> None:
+    """Record `reply` (an `actions.Reply`: text and ledger kind), then carry the task on."""
+    snap = await _act(
+        server, [folder], task_id,
+        functools.partial(_answer, question_id, reply.text, _source(server), reply.kind),
+        title="AutoCode: continuing the task",
+    )
+    _follow_up(server, snap)
 
 
 def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
@@ -440,7 +451,10 @@ def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -
     return run.reject_plan(feedback, source, revision=plan_revision)
 
 
-async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> str | None:
+async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> Any:
+    """The person's reply (an `actions.Reply`) or None when there is none yet."""
+    from autocode_lsp.features import actions
+
     task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(
@@ -450,21 +464,11 @@ async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Questi
             protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
         )
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
-        return result.answer if result.answer and result.answer.strip() else None
-    if question.choices:
-        reply = await server.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=f"AutoCode task {task_id} asks: {question.text}",
-                actions=[types.MessageActionItem(title=c) for c in question.choices],
-            )
-        )
-        return reply.title if reply is not None else None
-    server.show(
-        f"AutoCode task {task_id} asks: {question.text} Answer with the command "
-        f"{protocol.TASK_ANSWER} (taskId {task_id}, questionId {question.id})."
-    )
-    return None
+        if not (result.answer and result.answer.strip()):
+            return None
+        return actions.Reply(result.answer, "human")
+    # Plain clients: every way to answer, none of them a free-text box they may not have.
+    return await actions.prompt(server, snap, question)
 
 
 async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlanResult | None:

@@ -21,9 +21,11 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from autocode_lsp.protocol import (
     DOCTOR,
+    DOCTOR_OPEN,
     FEATURES,
     INVALID_PARAMS,
     MEMORY_APPLY_PROMOTION,
+    MEMORY_COMPOSE_SEARCH,
     MEMORY_DELETE,
     MEMORY_LIST,
     MEMORY_PLAN_PROMOTION,
@@ -38,13 +40,17 @@ from autocode_lsp.protocol import (
     TASK_ANSWER,
     TASK_APPROVE_COMPLETION,
     TASK_APPROVE_PLAN,
+    TASK_ASK,
     TASK_ASK_QUESTION,
     TASK_CANCEL,
+    TASK_COMPOSE,
     TASK_DID_CHANGE,
     TASK_GET,
     TASK_LIST,
     TASK_REJECT_PLAN,
+    TASK_REQUEST_CHANGES,
     TASK_RESUME,
+    TASK_REVIEW,
     TASK_REVIEW_PLAN,
     TASK_START,
 )
@@ -190,6 +196,14 @@ class TaskRefArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskAskArgs:
+    task_id: str
+    question_id: str | None = None
+    """Which open question; default: the first one still open."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskAnswerArgs:
     task_id: str
     question_id: str
@@ -322,6 +336,16 @@ class PrepResult:
     counts: dict[str, Any]
     nested_components: list[Any]
     handoff: dict[str, Any] | None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class OpenedDocument:
+    """A file the server wrote for the person to read or fill in, and whether it asked the
+    editor to open it (`window/showDocument`); otherwise its path was shown in a message."""
+
+    path: str
+    uri: str
+    shown: bool
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -545,6 +569,30 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(MEMORY_APPLY_PROMOTION, MemoryApplyPromotionArgs, PromotionApplied,
                 "Turn the chosen candidates into skills and remove their memories.",
                 "memory", ("memoryNotFound",)),
+    CommandSpec(TASK_ASK, TaskAskArgs, TaskSnapshot,
+                "Ask the person one open question through `window/showMessageRequest`: answer "
+                "in a file (answers.md in the run folder), accept the proposed default (not "
+                "remembered), let AutoCode decide, or pick one of the question's choices. "
+                "Returns at once; the answer is recorded when the person acts.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_REVIEW, TaskRefArgs, OpenedDocument,
+                "Write what the task waits on as a file in its run folder (plan.md for a plan, "
+                "changes.diff for a verified change) and open it.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_REQUEST_CHANGES, TaskRefArgs, OpenedDocument,
+                "Open feedback.md in the run folder; when the person saves it with text under "
+                "the heading, the plan goes back with that feedback.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_COMPOSE, WorkspaceArgs, OpenedDocument,
+                "Open .autocode/runs/new-task.md; saving it with a brief starts a task.",
+                "actions", ("noRepository",)),
+    CommandSpec(DOCTOR_OPEN, WorkspaceArgs, OpenedDocument,
+                "Write the doctor report to .autocode/runs/doctor.md and open it.",
+                "actions", ("noRepository",)),
+    CommandSpec(MEMORY_COMPOSE_SEARCH, WorkspaceArgs, OpenedDocument,
+                "Open .autocode/runs/memory-search.md; saving it with a query writes the results "
+                "to memory-results.md next to it and opens that.",
+                "actions", ("noRepository",)),
 )
 
 METHODS: tuple[MethodSpec, ...] = (

@@ -1,0 +1,278 @@
+"""Every task step from a client that knows nothing of AutoCode: code actions on any document,
+files in the run folder, forms the person saves, and a prompt that offers every way to answer.
+
+The clients here declare no capabilities at all (only `workspace/executeCommand`, which every
+client has), or only `window/showDocument`. No id is ever typed: each step is the command of
+a code action the server offered.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from lsp_support import Session, close, connect, wait_until
+from lsprotocol import types
+from test_server_tasks_flow import NAMING_ANSWER, TEST_COMMAND, build_repo
+
+from autocode_lsp import protocol
+from support import git
+
+pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
+
+BRIEF = "Make greet() say goodbye too: apply change.patch"
+
+
+async def start_bare(
+    tmp_path_factory: pytest.TempPathFactory, *, show_document: bool, name: str
+) -> tuple[Session, Path]:
+    repo = build_repo(tmp_path_factory.mktemp(name) / "project")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(f'test_command = "{TEST_COMMAND}"\n')
+    s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
+    caps = types.ClientCapabilities()
+    if show_document:
+        caps.window = types.WindowClientCapabilities(
+            show_document=types.ShowDocumentClientCapabilities(support=True)
+        )
+    await s.client.initialize_session(types.InitializeParams(
+        capabilities=caps,
+        client_info=types.ClientInfo(name="Bare", version="test"),
+        workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name=repo.name)],
+        root_uri=repo.as_uri(),
+    ))
+    return s, repo
+
+
+@pytest_asyncio.fixture(scope="module")
+async def bare(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+    s, repo = await start_bare(tmp_path_factory, show_document=False, name="bare")
+    yield s, repo
+    await close(s)
+
+
+@pytest_asyncio.fixture(scope="module")
+async def opener(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+    s, repo = await start_bare(tmp_path_factory, show_document=True, name="opener")
+    yield s, repo
+    await close(s)
+
+
+async def actions(session: Session, repo: Path, document: str = "greet.py") -> list[types.CodeAction]:
+    uri = (repo / document).as_uri()
+    found = await session.client.text_document_code_action_async(types.CodeActionParams(
+        text_document=types.TextDocumentIdentifier(uri=uri),
+        range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)),
+        context=types.CodeActionContext(diagnostics=[]),
+    ))
+    return [_as_code_action(a) for a in found or []]
+
+
+def _as_code_action(item: types.Command | types.CodeAction) -> types.CodeAction:
+    """lsprotocol's client-side converter reads any item with a `command` key as a Command,
+    though a CodeAction carries its Command there too; editors read the JSON as it is. Undo
+    that here: the Command's `command` then holds the CodeAction's command object as text."""
+    if isinstance(item, types.CodeAction):
+        return item
+    inner = ast.literal_eval(item.command)
+    assert isinstance(inner, dict), item
+    return types.CodeAction(
+        title=item.title, kind="source.autocode.?",
+        command=types.Command(title=inner["title"], command=inner["command"], arguments=inner.get("arguments")),
+    )
+
+
+async def run_action(session: Session, repo: Path, starts_with: str) -> Any:
+    """Pick the code action whose title starts with `starts_with` and run its command, as a
+    person choosing it from the editor's menu would."""
+    offered = await actions(session, repo)
+    chosen = [a for a in offered if a.title.startswith(starts_with)]
+    assert chosen, f"no action {starts_with!r} among {[a.title for a in offered]}"
+    command = chosen[0].command
+    assert command is not None
+    return await session.command(command.command, *(command.arguments or []))
+
+
+async def save(session: Session, path: Path, text: str) -> None:
+    """The person writes `text` into the file and saves it."""
+    path.write_text(text, encoding="utf-8")
+    session.client.text_document_did_save(
+        types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=path.as_uri()))
+    )
+
+
+def fill(form: str, values: dict[str, str]) -> str:
+    """Write each value under the comment of its field (as a person would type it)."""
+    out = []
+    for line in form.splitlines():
+        out.append(line)
+        for key, value in values.items():
+            if line.startswith(f"<!-- autocode:{key} "):
+                out.append(value)
+    return "\n".join(out) + "\n"
+
+
+async def task_state(session: Session, repo: Path) -> dict[str, Any]:
+    listed = await session.command(protocol.TASK_LIST, {"workspace": str(repo)})
+    return dict(listed["tasks"][0])
+
+
+async def wait_for_need(session: Session, repo: Path, kind: str, timeout: float = 60) -> dict[str, Any]:
+    latest: dict[str, Any] = {}
+
+    async def poll() -> None:
+        nonlocal latest
+        while True:
+            listed = await session.command(protocol.TASK_LIST, {"workspace": str(repo)})
+            if listed["tasks"]:
+                latest = listed["tasks"][0]
+                if latest["needs"]["kind"] == kind or latest["done"]:
+                    return
+            await asyncio.sleep(0.1)
+
+    await asyncio.wait_for(poll(), timeout=timeout)
+    assert latest["needs"]["kind"] == kind, latest
+    return latest
+
+
+async def test_without_any_capability_every_step_is_a_code_action(bare: tuple[Session, Path]) -> None:
+    session, repo = bare
+    # Before any task: start, doctor and memory search are offered on any file.
+    titles = [a.title for a in await actions(session, repo)]
+    assert titles == ["AutoCode: start a task…", "AutoCode: doctor", "AutoCode: search memories…"]
+
+    # Start: the brief form opens (by name: this client cannot open documents).
+    opened = await run_action(session, repo, "AutoCode: start a task")
+    form = Path(opened["path"])
+    assert opened["shown"] is False and form.name == "new-task.md"
+    assert form.parent == repo / ".autocode" / "runs"
+    await wait_until(lambda: any(str(form) in m.message for m in session.client.messages))
+    # Saving the untouched form starts nothing.
+    await save(session, form, form.read_text(encoding="utf-8"))
+    await asyncio.sleep(0.3)
+    assert (await session.command(protocol.TASK_LIST, {"workspace": str(repo)}))["tasks"] == []
+    await save(session, form, fill(form.read_text(encoding="utf-8"), {"brief": BRIEF}))
+    snap = await wait_for_need(session, repo, "answer_questions")
+    assert snap["brief"] == BRIEF
+    # Saving the same brief again does not start a second task.
+    await save(session, form, form.read_text(encoding="utf-8"))
+    await asyncio.sleep(0.3)
+    assert len((await session.command(protocol.TASK_LIST, {"workspace": str(repo)}))["tasks"]) == 1
+
+    # Answer: the prompt offers every way; the person answers in a file.
+    session.choose = lambda params: "Answer in a file…"
+    question = snap["needs"]["questions"][0]
+    await run_action(session, repo, "AutoCode: answer '")
+    answers = Path(snap["runDir"]) / "answers.md"
+    await wait_until(answers.is_file, what="answers.md")
+    request = session.message_requests[-1]
+    assert [a.title for a in request.actions or []] == [
+        "Answer in a file…", "Accept the proposed default (not remembered)", "Let AutoCode decide",
+    ]
+    text = answers.read_text(encoding="utf-8")
+    assert question["text"] in text and f"autocode:{question['id']}" in text
+    # The default is shown in the form but never taken unless written.
+    await save(session, answers, text)
+    await asyncio.sleep(0.3)
+    assert (await task_state(session, repo))["needs"]["kind"] == "answer_questions"
+    await save(session, answers, fill(text, {question["id"]: NAMING_ANSWER}))
+    snap = await wait_for_need(session, repo, "approve_plan")
+    ledger = json.loads((Path(snap["runDir"]) / "ledger.json").read_text(encoding="utf-8"))
+    assert [(a["kind"], a["text"]) for a in ledger["answers"]] == [("human", NAMING_ANSWER)]
+
+    # Review the plan, send it back through feedback.md, approve the new revision.
+    titles = [a.title for a in await actions(session, repo)]
+    revision = snap["needs"]["planRevision"]
+    assert f"AutoCode: approve plan r{revision} of '{BRIEF}'" in titles
+    plan = await run_action(session, repo, "AutoCode: review plan")
+    assert Path(plan["path"]).name == "plan.md" and "Plan" in Path(plan["path"]).read_text()
+    feedback = Path((await run_action(session, repo, "AutoCode: request changes"))["path"])
+    await save(session, feedback, fill(feedback.read_text(encoding="utf-8"), {"feedback": "Touch greet.py only."}))
+    await wait_until(lambda: any("went back" in m.message for m in session.client.messages), timeout=60)
+    snap = await wait_for_need(session, repo, "approve_plan")
+    assert snap["needs"]["planRevision"] > revision
+    await run_action(session, repo, f"AutoCode: approve plan r{snap['needs']['planRevision']}")
+    snap = await wait_for_need(session, repo, "approve_completion")
+
+    # Review the change as a real file, then apply it.
+    changes = Path((await run_action(session, repo, "AutoCode: review the changes"))["path"])
+    assert changes.name == "changes.diff" and "+    return 'hello and goodbye'" in changes.read_text()
+    done = await run_action(session, repo, "AutoCode: apply the changes")
+    assert done["state"] == "COMPLETED"
+    assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+    # Only the start form, nothing of the task, is left to act on.
+    assert (await actions(session, repo))[0].title == "AutoCode: start a task…"
+    # The forms and documents stay out of git: only the shareable files show up.
+    status = git(repo, "status", "--porcelain", "--untracked-files=all", "--", ".autocode")
+    assert sorted(line[3:] for line in status.splitlines()) == [
+        ".autocode/.gitignore", ".autocode/config.toml", ".autocode/project.json",
+    ]
+
+
+async def test_doctor_and_memory_search_open_as_files(opener: tuple[Session, Path]) -> None:
+    session, repo = opener
+    doctor = await run_action(session, repo, "AutoCode: doctor")
+    assert doctor["shown"] is True
+    assert session.client.shown_documents[-1].uri == Path(doctor["path"]).as_uri()
+    assert "test_command" in Path(doctor["path"]).read_text(encoding="utf-8")
+
+    await session.command(protocol.MEMORY_SAVE, {
+        "content": "The greeting tests run with unittest discover", "workspace": str(repo), "scope": "project",
+    })
+    form = Path((await run_action(session, repo, "AutoCode: search memories"))["path"])
+    await save(session, form, fill(form.read_text(encoding="utf-8"), {"query": "greeting tests"}))
+    results = form.parent / "memory-results.md"
+    await wait_until(results.is_file, what="memory-results.md")
+    assert "unittest discover" in results.read_text(encoding="utf-8")
+    await wait_until(lambda: session.client.shown_documents[-1].uri == results.as_uri())
+
+
+async def test_a_dismissed_prompt_is_asked_again_and_each_button_records_its_kind(
+    opener: tuple[Session, Path],
+) -> None:
+    session, repo = opener
+    session.choose = lambda params: None  # dismissed
+    started = await session.command(protocol.TASK_START, {"brief": BRIEF, "workspace": str(repo)})
+    await wait_until(lambda: session.message_requests, what="the first prompt")
+    asked = len(session.message_requests)
+    await asyncio.sleep(0.2)
+    assert (await session.command(protocol.TASK_GET, {"taskId": started["id"]}))["needs"]["kind"] == "answer_questions"
+
+    # The next interaction (the editor asking for code actions) asks again.
+    session.choose = lambda params: "Let AutoCode decide"
+    await actions(session, repo)
+    snap = await wait_for_need(session, repo, "approve_plan")
+    assert len(session.message_requests) == asked + 1
+    ledger = json.loads((Path(snap["runDir"]) / "ledger.json").read_text(encoding="utf-8"))
+    assert [a["kind"] for a in ledger["answers"]] == ["delegated"]
+    # A plan shown to a client that can open documents opens as a file with code lenses.
+    plan_uri = Path(snap["runDir"], "plan.md").as_uri()
+    lenses = await session.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=plan_uri))
+    )
+    assert [lens.command.title for lens in lenses or [] if lens.command] == [
+        f"Approve plan r{snap['needs']['planRevision']}",
+        f"Request changes to plan r{snap['needs']['planRevision']}",
+        "Cancel",
+    ]
+    await session.command(protocol.TASK_CANCEL, {"taskId": snap["id"]})
+    assert (await actions(session, repo))[0].title == "AutoCode: start a task…"
+
+
+async def test_actions_outside_the_session_and_for_finished_work_say_what_to_do(
+    opener: tuple[Session, Path], tmp_path: Path
+) -> None:
+    session, repo = opener
+    elsewhere = tmp_path / "other.py"
+    elsewhere.write_text("x = 1\n")
+    assert await actions(session, tmp_path, "other.py") == []
+    listed = await session.command(protocol.TASK_LIST, {"workspace": str(repo)})
+    finished = listed["tasks"][0]["id"]
+    err = await session.command_error(protocol.TASK_REVIEW, {"taskId": finished, "workspace": str(repo)})
+    assert err.data["kind"] == "notAwaitingInput" and "code actions" in err.message
