@@ -13,6 +13,7 @@ again at the next interaction.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import logging
 from dataclasses import dataclass, field
@@ -36,13 +37,21 @@ DELEGATE = "Let AutoCode decide"
 DELEGATED_TEXT = "(delegated to the task)"
 
 
+WATCH_INTERVAL_S = 0.5
+WATCH_FOR_S = 24 * 3600.0
+"""How often and for how long the server looks at a form it opened for a change on disk."""
+
+
 @dataclass
 class _Forms:
-    """Per session: questions a dismissed prompt left unanswered, and forms already acted on
-    (a file saved twice with the same text starts one task, not two)."""
+    """Per session: questions a dismissed prompt left unanswered, forms already acted on (a file
+    saved twice with the same text starts one task, not two), and the forms this session
+    opened, with their last seen size and time of change."""
 
     unasked: dict[tuple[str, str], Path] = field(default_factory=dict)
     handled: set[tuple[str, str]] = field(default_factory=set)
+    watched: dict[Path, tuple[Path, tuple[int, int], float]] = field(default_factory=dict)
+    watcher: Any = None
 
 
 def _forms(server: AutoCodeServer) -> _Forms:
@@ -283,6 +292,7 @@ async def request_changes(
     path, snap = await engine_call(work)
     if path is None:
         raise _not_waiting(snap, "plan feedback")
+    watch(server, folder, path)
     return await show(server, path, "write what should change in the plan and save")
 
 
@@ -301,6 +311,7 @@ async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> 
     from autocode.tasks import documents
 
     path = await engine_call(_form_in_runs, folder, documents.NEW_TASK, documents.new_task_form())
+    watch(server, folder, path)
     return await show(server, path, "write the task's brief and save to start it")
 
 
@@ -313,6 +324,7 @@ async def compose_search(
     path = await engine_call(
         _form_in_runs, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
     )
+    watch(server, folder, path)
     return await show(server, path, "write a query and save to search memories")
 
 
@@ -414,6 +426,7 @@ async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> pr
         return documents.write(run_dir, documents.ANSWERS, documents.answers_form(snap))
 
     path = await engine_call(work)
+    watch(server, folder, path)
     return await show(server, path, "write your answers under the questions and save")
 
 
@@ -435,14 +448,56 @@ async def _ask_again(server: AutoCodeServer, snaps: list[dict[str, Any]]) -> Non
 # ---------------------------------------------------------------------- saved forms
 
 
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        st = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (st.st_mtime_ns, st.st_size)
+
+
+def watch(server: AutoCodeServer, folder: Path, path: Path) -> None:
+    """Look at a form this session opened until the person saves it. Editors send `didSave`
+    only for documents of the languages they manage; a Markdown form may be none of them, so
+    the server also notices the save on disk itself."""
+    forms = _forms(server)
+    loop = asyncio.get_running_loop()
+    forms.watched[path] = (folder, _stamp(path), loop.time() + WATCH_FOR_S)
+    if forms.watcher is None or forms.watcher.done():
+        forms.watcher = server.spawn(_watch_forms(server), "watching AutoCode forms")
+
+
+async def _watch_forms(server: AutoCodeServer) -> None:
+    forms = _forms(server)
+    loop = asyncio.get_running_loop()
+    while forms.watched and not server.closed:
+        await asyncio.sleep(WATCH_INTERVAL_S)
+        for path, (folder, seen, until) in list(forms.watched.items()):
+            now = await asyncio.to_thread(_stamp, path)
+            if loop.time() > until or now == (-1, -1):
+                forms.watched.pop(path, None)
+            elif now != seen:
+                forms.watched[path] = (folder, now, until)
+                await form_saved(server, folder, path)
+
+
 async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentParams) -> None:
     uri = params.text_document.uri
     folder = folder_of(server, uri)
     if folder is None:
         return
+    path = workspaces.to_path(uri)
+    forms = _forms(server)
+    if path in forms.watched:
+        found, _, until = forms.watched[path]
+        forms.watched[path] = (found, _stamp(path), until)
+    await form_saved(server, folder, path)
+
+
+async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
+    """Act on a form the person saved (each distinct content once)."""
     from autocode.tasks import documents
 
-    path = workspaces.to_path(uri)
     which = documents.kind_of(folder, path)
     if which is None:
         return
@@ -514,6 +569,16 @@ async def _brief_saved(server: AutoCodeServer, folder: Path, brief: str) -> None
     from autocode_lsp.features import tasks
 
     snap = await tasks.start(server, protocol.TaskStartArgs(brief=brief, workspace=str(folder)))
+
+    def reset() -> Path:  # the next "start a task…" opens an empty form
+        from autocode.tasks import documents
+
+        return documents.write(documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
+
+    path = await engine_call(reset)
+    forms = _forms(server)
+    if path in forms.watched:
+        forms.watched.pop(path, None)
     server.show(
         f"AutoCode started task {snap.id}; the code actions on any file show what it needs"
     )
