@@ -239,6 +239,11 @@ def _command(server: AutoCodeServer, name: str) -> None:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
         handler = handler_for(name)
+        if _needs_task_id(spec, arguments):
+            from autocode_lsp.features.actions import fill_task
+
+            raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+            arguments = (await fill_task(ls, name, raw),)
         try:
             args = protocol.parse_arguments(spec, arguments)
         except protocol.InvalidArguments as exc:
@@ -259,6 +264,16 @@ def _command(server: AutoCodeServer, name: str) -> None:
 
     run.__name__ = name
     server.command(name)(run)
+
+
+def _needs_task_id(spec: Any, arguments: tuple[Any, ...]) -> bool:
+    """A task command sent with no arguments (or an object without `taskId`)."""
+    fields = getattr(spec.args, "__attrs_attrs__", ())
+    if not any(f.name == "task_id" for f in fields):
+        return False
+    if not arguments or arguments[0] is None:
+        return True
+    return isinstance(arguments[0], dict) and "taskId" not in arguments[0] and len(arguments) == 1
 
 
 def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCodeServer:

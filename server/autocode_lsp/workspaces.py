@@ -6,6 +6,7 @@ one fail with `noRepository` and say how to give one.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -14,6 +15,8 @@ from autocode_lsp.errors import domain_error, invalid_arguments
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
+
+log = logging.getLogger("autocode_lsp")
 
 
 def to_path(text: str) -> Path:
@@ -72,17 +75,41 @@ def resolve(server: AutoCodeServer, workspace: str | None, *, command: str) -> P
     return found
 
 
+def in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree (a cheap look for `.git`, no git run)."""
+    return any((candidate / ".git").exists() for candidate in (folder, *folder.parents))
+
+
+def repository_folders(server: AutoCodeServer) -> list[Path]:
+    """The session's folders that are git repositories; the others cannot hold a task and are
+    left out (said once in the log), so an editor that sends every folder it knows still works."""
+    folders = session_folders(server)
+    repos = [f for f in folders if in_repository(f)]
+    skipped = [f for f in folders if f not in repos]
+    said = server.state.setdefault("skipped_folders", set())
+    for folder in skipped:
+        if folder not in said:
+            said.add(folder)
+            log.info("workspace folder %s is not a git repository; task commands leave it out", folder)
+    return repos
+
+
 def optional(server: AutoCodeServer, workspace: str | None, *, command: str) -> Path | None:
-    """The folder a command works on, or None when the session has none."""
+    """The folder a command works on, or None when the session has none: the `workspace`
+    argument, else the only folder, else the only repository among the folders."""
     if workspace is not None:
         return given_workspace(workspace)
     folders = session_folders(server)
     if not folders:
         return None
-    if len(folders) > 1:
-        names = ", ".join(str(f) for f in folders)
-        raise invalid_arguments(
-            f"{command}: this session has {len(folders)} workspace folders ({names}); "
-            "pass `workspace` to say which one"
-        )
-    return folders[0]
+    if len(folders) == 1:
+        return folders[0]
+    repos = repository_folders(server)
+    if len(repos) == 1:
+        return repos[0]
+    names = ", ".join(str(f) for f in (repos or folders))
+    which = "repositories" if repos else "workspace folders, none of them a git repository"
+    raise invalid_arguments(
+        f"{command}: this session has {len(repos or folders)} {which} ({names}); "
+        "pass `workspace` with the one to use (the code actions on a file of it fill this in)"
+    )

@@ -279,3 +279,53 @@ async def test_actions_outside_the_session_and_for_finished_work_say_what_to_do(
     finished = listed["tasks"][0]["id"]
     err = await session.command_error(protocol.TASK_REVIEW, {"taskId": finished, "workspace": str(repo)})
     assert err.data["kind"] == "notAwaitingInput" and "code actions" in err.message
+
+
+@pytest_asyncio.fixture(scope="module")
+async def crowded(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[tuple[Session, Path]]:
+    """A client that sends six folders that are not repositories and one that is (eglot started
+    from a scratch buffer does this)."""
+    base = tmp_path_factory.mktemp("crowded")
+    others = []
+    for i in range(6):
+        other = base / f"notes-{i}"
+        other.mkdir()
+        others.append(other)
+    repo = build_repo(base / "project")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(f'test_command = "{TEST_COMMAND}"\n')
+    s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
+    folders = [*others[:3], repo, *others[3:]]
+    await s.client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(),
+        client_info=types.ClientInfo(name="Crowded", version="test"),
+        workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders],
+    ))
+    yield s, repo
+    await close(s)
+
+
+async def test_folders_that_are_not_repositories_are_left_out(crowded: tuple[Session, Path]) -> None:
+    session, repo = crowded
+    session.choose = lambda params: None
+    # No workspace argument: the only repository among the seven folders is the one.
+    started = await session.command(protocol.TASK_START, {"brief": BRIEF})
+    assert Path(started["workspace"]) == repo
+    listed = await session.command(protocol.TASK_LIST)
+    assert [t["id"] for t in listed["tasks"]] == [started["id"]]
+    # A command without taskId acts on the one task that fits, or lists the candidates.
+    got = await session.command(protocol.TASK_GET)
+    assert got["id"] == started["id"]
+    err = await session.command_error(protocol.TASK_APPROVE_PLAN)
+    assert err.data["kind"] == "taskChoiceNeeded"
+    assert err.data["tasks"] == [{
+        "taskId": started["id"], "brief": BRIEF, "workspace": str(repo), "waitingFor": "answer_questions",
+    }]
+    assert "taskId" in err.message and "--" not in err.message
+    # Engine errors name LSP commands and arguments, never CLI flags.
+    missing = await session.command_error(protocol.TASK_GET, {"taskId": "t-20990101-000000-abcdef", "workspace": str(repo)})
+    assert missing.data["kind"] == "taskNotFound"
+    assert "autocode.task.list" in missing.message and "--workspace" not in missing.message
+    await session.command(protocol.TASK_CANCEL)
+    err = await session.command_error(protocol.TASK_CANCEL)
+    assert err.data["kind"] == "taskChoiceNeeded" and err.data["tasks"] == []

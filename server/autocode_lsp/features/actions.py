@@ -601,6 +601,54 @@ async def _query_saved(server: AutoCodeServer, folder: Path, query: str) -> None
     await show(server, path, f"{len(result.memories)} memories for '{_short(query)}'")
 
 
+# ---------------------------------------------------------------------- commands without ids
+
+NEEDED_BY = {
+    protocol.TASK_APPROVE_PLAN: "approve_plan",
+    protocol.TASK_REJECT_PLAN: "approve_plan",
+    protocol.TASK_REQUEST_CHANGES: "approve_plan",
+    protocol.TASK_APPROVE_COMPLETION: "approve_completion",
+    protocol.TASK_ASK: "answer_questions",
+    protocol.TASK_ANSWER: "answer_questions",
+}
+"""What a task must wait for to be the one a command without `taskId` acts on."""
+
+
+async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """A task command sent without `taskId` acts on the one open task it fits (and a plan
+    approval on that task's current plan revision); otherwise the reply lists the tasks."""
+    folders = (
+        [workspaces.given_workspace(raw["workspace"])] if isinstance(raw.get("workspace"), str)
+        else workspaces.repository_folders(server)
+    )
+
+    def work() -> list[dict[str, Any]]:
+        return [s for folder in folders for s in _open_tasks(folder)]
+
+    snaps = await engine_call(work)
+    need = NEEDED_BY.get(command)
+    fitting = [s for s in snaps if need is None or (s.get("needs") or {}).get("kind") == need]
+    if len(fitting) != 1:
+        listed = [
+            {"taskId": s["id"], "brief": s.get("brief", ""), "workspace": s.get("workspace"),
+             "waitingFor": (s.get("needs") or {}).get("kind")}
+            for s in (fitting or snaps)
+        ]
+        what = f"waiting for {need.replace('_', ' ')}" if need else "open"
+        names = "; ".join(f"{t['taskId']} ({_short(str(t['brief']), 40)})" for t in listed) or "none"
+        raise domain_error(
+            "taskChoiceNeeded",
+            f"{command} was sent without `taskId` and {len(fitting)} tasks are {what}: {names}. "
+            "Send it again with the `taskId` of one of them.",
+            tasks=listed,
+        )
+    snap = fitting[0]
+    filled = {**raw, "taskId": snap["id"], "workspace": raw.get("workspace") or snap["workspace"]}
+    if command == protocol.TASK_APPROVE_PLAN and "revision" not in raw:
+        filled["revision"] = snap["needs"].get("plan_revision")
+    return filled
+
+
 HANDLERS: dict[str, Any] = {
     protocol.TASK_ASK: ask,
     protocol.TASK_REVIEW: review,

@@ -185,7 +185,7 @@ def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
 def _folders_for(server: AutoCodeServer, workspace: str | None, command: str) -> list[Path]:
     if workspace is not None:
         return [workspaces.given_workspace(workspace)]
-    folders = workspaces.session_folders(server)
+    folders = workspaces.repository_folders(server) or workspaces.session_folders(server)
     if not folders:
         workspaces.resolve(server, None, command=command)  # raises noRepository
     return folders

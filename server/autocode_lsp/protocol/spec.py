@@ -650,6 +650,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskChoiceNeeded", REQUEST_FAILED,
+              "The command was sent without a task id and more than one task (or none) fits.",
+              "Pick one from `data.tasks` (id, brief, what it waits for) and send the command "
+              "again with its `taskId`, or use the code actions, which carry the ids."),
     ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
               "Wait a moment and try again."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
