@@ -56,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--log-level", default="info", choices=["debug", "info", "warning", "error"],
         help="how much to log to the file and to window/logMessage (default: info)",
     )
+    parser.add_argument(
+        "--path-map", action="append", default=[], metavar="CLIENT_PREFIX=SERVER_PREFIX",
+        help="the editor names the server's folder SERVER_PREFIX as CLIENT_PREFIX (a container "
+        "bind mount); repeatable. Every path in and out is translated.",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -73,10 +78,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(render_markdown())
         return 0
 
-    from autocode_lsp import transport
+    from autocode_lsp import pathmap, transport
     from autocode_lsp.server import close_memory_services
 
+    try:
+        pathmap.DEFAULT = pathmap.PathMap.parse(args.path_map)
+    except pathmap.PathMapError as exc:
+        build_parser().error(str(exc))
     log_file = transport.setup_logging(args.log_file, args.log_level)
+    if pathmap.DEFAULT:
+        import logging
+
+        logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:
         if args.tcp is not None:
             return transport.serve_tcp(*args.tcp, log_file=log_file)

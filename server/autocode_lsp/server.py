@@ -74,6 +74,10 @@ class AutoCodeServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
+        from autocode_lsp import pathmap
+
+        self.path_map = pathmap.DEFAULT
+        """How this session's editor names the server's folders (`--path-map`, `initialize`)."""
         self.state: dict[str, Any] = {}
         """Per-feature session state (e.g. the tasks feature's revision bookkeeping)."""
 
@@ -94,6 +98,7 @@ class AutoCodeServer(LanguageServer):
         if opt is True or isinstance(opt, dict):
             chosen = opt if isinstance(opt, dict) else {}
             self.opt_in = {k: chosen.get(k, True) is not False for k in OPT_IN_KEYS}
+        self._remember_path_map(params.initialization_options)
         window = caps.window
         self.supports_progress = bool(window and window.work_done_progress)
         self.supports_show_document = bool(
@@ -103,6 +108,21 @@ class AutoCodeServer(LanguageServer):
             "client %s connected (opted in: %s, progress: %s)",
             self.client_name, self.opted_in, self.supports_progress,
         )
+
+    def _remember_path_map(self, options: Any) -> None:
+        from autocode_lsp.pathmap import PathMap, PathMapError
+
+        ours = options.get(protocol.EXPERIMENTAL_KEY) if isinstance(options, dict) else None
+        given = ours.get("pathMap") if isinstance(ours, dict) else None
+        if not given:
+            return
+        try:
+            self.path_map = self.path_map.merged(PathMap.parse(given))
+        except (PathMapError, TypeError) as exc:
+            log.error("initializationOptions.autocode.pathMap is not usable: %s", exc)
+            self.show(f"AutoCode: the path map from the editor is not usable: {exc}", types.MessageType.Error)
+            return
+        log.info("path map for this session: %s", self.path_map.describe())
 
     def advertisement(self) -> dict[str, Any]:
         return {
@@ -128,15 +148,19 @@ class AutoCodeServer(LanguageServer):
             loop.call_soon_threadsafe(fn, *args)
 
     def notify(self, method: str, payload: Any) -> None:
-        self.in_loop(self.protocol.notify, method, payload)
+        self.in_loop(self.protocol.notify, method, self.path_map.outbound(payload))
 
     def log_to_client(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.in_loop(
-            self.window_log_message, types.LogMessageParams(type=kind, message=message)
+            self.window_log_message,
+            types.LogMessageParams(type=kind, message=self.path_map.text_to_client(message)),
         )
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        self.in_loop(self.window_show_message, types.ShowMessageParams(type=kind, message=message))
+        self.in_loop(
+            self.window_show_message,
+            types.ShowMessageParams(type=kind, message=self.path_map.text_to_client(message)),
+        )
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         """Run a coroutine in the background of this session; it ends with the connection."""
@@ -238,21 +262,13 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
-        handler = handler_for(name)
-        if _needs_task_id(spec, arguments):
-            from autocode_lsp.features.actions import fill_task
-
-            raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
-            arguments = (await fill_task(ls, name, raw),)
         try:
-            args = protocol.parse_arguments(spec, arguments)
-        except protocol.InvalidArguments as exc:
-            log.info("%s failed: %s", spec.name, exc)
-            raise invalid_arguments(str(exc)) from exc
-        try:
-            result = await handler(ls, args)
+            result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
             log.info("%s failed: %s", spec.name, exc.message)
+            if ls.path_map and "pathMap" not in (exc.data or {}):
+                exc.message = ls.path_map.text_to_client(exc.message)
+                exc.data = ls.path_map.outbound(exc.data)
             raise
         except Exception as exc:
             log.exception("%s failed unexpectedly", spec.name)
@@ -260,10 +276,27 @@ def _command(server: AutoCodeServer, name: str) -> None:
                 message=f"{spec.name} failed unexpectedly: {exc}. The server log has the details."
             ) from exc
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
-        return protocol.to_wire(result)
+        return ls.path_map.outbound(protocol.to_wire(result))
 
     run.__name__ = name
     server.command(name)(run)
+
+
+async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]) -> Any:
+    handler = handler_for(spec.name)
+    try:
+        if _needs_task_id(spec, arguments):
+            from autocode_lsp.features.actions import fill_task
+
+            raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+            # The rest of the object must be right before the server goes looking.
+            placeholder = {"taskId": "-", "revision": 0} if spec.name == protocol.TASK_APPROVE_PLAN else {"taskId": "-"}
+            protocol.parse_arguments(spec, [{**placeholder, **raw}])
+            arguments = (await fill_task(ls, spec.name, raw),)
+        args = protocol.parse_arguments(spec, arguments)
+    except protocol.InvalidArguments as exc:
+        raise invalid_arguments(str(exc)) from exc
+    return await handler(ls, args)
 
 
 def _needs_task_id(spec: Any, arguments: tuple[Any, ...]) -> bool:

@@ -6,6 +6,7 @@ one fail with `noRepository` and say how to give one.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("autocode_lsp")
 
 
-def to_path(text: str) -> Path:
-    """A folder path from a path or a `file://` URI given by a client."""
+def to_path(text: str, server: AutoCodeServer | None = None) -> Path:
+    """A folder path from a path or a `file://` URI given by a client, in the server's names
+    when the session maps paths across a container boundary (`--path-map`)."""
     from pygls.uris import to_fs_path
 
     if "://" in text:
@@ -36,6 +38,17 @@ def to_path(text: str) -> Path:
         raise invalid_arguments(
             f"workspace {text!r} is relative; pass an absolute path or a file:// URI"
         )
+    path_map = getattr(server, "path_map", None)
+    if path_map:
+        from autocode_lsp.pathmap import PathMapError
+
+        try:
+            path = Path(path_map.to_server(str(path)))
+        except PathMapError as exc:
+            err = invalid_arguments(str(exc))
+            # Names both sides on purpose: the reply is not translated (see server._command).
+            err.data = {**(err.data or {}), "pathMap": [list(p) for p in path_map.pairs]}
+            raise err from None
     return path
 
 
@@ -48,16 +61,17 @@ def session_folders(server: AutoCodeServer) -> list[Path]:
     folders: list[Path] = []
     for folder in ws.folders.values():
         try:
-            folders.append(to_path(folder.uri))
+            folders.append(to_path(folder.uri, server))
         except Exception:  # a non-file folder (e.g. a virtual file system) has no repository
             continue
     if not folders and ws.root_path:
-        folders.append(Path(ws.root_path))
+        with contextlib.suppress(Exception):
+            folders.append(to_path(ws.root_path, server))
     return folders
 
 
-def given_workspace(text: str) -> Path:
-    path = to_path(text)
+def given_workspace(text: str, server: AutoCodeServer | None = None) -> Path:
+    path = to_path(text, server)
     if not path.is_dir():
         raise invalid_arguments(f"workspace {str(path)!r} is not an existing folder")
     return path
@@ -98,7 +112,7 @@ def optional(server: AutoCodeServer, workspace: str | None, *, command: str) -> 
     """The folder a command works on, or None when the session has none: the `workspace`
     argument, else the only folder, else the only repository among the folders."""
     if workspace is not None:
-        return given_workspace(workspace)
+        return given_workspace(workspace, server)
     folders = session_folders(server)
     if not folders:
         return None

@@ -87,3 +87,21 @@ def test_eglot_runs_a_whole_task_from_menus_over_stdio(tmp_path: Path) -> None:
     runs = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
     assert len(runs) == 1 and (runs[0] / "answers.md").is_file() and (runs[0] / "changes.diff").is_file()
     assert (repo / ".autocode" / "runs" / "doctor.md").is_file()
+
+
+def test_eglot_with_a_path_map_between_two_folder_names(tmp_path: Path) -> None:
+    """The editor knows the repository as `editor-view/project`, the server as
+    `server-side/project` (a symlink stands in for a container's bind mount)."""
+    real = build_repo(tmp_path / "server-side" / "project")
+    (tmp_path / "editor-view").mkdir()
+    seen = tmp_path / "editor-view" / "project"
+    seen.symlink_to(real)
+    out = run_flow(
+        real, tmp_path / "home",
+        [sys.executable, "-m", "autocode_lsp", "--path-map", f"{seen}={real}"],
+        extra_env={"AUTOCODE_CLIENT_REPO": str(seen)},
+    )
+    # Every file the server named was named the editor's way.
+    named = [line for line in out.splitlines() if line.startswith("message:") and " open /" in line]
+    assert len(named) >= 5 and all(f" open {seen}/" in line for line in named), named
+    assert "goodbye" in (real / "greet.py").read_text(encoding="utf-8")

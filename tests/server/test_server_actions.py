@@ -17,8 +17,9 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, wait_until
+from lsp_support import Session, close, connect, server_command, wait_until
 from lsprotocol import types
+from pytest_lsp.client import make_test_lsp_client
 from test_server_tasks_flow import NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
@@ -329,3 +330,40 @@ async def test_folders_that_are_not_repositories_are_left_out(crowded: tuple[Ses
     await session.command(protocol.TASK_CANCEL)
     err = await session.command_error(protocol.TASK_CANCEL)
     assert err.data["kind"] == "taskChoiceNeeded" and err.data["tasks"] == []
+
+
+async def test_paths_are_mapped_across_a_container_boundary(tmp_path: Path) -> None:
+    """The editor names the repository `editor-view/project`; the server sees it at
+    `server-side/project` (a symlink stands in for the bind mount, so both names work here)."""
+    real = build_repo(tmp_path / "server-side" / "project")
+    (real / ".autocode").mkdir(exist_ok=True)
+    (real / ".autocode" / "config.toml").write_text(f'test_command = "{TEST_COMMAND}"\n')
+    (tmp_path / "editor-view").mkdir()
+    seen = tmp_path / "editor-view" / "project"
+    seen.symlink_to(real)
+    log_file = tmp_path / "lsp.log"
+    client = make_test_lsp_client()
+    await client.start_io(*server_command(log_file, "--path-map", f"{seen}={real}"))
+    session = Session(client=client, process=None, transport="stdio")
+    try:
+        await client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            client_info=types.ClientInfo(name="Mapped", version="test"),
+            workspace_folders=[types.WorkspaceFolder(uri=seen.as_uri(), name="project")],
+        ))
+        info = await session.command(protocol.PROTOCOL_INFO)
+        assert info["workspaces"] == [str(seen)]
+        opened = await run_action(session, seen, "AutoCode: start a task")
+        assert opened["path"] == str(seen / ".autocode" / "runs" / "new-task.md")
+        form = Path(opened["path"])
+        await save(session, form, fill(form.read_text(encoding="utf-8"), {"brief": BRIEF}))
+        snap = await wait_for_need(session, seen, "answer_questions")
+        assert snap["workspace"] == str(seen) and snap["runDir"].startswith(str(seen))
+        assert str(real) not in json.dumps(snap)
+        # A path outside the map is refused, naming both sides.
+        err = await session.command_error(protocol.TASK_LIST, {"workspace": str(tmp_path / "elsewhere")})
+        assert err.code == -32602 and str(seen) in err.message and str(real) in err.message
+        await session.command(protocol.TASK_CANCEL)
+        assert f"path map: {seen} (editor) = {real} (server)" in log_file.read_text(encoding="utf-8")
+    finally:
+        await close(session)

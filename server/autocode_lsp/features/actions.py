@@ -67,7 +67,7 @@ def _forms(server: AutoCodeServer) -> _Forms:
 def folder_of(server: AutoCodeServer, uri: str) -> Path | None:
     """The session folder holding the document (the deepest one), or None."""
     try:
-        path = workspaces.to_path(uri)
+        path = workspaces.to_path(uri, server)
     except Exception:
         return None
     best: Path | None = None
@@ -163,7 +163,15 @@ async def code_action(
     found = [a for s in snaps for a in task_actions(s, folder)] + general_actions(folder)
     if only:
         found = [a for a in found if any(str(a.kind).startswith(str(k)) for k in only)]
+    for action in found:
+        _to_client(server, action.command)
     return found
+
+
+def _to_client(server: AutoCodeServer, command: types.Command | None) -> None:
+    """A command's arguments in the editor's names for paths (`--path-map`)."""
+    if command is not None and command.arguments and server.path_map:
+        command.arguments = server.path_map.outbound(list(command.arguments))
 
 
 # ---------------------------------------------------------------------- code lenses
@@ -175,7 +183,7 @@ async def code_lens(server: AutoCodeServer, params: types.CodeLensParams) -> lis
         return []
     from autocode.tasks import documents
 
-    path = workspaces.to_path(params.text_document.uri)
+    path = workspaces.to_path(params.text_document.uri, server)
     which = documents.kind_of(folder, path)
     if which is None or which[1] is None:
         return []
@@ -191,11 +199,10 @@ async def code_lens(server: AutoCodeServer, params: types.CodeLensParams) -> lis
         verb = str(action.kind).rsplit(".", 1)[-1]
         if verb in wanted and action.command is not None:
             title = action.command.title.removeprefix("AutoCode: ").split(" of '")[0].split(" '")[0]
-            lenses.append(types.CodeLens(
-                range=top,
-                command=types.Command(title=title.capitalize(), command=action.command.command,
-                                      arguments=action.command.arguments),
-            ))
+            command = types.Command(title=title.capitalize(), command=action.command.command,
+                                    arguments=action.command.arguments)
+            _to_client(server, command)
+            lenses.append(types.CodeLens(range=top, command=command))
     return lenses
 
 
@@ -219,7 +226,7 @@ async def show(server: AutoCodeServer, path: Path, what: str) -> protocol.Opened
     if server.supports_show_document:
         try:
             reply = await server.window_show_document_async(
-                types.ShowDocumentParams(uri=uri, take_focus=True)
+                types.ShowDocumentParams(uri=server.path_map.text_to_client(uri), take_focus=True)
             )
             shown = bool(reply and reply.success)
         except Exception as exc:  # the editor could not open it: fall back to naming it
@@ -486,7 +493,7 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
     folder = folder_of(server, uri)
     if folder is None:
         return
-    path = workspaces.to_path(uri)
+    path = workspaces.to_path(uri, server)
     forms = _forms(server)
     if path in forms.watched:
         found, _, until = forms.watched[path]
@@ -618,7 +625,7 @@ async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -
     """A task command sent without `taskId` acts on the one open task it fits (and a plan
     approval on that task's current plan revision); otherwise the reply lists the tasks."""
     folders = (
-        [workspaces.given_workspace(raw["workspace"])] if isinstance(raw.get("workspace"), str)
+        [workspaces.given_workspace(raw["workspace"], server)] if isinstance(raw.get("workspace"), str)
         else workspaces.repository_folders(server)
     )
 

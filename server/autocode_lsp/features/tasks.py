@@ -184,7 +184,7 @@ def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
 
 def _folders_for(server: AutoCodeServer, workspace: str | None, command: str) -> list[Path]:
     if workspace is not None:
-        return [workspaces.given_workspace(workspace)]
+        return [workspaces.given_workspace(workspace, server)]
     folders = workspaces.repository_folders(server) or workspaces.session_folders(server)
     if not folders:
         workspaces.resolve(server, None, command=command)  # raises noRepository
@@ -495,7 +495,7 @@ async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlan
         return result
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
-            types.ShowDocumentParams(uri=needs.plan_uri, take_focus=True)
+            types.ShowDocumentParams(uri=server.path_map.text_to_client(needs.plan_uri), take_focus=True)
         )
     where = f" ({needs.plan_uri})" if needs.plan_uri else ""
     server.show(
