@@ -1,4 +1,5 @@
-"""`$/progress` for long work, only for clients that declared `window.workDoneProgress`.
+"""`$/progress` for long work, for clients that declared `window.workDoneProgress`; the others
+get each step as a `window/logMessage` line (every client has a log).
 
 A `WorkProgress` may be reported to from any thread (engine callbacks run in
 worker threads); every message is still sent from the event loop. When the
@@ -22,11 +23,14 @@ log = logging.getLogger("autocode_lsp")
 
 
 class WorkProgress:
-    def __init__(self, server: AutoCodeServer, token: str | None) -> None:
+    def __init__(self, server: AutoCodeServer, token: str | None, title: str = "") -> None:
         self.server = server
         self.token = token
+        self.title = title
         self._ended = False
         self._last = ""
+        if token is None and title and not server.supports_progress:
+            server.log_to_client(title, types.MessageType.Info)
 
     @classmethod
     async def begin(
@@ -39,7 +43,7 @@ class WorkProgress:
     ) -> WorkProgress:
         """Start reporting; a client without progress support gets a do-nothing reporter."""
         if not server.supports_progress:
-            return cls(server, None)
+            return cls(server, None, title)
         token = f"autocode-{uuid.uuid4()}"
         try:
             await asyncio.wait_for(server.work_done_progress.create_async(token), timeout=10)
@@ -64,9 +68,13 @@ class WorkProgress:
         return cls(server, token)
 
     def report(self, message: str, percentage: int | None = None) -> None:
-        if self.token is None or message == self._last:
+        if message == self._last:
             return
         self._last = message
+        if self.token is None:
+            if self.title and not self.server.supports_progress:
+                self.server.log_to_client(f"{self.title}: {message}", types.MessageType.Info)
+            return
         self.server.in_loop(self._send_report, message, percentage)
 
     def _send_report(self, message: str, percentage: int | None) -> None:
@@ -77,6 +85,9 @@ class WorkProgress:
 
     def end(self, message: str) -> None:
         if self.token is None:
+            if self.title and not self.server.supports_progress and not self._ended:
+                self._ended = True
+                self.server.log_to_client(f"{self.title}: {message}", types.MessageType.Info)
             return
         self.server.in_loop(self._send_end, message)
 

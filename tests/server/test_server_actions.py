@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -365,5 +366,43 @@ async def test_paths_are_mapped_across_a_container_boundary(tmp_path: Path) -> N
         assert err.code == -32602 and str(seen) in err.message and str(real) in err.message
         await session.command(protocol.TASK_CANCEL)
         assert f"path map: {seen} (editor) = {real} (server)" in log_file.read_text(encoding="utf-8")
+    finally:
+        await close(session)
+
+
+async def test_a_long_phase_answers_at_once_and_announces_the_outcome(tmp_path: Path) -> None:
+    """No request runs past the reply limit (eglot gives up after 10 s): the command answers
+    with the task as it stands and the outcome follows as a message; a client without
+    progress support reads each step in its log."""
+    repo = build_repo(tmp_path / "project")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(
+        'test_command = "python3 -c \\"import time; time.sleep(1.5)\\" && ' + TEST_COMMAND + '"\n'
+    )
+    env = {**os.environ, "AUTOCODE_LSP_REPLY_WITHIN_S": "0.3"}
+    session = await connect("stdio", log_file=tmp_path / "lsp.log", env=env)
+    try:
+        await session.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            client_info=types.ClientInfo(name="Patient", version="test"),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="project")],
+        ))
+        session.choose = lambda params: "Let AutoCode decide"
+        await session.command(protocol.TASK_START, {"brief": BRIEF})
+        snap = await wait_for_need(session, repo, "approve_plan")
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        replied = await session.command(protocol.TASK_APPROVE_PLAN)
+        assert loop.time() - began < 1.4  # the tests alone take 1.5 s
+        assert replied["state"] in ("IMPLEMENTING", "VERIFYING") and replied["needs"]["kind"] is None
+        await wait_until(
+            lambda: any("is verified" in m.message for m in session.client.messages), timeout=60,
+            what="the outcome announced",
+        )
+        done = await wait_for_need(session, repo, "approve_completion")
+        assert done["id"] == snap["id"]
+        steps = [m.message for m in session.client.log_messages if m.message.startswith("AutoCode: implementing")]
+        assert len(steps) >= 2, steps
+        await session.command(protocol.TASK_CANCEL)
     finally:
         await close(session)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -209,8 +210,14 @@ async def _act(
     def work() -> Snapshot:
         return action(_find_task(folders, task_id, hooks))
 
+    running = asyncio.ensure_future(engine_call(work))
     try:
-        snap = await engine_call(work)
+        snap = await asyncio.wait_for(asyncio.shield(running), timeout=reply_within_s())
+    except TimeoutError:
+        # A long phase (implementing, verifying): answer now with what is on disk, so no
+        # client's request times out, and announce the outcome when it comes.
+        server.spawn(_finish_later(server, running, hooks), f"finishing {task_id}")
+        return await engine_call(lambda: _find_task(folders, task_id, _Hooks(server)).snapshot())
     except BaseException:
         if hooks.progress is not None:
             hooks.progress.end("failed")
@@ -219,6 +226,29 @@ async def _act(
         hooks.progress.end(_state_text(snap))
     publish(server, snap)
     return snap
+
+
+def reply_within_s() -> float:
+    """How long a command may work before it answers with the task as it stands (clients
+    such as eglot give up on a request after 10 s)."""
+    try:
+        return max(0.0, float(os.environ.get("AUTOCODE_LSP_REPLY_WITHIN_S", "8")))
+    except ValueError:
+        return 8.0
+
+
+async def _finish_later(server: AutoCodeServer, running: asyncio.Future[Snapshot], hooks: _Hooks) -> None:
+    try:
+        snap = await running
+    except JsonRpcException as exc:
+        if hooks.progress is not None:
+            hooks.progress.end("failed")
+        server.show(f"AutoCode task {hooks.task_id}: {exc.message}", types.MessageType.Error)
+        return
+    if hooks.progress is not None:
+        hooks.progress.end(_state_text(snap))
+    publish(server, snap)
+    _follow_up(server, snap)
 
 
 def _cancel_soon(server: AutoCodeServer, folders: list[Path], task_id: str) -> None:
