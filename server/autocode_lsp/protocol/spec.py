@@ -907,17 +907,33 @@ def render_markdown() -> str:
         "",
         "## Two kinds of client",
         "",
-        "Every capability works through `workspace/executeCommand` and standard LSP messages, "
-        "so any client can drive AutoCode:",
+        "Every capability works through standard LSP messages, so any client can drive "
+        "AutoCode without typing JSON or copying ids:",
         "",
-        "- A question with choices arrives as `window/showMessageRequest`; the chosen title is "
-        "the answer. A free-text question arrives as `window/showMessage`, answer it with "
-        "`autocode.task.answer`.",
-        "- A plan to review opens with `window/showDocument`; approve it with "
-        "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`). A client "
-        "without `window.showDocument.support` gets the plan's location in a `window/showMessage`.",
-        "- Long work (prep copies, task phases) reports `$/progress` only when the client set "
-        "`window.workDoneProgress` in its capabilities. Cancelling that progress cancels the task.",
+        "- **Code actions** (`textDocument/codeAction`, kinds `source.autocode.*`) on any file of "
+        "a workspace offer what its tasks wait for now (answer a question, review, approve or "
+        "request changes to a plan, review or apply a change, cancel) plus start a task, "
+        "doctor and memory search. Each is bound to a command with its ids filled in.",
+        "- **Documents as files** in `.autocode/runs/`: `<task>/plan.md`, `<task>/changes.diff`, "
+        "`doctor.md`, opened with `window/showDocument` when the client supports it (otherwise "
+        "their path is given in `window/showMessage`). Code lenses on `plan.md` and "
+        "`changes.diff` carry Approve, Request changes, Apply and Cancel.",
+        "- **Forms for free text**: `<task>/answers.md` (the open questions), `<task>/feedback.md` "
+        "(plan feedback), `new-task.md` (a brief) and `memory-search.md` (a query). The person "
+        "writes under a heading and saves; the server takes what was written when it gets "
+        "`textDocument/didSave` or sees the file change on disk. An empty field is no answer.",
+        "- A question arrives as `window/showMessageRequest` offering: the question's own "
+        "choices (recorded as chosen), \"Answer in a file…\" (opens `answers.md`), \"Accept the "
+        "proposed default (not remembered)\" and \"Let AutoCode decide\". A dismissed prompt is "
+        "asked again at the next interaction (the next code action request).",
+        "- A task command sent without `taskId` acts on the one open task that fits it (a plan "
+        "approval on that task's current revision); otherwise it fails with "
+        "`taskChoiceNeeded` and `data.tasks` lists the candidates.",
+        "- Long work reports `$/progress` when the client set `window.workDoneProgress`; other "
+        "clients get each step as a `window/logMessage` line. A command that works longer than "
+        "8 seconds (the variable `AUTOCODE_LSP_REPLY_WITHIN_S`) answers with the task as it "
+        "stands and the outcome follows as a message or notification, so no request outlives "
+        "a client's timeout. Cancelling the progress cancels the task.",
         "",
         "A client that opts in with `capabilities.experimental.autocode` set to an object "
         '(for example `{"protocolVersion": "1.0"}`) gets instead the custom methods below: '
@@ -938,10 +954,23 @@ def render_markdown() -> str:
         "## Workspace",
         "",
         "A command's own `workspace` argument (a path or a `file://` URI) wins; otherwise the "
-        "session's workspace folder is used. With several folders, task commands that name a "
-        "task find it in any folder, and other commands need `workspace`. A session without a "
+        "session's only workspace folder, else the only git repository among its folders "
+        "(folders that are not repositories are left out of task commands, with a log line). "
+        "With several repositories, task commands that name a task find it in any of them, and "
+        "other commands need `workspace` (the code actions fill it in). A session without a "
         "folder has no repository in context: memory commands see and save global memories "
         "only, and task, prep, doctor and forget commands fail with `noRepository`.",
+        "",
+        "### Paths across a container boundary",
+        "",
+        "When the editor and the server name the same folder differently (a bind mount into a "
+        "container), start the server with `--path-map CLIENT_PREFIX=SERVER_PREFIX` "
+        "(repeatable) or send `initializationOptions.autocode.pathMap` (a list of such strings "
+        "or an object `{client: server}`). Every path and `file://` URI that comes in "
+        "(workspace folders, `workspace` arguments, documents) is translated to the server's "
+        "name and every one that goes out (results, notifications, messages, documents to "
+        "open, errors) to the editor's. A path outside every prefix fails with `-32602` naming "
+        "both sides. The server log's first lines show the map.",
         "",
         "## Errors",
         "",
