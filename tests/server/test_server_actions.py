@@ -406,3 +406,48 @@ async def test_a_long_phase_answers_at_once_and_announces_the_outcome(tmp_path: 
         await session.command(protocol.TASK_CANCEL)
     finally:
         await close(session)
+
+
+async def test_a_late_reply_to_an_old_prompt_says_what_happened(tmp_path: Path) -> None:
+    """Two editors on one repository: the question is answered in the second while the first
+    still shows its prompt; the first person's late choice is not recorded, and they are told."""
+    repo = build_repo(tmp_path / "project")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(f'test_command = "{TEST_COMMAND}"\n')
+    release = asyncio.Event()
+    prompts: list[types.ShowMessageRequestParams] = []
+    first = make_test_lsp_client()
+
+    @first.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
+    async def slow_person(ls: Any, params: types.ShowMessageRequestParams) -> types.MessageActionItem:
+        prompts.append(params)
+        await release.wait()
+        return types.MessageActionItem(title="Let AutoCode decide")
+
+    await first.start_io(*server_command(tmp_path / "first.log"))
+    a = Session(client=first, process=None, transport="stdio")
+    b = await connect("stdio", log_file=tmp_path / "second.log")
+    try:
+        for s, name in ((a, "First"), (b, "Second")):
+            await s.client.initialize_session(types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                client_info=types.ClientInfo(name=name, version="test"),
+                workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="project")],
+            ))
+        started = await a.command(protocol.TASK_START, {"brief": BRIEF})
+        await wait_until(lambda: prompts, what="the first editor's prompt")
+        question = started["needs"]["questions"][0]
+        await b.command(protocol.TASK_ANSWER, {
+            "taskId": started["id"], "questionId": question["id"], "text": NAMING_ANSWER,
+        })
+        release.set()
+        await wait_until(
+            lambda: any("not recorded" in m.message for m in first.messages), what="the late reply's fate",
+        )
+        snap = await b.command(protocol.TASK_GET, {"taskId": started["id"]})
+        ledger = json.loads((Path(snap["runDir"]) / "ledger.json").read_text(encoding="utf-8"))
+        assert [(x["kind"], x["text"]) for x in ledger["answers"]] == [("human", NAMING_ANSWER)]
+        await b.command(protocol.TASK_CANCEL, {"taskId": started["id"]})
+    finally:
+        await close(b)
+        await close(a)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.errors import domain_error, engine_call
@@ -422,7 +423,13 @@ async def prompt_and_record(server: AutoCodeServer, snap: dict[str, Any], questi
     reply = await prompt(server, snap, question)
     if reply is None:
         return
-    await tasks.answer_with(server, Path(str(snap["workspace"])), str(snap["id"]), question.id, reply)
+    try:
+        await tasks.answer_with(server, Path(str(snap["workspace"])), str(snap["id"]), question.id, reply)
+    except JsonRpcException as exc:  # answered elsewhere meanwhile: say what became of this reply
+        server.show(
+            f"AutoCode task {snap['id']}: your reply was not recorded: {exc.message}",
+            types.MessageType.Warning,
+        )
 
 
 async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> protocol.OpenedDocument:

@@ -451,8 +451,13 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
                 _announce(server, snap)
                 return
         except JsonRpcException as exc:
-            # Answered elsewhere meanwhile, or refused: the snapshot is still on disk.
+            # Answered elsewhere meanwhile, or refused: the snapshot is still on disk. The
+            # person acted, so they hear what became of it.
             log.info("task %s: %s", task_id, exc.message)
+            server.show(
+                f"AutoCode task {task_id}: your reply was not recorded: {exc.message}",
+                types.MessageType.Warning,
+            )
             return
         except protocol.InvalidArguments as exc:
             log.warning("task %s: the client's reply does not fit the protocol: %s", task_id, exc)
