@@ -83,6 +83,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--allow-client-overrides", action="store_true",
         help="let network clients name commands (testCommand, provider base URLs)",
     )
+    parser.add_argument(
+        "--path-map", action="append", default=[], metavar="CLIENT_PREFIX=SERVER_PREFIX",
+        help="the editor names the server's folder SERVER_PREFIX as CLIENT_PREFIX (a container "
+        "bind mount); repeatable. Every path in and out is translated.",
+    )
     parser.add_argument("--version", action="store_true", help="print the version and exit")
     return parser
 
@@ -100,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.write(render_markdown())
         return 0
 
-    from autocode_lsp import transport
+    from autocode_lsp import pathmap, transport
     from autocode_lsp.security import SecurityError
     from autocode_lsp.server import close_memory_services
 
@@ -108,7 +113,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not listening and (args.token_file or args.no_token or args.allow_remote or args.allow_origin
                           or args.allow_client_overrides):
         build_parser().error("the token and access options apply to --tcp, --ws and --socket only")
+    try:
+        pathmap.DEFAULT = pathmap.PathMap.parse(args.path_map)
+    except pathmap.PathMapError as exc:
+        build_parser().error(str(exc))
     log_file = transport.setup_logging(args.log_file, args.log_level)
+    if pathmap.DEFAULT:
+        import logging
+
+        logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:
         if not listening:
             return transport.serve_stdio(log_file=log_file)

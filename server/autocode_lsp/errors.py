@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import re
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -30,16 +31,37 @@ def domain_error(kind: str, message: str, **data: Any) -> JsonRpcException:
     )
 
 
+_CLI_TO_LSP = (
+    (re.compile(r"`autocode task list --workspace ([^`]+)`"), r"autocode.task.list (workspace \1)"),
+    (re.compile(r"`autocode (task|memory) (list|show)`"), r"autocode.\1.list"),
+    (re.compile(r"`autocode doctor`"), "autocode.doctor"),
+    (re.compile(r"with --workspace\b"), "as the `workspace` argument"),
+    (re.compile(r"no --workspace\b"), "no `workspace` argument"),
+    (re.compile(r"leave out --workspace\b"), "leave out the `workspace` argument"),
+    (re.compile(r"pass --workspace\b"), "pass the `workspace` argument"),
+    (re.compile(r"\(--feedback TEXT\)"), "(the `feedback` argument)"),
+    (re.compile(r"--package\b"), "the `package` argument"),
+    (re.compile(r"--revision\b"), "the `revision` argument"),
+)
+"""Engine messages speak to the CLI user; an editor's person reads LSP names instead."""
+
+
+def lsp_wording(message: str) -> str:
+    for pattern, replacement in _CLI_TO_LSP:
+        message = pattern.sub(replacement, message)
+    return message
+
+
 def from_engine(exc: BaseException) -> JsonRpcException:
     """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments)."""
     from autocode.errors import AutoCodeError, UsageError
 
     if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
-        err = invalid_arguments(exc.message)
+        err = invalid_arguments(lsp_wording(exc.message))
         err.data = {**exc.data, **(err.data or {})}
         return err
     if isinstance(exc, AutoCodeError):
-        return domain_error(exc.kind, exc.message, **exc.data)
+        return domain_error(exc.kind, lsp_wording(exc.message), **exc.data)
     raise TypeError(f"not an engine error: {exc!r}")
 
 

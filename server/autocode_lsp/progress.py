@@ -1,4 +1,5 @@
-"""`$/progress` for long work, only for clients that declared `window.workDoneProgress`.
+"""`$/progress` for long work, for clients that declared `window.workDoneProgress`; the others
+get each step as a `window/logMessage` line (every client has a log).
 
 A `WorkProgress` may be reported to from any thread (engine callbacks run in
 worker threads); every message is still sent from the event loop. When the
@@ -26,14 +27,17 @@ class WorkProgress:
     gates the work: `begin` returns at once, the work starts, and the token's begin, the latest
     report and the end follow once the client agreed (nothing at all if it refused or went away)."""
 
-    def __init__(self, server: AutoCodeServer, token: str | None) -> None:
+    def __init__(self, server: AutoCodeServer, token: str | None, title: str = "") -> None:
         self.server = server
         self.token = token
+        self.title = title
         self._ended = False
         self._ready = token is not None
         self._last = ""
         self._pending_report: tuple[str, int | None] | None = None
         self._pending_end: str | None = None
+        if token is None and title and not server.supports_progress:
+            server.log_to_client(title, types.MessageType.Info)
 
     @classmethod
     async def begin(
@@ -57,7 +61,7 @@ class WorkProgress:
         on_cancel: Callable[[], Any] | None = None,
     ) -> WorkProgress:
         if not server.supports_progress:
-            return cls(server, None)
+            return cls(server, None, title)
         progress = cls(server, f"autocode-{uuid.uuid4()}")
         progress._ready = False
         server.spawn(progress._create(title, message, on_cancel), f"progress {progress.token}")
@@ -98,9 +102,13 @@ class WorkProgress:
             self._send_end(self._pending_end)
 
     def report(self, message: str, percentage: int | None = None) -> None:
-        if self.token is None or message == self._last:
+        if message == self._last:
             return
         self._last = message
+        if self.token is None:
+            if self.title and not self.server.supports_progress:
+                self.server.log_to_client(f"{self.title}: {message}", types.MessageType.Info)
+            return
         self.server.in_loop(self._send_report, message, percentage)
 
     def _send_report(self, message: str, percentage: int | None) -> None:
@@ -115,6 +123,9 @@ class WorkProgress:
 
     def end(self, message: str) -> None:
         if self.token is None:
+            if self.title and not self.server.supports_progress and not self._ended:
+                self._ended = True
+                self.server.log_to_client(f"{self.title}: {message}", types.MessageType.Info)
             return
         self.server.in_loop(self._send_end, message)
 

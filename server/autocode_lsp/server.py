@@ -150,6 +150,10 @@ class AutoCodeServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
+        from autocode_lsp import pathmap
+
+        self.path_map = pathmap.DEFAULT
+        """How this session's editor names the server's folders (`--path-map`, `initialize`)."""
         self.state: dict[str, Any] = {}
         """Per-feature session state (e.g. the tasks feature's revision bookkeeping)."""
 
@@ -170,6 +174,7 @@ class AutoCodeServer(LanguageServer):
         if opt is True or isinstance(opt, dict):
             chosen = opt if isinstance(opt, dict) else {}
             self.opt_in = {k: chosen.get(k, True) is not False for k in OPT_IN_KEYS}
+        self._remember_path_map(params.initialization_options)
         window = caps.window
         self.supports_progress = bool(window and window.work_done_progress)
         self.supports_show_document = bool(
@@ -187,6 +192,21 @@ class AutoCodeServer(LanguageServer):
             "client %s connected (opted in: %s, progress: %s, applyEdit: %s)",
             self.client_name, self.opted_in, self.supports_progress, self.supports_apply_edit,
         )
+
+    def _remember_path_map(self, options: Any) -> None:
+        from autocode_lsp.pathmap import PathMap, PathMapError
+
+        ours = options.get(protocol.EXPERIMENTAL_KEY) if isinstance(options, dict) else None
+        given = ours.get("pathMap") if isinstance(ours, dict) else None
+        if not given:
+            return
+        try:
+            self.path_map = self.path_map.merged(PathMap.parse(given))
+        except (PathMapError, TypeError) as exc:
+            log.error("initializationOptions.autocode.pathMap is not usable: %s", exc)
+            self.show(f"AutoCode: the path map from the editor is not usable: {exc}", types.MessageType.Error)
+            return
+        log.info("path map for this session: %s", self.path_map.describe())
 
     def advertisement(self) -> dict[str, Any]:
         return {
@@ -212,15 +232,19 @@ class AutoCodeServer(LanguageServer):
             loop.call_soon_threadsafe(fn, *args)
 
     def notify(self, method: str, payload: Any) -> None:
-        self.in_loop(self.protocol.notify, method, payload)
+        self.in_loop(self.protocol.notify, method, self.path_map.outbound(payload))
 
     def log_to_client(self, message: str, kind: types.MessageType = types.MessageType.Log) -> None:
         self.in_loop(
-            self.window_log_message, types.LogMessageParams(type=kind, message=message)
+            self.window_log_message,
+            types.LogMessageParams(type=kind, message=self.path_map.text_to_client(message)),
         )
 
     def show(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        self.in_loop(self.window_show_message, types.ShowMessageParams(type=kind, message=message))
+        self.in_loop(
+            self.window_show_message,
+            types.ShowMessageParams(type=kind, message=self.path_map.text_to_client(message)),
+        )
 
     def spawn(self, coro: Awaitable[Any], name: str) -> asyncio.Task[Any]:
         """Run a coroutine in the background of this session; it ends with the connection."""
@@ -285,6 +309,7 @@ def available_features() -> list[str]:
         "prep": "autocode.prep",
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",
+        "actions": "autocode.tasks",
     }
     found = []
     for feature in protocol.FEATURES:
@@ -302,7 +327,7 @@ def available_features() -> list[str]:
 
 FEATURE_MODULES = {
     "core": "core", "doctor": "project", "forget": "project",
-    "prep": "prep", "tasks": "tasks", "memory": "memory",
+    "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
 }
 """Which `features/` module handles each protocol feature area."""
 
@@ -321,17 +346,13 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
-        handler = handler_for(name)
         try:
-            args = protocol.parse_arguments(spec, arguments)
-        except protocol.InvalidArguments as exc:
-            log.info("%s failed: %s", spec.name, exc)
-            raise invalid_arguments(str(exc)) from exc
-        try:
-            _check_arguments(ls, spec.name, args)
-            result = await handler(ls, args)
+            result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
             log.info("%s failed: %s", spec.name, exc.message)
+            if ls.path_map and "pathMap" not in (exc.data or {}):
+                exc.message = ls.path_map.text_to_client(exc.message)
+                exc.data = ls.path_map.outbound(exc.data)
             raise
         except Exception as exc:
             log.exception("%s failed unexpectedly", spec.name)
@@ -339,7 +360,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
                 message=f"{spec.name} failed unexpectedly: {exc}. The server log has the details."
             ) from exc
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
-        return protocol.to_wire(result)
+        return ls.path_map.outbound(protocol.to_wire(result))
 
     run.__name__ = name
     server.command(name)(run)
@@ -383,6 +404,34 @@ def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
                 )
 
 
+async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]) -> Any:
+    handler = handler_for(spec.name)
+    try:
+        if _needs_task_id(spec, arguments):
+            from autocode_lsp.features.actions import fill_task
+
+            raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+            # The rest of the object must be right before the server goes looking.
+            placeholder = {"taskId": "-", "revision": 0} if spec.name == protocol.TASK_APPROVE_PLAN else {"taskId": "-"}
+            protocol.parse_arguments(spec, [{**placeholder, **raw}])
+            arguments = (await fill_task(ls, spec.name, raw),)
+        args = protocol.parse_arguments(spec, arguments)
+    except protocol.InvalidArguments as exc:
+        raise invalid_arguments(str(exc)) from exc
+    _check_arguments(ls, spec.name, args)
+    return await handler(ls, args)
+
+
+def _needs_task_id(spec: Any, arguments: tuple[Any, ...]) -> bool:
+    """A task command sent with no arguments (or an object without `taskId`)."""
+    fields = getattr(spec.args, "__attrs_attrs__", ())
+    if not any(f.name == "task_id" for f in fields):
+        return False
+    if not arguments or arguments[0] is None:
+        return True
+    return isinstance(arguments[0], dict) and "taskId" not in arguments[0] and len(arguments) == 1
+
+
 def create_server(
     *, end_connection: Callable[[], None] | None = None, access: Access = STDIO
 ) -> AutoCodeServer:
@@ -403,11 +452,13 @@ def create_server(
         added = []
         for folder in params.event.added:
             try:
-                added.append(to_path(folder.uri))
+                added.append(to_path(folder.uri, ls))
             except Exception:
                 continue
         if added:
             _tasks_joined(ls, added)
+
+    _documents(server)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AutoCodeServer, params: Any) -> None:
@@ -430,6 +481,39 @@ def _tasks_joined(server: AutoCodeServer, folders: list[Any] | None) -> None:
         tasks.joined(server, folders)
     except Exception:
         log.exception("re-announcing waiting tasks failed")
+
+
+def _documents(server: AutoCodeServer) -> None:
+    """Code actions on any document, code lenses on AutoCode's own files, and saved forms: every
+    task step for a client that knows nothing of AutoCode (features/actions.py)."""
+
+    def actions() -> Any:
+        import importlib
+
+        return importlib.import_module("autocode_lsp.features.actions")
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=["source.autocode"], resolve_provider=False),
+    )
+    async def code_action(ls: AutoCodeServer, params: types.CodeActionParams) -> Any:
+        return await actions().code_action(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    async def code_lens(ls: AutoCodeServer, params: types.CodeLensParams) -> Any:
+        return await actions().code_lens(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    async def did_save(ls: AutoCodeServer, params: types.DidSaveTextDocumentParams) -> None:
+        await actions().did_save(ls, params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+        return None  # only so clients send didSave; the server reads files from disk
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: AutoCodeServer, params: types.DidCloseTextDocumentParams) -> None:
+        return None
 
 
 class ClientLogHandler(logging.Handler):

@@ -6,6 +6,8 @@ one fail with `noRepository` and say how to give one.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -15,9 +17,12 @@ from autocode_lsp.errors import domain_error, invalid_arguments
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
 
+log = logging.getLogger("autocode_lsp")
 
-def to_path(text: str) -> Path:
-    """A folder path from a path or a `file://` URI given by a client."""
+
+def to_path(text: str, server: AutoCodeServer | None = None) -> Path:
+    """A folder path from a path or a `file://` URI given by a client, in the server's names
+    when the session maps paths across a container boundary (`--path-map`)."""
     from pygls.uris import to_fs_path
 
     if "://" in text:
@@ -33,6 +38,17 @@ def to_path(text: str) -> Path:
         raise invalid_arguments(
             f"workspace {text!r} is relative; pass an absolute path or a file:// URI"
         )
+    path_map = getattr(server, "path_map", None)
+    if path_map:
+        from autocode_lsp.pathmap import PathMapError
+
+        try:
+            path = Path(path_map.to_server(str(path)))
+        except PathMapError as exc:
+            err = invalid_arguments(str(exc))
+            # Names both sides on purpose: the reply is not translated (see server._command).
+            err.data = {**(err.data or {}), "pathMap": [list(p) for p in path_map.pairs]}
+            raise err from None
     return path
 
 
@@ -45,16 +61,17 @@ def session_folders(server: AutoCodeServer) -> list[Path]:
     folders: list[Path] = []
     for folder in ws.folders.values():
         try:
-            folders.append(to_path(folder.uri))
+            folders.append(to_path(folder.uri, server))
         except Exception:  # a non-file folder (e.g. a virtual file system) has no repository
             continue
     if not folders and ws.root_path:
-        folders.append(Path(ws.root_path))
+        with contextlib.suppress(Exception):
+            folders.append(to_path(ws.root_path, server))
     return folders
 
 
-def given_workspace(text: str) -> Path:
-    path = to_path(text)
+def given_workspace(text: str, server: AutoCodeServer | None = None) -> Path:
+    path = to_path(text, server)
     if not path.is_dir():
         raise invalid_arguments(f"workspace {str(path)!r} is not an existing folder")
     return path
@@ -72,20 +89,44 @@ def resolve(server: AutoCodeServer, workspace: str | None, *, command: str) -> P
     return found
 
 
+def in_repository(folder: Path) -> bool:
+    """Whether `folder` is inside a git work tree (a cheap look for `.git`, no git run)."""
+    return any((candidate / ".git").exists() for candidate in (folder, *folder.parents))
+
+
+def repository_folders(server: AutoCodeServer) -> list[Path]:
+    """The session's folders that are git repositories; the others cannot hold a task and are
+    left out (said once in the log), so an editor that sends every folder it knows still works."""
+    folders = session_folders(server)
+    repos = [f for f in folders if in_repository(f)]
+    skipped = [f for f in folders if f not in repos]
+    said = server.state.setdefault("skipped_folders", set())
+    for folder in skipped:
+        if folder not in said:
+            said.add(folder)
+            log.info("workspace folder %s is not a git repository; task commands leave it out", folder)
+    return repos
+
+
 def optional(server: AutoCodeServer, workspace: str | None, *, command: str) -> Path | None:
-    """The folder a command works on, or None when the session has none."""
+    """The folder a command works on, or None when the session has none: the `workspace`
+    argument, else the only folder, else the only repository among the folders."""
     if workspace is not None:
-        return given_workspace(workspace)
+        return given_workspace(workspace, server)
     folders = session_folders(server)
     if not folders:
         return None
-    if len(folders) > 1:
-        names = ", ".join(str(f) for f in folders)
-        raise invalid_arguments(
-            f"{command}: this session has {len(folders)} workspace folders ({names}); "
-            "pass `workspace` to say which one"
-        )
-    return folders[0]
+    if len(folders) == 1:
+        return folders[0]
+    repos = repository_folders(server)
+    if len(repos) == 1:
+        return repos[0]
+    names = ", ".join(str(f) for f in (repos or folders))
+    which = "repositories" if repos else "workspace folders, none of them a git repository"
+    raise invalid_arguments(
+        f"{command}: this session has {len(repos or folders)} {which} ({names}); "
+        "pass `workspace` with the one to use (the code actions on a file of it fill this in)"
+    )
 
 
 def confine(server: AutoCodeServer, workspace: str, *, command: str) -> Path:
@@ -98,7 +139,7 @@ def confine(server: AutoCodeServer, workspace: str, *, command: str) -> Path:
 
     from autocode_lsp.protocol import INVALID_PARAMS
 
-    path = to_path(workspace)
+    path = to_path(workspace, server)
     real = path.resolve()
     roots = [folder.resolve() for folder in session_folders(server)]
     if any(real == root or real.is_relative_to(root) for root in roots):

@@ -239,7 +239,10 @@ async def test_plain_client_uses_execute_command_and_standard_messages(
     plain: tuple[Session, Path],
 ) -> None:
     session, _ = plain
-    session.choose = lambda params: params.actions[0].title if params.actions else None
+    # The prompt offers every way to answer; the proposed default is taken as a default.
+    session.choose = lambda params: next(
+        (a.title for a in params.actions or [] if a.title.startswith("Accept the proposed default")), None
+    )
 
     first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
     task_id = first["id"]
@@ -279,7 +282,9 @@ async def test_plain_client_uses_execute_command_and_standard_messages(
     done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
     assert done["state"] == "COMPLETED"
 
-    # The only offered choice was the proposed default: taking it is an accepted default.
+    assert [a.title for a in request.actions or []] == [
+        "Answer in a file…", "Accept the proposed default (not remembered)", "Let AutoCode decide",
+    ]
     assert ledger_sources(done) == ["proposed_default lsp:Neovim"]
     assert set(approval_sources(done)) == {"lsp:Neovim"}
     approvals = json.loads((Path(done["runDir"]) / "approvals.json").read_text(encoding="utf-8"))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import os
 import re
 import weakref
 from collections.abc import Callable
@@ -227,8 +228,8 @@ def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
 
 def _folders_for(server: AutoCodeServer, workspace: str | None, command: str) -> list[Path]:
     if workspace is not None:
-        return [workspaces.given_workspace(workspace)]
-    folders = workspaces.session_folders(server)
+        return [workspaces.given_workspace(workspace, server)]
+    folders = workspaces.repository_folders(server) or workspaces.session_folders(server)
     if not folders:
         workspaces.resolve(server, None, command=command)  # raises noRepository
     return folders
@@ -252,8 +253,14 @@ async def _act(
     def work() -> Snapshot:
         return action(_find_task(folders, task_id, hooks))
 
+    running = asyncio.ensure_future(engine_call(work))
     try:
-        snap = await engine_call(work)
+        snap = await asyncio.wait_for(asyncio.shield(running), timeout=reply_within_s())
+    except TimeoutError:
+        # A long phase (implementing, verifying): answer now with what is on disk, so no
+        # client's request times out, and announce the outcome when it comes.
+        server.spawn(_finish_later(server, running, hooks), f"finishing {task_id}")
+        return await engine_call(lambda: _find_task(folders, task_id, _Hooks(server)).snapshot())
     except BaseException:
         if hooks.progress is not None:
             hooks.progress.end("failed")
@@ -262,6 +269,29 @@ async def _act(
         hooks.progress.end(_state_text(snap))
     publish(server, snap)
     return snap
+
+
+def reply_within_s() -> float:
+    """How long a command may work before it answers with the task as it stands (clients
+    such as eglot give up on a request after 10 s)."""
+    try:
+        return max(0.0, float(os.environ.get("AUTOCODE_LSP_REPLY_WITHIN_S", "8")))
+    except ValueError:
+        return 8.0
+
+
+async def _finish_later(server: AutoCodeServer, running: asyncio.Future[Snapshot], hooks: _Hooks) -> None:
+    try:
+        snap = await running
+    except JsonRpcException as exc:
+        if hooks.progress is not None:
+            hooks.progress.end("failed")
+        server.show(f"AutoCode task {hooks.task_id}: {exc.message}", types.MessageType.Error)
+        return
+    if hooks.progress is not None:
+        hooks.progress.end(_state_text(snap))
+    publish(server, snap)
+    _follow_up(server, snap)
 
 
 def _cancel_soon(server: AutoCodeServer, folders: list[Path], task_id: str) -> None:
@@ -464,9 +494,9 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
                 reply = await _ask(server, snap, question)
                 if reply is None:
                     return
-                text, how = reply
                 snap = await _act(
-                    server, folders, task_id, functools.partial(_answer, question.id, text, how, source),
+                    server, folders, task_id,
+                    functools.partial(_answer, question.id, reply.text, reply.how, source),
                     title="AutoCode: continuing the task",
                 )
             elif kind == "approve_plan":
@@ -490,8 +520,13 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
                 _announce(server, snap)
                 return
         except JsonRpcException as exc:
-            # Answered elsewhere meanwhile, or refused: the snapshot is still on disk.
+            # Answered elsewhere meanwhile, or refused: the snapshot is still on disk. The
+            # person acted, so they hear what became of it.
             log.info("task %s: %s", task_id, exc.message)
+            server.show(
+                f"AutoCode task {task_id}: your reply was not recorded: {exc.message}",
+                types.MessageType.Warning,
+            )
             return
         except protocol.InvalidArguments as exc:
             log.warning("task %s: the client's reply does not fit the protocol: %s", task_id, exc)
@@ -502,6 +537,16 @@ def _answer(question_id: str, text: str, how: str | None, source: Any, run: Task
     return run.answer(question_id, text, source, how=how)
 
 
+async def answer_with(server: AutoCodeServer, folder: Path, task_id: str, question_id: str, reply: Any) -> None:
+    """Record `reply` (an `actions.Reply`: text and how it was given), then carry the task on."""
+    snap = await _act(
+        server, [folder], task_id,
+        functools.partial(_answer, question_id, reply.text, reply.how, _source(server)),
+        title="AutoCode: continuing the task",
+    )
+    _follow_up(server, snap)
+
+
 def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
     return run.approve_plan(plan_revision, source)
 
@@ -510,13 +555,10 @@ def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -
     return run.reject_plan(feedback, source, revision=plan_revision)
 
 
-DELEGATE_TITLE = "Let AutoCode decide"
+async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> Any:
+    """The person's reply (an `actions.Reply`) or None when there is none yet."""
+    from autocode_lsp.features import actions
 
-
-async def _ask(
-    server: AutoCodeServer, snap: Snapshot, question: protocol.Question
-) -> tuple[str, str | None] | None:
-    """The person's reply as (text, how), or None when they left the question open."""
     task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(
@@ -527,30 +569,12 @@ async def _ask(
         )
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
         if result.how in ("acceptedDefault", "delegated"):
-            return (result.answer or "", result.how)
-        return (result.answer, result.how) if result.answer and result.answer.strip() else None
-    if question.choices:
-        # A plain client offers the choices (the default among them: taking it is an accepted
-        # default) and a way to leave the decision to AutoCode.
-        titles = [c for c in question.choices if c != DELEGATE_TITLE]
-        reply = await server.window_show_message_request_async(
-            types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=f"AutoCode task {task_id} asks: {question.text}",
-                actions=[types.MessageActionItem(title=c) for c in [*titles, DELEGATE_TITLE]],
-            )
-        )
-        if reply is None:
+            return actions.Reply(result.answer or "", result.how)
+        if not (result.answer and result.answer.strip()):
             return None
-        if reply.title == DELEGATE_TITLE:
-            return ("", "delegated")
-        how = None if reply.title == question.default else "chosen"
-        return (reply.title, how)
-    server.show(
-        f"AutoCode task {task_id} asks: {question.text} Answer with the command "
-        f"{protocol.TASK_ANSWER} (taskId {task_id}, questionId {question.id})."
-    )
-    return None
+        return actions.Reply(result.answer, result.how)
+    # Plain clients: every way to answer, none of them a free-text box they may not have.
+    return await actions.prompt(server, snap, question)
 
 
 async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlanResult | None:
@@ -577,7 +601,7 @@ async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlan
         return result
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
-            types.ShowDocumentParams(uri=needs.plan_uri, take_focus=True)
+            types.ShowDocumentParams(uri=server.path_map.text_to_client(needs.plan_uri), take_focus=True)
         )
     where = f" ({needs.plan_uri})" if needs.plan_uri else ""
     server.show(

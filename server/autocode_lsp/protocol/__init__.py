@@ -47,12 +47,20 @@ MEMORY_LIST = C + "memory.list"
 MEMORY_RECALL = C + "memory.recall"
 MEMORY_PLAN_PROMOTION = C + "memory.planPromotion"
 MEMORY_APPLY_PROMOTION = C + "memory.applyPromotion"
+TASK_ASK = C + "task.ask"
+TASK_REVIEW = C + "task.review"
+TASK_REQUEST_CHANGES = C + "task.requestChanges"
+TASK_COMPOSE = C + "task.compose"
+DOCTOR_OPEN = C + "doctor.open"
+MEMORY_COMPOSE_SEARCH = C + "memory.composeSearch"
 
 TASK_DID_CHANGE = "autocode/task/didChange"
 TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
 
-FEATURES: tuple[str, ...] = ("doctor", "forget", "prep", "tasks", "memory", "progress")
+FEATURES: tuple[str, ...] = (
+    "doctor", "forget", "prep", "tasks", "memory", "progress", "actions",
+)
 """What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
 
@@ -78,6 +86,12 @@ COMMAND_FEATURES: dict[str, str] = {
     MEMORY_RECALL: "memory",
     MEMORY_PLAN_PROMOTION: "memory",
     MEMORY_APPLY_PROMOTION: "memory",
+    TASK_ASK: "actions",
+    TASK_REVIEW: "actions",
+    TASK_REQUEST_CHANGES: "actions",
+    TASK_COMPOSE: "actions",
+    DOCTOR_OPEN: "actions",
+    MEMORY_COMPOSE_SEARCH: "actions",
 }
 """Every command, in documentation order, and its feature area."""
 

@@ -21,9 +21,11 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 from autocode_lsp.protocol import (
     DOCTOR,
+    DOCTOR_OPEN,
     FEATURES,
     INVALID_PARAMS,
     MEMORY_APPLY_PROMOTION,
+    MEMORY_COMPOSE_SEARCH,
     MEMORY_DELETE,
     MEMORY_LIST,
     MEMORY_PLAN_PROMOTION,
@@ -38,14 +40,18 @@ from autocode_lsp.protocol import (
     TASK_ANSWER,
     TASK_APPROVE_COMPLETION,
     TASK_APPROVE_PLAN,
+    TASK_ASK,
     TASK_ASK_QUESTION,
     TASK_CANCEL,
+    TASK_COMPOSE,
     TASK_DID_CHANGE,
     TASK_GET,
     TASK_LIST,
     TASK_REJECT_PLAN,
+    TASK_REQUEST_CHANGES,
     TASK_RESOLVE_CONFLICTS,
     TASK_RESUME,
+    TASK_REVIEW,
     TASK_REVIEW_PLAN,
     TASK_START,
 )
@@ -237,6 +243,14 @@ class TaskRefArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskAskArgs:
+    task_id: str
+    question_id: str | None = None
+    """Which open question; default: the first one still open."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskAnswerArgs:
     task_id: str
     question_id: str
@@ -382,6 +396,16 @@ class PrepResult:
     counts: dict[str, Any]
     nested_components: list[Any]
     handoff: dict[str, Any] | None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class OpenedDocument:
+    """A file the server wrote for the person to read or fill in, and whether it asked the
+    editor to open it (`window/showDocument`); otherwise its path was shown in a message."""
+
+    path: str
+    uri: str
+    shown: bool
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -624,6 +648,30 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(MEMORY_APPLY_PROMOTION, MemoryApplyPromotionArgs, PromotionApplied,
                 "Turn the chosen candidates into skills and remove their memories.",
                 "memory", ("memoryNotFound",)),
+    CommandSpec(TASK_ASK, TaskAskArgs, TaskSnapshot,
+                "Ask the person one open question through `window/showMessageRequest`: answer "
+                "in a file (answers.md in the run folder), accept the proposed default (not "
+                "remembered), let AutoCode decide, or pick one of the question's choices. "
+                "Returns at once; the answer is recorded when the person acts.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_REVIEW, TaskRefArgs, OpenedDocument,
+                "Write what the task waits on as a file in its run folder (plan.md for a plan, "
+                "changes.diff for a verified change) and open it.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_REQUEST_CHANGES, TaskRefArgs, OpenedDocument,
+                "Open feedback.md in the run folder; when the person saves it with text under "
+                "the heading, the plan goes back with that feedback.",
+                "actions", (*_TASK_ERRORS, "notAwaitingInput")),
+    CommandSpec(TASK_COMPOSE, WorkspaceArgs, OpenedDocument,
+                "Open .autocode/runs/new-task.md; saving it with a brief starts a task.",
+                "actions", ("noRepository",)),
+    CommandSpec(DOCTOR_OPEN, WorkspaceArgs, OpenedDocument,
+                "Write the doctor report to .autocode/runs/doctor.md and open it.",
+                "actions", ("noRepository",)),
+    CommandSpec(MEMORY_COMPOSE_SEARCH, WorkspaceArgs, OpenedDocument,
+                "Open .autocode/runs/memory-search.md; saving it with a query writes the results "
+                "to memory-results.md next to it and opens that.",
+                "actions", ("noRepository",)),
 )
 
 METHODS: tuple[MethodSpec, ...] = (
@@ -687,6 +735,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
+    ErrorKind("taskChoiceNeeded", REQUEST_FAILED,
+              "The command was sent without a task id and more than one task (or none) fits.",
+              "Pick one from `data.tasks` (id, brief, what it waits for) and send the command "
+              "again with its `taskId`, or use the code actions, which carry the ids."),
     ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
               "Wait a moment and try again."),
     ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
@@ -1001,19 +1053,33 @@ def render_markdown() -> str:
         "",
         "## Two kinds of client",
         "",
-        "Every capability works through `workspace/executeCommand` and standard LSP messages, "
-        "so any client can drive AutoCode:",
+        "Every capability works through standard LSP messages, so any client can drive "
+        "AutoCode without typing JSON or copying ids:",
         "",
-        "- A question with choices arrives as `window/showMessageRequest` with one more action, "
-        "\"Let AutoCode decide\" (recorded as `delegated`); another chosen title is the answer "
-        "(the proposed default's title is recorded as `acceptedDefault`, never learned). A "
-        "free-text question arrives as `window/showMessage`, answer it with "
-        "`autocode.task.answer`.",
-        "- A plan to review opens with `window/showDocument`; approve it with "
-        "`autocode.task.approvePlan` (or reject it with `autocode.task.rejectPlan`). A client "
-        "without `window.showDocument.support` gets the plan's location in a `window/showMessage`.",
-        "- Long work (prep copies, task phases) reports `$/progress` only when the client set "
-        "`window.workDoneProgress` in its capabilities. Cancelling that progress cancels the task.",
+        "- **Code actions** (`textDocument/codeAction`, kinds `source.autocode.*`) on any file of "
+        "a workspace offer what its tasks wait for now (answer a question, review, approve or "
+        "request changes to a plan, review or apply a change, cancel) plus start a task, "
+        "doctor and memory search. Each is bound to a command with its ids filled in.",
+        "- **Documents as files** in `.autocode/runs/`: `<task>/plan.md`, `<task>/changes.diff`, "
+        "`doctor.md`, opened with `window/showDocument` when the client supports it (otherwise "
+        "their path is given in `window/showMessage`). Code lenses on `plan.md` and "
+        "`changes.diff` carry Approve, Request changes, Apply and Cancel.",
+        "- **Forms for free text**: `<task>/answers.md` (the open questions), `<task>/feedback.md` "
+        "(plan feedback), `new-task.md` (a brief) and `memory-search.md` (a query). The person "
+        "writes under a heading and saves; the server takes what was written when it gets "
+        "`textDocument/didSave` or sees the file change on disk. An empty field is no answer.",
+        "- A question arrives as `window/showMessageRequest` offering: the question's own "
+        "choices (recorded as chosen), \"Answer in a file…\" (opens `answers.md`), \"Accept the "
+        "proposed default (not remembered)\" and \"Let AutoCode decide\". A dismissed prompt is "
+        "asked again at the next interaction (the next code action request).",
+        "- A task command sent without `taskId` acts on the one open task that fits it (a plan "
+        "approval on that task's current revision); otherwise it fails with "
+        "`taskChoiceNeeded` and `data.tasks` lists the candidates.",
+        "- Long work reports `$/progress` when the client set `window.workDoneProgress`; other "
+        "clients get each step as a `window/logMessage` line. A command that works longer than "
+        "8 seconds (the variable `AUTOCODE_LSP_REPLY_WITHIN_S`) answers with the task as it "
+        "stands and the outcome follows as a message or notification, so no request outlives "
+        "a client's timeout. Cancelling the progress cancels the task.",
         "",
         "A client that opts in with `capabilities.experimental.autocode` set to an object "
         '(for example `{"protocolVersion": "1.0"}`) gets instead the custom methods below: '
@@ -1036,10 +1102,23 @@ def render_markdown() -> str:
         "## Workspace",
         "",
         "A command's own `workspace` argument (a path or a `file://` URI) wins; otherwise the "
-        "session's workspace folder is used. With several folders, task commands that name a "
-        "task find it in any folder, and other commands need `workspace`. A session without a "
+        "session's only workspace folder, else the only git repository among its folders "
+        "(folders that are not repositories are left out of task commands, with a log line). "
+        "With several repositories, task commands that name a task find it in any of them, and "
+        "other commands need `workspace` (the code actions fill it in). A session without a "
         "folder has no repository in context: memory commands see and save global memories "
         "only, and task, prep, doctor and forget commands fail with `noRepository`.",
+        "",
+        "### Paths across a container boundary",
+        "",
+        "When the editor and the server name the same folder differently (a bind mount into a "
+        "container), start the server with `--path-map CLIENT_PREFIX=SERVER_PREFIX` "
+        "(repeatable) or send `initializationOptions.autocode.pathMap` (a list of such strings "
+        "or an object `{client: server}`). Every path and `file://` URI that comes in "
+        "(workspace folders, `workspace` arguments, documents) is translated to the server's "
+        "name and every one that goes out (results, notifications, messages, documents to "
+        "open, errors) to the editor's. A path outside every prefix fails with `-32602` naming "
+        "both sides. The server log's first lines show the map.",
         "",
         *_remote_section(),
         "## Errors",

@@ -1,0 +1,141 @@
+;;; autocode-flow.el --- a person's whole task in Emacs + eglot, from menus only  -*- lexical-binding: t -*-
+
+;; Run by tests/editors/test_emacs_eglot.py with `emacs --batch`.  The "person"
+;; never types JSON or an id: every step is an entry picked from eglot's code
+;; action menu or from the server's prompt, or text typed into a file the server
+;; named and then saved.  Menu picks go through `completing-read', which this
+;; script answers with the entry matching `autocode-flow-pick' (a regexp).
+;;
+;; Environment: AUTOCODE_REPO (the repository), AUTOCODE_CONTACT (the server
+;; command or "HOST:PORT" as JSON), AUTOCODE_INIT (initializationOptions as JSON,
+;; optional), AUTOCODE_BRIEF, AUTOCODE_ANSWER, AUTOCODE_CLIENT_REPO (the path the
+;; editor sees, when the server sees another one through --path-map).
+
+(require 'cl-lib)
+(require 'json)
+(require 'eglot)
+
+(defvar autocode-flow-pick nil "Regexp: which entry the person picks in the next menu.")
+(defvar autocode-flow-messages nil "Every message shown, newest first.")
+(defvar autocode-flow-picked nil "Every menu entry picked, in order.")
+
+(defun autocode-flow-log (fmt &rest args)
+  (princ (concat (apply #'format fmt args) "\n") #'external-debugging-output))
+
+(defun autocode-flow--pick (prompt collection &rest _)
+  (let* ((items (cond ((functionp collection) (all-completions "" collection))
+                      (t (mapcar (lambda (x) (if (consp x) (car x) x)) collection))))
+         (found (and autocode-flow-pick
+                     (cl-find-if (lambda (s) (string-match-p autocode-flow-pick s)) items))))
+    (unless found
+      (error "menu %S has no entry matching %S: %S" prompt autocode-flow-pick items))
+    (autocode-flow-log "picked: %s" found)
+    (push found autocode-flow-picked)
+    found))
+
+(advice-add 'completing-read :override #'autocode-flow--pick)
+(advice-add 'message :before
+            (lambda (fmt &rest args)
+              (when (stringp fmt)
+                (let ((text (apply #'format-message fmt args)))
+                  (push text autocode-flow-messages)
+                  (autocode-flow-log "message: %s" text)))))
+
+(defun autocode-flow-wait (pred what &optional seconds)
+  (let ((deadline (+ (float-time) (or seconds 90))))
+    (while (not (funcall pred))
+      (when (> (float-time) deadline) (error "timed out waiting for %s" what))
+      (accept-process-output nil 0.05))))
+
+(defun autocode-flow-path-in-messages (name)
+  "The newest file path ending in NAME that a message told the person to open."
+  (cl-loop for m in autocode-flow-messages
+           when (string-match (concat "open \\(/[^ \n]*" (regexp-quote name) "\\)") m)
+           return (match-string 1 m)))
+
+(defun autocode-flow-wait-for-file-message (name)
+  (autocode-flow-wait (lambda () (autocode-flow-path-in-messages name))
+                      (format "a message naming %s" name))
+  (autocode-flow-path-in-messages name))
+
+(defvar autocode-flow-source-buffer nil)
+
+(defun autocode-flow-action-titles ()
+  (with-current-buffer autocode-flow-source-buffer
+    (mapcar (lambda (a) (plist-get a :title)) (eglot-code-actions (point-min) nil nil nil))))
+
+(defun autocode-flow-choose-action (regexp)
+  "Open eglot's code action menu in the source buffer and pick the entry matching REGEXP."
+  (autocode-flow-wait (lambda () (cl-some (lambda (title) (string-match-p regexp title))
+                                          (autocode-flow-action-titles)))
+                      (format "a code action matching %s" regexp))
+  (with-current-buffer autocode-flow-source-buffer
+    ;; As from the keyboard (M-x eglot-code-actions), so eglot asks with `completing-read'
+    ;; rather than a mouse popup menu.
+    (let ((autocode-flow-pick regexp)
+          (last-nonmenu-event ?\r))
+      (eglot-code-actions (point-min) nil nil t))))
+
+(defun autocode-flow-fill (path key text)
+  "Open PATH, type TEXT under the field KEY, save."
+  (with-current-buffer (find-file-noselect path)
+    (revert-buffer t t t)
+    (goto-char (point-min))
+    (re-search-forward (concat "^<!-- autocode:" (regexp-quote key)))
+    (end-of-line)
+    (insert "\n" text)
+    (save-buffer)
+    (autocode-flow-log "saved %s" path)))
+
+(defun autocode-flow-first-field (path)
+  (with-temp-buffer
+    (insert-file-contents path)
+    (goto-char (point-min))
+    (re-search-forward "^<!-- autocode:\\([A-Za-z0-9_.-]+\\)")
+    (match-string 1)))
+
+(defun autocode-flow-run ()
+  (let* ((repo (file-name-as-directory (or (getenv "AUTOCODE_CLIENT_REPO") (getenv "AUTOCODE_REPO"))))
+         (contact (json-read-from-string (getenv "AUTOCODE_CONTACT")))
+         (init (and (getenv "AUTOCODE_INIT") (json-parse-string (getenv "AUTOCODE_INIT") :object-type 'plist)))
+         (brief (getenv "AUTOCODE_BRIEF"))
+         (answer (getenv "AUTOCODE_ANSWER"))
+         (contact (if (stringp contact)
+                      (let ((hp (split-string contact ":")))
+                        (list (car hp) (string-to-number (cadr hp))))
+                    (append contact nil)))
+         (contact (if init (append contact (list :initializationOptions init)) contact)))
+    (setq autocode-flow-source-buffer (find-file-noselect (concat repo "greet.py")))
+    (with-current-buffer autocode-flow-source-buffer
+      (python-mode)
+      (eglot '(python-mode) (project-current nil repo) 'eglot-lsp-server contact "python")
+      (autocode-flow-wait (lambda () (eglot-current-server)) "eglot to connect"))
+
+    ;; 1. Start a task from the menu; write the brief into the form the server names.
+    (autocode-flow-choose-action "start a task")
+    (autocode-flow-fill (autocode-flow-wait-for-file-message "new-task.md") "brief" brief)
+
+    ;; 2. The question arrives as a prompt; the person chooses to answer in a file.
+    (setq autocode-flow-pick "Answer in a file")
+    (let ((answers (autocode-flow-wait-for-file-message "answers.md")))
+      (autocode-flow-fill answers (autocode-flow-first-field answers) answer))
+
+    ;; 3. Review and approve the plan from the menu.
+    (autocode-flow-choose-action "review plan")
+    (autocode-flow-wait-for-file-message "plan.md")
+    (autocode-flow-choose-action "approve plan r1")
+
+    ;; 4. Review the change as a file, then apply it.
+    (autocode-flow-choose-action "review the changes")
+    (autocode-flow-wait-for-file-message "changes.diff")
+    (autocode-flow-choose-action "apply the changes")
+
+    ;; 5. The doctor report opens as a file too.
+    (autocode-flow-choose-action "AutoCode: doctor")
+    (autocode-flow-wait-for-file-message "doctor.md")
+    (autocode-flow-log "picked in order: %S" (reverse autocode-flow-picked))
+    (autocode-flow-log "AUTOCODE-FLOW-OK")))
+
+(condition-case err
+    (progn (autocode-flow-run) (kill-emacs 0))
+  (error (autocode-flow-log "AUTOCODE-FLOW-FAILED: %S" err) (kill-emacs 1)))

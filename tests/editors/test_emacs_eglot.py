@@ -1,0 +1,107 @@
+"""A stock third-party client: Emacs with eglot (Debian's packages), in `--batch`, drives a
+whole task from menus only — code actions, the server's prompt, files it names and saves.
+
+editors/emacs/tests/autocode-flow.el is the person; this module builds the repository,
+starts Emacs with the real server and checks what the repository holds afterwards.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from support import git, make_repo
+
+pytestmark = pytest.mark.editor
+
+ROOT = Path(__file__).resolve().parents[2]
+FLOW = ROOT / "editors" / "emacs" / "tests" / "autocode-flow.el"
+BRIEF = "Make greet() say goodbye too: apply change.patch"
+ANSWER = "Use descriptive behaviour-based unittest method names."
+TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
+
+
+def emacs() -> str:
+    found = shutil.which("emacs")
+    if found is None:
+        pytest.fail("Emacs is not installed: run `bash scripts/editors-setup.sh` (it installs emacs-nox and elpa-eglot)")
+    return found
+
+
+def build_repo(root: Path) -> Path:
+    make_repo(root, {
+        "greet.py": "def greet():\n    return 'hello'\n",
+        "tests/__init__.py": "",
+        "tests/test_greet.py": (
+            "import unittest\n\nfrom greet import greet\n\n\n"
+            "class GreetTest(unittest.TestCase):\n"
+            "    def test_greet_says_hello(self):\n"
+            "        self.assertIn('hello', greet())\n"
+        ),
+        ".autocode/config.toml": f'test_command = "{TEST_COMMAND}"\n',
+    })
+    (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    patch = git(root, "diff")
+    git(root, "checkout", "--", "greet.py")
+    (root / "change.patch").write_text(patch, encoding="utf-8")
+    git(root, "add", "change.patch")
+    git(root, "commit", "-q", "-m", "add the patch")
+    return root
+
+
+def run_flow(repo: Path, home: Path, contact: object, *, extra_env: dict[str, str] | None = None) -> str:
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "AUTOCODE_REPO": str(repo),
+        "AUTOCODE_CONTACT": json.dumps(contact),
+        "AUTOCODE_BRIEF": BRIEF,
+        "AUTOCODE_ANSWER": ANSWER,
+        **(extra_env or {}),
+    }
+    proc = subprocess.run(
+        [emacs(), "--batch", "--no-init-file", "-l", str(FLOW)],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=240,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "AUTOCODE-FLOW-OK" in out, out[-6000:]
+    return out
+
+
+def test_eglot_runs_a_whole_task_from_menus_over_stdio(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    out = run_flow(repo, tmp_path / "home", [sys.executable, "-m", "autocode_lsp"])
+    # Every step was a menu pick or a saved file; none was a typed command or id.
+    for entry in ("AutoCode: start a task…", "Answer in a file…", "AutoCode: approve plan r1",
+                  "AutoCode: apply the changes"):
+        assert f"picked: {entry}" in out
+    assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+    record = json.loads((repo / ".autocode" / "project.json").read_text(encoding="utf-8"))
+    assert ANSWER in json.dumps(record)  # typed in the file: the person's answer, learned verbatim
+    runs = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    assert len(runs) == 1 and (runs[0] / "answers.md").is_file() and (runs[0] / "changes.diff").is_file()
+    assert (repo / ".autocode" / "runs" / "doctor.md").is_file()
+
+
+def test_eglot_with_a_path_map_between_two_folder_names(tmp_path: Path) -> None:
+    """The editor knows the repository as `editor-view/project`, the server as
+    `server-side/project` (a symlink stands in for a container's bind mount)."""
+    real = build_repo(tmp_path / "server-side" / "project")
+    (tmp_path / "editor-view").mkdir()
+    seen = tmp_path / "editor-view" / "project"
+    seen.symlink_to(real)
+    out = run_flow(
+        real, tmp_path / "home",
+        [sys.executable, "-m", "autocode_lsp", "--path-map", f"{seen}={real}"],
+        extra_env={"AUTOCODE_CLIENT_REPO": str(seen)},
+    )
+    # Every file the server named was named the editor's way.
+    named = [line for line in out.splitlines() if line.startswith("message:") and " open /" in line]
+    assert len(named) >= 5 and all(f" open {seen}/" in line for line in named), named
+    assert "goodbye" in (real / "greet.py").read_text(encoding="utf-8")
