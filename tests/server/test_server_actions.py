@@ -165,7 +165,7 @@ async def test_without_any_capability_every_step_is_a_code_action(bare: tuple[Se
     snap = await wait_for_need(session, repo, "answer_questions")
     assert snap["brief"] == BRIEF
     # The form is empty again for the next task; saving the same brief again starts nothing new.
-    assert "Make greet()" not in form.read_text(encoding="utf-8")
+    await wait_until(lambda: "Make greet()" not in form.read_text(encoding="utf-8"), what="an empty form")
     await save(session, form, fill(form.read_text(encoding="utf-8"), {"brief": BRIEF}))
     await asyncio.sleep(0.3)
     assert len((await session.command(protocol.TASK_LIST, {"workspace": str(repo)}))["tasks"]) == 1
