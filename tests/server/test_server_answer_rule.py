@@ -23,9 +23,12 @@ DEFAULT = "Name tests after the behaviour they check."
 
 @pytest_asyncio.fixture(scope="module")
 async def plain(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Session]:
+    # One session folder holds each test's repository (a workspace must lie inside one).
+    base = tmp_path_factory.mktemp("repos")
     s = await connect("stdio", log_file=tmp_path_factory.mktemp("logs") / "lsp.log")
-    await initialize(s, preset="neovim", folders=None, opt_in=False)
+    await initialize(s, preset="neovim", folders=[base], opt_in=False)
     s.choose = lambda params: None  # prompts are left open: the test answers by command
+    s.base = base  # type: ignore[attr-defined]
     yield s
     await close(s)
 
@@ -70,7 +73,7 @@ async def _run(session: Session, repo: Path, answer: dict[str, Any]) -> dict[str
 async def test_plain_lsp_answers_follow_the_one_rule(
     plain: Session, tmp_path: Path, answer: dict[str, Any], how: str, text: str, learned: bool
 ) -> None:
-    repo = build_repo(tmp_path / "project")
+    repo = build_repo(plain.base / tmp_path.name / "project")  # type: ignore[attr-defined]
     done = await _run(plain, repo, answer)
     [recorded] = done["answers"]
     assert (recorded["how"], recorded["text"], recorded["channel"]) == (how, text, "lsp:Neovim")
@@ -81,7 +84,7 @@ async def test_plain_lsp_answers_follow_the_one_rule(
 
 
 async def test_a_bad_how_is_refused_and_records_nothing(plain: Session, tmp_path: Path) -> None:
-    repo = build_repo(tmp_path / "project")
+    repo = build_repo(plain.base / tmp_path.name / "project")  # type: ignore[attr-defined]
     ws = str(repo)
     first = await plain.command(
         protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND, "workspace": ws}
@@ -134,7 +137,8 @@ async def test_ask_question_replies_carry_how(tmp_path: Path) -> None:
         snap = await other.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
         await wait_until(lambda: other.message_requests, timeout=30, what="the question prompt")
         titles = [a.title for a in other.message_requests[0].actions or []]
-        assert titles == [DEFAULT, "Let AutoCode decide"]
+        assert titles == ["Answer in a file…", "Accept the proposed default (not remembered)",
+                          "Let AutoCode decide"]
 
         await wait_until(lambda: any("ready for review" in m.message for m in other.client.messages)
                          or bool(other.client.shown_documents), timeout=60, what="the plan after the answer")
