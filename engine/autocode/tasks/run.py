@@ -27,6 +27,7 @@ from typing import Any
 from autocode import gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers import (
+    LOOP_SETTINGS,
     Plan,
     ProviderConfig,
     ProviderContext,
@@ -207,6 +208,7 @@ class TaskRun:
                 # A scenario given as a file is kept absolute so a resume from elsewhere finds it.
                 "scenario": str(Path(opts.scenario).resolve()) if opts.scenario and Path(opts.scenario).is_file() else opts.scenario,
                 "routes": values.get("routes") or {},
+                **{name: values[name] for name in LOOP_SETTINGS if values.get(name) is not None},
             }
         )
         check_config(config)
@@ -354,6 +356,7 @@ class TaskRun:
             "plan_revision": s["plan_revision"],
             "human_pause_states": list(s["human_pause_states"]),
             "learning": s["learning"],
+            "agent": self._agent_status(),
             "error": s["error"],
             "created": s["created"],
             "updated": s["updated"],
@@ -547,6 +550,9 @@ class TaskRun:
                 }[current]
                 step()
             except AutoCodeError as exc:
+                if exc.kind == "cancelled" and self._cancel_requested():
+                    self._cancel_now()  # the agent loop stopped for a cancel request
+                    return
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
                 self._fail("internalError", f"{type(exc).__name__}: {exc}")
@@ -593,7 +599,25 @@ class TaskRun:
             feedback=list(self._state["feedback"]),
             save_memory=self._save_memory,
             note=self._note,
+            run_dir=self.run_dir,
+            cancelled=self._cancel_requested,
+            say=lambda message: self._say(PHASE_OF[self._state["state"]], message),
+            run_tests=self._tests_in_copy if self._launch.get("values", {}).get("test_command") else None,
+            agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
         )
+
+    def _tests_in_copy(self) -> dict[str, Any]:
+        """The project's test command in the copy, for the implementer's run_tests tool."""
+        values = self._launch.get("values", {})
+        copy = Path(self._launch["prep"]["copy"])
+        package = (self._launch.get("options") or {}).get("package")
+        timeout = float(values.get("test_timeout") or 600)
+        return _run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
+
+    def _agent_status(self) -> dict[str, Any] | None:
+        from autocode.providers.agent import read_status
+
+        return read_status(self.run_dir)
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         from autocode.tasks.launch import save_memory
@@ -677,7 +701,8 @@ class TaskRun:
             if not diff.strip():
                 raise AutoCodeError("the implementer produced no change", kind="emptyChange")
             store.write_text_atomic(diff_path, diff)
-            _apply_in_copy(ctx.copy, diff_path)
+            if not implementation.applied:  # the agent loop's tools already changed the copy
+                _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = _diff_files(diff)
         store.write_text_atomic(

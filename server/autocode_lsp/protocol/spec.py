@@ -120,6 +120,8 @@ class TaskSnapshot:
     human_pause_states: list[str]
     created: str
     updated: str
+    agent: dict[str, Any] | None = None
+    """The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
