@@ -150,6 +150,10 @@ class OpenAIProvider:
                 ],
             }
             reply = self._post("/chat/completions", body, ctx)
+            if ctx is not None and ctx.run_dir is not None:
+                from autocode.providers.agent import session
+
+                session.record_request(ctx.run_dir, role, reply.get("usage"))
             try:
                 content = reply["choices"][0]["message"]["content"]
             except (KeyError, IndexError, TypeError) as exc:

@@ -49,6 +49,21 @@ def _status_writer(run_dir: Path) -> Any:
     return write
 
 
+def record_request(run_dir: Path, role: str, usage: Any) -> None:
+    """Count one plain (JSON answer) request of a role and the usage the endpoint reported for it."""
+    from autocode.providers.agent.loop import Usage
+
+    entry = dict(((read_status(run_dir) or {}).get("roles") or {}).get(role) or {})
+    if entry.get("mode") not in (None, "json"):
+        entry = {}
+    total = Usage(**{k: int(v) for k, v in (entry.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens", "total_tokens")})
+    total.add(usage)
+    (run_dir / AGENT_DIR).mkdir(exist_ok=True)
+    _status_writer(run_dir)(
+        {"role": role, "mode": "json", "turns": int(entry.get("turns") or 0) + 1, "tool_calls": 0, "usage": total.to_dict()}
+    )
+
+
 def _loop(
     client: ChatClient,
     model: str,
