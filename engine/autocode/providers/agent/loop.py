@@ -292,6 +292,9 @@ class AgentLoop:
             self._announce_after(name, args, ok, result)
             self._publish(st)
             self.engine_seconds += self._clock() - mark
+            from autocode.tasks.store import kill_point
+
+            kill_point("agent_tool")
 
     def _edit_block_turn(self, st: _State, text: str, began: float) -> bool:
         """Apply a reply's blocks and READs; True when there was something to do (the loop goes on)."""
