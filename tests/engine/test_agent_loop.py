@@ -464,3 +464,24 @@ def test_retry_after_is_honoured_by_the_loop_client(endpoint: ScriptedEndpoint) 
     reply = ChatClient(base_url=endpoint.url, sleep=slept.append, backoff=0.1).post("/chat/completions", {"messages": []})
     assert reply["choices"][0]["message"]["content"] == "ok"
     assert slept == [2.0, 0.2]
+
+
+def test_task_show_prints_the_usage_and_the_settings_have_origins(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    from autocode.settings import resolve_settings
+    from tasks_support import autocode
+
+    repo = build_calc(tmp_path / "calc")
+    (repo / ".autocode").mkdir()
+    (repo / ".autocode" / "config.toml").write_text("max_turns = 4\n")
+    endpoint.load(*roles_before_implementing(),
+                  call("edit_file", {"path": "calc/ops.py", "old_text": "a - b", "new_text": "a + b"}),
+                  *[call("list_files") for _ in range(3)])
+    run = start(repo, endpoint.url)
+    run.approve_plan(1, CLI)
+    shown = autocode("task", "show", run.id, "--workspace", str(repo))
+    assert "model usage: 770 tokens (700 prompt, 70 completion)" in shown.stdout, shown.stdout
+    assert "implementer: tools, 4 request(s), 4 tool call(s), 440 tokens, stopped: max_turns reached" in shown.stdout
+    settings = resolve_settings(repo)
+    assert settings["max_turns"].origin != settings["token_budget"].origin  # config file vs built-in default
+    doctor = autocode("doctor", "--workspace", str(repo), "--json")
+    assert '"max_turns"' in doctor.stdout and '"time_budget"' in doctor.stdout

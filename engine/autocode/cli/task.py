@@ -395,5 +395,24 @@ def _render_details(data: dict[str, Any]) -> str:
     tests = data.get("tests")
     if tests:
         lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")
+    lines += _render_agent(snap.get("agent"))
     lines.append(f"events: {len(data['events'])}")
     return "\n".join(lines)
+
+
+def _render_agent(agent: dict[str, Any] | None) -> list[str]:
+    """The model's work: per role its mode, requests, tool calls, tokens and why a loop stopped."""
+    if not agent:
+        return []
+    usage = agent.get("usage") or {}
+    lines = [f"model usage: {usage.get('total_tokens', 0)} tokens "
+             f"({usage.get('prompt_tokens', 0)} prompt, {usage.get('completion_tokens', 0)} completion)"]
+    for role, item in (agent.get("roles") or {}).items():
+        text = f"  {role}: {item.get('mode')}, {item.get('turns')} request(s), {item.get('tool_calls')} tool call(s), " \
+               f"{(item.get('usage') or {}).get('total_tokens', 0)} tokens"
+        if item.get("stopped") and item.get("stopped") != "answered":
+            text += f", stopped: {item['stopped']} reached"
+        if item.get("mode") == "edit_blocks":
+            text += " (the endpoint takes no tools: edit blocks)"
+        lines.append(text)
+    return lines
