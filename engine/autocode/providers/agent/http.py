@@ -62,6 +62,7 @@ class ChatClient:
         self._sleep = sleep
         self.azure_api_version = azure_api_version
         self.azure_deployment = azure_deployment
+        self._proxies: dict[str, str] | None = None  # read from the environment once
 
     # -- addressing -------------------------------------------------------
 
@@ -140,16 +141,13 @@ class ChatClient:
         parts = urllib.parse.urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ProviderError(f"base_url {shown} is not an http(s) address; check base_url")
-        conn = _connection(parts, self.timeout)
+        if self._proxies is None:
+            self._proxies = urllib.request.getproxies()
+        conn = _connection(parts, self.timeout, self._proxies)
         target = parts.path + (f"?{parts.query}" if parts.query else "")
         aborted = threading.Event()
-        finished = threading.Event()
-        watcher: threading.Thread | None = None
         if cancelled is not None:
-            watcher = threading.Thread(
-                target=_watch, args=(conn, cancelled, aborted, finished), daemon=True, name="autocode-http-cancel"
-            )
-            watcher.start()
+            _watcher().watch(conn, cancelled, aborted)
         started = time.monotonic()
         try:
             conn.request("POST", target, body=data, headers=self.headers())
@@ -173,16 +171,17 @@ class ChatClient:
             reason = getattr(exc, "strerror", None) or type(exc).__name__
             raise ProviderError(f"cannot reach {shown}: {reason}; check base_url") from exc
         finally:
-            finished.set()
+            if cancelled is not None:
+                _watcher().unwatch(conn)
             conn.close()
-            if watcher is not None:
-                watcher.join()
 
 
-def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.HTTPConnection:
+def _connection(parts: urllib.parse.SplitResult, timeout: float, proxies: dict[str, str]) -> http.client.HTTPConnection:
     host = parts.hostname or ""
     port = parts.port
-    proxy = None if urllib.request.proxy_bypass(host) else urllib.request.getproxies().get(parts.scheme)
+    proxy = proxies.get(parts.scheme)
+    if proxy and urllib.request.proxy_bypass(host):
+        proxy = None
     if parts.scheme == "https":
         if proxy:
             p = urllib.parse.urlsplit(proxy if "://" in proxy else "http://" + proxy)
@@ -193,20 +192,58 @@ def _connection(parts: urllib.parse.SplitResult, timeout: float) -> http.client.
     return http.client.HTTPConnection(host, port, timeout=timeout)
 
 
-def _watch(
-    conn: http.client.HTTPConnection,
-    cancelled: Callable[[], bool],
-    aborted: threading.Event,
-    finished: threading.Event,
-) -> None:
-    while not finished.wait(POLL):
-        if cancelled():
-            aborted.set()
-            sock = conn.sock
-            if sock is not None:
-                with contextlib.suppress(OSError):
-                    sock.shutdown(socket.SHUT_RDWR)
-            return
+class _Watcher:
+    """One daemon thread for the process that shuts the socket of a request in flight when its
+    task asks to cancel. Started once: a thread per request would cost more than the rest of a turn.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self._active: dict[int, tuple[http.client.HTTPConnection, Callable[[], bool], threading.Event]] = {}
+        threading.Thread(target=self._run, daemon=True, name="autocode-http-cancel").start()
+
+    def watch(self, conn: http.client.HTTPConnection, cancelled: Callable[[], bool], aborted: threading.Event) -> None:
+        with self._lock:
+            self._active[id(conn)] = (conn, cancelled, aborted)
+            self._lock.notify()
+
+    def unwatch(self, conn: http.client.HTTPConnection) -> None:
+        with self._lock:
+            self._active.pop(id(conn), None)
+
+    def _run(self) -> None:
+        while True:
+            with self._lock:
+                while not self._active:
+                    self._lock.wait()
+                watched = list(self._active.values())
+            for conn, cancelled, aborted in watched:
+                try:
+                    stop = cancelled()
+                except Exception:  # a broken cancel check never kills the watcher
+                    stop = False
+                if stop:
+                    with self._lock:
+                        if self._active.pop(id(conn), None) is None:
+                            continue
+                        aborted.set()
+                        sock = conn.sock
+                        if sock is not None:
+                            with contextlib.suppress(OSError):
+                                sock.shutdown(socket.SHUT_RDWR)
+            time.sleep(POLL)
+
+
+_WATCHER: _Watcher | None = None
+_WATCHER_LOCK = threading.Lock()
+
+
+def _watcher() -> _Watcher:
+    global _WATCHER
+    with _WATCHER_LOCK:
+        if _WATCHER is None:
+            _WATCHER = _Watcher()
+        return _WATCHER
 
 
 def _delay(backoff: float, attempt: int, retry_after: str | None) -> float:

@@ -290,7 +290,8 @@ class AgentLoop:
                 },
             )
             self._announce_after(name, args, ok, result)
-            self._publish(st)
+            if not st.pending:
+                self._publish(st)
             self.engine_seconds += self._clock() - mark
             from autocode.tasks.store import kill_point
 

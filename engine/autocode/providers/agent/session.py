@@ -31,9 +31,10 @@ READER_NOTE = (
 def _status_writer(run_dir: Path) -> Any:
     from autocode.tasks.store import write_json_atomic
 
+    # Read once: this writer is the only one while its loop runs.
+    roles: dict[str, Any] = dict((read_status(run_dir) or {}).get("roles") or {})
+
     def write(entry: dict[str, Any]) -> None:
-        data = read_status(run_dir) or {"roles": {}}
-        roles = dict(data.get("roles") or {})
         roles[str(entry["role"])] = entry
         total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         for item in roles.values():
