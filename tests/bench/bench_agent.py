@@ -90,6 +90,19 @@ def _serve(conn: Any) -> None:
     server.serve_forever()
 
 
+def _timed_client() -> Any:
+    from autocode.providers.agent.http import ChatClient
+
+    class TimedClient(ChatClient):
+        sent: list[float]
+
+        def post(self, path: str, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+            self.sent.append(time.thread_time())  # this thread's CPU time when a request leaves
+            return super().post(path, body, **kw)
+
+    return TimedClient
+
+
 def _times(url: str) -> list[tuple[float, float]]:
     import urllib.request
 
@@ -113,7 +126,6 @@ def main() -> int:
 
         from autocode.prep import make_prep_copy
         from autocode.providers.agent import session
-        from autocode.providers.agent.http import ChatClient
         from autocode.providers.agent.loop import Budgets
         from autocode.providers.base import ProviderContext
         from autocode.tasks import store
@@ -133,6 +145,7 @@ def main() -> int:
             result = _run_tests(command, copy, 600, lambda: False)
             test_times.append(time.perf_counter() - t0)
             assert result["exit_code"] == 0, result["output"]
+        TimedClient = _timed_client()
         overheads: list[float] = []
         engine: list[float] = []
         cpu: list[float] = []
@@ -147,13 +160,8 @@ def main() -> int:
             )
             _times(url)
             sent: list[float] = []
-
-            class TimedClient(ChatClient):
-                def post(self, path: str, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
-                    sent.append(time.thread_time())  # this thread's CPU time when a request leaves
-                    return super().post(path, body, **kw)
-
             client = TimedClient(base_url=url)
+            client.sent = sent
             loop = session._loop(client, "bench", ctx, "implementer", "implementer", session.ALL_TOOLS,
                                  Budgets(max_turns=TURNS + 1), "tools",
                                  session.Edits.open(copy, run_dir / "agent" / "originals.json"))
