@@ -485,3 +485,57 @@ def test_task_show_prints_the_usage_and_the_settings_have_origins(endpoint: Scri
     assert settings["max_turns"].origin != settings["token_budget"].origin  # config file vs built-in default
     doctor = autocode("doctor", "--workspace", str(repo), "--json")
     assert '"max_turns"' in doctor.stdout and '"time_budget"' in doctor.stdout
+
+
+def test_the_time_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    (repo / ".autocode").mkdir()
+    (repo / ".autocode" / "config.toml").write_text("time_budget = 1\n")
+    endpoint.load(*roles_before_implementing(), call("list_files", delay=1.2))
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI)
+    endpoint.assert_clean()
+    assert snap["error"]["kind"] == "budgetExhausted" and "time_budget = 1 s" in snap["error"]["message"]
+    assert snap["agent"]["roles"]["implementer"]["stopped"] == "time_budget"
+
+
+def test_edit_format_tools_makes_a_refusal_a_clear_failure(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    from agent_support import Step
+
+    repo = build_calc(tmp_path / "calc")
+    (repo / ".autocode").mkdir()
+    (repo / ".autocode" / "config.toml").write_text('edit_format = "tools"\n')
+    endpoint.load(*roles_before_implementing(), Step(status=400, body={"error": {"message": "tools are not supported"}}))
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI)
+    endpoint.assert_clean()
+    assert snap["error"]["kind"] == "providerError"
+    assert "refused the tools" in snap["error"]["message"] and 'edit_format = "auto"' in snap["error"]["message"]
+
+
+def test_edit_format_edit_blocks_never_offers_tools(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    (repo / ".autocode").mkdir()
+    (repo / ".autocode" / "config.toml").write_text('edit_format = "edit_blocks"\n')
+    block = "calc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    endpoint.load(
+        *roles_before_implementing(),
+        text(block, check=must(lambda b: "tools" not in b)),
+        text("done", check=must(lambda b: "tests: exit code 0" in last_message(b)["content"])),
+        review(),
+    )
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI)
+    endpoint.assert_clean()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    assert snap["agent"]["roles"]["implementer"]["mode"] == "edit_blocks"
+    assert snap["agent"]["roles"]["implementer"]["fallback_reason"] is None
+
+
+def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
+    from tasks_support import build_sample
+
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    run = TaskRun.start(repo, f"Apply {patch}", TaskOptions(scenario="no-questions"))
+    assert run.snapshot()["agent"] is None
+    assert not (run.run_dir / "agent").exists()

@@ -25,7 +25,7 @@ from typing import Any
 from autocode.errors import AutoCodeError
 from autocode.providers.agent import editblocks
 from autocode.providers.agent.http import ChatClient, RequestCancelled, ToolsRefused
-from autocode.providers.agent.tools import Toolbox, ToolError, bounded, replace_once, tests_outcome
+from autocode.providers.agent.tools import Toolbox, ToolError, bounded, replace_once, outcome_of_tests
 from autocode.providers.base import ProviderError
 
 EMPTY_NUDGE = (
@@ -334,7 +334,7 @@ class AgentLoop:
         if applied and self.toolbox._run_tests is not None:
             self._tell("running tests")
             result = self.toolbox._run_tests()
-            outcome = tests_outcome(result)
+            outcome = outcome_of_tests(result)
             self._tell(f"running tests: {outcome}")
             out.append(_tests_text(result))
         self._feedback(st, "\n\n".join(out), began)
@@ -477,7 +477,7 @@ def _outcome_from_text(result: str) -> str:
     first, _, rest = result.partition("\n")
     code = first.split(" ")[2] if first.startswith("exit code ") else "?"
     status = "timed_out" if "(timed_out" in first else "finished"
-    return tests_outcome({"exit_code": int(code) if code.lstrip("-").isdigit() else code, "status": status, "output_tail": rest})
+    return outcome_of_tests({"exit_code": int(code) if code.lstrip("-").isdigit() else code, "status": status, "output_tail": rest})
 
 
 def _arguments(raw: Any) -> dict[str, Any]:

@@ -446,7 +446,7 @@ def _glob(path: str, pattern: str) -> bool:
     )
 
 
-def tests_outcome(result: dict[str, Any]) -> str:
+def outcome_of_tests(result: dict[str, Any]) -> str:
     """`passed`, `2 failed`, `timed out`... from a test run, for progress messages."""
     if result.get("status") == "timed_out":
         return "timed out"
