@@ -7,7 +7,14 @@ from pathlib import Path
 import pytest
 
 from autocode.providers.agent import editblocks
-from autocode.providers.agent.tools import Edits, Toolbox, ToolError, replace_once, outcome_of_tests, unified_diff
+from autocode.providers.agent.tools import (
+    Edits,
+    Toolbox,
+    ToolError,
+    outcome_of_tests,
+    replace_once,
+    unified_diff,
+)
 
 
 def test_blocks_and_reads_are_parsed_with_their_paths() -> None:

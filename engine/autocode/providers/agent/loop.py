@@ -25,7 +25,13 @@ from typing import Any
 from autocode.errors import AutoCodeError
 from autocode.providers.agent import editblocks
 from autocode.providers.agent.http import ChatClient, RequestCancelled, ToolsRefused
-from autocode.providers.agent.tools import Toolbox, ToolError, bounded, replace_once, outcome_of_tests
+from autocode.providers.agent.tools import (
+    Toolbox,
+    ToolError,
+    bounded,
+    outcome_of_tests,
+    replace_once,
+)
 from autocode.providers.base import ProviderError
 
 EMPTY_NUDGE = (
