@@ -81,3 +81,19 @@ def test_test_outcomes_for_progress() -> None:
     assert outcome_of_tests({"exit_code": 1, "status": "finished", "output_tail": "=== 2 failed, 3 passed in 0.1s ==="}) == "2 failed"
     assert outcome_of_tests({"exit_code": -9, "status": "timed_out"}) == "timed out"
     assert outcome_of_tests({"exit_code": 2, "status": "finished", "output_tail": "usage"}) == "exit code 2"
+
+
+def test_an_edit_keeps_the_file_s_line_endings(tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    (copy / "win.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    edits = Edits.open(copy, tmp_path / "originals.json")
+    Toolbox(copy, edits, allowed=["edit_file"]).call("edit_file", {"path": "win.txt", "old_text": "two", "new_text": "2"})
+    assert (copy / "win.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
+    assert "\n-two\r\n+2\r\n" in edits.diff()
+
+
+def test_a_path_with_a_null_byte_is_a_tool_error(tmp_path: Path) -> None:
+    box = Toolbox(tmp_path, None, allowed=["read_file"])
+    with pytest.raises(ToolError, match="control character"):
+        box.call("read_file", {"path": "a\0b"})

@@ -30,6 +30,7 @@ from autocode.providers.agent.tools import (
     ToolError,
     bounded,
     outcome_of_tests,
+    read_text,
     replace_once,
 )
 from autocode.providers.base import ProviderError
@@ -275,7 +276,7 @@ class AgentLoop:
             except AutoCodeError as exc:
                 ok = False
                 result = f"error: {exc.message}"
-            except (OSError, UnicodeError) as exc:
+            except (OSError, ValueError) as exc:  # a null byte in a path, a file that vanished...
                 ok = False
                 result = f"error: {type(exc).__name__}: {exc}"
             result = bounded(self.clean(result))
@@ -320,13 +321,13 @@ class AgentLoop:
             try:
                 rel, target = self.toolbox.resolve(block.path, for_write=True)
                 if block.search.strip() == "":
-                    if target.is_file() and target.read_text(encoding="utf-8", errors="surrogateescape").strip():
+                    if target.is_file() and read_text(target).strip():
                         raise ToolError(f"{rel} exists and is not empty; quote the lines to replace in SEARCH")
                     content = block.replace
                 else:
                     if not target.is_file():
                         raise ToolError(f"{rel} does not exist; leave SEARCH empty to create it")
-                    current = target.read_text(encoding="utf-8", errors="surrogateescape")
+                    current = read_text(target)
                     content = replace_once(rel, current, block.search, block.replace)
                 assert self.toolbox.edits is not None
                 self.toolbox.edits.write(rel, target, content)
@@ -468,7 +469,7 @@ class AgentLoop:
         if name == "run_tests" and ok:
             what = "running tests: " + _outcome_from_text(result)
         elif not ok:
-            what += ": refused" if "error" in result[:10] else ": failed"
+            what += ": not applied" if name in ("edit_file", "write_file") else ": refused"
         self._tell(what)
         if self._note is not None:
             self._note("agent_tool", {"role": self.role, "tool": name, "path": path, "ok": ok, "report": what})

@@ -134,14 +134,14 @@ class Edits:
 
     def write(self, rel: str, target: Path, content: str) -> None:
         if rel not in self.originals:
-            old = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
+            old = read_text(target) if target.is_file() else None
             self.originals[rel] = old
             from autocode.tasks.store import write_text_atomic
 
             write_text_atomic(self.store, json.dumps(self.originals))
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.autocode-tmp")
-        tmp.write_text(content, encoding="utf-8", errors="surrogateescape")
+        tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
         if target.exists():
             os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
         os.replace(tmp, target)
@@ -151,7 +151,7 @@ class Edits:
 
     def current(self, rel: str) -> str | None:
         path = self.copy / rel
-        return path.read_text(encoding="utf-8", errors="surrogateescape") if path.is_file() else None
+        return read_text(path) if path.is_file() else None
 
     def diff(self) -> str:
         """A git-style unified diff from the first content of each touched file to its content now."""
@@ -211,6 +211,8 @@ class Toolbox:
         if not isinstance(raw, str) or not raw.strip():
             raise ToolError("path must be a non-empty string relative to the repository root")
         text = raw.strip().replace("\\", "/")
+        if any(ord(ch) < 32 for ch in text):
+            raise ToolError("the path has a control character (a null byte or a newline); refused")
         if text.startswith("/") or re.match(r"^[A-Za-z]:", text) or text.startswith("~"):
             raise ToolError(f"{raw!r} is an absolute path; give a path relative to the repository root")
         parts = [p for p in text.split("/") if p not in ("", ".")]
@@ -345,8 +347,7 @@ class Toolbox:
             raise ToolError("old_text and new_text must be strings")
         if not target.is_file():
             raise ToolError(f"{rel!r} does not exist; use write_file to create it")
-        content = target.read_text(encoding="utf-8", errors="surrogateescape")
-        updated = replace_once(rel, content, old, new)
+        updated = replace_once(rel, read_text(target), old, new)
         assert self.edits is not None
         self.edits.write(rel, target, updated)
         return f"edited {rel}: replaced {old.count(chr(10)) + 1} line(s) with {new.count(chr(10)) + 1}"
@@ -390,6 +391,11 @@ class Toolbox:
             return f"saved (id {result.get('id') or result.get('memory', {}).get('id', '?')})"
         reason = result.get("message") or result.get("reason") or result.get("error") or "refused"
         return f"not saved: {reason}"
+
+
+def read_text(path: Path) -> str:
+    """A file's text exactly as stored: no newline translation, undecodable bytes kept."""
+    return path.read_bytes().decode("utf-8", "surrogateescape")
 
 
 def replace_once(rel: str, content: str, old: str, new: str) -> str:
