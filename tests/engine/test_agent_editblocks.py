@@ -97,3 +97,13 @@ def test_a_path_with_a_null_byte_is_a_tool_error(tmp_path: Path) -> None:
     box = Toolbox(tmp_path, None, allowed=["read_file"])
     with pytest.raises(ToolError, match="control character"):
         box.call("read_file", {"path": "a\0b"})
+
+
+def test_an_unknown_reading_role_is_refused_before_anything_runs() -> None:
+    from autocode.errors import UsageError
+    from autocode.providers import ProviderConfig, check_config
+
+    with pytest.raises(UsageError, match="reading_roles names unknown role"):
+        check_config(ProviderConfig(provider="openai", base_url="http://127.0.0.1:9/v1", model="m", reading_roles=("typist",)))
+    with pytest.raises(UsageError, match="azure provider, which needs base_url"):
+        check_config(ProviderConfig(provider="azure", base_url="http://127.0.0.1:9", model="m"))

@@ -145,6 +145,9 @@ def check_config(config: ProviderConfig) -> None:
                 f"role {role} uses the azure provider, which needs base_url (the resource endpoint), "
                 "api_version and deployment (or model); set them in .autocode/config.toml"
             )
+    unknown = [r for r in config.reading_roles if r not in ROLES]
+    if unknown:
+        raise UsageError(f"reading_roles names unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
     if config.edit_format not in ("auto", "tools", "edit_blocks"):
         raise UsageError(f"edit_format {config.edit_format!r} is not one of auto, tools, edit_blocks")
     if any(config.route(r)[0] == "fixture" for r in ROLES):
