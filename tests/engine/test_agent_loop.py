@@ -539,3 +539,22 @@ def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
     run = TaskRun.start(repo, f"Apply {patch}", TaskOptions(scenario="no-questions"))
     assert run.snapshot()["agent"] is None
     assert not (run.run_dir / "agent").exists()
+
+
+def test_a_model_that_ignores_the_tools_is_asked_again_in_edit_blocks(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    block = "calc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
+    endpoint.load(
+        *roles_before_implementing(),
+        text("I would change add in calc/ops.py to add its arguments.", check=must(lambda b: "tools" in b)),
+        text(block, check=must(lambda b: "tools" not in b and "<<<<<<< SEARCH" in b["messages"][0]["content"])),
+        text("done", check=must(lambda b: "applied the block for calc/ops.py" in last_message(b)["content"])),
+        review(),
+    )
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI)
+    endpoint.assert_clean()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    implementer = snap["agent"]["roles"]["implementer"]
+    assert implementer["mode"] == "edit_blocks" and "without calling any tool" in implementer["fallback_reason"]
+    assert implementer["turns"] == 3 and implementer["usage"]["total_tokens"] == 330

@@ -35,6 +35,7 @@ from autocode.providers.agent.tools import (
 )
 from autocode.providers.base import ProviderError
 
+NO_TOOL_CALL = "the model answered without calling any tool (a model or server without tool support?)"
 EMPTY_NUDGE = (
     "Your reply had neither text nor a tool call. Call a tool to continue, "
     "or answer with a short summary of the change when it is done."
@@ -118,6 +119,7 @@ class AgentLoop:
         say: Callable[[str], None] | None = None,
         note: Callable[[str, dict[str, Any]], None] | None = None,
         status: Callable[[dict[str, Any]], None] | None = None,
+        final_anyway: Callable[[str], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.client = client
@@ -132,6 +134,7 @@ class AgentLoop:
         self._say = say
         self._note = note
         self._status = status
+        self._final_anyway = final_anyway or (lambda text: False)
         self._clock = clock
         self.engine_seconds = 0.0  # the loop's own time, the endpoint's excluded (for the bench)
 
@@ -207,6 +210,10 @@ class AgentLoop:
                 self.engine_seconds += self._clock() - mark
                 continue
             self.engine_seconds += self._clock() - mark
+            if st.mode == "tools" and self.mode == "auto" and st.tool_calls == 0 and not self._final_anyway(content):
+                # No tool was ever called: a model or server that ignores tools. Ask again in edit blocks.
+                self._begin(st, "edit_blocks", system, user, edit_blocks_intro, NO_TOOL_CALL)
+                continue
             return self._finish(st, content, "answered", began)
 
     # -- steps ------------------------------------------------------------------
@@ -226,7 +233,7 @@ class AgentLoop:
         st.started = True
         if reason is not None:
             st.fallback_reason = self.clean(reason)
-            self._tell("the endpoint takes no tools: using edit blocks")
+            self._tell("no tool calls from this endpoint: using edit blocks")
             if self._note:
                 self._note("agent_fallback", {"role": self.role, "mode": mode, "reason": st.fallback_reason})
         self._append(

@@ -91,6 +91,7 @@ def _loop(
     say = ctx.say
 
     return AgentLoop(
+        final_anyway=lambda text: _legacy_diff(text) is not None,
         client=client,
         model=model,
         role=role,
