@@ -32,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--test-command", metavar="CMD", help="the command that runs the tests (overrides settings)")
     start.add_argument("--package", metavar="DIR", help="work on one package of a monorepo (a folder in the workspace)")
     start.add_argument("--manifest", metavar="FILE", help="JSON manifest of declared public inputs for the prep copy")
-    start.add_argument("--provider", choices=("fixture", "openai"), help="model provider for every role")
+    start.add_argument("--provider", choices=("fixture", "openai", "azure"), help="model provider for every role")
     start.add_argument("--model", help="model name for the provider")
     start.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     start.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
@@ -458,5 +458,24 @@ def _render_details(data: dict[str, Any]) -> str:
     tests = data.get("tests")
     if tests:
         lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")
+    lines += _render_agent(snap.get("agent"))
     lines.append(f"events: {len(data['events'])}")
     return "\n".join(lines)
+
+
+def _render_agent(agent: dict[str, Any] | None) -> list[str]:
+    """The model's work: per role its mode, requests, tool calls, tokens and why a loop stopped."""
+    if not agent:
+        return []
+    usage = agent.get("usage") or {}
+    lines = [f"model usage: {usage.get('total_tokens', 0)} tokens "
+             f"({usage.get('prompt_tokens', 0)} prompt, {usage.get('completion_tokens', 0)} completion)"]
+    for role, item in (agent.get("roles") or {}).items():
+        text = f"  {role}: {item.get('mode')}, {item.get('turns')} request(s), {item.get('tool_calls')} tool call(s), " \
+               f"{(item.get('usage') or {}).get('total_tokens', 0)} tokens"
+        if item.get("stopped") and item.get("stopped") != "answered":
+            text += f", stopped: {item['stopped']} reached"
+        if item.get("mode") == "edit_blocks":
+            text += " (the endpoint takes no tools: edit blocks)"
+        lines.append(text)
+    return lines

@@ -26,7 +26,11 @@ from autocode.providers.base import (
     Review,
 )
 
-PROVIDERS: tuple[str, ...] = ("fixture", "openai")
+PROVIDERS: tuple[str, ...] = ("fixture", "openai", "azure")
+# The launch values the agent loop reads (settings of the same names).
+LOOP_SETTINGS: tuple[str, ...] = (
+    "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
+)
 
 
 @dataclass(frozen=True)
@@ -40,6 +44,13 @@ class ProviderConfig:
     scenario: str | None = None
     timeout: float = 60.0
     routes: tuple[tuple[str, str], ...] = ()
+    max_turns: int = 40
+    token_budget: int = 400_000
+    time_budget: float = 1800.0
+    edit_format: str = "auto"
+    reading_roles: tuple[str, ...] = ("investigator",)
+    api_version: str | None = None
+    deployment: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +61,13 @@ class ProviderConfig:
             "scenario": self.scenario,
             "timeout": self.timeout,
             "routes": dict(self.routes),
+            "max_turns": self.max_turns,
+            "token_budget": self.token_budget,
+            "time_budget": self.time_budget,
+            "edit_format": self.edit_format,
+            "reading_roles": list(self.reading_roles),
+            "api_version": self.api_version,
+            "deployment": self.deployment,
         }
 
     @classmethod
@@ -63,6 +81,15 @@ class ProviderConfig:
             scenario=data.get("scenario"),
             timeout=float(data.get("timeout") or 60.0),
             routes=tuple(sorted((str(k), str(v)) for k, v in dict(routes).items())),
+            max_turns=int(data.get("max_turns") or 40),
+            token_budget=int(data.get("token_budget") or 400_000),
+            time_budget=float(data.get("time_budget") or 1800.0),
+            edit_format=str(data.get("edit_format") or "auto"),
+            reading_roles=tuple(
+                str(r) for r in (data["reading_roles"] if data.get("reading_roles") is not None else ["investigator"])
+            ),
+            api_version=data.get("api_version"),
+            deployment=data.get("deployment"),
         )
 
     def route(self, role: str) -> tuple[str, str | None]:
@@ -83,14 +110,21 @@ def provider_for(config: ProviderConfig, role: str) -> Provider:
         from autocode.providers.fixture import FixtureProvider, load_scenario
 
         return FixtureProvider(load_scenario(config.scenario), model=model)
-    if name == "openai":
+    if name in ("openai", "azure"):
+        from autocode.providers.agent.loop import Budgets
         from autocode.providers.openai import OpenAIProvider
 
         return OpenAIProvider(
             base_url=config.base_url or "",
-            model=model or "",
+            model=model or config.deployment or "",
             api_key_env=config.api_key_env,
             timeout=config.timeout,
+            budgets=Budgets(config.max_turns, config.token_budget, config.time_budget),
+            edit_format=config.edit_format,
+            reading=role in config.reading_roles,
+            azure_api_version=config.api_version if name == "azure" else None,
+            azure_deployment=(config.deployment or model) if name == "azure" else None,
+            name=name,
         )
     raise UsageError(f"unknown provider {name!r}; use one of {', '.join(PROVIDERS)}")
 
@@ -106,6 +140,16 @@ def check_config(config: ProviderConfig) -> None:
                 f"role {role} uses the openai provider but base_url or model is not set; "
                 "set them in .autocode/config.toml or pass --base-url and --model"
             )
+        if name == "azure" and not (config.base_url and config.api_version and (config.deployment or model)):
+            raise UsageError(
+                f"role {role} uses the azure provider, which needs base_url (the resource endpoint), "
+                "api_version and deployment (or model); set them in .autocode/config.toml"
+            )
+    unknown = [r for r in config.reading_roles if r not in ROLES]
+    if unknown:
+        raise UsageError(f"reading_roles names unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
+    if config.edit_format not in ("auto", "tools", "edit_blocks"):
+        raise UsageError(f"edit_format {config.edit_format!r} is not one of auto, tools, edit_blocks")
     if any(config.route(r)[0] == "fixture" for r in ROLES):
         from autocode.providers.fixture import load_scenario
 

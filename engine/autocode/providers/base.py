@@ -143,6 +143,9 @@ class Implementation:
 
     diff: str
     summary: str = ""
+    # True when the implementer already made the change in the copy (the agent loop's tools);
+    # the diff is then the record of it, not something still to apply.
+    applied: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -199,6 +202,13 @@ class ProviderContext:
     feedback: list[str] = field(default_factory=list)
     save_memory: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
     note: Callable[[str, dict[str, Any]], None] | None = None
+    # For roles that work in the copy (the agent loop): where the transcript goes, the
+    # task's cancel flag, a progress line, the project's tests run in the copy, the agent name.
+    run_dir: Path | None = None
+    cancelled: Callable[[], bool] | None = None
+    say: Callable[[str], None] | None = None
+    run_tests: Callable[[], dict[str, Any]] | None = None
+    agent: str = "implementer"
 
     def emit(self, event: str, data: dict[str, Any]) -> None:
         if self.note is not None:

@@ -1,24 +1,24 @@
 """A provider for any OpenAI-compatible chat-completions endpoint, over urllib.
 
-Each role sends one chat request asking for a JSON object of a fixed shape
-and checks what comes back; a malformed answer is a clear `ProviderError`,
-never a half-filled plan. 429 and 5xx answers are retried with exponential
-backoff (honouring Retry-After); a request that exceeds the timeout is not
-retried. The API key is read from the environment variable the settings
-name and is never stored, logged or put in an error message.
+Each role but the implementer sends one chat request asking for a JSON object
+of a fixed shape and checks what comes back; a malformed answer is a clear
+`ProviderError`, never a half-filled plan. The implementer works through the
+agent loop (`providers.agent`): tools in the prep copy, budgets, a transcript.
+Requests go through `agent.http.ChatClient`: 429 and 5xx answers are retried
+with exponential backoff (honouring Retry-After); a request that exceeds the
+timeout is not retried. The API key is read from the environment variable the
+settings name and is never stored, logged or put in an error message.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from typing import Any
 
+from autocode.providers.agent.http import ChatClient
+from autocode.providers.agent.loop import Budgets
 from autocode.providers.base import (
     Implementation,
     Plan,
@@ -53,7 +53,11 @@ SHAPES = {
 
 
 class OpenAIProvider:
-    name = "openai"
+    """Every role over one chat-completions endpoint (OpenAI, Azure OpenAI, local servers).
+
+    The implementer runs the agent loop (`providers.agent`); a role named in
+    `reading_roles` may read the copy with read-only tools before its JSON answer.
+    """
 
     def __init__(
         self,
@@ -65,35 +69,58 @@ class OpenAIProvider:
         retries: int = 3,
         backoff: float = 0.5,
         sleep: Callable[[float], None] = time.sleep,
+        budgets: Budgets | None = None,
+        edit_format: str = "auto",
+        reading: bool = False,
+        azure_api_version: str | None = None,
+        azure_deployment: str | None = None,
+        name: str = "openai",
     ) -> None:
         if not base_url:
             raise ProviderError("the openai provider needs base_url (setting 'base_url' or --base-url)")
         if not model:
             raise ProviderError("the openai provider needs a model (setting 'model' or --model)")
+        self.name = name
         self.base_url = base_url.rstrip("/")
         self.model: str | None = model
         self.api_key_env = api_key_env
         self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
-        self._sleep = sleep
+        self.budgets = budgets or Budgets()
+        self.edit_format = edit_format
+        self.reading = reading
+        self.client = ChatClient(
+            base_url=self.base_url,
+            api_key_env=api_key_env,
+            timeout=timeout,
+            retries=retries,
+            backoff=backoff,
+            sleep=sleep,
+            azure_api_version=azure_api_version,
+            azure_deployment=azure_deployment,
+        )
 
     # -- roles -------------------------------------------------------------
 
     def requirements(self, ctx: ProviderContext) -> RequirementsReport:
-        return RequirementsReport.from_dict(self._ask("requirements", _context_text(ctx)))
+        return RequirementsReport.from_dict(self._ask("requirements", _context_text(ctx), ctx))
 
     def plan(self, ctx: ProviderContext, requirements: RequirementsReport) -> Plan:
         text = _context_text(ctx) + "\n\nRequirements:\n" + json.dumps(requirements.to_dict(), indent=1)
-        return Plan.from_dict(self._ask("planner", text))
+        return Plan.from_dict(self._ask("planner", text, ctx))
 
     def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
         text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
+        if ctx.copy is not None and ctx.run_dir is not None:
+            from autocode.providers.agent import session
+
+            return session.implement(self.client, str(self.model), ctx, text, self.budgets, self.edit_format)
         text += "\n\nFiles:\n" + _file_excerpts(ctx, plan.citations)
-        return Implementation.from_dict(self._ask("implementer", text))
+        return Implementation.from_dict(self._ask("implementer", text, ctx))
 
     def investigate(self, ctx: ProviderContext) -> list[str]:
-        data = self._ask("investigator", _context_text(ctx))
+        data = self._ask("investigator", _context_text(ctx), ctx)
         cites = data.get("citations", [])
         if not isinstance(cites, list):
             raise ProviderError("the investigator's answer has 'citations' that is not a list")
@@ -101,28 +128,39 @@ class OpenAIProvider:
 
     def review(self, ctx: ProviderContext, diff: str, test_exit_code: int | None) -> Review:
         text = f"{_context_text(ctx)}\n\nTest exit code: {test_exit_code}\n\nDiff:\n{diff[:20000]}"
-        return Review.from_dict(self._ask("reviewer", text))
+        return Review.from_dict(self._ask("reviewer", text, ctx))
 
     # -- transport ---------------------------------------------------------
 
-    def _ask(self, role: str, user_text: str) -> dict[str, Any]:
-        body = {
-            "model": self.model,
-            "temperature": 0,
-            "response_format": {"type": "json_object"},
-            "messages": [
-                {"role": "system", "content": SYSTEM.format(role=role, shape=SHAPES[role])},
-                {"role": "user", "content": user_text},
-            ],
-        }
-        reply = self._post("/chat/completions", body)
-        try:
-            content = reply["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError) as exc:
-            raise ProviderError(
-                f"{self.base_url} answered without choices[0].message.content; "
-                "check that base_url points at an OpenAI-compatible chat-completions API"
-            ) from exc
+    def _ask(self, role: str, user_text: str, ctx: ProviderContext | None = None) -> dict[str, Any]:
+        system = SYSTEM.format(role=role, shape=SHAPES[role])
+        content: Any = None
+        if self.reading and ctx is not None and ctx.copy is not None and ctx.run_dir is not None:
+            from autocode.providers.agent import session
+
+            content = session.read_then_answer(self.client, str(self.model), ctx, role, system, user_text, self.budgets)
+        if content is None:
+            body = {
+                "model": self.model,
+                "temperature": 0,
+                "response_format": {"type": "json_object"},
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user_text},
+                ],
+            }
+            reply = self._post("/chat/completions", body, ctx)
+            if ctx is not None and ctx.run_dir is not None:
+                from autocode.providers.agent import session
+
+                session.record_request(ctx.run_dir, role, reply.get("usage"))
+            try:
+                content = reply["choices"][0]["message"]["content"]
+            except (KeyError, IndexError, TypeError) as exc:
+                raise ProviderError(
+                    f"{self.base_url} answered without choices[0].message.content; "
+                    "check that base_url points at an OpenAI-compatible chat-completions API"
+                ) from exc
         if not isinstance(content, str):
             raise ProviderError(f"the {role} answer from {self.base_url} has no text content")
         try:
@@ -136,75 +174,8 @@ class OpenAIProvider:
             raise ProviderError(f"the {role} answer from model {self.model} is not a JSON object")
         return data
 
-    def _headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json", "Accept": "application/json"}
-        if self.api_key_env:
-            key = os.environ.get(self.api_key_env)
-            if not key:
-                raise ProviderError(
-                    f"the environment variable {self.api_key_env} (setting 'api_key_env') is not set; "
-                    "export your API key there"
-                )
-            headers["Authorization"] = "Bearer " + key
-        return headers
-
-    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        data = json.dumps(body).encode("utf-8")
-        url = self.base_url + path
-        attempt = 0
-        while True:
-            request = urllib.request.Request(url, data=data, headers=self._headers(), method="POST")
-            try:
-                with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                    raw = response.read()
-            except urllib.error.HTTPError as exc:
-                status = exc.code
-                retry_after = exc.headers.get("Retry-After") if exc.headers else None
-                exc.close()
-                if (status == 429 or status >= 500) and attempt < self.retries:
-                    self._sleep(_delay(self.backoff, attempt, retry_after))
-                    attempt += 1
-                    continue
-                raise ProviderError(_status_message(url, status, attempt)) from None
-            except TimeoutError as exc:
-                raise ProviderError(
-                    f"{url} did not answer within {self.timeout:g} s; "
-                    "raise the provider timeout or check the server"
-                ) from exc
-            except urllib.error.URLError as exc:
-                if isinstance(exc.reason, TimeoutError | socket.timeout):
-                    raise ProviderError(
-                        f"{url} did not answer within {self.timeout:g} s; "
-                        "raise the provider timeout or check the server"
-                    ) from exc
-                raise ProviderError(f"cannot reach {url}: {exc.reason}; check base_url") from exc
-            try:
-                parsed = json.loads(raw.decode("utf-8"))
-            except (UnicodeDecodeError, ValueError) as exc:
-                raise ProviderError(
-                    f"{url} answered with a body that is not JSON; check that base_url is an "
-                    "OpenAI-compatible API"
-                ) from exc
-            if not isinstance(parsed, dict):
-                raise ProviderError(f"{url} answered with JSON that is not an object")
-            return parsed
-
-
-def _delay(backoff: float, attempt: int, retry_after: str | None) -> float:
-    if retry_after:
-        try:
-            return min(float(retry_after), 30.0)
-        except ValueError:
-            pass
-    return float(backoff * (2**attempt))
-
-
-def _status_message(url: str, status: int, attempt: int) -> str:
-    if status in (401, 403):
-        return f"{url} refused the request (HTTP {status}); check the API key variable named by api_key_env"
-    if status == 429 or status >= 500:
-        return f"{url} kept failing (HTTP {status}) after {attempt + 1} attempts; try again later"
-    return f"{url} answered HTTP {status}; check base_url and model"
+    def _post(self, path: str, body: dict[str, Any], ctx: ProviderContext | None = None) -> dict[str, Any]:
+        return self.client.post(path, body, cancelled=ctx.cancelled if ctx is not None else None)
 
 
 def _strip_fence(text: str) -> str:

@@ -36,6 +36,25 @@ class Settings(BaseModel):
         default_factory=dict, description='per-role model routes, role = "provider:model"'
     )
     agent: str = Field(default="implementer", min_length=1, description="agent name used for memories")
+    max_turns: int = Field(
+        default=40, gt=0, description="model requests one agent loop (the implementer's, a reading role's) may make"
+    )
+    token_budget: int = Field(
+        default=400_000, gt=0, description="tokens, as the endpoint reports them, one agent loop may use"
+    )
+    time_budget: int = Field(default=1800, gt=0, description="seconds of wall time one agent loop may take")
+    edit_format: Literal["auto", "tools", "edit_blocks"] = Field(
+        default="auto",
+        description="how the implementer edits: tool calls, search/replace blocks, or tools with the blocks as fallback",
+    )
+    reading_roles: list[str] = Field(
+        default_factory=lambda: ["investigator"],
+        description="roles that may read the copy (read_file, list_files, search) before answering",
+    )
+    api_version: Text | None = Field(default=None, description="Azure OpenAI api-version (provider azure)")
+    deployment: Text | None = Field(
+        default=None, description="Azure OpenAI deployment name (provider azure); the model name when unset"
+    )
     memory_max_count: int = Field(default=200, gt=0, description="memories kept per scope before eviction")
     keep_prep_copies: int = Field(
         default=0, ge=0, description="prep copies of finished tasks kept on disk (newest first); 0 removes each"

@@ -22,6 +22,13 @@ SETTING_NAMES = (
     "api_key_env",
     "routes",
     "agent",
+    "max_turns",
+    "token_budget",
+    "time_budget",
+    "edit_format",
+    "reading_roles",
+    "api_version",
+    "deployment",
 )
 
 

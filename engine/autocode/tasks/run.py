@@ -27,6 +27,7 @@ from typing import Any
 from autocode import gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers import (
+    LOOP_SETTINGS,
     Plan,
     ProviderConfig,
     ProviderContext,
@@ -228,6 +229,7 @@ class TaskRun:
                 # A scenario given as a file is kept absolute so a resume from elsewhere finds it.
                 "scenario": str(Path(opts.scenario).resolve()) if opts.scenario and Path(opts.scenario).is_file() else opts.scenario,
                 "routes": values.get("routes") or {},
+                **{name: values[name] for name in LOOP_SETTINGS if values.get(name) is not None},
             }
         )
         check_config(config)
@@ -397,6 +399,7 @@ class TaskRun:
                 for a in s["ledger"]["answers"]
             ],
             "learning": s["learning"],
+            "agent": self._agent_status(),
             "error": s["error"],
             "created": s["created"],
             "updated": s["updated"],
@@ -690,6 +693,9 @@ class TaskRun:
                 }[current]
                 step()
             except AutoCodeError as exc:
+                if exc.kind == "cancelled" and self._cancel_requested():
+                    self._cancel_now()  # the agent loop stopped for a cancel request
+                    return
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
                 from autocode.errors import fault_error
@@ -744,7 +750,25 @@ class TaskRun:
             feedback=list(self._state["feedback"]),
             save_memory=self._save_memory,
             note=self._note,
+            run_dir=self.run_dir,
+            cancelled=self._cancel_requested,
+            say=lambda message: self._say(PHASE_OF[self._state["state"]], message),
+            run_tests=self._tests_in_copy if self._launch.get("values", {}).get("test_command") else None,
+            agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
         )
+
+    def _tests_in_copy(self) -> dict[str, Any]:
+        """The project's test command in the copy, for the implementer's run_tests tool."""
+        values = self._launch.get("values", {})
+        copy = Path(self._launch["prep"]["copy"])
+        package = (self._launch.get("options") or {}).get("package")
+        timeout = float(values.get("test_timeout") or 600)
+        return _run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
+
+    def _agent_status(self) -> dict[str, Any] | None:
+        from autocode.providers.agent import read_status
+
+        return read_status(self.run_dir)
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         from autocode.tasks.launch import save_memory
@@ -828,8 +852,12 @@ class TaskRun:
             if not diff.strip():
                 raise AutoCodeError("the implementer produced no change", kind="emptyChange")
             store.write_text_atomic(diff_path, diff)
-            _capture_base(ctx.copy, _diff_files(diff), self.run_dir / "evidence" / "base")
-            _apply_in_copy(ctx.copy, diff_path)
+            base = self.run_dir / "evidence" / "base"
+            if implementation.applied:  # the agent loop's tools already changed the copy
+                _capture_base(ctx.copy, _diff_files(diff), base, before=_agent_originals(self.run_dir))
+            else:
+                _capture_base(ctx.copy, _diff_files(diff), base)
+                _apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = _diff_files(diff)
         store.write_text_atomic(
@@ -1346,19 +1374,43 @@ def _copy_git(args: list[str], copy: Path) -> subprocess.CompletedProcess[bytes]
     return gitsafe.run(args, copy, check=False, env=None if is_root else _outside_repo_env(copy))
 
 
-def _capture_base(copy: Path, files: list[str], dest: Path) -> None:
-    """Save the copy's version of each file the change touches (the merge base), before it changes."""
+def _capture_base(
+    copy: Path, files: list[str], dest: Path, *, before: Mapping[str, str | None] | None = None
+) -> None:
+    """Save the copy's version of each file the change touches (the merge base), before it changes.
+
+    `before`: the first content of files already changed in the copy (the agent loop records
+    each file as it found it before its first edit); other files are read from the copy."""
     index: dict[str, str | None] = {}
     for n, rel in enumerate(files):
         source = copy / rel
-        if source.is_file() and not source.is_symlink():
+        data: bytes | None
+        if before is not None and rel in before:
+            text = before[rel]
+            data = None if text is None else text.encode("utf-8", "surrogateescape")
+        elif source.is_file() and not source.is_symlink():
+            data = source.read_bytes()
+        else:
+            data = None
+        if data is not None:
             name = f"{n:05d}"
             (dest / "files").mkdir(parents=True, exist_ok=True)
-            (dest / "files" / name).write_bytes(source.read_bytes())
+            (dest / "files" / name).write_bytes(data)
             index[rel] = name
         else:
             index[rel] = None
     store.write_json_atomic(dest / "index.json", {"files": index})
+
+
+def _agent_originals(run_dir: Path) -> dict[str, str | None]:
+    """What the agent loop found in each file before its first edit (its own record)."""
+    from autocode.providers.agent import AGENT_DIR
+
+    try:
+        data = store.read_json(run_dir / AGENT_DIR / "originals.json")
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {str(k): (v if isinstance(v, str) else None) for k, v in dict(data).items()}
 
 
 def _apply_in_copy(copy: Path, diff_path: Path) -> None:

@@ -137,6 +137,7 @@ def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
         human_pause_states=list(snap.get("human_pause_states") or []),
         created=str(snap.get("created", "")),
         updated=str(snap.get("updated", "")),
+        agent=snap.get("agent"),
     )
 
 

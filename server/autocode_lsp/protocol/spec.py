@@ -173,6 +173,8 @@ class TaskSnapshot:
     updated: str
     answers: list[AnswerRecord] = attrs.Factory(list)
     """The answer ledger: every answer with how it was given."""
+    agent: dict[str, Any] | None = None
+    """The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)

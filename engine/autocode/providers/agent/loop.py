@@ -1,0 +1,578 @@
+"""The agent loop: ask the model, run the tools it calls, send the results back, until it answers.
+
+The loop ends when the model answers without tool calls (its text is the
+result) or when a budget runs out (requests, tokens the endpoint reports,
+wall time). Every request, reply and tool call is appended, scrubbed, to a
+transcript in the run directory; the messages are rebuilt from it, so a
+process killed mid-loop continues from the last completed tool call. Cancel
+is checked between calls and aborts the request in flight.
+
+When the endpoint refuses tools (HTTP 400 naming them) and the edit format
+allows it, the loop starts again in the edit-block text format
+(`editblocks`), and the status says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import AutoCodeError
+from autocode.providers.agent import editblocks
+from autocode.providers.agent.http import ChatClient, RequestCancelled, ToolsRefused
+from autocode.providers.agent.tools import (
+    Toolbox,
+    ToolError,
+    bounded,
+    outcome_of_tests,
+    read_text,
+    replace_once,
+)
+from autocode.providers.base import ProviderError
+
+NO_TOOL_CALL = "the model answered without calling any tool (a model or server without tool support?)"
+EMPTY_NUDGE = (
+    "Your reply had neither text nor a tool call. Call a tool to continue, "
+    "or answer with a short summary of the change when it is done."
+)
+
+
+@dataclass(frozen=True)
+class Budgets:
+    max_turns: int = 40
+    token_budget: int = 400_000
+    time_budget: float = 1800.0
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def add(self, raw: Any) -> None:
+        if not isinstance(raw, dict):
+            return
+        p, c = _count(raw.get("prompt_tokens")), _count(raw.get("completion_tokens"))
+        t = _count(raw.get("total_tokens")) or p + c
+        self.prompt_tokens += p
+        self.completion_tokens += c
+        self.total_tokens += t
+
+    def to_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+@dataclass
+class LoopResult:
+    text: str
+    stopped: str  # answered, max_turns, token_budget, time_budget
+    mode: str  # tools or edit_blocks
+    turns: int
+    tool_calls: int
+    usage: Usage
+    fallback_reason: str | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.stopped == "answered"
+
+
+@dataclass
+class _State:
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    mode: str = "tools"
+    fallback_reason: str | None = None
+    turns: int = 0
+    tool_calls: int = 0
+    empties: int = 0
+    usage: Usage = field(default_factory=Usage)
+    elapsed: float = 0.0
+    pending: list[dict[str, Any]] = field(default_factory=list)  # tool calls of the last reply not yet run
+    unanswered_reply: str | None = None  # an edit-block reply whose feedback was not written
+    end: dict[str, Any] | None = None
+    started: bool = False
+
+
+class AgentLoop:
+    def __init__(
+        self,
+        *,
+        client: ChatClient,
+        model: str,
+        role: str,
+        toolbox: Toolbox,
+        transcript: Path,
+        budgets: Budgets,
+        clean: Callable[[str], str],
+        mode: str = "tools",  # tools, edit_blocks, or auto (tools, falling back to edit blocks)
+        cancelled: Callable[[], bool] | None = None,
+        say: Callable[[str], None] | None = None,
+        note: Callable[[str, dict[str, Any]], None] | None = None,
+        status: Callable[[dict[str, Any]], None] | None = None,
+        final_anyway: Callable[[str], bool] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.client = client
+        self.model = model
+        self.role = role
+        self.toolbox = toolbox
+        self.transcript = transcript
+        self.budgets = budgets
+        self.clean = clean
+        self.mode = mode
+        self.cancelled = cancelled
+        self._say = say
+        self._note = note
+        self._status = status
+        self._final_anyway = final_anyway or (lambda text: False)
+        self._clock = clock
+        self.engine_seconds = 0.0  # the loop's own time, the endpoint's excluded (for the bench)
+
+    # -- the loop -------------------------------------------------------------
+
+    def run(self, system: str, user: str, *, edit_blocks_intro: str | None = None) -> LoopResult:
+        st = self._load()
+        if st.end is not None:
+            return self._result(st, str(st.end.get("text") or ""), str(st.end.get("stopped")))
+        began = self._clock() - st.elapsed
+        if not st.started:
+            first = "edit_blocks" if self.mode == "edit_blocks" else "tools"
+            self._begin(st, first, system, user, edit_blocks_intro, None)
+        while True:
+            mark = self._clock()
+            st.elapsed = mark - began
+            if st.pending:
+                self._run_pending(st, began)
+                continue
+            if st.unanswered_reply is not None:
+                text, st.unanswered_reply = st.unanswered_reply, None
+                if self._edit_block_turn(st, text, began):
+                    continue
+                return self._finish(st, text, "answered", began)
+            self._check_cancel()
+            stop = self._budget_stop(st)
+            if stop is not None:
+                return self._finish(st, "", stop, began)
+            st.turns += 1
+            body = self._request_body(st)
+            self._append("request", {"turn": st.turns, "messages": len(body["messages"]), "mode": st.mode, "elapsed": round(st.elapsed, 3)})
+            self._tell(f"asking the model (turn {st.turns} of {self.budgets.max_turns})")
+            self.engine_seconds += self._clock() - mark
+            try:
+                reply = self.client.post("/chat/completions", body, cancelled=self.cancelled)
+            except ToolsRefused as exc:
+                if st.mode != "tools" or self.mode != "auto":
+                    raise ProviderError(
+                        f"{exc.message}; set edit_format = \"auto\" or \"edit_blocks\" to use edit blocks with this model"
+                    ) from None
+                st.turns -= 1
+                self._begin(st, "edit_blocks", system, user, edit_blocks_intro, exc.message)
+                continue
+            mark = self._clock()
+            raw_message = _message_of(reply, self.client.base_url)
+            st.usage.add(reply.get("usage"))
+            # The history and the transcript hold the scrubbed message; the tools run what was asked.
+            message = clean_message(raw_message, self.clean)
+            asked = clean_message(raw_message, _same).get("tool_calls") or []
+            st.elapsed = self._clock() - began
+            self._append("reply", {"turn": st.turns, "message": message, "usage": reply.get("usage"), "elapsed": round(st.elapsed, 3)})
+            st.messages.append(message)
+            self._publish(st)
+            calls = message.get("tool_calls") or []
+            content = message.get("content") or ""
+            if st.mode == "tools" and calls:
+                st.empties = 0
+                st.pending = list(asked)
+                self.engine_seconds += self._clock() - mark
+                continue
+            if not content.strip():
+                st.empties += 1
+                if st.empties >= 2:
+                    raise ProviderError(
+                        f"the {self.role} model answered twice with neither text nor a tool call; "
+                        "check that the model supports this API"
+                    )
+                self._feedback(st, EMPTY_NUDGE, began)
+                self.engine_seconds += self._clock() - mark
+                continue
+            st.empties = 0
+            if st.mode == "edit_blocks" and self._edit_block_turn(st, str(raw_message.get("content") or ""), began):
+                self.engine_seconds += self._clock() - mark
+                continue
+            self.engine_seconds += self._clock() - mark
+            if st.mode == "tools" and self.mode == "auto" and st.tool_calls == 0 and not self._final_anyway(content):
+                # No tool was ever called: a model or server that ignores tools. Ask again in edit blocks.
+                self._begin(st, "edit_blocks", system, user, edit_blocks_intro, NO_TOOL_CALL)
+                continue
+            return self._finish(st, content, "answered", began)
+
+    # -- steps ------------------------------------------------------------------
+
+    def _begin(self, st: _State, mode: str, system: str, user: str, intro: str | None, reason: str | None) -> None:
+        if mode == "edit_blocks":
+            system = system + "\n\n" + editblocks.INSTRUCTIONS
+            if intro:
+                user = user + "\n\n" + intro
+        messages = [
+            {"role": "system", "content": self.clean(system)},
+            {"role": "user", "content": self.clean(user)},
+        ]
+        st.messages = messages
+        st.mode = mode
+        st.pending = []
+        st.started = True
+        if reason is not None:
+            st.fallback_reason = self.clean(reason)
+            self._tell("no tool calls from this endpoint: using edit blocks")
+            if self._note:
+                self._note("agent_fallback", {"role": self.role, "mode": mode, "reason": st.fallback_reason})
+        self._append(
+            "start",
+            {
+                "role": self.role,
+                "mode": mode,
+                "model": self.model,
+                "tools": list(self.toolbox.allowed) if mode == "tools" else [],
+                "messages": messages,
+                "fallback_reason": st.fallback_reason,
+                "elapsed": round(st.elapsed, 3),
+            },
+        )
+        self._publish(st)
+
+    def _request_body(self, st: _State) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.model, "temperature": 0, "messages": st.messages}
+        if st.mode == "tools":
+            from autocode.providers.agent.tools import schemas
+
+            body["tools"] = schemas(self.toolbox.allowed)
+            body["tool_choice"] = "auto"
+        return body
+
+    def _run_pending(self, st: _State, began: float) -> None:
+        while st.pending:
+            self._check_cancel()
+            mark = self._clock()
+            call = st.pending[0]
+            call_id = str(call.get("id") or f"call-{st.turns}-{st.tool_calls}")
+            fn_raw = call.get("function")
+            fn: dict[str, Any] = fn_raw if isinstance(fn_raw, dict) else {}
+            name = str(fn.get("name") or "")
+            raw_args = fn.get("arguments")
+            ok = True
+            args: dict[str, Any] = {}
+            try:
+                args = _arguments(raw_args)
+                self._announce_before(name, args)
+                result = self.toolbox.call(name, args)
+            except ToolError as exc:
+                ok = False
+                result = f"error: {exc}"
+            except RequestCancelled:
+                raise
+            except AutoCodeError as exc:
+                ok = False
+                result = f"error: {exc.message}"
+            except (OSError, ValueError) as exc:  # a null byte in a path, a file that vanished...
+                ok = False
+                result = f"error: {type(exc).__name__}: {exc}"
+            result = bounded(self.clean(result))
+            st.tool_calls += 1
+            st.pending.pop(0)
+            st.messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+            st.elapsed = self._clock() - began
+            self._append(
+                "tool",
+                {
+                    "turn": st.turns,
+                    "id": call_id,
+                    "name": name,
+                    "ok": ok,
+                    "result": result,
+                    "seconds": round(self._clock() - mark, 4),
+                    "elapsed": round(st.elapsed, 3),
+                },
+            )
+            self._announce_after(name, args, ok, result)
+            if not st.pending:
+                self._publish(st)
+            self.engine_seconds += self._clock() - mark
+            from autocode.tasks.store import kill_point
+
+            kill_point("agent_tool")
+
+    def _edit_block_turn(self, st: _State, text: str, began: float) -> bool:
+        """Apply a reply's blocks and READs; True when there was something to do (the loop goes on)."""
+        blocks, reads, problems = editblocks.parse(text)
+        if not blocks and not reads and not problems:
+            return False
+        out: list[str] = list(problems)
+        for rel_raw in reads:
+            try:
+                out.append(self.toolbox.call("read_file", {"path": rel_raw}))
+                self._tell(f"reading {rel_raw}")
+            except ToolError as exc:
+                out.append(f"READ {rel_raw}: error: {exc}")
+        applied = 0
+        for block in blocks:
+            try:
+                rel, target = self.toolbox.resolve(block.path, for_write=True)
+                if block.search.strip() == "":
+                    if target.is_file() and read_text(target).strip():
+                        raise ToolError(f"{rel} exists and is not empty; quote the lines to replace in SEARCH")
+                    content = block.replace
+                else:
+                    if not target.is_file():
+                        raise ToolError(f"{rel} does not exist; leave SEARCH empty to create it")
+                    current = read_text(target)
+                    content = replace_once(rel, current, block.search, block.replace)
+                assert self.toolbox.edits is not None
+                self.toolbox.edits.write(rel, target, content)
+                applied += 1
+                out.append(f"applied the block for {rel}")
+                self._tell(f"editing {rel}")
+            except ToolError as exc:
+                out.append(f"the block for {block.path} was not applied: {exc}")
+                self._tell(f"editing {block.path}: not applied")
+        st.tool_calls += len(blocks) + len(reads)
+        if applied and self.toolbox._run_tests is not None:
+            self._tell("running tests")
+            result = self.toolbox._run_tests()
+            outcome = outcome_of_tests(result)
+            self._tell(f"running tests: {outcome}")
+            out.append(_tests_text(result))
+        self._feedback(st, "\n\n".join(out), began)
+        return True
+
+    def _feedback(self, st: _State, text: str, began: float) -> None:
+        content = bounded(self.clean(text))
+        st.messages.append({"role": "user", "content": content})
+        st.elapsed = self._clock() - began
+        self._append("feedback", {"turn": st.turns, "content": content, "elapsed": round(st.elapsed, 3)})
+
+    def _finish(self, st: _State, text: str, stopped: str, began: float) -> LoopResult:
+        st.elapsed = self._clock() - began
+        clean = self.clean(text)
+        self._append("end", {"turn": st.turns, "stopped": stopped, "text": clean, "usage": st.usage.to_dict(), "elapsed": round(st.elapsed, 3)})
+        st.end = {"stopped": stopped, "text": clean}
+        self._publish(st)
+        if stopped != "answered":
+            self._tell(f"stopped: {stopped.replace('_', ' ')} reached")
+        return self._result(st, clean, stopped)
+
+    def _result(self, st: _State, text: str, stopped: str) -> LoopResult:
+        return LoopResult(text, stopped, st.mode, st.turns, st.tool_calls, st.usage, st.fallback_reason)
+
+    def _budget_stop(self, st: _State) -> str | None:
+        if st.turns >= self.budgets.max_turns:
+            return "max_turns"
+        if st.usage.total_tokens >= self.budgets.token_budget:
+            return "token_budget"
+        if st.elapsed >= self.budgets.time_budget:
+            return "time_budget"
+        return None
+
+    def _check_cancel(self) -> None:
+        if self.cancelled is not None and self.cancelled():
+            raise RequestCancelled(f"the task was cancelled during the {self.role}'s loop")
+
+    # -- transcript ---------------------------------------------------------------
+
+    def _append(self, kind: str, data: dict[str, Any]) -> None:
+        from autocode.tasks.store import append_event
+
+        append_event(self.transcript, kind, data)
+
+    def _load(self) -> _State:
+        from autocode.tasks.store import read_events
+
+        st = _State(mode="edit_blocks" if self.mode == "edit_blocks" else "tools")
+        answered: set[str] = set()
+        for entry in read_events(self.transcript):
+            kind = entry.get("event")
+            st.elapsed = float(entry.get("elapsed") or st.elapsed)
+            if kind == "start":
+                st.messages = list(entry.get("messages") or [])
+                st.mode = str(entry.get("mode") or "tools")
+                st.fallback_reason = entry.get("fallback_reason")
+                st.pending, st.unanswered_reply, st.started = [], None, True
+            elif kind == "request":
+                st.turns = int(entry.get("turn") or st.turns)
+            elif kind == "reply":
+                message = entry.get("message") or {}
+                st.usage.add(entry.get("usage"))
+                st.messages.append(message)
+                calls = message.get("tool_calls") or []
+                st.pending = list(calls) if st.mode == "tools" else []
+                content = message.get("content") or ""
+                st.unanswered_reply = content if st.mode == "edit_blocks" and content.strip() else None
+            elif kind == "tool":
+                answered.add(str(entry.get("id")))
+                st.tool_calls += 1
+                st.messages.append({"role": "tool", "tool_call_id": entry.get("id"), "content": entry.get("result", "")})
+                st.pending = [c for c in st.pending if str(c.get("id")) != str(entry.get("id"))]
+            elif kind == "feedback":
+                st.messages.append({"role": "user", "content": entry.get("content", "")})
+                st.unanswered_reply = None
+            elif kind == "end":
+                st.end = entry
+        if st.started and self._note and st.end is None:
+            self._note("agent_resumed", {"role": self.role, "turns": st.turns, "tool_calls": st.tool_calls})
+        return st
+
+    # -- reporting -----------------------------------------------------------------
+
+    def _publish(self, st: _State) -> None:
+        if self._status is None:
+            return
+        self._status(
+            {
+                "role": self.role,
+                "mode": st.mode,
+                "fallback_reason": st.fallback_reason,
+                "turns": st.turns,
+                "tool_calls": st.tool_calls,
+                "usage": st.usage.to_dict(),
+                "seconds": round(st.elapsed, 3),
+                "budgets": {
+                    "max_turns": self.budgets.max_turns,
+                    "token_budget": self.budgets.token_budget,
+                    "time_budget": self.budgets.time_budget,
+                },
+                "stopped": (st.end or {}).get("stopped"),
+                "transcript": self.transcript.name,
+            }
+        )
+
+    def _tell(self, message: str) -> None:
+        if self._say is not None:
+            self._say(message)
+
+    def _announce_before(self, name: str, args: dict[str, Any]) -> None:
+        if name == "run_tests":
+            self._tell("running tests")
+
+    def _announce_after(self, name: str, args: dict[str, Any], ok: bool, result: str) -> None:
+        path = args.get("path") if isinstance(args.get("path"), str) else None
+        what = {
+            "read_file": f"reading {path}",
+            "list_files": f"listing {path}" if path else "listing files",
+            "search": f"searching {str(args.get('pattern'))[:60]!r}",
+            "edit_file": f"editing {path}",
+            "write_file": f"writing {path}",
+            "recall_memories": "recalling memories",
+            "save_memory": "saving a memory",
+        }.get(name, f"calling {name[:40]}")
+        if name == "run_tests" and ok:
+            what = "running tests: " + _outcome_from_text(result)
+        elif not ok:
+            what += ": not applied" if name in ("edit_file", "write_file") else ": refused"
+        self._tell(what)
+        if self._note is not None:
+            self._note("agent_tool", {"role": self.role, "tool": name, "path": path, "ok": ok, "report": what})
+
+
+def _tests_text(result: dict[str, Any]) -> str:
+    tail = str(result.get("output_tail") or "")[-6000:]
+    return f"tests: exit code {result.get('exit_code')} ({result.get('status')})\n{tail}"
+
+
+def _outcome_from_text(result: str) -> str:
+    first, _, rest = result.partition("\n")
+    code = first.split(" ")[2] if first.startswith("exit code ") else "?"
+    status = "timed_out" if "(timed_out" in first else "finished"
+    return outcome_of_tests({"exit_code": int(code) if code.lstrip("-").isdigit() else code, "status": status, "output_tail": rest})
+
+
+def _arguments(raw: Any) -> dict[str, Any]:
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, dict):
+        return raw
+    if not isinstance(raw, str):
+        raise ToolError("the arguments must be a JSON object")
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise ToolError(f"the arguments are not valid JSON ({exc}); send a JSON object") from None
+    if not isinstance(data, dict):
+        raise ToolError("the arguments must be a JSON object")
+    return data
+
+
+def _message_of(reply: dict[str, Any], where: str) -> dict[str, Any]:
+    try:
+        message = reply["choices"][0]["message"]
+    except (KeyError, IndexError, TypeError) as exc:
+        raise ProviderError(
+            f"{where} answered without choices[0].message; check that base_url points at an "
+            "OpenAI-compatible chat-completions API"
+        ) from exc
+    if not isinstance(message, dict):
+        raise ProviderError(f"{where} answered with a message that is not an object")
+    return message
+
+
+def _count(value: Any) -> int:
+    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) and value > 0 else 0
+
+
+def make_clean(copy: Path | None, workspace: Path | None) -> Callable[[str], str]:
+    """Paths of the copy made relative, then credentials and machine paths redacted (scrub module)."""
+    from autocode import scrub
+
+    prefixes: list[str] = []
+    for base in (copy, workspace):
+        if base is not None:
+            prefixes += [str(base), os.path.realpath(base)]
+    ordered = sorted(set(prefixes), key=len, reverse=True)
+
+    def clean(text: str) -> str:
+        if not text:
+            return text
+        for prefix in ordered:
+            if prefix in text:
+                text = text.replace(prefix + "/", "").replace(prefix, ".")
+        return scrub.redact(text, workspace=str(workspace) if workspace else None)
+
+    return clean
+
+
+def clean_message(message: dict[str, Any], clean: Callable[[str], str]) -> dict[str, Any]:
+    out: dict[str, Any] = {"role": "assistant", "content": clean(message.get("content") or "") or None}
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        kept = []
+        for i, call in enumerate(calls):
+            if not isinstance(call, dict):
+                continue
+            fn_raw = call.get("function")
+            fn: dict[str, Any] = fn_raw if isinstance(fn_raw, dict) else {}
+            args = fn.get("arguments")
+            kept.append(
+                {
+                    "id": str(call.get("id") or f"call-{i}"),
+                    "type": "function",
+                    "function": {
+                        "name": str(fn.get("name") or ""),
+                        "arguments": clean(args) if isinstance(args, str) else json.dumps(args if args is not None else {}),
+                    },
+                }
+            )
+        if kept:
+            out["tool_calls"] = kept
+    return out
+
+
+def _same(text: str) -> str:
+    return text

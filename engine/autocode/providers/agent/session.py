@@ -1,0 +1,211 @@
+"""From a task's ProviderContext to an agent loop, and back to an Implementation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import AutoCodeError
+from autocode.providers.agent import AGENT_DIR, read_status, status_path
+from autocode.providers.agent.http import ChatClient
+from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, make_clean
+from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
+from autocode.providers.base import Implementation, ProviderContext, ProviderError
+
+IMPLEMENTER_SYSTEM = """\
+You are the implementer of a coding assistant. You work in a copy of a git repository through tools;
+the person's own files are never touched until they approve your change.
+Read what you need (read_file, list_files, search), make the change with edit_file (exact text,
+matched once) or write_file, and run the project's tests with run_tests until they pass.
+Only paths relative to the repository root work. Keep the change as small as the task allows and
+follow the project's conventions. When the change is done and the tests pass, answer without
+calling a tool: a short summary of what you changed and why. That answer ends your work."""
+
+READER_NOTE = (
+    "Before answering you may read the repository with the tools read_file, list_files and search. "
+    "When you know enough, answer with the JSON object only (no tool call)."
+)
+
+
+def _status_writer(run_dir: Path) -> Any:
+    from autocode.tasks.store import write_json_atomic
+
+    # Read once: this writer is the only one while its loop runs.
+    roles: dict[str, Any] = dict((read_status(run_dir) or {}).get("roles") or {})
+
+    def write(entry: dict[str, Any]) -> None:
+        roles[str(entry["role"])] = entry
+        total = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+        for item in roles.values():
+            for key in total:
+                total[key] += int((item.get("usage") or {}).get(key) or 0)
+        fallback = [r for r, item in roles.items() if item.get("mode") == "edit_blocks"]
+        write_json_atomic(
+            status_path(run_dir),
+            {"roles": roles, "usage": total, "edit_blocks_fallback": fallback},
+            durable=False,
+        )
+
+    return write
+
+
+def record_request(run_dir: Path, role: str, usage: Any) -> None:
+    """Count one plain (JSON answer) request of a role and the usage the endpoint reported for it."""
+    from autocode.providers.agent.loop import Usage
+
+    entry = dict(((read_status(run_dir) or {}).get("roles") or {}).get(role) or {})
+    if entry.get("mode") not in (None, "json"):
+        entry = {}
+    total = Usage(**{k: int(v) for k, v in (entry.get("usage") or {}).items() if k in ("prompt_tokens", "completion_tokens", "total_tokens")})
+    total.add(usage)
+    (run_dir / AGENT_DIR).mkdir(exist_ok=True)
+    _status_writer(run_dir)(
+        {"role": role, "mode": "json", "turns": int(entry.get("turns") or 0) + 1, "tool_calls": 0, "usage": total.to_dict()}
+    )
+
+
+def _loop(
+    client: ChatClient,
+    model: str,
+    ctx: ProviderContext,
+    role: str,
+    name: str,
+    tools: tuple[str, ...],
+    budgets: Budgets,
+    mode: str,
+    edits: Edits | None,
+) -> AgentLoop:
+    if ctx.copy is None or ctx.run_dir is None:
+        raise ProviderError(f"the {role} needs the prep copy and the run directory to work in")
+    folder = ctx.run_dir / AGENT_DIR
+    folder.mkdir(exist_ok=True)
+    toolbox = Toolbox(
+        ctx.copy,
+        edits,
+        allowed=tools,
+        run_tests=ctx.run_tests,
+        recall=_recaller(ctx),
+        save_memory=_saver(ctx),
+    )
+    say = ctx.say
+
+    return AgentLoop(
+        final_anyway=lambda text: _legacy_diff(text) is not None,
+        client=client,
+        model=model,
+        role=role,
+        toolbox=toolbox,
+        transcript=folder / f"{name}.jsonl",
+        budgets=budgets,
+        clean=make_clean(ctx.copy, ctx.workspace),
+        mode=mode,
+        cancelled=ctx.cancelled,
+        say=say,
+        note=ctx.note,
+        status=_status_writer(ctx.run_dir),
+    )
+
+
+def _saver(ctx: ProviderContext) -> Any:
+    save = ctx.save_memory
+    if save is None:
+        return None
+
+    def saver(text: str) -> dict[str, Any]:
+        return save(text, {"content": text})
+
+    return saver
+
+
+def _recaller(ctx: ProviderContext) -> Any:
+    def recall(query: str) -> str:
+        from autocode.memory import MemoryContext, open_memory
+        from autocode.settings import resolve_settings
+
+        with open_memory(resolve_settings(ctx.workspace)) as service:
+            found = service.recall(MemoryContext(agent=ctx.agent, repository=ctx.workspace, run_id=ctx.task_id), query)
+            return str(found.render())
+
+    return recall
+
+
+def implement(
+    client: ChatClient, model: str, ctx: ProviderContext, user_text: str, budgets: Budgets, edit_format: str
+) -> Implementation:
+    """Run the implementer's loop; the change is already in the copy when this returns."""
+    if ctx.copy is None or ctx.run_dir is None:
+        raise ProviderError("the implementer needs the prep copy and the run directory to work in")
+    (ctx.run_dir / AGENT_DIR).mkdir(exist_ok=True)
+    edits = Edits.open(ctx.copy, ctx.run_dir / AGENT_DIR / "originals.json")
+    tools = ALL_TOOLS if ctx.run_tests is not None else tuple(t for t in ALL_TOOLS if t != "run_tests")
+    loop = _loop(client, model, ctx, "implementer", "implementer", tools, budgets, edit_format, edits)
+    result = loop.run(IMPLEMENTER_SYSTEM, user_text, edit_blocks_intro=_intro(ctx))
+    diff = edits.diff()
+    if not result.answered:
+        partial = ctx.run_dir / "evidence" / "partial.diff"
+        from autocode.tasks.store import write_text_atomic
+
+        write_text_atomic(partial, diff)
+        files = edits.files()
+        raise AutoCodeError(
+            f"the implementer stopped before finishing: {_why(result, budgets)}. What it changed so far "
+            f"({len(files)} file(s){': ' + ', '.join(files[:5]) if files else ''}) is kept in "
+            f"evidence/partial.diff and in the copy; raise the budget (setting {result.stopped}) and start again",
+            kind="budgetExhausted",
+        )
+    if not diff.strip():
+        legacy = _legacy_diff(result.text)
+        if legacy is not None:
+            return legacy
+    return Implementation(diff=diff, summary=result.text.strip(), applied=True)
+
+
+def read_then_answer(
+    client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets
+) -> str | None:
+    """Let a role read the copy, then return its final text; None when the endpoint takes no tools."""
+    from autocode.providers.agent.http import ToolsRefused
+
+    name = role if not ctx.feedback else f"{role}-{len(ctx.feedback)}"
+    loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None)
+    try:
+        result = loop.run(system + "\n\n" + READER_NOTE, user_text)
+    except ToolsRefused:
+        return None
+    except ProviderError as exc:
+        if "refused the tools" in exc.message:
+            return None
+        raise
+    if not result.answered:
+        raise ProviderError(f"the {role} did not answer: {_why(result, budgets)}")
+    return result.text
+
+
+def _why(result: LoopResult, budgets: Budgets) -> str:
+    return {
+        "max_turns": f"it made {result.turns} requests (max_turns = {budgets.max_turns})",
+        "token_budget": f"it used {result.usage.total_tokens} tokens (token_budget = {budgets.token_budget})",
+        "time_budget": f"it ran out of time (time_budget = {budgets.time_budget:g} s)",
+    }.get(result.stopped, result.stopped)
+
+
+def _intro(ctx: ProviderContext) -> str:
+    """For the edit-block format: the cited files, since there are no tools to read them."""
+    from autocode.providers.openai import _file_excerpts
+
+    text = _file_excerpts(ctx, [c for c in ctx.citations if "/" in c or "." in c], limit=30000)
+    return "Files:\n" + text if text else ""
+
+
+def _legacy_diff(text: str) -> Implementation | None:
+    """A model that answered the old way (one JSON object with a unified diff) instead of editing."""
+    from autocode.providers.openai import _strip_fence
+
+    try:
+        data = json.loads(_strip_fence(text))
+    except ValueError:
+        return None
+    if isinstance(data, dict) and isinstance(data.get("diff"), str) and data["diff"].strip():
+        return Implementation(diff=data["diff"], summary=str(data.get("summary") or ""))
+    return None
