@@ -117,7 +117,7 @@ def test_keep_prep_copies_keeps_the_newest_and_doctor_shows_it(tmp_path: Path) -
         assert _drive(run)["state"] == "COMPLETED"
         for rel, data in originals.items():
             (repo / rel).write_bytes(data)
-    assert [p.name for p in _prep_folders(repo)] == copies[1:]
+    assert sorted(p.name for p in _prep_folders(repo)) == sorted(copies[1:])
     proc = autocode("doctor", "--workspace", str(repo), "--json", env=cli_env())
     prep = json.loads(proc.stdout)["prep"]
     assert prep["copies"]["count"] == 2 and prep["finished"] == 2 and prep["copies"]["bytes"] > 0
@@ -127,7 +127,7 @@ def test_keep_prep_copies_keeps_the_newest_and_doctor_shows_it(tmp_path: Path) -
 
     proc = autocode("prep", "prune", "--workspace", str(repo), "--keep", "0", "--json", env=cli_env())
     assert proc.returncode == 0, proc.stderr
-    assert json.loads(proc.stdout)["removed"] == copies[1:]
+    assert json.loads(proc.stdout)["removed"] == sorted(copies[1:])
     assert _prep_folders(repo) == []
 
 
