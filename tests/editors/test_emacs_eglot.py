@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -105,3 +106,83 @@ def test_eglot_with_a_path_map_between_two_folder_names(tmp_path: Path) -> None:
     named = [line for line in out.splitlines() if line.startswith("message:") and " open /" in line]
     assert len(named) >= 5 and all(f" open {seen}/" in line for line in named), named
     assert "goodbye" in (real / "greet.py").read_text(encoding="utf-8")
+
+
+def _listen(kind: str, address: str, tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str, str]:
+    """Start a listening server; its address and the token from the file it names."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir(mode=0o700, exist_ok=True)
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime), "XDG_STATE_HOME": str(tmp_path / "state")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "autocode_lsp", "--log-file", str(tmp_path / "lsp.log"),
+         f"--{kind}", address, *flags],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+    )
+    assert process.stderr is not None
+    seen = []
+    for raw in process.stderr:
+        line = raw.decode()
+        seen.append(line)
+        match = re.search(rf"listening on {kind} (\S+) \(token file: (.+)\)", line)
+        if match:
+            return process, match.group(1), Path(match.group(2)).read_text(encoding="utf-8").strip()
+    process.wait()
+    raise AssertionError(f"the server did not start listening: {''.join(seen)}")
+
+
+def _stop(process: subprocess.Popen[bytes]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def test_eglot_over_tcp_with_the_token_and_a_path_map(tmp_path: Path) -> None:
+    real = build_repo(tmp_path / "server-side" / "project")
+    (tmp_path / "editor-view").mkdir()
+    seen = tmp_path / "editor-view" / "project"
+    seen.symlink_to(real)
+    process, address, token = _listen("tcp", "127.0.0.1:0", tmp_path, "--path-map", f"{seen}={real}")
+    try:
+        port = int(address.rpartition(":")[2])
+        out = run_flow(
+            real, tmp_path / "home", {"tcp": ["127.0.0.1", port]},
+            extra_env={"AUTOCODE_CLIENT_REPO": str(seen),
+                       "AUTOCODE_INIT": json.dumps({"autocode": {"token": token}})},
+        )
+    finally:
+        _stop(process)
+    named = [line for line in out.splitlines() if line.startswith("message:") and " open /" in line]
+    assert len(named) >= 5 and all(f" open {seen}/" in line for line in named), named
+    assert "goodbye" in (real / "greet.py").read_text(encoding="utf-8")
+
+
+def test_eglot_over_the_unix_socket_with_the_token(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    sockets = tmp_path / "sock"
+    sockets.mkdir(mode=0o700)
+    process, address, token = _listen("socket", str(sockets / "autocode.sock"), tmp_path)
+    try:
+        run_flow(repo, tmp_path / "home", {"socket": address},
+                 extra_env={"AUTOCODE_INIT": json.dumps({"autocode": {"token": token}})})
+    finally:
+        _stop(process)
+    assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
+
+
+def test_eglot_without_the_token_is_refused_and_nothing_runs(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    process, address, _ = _listen("tcp", "127.0.0.1:0", tmp_path)
+    try:
+        port = int(address.rpartition(":")[2])
+        env = {**os.environ, "HOME": str(tmp_path / "home"), "AUTOCODE_REPO": str(repo),
+               "AUTOCODE_CONTACT": json.dumps({"tcp": ["127.0.0.1", port]}),
+               "AUTOCODE_BRIEF": BRIEF, "AUTOCODE_ANSWER": ANSWER}
+        proc = subprocess.run([emacs(), "--batch", "--no-init-file", "-l", str(FLOW)],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        _stop(process)
+    assert proc.returncode != 0 and "AUTOCODE-FLOW-OK" not in proc.stdout + proc.stderr
+    assert not (repo / ".autocode" / "runs").exists()

@@ -34,6 +34,9 @@
     found))
 
 (advice-add 'completing-read :override #'autocode-flow--pick)
+;; eglot asks before a server edits files (workspace/applyEdit); the person says yes.
+(advice-add 'y-or-n-p :override
+            (lambda (prompt) (autocode-flow-log "confirmed: %s" prompt) t))
 (advice-add 'message :before
             (lambda (fmt &rest args)
               (when (stringp fmt)
@@ -94,17 +97,32 @@
     (re-search-forward "^<!-- autocode:\\([A-Za-z0-9_.-]+\\)")
     (match-string 1)))
 
+(defun autocode-flow-contact (contact init)
+  "eglot's contact for CONTACT (from JSON): a command (a vector), or an object with
+`tcp' [HOST, PORT] or `socket' PATH; INIT is the initializationOptions plist.  A network
+contact is given as eglot's keyword form so the options (the token) travel with it."
+  (cond
+   ((vectorp contact)
+    (append (append contact nil) (and init (list :initializationOptions init))))
+   ((assq 'tcp contact)
+    (let ((host (aref (cdr (assq 'tcp contact)) 0))
+          (port (aref (cdr (assq 'tcp contact)) 1)))
+      (list :process (lambda () (open-network-stream "autocode-lsp" nil host port))
+            :initializationOptions init)))
+   ((assq 'socket contact)
+    (let ((path (cdr (assq 'socket contact))))
+      (list :process (lambda () (make-network-process :name "autocode-lsp" :family 'local
+                                                      :service path :noquery t))
+            :initializationOptions init)))
+   (t (error "unknown contact %S" contact))))
+
 (defun autocode-flow-run ()
   (let* ((repo (file-name-as-directory (or (getenv "AUTOCODE_CLIENT_REPO") (getenv "AUTOCODE_REPO"))))
          (contact (json-read-from-string (getenv "AUTOCODE_CONTACT")))
          (init (and (getenv "AUTOCODE_INIT") (json-parse-string (getenv "AUTOCODE_INIT") :object-type 'plist)))
          (brief (getenv "AUTOCODE_BRIEF"))
          (answer (getenv "AUTOCODE_ANSWER"))
-         (contact (if (stringp contact)
-                      (let ((hp (split-string contact ":")))
-                        (list (car hp) (string-to-number (cadr hp))))
-                    (append contact nil)))
-         (contact (if init (append contact (list :initializationOptions init)) contact)))
+         (contact (autocode-flow-contact contact init)))
     (setq autocode-flow-source-buffer (find-file-noselect (concat repo "greet.py")))
     (with-current-buffer autocode-flow-source-buffer
       (python-mode)
@@ -129,6 +147,11 @@
     (autocode-flow-choose-action "review the changes")
     (autocode-flow-wait-for-file-message "changes.diff")
     (autocode-flow-choose-action "apply the changes")
+    ;; The change arrives in the open buffer (with undo); the person saves it.
+    (with-current-buffer autocode-flow-source-buffer
+      (autocode-flow-wait (lambda () (save-excursion (goto-char (point-min)) (search-forward "goodbye" nil t)))
+                          "the change in the greet.py buffer")
+      (save-buffer))
 
     ;; 5. The doctor report opens as a file too.
     (autocode-flow-choose-action "AutoCode: doctor")

@@ -1003,7 +1003,9 @@ class TaskRun:
             unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
         except Exception as exc:  # the editor went away or failed: nothing is claimed
             self._apply_refused(
-                f"the editor could not be reached ({type(exc).__name__}: {exc}); approve again to retry",
+                f"the editor did not take the change (it answered with an error or went away: "
+                f"{type(exc).__name__}: {exc}); nothing was recorded as applied. Approve the "
+                "completion again to retry.",
                 head_moved,
             )
             return None
