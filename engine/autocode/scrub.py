@@ -677,7 +677,9 @@ _MACHINE_PATHS = _Lazy(
                 _POSIX_START
                 + r"/(?:srv|opt|mnt|data|var/lib|Volumes)" + (r"/" + _COMPONENT) * 2 + _PATH_CHARS + "*"
                 + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"[^\\/\s\"'`<>|:;,*?]{2,}" + _WIN_PATH_CHARS + "*"
-                + r"|(?<![\w\\/:])\\\\[A-Za-z0-9][\w.\-$]*\\[^\\\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*",
+                # UNC, also JSON-escaped (`\\\\host\\share`).
+                + r"|(?<![\w\\/:])\\\\(?:\\\\)?[A-Za-z0-9][\w.\-$]*\\\\?[^\\\s\"'`<>|:;,*?]+"
+                + _WIN_PATH_CHARS + "*",
             ),
         )
     )

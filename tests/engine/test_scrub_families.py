@@ -135,3 +135,8 @@ def test_random_values_of_each_prefix_are_found(label: str) -> None:
             start = text.index(value)
             # The whole value, or (after `AccountKey=`) the whole key that follows the name.
             assert start <= found[0].start < start + 16 and found[0].end == start + len(value)
+
+
+def test_json_escaped_unc_path_is_found() -> None:
+    text = '{"share": "\\\\\\\\buildhost\\\\drop\\\\run.bat"}'
+    assert path_kinds(text) == ["host_path"]
