@@ -194,8 +194,10 @@ class MemoryService:
         evicted: builtins.list[Eviction] = []
         with self.store.write(lock_key=f"{owner}|{repo}") as w:
             duplicate = w.find_exact(owner, repo, norm_hash)
-            method = "exact" if duplicate else None
-            similar, duplicate, method = self._judge_duplicate(w, owner, repo, text, term_list, vector, model, duplicate, method)
+            method: str | None = "exact"
+            similar: str | None = None
+            if duplicate is None:
+                duplicate, method, similar = self._judge_duplicate(w, owner, repo, text, term_list, vector, model)
             if duplicate is not None:
                 return SaveResult(saved=False, duplicate_of=duplicate, duplicate_method=method, scope=where_scope, repository=where_repo)
             w.insert_memory(
@@ -241,14 +243,10 @@ class MemoryService:
         term_list: builtins.list[str],
         vector: builtins.list[float] | None,
         model: str | None,
-        duplicate: str | None,
-        method: str | None,
     ) -> tuple[str | None, str | None, str | None]:
-        """(similar_to, duplicate_of, method): the rules decide (rules.duplicate_method),
+        """(duplicate_of, method, similar_to): the rules decide (rules.duplicate_method),
         the store only proposes candidates. A candidate that is close but not a
         duplicate is named as similar_to, so nothing distinct is dropped silently."""
-        if duplicate is not None:
-            return None, duplicate, method
         similar: tuple[str, float] | None = None
         candidates = w.keyword_candidates(owner, repo, term_list, 20)
         contents: dict[str, str] = {}
@@ -261,7 +259,7 @@ class MemoryService:
                 continue
             found = rules.duplicate_method(text, term_list, contents[cand_id], cand_terms.split())
             if found is not None:
-                return None, cand_id, found
+                return cand_id, found, None
             shape = rules.shape_similarity(text, contents[cand_id])
             if rules.is_similar(shape, None) and (similar is None or shape > similar[1]):
                 similar = (cand_id, shape)
@@ -273,13 +271,13 @@ class MemoryService:
                     content, terms = rows[0]
                     found = rules.duplicate_method(text, term_list, content, terms.split(), nearest[1], model)
                     if found is not None:
-                        return None, nearest[0], found
+                        return nearest[0], found, None
                     shape = rules.shape_similarity(text, content)
                     # The nearest by meaning is named unless another memory has more
                     # words in common: with opaque values embeddings are a poor guide.
                     if rules.is_similar(shape, nearest[1]) and (similar is None or shape >= similar[1]):
                         similar = (nearest[0], shape)
-        return (similar[0] if similar else None), None, None
+        return None, None, (similar[0] if similar else None)
 
     def _check_content(self, content: object) -> str:
         if not isinstance(content, str) or not content.strip():
