@@ -136,7 +136,7 @@ _SHAPES: tuple[tuple[str, str], ...] = (
         + r"(?:gl(?:pat|dt|rt|cbt|ptt|ft|imt|agent|oas|soat)-[A-Za-z0-9_\-]{20,200}"
         + r"|GR1348941[A-Za-z0-9_\-]{20,100})" + _END,
     ),
-    # Anthropic before OpenAI: both start with sk-.
+    # Anthropic keys start with sk- too; no OpenAI shape matches their `ant-`.
     ("anthropic_key", _B + r"sk-ant-[A-Za-z0-9_\-]{20,300}" + _END),
     (
         "openai_key",
@@ -204,14 +204,68 @@ _SHAPES: tuple[tuple[str, str], ...] = (
     ),
     ("jwt", _B + r"eyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{16,}"),
 )
+# Text holding none of a shape's literals cannot match it.
+_SHAPE_LITERALS: dict[str, tuple[str, ...]] = {
+    "aws_access_key": ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab_token": (
+        "glpat-", "gldt-", "glrt-", "glcbt-", "glptt-", "glft-", "glimt-", "glagent-", "gloas-", "glsoat-",
+        "GR1348941",
+    ),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "slack_token": ("xox", "xapp-"),
+    "slack_webhook": ("hooks.slack",),
+    "stripe_key": ("_live_", "_test_", "_prod_", "whsec_"),
+    "google_api_key": ("AIza",),
+    "azure_key": ("AccountKey=", "SharedAccessKey=", "sig=", "Q~"),
+    "huggingface_token": ("hf_", "api_org_"),
+    "npm_token": ("npm_",),
+    "pypi_token": ("pypi-",),
+    "discord_token": ("discord", "."),
+    "telegram_bot_token": (":AA",),
+    "twilio_key": ("SK",),
+    "sendgrid_key": ("SG.",),
+    "mailgun_key": ("key-",),
+    "digitalocean_token": ("_v1_",),
+    "shopify_token": ("shpat_", "shpca_", "shppa_", "shpss_"),
+    "atlassian_token": ("ATATT3",),
+    "databricks_token": ("dapi",),
+    "vault_token": ("hvs.", "hvb.", "hvr."),
+    "postman_key": ("PMAK-",),
+    "grafana_token": ("glc_", "glsa_", "eyJrIjoi"),
+    "sentry_token": ("sntry",),
+    "supabase_key": ("sbp_", "sb_secret_"),
+    "linear_key": ("lin_api_", "lin_oauth_"),
+    "doppler_token": ("dp.pt.", "dp.st.", "dp.ct.", "dp.sa.", "dp.scim.", "dp.audit."),
+    "jwt": ("eyJ",),
+}
+# Ordinary text is searched with one alternation of every shape, after one
+# cheap look for their literals. On long text an alternation tries every
+# shape at every position (seconds for 200 kB of `key-key-…`), so there each
+# shape whose literal is present is searched on its own.
 _SHAPED = _Lazy("|".join(f"(?P<{kind}>{pattern})" for kind, pattern in _SHAPES))
-# A cheap first look: text without any of these cannot match `_SHAPED`.
+_SHAPED_ONE_BY_ONE: tuple[tuple[str, _Lazy], ...] = tuple((kind, _Lazy(pattern)) for kind, pattern in _SHAPES)
+_LONG_TEXT = 4096
+_LITERALS = sorted({lit for lits in _SHAPE_LITERALS.values() for lit in lits}, key=len, reverse=True)
 _SHAPED_HINT = re.compile(
-    r"AKIA|ASIA|ABIA|ACCA|A3T|gh[pousr]_|github_pat_|gl[a-z]{1,5}-|GR1348941|sk-|xox|xapp-|"
-    r"hooks\.slack|_live_|_test_|_prod_|whsec_|AIza|AccountKey=|SharedAccessKey=|sig=|Q~|hf_|"
-    r"api_org_|npm_|pypi-|discord|[MNO][\w\-]{23,27}\.[\w\-]{6}\.|:AA|SK[0-9a-fA-F]|SG\.|key-|_v1_|"
-    r"shp|ATATT3|dapi|hv[sbr]\.|PMAK-|glc_|glsa_|sntry|sbp_|sb_secret_|lin_|dp\.|eyJ"
+    "|".join(map(re.escape, (lit for lit in _LITERALS if lit != ".")))
+    + r"|[MNO][\w\-]{23,27}\.[\w\-]{6}\."  # a Discord bot token has no literal
 )
+
+
+def _shaped_matches(text: str) -> Iterator[tuple[str, re.Match[str]]]:
+    if len(text) <= _LONG_TEXT:
+        if _SHAPED_HINT.search(text):
+            for match in _SHAPED.re.finditer(text):
+                if match.lastgroup is not None:
+                    yield match.lastgroup, match
+        return
+    for kind, pattern in _SHAPED_ONE_BY_ONE:
+        if any(literal in text for literal in _SHAPE_LITERALS[kind]):
+            for match in pattern.re.finditer(text):
+                yield kind, match
+
 
 _AWS_SECRET = _Lazy(
     r"(?i)(?:aws[\w\-]{0,24}?secret[\w\-]{0,24}|secret_?access_?key)[\"']?\s*(?::=|=>|=|:)\s*"
@@ -429,11 +483,8 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
     found: list[Finding] = []
     # Guards use a lower-cased copy; it keeps offsets only for ASCII text.
     lowered = text.lower() if text.isascii() else None
-    if _SHAPED_HINT.search(text):
-        for match in _SHAPED.re.finditer(text):
-            kind = match.lastgroup
-            if kind is None or _shaped_is_placeholder(kind, match.group()):
-                continue
+    for kind, match in _shaped_matches(text):
+        if not _shaped_is_placeholder(kind, match.group()):
             found.append(Finding(kind, match.start(), match.end()))
     if lowered is None or "secret" in lowered:
         for match in _AWS_SECRET.re.finditer(text):
@@ -546,10 +597,10 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
             match = _AFTER_NAME.re.match(text, end)
         if match is None:
             continue
-        read_until = match.end()
         strength = _secret_name_strength(name)
         if strength is None:
-            continue
+            continue  # what follows another name may itself hold an assignment
+        read_until = match.end()
         raw = match["value"]
         if strength == "opaque" and not _OPAQUE_VALUE.fullmatch(raw.strip("\"'")):
             continue
@@ -677,7 +728,9 @@ _MACHINE_PATHS = _Lazy(
                 _POSIX_START
                 + r"/(?:srv|opt|mnt|data|var/lib|Volumes)" + (r"/" + _COMPONENT) * 2 + _PATH_CHARS + "*"
                 + r"|(?<![\w\\/])[A-Za-z]:" + _SEP + r"[^\\/\s\"'`<>|:;,*?]{2,}" + _WIN_PATH_CHARS + "*"
-                + r"|(?<![\w\\/:])\\\\[A-Za-z0-9][\w.\-$]*\\[^\\\s\"'`<>|:;,*?]+" + _WIN_PATH_CHARS + "*",
+                # UNC, also JSON-escaped (`\\\\host\\share`).
+                + r"|(?<![\w\\/:])\\\\(?:\\\\)?[A-Za-z0-9][\w.\-$]*\\\\?[^\\\s\"'`<>|:;,*?]+"
+                + _WIN_PATH_CHARS + "*",
             ),
         )
     )

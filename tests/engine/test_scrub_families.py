@@ -13,7 +13,7 @@ import random
 import pytest
 
 from autocode.scrub import find_machine_paths, find_secrets
-from support_scrub import PREFIX_SHAPES
+from support_scrub import PREFIX_SHAPES, load_corpus
 
 
 def _j(*parts: str) -> str:
@@ -135,3 +135,17 @@ def test_random_values_of_each_prefix_are_found(label: str) -> None:
             start = text.index(value)
             # The whole value, or (after `AccountKey=`) the whole key that follows the name.
             assert start <= found[0].start < start + 16 and found[0].end == start + len(value)
+
+
+def test_json_escaped_unc_path_is_found() -> None:
+    text = '{"share": "\\\\\\\\buildhost\\\\drop\\\\run.bat"}'
+    assert path_kinds(text) == ["host_path"]
+
+
+def test_long_text_finds_what_short_text_finds() -> None:
+    """Past 4096 characters each shape is searched on its own (scrub._shaped_matches)."""
+    pad = "plain words and nothing else.\n" * 150
+    for item in load_corpus()["credentials"] + load_corpus()["lookalikes"]:
+        short = [(f.kind, f.start, f.end) for f in find_secrets(item["text"], env={})]
+        long = [(f.kind, f.start - len(pad), f.end - len(pad)) for f in find_secrets(pad + item["text"] + "\n" + pad, env={})]
+        assert long == short, item["text"][:40]

@@ -31,6 +31,8 @@ FRAGMENTS = [
     "Authorization: ", "Basic ", "-----BEGIN ", "PRIVATE KEY-----", "-----END ", "eyJ", ".",
     "gh" "p_", "gl" "pat-", "sk" "-", "sk" "-ant-", "xo" "xb-", "AK" "IA", "AI" "za", "h" "f_",
     "np" "m_", "py" "pi-AgE", "sk" "_live_", "x", "X", "0", "9", "aZ3", "Qw8e", "abc", "ü", "\u0000",
+    "S" "G.", "S" "K", "do" "p_v1_", ":A" "A", "AccountKey=", "sig=", "Q~", "ke" "y-", "hv" "s.", "dp" ".pt.",
+    "M", "/srv/", "/opt/", "/nix/store/", "venvs", "envs/", "D:\\", "\\\\",
 ]
 fragment_text = st.lists(st.sampled_from(FRAGMENTS) | st.text(max_size=6), max_size=40).map("".join)
 any_text = st.text(max_size=300) | fragment_text
@@ -98,6 +100,16 @@ def test_adversarial_input_stays_fast() -> None:
         "-----BEGIN PRIVATE KEY-----\n" * 5_000,
         "C:\\Users\\" * 20_000,
         "Qw8e" * 50_000,
+        "key-" * 50_000,
+        "M" * 100_000 + ".",
+        ("M" + "a" * 24 + ".") * 10_000,
+        "/srv/a" * 30_000,
+        "/opt/x/" * 30_000,
+        "envs/x/" * 30_000,
+        "D:\\a" * 30_000,
+        "\\\\a\\" * 30_000,
+        "1234567890:AA" * 20_000,
+        "dp.pt." * 30_000,
     ]
     for text in inputs:
         started = time.perf_counter()

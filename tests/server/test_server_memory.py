@@ -68,7 +68,12 @@ async def test_save_search_duplicate_and_delete(with_repo: Session, repo: Path) 
     # The repository is named by its portable key, never by this machine's path.
     assert saved["repository"] and str(repo) not in saved["repository"]
     again = await with_repo.command(protocol.MEMORY_SAVE, {"content": DURABLE})
-    assert again["saved"] is False and again["duplicateOf"] == saved["id"]
+    assert again["saved"] is False and again["duplicateOf"] == saved["id"] and again["similarTo"] is None
+    # Another variable is another fact: saved beside it, and the reply names the close one.
+    other = await with_repo.command(protocol.MEMORY_SAVE, {"content": DURABLE.replace("TEST_DATABASE_URL", "TEST_CACHE_URL")})
+    assert other["saved"] is True and other["similarTo"] == saved["id"]
+    assert saved["id"] in other["message"]
+    await with_repo.command(protocol.MEMORY_DELETE, {"id": other["id"]})
 
     found = await with_repo.command(protocol.MEMORY_SEARCH, {"query": "TEST_DATABASE_URL tests"})
     assert [m["id"] for m in found["memories"]][:1] == [saved["id"]]

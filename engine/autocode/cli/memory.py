@@ -10,8 +10,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+# `memory save` tells scripts when nothing was saved as a memory; --json still
+# prints the answer. 0 saved (also when saved beside a similar one), 2 bad input.
+EXIT_REFUSED = 3  # refused: tied to one task, a credential or a machine path
+EXIT_DUPLICATE = 5  # an earlier memory in the same bucket already says it
+EXIT_SKILL = 6  # reusable know-how, kept as a skill instead
+
 VERBS: dict[str, str] = {
-    "save": "save one durable fact (refused when tied to one task; know-how becomes a skill)",
+    "save": "save one durable fact (refused when tied to one task; know-how becomes a skill). "
+    "Exit 0 saved, 3 refused, 5 duplicate, 6 kept as a skill",
     "search": "find memories you can see, by meaning when embeddings are on, else by keywords",
     "list": "list memories you can see, newest first",
     "delete": "delete one memory by id",
@@ -114,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         if verb == "save":
             result = memory.save(ctx, args.content, category=args.category, scope=args.scope, shared=args.shared)
             emit(args, result.to_dict(), _render_save)
-            return 3 if result.refused else 0
+            return save_status(result)
         if verb == "search":
             found = memory.search(ctx, args.query, scope=args.scope, owner=args.owner, limit=args.limit, mode=args.mode)
             emit(args, found.to_dict(), _render_search)
@@ -155,9 +162,22 @@ def run(args: argparse.Namespace) -> int:
     raise UsageError(f"unknown memory verb {verb!r}")  # pragma: no cover - argparse limits choices
 
 
+def save_status(result: Any) -> int:
+    """The exit status of `memory save` for a SaveResult (docs/memory.md)."""
+    if result.saved:
+        return 0
+    if result.refused is not None:
+        return EXIT_REFUSED
+    if result.skill is not None:
+        return EXIT_SKILL
+    return EXIT_DUPLICATE
+
+
 def _render_save(d: dict[str, Any]) -> str:
     if d["saved"]:
         lines = [f"saved {d['id']} ({d['scope']})"]
+        if d.get("similar_to"):
+            lines.append(f"close to memory {d['similar_to']}, kept both: they differ in a detail")
         lines += [f"evicted {e['id']} (oldest over the cap): {e['excerpt']}" for e in d["evicted"]]
         return "\n".join(lines)
     if d["refused"]:

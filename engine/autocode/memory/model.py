@@ -170,6 +170,8 @@ class SaveResult:
     evicted: list[Eviction] = field(default_factory=list)
     scope: str | None = None
     repository: str | None = None
+    # Saved beside a close memory that was not a duplicate (docs/memory.md).
+    similar_to: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -177,6 +179,7 @@ class SaveResult:
             "id": self.id,
             "duplicate_of": self.duplicate_of,
             "duplicate_method": self.duplicate_method,
+            "similar_to": self.similar_to,
             "skill": self.skill,
             "refused": self.refused.to_dict() if self.refused else None,
             "evicted": [e.to_dict() for e in self.evicted],

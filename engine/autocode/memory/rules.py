@@ -304,3 +304,155 @@ def same_polarity(a: Iterable[str], b: Iterable[str]) -> bool:
     """Both term lists carry the same negations ("use X" and "do not use X" differ)."""
     return set(a) & _NEGATIONS == set(b) & _NEGATIONS
 
+
+
+# ---------------------------------------------------------------------------
+# Duplicates without loss
+#
+# A second save is merged into an earlier memory only when nothing it says
+# would be lost: the same normalised text, or the same negations, every
+# number, identifier and quoted token of each found in the other, and words
+# or meaning close enough by thresholds calibrated on the labelled set in
+# fixtures/memory/duplicates.tsv (tests/engine/memory/test_memory_duplicates.py
+# and docs/memory.md give the figures). Otherwise the memory is saved and the
+# closest one is named as `similar_to`.
+
+# Term overlap (Jaccard of `terms`) at which two texts say the same thing.
+TERMS_DUPLICATE = 0.75
+# Cosine at which two texts mean the same thing, per embedding model: only a
+# model calibrated on the labelled set merges by meaning. Any other model (an
+# OpenAI-compatible endpoint, a newer static model) merges by words alone
+# until it is calibrated and added here.
+MEANING_DUPLICATE: dict[str, float] = {"static:tokenlearn-static-model-0.1.1": 0.85}
+# A sentence that differs from another only by a few words in one place says
+# something else ("after processing" / "before processing", "hourly" / "daily"),
+# however close the embeddings are: meaning never merges it.
+SWAP_WORDS = 3
+# Below these, no earlier memory is close enough to be named as similar
+# (`shape_similarity`, cosine).
+SIMILAR_SHAPE = 0.5
+SIMILAR_MEANING = 0.8
+
+_FACT_WORD = re.compile(r"[^\W_](?:[\w.\-/:@+#%~]*[^\W_])?|_\w+")
+_QUOTED = re.compile(r"\"([^\"\n]{1,120})\"|(?<!\w)'([^'\n]{1,120})'(?!\w)|`([^`\n]{1,120})`|“([^”\n]{1,120})”")
+_SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\n)$")
+
+
+def fact_tokens(content: str) -> frozenset[str]:
+    """The words of `content` that carry a fact another sentence must repeat to
+    say the same thing: anything with a digit (numbers, versions, ports, ids,
+    digests), identifiers (`snake_case`, `dotted.names`, paths, URLs,
+    `kebab-case`, `camelCase`, `ALLCAPS`), names capitalised inside a sentence
+    (`Redis`, `Tuesday`), and quoted text. Case-folded.
+    """
+    text = unicodedata.normalize("NFKC", content)
+    found: set[str] = set()
+    for match in _FACT_WORD.finditer(text):
+        word = match.group()
+        if (
+            any(ch.isdigit() for ch in word)
+            or any(ch in "_./:@+#%~-" for ch in word)
+            or any(ch.isupper() for ch in word[1:])
+            or (word[0].isupper() and not _SENTENCE_START.search(text, 0, match.start()))
+        ):
+            found.add(word.casefold())
+    for match in _QUOTED.finditer(text):
+        quoted = next(g for g in match.groups() if g is not None)
+        found.add("\x00" + " ".join(quoted.split()).casefold())
+    return frozenset(found)
+
+
+def _fact_words(content: str) -> frozenset[str]:
+    text = unicodedata.normalize("NFKC", content).casefold()
+    return frozenset(m.group() for m in _FACT_WORD.finditer(text))
+
+
+def facts_agree(a: str, b: str) -> bool:
+    """Every number, identifier and quoted token of each text appears in the other."""
+    words_a, words_b = _fact_words(a), _fact_words(b)
+    folded_a, folded_b = " ".join(a.casefold().split()), " ".join(b.casefold().split())
+    for facts, words, folded in ((fact_tokens(a), words_b, folded_b), (fact_tokens(b), words_a, folded_a)):
+        for fact in facts:
+            if fact.startswith("\x00"):
+                if fact[1:] not in folded:
+                    return False
+            elif fact not in words:
+                return False
+    return True
+
+
+# Words that only hold a sentence together; every other word is content.
+_FILLER = frozenset(
+    re.findall(
+        r"\w+",
+        """a an the is are was were be been being it its this that these those there and or of to in on at
+    by for with from as so also just every each all any our their we you they has have had do does""",
+    )
+)
+
+
+def _content_sequence(content: str) -> list[str]:
+    text = unicodedata.normalize("NFKC", content).casefold()
+    return [_stem(w) if w.isalpha() else w for w in _TOKEN.findall(text) if w not in _FILLER]
+
+
+def _content_words(content: str) -> frozenset[str]:
+    return frozenset(_content_sequence(content))
+
+
+def is_word_swap(a: str, b: str) -> bool:
+    """`a` and `b` are the same sentence but for up to SWAP_WORDS content words in one place."""
+    x, y = _content_sequence(a), _content_sequence(b)
+    shortest = min(len(x), len(y))
+    head = 0
+    while head < shortest and x[head] == y[head]:
+        head += 1
+    tail = 0
+    while tail < shortest - head and x[-1 - tail] == y[-1 - tail]:
+        tail += 1
+    only_a, only_b = x[head : len(x) - tail], y[head : len(y) - tail]
+    return 0 < len(only_a) <= SWAP_WORDS and 0 < len(only_b) <= SWAP_WORDS
+
+
+def meaning_threshold(model: str | None) -> float | None:
+    """The calibrated cosine for `model`, or None when it may not merge by meaning."""
+    return MEANING_DUPLICATE.get(model) if model else None
+
+
+def duplicate_method(
+    new_text: str,
+    new_terms: Iterable[str],
+    old_text: str,
+    old_terms: Iterable[str],
+    cosine: float | None = None,
+    model: str | None = None,
+) -> str | None:
+    """How `new_text` duplicates `old_text` ("terms" or "meaning"), or None when it
+    says something the earlier memory does not (exact matches are found by hash)."""
+    ta, tb = set(new_terms), set(old_terms)
+    if not same_polarity(ta, tb) or not facts_agree(new_text, old_text):
+        return None
+    # By words, the new text may only repeat the old one: a word it adds (even
+    # a stop word, as in "rounds half up" against "rounds half to even") is news.
+    if term_similarity(ta, tb) >= TERMS_DUPLICATE and _content_words(new_text) <= _content_words(old_text):
+        return "terms"
+    threshold = meaning_threshold(model)
+    if cosine is not None and threshold is not None and cosine >= threshold and not is_word_swap(new_text, old_text):
+        return "meaning"
+    return None
+
+
+def shape_similarity(a: str, b: str) -> float:
+    """Jaccard of the content words with every word holding a digit read as one
+    placeholder: "port 8001" and "port 8002", or two sentences around different
+    UUIDs, have the same shape."""
+
+    def shape(text: str) -> set[str]:
+        return {"#" if any(ch.isdigit() for ch in w) else w for w in _content_sequence(text)}
+
+    return term_similarity(shape(a), shape(b))
+
+
+def is_similar(shape: float, cosine: float | None) -> bool:
+    """Close enough to name as `similar_to` when a save is kept beside it."""
+    return shape >= SIMILAR_SHAPE or (cosine is not None and cosine >= SIMILAR_MEANING)

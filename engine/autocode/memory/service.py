@@ -43,14 +43,21 @@ from autocode.memory.model import (
     Skill,
 )
 from autocode.memory.repokey import is_repository_key, repository_key
-from autocode.memory.store import NewMemory, NewSkill, Scored, Store, Visibility, new_id, now_text
+from autocode.memory.store import (
+    NewMemory,
+    NewSkill,
+    Scored,
+    Store,
+    Visibility,
+    Writer,
+    new_id,
+    now_text,
+)
 
 log = logging.getLogger("autocode.memory")
 
 MAX_CONTENT = 2000
 MAX_LIMIT = 100
-NEAR_DUPLICATE_TERMS = 0.75
-SEMANTIC_DUPLICATE = 0.85
 HYBRID_KEYWORD_WEIGHT = 0.5
 SEMANTIC_FLOOR = 0.3
 BACKFILL_BATCH = 1000
@@ -196,19 +203,10 @@ class MemoryService:
         evicted: builtins.list[Eviction] = []
         with self.store.write(lock_key=f"{owner}|{repo}") as w:
             duplicate = w.find_exact(owner, repo, norm_hash)
-            method = "exact" if duplicate else None
+            method: str | None = "exact"
+            similar: str | None = None
             if duplicate is None:
-                wanted = set(term_list)
-                for cand_id, cand_terms in w.keyword_candidates(owner, repo, term_list, 20):
-                    if rules.is_near_duplicate(wanted, cand_terms.split(), NEAR_DUPLICATE_TERMS):
-                        duplicate, method = cand_id, "terms"
-                        break
-            if duplicate is None and vector is not None and model is not None:
-                nearest = w.nearest_in_bucket(owner, repo, vector, model)
-                if nearest is not None and nearest[1] >= SEMANTIC_DUPLICATE:
-                    near_terms = w.execute("SELECT terms FROM memories WHERE id = ?", (nearest[0],))
-                    if near_terms and rules.same_polarity(term_list, near_terms[0][0].split()):
-                        duplicate, method = nearest[0], "meaning"
+                duplicate, method, similar = self._judge_duplicate(w, owner, repo, text, term_list, vector, model)
             if duplicate is not None:
                 return SaveResult(saved=False, duplicate_of=duplicate, duplicate_method=method, scope=where_scope, repository=where_repo)
             w.insert_memory(
@@ -241,7 +239,54 @@ class MemoryService:
                 "memory %s evicted: agent %s, %s, over the cap of %d",
                 item.id, item.owner, item.repo_key or "global", self.max_count,
             )
-        return SaveResult(saved=True, id=memory_id, evicted=evicted, scope=where_scope, repository=where_repo)
+        return SaveResult(
+            saved=True, id=memory_id, evicted=evicted, scope=where_scope, repository=where_repo, similar_to=similar
+        )
+
+    @staticmethod
+    def _judge_duplicate(
+        w: Writer,
+        owner: str,
+        repo: str,
+        text: str,
+        term_list: builtins.list[str],
+        vector: builtins.list[float] | None,
+        model: str | None,
+    ) -> tuple[str | None, str | None, str | None]:
+        """(duplicate_of, method, similar_to): the rules decide (rules.duplicate_method),
+        the store only proposes candidates. A candidate that is close but not a
+        duplicate is named as similar_to, so nothing distinct is dropped silently."""
+        similar: tuple[str, float] | None = None
+        candidates = w.keyword_candidates(owner, repo, term_list, 20)
+        contents: dict[str, str] = {}
+        if candidates:
+            marks = ", ".join("?" for _ in candidates)
+            ids = [cand_id for cand_id, _ in candidates]
+            contents = dict(w.execute(f"SELECT id, content FROM memories WHERE id IN ({marks})", ids))
+        for cand_id, cand_terms in candidates:
+            if cand_id not in contents:
+                continue
+            found = rules.duplicate_method(text, term_list, contents[cand_id], cand_terms.split())
+            if found is not None:
+                return cand_id, found, None
+            shape = rules.shape_similarity(text, contents[cand_id])
+            if rules.is_similar(shape, None) and (similar is None or shape > similar[1]):
+                similar = (cand_id, shape)
+        if vector is not None and model is not None:
+            nearest = w.nearest_in_bucket(owner, repo, vector, model)
+            if nearest is not None:
+                rows = w.execute("SELECT content, terms FROM memories WHERE id = ?", (nearest[0],))
+                if rows:
+                    content, terms = rows[0]
+                    found = rules.duplicate_method(text, term_list, content, terms.split(), nearest[1], model)
+                    if found is not None:
+                        return nearest[0], found, None
+                    shape = rules.shape_similarity(text, content)
+                    # The nearest by meaning is named unless another memory has more
+                    # words in common: with opaque values embeddings are a poor guide.
+                    if rules.is_similar(shape, nearest[1]) and (similar is None or shape >= similar[1]):
+                        similar = (nearest[0], shape)
+        return None, None, (similar[0] if similar else None)
 
     def _check_content(self, content: object) -> str:
         if not isinstance(content, str) or not content.strip():

@@ -82,6 +82,8 @@ async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protoco
         )
     if data["saved"]:
         message = f"saved {data['id']} ({data.get('scope')})"
+        if data.get("similar_to"):
+            message += f"; close to memory {data['similar_to']}, kept both since they differ in a detail"
     elif data.get("duplicate_of"):
         message = f"not saved again: memory {data['duplicate_of']} already says this"
     else:
@@ -89,7 +91,7 @@ async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protoco
     return protocol.MemorySaveResult(
         saved=bool(data["saved"]), id=data.get("id"), duplicate_of=data.get("duplicate_of"),
         skill=data.get("skill"), scope=data.get("scope"), repository=data.get("repository"),
-        evicted=list(data.get("evicted") or []), message=message,
+        evicted=list(data.get("evicted") or []), message=message, similar_to=data.get("similar_to"),
     )
 
 

@@ -432,6 +432,10 @@ class MemorySaveResult:
     """Oldest memories removed because the agent's bucket went over its cap."""
     message: str
     """What happened, in words a person can read."""
+    similar_to: str | None = None
+    """Id of the closest memory when this one was saved beside it because they
+    differ in a number, identifier, quoted token, negation or word (nothing is
+    merged away unless it says the same thing)."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -632,7 +636,8 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(MEMORY_SAVE, MemorySaveArgs, MemorySaveResult,
                 "Save a durable memory. Content tied to one task, run or commit is refused "
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
-                "answers `saved: false`.",
+                "answers `saved: false`. A save close to an earlier memory but not the same "
+                "fact is saved and names it in `similarTo`.",
                 "memory", ("memoryRefused", "noRepository"),
                 {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
     CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,

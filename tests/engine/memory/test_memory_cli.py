@@ -64,10 +64,27 @@ def test_refusal_and_skill_answers(cli: Any) -> None:
     refused = cli("save", "T-28's checks failed because the org's CI billing is blocked", code=3)
     assert refused["saved"] is False and refused["refused"]["kind"] == "task_key"
     assert refused["refused"]["suggestion"].startswith("Checks failed because")
-    skill = cli("save", "To refresh the fixtures, run make fixtures and commit them", "--agent", "planner")
+    skill = cli("save", "To refresh the fixtures, run make fixtures and commit them", "--agent", "planner", code=6)
     assert skill["saved"] is False and skill["skill"] == "refresh-fixtures"
     assert [s["name"] for s in cli("skills", "--agent", "planner")["skills"]] == ["refresh-fixtures"]
     assert not cli.db.exists() or cli("list", "--agent", "planner")["memories"] == []
+
+
+def test_save_says_by_its_exit_status_when_nothing_was_saved(cli: Any, tmp_path: Path) -> None:
+    first = cli("save", "The integration tests need Redis running on port 6380")
+    assert first["saved"] and first["similar_to"] is None
+    again = cli("save", "the integration tests need Redis running on port 6380.", code=5)
+    assert again["saved"] is False and again["duplicate_of"] == first["id"] and again["duplicate_method"] == "exact"
+    # Another port is another fact: saved (exit 0), and the close one is named.
+    other = cli("save", "The integration tests need Redis running on port 6381")
+    assert other["saved"] and other["similar_to"] == first["id"]
+    assert {m["id"] for m in cli("list")["memories"]} == {first["id"], other["id"]}
+    text = subprocess.run(
+        [sys.executable, "-m", "autocode", "memory", "save", "Integration tests need Redis running on port 6380"],
+        capture_output=True, text=True, check=False, env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+    )
+    assert text.returncode == 5 and f"duplicates memory {first['id']}" in text.stdout
+    assert len(cli("list")["memories"]) == 2
 
 
 def test_bad_input_is_an_error_that_writes_nothing(cli: Any, tmp_path: Path) -> None:
