@@ -52,6 +52,16 @@ def idf(rows: float, having: float) -> float:
     return value if value > 0 else IDF_FLOOR
 
 
+def bm25_row(words: Sequence[str], length: int, average: float, weights: dict[str, float]) -> float:
+    """One row's BM25 (FTS5's sum) given its terms, its token count and each query term's IDF."""
+    score = 0.0
+    for term, weight in weights.items():
+        tf = sum(1 for w in words if w == term)
+        if tf:
+            score += weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+    return score
+
+
 def combine(
     rows: Iterable[tuple[str, int, float, float]],
     best: float,
