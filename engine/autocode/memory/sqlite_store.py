@@ -569,8 +569,8 @@ class SqliteStore(Store):
         found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({marks})", list(seqs))
         tokens = sorted({bucket_term(tag, t) for _, _, tag in found for t in wanted})
         marks = ", ".join("?" for _ in tokens)
-        having = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", tokens)) if tokens else {}
-        meta = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
+        having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", tokens)) if tokens else {}
+        meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
         rows, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
         average = total / rows if rows else 1.0
         out: dict[int, float] = {}
