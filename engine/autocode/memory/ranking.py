@@ -1,10 +1,12 @@
 """The ranking rule both stores apply, and SQLite's in-process vector cache.
 
 Keyword relevance is BM25 with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
-log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, document length counted with
-the bucket tag), over statistics of the whole store. SQLite computes it with
-FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its postings
-and term statistics tables. Meaning is the cosine of unit-length embeddings.
+log((N - n + 0.5) / (n + 0.5)) floored at 1e-6): N rows and the average
+length over the whole store, the document frequency n inside the row's
+bucket (the full-text index holds bucket-prefixed terms). SQLite computes it
+with FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its
+postings and term statistics tables. Meaning is the cosine of unit-length
+embeddings.
 
 A hybrid or semantic search scores the union of the best `CANDIDATES` rows by
 keywords and the best `CANDIDATES` rows by meaning:
