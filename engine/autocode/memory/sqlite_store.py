@@ -295,8 +295,17 @@ class SqliteStore(Store):
                 f"cannot open the memory database {self.path}: {exc}; check the folder is writable "
                 "or set memory_path to another file"
             ) from exc
-        if upgrade:
-            self._migrate(LATEST if migrate_to is None else migrate_to)
+        if upgrade or self._readable_version() == 0:
+            self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty file is simply set up
+
+    def _readable_version(self) -> int:
+        try:
+            return self._version()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(
+                f"cannot read the memory database {self.path}: {exc}; check the file, "
+                "or set memory_path to another file"
+            ) from exc
 
     @property
     def location(self) -> str:
