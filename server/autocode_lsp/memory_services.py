@@ -1,8 +1,8 @@
 """One long-lived MemoryService per distinct memory store configuration, shared by the process.
 
 Opening a service per command threw away what makes repeated searches cheap: the
-memory part's per-bucket ranking index (kept until the store's generation
-changes, which any process's write does) and the loaded embedding model. Here a
+SQLite store's per-bucket vectors (kept current from its change log), the
+PostgreSQL store's connection pool and the loaded embedding model. Here a
 service is opened on the first memory command that needs its configuration and
 kept until the server process stops (or the LSP `shutdown` of a stdio session).
 
@@ -11,8 +11,9 @@ embedding provider, model, endpoint, key variable name, max count), not the
 workspace: two workspaces with the same settings share one service, and a
 workspace whose settings change gets a service for the new ones.
 
-Sharing across engine threads is safe: both stores serialise their connection
-behind a lock and the ranking cache has its own. A service is leased while a
+Sharing across engine threads is safe: SQLite writes on one connection and
+reads on another, each behind its own lock, PostgreSQL hands each call a pooled
+connection, and the vector cache has its own lock. A service is leased while a
 command uses it, so closing (at shutdown, or when too many configurations
 pile up) never pulls a connection from under a running command: a busy
 service closes when its last lease ends.

@@ -114,12 +114,13 @@ def _insert_many(store: Any, records: list[tuple[Any, ...]]) -> None:
         return
     from autocode.memory.embeddings import unpack
     from autocode.memory.pg_store import vector_literal
+    from autocode.memory.store import bucket_id
 
-    cols = columns + (", vec" if store.has_vector else "")
+    cols = columns + ", bucket" + (", vec" if store.has_vector else "")
     with store.write() as w, w.conn.cursor().copy(f"COPY memories ({cols}) FROM STDIN") as copy:
         for record in records:
             extra = (vector_literal(unpack(record[11])) if record[11] else None,) if store.has_vector else ()
-            copy.write_row((*record, *extra))
+            copy.write_row((*record, bucket_id(record[7], record[6]), *extra))
 
 
 def naive_scan(memory: MemoryService, word: str) -> None:

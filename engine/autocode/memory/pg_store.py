@@ -237,30 +237,29 @@ def _model_suffix(model: str) -> str:
     return hashlib.md5(model.encode(), usedforsecurity=False).hexdigest()[:12]
 
 
-# The pieces of the ranking query. `q` holds each query term found in the store with its IDF;
-# BM25 per posting follows FTS5: idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * D / avgdl)),
-# D counting the bucket tag SQLite adds to every row.
+# The pieces of the ranking query. `q` holds each (visible bucket, query term) found in the store
+# with its IDF: rows N over the whole store, document frequency inside the bucket, as SQLite's
+# bucket-prefixed FTS5 terms give. BM25 per posting follows FTS5:
+# idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * D / avgdl)).
 _STATS = f"""stats AS (
     SELECT coalesce(sum(rows), 0)::float8 AS n,
-           CASE WHEN coalesce(sum(rows), 0) > 0 THEN (sum(tokens) + sum(rows))::float8 / sum(rows) ELSE 1 END AS avgdl
+           CASE WHEN coalesce(sum(rows), 0) > 0 THEN sum(tokens)::float8 / sum(rows) ELSE 1 END AS avgdl
     FROM memory_buckets
 ), q AS (
-    SELECT t.term, greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), {ranking.IDF_FLOOR}) AS idf
-    FROM unnest(%(terms)s::text[]) AS t(term)
-    CROSS JOIN stats s
-    CROSS JOIN LATERAL (SELECT coalesce(sum(df), 0)::float8 AS df FROM memory_term_df WHERE term = t.term) d
-    WHERE d.df > 0
+    SELECT d.bucket, d.term, greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), {ranking.IDF_FLOOR}) AS idf
+    FROM memory_term_df d CROSS JOIN stats s
+    WHERE d.term = ANY(%(terms)s::text[]) AND d.bucket = ANY(%(buckets)s::bigint[]) AND d.df > 0
 )"""
 _POSTING = (
-    f"q.idf * p.tf * {ranking.K1 + 1} / (p.tf + {ranking.K1} * ({1 - ranking.B} + {ranking.B} * (p.dl + 1) / s.avgdl))"
+    f"q.idf * p.tf * {ranking.K1 + 1} / (p.tf + {ranking.K1} * ({1 - ranking.B} + {ranking.B} * p.dl / s.avgdl))"
 )
 _KEYWORD_TOP = f"""kw AS (
     SELECT p.seq, sum({_POSTING}) AS kw
-    FROM q JOIN memory_terms p ON p.term = q.term AND p.bucket = ANY(%(buckets)s::bigint[]) CROSS JOIN stats s
+    FROM q JOIN memory_terms p ON p.bucket = q.bucket AND p.term = q.term CROSS JOIN stats s
     GROUP BY p.seq ORDER BY kw DESC, p.seq DESC LIMIT %(depth)s
 )"""
 _ROW_KW = f"""(SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
-    ON p.bucket = m.bucket AND p.term = q.term AND p.seq = m.seq CROSS JOIN stats s)"""
+    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)"""
 
 
 def _near(model: str, dims: int, limit: str) -> str:
@@ -692,8 +691,8 @@ class PostgresStore(Store):
                 return []
             if mode == "recent":
                 sql = f"""WITH {_STATS}, hits AS (
-                    SELECT DISTINCT x.seq FROM unnest(%(buckets)s::bigint[]) AS b(bucket) CROSS JOIN q
-                    CROSS JOIN LATERAL (SELECT p.seq FROM memory_terms p WHERE p.bucket = b.bucket AND p.term = q.term
+                    SELECT DISTINCT x.seq FROM q
+                    CROSS JOIN LATERAL (SELECT p.seq FROM memory_terms p WHERE p.bucket = q.bucket AND p.term = q.term
                                         ORDER BY p.seq DESC LIMIT %(limit)s) x
                     ORDER BY x.seq DESC LIMIT %(limit)s)
                 SELECT m.id, m.seq, {_ROW_KW} FROM hits JOIN memories m ON m.seq = hits.seq ORDER BY m.seq DESC"""

@@ -1,10 +1,12 @@
 """The ranking rule both stores apply, and SQLite's in-process vector cache.
 
 Keyword relevance is BM25 with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
-log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, document length counted with
-the bucket tag), over statistics of the whole store. SQLite computes it with
-FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its postings
-and term statistics tables. Meaning is the cosine of unit-length embeddings.
+log((N - n + 0.5) / (n + 0.5)) floored at 1e-6): N rows and the average
+length over the whole store, the document frequency n inside the row's
+bucket (the full-text index holds bucket-prefixed terms). SQLite computes it
+with FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its
+postings and term statistics tables. Meaning is the cosine of unit-length
+embeddings.
 
 A hybrid or semantic search scores the union of the best `CANDIDATES` rows by
 keywords and the best `CANDIDATES` rows by meaning:
@@ -50,6 +52,16 @@ def idf(rows: float, having: float) -> float:
     """FTS5's inverse document frequency, floored so very common terms still count a little."""
     value = math.log((rows - having + 0.5) / (having + 0.5))
     return value if value > 0 else IDF_FLOOR
+
+
+def bm25_row(words: Sequence[str], length: int, average: float, weights: dict[str, float]) -> float:
+    """One row's BM25 (FTS5's sum) given its terms, its token count and each query term's IDF."""
+    score = 0.0
+    for term, weight in weights.items():
+        tf = sum(1 for w in words if w == term)
+        if tf:
+            score += weight * tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / average))
+    return score
 
 
 def combine(

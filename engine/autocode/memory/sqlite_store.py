@@ -145,9 +145,16 @@ INDEXED = 5
 LATEST = INDEXED
 MIGRATION_BATCH = 2000
 KEEP_CHANGES = 100_000
+TOKENS = "(length({row}.terms) - length(replace({row}.terms, ' ', '')) + ({row}.terms <> ''))"
+"""FTS5's token count of a row: its space-separated terms."""
+PREFIXED = (
+    "CASE WHEN {row}.terms = '' THEN '' ELSE 'k' || substr({row}.bucket, 2, 12) || '_' || "
+    "replace({row}.terms, ' ', ' k' || substr({row}.bucket, 2, 12) || '_') END"
+)
+"""What the full-text index holds for a row: each term prefixed by its bucket (see `bucket_term`)."""
 INDEX_SETUP = [
     """CREATE VIRTUAL TABLE memory_fts USING fts5 (
-        terms, bucket, tokenize="unicode61 tokenchars '.+#_'"
+        terms, tokenize="unicode61 tokenchars '.+#_'"
     )""",
     """CREATE TABLE memory_changes (
         seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -157,11 +164,21 @@ INDEX_SETUP = [
     )""",
     "DROP TRIGGER IF EXISTS memories_ai",
     "DROP TRIGGER IF EXISTS memories_ad",
-    """CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
-        INSERT INTO memory_fts (rowid, terms, bucket) VALUES (new.seq, new.terms, new.bucket);
+    # fts_rows and fts_tokens are FTS5's own row count and token total (each row's terms plus
+    # its bucket tag), kept here so a row's BM25 can be computed without a MATCH.
+    "CREATE VIRTUAL TABLE memory_fts_terms USING fts5vocab (memory_fts, 'row')",
+    "INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('fts_rows', 0), ('fts_tokens', 0)",
+    f"""CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+        INSERT INTO memory_fts (rowid, terms) VALUES (new.seq, {PREFIXED.format(row="new")});
         INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (new.seq, new.bucket, 'add');
+        UPDATE memory_meta SET value = value + 1 WHERE key = 'fts_rows';
+        UPDATE memory_meta SET value = value + {TOKENS.format(row="new")} WHERE key = 'fts_tokens';
     END""",
-    """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+    f"""CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+        UPDATE memory_meta SET value = value - 1
+            WHERE key = 'fts_rows' AND EXISTS (SELECT 1 FROM memory_fts WHERE rowid = old.seq);
+        UPDATE memory_meta SET value = value - {TOKENS.format(row="old")}
+            WHERE key = 'fts_tokens' AND EXISTS (SELECT 1 FROM memory_fts WHERE rowid = old.seq);
         DELETE FROM memory_fts WHERE rowid = old.seq;
         INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (old.seq, old.bucket, 'del');
     END""",
@@ -184,15 +201,21 @@ def fts_query(query_terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in unique)
 
 
+def bucket_term(tag: str, term: str) -> str:
+    """A term as the full-text index holds it: inside its bucket, so a match never leaves the bucket
+    and each bucket has its own document frequencies."""
+    return f"k{tag[1:13]}_{term}"
+
+
 def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
     """Rows of the tagged buckets having any of the terms (None when the query has no term)."""
-    words = fts_query(query_terms)
-    if not words or not tags:
+    unique = list(dict.fromkeys(t for t in query_terms if t))
+    if not unique or not tags:
         return None
-    return f"bucket : ({' OR '.join(chr(34) + t + chr(34) for t in tags)}) AND terms : ({words})"
+    return fts_query([bucket_term(tag, t) for tag in tags for t in unique])
 
 
-BM25 = "bm25(memory_fts, 1.0, 0.0)"
+BM25 = "bm25(memory_fts)"
 
 
 class _SqliteWriter(Writer):
@@ -275,8 +298,17 @@ class SqliteStore(Store):
                 f"cannot open the memory database {self.path}: {exc}; check the folder is writable "
                 "or set memory_path to another file"
             ) from exc
-        if upgrade:
-            self._migrate(LATEST if migrate_to is None else migrate_to)
+        if upgrade or self._readable_version() == 0:
+            self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty file is simply set up
+
+    def _readable_version(self) -> int:
+        try:
+            return self._version()
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(
+                f"cannot read the memory database {self.path}: {exc}; check the file, "
+                "or set memory_path to another file"
+            ) from exc
 
     @property
     def location(self) -> str:
@@ -372,10 +404,16 @@ class SqliteStore(Store):
             return None
         end = min(start + MIGRATION_BATCH - 1, last)
         self.conn.execute(
-            "INSERT INTO memory_fts (rowid, terms, bucket) SELECT seq, terms, bucket FROM memories "
+            f"INSERT INTO memory_fts (rowid, terms) SELECT seq, {PREFIXED.format(row='memories')} FROM memories "
             "WHERE seq BETWEEN ? AND ?",
             (start, end),
         )
+        rows, tokens = self.conn.execute(
+            f"SELECT count(*), coalesce(sum({TOKENS.format(row='memories')}), 0) FROM memories WHERE seq BETWEEN ? AND ?",
+            (start, end),
+        ).fetchone()
+        self.conn.execute("UPDATE memory_meta SET value = value + ? WHERE key = 'fts_rows'", (rows,))
+        self.conn.execute("UPDATE memory_meta SET value = value + ? WHERE key = 'fts_tokens'", (tokens,))
         self.conn.execute("UPDATE memory_meta SET value = ? WHERE key = 'index_next'", (end + 1,))
         return end, last
 
@@ -528,17 +566,35 @@ class SqliteStore(Store):
                         cosine[seq] = next((p.cosine_of(seq, vector) for p in pools if seq in p.rows), 0.0)
             others = [s for s in cosine if s not in keyword]
             if match is not None and others:
-                marks = ", ".join("?" for _ in others)
-                for seq, kw in fetch(
-                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? AND rowid IN ({marks})",
-                    (match, *others),
-                ):
-                    keyword[int(seq)] = float(kw)
+                keyword.update(self._bm25_of(fetch, others, query_terms))
             top = ranking.combine(
                 (("", seq, keyword.get(seq, 0.0), cos) for seq, cos in cosine.items()),
                 best, mode, limit, keyword_weight, floor,
             )
             return self._named(fetch, [(seq, score) for _, seq, score in top])
+
+    @staticmethod
+    def _bm25_of(fetch: ranking.Fetch, seqs: Sequence[int], query_terms: Sequence[str]) -> dict[int, float]:
+        """FTS5's bm25 of the given rows for the query, from its statistics (a MATCH per row is far slower)."""
+        wanted = sorted(set(t for t in query_terms if t))
+        marks = ", ".join("?" for _ in seqs)
+        found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({marks})", list(seqs))
+        tokens = sorted({bucket_term(tag, t) for _, _, tag in found for t in wanted})
+        marks = ", ".join("?" for _ in tokens)
+        having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", tokens)) if tokens else {}
+        meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
+        rows, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
+        average = total / rows if rows else 1.0
+        out: dict[int, float] = {}
+        for seq, terms, tag in found:
+            weights = {
+                t: ranking.idf(rows, float(having[bucket_term(tag, t)]))
+                for t in wanted
+                if having.get(bucket_term(tag, t))
+            }
+            words = terms.split()
+            out[int(seq)] = ranking.bm25_row(words, len(words), average, weights)
+        return out
 
     @staticmethod
     def _named(fetch: ranking.Fetch, ranked: list[tuple[int, float]]) -> list[Scored]:

@@ -339,3 +339,31 @@ def test_a_write_in_progress_does_not_hold_up_a_search(kind: str, request: pytes
             searcher.start()
             searcher.join(timeout=10)
             assert found == [["Feature flags are read once at start-up"]], "the search finished while the write was open"
+
+
+def test_sqlite_bm25_from_statistics_equals_fts5_bm25(tmp_path: Path) -> None:
+    from autocode.memory.sqlite_store import BM25, SqliteStore, fts_match
+    from bench.memory_eval import build_store, load_eval
+
+    data = load_eval()
+    path = tmp_path / "eval.sqlite3"
+    build_store(path, data)
+    with open_memory(memory_path=path, embedding_provider="none") as memory:
+        doomed = memory.list(MemoryContext(None, None))[:5]
+        for m in doomed:
+            memory.delete(MemoryContext(None, None), m.id)
+        store = memory.store
+        assert isinstance(store, SqliteStore)
+        from autocode.memory import rules
+
+        for query, _ in data.queries[:20]:
+            terms = rules.terms(query)
+            match = fts_match([bucket_tag("", "")], terms)
+            assert match is not None
+            exact = {int(s): float(k) for s, k in store.query(
+                f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ?", (match,)
+            )}
+            with store._snapshot() as fetch:
+                computed = store._bm25_of(fetch, list(exact), terms)
+            assert computed.keys() == exact.keys()
+            assert all(abs(computed[s] - exact[s]) < 1e-9 for s in exact), query
