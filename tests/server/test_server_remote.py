@@ -504,6 +504,21 @@ async def test_files_the_server_creates_are_private_whatever_the_umask(umask: in
     assert not sock_path.exists(), "the socket outlived its server"
 
 
+def test_the_unix_socket_refuses_a_folder_others_can_enter_and_leaves_it_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "open"
+    folder.mkdir()
+    folder.chmod(0o755)
+    out = subprocess.run(
+        [sys.executable, "-m", "autocode_lsp", "--log-file", str(tmp_path / "l.log"),
+         "--socket", str(folder / "lsp.sock")],
+        capture_output=True, text=True, timeout=60, env=private_env(tmp_path),
+    )
+    assert out.returncode == 2
+    assert "chmod 700" in out.stderr
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert not (folder / "lsp.sock").exists()
+
+
 def test_the_unix_socket_refuses_a_path_in_use(tmp_path: Path) -> None:
     folder = tmp_path / "s"
     folder.mkdir(mode=0o700)
