@@ -361,10 +361,13 @@ async def test_token_file_is_private_and_removed_at_exit_and_a_readable_one_is_r
 
 async def _handshake(port: int, headers: dict[str, str]) -> str:
     """The status line the server answers a WebSocket upgrade with."""
+    import base64
+
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    nonce = base64.b64encode(os.urandom(16)).decode()  # the handshake's random key (RFC 6455)
     lines = [
         "GET / HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-" + "Key: " + nonce, "Sec-WebSocket-Version: 13",
         *(f"{k}: {v}" for k, v in headers.items()), "", "",
     ]
     writer.write("\r\n".join(lines).encode())
