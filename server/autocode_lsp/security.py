@@ -208,14 +208,23 @@ def peer_uid(sock: socket.socket) -> int | None:
 def prepare_socket_path(path: Path) -> None:
     """Make the socket's folder private and clear a stale socket of ours; refuse anything else."""
     folder = path.parent
-    if folder.exists():
+    if os.path.lexists(folder):
         info = os.lstat(folder)
         if info.st_uid != os.getuid():
             raise SecurityError(
                 f"the folder {folder} belongs to another user (uid {info.st_uid}); "
                 "put the socket in a folder of your own"
             )
-    private_dir(folder)
+        if not stat.S_ISDIR(info.st_mode):
+            raise SecurityError(f"{folder} is not a folder (a symbolic link or a file is in its place)")
+        if stat.S_IMODE(info.st_mode) & 0o077:
+            # Never loosen or tighten a folder we did not make (it may be the home folder).
+            raise SecurityError(
+                f"the folder {folder} can be entered by other users; put the socket in a folder "
+                f"only you can enter (chmod 700 {folder}, or a new folder: it is made 0700)"
+            )
+    else:
+        private_dir(folder)
     try:
         info = os.lstat(path)
     except FileNotFoundError:

@@ -379,3 +379,39 @@ def test_remote_server_with_a_token(kind: str, token: str, expect: str, tmp_path
         lsp.wait(timeout=10)
     wanted = "ok connected with the token" if expect == "ok" else "ok refusal explained"
     assert f"{wanted}\nok bad options\n" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["tcp", "socket"])
+def test_task_flow_against_a_listening_server(kind: str, tmp_path: Path) -> None:
+    """e2e_task.lua's whole flow, with the server in 'another container': started first, reached
+    over TCP or a unix socket with its token (docs/editors.md, Remote containers)."""
+    import secrets
+
+    repo = sample_repo(tmp_path)
+    token_file = tmp_path / "lsp.token"
+    token_file.write_text(secrets.token_urlsafe(32) + "\n")
+    token_file.chmod(0o600)
+    xdg = {f"XDG_{n}_HOME": str(tmp_path / "xdg" / n.lower()) for n in ("CONFIG", "DATA", "STATE", "CACHE")}
+    address = "127.0.0.1:0" if kind == "tcp" else str(tmp_path / "sock" / "lsp.sock")
+    saved = {k: os.environ.get(k) for k in xdg}
+    os.environ.update(xdg)  # the server and Neovim share the data folders, as one user's would
+    try:
+        lsp, where = _listen(tmp_path, f"--{kind}", address, "--token-file", str(token_file))
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    try:
+        capture = tmp_path / "doctor.txt"
+        result = run_nvim("e2e_remote_task.lua", tmp_path, cwd=repo, timeout=240, env={
+            "AUTOCODE_TEST_REMOTE": f"{kind}={where}", "AUTOCODE_TEST_TOKEN_FILE": str(token_file),
+            "AUTOCODE_TEST_ANSWER": "Name each test after the behaviour it checks",
+            "AUTOCODE_DOCTOR_CAPTURE": str(capture),
+        })
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+    assert "ok completed\nok doctor shows the convention\n" in result.stdout
+    assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")

@@ -403,3 +403,29 @@ def test_a_listening_server_without_the_token_is_explained(tmp_path: Path, code_
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)
         log.close()
+
+
+def test_whole_task_against_a_listening_server_over_tcp(tmp_path: Path, code_server: Any) -> None:
+    """The flow scenario with the server in 'another container': started first, reached over TCP
+    with the token of autocode.server.tokenFile (docs/editors.md, Remote containers)."""
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    token = _token_file(tmp_path)
+    port = _free_port()
+    lsp, log = _listening_server(tmp_path, "--tcp", f"127.0.0.1:{port}", "--token-file", str(token))
+    try:
+        server = code_server({"autocode.server.tcp": f"127.0.0.1:{port}", "autocode.server.tokenFile": str(token),
+                              "autocode.python": str(tmp_path / "no-such-python")})
+        result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                              AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
+                              AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
+                              AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+        log.close()
+    assert [s["step"] for s in result["steps"]][:4] == [
+        "workbench open", "task started", "question answered", "plan approved"]
+    assert "completed" in result["tasksView"].lower()
+    assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
+    assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()

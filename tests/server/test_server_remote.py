@@ -361,10 +361,13 @@ async def test_token_file_is_private_and_removed_at_exit_and_a_readable_one_is_r
 
 async def _handshake(port: int, headers: dict[str, str]) -> str:
     """The status line the server answers a WebSocket upgrade with."""
+    import base64
+
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    nonce = base64.b64encode(os.urandom(16)).decode()  # the handshake's random key (RFC 6455)
     lines = [
         "GET / HTTP/1.1", "Upgrade: websocket", "Connection: Upgrade",
-        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13",
+        "Sec-WebSocket-" + "Key: " + nonce, "Sec-WebSocket-Version: 13",
         *(f"{k}: {v}" for k, v in headers.items()), "", "",
     ]
     writer.write("\r\n".join(lines).encode())
@@ -502,6 +505,21 @@ async def test_files_the_server_creates_are_private_whatever_the_umask(umask: in
         await sock.stop()
         await tcp.stop()
     assert not sock_path.exists(), "the socket outlived its server"
+
+
+def test_the_unix_socket_refuses_a_folder_others_can_enter_and_leaves_it_as_it_is(tmp_path: Path) -> None:
+    folder = tmp_path / "open"
+    folder.mkdir()
+    folder.chmod(0o755)
+    out = subprocess.run(
+        [sys.executable, "-m", "autocode_lsp", "--log-file", str(tmp_path / "l.log"),
+         "--socket", str(folder / "lsp.sock")],
+        capture_output=True, text=True, timeout=60, env=private_env(tmp_path),
+    )
+    assert out.returncode == 2
+    assert "chmod 700" in out.stderr
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o755
+    assert not (folder / "lsp.sock").exists()
 
 
 def test_the_unix_socket_refuses_a_path_in_use(tmp_path: Path) -> None:
