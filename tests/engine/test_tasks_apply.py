@@ -174,7 +174,7 @@ def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[P
     assert snap["state"] == "COMPLETED" and "def longest_word" in words.read_text()
     with pytest.raises(AlreadyDecided, match="already approved at"):
         run.approve_completion(CLI)
-    with pytest.raises(AlreadyDecided, match="the plan .* was already approved at"):
+    with pytest.raises(AlreadyDecided, match=r"the plan .* was already approved at"):
         run.reject_plan("too late", CLI, revision=1)
 
 
