@@ -249,3 +249,18 @@ def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tu
     snap = run.resolve_conflicts({WORDS: "theirs"}, CLI)
     assert snap["state"] == "COMPLETED"
     assert not (repo / WORDS).exists() and (repo / "textkit" / "text_words.py").is_file()
+
+
+def test_without_a_captured_base_it_is_worked_back_from_the_diff(sample: tuple[Path, str]) -> None:
+    """An implementer that changed the copy itself leaves no saved base: the merge still works."""
+    import shutil
+
+    repo, patch = sample
+    run = _verified(repo, patch)
+    shutil.rmtree(Path(run.snapshot()["run_dir"]) / "evidence" / "base")
+    words = repo / WORDS
+    words.write_text(NOTE + words.read_text())
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "COMPLETED", snap
+    text = words.read_text()
+    assert text.startswith(NOTE) and "def longest_word" in text
