@@ -481,7 +481,7 @@ class AskQuestionParams:
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionResult:
-    answer: str | None
+    answer: str | None = None
     """`null` leaves the question open (it can be answered later with `autocode.task.answer`),
     unless `how` is `acceptedDefault` or `delegated`."""
     how: Literal["typed", "chosen", "acceptedDefault", "delegated"] | None = None
