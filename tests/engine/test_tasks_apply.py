@@ -117,7 +117,7 @@ def test_each_choice_for_a_conflicted_file(sample: tuple[Path, str], choice: str
         assert "return 'mine'" in text and "max(text.split(), key=len" in text
         assert text.startswith("def count_words(text):\n")  # the common part stays outside the markers
     late = autocode("task", "resolve", "--workspace", str(repo), run.id, f"{WORDS}=mine")
-    assert late.returncode == 5 and "not waiting" in late.stderr
+    assert late.returncode == 5 and "already approved at" in late.stderr, late.stderr
 
 
 def test_a_file_deleted_in_the_workspace_is_a_conflict(sample: tuple[Path, str]) -> None:
@@ -174,6 +174,8 @@ def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[P
     assert snap["state"] == "COMPLETED" and "def longest_word" in words.read_text()
     with pytest.raises(AlreadyDecided, match="already approved at"):
         run.approve_completion(CLI)
+    with pytest.raises(AlreadyDecided, match=r"the plan .* was already approved at"):
+        run.reject_plan("too late", CLI, revision=1)
 
 
 def test_no_program_the_repository_configures_runs_while_applying(sample: tuple[Path, str], tmp_path: Path) -> None:
@@ -247,3 +249,18 @@ def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tu
     snap = run.resolve_conflicts({WORDS: "theirs"}, CLI)
     assert snap["state"] == "COMPLETED"
     assert not (repo / WORDS).exists() and (repo / "textkit" / "text_words.py").is_file()
+
+
+def test_without_a_captured_base_it_is_worked_back_from_the_diff(sample: tuple[Path, str]) -> None:
+    """An implementer that changed the copy itself leaves no saved base: the merge still works."""
+    import shutil
+
+    repo, patch = sample
+    run = _verified(repo, patch)
+    shutil.rmtree(Path(run.snapshot()["run_dir"]) / "evidence" / "base")
+    words = repo / WORDS
+    words.write_text(NOTE + words.read_text())
+    snap = run.approve_completion(CLI)
+    assert snap["state"] == "COMPLETED", snap
+    text = words.read_text()
+    assert text.startswith(NOTE) and "def longest_word" in text

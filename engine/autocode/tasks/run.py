@@ -521,6 +521,8 @@ class TaskRun:
         if not isinstance(feedback, str) or not feedback.strip():
             raise UsageError("say what to change in the plan (--feedback TEXT)")
         with self._changing():
+            if self._state["state"] != "WAITING_FOR_PLAN_APPROVAL":
+                self._raise_if_decided("plan", revision)
             self._expect_plan(revision if revision is not None else self._state["plan_revision"])
             self._state["approvals"].append(
                 {
@@ -576,6 +578,7 @@ class TaskRun:
                 raise UsageError(f"the choice for {path} is {choice!r}; use one of {', '.join(CHOICES)}")
         with self._changing():
             if self._state["state"] != "WAITING_FOR_CONFLICT_RESOLUTION":
+                self._raise_if_decided("conflicts_resolved")
                 raise NotAwaitingInput(self._not_waiting("a conflict resolution"))
             conflicted = [c["path"] for c in (self._state.get("apply") or {}).get("details") or []]
             unknown = sorted(set(choices) - set(conflicted))
@@ -1168,7 +1171,7 @@ class TaskRun:
             return
         at = (found.get("source") or {}).get("time") or "an earlier time"
         channel = (found.get("source") or {}).get("channel") or "someone"
-        what = "the plan" if kind == "plan" else "the completion"
+        what = {"plan": "the plan", "completion": "the completion"}.get(kind, "the conflict choice")
         state = self._state["state"]
         raise AlreadyDecided(
             f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}",

@@ -511,7 +511,7 @@ class AskQuestionParams:
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class AskQuestionResult:
-    answer: str | None
+    answer: str | None = None
     """`null` leaves the question open (it can be answered later with `autocode.task.answer`),
     unless `how` is `acceptedDefault` or `delegated`."""
     how: Literal["typed", "chosen", "acceptedDefault", "delegated"] | None = None
@@ -604,7 +604,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch", "alreadyDecided")),
     CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
                 "Send the plan back with feedback; the task plans again.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput")),
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
     CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
                 "Accept the verified result and apply it: a three-way merge per file (base: the "
                 "file as the task's copy started from it; mine: the workspace now; theirs: the "
@@ -618,7 +618,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Choose, for each conflicted file, the person's version, the task's version or "
                 "conflict markers to resolve in the editor; then the whole change is applied and "
                 "the task completes.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput"),
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided"),
                 {"taskId": "t-20260101-120000-a1b2c3", "choices": {"greet.py": "markers"}}),
     CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
