@@ -13,6 +13,7 @@ import * as args from './model/args';
 import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
 import { Commands, stringField } from './protocol';
+import { showError } from './ui';
 
 // Context keys: the title bar buttons show on AutoCode plan / result documents while a review is open.
 const PLAN_KEY = 'autocode.planReviewOpen';
@@ -39,7 +40,7 @@ export class Review implements vscode.CodeLensProvider {
       try {
         await fn(arg);
       } catch (err) {
-        void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${(err as Error).message ?? String(err)}`);
+        showError(action, err);
       }
     };
     return [

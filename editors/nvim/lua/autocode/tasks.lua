@@ -209,7 +209,11 @@ end
 
 --- Reports a command error; returns true when there was one.
 local function failed(err, what)
-  if err then
+  if err and client.kind(err) == protocol.kinds.already_decided then
+    -- A duplicate or late decision (another client, or a retry after a reconnect): nothing is lost.
+    ui.warn(what .. ': ' .. client.describe(err))
+    return true
+  elseif err then
     ui.error(what .. ' failed: ' .. client.describe(err))
     return true
   end
