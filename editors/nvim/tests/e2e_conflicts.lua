@@ -59,6 +59,8 @@ H.wait(60000, function()
   return s and s.done == true
 end, 'the task to complete')
 H.eq(tasks.snapshots[id].state, 'COMPLETED', 'completed')
+-- A change merged into the open buffer stays unsaved until the person writes it.
+vim.cmd('silent! wall')
 H.wait(10000, function()
   return vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), vim.fn.readfile('shop/pricing.py'))
 end, 'the buffer to be reloaded')

@@ -205,6 +205,10 @@ export class Review implements vscode.CodeLensProvider {
     }
     const inEditor = field(field(field(after?.raw, 'result'), 'apply'), 'written_by_editor');
     if (Array.isArray(inEditor) && inEditor.length) {
+      // Shown, so an unsaved change never hides in a closed diff.
+      for (const rel of inEditor.map(String)) {
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
+      }
       void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.map(String).join(', ')}`);
     }
     await this.changesDone(task.id);

@@ -276,6 +276,8 @@ async function scenarioFlow(wb) {
   await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
   await applyFromDiff(wb, 'completion-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
+  // A server that applies through the editor leaves the changed editors unsaved: the person saves.
+  await wb.palette('File: Save All');
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   result.diffTabsAfter = await wb.tabTitles();
@@ -338,6 +340,7 @@ async function scenarioFlow(wb) {
   const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
   await status.waitFor({ timeout: 240000 });
   result.secondStatusBar = await status.innerText();
+  await wb.palette('File: Save All');
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
   result.doctorSecond = knowsHow
@@ -382,6 +385,7 @@ async function scenarioConflicts(wb) {
   await wb.pickQuickInputRow('Write conflict markers');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 120000);
   result.tabsAfter = await wb.tabTitles();
+  await wb.palette('File: Save All');
   await wb.shot('conflict-markers');
   note('markers written');
 }
