@@ -415,3 +415,31 @@ def test_task_flow_against_a_listening_server(kind: str, tmp_path: Path) -> None
         lsp.wait(timeout=10)
     assert "ok completed\nok doctor shows the convention\n" in result.stdout
     assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+
+
+def _server_has_three_way_apply() -> bool:
+    """Whether this checkout's server has the three-way apply with `resolve_conflicts` (issue 14)."""
+    from autocode_lsp import protocol
+
+    return hasattr(protocol, "TASK_RESOLVE_CONFLICTS")
+
+
+@pytest.mark.skipif(not _server_has_three_way_apply(),
+                    reason="needs the server's three-way apply: the resolve_conflicts need and "
+                           "autocode.task.resolveConflicts (issue 14 engine side)")
+@pytest.mark.parametrize("choice", ["clean", "mine", "theirs", "markers"])
+def test_apply_over_uncommitted_edits(tmp_path: Path, choice: str) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_conflicts.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_CHOICE": choice},
+                      timeout=240)
+    assert f"ok {choice}\n" in result.stdout
+    text = (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    if choice == "clean":
+        assert text.startswith("# pricing helpers\n") and "def total_with_tax" in text
+    elif choice == "mine":
+        assert "def total_with_discount" in text and "def total_with_tax" not in text
+    elif choice == "theirs":
+        assert "def total_with_tax" in text and "def total_with_discount" not in text
+    else:
+        assert "<<<<<<<" in text and ">>>>>>>" in text
+        assert "def total_with_tax" in text and "def total_with_discount" in text

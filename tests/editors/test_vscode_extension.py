@@ -308,6 +308,35 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
         assert f"(how: {how})" in logs
 
 
+def _server_has_three_way_apply() -> bool:
+    """Whether this checkout's server has the three-way apply with `resolve_conflicts` (issue 14)."""
+    from autocode_lsp import protocol
+
+    return hasattr(protocol, "TASK_RESOLVE_CONFLICTS")
+
+
+@pytest.mark.skipif(not _server_has_three_way_apply(),
+                    reason="needs the server's three-way apply: the resolve_conflicts need and "
+                           "autocode.task.resolveConflicts (issue 14 engine side)")
+@pytest.mark.timeout(600)
+def test_conflict_choice_per_file(tmp_path: Path, code_server: Any) -> None:
+    """The person's own edit where the task adds its function: Apply leaves the file alone and
+    asks, per file, mine / theirs / markers; markers are written for them to resolve."""
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    mine = "\n\ndef first_word(text):\n    return text.split()[0]\n"
+    server = code_server({"autocode.python": sys.executable})
+    result = run_scenario("conflicts", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER, AUTOCODE_E2E_REPO=str(repo),
+                          AUTOCODE_E2E_EDIT_FILE="textkit/words.py", AUTOCODE_E2E_EDIT_TEXT=mine)
+    assert "textkit/words.py" in result["conflictPick"]
+    rows = " ".join(result["conflictRows"])
+    assert "Keep mine" in rows and "Take theirs" in rows and "Write conflict markers" in rows
+    text = (repo / "textkit" / "words.py").read_text()
+    assert "<<<<<<<" in text and "def first_word" in text and "def longest_word" in text
+    assert "words.py" in result["tabsAfter"]
+
+
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:
     """No folder: Start Task says a folder is needed; memories are global only and can be
     added, searched, edited and deleted from the Memory view."""

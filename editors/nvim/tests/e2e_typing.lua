@@ -196,6 +196,11 @@ H.async(function()
     end)
     local undone = table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n')
     H.check(not undone:find('def total_with_tax', 1, true), 'undo takes the change back')
+    -- The person keeps it after all, and saves.
+    vim.api.nvim_buf_call(touched, function()
+      vim.cmd('redo')
+      vim.cmd('write')
+    end)
     H.log('ok unsaved buffer merged')
   else
     H.eq(vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1], first, 'reloaded from disk')

@@ -245,7 +245,9 @@ export class ServerManager implements vscode.Disposable {
       }
     }
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [],
+      // Files are synchronised so a server that applies through workspace/applyEdit merges into
+      // open editors (unsaved edits included) instead of writing files under them.
+      documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(token),

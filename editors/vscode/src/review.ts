@@ -12,7 +12,8 @@ import type { Context } from './commands';
 import * as args from './model/args';
 import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
-import { Commands, stringField } from './protocol';
+import { Commands, field, stringField } from './protocol';
+import { showError } from './ui';
 
 // Context keys: the title bar buttons show on AutoCode plan / result documents while a review is open.
 const PLAN_KEY = 'autocode.planReviewOpen';
@@ -39,7 +40,7 @@ export class Review implements vscode.CodeLensProvider {
       try {
         await fn(arg);
       } catch (err) {
-        void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${(err as Error).message ?? String(err)}`);
+        showError(action, err);
       }
     };
     return [
@@ -197,7 +198,19 @@ export class Review implements vscode.CodeLensProvider {
       }
     }
     const after = this.accept(await this.ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
-    if (after?.awaiting === 'completionApproval') return;
+    if (after?.awaiting === 'completionApproval') {
+      const attempt = field(field(after.raw, 'needs'), 'apply');
+      if (attempt) void vscode.window.showErrorMessage(`AutoCode: the change was not applied: ${stringField(attempt, 'message') ?? stringField(attempt, 'status') ?? 'see the output'}. Apply again when ready.`);
+      return;
+    }
+    const inEditor = field(field(field(after?.raw, 'result'), 'apply'), 'written_by_editor');
+    if (Array.isArray(inEditor) && inEditor.length) {
+      // Shown, so an unsaved change never hides in a closed diff.
+      for (const rel of inEditor.map(String)) {
+        await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
+      }
+      void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.map(String).join(', ')}`);
+    }
     await this.changesDone(task.id);
     if (after?.awaiting === 'conflicts') await this.resolveConflicts(after.id);
   }

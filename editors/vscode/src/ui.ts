@@ -22,6 +22,11 @@ export async function pickFolder(purpose: string): Promise<Folder | undefined> {
 
 /** Shows a failed command's message; a person-facing error from the server is shown as is. */
 export function showError(action: string, err: unknown): void {
+  if (err instanceof ServerCommandError && err.kind === 'alreadyDecided') {
+    // A duplicate or late decision (another window, a retry after a reconnect): nothing was lost.
+    void vscode.window.showInformationMessage(`AutoCode: ${err.message}`);
+    return;
+  }
   const message = err instanceof ServerCommandError || err instanceof Error ? err.message : String(err);
   void vscode.window.showErrorMessage(`AutoCode: ${action} failed. ${message}`);
 }

@@ -306,7 +306,7 @@ function M.doctor()
     end
     ui.scratch('doctor', M.render_doctor(result), 'markdown', {
       r = { M.doctor, 'refresh' },
-    })
+    }, nil, { enter = false })
   end)
 end
 

@@ -209,7 +209,11 @@ end
 
 --- Reports a command error; returns true when there was one.
 local function failed(err, what)
-  if err then
+  if err and client.kind(err) == protocol.kinds.already_decided then
+    -- A duplicate or late decision (another client, or a retry after a reconnect): nothing is lost.
+    ui.warn(what .. ': ' .. client.describe(err))
+    return true
+  elseif err then
     ui.error(what .. ' failed: ' .. client.describe(err))
     return true
   end
@@ -521,12 +525,46 @@ function M.unsaved(snap)
 end
 
 --- Reloads the buffers of files written behind Neovim's back (:checktime).
+--- Buffers with unsaved edits are left alone: the server changed those
+--- through workspace/applyEdit (they stay unsaved for the person to :w), and
+--- :checktime would only ask whether to drop them.
 function M.checktime(snap, files)
   for _, rel in ipairs(files or M.files(snap)) do
     local buf = vim.fn.bufnr(absolute(snap, rel))
-    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified then
       pcall(vim.cmd.checktime, buf)
     end
+  end
+end
+
+--- Attaches the loaded buffers of a task's files to its server, so it merges
+--- into them (unsaved edits included) through workspace/applyEdit instead of
+--- writing the files under them.
+function M.sync_buffers(snap, c)
+  if not c then
+    return
+  end
+  for _, rel in ipairs(M.files(snap)) do
+    local buf = vim.fn.bufnr(absolute(snap, rel))
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and not vim.lsp.buf_is_attached(buf, c.id) then
+      pcall(vim.lsp.buf_attach_client, buf, c.id)
+    end
+  end
+end
+
+--- Says what an apply did, or why it did not go through (needs.apply of a task back at approve_completion).
+local function report_apply(after)
+  local needs = M.needs(after)
+  local attempt = field(needs, 'apply')
+  if M.needs_kind(after) == NEEDS.approve_completion and type(attempt) == 'table' then
+    ui.error(('the change was not applied: %s (:AutoCode apply tries again)'):format(tostring(field(attempt, 'message') or field(attempt, 'status'))))
+    return
+  end
+  local result = field(after, 'result')
+  local apply = type(result) == 'table' and field(result, 'apply') or nil
+  local in_editor = type(apply) == 'table' and field(apply, 'written_by_editor') or nil
+  if type(in_editor) == 'table' and #in_editor > 0 then
+    ui.notify(('changed in your open buffers (unsaved, :w to keep; u undoes): %s'):format(table.concat(vim.tbl_map(tostring, in_editor), ', ')))
   end
 end
 
@@ -549,7 +587,9 @@ function M.complete(id)
       return
     end
     local c = M.client_for(id) or client.ensure()
-    if not client.features(c).resolve_conflicts then
+    if client.features(c).resolve_conflicts then
+      M.sync_buffers(snap, c)
+    else
       local dirty = M.unsaved(snap)
       if #dirty > 0 then
         ui.error(
@@ -566,6 +606,7 @@ function M.complete(id)
     local after = M.unwrap(result)
     M.remember(after)
     M.checktime(after, vim.list_extend(M.files(snap), M.written(after) or {}))
+    report_apply(after)
     if M.needs_kind(after) ~= NEEDS.approve_completion then
       ui.close_named('diff/' .. tostring(id))
     end
@@ -648,6 +689,7 @@ function M.resolve(id)
     if next(choices) == nil then
       choices = vim.empty_dict()
     end
+    M.sync_buffers(snap, M.client_for(id))
     local err, result = task_call(C.task_resolve_conflicts, id, { choices = choices })
     if failed(err, 'resolve') then
       return
@@ -655,6 +697,7 @@ function M.resolve(id)
     local after = M.unwrap(result)
     M.remember(after)
     M.checktime(after, vim.list_extend(M.files(snap), M.written(after) or {}))
+    report_apply(after)
     ui.close_named('conflicts/' .. tostring(id))
     if #markers > 0 then
       ui.notify('resolve the conflict markers in ' .. table.concat(markers, ', '))

@@ -8,7 +8,7 @@
 // no-folder | multi-root | doctor | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
 // AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names).
 
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Workbench } from './workbench.mjs';
 
@@ -276,6 +276,8 @@ async function scenarioFlow(wb) {
   await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
   await applyFromDiff(wb, 'completion-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
+  // A server that applies through the editor leaves the changed editors unsaved: the person saves.
+  await wb.palette('File: Save All');
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   result.diffTabsAfter = await wb.tabTitles();
@@ -338,6 +340,7 @@ async function scenarioFlow(wb) {
   const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
   await status.waitFor({ timeout: 240000 });
   result.secondStatusBar = await status.innerText();
+  await wb.palette('File: Save All');
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
   result.doctorSecond = knowsHow
@@ -367,7 +370,34 @@ async function scenarioRefused(wb) {
   note('refusal explained');
 }
 
-const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
+/** A change applied over the person's own edit at the same place: the conflict choice, per file, in a QuickPick. */
+async function scenarioConflicts(wb) {
+  await wb.showAutoCodeViews();
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  await wb.clickNotificationButton('asks:', 'Answer');
+  await wb.waitForQuickInput('accept the proposed default', 30000);
+  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>');
+  await approvePlanInEditor(wb, 'title');
+  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  // Meanwhile the person adds their own function where the task adds one.
+  appendFileSync(join(env.AUTOCODE_E2E_REPO, env.AUTOCODE_E2E_EDIT_FILE), env.AUTOCODE_E2E_EDIT_TEXT);
+  await applyFromDiff(wb);
+  result.conflictPick = await wb.waitForQuickInput('Which version', 60000);
+  result.conflictRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
+  await wb.shot('conflict-choice');
+  note('conflict choice offered');
+  await wb.pickQuickInputRow('Write conflict markers');
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 120000);
+  result.tabsAfter = await wb.tabTitles();
+  await wb.palette('File: Save All');
+  await wb.shot('conflict-markers');
+  note('markers written');
+}
+
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;

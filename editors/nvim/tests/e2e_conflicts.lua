@@ -1,0 +1,68 @@
+-- Applying over the person's own uncommitted edits (a server with the
+-- three-way apply). AUTOCODE_TEST_CHOICE: "clean" (an edit far from the
+-- change: both end up in the file, the task completes), or "mine" / "theirs"
+-- / "markers" (an edit at the same place: the task waits with
+-- resolve_conflicts, the file untouched until :AutoCode resolve picks that
+-- choice). A loaded buffer of the file is reloaded afterwards.
+-- cwd: fixtures/samples "pytest".
+local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
+local tasks = require('autocode.tasks')
+local questions = require('autocode.questions')
+H.strict = true
+local choice = vim.env.AUTOCODE_TEST_CHOICE or 'markers'
+H.script_ui(function()
+  return 'Name each test after the behaviour it checks'
+end, function(prompt, items)
+  for _, item in ipairs(items) do
+    if item == questions.TYPE or item == 'Yes' or vim.startswith(item, choice .. ':') then
+      return item
+    end
+  end
+  H.fail('unexpected prompt: ' .. tostring(prompt))
+end)
+
+vim.lsp.enable('autocode')
+vim.cmd.edit('shop/pricing.py')
+local buf = vim.api.nvim_get_current_buf()
+H.client()
+vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait(60000, function()
+  return tasks.current ~= nil and tasks.reviews[tasks.current] ~= nil
+end, 'the plan')
+local id = tasks.current
+vim.cmd('AutoCode approve')
+H.wait(120000, function()
+  return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
+end, 'the verified change')
+
+local mine = vim.fn.readfile('shop/pricing.py')
+if choice == 'clean' then
+  table.insert(mine, 1, '# pricing helpers')
+else
+  vim.list_extend(mine, { '', '', 'def total_with_discount(prices, off):', '    return total(prices) - off' })
+end
+vim.fn.writefile(mine, 'shop/pricing.py')
+vim.cmd.checktime()
+vim.cmd('AutoCode apply')
+if choice ~= 'clean' then
+  H.wait(60000, function()
+    return tasks.needs_kind(tasks.snapshots[id] or {}) == 'resolve_conflicts'
+  end, 'the conflict')
+  H.eq(vim.fn.readfile('shop/pricing.py'), mine, 'nothing written before the choice')
+  local lines = table.concat(H.scratch_lines('conflicts/' .. id) or {}, '\n')
+  H.check(lines:find('shop/pricing.py', 1, true), 'the conflicts buffer names the file:\n' .. lines)
+  H.log('ok waits for a choice')
+  vim.cmd('AutoCode resolve')
+end
+H.wait(60000, function()
+  local s = tasks.snapshots[id]
+  return s and s.done == true
+end, 'the task to complete')
+H.eq(tasks.snapshots[id].state, 'COMPLETED', 'completed')
+-- A change merged into the open buffer stays unsaved until the person writes it.
+vim.cmd('silent! wall')
+H.wait(10000, function()
+  return vim.deep_equal(vim.api.nvim_buf_get_lines(buf, 0, -1, false), vim.fn.readfile('shop/pricing.py'))
+end, 'the buffer to be reloaded')
+H.log('ok ' .. choice)
+H.done()
