@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from autocode_lsp import __version__, protocol
+from autocode_lsp import __version__, protocol, warmup
 from autocode_lsp.errors import invalid_arguments
 
 log = logging.getLogger("autocode_lsp")
@@ -237,6 +237,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
+        await warmup.settled()
         handler = handler_for(name)
         try:
             args = protocol.parse_arguments(spec, arguments)
@@ -269,6 +270,7 @@ def create_server(*, end_connection: Callable[[], None] | None = None) -> AutoCo
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
+        warmup.start()
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: AutoCodeServer, params: Any) -> None:

@@ -91,6 +91,8 @@ def _build(rows: Sequence[tuple[Any, ...]], model: str | None) -> Pool:
 
 
 def _matrix(blobs: list[bytes | None]) -> Any:
+    if not blobs:  # an empty bucket: nothing to compare, no numpy to import
+        return None
     np = _numpy()
     dims = next((len(b) // 4 for b in blobs if b), 0)
     if np is not None:

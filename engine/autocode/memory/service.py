@@ -382,16 +382,22 @@ class MemoryService:
             mode = "hybrid" if self.choice.embedder is not None else "recent"
         buckets = [(o, r) for o in vis.owners for r in vis.repo_keys]
         query_terms = set(rules.terms(query))
-        if mode in ("semantic", "hybrid"):
+        if mode in ("semantic", "hybrid") and self.choice.embedder is not None:
+            pools = self._pools.pools(buckets, self.choice.embedder.model, self._backfill)
+            if not any(pool.ids for pool in pools):  # nothing to compare: the model stays unloaded
+                return self._result(query, mode, [])
             if vector is None:
                 vector = self._embed_query(query)
-            if vector is not None and self.choice.embedder is not None:
-                pools = self._pools.pools(buckets, self.choice.embedder.model, self._backfill)
+            if vector is not None:
                 top = ranking.rank(pools, query_terms, vector, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
                 return self._result(query, mode, top)
+        if mode in ("semantic", "hybrid"):
             mode = "recent"
         # Keyword matching over the same per-bucket index, BM25 or newest first.
-        top = ranking.rank(self._pools.pools(buckets, None), query_terms, None, mode, limit, 0.0, None)
+        pools = self._pools.pools(buckets, None)
+        if not any(pool.ids for pool in pools):
+            return self._result(query, "keyword" if mode == "keyword" else "keyword-recent", [])
+        top = ranking.rank(pools, query_terms, None, mode, limit, 0.0, None)
         return self._result(query, "keyword" if mode == "keyword" else "keyword-recent", top)
 
     def _result(self, query: str, method: str, top: builtins.list[ranking.Scored]) -> SearchResult:
@@ -428,7 +434,6 @@ class MemoryService:
         key = self.repo_key(ctx)
         owners = (agent, "") if agent else ("",)
         sections: dict[str, builtins.list[Hit]] = {"project": [], "global": []}
-        vector: builtins.list[float] | None = None
         use_meaning = self.choice.embedder is not None and bool(brief and brief.strip())
         method = "hybrid" if use_meaning else "recency"
         reason = self.choice.reason if self.choice.embedder is None else (
@@ -438,10 +443,8 @@ class MemoryService:
             if not repos:
                 continue
             vis = Visibility(owners=owners, repo_keys=tuple(r for r in repos if r is not None))
-            if use_meaning:
-                if vector is None:
-                    vector = self._embed_query(brief.strip())
-                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid", vector=vector)
+            if use_meaning:  # the brief is embedded only when a section has memories to compare
+                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid")
                 if result.method != "hybrid":
                     method, reason = "recency", "embedding failed: ranked by recency"
                     sections[section] = self._recent_hits(vis)
