@@ -192,7 +192,7 @@ def test_views_and_palette_commands_without_autocode_installed(tmp_path: Path, c
     url = server.url(repo)
 
     result = run_scenario("missing-server", url)
-    assert f"{python} -m pip install autocode" in result["notification"].replace("\n", " ")
+    assert f"{python} -m pip install autocode-lsp" in result["notification"].replace("\n", " ")
     assert "Install in Terminal" in result["notification"]
 
     # Changing autocode.python while the window is open restarts the server with the new interpreter.

@@ -82,7 +82,7 @@ function M.ensure()
   if exe and vim.fn.executable(exe) ~= 1 then
     return nil,
       ('cannot start the AutoCode server: %q is not an executable on PATH. '
-        .. "Install AutoCode (pip install autocode) or point setup{ command = ... } at autocode-lsp."):format(exe)
+        .. "Install AutoCode (pip install autocode-lsp) or point setup{ command = ... } at autocode-lsp."):format(exe)
   end
   local ok, id = pcall(vim.lsp.start, cfg, { bufnr = buf, attach = is_file, silent = true })
   if not ok or not id then

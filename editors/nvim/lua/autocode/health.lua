@@ -26,7 +26,7 @@ function M.check()
   local exe = vim.fn.exepath(cmd[1])
   if exe == '' then
     health.error(('%q is not an executable on PATH'):format(cmd[1]), {
-      'Install AutoCode into a Python environment: pip install autocode',
+      'Install AutoCode into a Python environment: pip install autocode-lsp',
       "Or point the plugin at it: require('autocode').setup{ command = { '/path/to/autocode-lsp' } }",
     })
     return

@@ -53,7 +53,7 @@ async function scenarioPalette(wb) {
 }
 
 async function scenarioMissingServer(wb) {
-  result.notification = await wb.waitForNotification('pip install autocode', 60000);
+  result.notification = await wb.waitForNotification('pip install autocode-lsp', 60000);
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   await wb.shot('missing-server');
   note('install hint shown');
