@@ -55,8 +55,9 @@ def _free_port() -> int:
 class CodeServer:
     """One code-server process in its own process group, with its own user data and extensions."""
 
-    def __init__(self, base: Path, settings: dict[str, Any]) -> None:
+    def __init__(self, base: Path, settings: dict[str, Any], vsix: Path = VSIX) -> None:
         self.base = base
+        self.vsix = vsix
         self.port = _free_port()
         self.user_data = base / "user-data"
         self.extensions = base / "extensions"
@@ -84,7 +85,7 @@ class CodeServer:
                 "--disable-workspace-trust"]
 
     def start(self) -> None:
-        install = subprocess.run([*self._args(), "--install-extension", str(VSIX)], capture_output=True,
+        install = subprocess.run([*self._args(), "--install-extension", str(self.vsix)], capture_output=True,
                                  text=True, timeout=120)
         assert "successfully installed" in install.stdout, install.stdout + install.stderr
         with self.log.open("wb") as log:
@@ -123,8 +124,8 @@ def code_server(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], CodeServe
     _require_setup()
     started: list[CodeServer] = []
 
-    def start(settings: dict[str, Any]) -> CodeServer:
-        server = CodeServer(tmp_path / f"cs{len(started)}", settings)
+    def start(settings: dict[str, Any], vsix: Path = VSIX) -> CodeServer:
+        server = CodeServer(tmp_path / f"cs{len(started)}", settings, vsix)
         started.append(server)
         server.start()
         return server
@@ -324,3 +325,66 @@ def test_connects_to_a_running_server_over_tcp(tmp_path: Path, code_server: Any)
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)
         log.close()
+
+
+BUNDLED_VSIX = EXT / "dist" / "autocode-linux-x64.vsix"
+
+
+def _bundled_vsix() -> Path:
+    """The linux-x64 build carrying the server (scripts/vscode-bundle.sh), built when missing or older than the sources."""
+    sources = [*(ROOT / "engine").rglob("*.py"), *(ROOT / "server").rglob("*.py"), *(EXT / "src").rglob("*.ts"),
+               EXT / "package.json", ROOT / "pyproject.toml"]
+    newest = max(p.stat().st_mtime for p in sources)
+    if not BUNDLED_VSIX.exists() or BUNDLED_VSIX.stat().st_mtime < newest:
+        subprocess.run(["bash", str(ROOT / "scripts" / "vscode-bundle.sh"), "linux-x64"], check=True, timeout=1500)
+    return BUNDLED_VSIX
+
+
+def _bare_python(where: Path) -> Path:
+    """A virtual environment with nothing of AutoCode (not even pip)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(where)], check=True, timeout=120)
+    python = where / "bin" / "python"
+    probe = subprocess.run([str(python), "-c", "import autocode_lsp"], capture_output=True, timeout=60)
+    assert probe.returncode != 0, "the bare environment must not see an installed AutoCode"
+    return python
+
+
+def test_the_bundled_vsix_holds_the_server_for_each_python() -> None:
+    import zipfile
+
+    names = zipfile.ZipFile(_bundled_vsix()).namelist()
+    for tag in ("py311", "py312", "py313"):
+        assert f"extension/bundled/{tag}/autocode_lsp/__main__.py" in names, tag
+        assert any(n.startswith(f"extension/bundled/{tag}/pydantic_core/") and n.endswith(".so") for n in names), tag
+    assert "extension/python/launch.py" in names
+    assert BUNDLED_VSIX.stat().st_size < 25 * 1024 * 1024
+
+
+@pytest.mark.timeout(1500)
+def test_whole_task_with_the_bundled_server_and_a_bare_python(tmp_path: Path, code_server: Any) -> None:
+    """The platform .vsix in an editor whose Python has nothing of AutoCode: the whole task flow works."""
+    vsix = _bundled_vsix()
+    python = _bare_python(tmp_path / "bare-venv")
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    server = code_server({"autocode.python": str(python)}, vsix)
+    result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
+                          AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
+                          AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
+    assert [s["step"] for s in result["steps"]][:4] == [
+        "workbench open", "task started", "question answered", "plan approved"]
+    assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
+    log = next(server.user_data.rglob("*AutoCode*.log"), None)
+    if log is not None:
+        assert "bundled server" in log.read_text()
+
+
+def test_from_environment_without_a_server_gives_the_install_command(tmp_path: Path, code_server: Any) -> None:
+    """importStrategy fromEnvironment on the platform .vsix, interpreter without AutoCode: the install command."""
+    vsix = _bundled_vsix()
+    python = _bare_python(tmp_path / "bare-venv")
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    server = code_server({"autocode.python": str(python), "autocode.importStrategy": "fromEnvironment"}, vsix)
+    result = run_scenario("missing-server", server.url(repo))
+    assert f"{python} -m pip install autocode-lsp" in result["notification"].replace("\n", " ")

@@ -152,6 +152,10 @@ async function scenarioNoFolder(wb) {
   result.promotionCheckboxes = await pane.locator('.monaco-list-row [class*="checkbox"]').count();
   await wb.shot('promotion-plan');
   await wb.palette('AutoCode: Apply Selected Promotions');
+  // Nothing is deleted before the person confirms: the dialog names the memory and its skill.
+  result.promotionDialog = await wb.waitForDialog('Promote 1 memory into skills', 15000);
+  await wb.shot('promotion-confirm');
+  await wb.clickDialogButton('Promote and Delete');
   result.promotionNotification = await wb.waitForNotification('promoted', 30000);
   result.memoryAfterPromotion = await wb.waitForViewText('Memory', (t) => !t.includes(advice), 30000);
   await wb.shot('promotion-applied');
