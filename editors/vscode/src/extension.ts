@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
 import { TaskStore } from './model/tasks';
-import { ServerStatus } from './status';
+import { NOT_RUNNING, ServerStatus } from './status';
 import { DoctorPanel, VirtualDocuments } from './ui';
 import { MemoryView, PromotionView } from './views/memory';
 import { TasksView } from './views/tasks';
@@ -25,9 +25,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
     onStateChange: (running, problem) => {
-      status?.update(running, problem);
-      tasksView.setServerProblem(running ? undefined : problem);
-      if (problem) ctx.memoryView.showProblem('The AutoCode language server is not running: see the error message or "AutoCode: Show Output".');
+      const why = status?.update(running, problem);
+      tasksView.setServerProblem(why);
+      if (why) ctx.memoryView.showProblem(NOT_RUNNING);
     },
   });
   manager = server;

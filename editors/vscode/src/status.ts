@@ -8,6 +8,8 @@ import * as vscode from 'vscode';
 import type { ServerManager } from './client';
 import { isObject, stringField } from './protocol';
 
+export const NOT_RUNNING = 'The AutoCode language server is not running. Run "AutoCode: Restart Language Server", or "AutoCode: Show Output" to see why.';
+
 export class ServerStatus implements vscode.Disposable {
   private readonly item: vscode.LanguageStatusItem;
   private record: string | undefined;
@@ -19,9 +21,13 @@ export class ServerStatus implements vscode.Disposable {
     this.item.text = '$(sync~spin) AutoCode: starting';
   }
 
-  /** Called on every state change of the client. */
-  update(running: boolean, problem?: string): void {
-    void vscode.commands.executeCommand('setContext', 'autocode.serverDown', !running && (problem !== undefined || this.wasStarted));
+  /**
+   * Called on every state change of the client; returns why the server is down (undefined while it
+   * runs or is still starting for the first time).
+   */
+  update(running: boolean, problem?: string): string | undefined {
+    const down = !running && (problem !== undefined || this.wasStarted);
+    void vscode.commands.executeCommand('setContext', 'autocode.serverDown', down);
     if (running) this.wasStarted = true;
     const info = this.server.serverInfo;
     const version = this.server.serverVersion;
@@ -38,6 +44,7 @@ export class ServerStatus implements vscode.Disposable {
       this.item.detail = problem ? shorten(problem, 120) : where;
       this.item.command = { title: 'Restart', command: 'autocode.restartServer' };
     }
+    return down ? problem ?? NOT_RUNNING : undefined;
   }
 
   private wasStarted = false;

@@ -29,7 +29,7 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
 
   setServerProblem(problem: string | undefined): void {
     this.serverProblem = problem;
-    this.refreshStatus();
+    this.refresh();
   }
 
   refresh(): void {
@@ -43,7 +43,10 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
       }
     };
     walk(this.roots, undefined);
-    this.view.message = vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
+    // Tasks still listed while the server is down are what it last said: the message says it is down.
+    this.view.message = this.serverProblem && this.roots.length
+      ? shorten(this.serverProblem, 200)
+      : vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
     this.changed.fire(undefined);
     this.refreshStatus();
   }

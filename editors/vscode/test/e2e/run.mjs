@@ -185,6 +185,30 @@ async function scenarioDoctor(wb) {
   note('doctor read');
 }
 
+/**
+ * The server killed (the test kills it until the client gives up): the views say it is not running,
+ * with Restart and Show Output, one notification at most from AutoCode; Restart recovers.
+ * Files in the artifacts folder coordinate with the test: `ready`, then `down-seen`.
+ */
+async function scenarioServerKilled(wb) {
+  await wb.showAutoCodeViews();
+  result.tasksBefore = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t), 90000);
+  writeFileSync(join(wb.artifacts, 'ready'), '');
+  note('server running');
+  result.tasksDown = await wb.waitForViewText('Tasks', (t) => /language server is not running/.test(t), 180000);
+  writeFileSync(join(wb.artifacts, 'down-seen'), '');
+  result.memoryDown = await wb.viewText('Memory');
+  result.notificationsDown = await wb.notifications();
+  await wb.shot('server-down');
+  note('views say the server is down');
+  await wb.clearNotifications();
+  const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Tasks' }) }).first();
+  await pane.locator('.monaco-button', { hasText: 'Restart Server' }).first().click();
+  result.tasksAfter = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t) && !/not running/.test(t), 90000);
+  await wb.shot('server-restarted');
+  note('restart recovered');
+}
+
 /** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
@@ -318,7 +342,7 @@ async function scenarioFlow(wb) {
   note('second task completed and learned again');
 }
 
-const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow };
+const scenarios = { palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, 'server-killed': scenarioServerKilled };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
