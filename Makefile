@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv demo test lint unit package editors bench clean
+.PHONY: venv demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,6 +34,10 @@ editors: venv
 
 package: venv
 	bash scripts/package-check.sh
+
+bundle: venv
+	bash scripts/editors-setup.sh
+	bash scripts/vscode-bundle.sh all
 
 test: lint unit package editors
 
