@@ -5,11 +5,12 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv demo test lint unit editors bench clean
+.PHONY: venv demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
+	$(PY) -m pip uninstall -q -y autocode 2>/dev/null || true  # the distribution's old name
 	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
@@ -31,7 +32,14 @@ editors: venv
 	bash scripts/editors-setup.sh
 	$(PYTEST) tests/editors
 
-test: lint unit editors
+package: venv
+	bash scripts/package-check.sh
+
+bundle: venv
+	bash scripts/editors-setup.sh
+	bash scripts/vscode-bundle.sh all
+
+test: lint unit package editors
 
 bench: venv
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done

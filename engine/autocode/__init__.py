@@ -5,3 +5,7 @@ call its public functions. Heavy imports live inside the functions that need the
 """
 
 __version__ = "0.1.0"
+
+# The name to install from the package index (the import packages stay `autocode`
+# and `autocode_lsp`; the commands stay `autocode` and `autocode-lsp`).
+DIST_NAME = "autocode-lsp"

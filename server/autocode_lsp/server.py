@@ -20,7 +20,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from autocode_lsp import __version__, protocol
+from autocode_lsp import __version__, protocol, warmup
 from autocode_lsp.errors import invalid_arguments
 from autocode_lsp.security import STDIO, Access
 
@@ -346,6 +346,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
+        await warmup.settled()
         try:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
@@ -443,6 +444,7 @@ def create_server(
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
+        warmup.start()
         _tasks_joined(ls, None)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)

@@ -18,6 +18,7 @@ import {
   StaticFeature,
   StreamInfo,
 } from 'vscode-languageclient/node';
+import { bundledLauncher, importStrategy } from './bundled';
 import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
 import { explainRefusal, initializationOptions, parseSocketSetting, readTokenFile } from './model/remote';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
@@ -31,7 +32,7 @@ export interface ServerHandlers {
 
 /** A failure the person can act on; its message is shown as is. */
 export class ServerCommandError extends Error {
-  constructor(message: string, readonly kind: string | undefined, readonly code: number | undefined) {
+  constructor(message: string, readonly kind: string | undefined, readonly code: number | undefined, readonly data?: unknown) {
     super(message);
   }
 }
@@ -71,6 +72,8 @@ export class ServerManager implements vscode.Disposable {
   private readonly didStart = new vscode.EventEmitter<void>();
   readonly onDidStart = this.didStart.event;
   problem: string | undefined;
+  /** How the running server was started (for the language status item). */
+  serverInfo: { python: string; source: string; bundled: boolean } | undefined;
 
   constructor(
     private readonly output: vscode.LogOutputChannel,
@@ -78,12 +81,17 @@ export class ServerManager implements vscode.Disposable {
   ) {
     this.disposables.push(
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('autocode.python') || e.affectsConfiguration('autocode.server')) {
+        if (e.affectsConfiguration('autocode.python') || e.affectsConfiguration('autocode.server') || e.affectsConfiguration('autocode.importStrategy')) {
           this.output.info('AutoCode settings changed: restarting the language server');
           void this.restart();
         }
       }),
     );
+  }
+
+  /** The server's version from its `initialize` answer, once running. */
+  get serverVersion(): string | undefined {
+    return this.client?.initializeResult?.serverInfo?.version;
   }
 
   get running(): boolean {
@@ -129,7 +137,7 @@ export class ServerManager implements vscode.Disposable {
       if (err instanceof ResponseError) {
         const kind = isObject(err.data) ? stringField(err.data, 'kind') : undefined;
         const prefix = err.code === ErrorCodes.invalidParams ? 'The server rejected the arguments: ' : '';
-        throw new ServerCommandError(`${prefix}${err.message}`, kind, err.code);
+        throw new ServerCommandError(`${prefix}${err.message}`, kind, err.code, err.data);
       }
       throw err;
     }
@@ -217,10 +225,16 @@ export class ServerManager implements vscode.Disposable {
     } catch (err) {
       return (err as Error).message;
     }
-    const missing = await this.checkInstalled(python.command);
-    if (missing) return missing;
-    const args = ['-m', 'autocode_lsp', ...config.get<string[]>('server.args', [])];
-    this.output.info(`starting ${python.command} ${args.join(' ')} (interpreter from ${python.source})`);
+    const launcher = importStrategy() === 'useBundled' ? bundledLauncher() : undefined;
+    if (!launcher) {
+      if (importStrategy() === 'useBundled') this.output.info('this extension carries no bundled server: using the interpreter\'s own installation');
+      const missing = await this.checkInstalled(python.command);
+      if (missing) return missing;
+    }
+    const serverArgs = config.get<string[]>('server.args', []);
+    const args = launcher ? [launcher, ...serverArgs] : ['-m', 'autocode_lsp', ...serverArgs];
+    this.serverInfo = { python: python.command, source: python.source, bundled: launcher !== undefined };
+    this.output.info(`starting ${python.command} ${args.join(' ')} (interpreter from ${python.source}${launcher ? ', bundled server' : ''})`);
     const cwd = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath ?? os.homedir();
     return { command: python.command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } } };
   }
@@ -268,15 +282,24 @@ export class ServerManager implements vscode.Disposable {
       return undefined;
     }
     this.problem = undefined;
+    this.notified = undefined;
     this.client = client;
+    this.output.info(`language client ready ${Date.now() - this.created} ms after activation`);
     this.didStart.fire();
     return client;
   }
+
+  private notified: string | undefined;
+  private readonly created = Date.now();
 
   private fail(message: string): void {
     this.problem = message;
     this.output.error(message);
     this.handlers.onStateChange(false, message);
+    // One notification per problem: commands that retry the start while the
+    // server is down do not pile up more (the views and the status item say it).
+    if (this.notified === message) return;
+    this.notified = message;
     const install = message.includes(' -m pip install ') ? message.slice(message.lastIndexOf(': ') + 2) : undefined;
     const actions = install ? ['Install in Terminal', 'Copy Command', 'Open Settings'] : ['Open Settings', 'Show Output'];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {

@@ -1,6 +1,9 @@
 // The palette and view commands. Each shapes one argument object (model/args),
 // runs one server command, and feeds the result back into the views.
 
+import { agentNameFor, confirmPromotion, saveOrOfferInstead, scopeDescription, showPromotionResult } from './memoryflows';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
@@ -263,8 +266,8 @@ function reportSave(result: unknown): void {
 
 async function chooseMemoryTarget(hasFolder: boolean): Promise<args.MemoryTarget | undefined> {
   const items: Array<vscode.QuickPickItem & { target: args.MemoryTarget }> = [];
-  if (hasFolder) items.push({ label: 'Agent · this project', target: { owner: 'agent', scope: 'project' } });
-  items.push({ label: 'Agent · global', target: { owner: 'agent', scope: 'global' } });
+  if (hasFolder) items.push({ label: 'Agent · this project', description: scopeDescription('agent'), target: { owner: 'agent', scope: 'project' } });
+  items.push({ label: 'Agent · global', description: scopeDescription('agent'), target: { owner: 'agent', scope: 'global' } });
   if (hasFolder) items.push({ label: 'Team · this project', target: { owner: 'team', scope: 'project' } });
   items.push({ label: 'Team · global', target: { owner: 'team', scope: 'global' } });
   return (await vscode.window.showQuickPick(items, { placeHolder: 'Where should the memory live?' }))?.target;
@@ -274,9 +277,12 @@ async function addMemory(ctx: Context): Promise<void> {
   const folder = memoryFolder();
   const target = await chooseMemoryTarget(folder !== undefined);
   if (!target) return;
+  if ((await agentNameFor(target.owner)) === undefined) return; // an agent scope without a name saves nothing
   const content = await vscode.window.showInputBox({ title: 'AutoCode: Add Memory', prompt: 'What should be remembered? (Credentials and machine paths are refused.)', ignoreFocusOut: true });
   if (!content?.trim()) return;
-  reportSave(await ctx.server.execute(Commands.memorySave, args.memorySaveArgs(content, target, undefined, agentSetting(), folder?.path)));
+  const save = (text: string): Promise<unknown> => ctx.server.execute(Commands.memorySave, args.memorySaveArgs(text, target, undefined, agentSetting(), folder?.path));
+  const result = await saveOrOfferInstead(save, content);
+  if (result !== undefined) reportSave(result);
   await refreshMemory(ctx);
 }
 
@@ -338,8 +344,9 @@ async function planPromotion(ctx: Context): Promise<void> {
 
 async function applyPromotion(ctx: Context): Promise<void> {
   const ids = ctx.promotionView.selectedIds();
+  if (!(await confirmPromotion(ctx.promotionView.candidatesOf(ids)))) return;
   const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
-  void vscode.window.showInformationMessage(promotionMessage(result));
+  showPromotionResult(result, promotionMessage(result));
   await planPromotion(ctx);
   await refreshMemory(ctx);
 }

@@ -5,6 +5,7 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
 import { TaskStore } from './model/tasks';
+import { NOT_RUNNING, ServerStatus } from './status';
 import { DoctorPanel, VirtualDocuments } from './ui';
 import { MemoryView, PromotionView } from './views/memory';
 import { TasksView } from './views/tasks';
@@ -18,20 +19,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const docs = new VirtualDocuments();
   // The handlers run only after start(), by which time ctx is set.
   let ctx: Context;
+  let status: ServerStatus | undefined;
   const server = new ServerManager(output, {
     onTaskDidChange: (params) => acceptSnapshot(ctx, params),
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
     onStateChange: (running, problem) => {
-      tasksView.setServerProblem(running ? undefined : problem);
-      if (problem) ctx.memoryView.showProblem('The AutoCode language server is not running: see the error message or "AutoCode: Show Output".');
+      const why = status?.update(running, problem);
+      tasksView.setServerProblem(why);
+      if (why) ctx.memoryView.showProblem(NOT_RUNNING);
     },
   });
   manager = server;
+  status = new ServerStatus(server);
   ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output };
   context.subscriptions.push(
     output,
     server,
+    status,
     tasksView,
     ctx.memoryView,
     ctx.promotionView,

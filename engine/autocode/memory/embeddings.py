@@ -10,16 +10,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import math
 import operator
 import os
-import urllib.error
-import urllib.request
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
+
+from autocode import DIST_NAME
 
 STATIC_PACKAGE = "tokenlearn-static-model"
 STATIC_MODULE = "static_model"
@@ -46,22 +45,38 @@ def _unit(vector: Sequence[float]) -> list[float]:
 
 
 class StaticEmbedder:
-    """The bundled 64-dimension static model (no torch, weights inside the installed package)."""
+    """The bundled 64-dimension static model (no torch, weights inside the installed package).
+
+    Read lean by default (`static_lean`: memory-mapped int8 matrix, a compact
+    vocabulary index, a few MB instead of the package encoder's 330 MB); the
+    package's own encoder is the fallback when the lean reader cannot serve
+    the installed model. Nothing is loaded before the first text to embed.
+    """
 
     model = STATIC_MODEL_NAME
 
     def __init__(self) -> None:
         self._encode: Any = None
+        self.how = "not loaded"
 
     def _load(self) -> Any:
         if self._encode is None:
+            from autocode.memory import static_lean
+
             try:
-                module = importlib.import_module(STATIC_MODULE)
-            except ImportError as exc:  # pragma: no cover - selection checks first
-                raise EmbeddingUnavailable(
-                    f"{STATIC_PACKAGE} is not installed: pip install 'autocode[semantic]'"
-                ) from exc
-            self._encode = module.get_embeddings
+                lean = static_lean.LeanStaticModel()
+            except (OSError, ValueError, KeyError, static_lean.LeanUnavailable) as lean_error:
+                try:
+                    module = importlib.import_module(STATIC_MODULE)
+                except ImportError as exc:  # pragma: no cover - selection checks first
+                    raise EmbeddingUnavailable(
+                        f"{STATIC_PACKAGE} is not installed: pip install '{DIST_NAME}[semantic]'"
+                    ) from exc
+                self._encode = module.get_embeddings
+                self.how = f"package encoder (lean reader unavailable: {lean_error})"
+            else:
+                self._encode = lean.encode_many
+                self.how = "lean reader"
         return self._encode
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
@@ -91,6 +106,10 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
+        import json  # here, not at import: urllib alone costs a server tens of ms
+        import urllib.error
+        import urllib.request
+
         body = json.dumps({"model": self._model, "input": list(texts)}).encode("utf-8")
         headers = {"Content-Type": "application/json"}
         key = os.environ.get(self.api_key_env) if self.api_key_env else None
@@ -164,7 +183,7 @@ def select_embedder(
     return EmbedderChoice(
         None,
         name,
-        f"no embedding model installed ({STATIC_PACKAGE} is missing: pip install 'autocode[semantic]'); "
+        f"no embedding model installed ({STATIC_PACKAGE} is missing: pip install '{DIST_NAME}[semantic]'); "
         "keyword search, recall by recency",
     )
 

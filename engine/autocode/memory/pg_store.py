@@ -383,7 +383,7 @@ class PostgresStore(Store):
             import psycopg
         except ImportError as exc:
             raise StoreUnavailable(
-                "database_url is set but psycopg is not installed: pip install 'autocode[pg]'"
+                "database_url is set but psycopg is not installed: pip install 'autocode-lsp[pg]'"
             ) from exc
         self._psycopg = psycopg
         self.url = url

@@ -427,14 +427,17 @@ class MemoryService:
             mode = "hybrid" if self.choice.embedder is not None else "recent"
         buckets = [(o, r) for o in vis.owners for r in vis.repo_keys]
         query_terms = sorted(set(rules.terms(query)))
-        if mode in ("semantic", "hybrid"):
+        if mode in ("semantic", "hybrid") and self.choice.embedder is not None:
+            if not self.store.has_memories(buckets):  # nothing to compare: the model stays unloaded
+                return self._result(query, mode, [])
             if vector is None:
                 vector = self._embed_query(query)
-            if vector is not None and self.choice.embedder is not None:
+            if vector is not None:
                 model = self.choice.embedder.model
                 self._backfill(buckets, model)
                 top = self.store.rank(buckets, query_terms, vector, model, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
                 return self._result(query, mode, top)
+        if mode in ("semantic", "hybrid"):
             mode = "recent"
         # Keyword matching in the store's full-text index, BM25 or newest first.
         top = self.store.rank(buckets, query_terms, None, None, mode, limit, 0.0, None)
@@ -479,7 +482,6 @@ class MemoryService:
         key = self.repo_key(ctx)
         owners = (agent, "") if agent else ("",)
         sections: dict[str, builtins.list[Hit]] = {"project": [], "global": []}
-        vector: builtins.list[float] | None = None
         use_meaning = self.choice.embedder is not None and bool(brief and brief.strip())
         method = "hybrid" if use_meaning else "recency"
         reason = self.choice.reason if self.choice.embedder is None else (
@@ -489,10 +491,8 @@ class MemoryService:
             if not repos:
                 continue
             vis = Visibility(owners=owners, repo_keys=tuple(r for r in repos if r is not None))
-            if use_meaning:
-                if vector is None:
-                    vector = self._embed_query(brief.strip())
-                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid", vector=vector)
+            if use_meaning:  # the brief is embedded only when a section has memories to compare
+                result = self.rank(vis, brief.strip(), RECALL_PER_SECTION, "hybrid")
                 if result.method != "hybrid":
                     method, reason = "recency", "embedding failed: ranked by recency"
                     sections[section] = self._recent_hits(vis)

@@ -280,6 +280,13 @@ class Store(abc.ABC):
         rows = self.query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", list(ids))
         return {r[0]: memory_from_row(r) for r in rows}
 
+    def has_memories(self, buckets: Sequence[tuple[str, str]]) -> bool:
+        """Whether any of `buckets` holds a memory (one indexed look per bucket)."""
+        return any(
+            self.query("SELECT 1 FROM memories WHERE owner = ? AND repo_key = ? LIMIT 1", bucket)
+            for bucket in buckets
+        )
+
     def list_memories(self, visible: Visibility, limit: int | None = None) -> list[Memory]:
         """Visible memories, newest first. With a limit, each bucket is read through its index and merged."""
         if limit is None:

@@ -78,13 +78,17 @@ function M.ensure()
     cfg.root_dir = M.workspace_for(buf)
   end
   cfg.workspace_required = false
-  local exe = cfg.cmd and type(cfg.cmd) == 'table' and cfg.cmd[1]
+  local exe = type(cfg.cmd) == 'table' and cfg.cmd[1] or config.cmd()[1]
   if exe and vim.fn.executable(exe) ~= 1 then
     return nil,
       ('cannot start the AutoCode server: %q is not an executable on PATH. '
-        .. "Install AutoCode (pip install autocode) or point setup{ command = ... } at autocode-lsp."):format(exe)
+        .. 'Install it with: %s; or point setup{ command = ... } at autocode-lsp.'):format(exe, config.install_hint())
   end
-  local ok, id = pcall(vim.lsp.start, cfg, { bufnr = buf, attach = is_file, silent = true })
+  local ok, id = pcall(
+    vim.lsp.start,
+    cfg,
+    { bufnr = buf, attach = is_file, silent = true, reuse_client = cfg.reuse_client }
+  )
   if not ok or not id then
     return nil,
       ('cannot start the AutoCode server (%s): %s'):format(

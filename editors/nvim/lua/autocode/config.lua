@@ -49,6 +49,53 @@ function M.set(opts)
   return M.options
 end
 
+--- The package to install, and the command that installs it (shown wherever the server is missing).
+M.package = 'autocode-lsp'
+
+--- `~` and environment variables expanded, as a shell would (only when the path has them).
+--- @param path string
+--- @return string
+function M.expand(path)
+  if path:find('^~') or path:find('%$') then
+    return vim.fs.normalize(path, { expand_env = true })
+  end
+  return path
+end
+
+--- The repository checkout this plugin was loaded from (the plugin lives in editors/nvim).
+--- @return string
+function M.checkout()
+  local here = debug.getinfo(1, 'S').source:sub(2)
+  return vim.fs.normalize(vim.fn.fnamemodify(here, ':p:h:h:h:h:h'))
+end
+
+--- The server the build step installed next to the plugin (editors/nvim/server), if it did.
+--- @return string|nil
+function M.local_server()
+  local plugin = vim.fs.joinpath(M.checkout(), 'editors', 'nvim', 'server')
+  for _, exe in ipairs({ 'bin/autocode-lsp', 'Scripts/autocode-lsp.exe' }) do
+    local path = vim.fs.joinpath(plugin, exe)
+    if vim.fn.executable(path) == 1 then
+      return path
+    end
+  end
+  return nil
+end
+
+--- The exact command that installs the server, for messages and :checkhealth.
+--- @return string
+function M.install_hint()
+  local o = M.options
+  if o.python then
+    return ('%s -m pip install %s'):format(M.expand(o.python), M.package)
+  end
+  return ('pipx install %s  (or: pip install %s; or run the build step: sh %s)'):format(
+    M.package,
+    M.package,
+    vim.fs.joinpath(M.checkout(), 'editors', 'nvim', 'build.sh')
+  )
+end
+
 --- The command that starts the server, as a list.
 --- @return string[]
 function M.cmd()
@@ -64,8 +111,9 @@ function M.cmd()
   elseif o.python then
     cmd = { o.python, '-m', 'autocode_lsp' }
   else
-    cmd = { 'autocode-lsp' }
+    cmd = { M.local_server() or 'autocode-lsp' }
   end
+  cmd[1] = M.expand(cmd[1])
   if o.log_level then
     vim.list_extend(cmd, { '--log-level', o.log_level })
   end
@@ -76,7 +124,7 @@ end
 function M.lsp_config()
   local handlers = require('autocode.handlers')
   return {
-    cmd = M.cmd(),
+    cmd = M.lsp_cmd(),
     root_markers = { { '.autocode', '.git' } },
     -- Opening a file outside any repository does not start a server; an
     -- :AutoCode command there starts one without a folder (global memory).
@@ -84,12 +132,92 @@ function M.lsp_config()
     capabilities = {
       experimental = { autocode = protocol.client_capability() },
       window = { workDoneProgress = true },
+      workspace = { workspaceFolders = true },
     },
     handlers = handlers.all(),
     on_exit = handlers.on_exit,
     before_init = require('autocode.remote').before_init,
     on_error = require('autocode.remote').on_error,
+    -- A missing server is said once, with the install command, instead of
+    -- a spawn error for every buffer.
+    root_dir = function(bufnr, on_dir)
+      local root = vim.fs.root(bufnr, { { '.autocode', '.git' } })
+      local ok, resolved = pcall(function()
+        return vim.lsp.config.autocode
+      end)
+      local cmd = ok and resolved and type(resolved.cmd) == 'table' and resolved.cmd or M.cmd()
+      if root and M.server_ready(cmd) then
+        on_dir(root)
+      end
+    end,
+    -- One server for every repository of this Neovim: a new repository
+    -- becomes a workspace folder of the running server.
+    reuse_client = M.reuse_client,
   }
+end
+
+--- The config's `cmd`: the command list, or, while its executable is missing, a function
+--- that starts it (Neovim drops a config whose command list names no executable
+--- before `root_dir` could say why; `root_dir` says it and starts nothing).
+--- @return string[]|fun(dispatchers: vim.lsp.rpc.Dispatchers): vim.lsp.rpc.PublicClient
+function M.lsp_cmd()
+  local cmd = M.cmd()
+  if vim.fn.executable(cmd[1]) == 1 then
+    return cmd
+  end
+  return function(dispatchers)
+    return vim.lsp.rpc.start(M.cmd(), dispatchers)
+  end
+end
+
+local warned = {}
+
+--- Whether `cmd` can start; says once (per executable) how to install the server when it cannot.
+--- @param cmd string[]
+--- @return boolean
+function M.server_ready(cmd)
+  local exe = cmd[1]
+  if vim.fn.executable(exe) == 1 then
+    return true
+  end
+  if not warned[exe] then
+    warned[exe] = true
+    vim.schedule(function()
+      vim.notify(
+        ('AutoCode: the language server %q is not installed or not executable. Install it with: %s'):format(
+          exe,
+          M.install_hint()
+        ),
+        vim.log.levels.ERROR
+      )
+    end)
+  end
+  return false
+end
+
+--- Reuse the running AutoCode client for another repository, adding it as a workspace folder.
+--- @param client vim.lsp.Client
+--- @param config vim.lsp.ClientConfig
+--- @return boolean
+function M.reuse_client(client, config)
+  if client.name ~= config.name or client:is_stopped() then
+    return false
+  end
+  local root = config.root_dir
+  if type(root) ~= 'string' then
+    return true
+  end
+  local uri = vim.uri_from_fname(root)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    if folder.uri == uri then
+      return true
+    end
+  end
+  local added = { uri = uri, name = root }
+  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { added }, removed = {} } })
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, added)
+  return true
 end
 
 return M

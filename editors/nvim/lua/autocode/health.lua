@@ -4,6 +4,33 @@ local M = {}
 
 local field = require('autocode.util').field
 
+--- The oldest Neovim with every API below: vim.lsp.config and vim.lsp.enable,
+--- the function form of root_dir (bufnr, on_dir), reuse_client in a config,
+--- Client methods called with `:` (client:request, client:notify) and the
+--- vim.validate(name, value, types, optional) form all came with 0.11.0.
+M.minimum = '0.11.0'
+
+M.api_names = { 'vim.lsp.config', 'vim.lsp.enable', 'vim.lsp.start', 'vim.fs.root', 'vim.fs.joinpath', 'vim.uv' }
+
+--- The APIs of `api_names` this Neovim lacks (empty when it has them all).
+--- @return string[]
+function M.missing_api()
+  local missing = {}
+  if vim.fn.has('nvim-' .. M.minimum) ~= 1 then
+    table.insert(missing, 'Neovim ' .. M.minimum)
+  end
+  for _, name in ipairs(M.api_names) do
+    local value = _G
+    for part in name:gmatch('[^.]+') do
+      value = type(value) == 'table' and value[part] or nil
+    end
+    if value == nil then
+      table.insert(missing, name)
+    end
+  end
+  return missing
+end
+
 function M.check()
   local health = vim.health
   local client = require('autocode.client')
@@ -13,10 +40,13 @@ function M.check()
   health.start('Neovim')
   local v = vim.version()
   local version = ('%d.%d.%d'):format(v.major, v.minor, v.patch)
-  if vim.fn.has('nvim-0.11') == 1 then
-    health.ok('Neovim ' .. version)
+  local missing = M.missing_api()
+  if #missing == 0 then
+    health.ok(('Neovim %s has every API the plugin uses (%s)'):format(version, table.concat(M.api_names, ', ')))
   else
-    health.error('Neovim ' .. version .. ' is too old', { 'Install Neovim 0.11 or newer.' })
+    health.error(('Neovim %s lacks %s'):format(version, table.concat(missing, ', ')), {
+      'Install Neovim ' .. M.minimum .. ' or newer.',
+    })
     return
   end
 
@@ -26,13 +56,13 @@ function M.check()
   local exe = vim.fn.exepath(cmd[1])
   if exe == '' then
     health.error(('%q is not an executable on PATH'):format(cmd[1]), {
-      'Install AutoCode into a Python environment: pip install autocode',
+      'Install the server: ' .. config.install_hint(),
       "Or point the plugin at it: require('autocode').setup{ command = { '/path/to/autocode-lsp' } }",
     })
     return
   end
   health.ok(('server command: %s (%s)'):format(table.concat(cmd, ' '), exe))
-  if not vim.lsp.is_enabled('autocode') then
+  if vim.lsp.is_enabled and not vim.lsp.is_enabled('autocode') then
     health.info("the autocode config is not enabled: call vim.lsp.enable('autocode') or require('autocode').setup{}")
   end
 

@@ -9,6 +9,11 @@ function M.setup(opts)
   opts.enable = nil
   local config = require('autocode.config')
   config.set(opts)
+  if not vim.g.loaded_autocode then
+    -- Put on 'runtimepath' after start-up (lazy.nvim's config hook): the plugin
+    -- file that defines :AutoCode was not sourced by Neovim, so source it now.
+    vim.cmd.runtime('plugin/autocode.lua')
+  end
   local lsp = config.lsp_config()
   vim.lsp.config('autocode', { cmd = lsp.cmd })
   if enable ~= false then

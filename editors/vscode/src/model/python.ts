@@ -47,5 +47,5 @@ export function parseTcpSetting(value: string): TcpAddress | undefined {
 /** The command a person runs to put AutoCode into that interpreter. */
 export function installHint(python: string): string {
   const quoted = /[\s"'$]/.test(python) ? `"${python.replace(/"/g, '\\"')}"` : python;
-  return `${quoted} -m pip install autocode`;
+  return `${quoted} -m pip install autocode-lsp`;
 }

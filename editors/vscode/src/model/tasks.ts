@@ -399,8 +399,20 @@ export function buildTaskTree(tasks: TaskView[], folders: Array<{ name: string; 
 }
 
 /** Status bar text for the active task. */
+/** Visible status bar text stays under this many characters (the brief and phase go in the tooltip). */
+export const STATUS_MAX = 29;
+
+function shortPhase(task: TaskView): string {
+  if (task.awaiting === 'answer') return 'answer needed';
+  if (task.awaiting === 'planApproval') return 'plan review';
+  if (task.awaiting === 'completionApproval') return 'review changes';
+  return phaseLabel(task);
+}
+
 export function statusText(task: TaskView | undefined): string {
   if (!task) return '$(code) AutoCode';
-  const brief = task.brief.length > 30 ? `${task.brief.slice(0, 29)}…` : task.brief;
-  return `$(${phaseIcon(task)}) AutoCode: ${phaseLabel(task)} — ${brief}`;
+  const prefix = 'AutoCode: ';
+  let phase = shortPhase(task);
+  if (prefix.length + phase.length > STATUS_MAX) phase = `${phase.slice(0, STATUS_MAX - prefix.length - 1)}…`;
+  return `$(${phaseIcon(task)}) ${prefix}${phase}`;
 }

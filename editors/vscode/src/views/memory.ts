@@ -3,6 +3,7 @@
 // candidate of the server's promotion plan).
 
 import * as vscode from 'vscode';
+import { shorten } from '../status';
 import { groupMemories, MemoryGroup, MemoryItem, PromotionCandidate } from '../model/memory';
 
 type MemoryNode = { kind: 'group'; group: MemoryGroup } | { kind: 'memory'; item: MemoryItem } | { kind: 'note'; text: string };
@@ -123,6 +124,10 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
     return this.candidates.filter((c) => c.selected).map((c) => c.id);
   }
 
+  candidatesOf(ids: string[]): PromotionCandidate[] {
+    return this.candidates.filter((c) => ids.includes(c.id));
+  }
+
   private updateMessage(): void {
     const chosen = this.candidates.filter((c) => c.selected).length;
     this.view.message = this.candidates.length
@@ -131,7 +136,7 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
   }
 
   getTreeItem(c: PromotionCandidate): vscode.TreeItem {
-    const item = new vscode.TreeItem(c.skillName || c.content.split('\n')[0]);
+    const item = new vscode.TreeItem(shorten(c.skillName || c.content.split('\n')[0], 80));
     item.id = `candidate/${c.id}`;
     item.description = c.reason || c.content.split('\n')[0];
     item.tooltip = `${c.content}${c.reason ? `\n\n${c.reason}` : ''}${c.agents.length ? `\n\nUsed by: ${c.agents.join(', ')}` : ''}`;

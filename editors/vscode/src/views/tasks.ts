@@ -3,6 +3,10 @@
 
 import * as vscode from 'vscode';
 import { buildTaskTree, statusText, TaskNode, TaskStore } from '../model/tasks';
+import { shorten } from '../status';
+
+/** Tree labels longer than this are cut with an ellipsis. */
+const LABEL_MAX = 60;
 
 export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disposable {
   private readonly changed = new vscode.EventEmitter<TaskNode | undefined>();
@@ -25,7 +29,7 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
 
   setServerProblem(problem: string | undefined): void {
     this.serverProblem = problem;
-    this.refreshStatus();
+    this.refresh();
   }
 
   refresh(): void {
@@ -39,7 +43,10 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
       }
     };
     walk(this.roots, undefined);
-    this.view.message = vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
+    // Tasks still listed while the server is down are what it last said: the message says it is down.
+    this.view.message = this.serverProblem && this.roots.length
+      ? shorten(this.serverProblem, 200)
+      : vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
     this.changed.fire(undefined);
     this.refreshStatus();
   }
@@ -59,10 +66,13 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
 
   getTreeItem(node: TaskNode): vscode.TreeItem {
     const collapsible = node.children.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None;
-    const item = new vscode.TreeItem(node.label, collapsible);
+    const label = shorten(node.label, LABEL_MAX);
+    const item = new vscode.TreeItem(label, collapsible);
     item.id = node.id;
     item.description = node.description;
-    item.tooltip = node.tooltip ? new vscode.MarkdownString(node.tooltip) : undefined;
+    // A shortened label keeps its full text in the tooltip.
+    const tooltip = node.tooltip ?? (label !== node.label ? node.label : undefined);
+    item.tooltip = tooltip ? new vscode.MarkdownString(tooltip) : undefined;
     item.contextValue = node.contextValue;
     item.iconPath = new vscode.ThemeIcon(node.icon);
     if (node.kind === 'question') item.command = { title: 'Answer', command: 'autocode.answerQuestion', arguments: [node] };

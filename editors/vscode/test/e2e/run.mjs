@@ -53,7 +53,7 @@ async function scenarioPalette(wb) {
 }
 
 async function scenarioMissingServer(wb) {
-  result.notification = await wb.waitForNotification('pip install autocode', 60000);
+  result.notification = await wb.waitForNotification('pip install autocode-lsp', 60000);
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   await wb.shot('missing-server');
   note('install hint shown');
@@ -152,6 +152,10 @@ async function scenarioNoFolder(wb) {
   result.promotionCheckboxes = await pane.locator('.monaco-list-row [class*="checkbox"]').count();
   await wb.shot('promotion-plan');
   await wb.palette('AutoCode: Apply Selected Promotions');
+  // Nothing is deleted before the person confirms: the dialog names the memory and its skill.
+  result.promotionDialog = await wb.waitForDialog('Promote 1 memory into skills', 15000);
+  await wb.shot('promotion-confirm');
+  await wb.clickDialogButton('Promote and Delete');
   result.promotionNotification = await wb.waitForNotification('promoted', 30000);
   result.memoryAfterPromotion = await wb.waitForViewText('Memory', (t) => !t.includes(advice), 30000);
   await wb.shot('promotion-applied');
@@ -181,7 +185,31 @@ async function scenarioDoctor(wb) {
   note('doctor read');
 }
 
-/** Types the answer into the QuickPick (it offers the typed text as "your answer") and sends it. */
+/**
+ * The server killed (the test kills it until the client gives up): the views say it is not running,
+ * with Restart and Show Output, one notification at most from AutoCode; Restart recovers.
+ * Files in the artifacts folder coordinate with the test: `ready`, then `down-seen`.
+ */
+async function scenarioServerKilled(wb) {
+  await wb.showAutoCodeViews();
+  result.tasksBefore = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t), 90000);
+  writeFileSync(join(wb.artifacts, 'ready'), '');
+  note('server running');
+  result.tasksDown = await wb.waitForViewText('Tasks', (t) => /language server is not running/.test(t), 180000);
+  writeFileSync(join(wb.artifacts, 'down-seen'), '');
+  result.memoryDown = await wb.viewText('Memory');
+  result.notificationsDown = await wb.notifications();
+  await wb.shot('server-down');
+  note('views say the server is down');
+  await wb.clearNotifications();
+  const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Tasks' }) }).first();
+  await pane.locator('.monaco-button', { hasText: 'Restart Server' }).first().click();
+  result.tasksAfter = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t) && !/not running/.test(t), 90000);
+  await wb.shot('server-restarted');
+  note('restart recovered');
+}
+
+/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
   await wb.quickInput().locator('input.input').fill(answer);
@@ -397,7 +425,7 @@ async function scenarioConflicts(wb) {
   note('markers written');
 }
 
-const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts };
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;

@@ -21,8 +21,14 @@ export class Workbench {
     page.on('console', (msg) => { if (msg.type() === 'error') wb.consoleErrors.push(msg.text()); });
     await page.goto(url);
     await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
-    // The workbench paints before extensions activate; the status bar entry is ours.
-    await page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor({ timeout: 60000 });
+    // The workbench paints before extensions activate; the status bar entry is ours. A window
+    // without a git folder does not activate the extension until a view or command is used: there
+    // the activity bar entry (contributed statically) is what to wait for.
+    const empty = /[?&]ew=true/.test(url);
+    const ours = empty
+      ? page.locator('.activitybar .action-item [aria-label^="AutoCode"]')
+      : page.locator('.statusbar-item', { hasText: 'AutoCode' });
+    await ours.first().waitFor({ timeout: 60000 });
     return wb;
   }
 

@@ -26,6 +26,6 @@ test('the TCP setting parses HOST:PORT and rejects anything else with the fix', 
 });
 
 test('the install hint quotes interpreters with spaces', () => {
-  assert.equal(installHint('/usr/bin/python3'), '/usr/bin/python3 -m pip install autocode');
-  assert.equal(installHint('/My Envs/python'), '"/My Envs/python" -m pip install autocode');
+  assert.equal(installHint('/usr/bin/python3'), '/usr/bin/python3 -m pip install autocode-lsp');
+  assert.equal(installHint('/My Envs/python'), '"/My Envs/python" -m pip install autocode-lsp');
 });

@@ -152,7 +152,9 @@ test('multi-root trees group tasks under their folders; a single root does not',
 test('phase labels and the status bar text read as words', () => {
   const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1 }));
   assert.equal(phaseLabel(view), 'waiting for plan approval');
-  assert.equal(statusText(view), '$(checklist) AutoCode: waiting for plan approval — A rather long brief that will…');
+  assert.equal(statusText(view), '$(checklist) AutoCode: plan review');
+  assert.ok(statusText(view).replace(/^\$\([^)]*\) /, '').length < 30, 'status bar text under 30 characters');
+  assert.ok(statusText({ ...view, awaiting: undefined, phase: 'verifying_with_the_projects_own_tests' }).replace(/^\$\([^)]*\) /, '').length < 30);
   assert.equal(phaseLabel(normaliseSnapshot(snapshot({ phase: 'someNewPhase' }))), 'some new phase');
   assert.equal(statusText(undefined), '$(code) AutoCode');
 });

@@ -1,0 +1,75 @@
+// The server's state where VS Code users look for it: a language status item
+// (state, server version, interpreter and whether the server is the bundled
+// one, the workspace's learned record) whose action is "Show Output", and the
+// `autocode.serverDown` context key that turns every view into a
+// "not running: Restart / Show Output" message.
+
+import * as vscode from 'vscode';
+import type { ServerManager } from './client';
+import { isObject, stringField } from './protocol';
+
+export const NOT_RUNNING = 'The AutoCode language server is not running. Run "AutoCode: Restart Language Server", or "AutoCode: Show Output" to see why.';
+
+export class ServerStatus implements vscode.Disposable {
+  private readonly item: vscode.LanguageStatusItem;
+  private record: string | undefined;
+
+  constructor(private readonly server: ServerManager) {
+    this.item = vscode.languages.createLanguageStatusItem('autocode.server', { pattern: '**' });
+    this.item.name = 'AutoCode';
+    this.update(false);
+    this.item.text = '$(sync~spin) AutoCode: starting';
+  }
+
+  /**
+   * Called on every state change of the client; returns why the server is down (undefined while it
+   * runs or is still starting for the first time).
+   */
+  update(running: boolean, problem?: string): string | undefined {
+    const down = !running && (problem !== undefined || this.wasStarted);
+    void vscode.commands.executeCommand('setContext', 'autocode.serverDown', down);
+    if (running) this.wasStarted = true;
+    const info = this.server.serverInfo;
+    const version = this.server.serverVersion;
+    const where = info ? `${info.python}${info.bundled ? ' (bundled server)' : ''}` : '';
+    if (running) {
+      this.item.text = 'AutoCode: running';
+      this.item.severity = vscode.LanguageStatusSeverity.Information;
+      this.item.detail = [version ? `v${version}` : '', where, this.record ? `record: ${this.record}` : ''].filter(Boolean).join(' · ');
+      this.item.command = { title: 'Show Output', command: 'autocode.showOutput' };
+      void this.readRecord();
+    } else {
+      this.item.text = 'AutoCode: not running';
+      this.item.severity = vscode.LanguageStatusSeverity.Error;
+      this.item.detail = problem ? shorten(problem, 120) : where;
+      this.item.command = { title: 'Restart', command: 'autocode.restartServer' };
+    }
+    return down ? problem ?? NOT_RUNNING : undefined;
+  }
+
+  private wasStarted = false;
+
+  private async readRecord(): Promise<void> {
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    if (!folder || this.record) return;
+    try {
+      const doctor = await this.server.execute('autocode.doctor', { workspace: folder.uri.fsPath });
+      const report = isObject(doctor) && isObject(doctor.report) ? doctor.report : undefined;
+      const record = report && isObject(report.record) ? report.record : undefined;
+      this.record = record ? stringField(record, 'status') : undefined;
+      if (this.record && this.server.running) this.update(true);
+    } catch {
+      // no repository, or the server went away: the item keeps what it has
+    }
+  }
+
+  dispose(): void {
+    this.item.dispose();
+  }
+}
+
+/** `text` cut to `max` characters with an ellipsis (the full text goes in a tooltip). */
+export function shorten(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,71 @@
+"""Load what the first commands need while the editor is still idle.
+
+`initialize` stays lean: nothing here runs before the client's `initialized`.
+Then one daemon thread imports the engine modules behind the memory, doctor
+and task commands, and builds the static embedding model's vocabulary index
+when the model is installed and this machine has none yet (in a child
+process: the server's memory does not grow). A command that arrives first
+simply waits for the import it needs, as it would without the warm-up.
+`AUTOCODE_NO_WARMUP=1` turns it off.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import logging
+import os
+import threading
+
+log = logging.getLogger(__name__)
+
+MODULES = (
+    "autocode_lsp.features.memory",
+    "autocode_lsp.features.project",
+    "autocode_lsp.features.tasks",
+    "autocode_lsp.memory_services",
+    "autocode.settings",
+    "autocode.doctor",
+    "autocode.memory.service",
+    "autocode.memory.sqlite_store",
+)
+
+_started = threading.Event()
+_imported = threading.Event()
+SETTLE_TIMEOUT = 30.0
+
+
+async def settled() -> None:
+    """Wait until the warm-up's imports are done (at once when there is none).
+
+    Commands wait for it rather than import beside it: the engine's memory
+    package imports itself circularly, which two threads must not do at once.
+    """
+    if _started.is_set() and not _imported.is_set():
+        await asyncio.to_thread(_imported.wait, SETTLE_TIMEOUT)
+
+
+def start() -> None:
+    """Start the warm-up once per process (later calls do nothing)."""
+    if os.environ.get("AUTOCODE_NO_WARMUP") or _started.is_set():
+        return
+    _started.set()
+    _imported.clear()
+    threading.Thread(target=_warm, name="autocode-warmup", daemon=True).start()
+
+
+def _warm() -> None:
+    for name in MODULES:
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module that fails here fails again, with its error, in its command
+            log.debug("warm-up: importing %s failed", name, exc_info=True)
+    _imported.set()
+    try:
+        from autocode.memory import static_lean
+        from autocode.memory.embeddings import static_model_installed
+
+        if static_model_installed():
+            static_lean.ensure_index(static_lean.model_dir() / "tokenizer.json")
+    except Exception as exc:  # the first embedding says why, and memory falls back
+        log.info("warm-up: the static model's vocabulary index was not built: %s", exc)

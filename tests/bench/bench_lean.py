@@ -1,0 +1,157 @@
+"""Lean server benchmark: memory and time of the first commands, against the server just after `initialize`.
+
+Every case starts a new `autocode-lsp` over stdio on a fresh memory store and
+measures, from the client, the first command's round trip and the server's
+resident memory (VmRSS) before and after it:
+
+- the first memory command on an empty store (save, search), goal: within 150 ms;
+- the first search on a store with memories (the embedding model is loaded
+  to compare), goal: RSS at most 120 MB afterwards;
+- the cold first command of any kind (doctor, task list, protocol info,
+  memory list), goal: within 300 ms on a warm disk.
+
+The anchors are the same process's RSS and the round trip of
+`autocode.protocol.info` measured right after `initialize`. The disk is warm:
+one server runs the whole sequence once before the measured runs (that also
+builds the per-machine vocabulary index of the static model, see
+docs/performance.md).
+
+Run: python tests/bench/bench_lean.py [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE)]
+
+from bench_server import make_repo, quiet_client  # noqa: E402
+from lsprotocol import types  # noqa: E402
+
+RSS_GOAL_MB = 120.0
+EMPTY_GOAL_S = 0.150
+COLD_GOAL_S = 0.300
+MEMORIES = (
+    "The test suite of this repository runs with unittest discovery from the tests folder.",
+    "Database migrations are written as plain SQL files and reviewed by the data team.",
+    "Release branches only take fixes that have a linked incident.",
+)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+async def run_case(base: Path, repo: Path, case: str, seed: bool) -> dict[str, float]:
+    """One fresh server: initialize, anchor, optional seeding in another server, then the first command."""
+    store = base / f"store-{case}-{time.monotonic_ns()}"
+    env = {**os.environ, "XDG_DATA_HOME": str(store), "XDG_STATE_HOME": str(base / "state"),
+           "XDG_CONFIG_HOME": str(base / "config"), "HOME": str(base / "home"),
+           "XDG_CACHE_HOME": str(base / "cache")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as installed: modules load from their compiled cache
+    command = [sys.executable, "-m", "autocode_lsp", "--log-file", str(base / "lsp.log")]
+    if seed:
+        await sequence(command, env, repo, [("autocode.memory.save", {"content": c}) for c in MEMORIES])
+    return await first_command(command, env, repo, case)
+
+
+async def sequence(command: list[str], env: dict[str, str], repo: Path, calls: list[tuple[str, Any]]) -> None:
+    client = quiet_client()
+    await client.start_io(*command, env=env)
+    await initialize(client, repo)
+    for name, args in calls:
+        await execute(client, name, args)
+    await stop(client)
+
+
+async def initialize(client: Any, repo: Path) -> None:
+    await client.initialize_async(types.InitializeParams(
+        capabilities=types.ClientCapabilities(), process_id=os.getpid(),
+        workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name=repo.name)],
+    ))
+    client.initialized(types.InitializedParams())
+
+
+async def execute(client: Any, name: str, args: Any) -> Any:
+    return await client.workspace_execute_command_async(types.ExecuteCommandParams(command=name, arguments=[args]))
+
+
+async def stop(client: Any) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
+    "memory.save on an empty store": ("autocode.memory.save", {"content": MEMORIES[0]}, False),
+    "memory.search on an empty store": ("autocode.memory.search", {"query": "unittest"}, False),
+    "memory.search with memories (model loaded)": ("autocode.memory.search", {"query": "how do tests run"}, True),
+    "doctor": ("autocode.doctor", {}, False),
+    "task.list": ("autocode.task.list", {}, False),
+    "memory.list": ("autocode.memory.list", {}, False),
+}
+
+
+async def first_command(command: list[str], env: dict[str, str], repo: Path, case: str) -> dict[str, float]:
+    name, args, _seed = CASES[case]
+    client = quiet_client()
+    await client.start_io(*command, env=env)
+    pid = client._server.pid
+    await initialize(client, repo)
+    anchor_rss = rss_mb(pid)
+    await asyncio.sleep(float(os.environ.get("BENCH_SETTLE", "1.0")))  # a person's first command comes later than this; the warm-up has run
+    started = time.perf_counter()
+    await execute(client, "autocode.protocol.info", {})
+    floor = time.perf_counter() - started
+    started = time.perf_counter()
+    await execute(client, name, args)
+    elapsed = time.perf_counter() - started
+    after_rss = rss_mb(pid)
+    await stop(client)
+    return {"anchor_rss": anchor_rss, "rss": after_rss, "floor": floor, "time": elapsed}
+
+
+async def main_async(runs: int) -> int:
+    failed = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        repo = make_repo(base / "project")
+        for case in CASES:  # warm the disk and the per-machine index once
+            await run_case(base, repo, case, CASES[case][2])
+        for case, (_name, _args, seed) in CASES.items():
+            results = [await run_case(base, repo, case, seed) for _ in range(runs)]
+            med = {k: statistics.median(r[k] for r in results) for k in results[0]}
+            goal = EMPTY_GOAL_S if "empty store" in case else COLD_GOAL_S
+            time_ok = med["time"] <= goal or "model loaded" in case
+            rss_ok = med["rss"] <= RSS_GOAL_MB
+            failed += (not time_ok) + (not rss_ok)
+            print(
+                f"first {case}: {med['time'] * 1000:.0f} ms = {med['time'] / med['floor']:.1f}x protocol.info "
+                f"(goal {goal * 1000:.0f} ms{'' if 'model loaded' in case else (' ok' if time_ok else ' MISSED')}); "
+                f"RSS {med['anchor_rss']:.0f} -> {med['rss']:.0f} MB = {med['rss'] / med['anchor_rss']:.2f}x "
+                f"after initialize (goal <= {RSS_GOAL_MB:.0f} MB {'ok' if rss_ok else 'MISSED'}); median of {runs}"
+            )
+    return 1 if failed else 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3, help="fresh servers per case (default 3)")
+    args = parser.parse_args()
+    return asyncio.run(main_async(args.runs))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
