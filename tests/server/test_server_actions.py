@@ -451,3 +451,51 @@ async def test_a_late_reply_to_an_old_prompt_says_what_happened(tmp_path: Path) 
     finally:
         await close(b)
         await close(a)
+
+
+async def test_reconnecting_mid_question_and_mid_approval_asks_again(tmp_path: Path) -> None:
+    """An editor that went away and came back (a new server process over stdio) is asked the
+    open question again, then told of the plan waiting for it; nothing was decided meanwhile."""
+    repo = build_repo(tmp_path / "project")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(f'test_command = "{TEST_COMMAND}"\n')
+
+    async def editor(name: str) -> Session:
+        s = await connect("stdio", log_file=tmp_path / f"{name}.log")
+        s.choose = lambda params: None
+        await s.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            client_info=types.ClientInfo(name=name, version="test"),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="project")],
+        ))
+        return s
+
+    first = await editor("First")
+    try:
+        started = await first.command(protocol.TASK_START, {"brief": BRIEF})
+        await wait_until(lambda: first.message_requests, what="the question")
+    finally:
+        await close(first)  # the question was left open when the editor went away
+
+    second = await editor("Second")
+    try:
+        second.choose = lambda params: "Let AutoCode decide"
+        await wait_until(lambda: second.message_requests, what="the question asked again")
+        assert "asks:" in second.message_requests[0].message
+        snap = await wait_for_need(second, repo, "approve_plan")
+        assert snap["id"] == started["id"]
+    finally:
+        await close(second)  # now the plan waits
+
+    third = await editor("Third")
+    try:
+        await wait_until(
+            lambda: any("plan revision" in m.message for m in third.client.messages),
+            what="the waiting plan announced again",
+        )
+        assert (await task_state(third, repo))["needs"]["kind"] == "approve_plan"  # nothing decided
+        await run_action(third, repo, "AutoCode: approve plan r")
+        await wait_for_need(third, repo, "approve_completion")
+        await third.command(protocol.TASK_CANCEL)
+    finally:
+        await close(third)
