@@ -326,6 +326,8 @@ _DESCRIPTIVE_SUFFIXES = frozenset(
     }
 )
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# The shell's working folders (`PWD=/work/app`): "print working directory", not a password.
+_SHELL_FOLDER_NAMES = frozenset({"PWD", "OLDPWD"})
 
 
 def _name_segments(name: str) -> list[str]:
@@ -339,7 +341,10 @@ def _secret_name_strength(name: str) -> str | None:
     Only the last dotted part counts: `db.password` names a password,
     `changePassword.restype` does not.
     """
-    segments = _name_segments(name.rsplit(".", 1)[-1])
+    last = name.rsplit(".", 1)[-1]
+    if last in _SHELL_FOLDER_NAMES:
+        return None
+    segments = _name_segments(last)
     if not segments or segments[-1] in _DESCRIPTIVE_SUFFIXES or "public" in segments:
         return None
     # Lower-case run-together names ("dbpassword", "apikey") are one segment.

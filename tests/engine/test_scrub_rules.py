@@ -337,3 +337,9 @@ def test_import_is_light_and_compiles_large_patterns_on_first_use() -> None:
     assert out.stdout.split("\n")[:3] == ["['autocode', 'autocode.scrub']", "True", "True"]
     # `x` has no hint of a shaped token, so even the first call skipped that pattern.
     assert scrub.find_secrets(_j("gh", "p_", RANDOM_40[:36]), env={})
+
+
+def test_the_shells_working_folder_is_not_a_password() -> None:
+    """`PWD` is the shell's working folder; logging an environment must not hide every path."""
+    assert scrub.redact("PWD=/work/app/src") == "PWD=/work/app/src"
+    assert "hunter2" not in scrub.redact("DB_PWD=hunter2secretvalue pwd=hunter2secretvalue")
