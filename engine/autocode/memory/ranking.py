@@ -95,10 +95,12 @@ class BucketVectors:
     rows: dict[int, int] = field(default_factory=dict)
     missing: set[int] = field(default_factory=set)
     """Sequence numbers of rows with no embedding of this model (cosine 0 until backfilled)."""
+    _seq_array: Any = None
 
     def load(self, rows: Sequence[tuple[Any, ...]], model: str) -> None:
         """Fill an empty bucket from (seq, embedding, embedding_model) rows in one pass."""
         np = _numpy()
+        self._seq_array = None
         if np is None:
             for seq, blob, row_model in rows:
                 self.put(int(seq), blob, row_model == model)
@@ -116,6 +118,7 @@ class BucketVectors:
             self.matrix[np.asarray(good, dtype=np.int64)] = np.frombuffer(joined, dtype=np.float32).reshape(-1, self.dims)
 
     def put(self, seq: int, blob: bytes | None, ok: bool) -> None:
+        self._seq_array = None
         vector = bytes(blob) if ok and blob else None
         if vector is not None and self.dims == 0:
             self.dims = len(vector) // 4
@@ -135,6 +138,7 @@ class BucketVectors:
         self._set(row, vector)
 
     def remove(self, seq: int) -> None:
+        self._seq_array = None
         row = self.rows.pop(seq, None)
         self.missing.discard(seq)
         if row is None:
@@ -205,7 +209,9 @@ class BucketVectors:
         if np is None:
             order = sorted(range(self.size), key=lambda r: (-scores[r], -self.seqs[r]))[:count]
             return [(self.seqs[r], float(scores[r])) for r in order]
-        seqs = np.asarray(self.seqs, dtype=np.int64)
+        if self._seq_array is None:
+            self._seq_array = np.asarray(self.seqs, dtype=np.int64)
+        seqs = self._seq_array
         if self.size > count:
             # Every row scoring at least the count-th best (ties included) is kept, then ordered exactly.
             cut = np.partition(scores, self.size - count)[self.size - count]

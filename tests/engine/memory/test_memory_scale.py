@@ -367,3 +367,40 @@ def test_sqlite_bm25_from_statistics_equals_fts5_bm25(tmp_path: Path) -> None:
                 computed = store._bm25_of(fetch, list(exact), terms)
             assert computed.keys() == exact.keys()
             assert all(abs(computed[s] - exact[s]) < 1e-9 for s in exact), query
+
+
+def test_bucket_vectors_stay_exact_through_adds_replacements_and_removals() -> None:
+    import random
+
+    from autocode.memory.embeddings import pack
+    from autocode.memory.ranking import BucketVectors
+
+    rng = random.Random(3)
+
+    def unit() -> list[float]:
+        v = [rng.uniform(-1, 1) for _ in range(8)]
+        n = sum(x * x for x in v) ** 0.5
+        return [x / n for x in v]
+
+    truth: dict[int, list[float] | None] = {}
+    vectors = BucketVectors()
+    vectors.load([], "m")
+    for step in range(600):
+        seq = rng.randrange(1, 120)
+        if rng.random() < 0.3:
+            vectors.remove(seq)
+            truth.pop(seq, None)
+        else:
+            v = unit() if rng.random() < 0.9 else None
+            vectors.put(seq, pack(v) if v else None, v is not None)
+            truth[seq] = v
+        if step % 50 == 0:
+            query = unit()
+            want = sorted(
+                ((s, sum(a * b for a, b in zip(v, query, strict=True)) if v else 0.0) for s, v in truth.items()),
+                key=lambda r: (-r[1], -r[0]),
+            )[:10]
+            got = vectors.nearest(query, 10)
+            assert [s for s, _ in got] == [s for s, _ in want]
+            assert all(abs(a[1] - b[1]) < 1e-5 for a, b in zip(got, want, strict=True))
+            assert vectors.missing == {s for s, v in truth.items() if v is None}
