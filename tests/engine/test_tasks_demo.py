@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from tasks_support import REPO, build_sample, cli_env, read_record, run_dirs
 
@@ -31,8 +32,11 @@ def test_demo_runs_both_tasks_without_a_terminal(tmp_path: Path) -> None:
     assert "def longest_word" in text and "def shortest_word" in text
 
 
-def _run_in_pty(args: list[str], answers: list[str], timeout: float = 90) -> tuple[int | None, str]:
-    """Run the CLI on a pseudo-terminal, typing each answer when a prompt appears."""
+def _run_in_pty(
+    args: list[str], answers: list[str], timeout: float = 90, before: Any = None
+) -> tuple[int | None, str]:
+    """Run the CLI on a pseudo-terminal, typing each answer when a prompt appears
+    (`before(n)` runs just before the n-th answer is typed)."""
     master, slave = os.openpty()
     proc = subprocess.Popen([sys.executable, "-m", "autocode", *args], stdin=slave, stdout=slave, stderr=slave,
                             env=cli_env(), close_fds=True)
@@ -54,7 +58,9 @@ def _run_in_pty(args: list[str], answers: list[str], timeout: float = 90) -> tup
         elif proc.poll() is not None:
             break
         fresh = output[answered_up_to:]
-        if pending and (fresh.endswith(b"> ") or fresh.endswith(b"]ancel: ")):
+        if pending and (fresh.endswith(b"> ") or fresh.endswith(b"]ancel: ") or fresh.endswith(b"later: ")):
+            if before is not None:
+                before(len(answers) - len(pending))
             os.write(master, (pending.pop(0) + "\n").encode())
             answered_up_to = len(output)
     if proc.poll() is None:
@@ -80,3 +86,23 @@ def test_task_start_asks_in_a_terminal(tmp_path: Path) -> None:
     runs = run_dirs(repo)
     ledger = json.loads((runs[0] / "ledger.json").read_text())
     assert ledger["answers"][0]["kind"] == "human"
+
+
+def test_a_conflict_is_chosen_in_the_terminal(tmp_path: Path) -> None:
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    words = repo / "textkit" / "words.py"
+    mine = words.read_text() + "\n\ndef longest_word(text):\n    return 'mine'\n"
+
+    def edit_meanwhile(n: int) -> None:
+        if n == 2:  # while the person looks at the verified change, they edit the same place
+            words.write_text(mine)
+
+    code, out = _run_in_pty(
+        ["task", "start", "--workspace", str(repo), "--brief", f"Add longest_word via {patch}"],
+        ["Name tests after behaviour, in full sentences.", "y", "y", "m"],
+        before=edit_meanwhile,
+    )
+    assert "textkit/words.py (overlap): keep [m]ine" in out, out
+    assert code == 0 and "COMPLETED" in out, out
+    assert words.read_text() == mine
+    assert "longest_word_picks_the_longest" in (repo / "tests" / "test_words.py").read_text()

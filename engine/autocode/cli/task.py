@@ -307,6 +307,24 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                 snap = task.cancel()
             else:
                 break
+        elif kind == "resolve_conflicts":
+            _say("\n" + snap["needs"]["apply"]["message"])
+            choices: dict[str, str] = {}
+            for conflict in snap["needs"]["conflicts"]:
+                answer = _input(
+                    f"{conflict['path']} ({conflict['reason']}): keep [m]ine, take [t]heirs, write "
+                    "conflict ma[r]kers, or Enter to decide later: "
+                ).strip().lower()
+                picked = {"m": "mine", "t": "theirs", "r": "markers"}.get(answer[:1])
+                if picked:
+                    choices[conflict["path"]] = picked
+            if not choices:
+                break
+            snap = task.resolve_conflicts(choices, source)
+            if snap["needs"]["kind"] == "resolve_conflicts" and set(choices) >= {
+                c["path"] for c in snap["needs"]["conflicts"]
+            }:
+                break
         else:
             break
     return snap
