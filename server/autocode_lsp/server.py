@@ -237,7 +237,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
-        await warmup.settled()
+        warmup.settled()
         handler = handler_for(name)
         try:
             args = protocol.parse_arguments(spec, arguments)
