@@ -346,7 +346,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         spec = protocol.COMMANDS_BY_NAME[name]
-        await warmup.settled()
+        warmup.settled()
         try:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:

@@ -11,7 +11,6 @@ simply waits for the import it needs, as it would without the warm-up.
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import logging
 import os
@@ -35,14 +34,17 @@ _imported = threading.Event()
 SETTLE_TIMEOUT = 30.0
 
 
-async def settled() -> None:
+def settled() -> None:
     """Wait until the warm-up's imports are done (at once when there is none).
 
     Commands wait for it rather than import beside it: the engine's memory
     package imports itself circularly, which two threads must not do at once.
+    The wait blocks the event loop, as importing there did before the warm-up,
+    so messages keep their order (an `exit` right behind a command still comes
+    after its answer).
     """
     if _started.is_set() and not _imported.is_set():
-        await asyncio.to_thread(_imported.wait, SETTLE_TIMEOUT)
+        _imported.wait(SETTLE_TIMEOUT)
 
 
 def start() -> None:

@@ -197,7 +197,7 @@ async function scenarioServerKilled(wb) {
   note('server running');
   result.tasksDown = await wb.waitForViewText('Tasks', (t) => /language server is not running/.test(t), 180000);
   writeFileSync(join(wb.artifacts, 'down-seen'), '');
-  result.memoryDown = await wb.viewText('Memory');
+  result.memoryDown = await wb.waitForViewText('Memory', (t) => /not running/.test(t), 30000);
   result.notificationsDown = await wb.notifications();
   await wb.shot('server-down');
   note('views say the server is down');
