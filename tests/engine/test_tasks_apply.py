@@ -99,6 +99,8 @@ def test_each_choice_for_a_conflicted_file(sample: tuple[Path, str], choice: str
     mine = words.read_text() + MINE
     words.write_text(mine)
     run.approve_completion(CLI)
+    # The task's versions, read before completing releases the prep copy.
+    theirs = {rel: _theirs(run, rel) for rel in (TESTS, WORDS)}
     # Through the CLI, as a person would.
     proc = autocode("task", "resolve", "--workspace", str(repo), run.id, f"{WORDS}={choice}", "--json")
     assert proc.returncode == 0, proc.stderr
@@ -106,12 +108,12 @@ def test_each_choice_for_a_conflicted_file(sample: tuple[Path, str], choice: str
     assert snap["state"] == "COMPLETED"
     outcome = snap["result"]["apply"]
     assert outcome["applied"] is True and outcome["choices"] == {WORDS: choice}
-    assert (repo / TESTS).read_bytes() == _theirs(run, TESTS)  # the clean file is applied as well
+    assert (repo / TESTS).read_bytes() == theirs[TESTS]  # the clean file is applied as well
     text = words.read_text()
     if choice == "mine":
         assert text == mine and outcome["written"] == [TESTS]
     elif choice == "theirs":
-        assert words.read_bytes() == _theirs(run, WORDS) and sorted(outcome["written"]) == [TESTS, WORDS]
+        assert words.read_bytes() == theirs[WORDS] and sorted(outcome["written"]) == [TESTS, WORDS]
     else:
         assert "<<<<<<< mine" in text and ">>>>>>> theirs" in text
         assert "return 'mine'" in text and "max(text.split(), key=len" in text
