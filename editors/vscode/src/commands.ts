@@ -2,8 +2,6 @@
 // runs one server command, and feeds the result back into the views.
 
 import { agentNameFor, confirmPromotion, saveOrOfferInstead, scopeDescription, showPromotionResult } from './memoryflows';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import * as args from './model/args';
