@@ -97,7 +97,7 @@ function M.install_hint()
 end
 
 --- The command that starts the server, as a list.
---- @return string[]
+--- @return string[]|function a command list, or (remote) a function that connects
 function M.cmd()
   local o = M.options
   if o.remote then
@@ -162,7 +162,7 @@ end
 --- @return string[]|fun(dispatchers: vim.lsp.rpc.Dispatchers): vim.lsp.rpc.PublicClient
 function M.lsp_cmd()
   local cmd = M.cmd()
-  if vim.fn.executable(cmd[1]) == 1 then
+  if type(cmd) ~= 'table' or vim.fn.executable(cmd[1]) == 1 then -- a function: a remote connection
     return cmd
   end
   return function(dispatchers)
@@ -173,9 +173,12 @@ end
 local warned = {}
 
 --- Whether `cmd` can start; says once (per executable) how to install the server when it cannot.
---- @param cmd string[]
+--- @param cmd string[]|function
 --- @return boolean
 function M.server_ready(cmd)
+  if type(cmd) ~= 'table' then
+    return true -- a remote server: a refused or missing connection is said by autocode.remote
+  end
   local exe = cmd[1]
   if vim.fn.executable(exe) == 1 then
     return true
