@@ -19,7 +19,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from autocode_lsp.protocol import (
+from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
     FEATURES,
