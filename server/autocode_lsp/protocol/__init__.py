@@ -3,12 +3,12 @@ argument and result shape, error kind and feature.
 
 `protocol.names` holds the names, the version and which feature area each
 command belongs to (re-exported here): all the server needs to answer
-`initialize`. The
-shapes (attrs models), the specs, validation and the Markdown renderer live in
-`protocol.spec` and load on first use through this module's attributes, so
-`protocol.TaskSnapshot` or `protocol.COMMANDS` work everywhere while start-up
-pays nothing for them. `docs/protocol.md` is rendered from here and a test
-fails when it is stale.
+`initialize`. The shapes (attrs models), the specs, validation and the
+Markdown renderer live in `protocol.spec` and load on first use through this
+module's attributes, so `protocol.TaskSnapshot` or `protocol.COMMANDS` work
+everywhere while start-up pays nothing for them. `docs/protocol.md` is
+rendered from here, `docs/protocol.schema.json` and the editors' types by
+`protocol.schema`; tests fail when one is stale.
 """
 
 from __future__ import annotations
