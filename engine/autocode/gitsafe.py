@@ -393,13 +393,6 @@ def ignored_paths(cwd: Path | str, exclude: Sequence[str] = ()) -> list[str]:
     return _parse_paths(run(_ignored_args(exclude), cwd).stdout)
 
 
-@dataclass(frozen=True)
-class WorkTreeListing:
-    tracked: list[tuple[str, str]]
-    untracked: list[str]
-    ignored: list[str]
-
-
 class PendingListing:
     """tracked_files, untracked_files and ignored_paths of one work tree, the three started at once.
 
@@ -466,12 +459,6 @@ class PendingListing:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def list_work_tree(cwd: Path | str, exclude: Sequence[str] = ()) -> WorkTreeListing:
-    """tracked_files, untracked_files and ignored_paths of one work tree, the three run at once."""
-    with PendingListing(cwd, exclude) as pending:
-        return WorkTreeListing(pending.tracked(), pending.untracked(), pending.ignored())
 
 
 def ignore_rules(cwd: Path | str, paths: Sequence[str]) -> dict[str, str]:

@@ -494,6 +494,11 @@ def _documents(server: AutoCodeServer) -> None:
 
         return importlib.import_module("autocode_lsp.features.actions")
 
+    async def plain_prompt(ls: AutoCodeServer, snap: dict[str, Any], question: Any) -> Any:
+        return await actions().prompt(ls, snap, question)
+
+    server.state["plain_prompt"] = plain_prompt  # features.tasks.PLAIN_PROMPT
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(code_action_kinds=["source.autocode"], resolve_provider=False),

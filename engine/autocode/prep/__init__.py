@@ -15,7 +15,8 @@ from autocode.prep.core import (
     make_prep_copy,
     write_report,
 )
-from autocode.prep.inventory import Entry, Inventory, inventory
+from autocode.prep.entry import Entry
+from autocode.prep.inventory import Inventory, inventory
 from autocode.prep.manifest import DeclaredInput, load_manifest, validate_manifest
 
 __all__ = [

@@ -23,7 +23,7 @@ from typing import Any, NoReturn
 
 from autocode.errors import SetupError
 from autocode.prep import perfile
-from autocode.prep.inventory import Entry
+from autocode.prep.entry import Entry
 from autocode.prep.perfile import CopyFailure
 
 Progress = Callable[[int, int], None]

@@ -14,11 +14,12 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from autocode import gitsafe
 from autocode.errors import SetupError
 from autocode.prep import fsutil, perfile
+from autocode.prep.entry import Entry
 
 if TYPE_CHECKING:
     from autocode.prep.copier import Copying
@@ -38,25 +39,6 @@ ARTIFACT_DIRS = frozenset(
 )
 ARTIFACT_SUFFIXES = (".pyc", ".pyo", ".log", ".egg-info")
 ARTIFACT_NAMES = frozenset({".coverage", "coverage.xml", "junit.xml", ".DS_Store"})
-
-
-class Entry(NamedTuple):
-    """One inventoried path. `kind` is "file", "symlink" or "emptyFolder" (uninitialized submodule).
-
-    A tuple rather than a dataclass: a large work tree makes tens of thousands of them.
-    """
-
-    path: str
-    kind: str
-    origin: str  # "tracked" or "untracked"
-    component: str  # "" for the workspace itself, else the nested repository's path
-    dev: int = 0
-    ino: int = 0
-    size: int = 0
-    target: str | None = None
-    mtime_ns: int = 0
-    ctime_ns: int = 0
-    mode: int = 0  # permission bits as listed (st_mode & 0o7777)
 
 
 @dataclass

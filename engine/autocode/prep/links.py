@@ -16,7 +16,8 @@ import stat
 from dataclasses import dataclass
 
 from autocode.errors import SetupError
-from autocode.prep.inventory import Entry, Inventory
+from autocode.prep.entry import Entry
+from autocode.prep.inventory import Inventory
 from autocode.prep.manifest import ignore_rules_in
 
 MAX_HOPS = 40

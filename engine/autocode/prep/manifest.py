@@ -403,14 +403,6 @@ def _sha256(fd: int) -> str:
         digest.update(chunk)
 
 
-def file_sha256(path: Path | str) -> str:
-    fd = os.open(path, fsutil.O_FILE)
-    try:
-        return _sha256(fd)
-    finally:
-        os.close(fd)
-
-
 _PRIORITY = {"manifestInvalid": 0, "inputIgnored": 1, "preflightFailed": 2}
 
 

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     Candidates = Mapping[fsutil.Dir, Sequence[str]]
     Hook = Callable[[str, str], None]
 
-# An inventory entry as a tuple, in the field order of `inventory.Entry` (a test
+# An inventory entry as a tuple, in the field order of `entry.Entry` (a test
 # keeps the two in step): path, kind, origin, component, dev, ino, size, target,
 # mtime_ns, ctime_ns, mode.
 PATH, KIND, DEV, INO, SIZE, MTIME, CTIME, MODE = 0, 1, 4, 5, 6, 8, 9, 10

@@ -27,6 +27,7 @@ from autocode.providers.base import (
     RequirementsReport,
     Review,
 )
+from autocode.providers.excerpts import file_excerpts, strip_fence
 
 SYSTEM = (
     "You are the {role} of a coding assistant working in a git repository. "
@@ -116,7 +117,7 @@ class OpenAIProvider:
             from autocode.providers.agent import session
 
             return session.implement(self.client, str(self.model), ctx, text, self.budgets, self.edit_format)
-        text += "\n\nFiles:\n" + _file_excerpts(ctx, plan.citations)
+        text += "\n\nFiles:\n" + file_excerpts(ctx, plan.citations)
         return Implementation.from_dict(self._ask("implementer", text, ctx))
 
     def investigate(self, ctx: ProviderContext) -> list[str]:
@@ -164,7 +165,7 @@ class OpenAIProvider:
         if not isinstance(content, str):
             raise ProviderError(f"the {role} answer from {self.base_url} has no text content")
         try:
-            data = json.loads(_strip_fence(content))
+            data = json.loads(strip_fence(content))
         except ValueError as exc:
             raise ProviderError(
                 f"the {role} answer from model {self.model} is not valid JSON ({exc}); "
@@ -176,15 +177,6 @@ class OpenAIProvider:
 
     def _post(self, path: str, body: dict[str, Any], ctx: ProviderContext | None = None) -> dict[str, Any]:
         return self.client.post(path, body, cancelled=ctx.cancelled if ctx is not None else None)
-
-
-def _strip_fence(text: str) -> str:
-    stripped = text.strip()
-    if stripped.startswith("```"):
-        stripped = stripped.split("\n", 1)[1] if "\n" in stripped else ""
-        if stripped.rstrip().endswith("```"):
-            stripped = stripped.rstrip()[:-3]
-    return stripped
 
 
 def _context_text(ctx: ProviderContext) -> str:
@@ -206,24 +198,3 @@ def _context_text(ctx: ProviderContext) -> str:
     if ctx.feedback:
         parts.append("Feedback on earlier plans:\n" + "\n".join(f"- {f}" for f in ctx.feedback))
     return "\n\n".join(parts)
-
-
-def _file_excerpts(ctx: ProviderContext, paths: list[str], limit: int = 40000) -> str:
-    if ctx.copy is None:
-        return ""
-    out: list[str] = []
-    used = 0
-    for rel in paths:
-        path = ctx.copy / rel
-        if ".." in rel.split("/") or not path.is_file() or path.is_symlink():
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        chunk = f"--- {rel}\n{text[:8000]}\n"
-        if used + len(chunk) > limit:
-            break
-        out.append(chunk)
-        used += len(chunk)
-    return "".join(out)

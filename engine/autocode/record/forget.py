@@ -12,6 +12,7 @@ from autocode.errors import SetupError, fault_error
 from autocode.record.location import (
     AUTOCODE_DIR,
     LOCK_NAME,
+    check_workspace,
     checked_folder,
     record_path,
     workspace_root,
@@ -33,8 +34,6 @@ def forget_record(workspace: Path | str) -> ForgetResult:
     """Remove `.autocode/project.json` of the workspace (also when given one of its prep copies or
     worktrees). Idempotent: a missing record gives `removed=False`. Config, runs, evidence and
     approvals stay."""
-    from autocode.settings.resolve import check_workspace
-
     root = workspace_root(check_workspace(workspace))
     path = record_path(root)
     checked_folder(root)  # a linked `.autocode` is refused: its target is not the workspace's

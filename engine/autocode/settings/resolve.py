@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from autocode.errors import SetupError, UsageError
+from autocode.record.location import check_workspace
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -282,16 +283,6 @@ def _default_layer() -> _Layer:
     return _Layer("default", {name: (getattr(defaults, name), DEFAULT_SOURCE) for name in Settings.model_fields})
 
 
-def check_workspace(workspace: Path | str) -> Path:
-    """`workspace` as an absolute path; UsageError (exit 2) when it is missing or not a directory."""
-    root = Path(workspace).absolute()
-    if not root.exists():
-        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository with --workspace")
-    if not root.is_dir():
-        raise UsageError(
-            f"workspace {workspace} is not a directory; pass the folder of your repository with --workspace"
-        )
-    return root
 
 
 def _check_folders(workspace: Path | str, package: Path | str | None) -> tuple[Path, Path | None]:

@@ -25,6 +25,7 @@ from pygls.exceptions import JsonRpcException
 
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.errors import domain_error, engine_call
+from autocode_lsp.features.tasks import Reply
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
@@ -366,15 +367,6 @@ async def ask(server: AutoCodeServer, args: protocol.TaskAskArgs) -> protocol.Ta
     question = tasks.to_snapshot(snap).needs.questions[questions.index(chosen[0])]
     server.spawn(prompt_and_record(server, snap, question), f"question {args.task_id}")
     return tasks.to_snapshot(snap)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """A reply to a question: the text and how it was given (typed, chosen, acceptedDefault,
-    delegated; None lets the engine tell a typed answer from an accepted default)."""
-
-    text: str
-    how: str | None
 
 
 async def prompt(server: AutoCodeServer, snap: dict[str, Any], question: Any) -> Reply | None:

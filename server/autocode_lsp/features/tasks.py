@@ -35,6 +35,19 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("autocode_lsp")
 
+PLAIN_PROMPT = "plain_prompt"
+"""`server.state` key of the prompt for clients that did not opt in to `askQuestion`: the
+server puts `features.actions.prompt` there, so this module never imports `actions`."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply to a question: the text and how it was given (typed, chosen, acceptedDefault,
+    delegated; None lets the engine tell a typed answer from an accepted default)."""
+
+    text: str
+    how: str | None
+
 Snapshot = dict[str, Any]
 _UNSAFE_IN_SOURCE = re.compile(r"[^\w .@+-]")
 
@@ -539,7 +552,7 @@ def _answer(question_id: str, text: str, how: str | None, source: Any, run: Task
 
 
 async def answer_with(server: AutoCodeServer, folder: Path, task_id: str, question_id: str, reply: Any) -> None:
-    """Record `reply` (an `actions.Reply`: text and how it was given), then carry the task on."""
+    """Record `reply` (text and how it was given), then carry the task on."""
     snap = await _act(
         server, [folder], task_id,
         functools.partial(_answer, question_id, reply.text, reply.how, _source(server)),
@@ -557,9 +570,7 @@ def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -
 
 
 async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> Any:
-    """The person's reply (an `actions.Reply`) or None when there is none yet."""
-    from autocode_lsp.features import actions
-
+    """The person's reply or None when there is none yet."""
     task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(
@@ -570,12 +581,13 @@ async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Questi
         )
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
         if result.how in ("acceptedDefault", "delegated"):
-            return actions.Reply(result.answer or "", result.how)
+            return Reply(result.answer or "", result.how)
         if not (result.answer and result.answer.strip()):
             return None
-        return actions.Reply(result.answer, result.how)
+        return Reply(result.answer, result.how)
     # Plain clients: every way to answer, none of them a free-text box they may not have.
-    return await actions.prompt(server, snap, question)
+    prompt: Callable[..., Any] | None = server.state.get(PLAIN_PROMPT)
+    return None if prompt is None else await prompt(server, snap, question)
 
 
 async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlanResult | None:

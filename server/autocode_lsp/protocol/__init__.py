@@ -1,99 +1,21 @@
 """AutoCode's LSP protocol: the one place that names every command, custom method,
 argument and result shape, error kind and feature.
 
-This package's own module holds the names, the version and which feature area
-each command belongs to: all the server needs to answer `initialize`. The
-shapes (attrs models), the specs, validation and the Markdown renderer live in
-`protocol.spec` and load on first use through this module's attributes, so
-`protocol.TaskSnapshot` or `protocol.COMMANDS` work everywhere while start-up
-pays nothing for them. `docs/protocol.md` is rendered from here and a test
-fails when it is stale.
+`protocol.names` holds the names, the version and which feature area each
+command belongs to (re-exported here): all the server needs to answer
+`initialize`. The shapes (attrs models), the specs, validation and the
+Markdown renderer live in `protocol.spec` and load on first use through this
+module's attributes, so `protocol.TaskSnapshot` or `protocol.COMMANDS` work
+everywhere while start-up pays nothing for them. `docs/protocol.md` is
+rendered from here, `docs/protocol.schema.json` and the editors' types by
+`protocol.schema`; tests fail when one is stale.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-PROTOCOL_VERSION = "1.0"
-"""Bumped in its major part when a client written for an older version would break."""
-
-EXPERIMENTAL_KEY = "autocode"
-"""`capabilities.experimental.autocode`: the client's opt-in and the server's advertisement."""
-
-# JSON-RPC error codes the server uses.
-INVALID_PARAMS = -32602
-REQUEST_FAILED = -32803
-
-C = "autocode."
-
-PROTOCOL_INFO = C + "protocol.info"
-DOCTOR = C + "doctor"
-PROJECT_FORGET = C + "project.forget"
-PREP_RUN = C + "prep.run"
-TASK_START = C + "task.start"
-TASK_ANSWER = C + "task.answer"
-TASK_APPROVE_PLAN = C + "task.approvePlan"
-TASK_REJECT_PLAN = C + "task.rejectPlan"
-TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
-TASK_RESOLVE_CONFLICTS = C + "task.resolveConflicts"
-TASK_CANCEL = C + "task.cancel"
-TASK_RESUME = C + "task.resume"
-TASK_GET = C + "task.get"
-TASK_LIST = C + "task.list"
-MEMORY_SAVE = C + "memory.save"
-MEMORY_SEARCH = C + "memory.search"
-MEMORY_DELETE = C + "memory.delete"
-MEMORY_LIST = C + "memory.list"
-MEMORY_RECALL = C + "memory.recall"
-MEMORY_PLAN_PROMOTION = C + "memory.planPromotion"
-MEMORY_APPLY_PROMOTION = C + "memory.applyPromotion"
-TASK_ASK = C + "task.ask"
-TASK_REVIEW = C + "task.review"
-TASK_REQUEST_CHANGES = C + "task.requestChanges"
-TASK_COMPOSE = C + "task.compose"
-DOCTOR_OPEN = C + "doctor.open"
-MEMORY_COMPOSE_SEARCH = C + "memory.composeSearch"
-
-TASK_DID_CHANGE = "autocode/task/didChange"
-TASK_ASK_QUESTION = "autocode/task/askQuestion"
-TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
-
-FEATURES: tuple[str, ...] = (
-    "doctor", "forget", "prep", "tasks", "memory", "progress", "actions",
-)
-"""What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
-
-
-COMMAND_FEATURES: dict[str, str] = {
-    PROTOCOL_INFO: "core",
-    DOCTOR: "doctor",
-    PROJECT_FORGET: "forget",
-    PREP_RUN: "prep",
-    TASK_START: "tasks",
-    TASK_ANSWER: "tasks",
-    TASK_APPROVE_PLAN: "tasks",
-    TASK_REJECT_PLAN: "tasks",
-    TASK_APPROVE_COMPLETION: "tasks",
-    TASK_RESOLVE_CONFLICTS: "tasks",
-    TASK_CANCEL: "tasks",
-    TASK_RESUME: "tasks",
-    TASK_GET: "tasks",
-    TASK_LIST: "tasks",
-    MEMORY_SAVE: "memory",
-    MEMORY_SEARCH: "memory",
-    MEMORY_DELETE: "memory",
-    MEMORY_LIST: "memory",
-    MEMORY_RECALL: "memory",
-    MEMORY_PLAN_PROMOTION: "memory",
-    MEMORY_APPLY_PROMOTION: "memory",
-    TASK_ASK: "actions",
-    TASK_REVIEW: "actions",
-    TASK_REQUEST_CHANGES: "actions",
-    TASK_COMPOSE: "actions",
-    DOCTOR_OPEN: "actions",
-    MEMORY_COMPOSE_SEARCH: "actions",
-}
-"""Every command, in documentation order, and its feature area."""
+from autocode_lsp.protocol.names import *  # noqa: F403
 
 if TYPE_CHECKING:
     from autocode_lsp.protocol.spec import *  # noqa: F403

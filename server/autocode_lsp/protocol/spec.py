@@ -19,7 +19,7 @@ import attrs
 import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
-from autocode_lsp.protocol import (
+from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
     FEATURES,
@@ -730,9 +730,66 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("memoryStoreUnavailable", REQUEST_FAILED, "The memory store cannot be reached.",
               "See the message and `autocode.doctor`'s memory section."),
     ErrorKind("setupError", REQUEST_FAILED, "The workspace or its declared inputs are not usable. "
-              "Prep reports finer kinds too: `manifestInvalid`, `preflightFailed`, "
-              "`aliasToIgnored`, `changedDuringCopy`, `workspaceInvalid`, `destinationUnsafe`.",
+              "Prep reports the finer kinds below.",
               "Follow the remedy in the message; the prep copy stays for inspection."),
+    ErrorKind("manifestInvalid", REQUEST_FAILED, "The task's input manifest is malformed or names "
+              "a path it may not (outside the workspace, duplicated, not a file).",
+              "Fix the manifest entry the message names and run prep again."),
+    ErrorKind("inputIgnored", REQUEST_FAILED, "A declared input file is ignored by git, so it "
+              "never enters a prep copy.",
+              "Move only that file to a path git does not ignore and update the manifest."),
+    ErrorKind("preflightFailed", REQUEST_FAILED, "A declared input cannot be opened or changed "
+              "while it was checked.", "Make it readable and run prep again."),
+    ErrorKind("aliasToIgnored", REQUEST_FAILED, "A file in the copy is a link to a path git "
+              "ignores, which would leak ignored content into the copy.",
+              "Remove the link or point it at a tracked file."),
+    ErrorKind("changedDuringCopy", REQUEST_FAILED, "A file changed while the prep copy was made "
+              "(`data.path`).", "Stop whatever writes to the workspace and run prep again."),
+    ErrorKind("unreadableFile", REQUEST_FAILED, "A file of the workspace cannot be read "
+              "(`data.path`).", "Make it readable, or have git ignore it."),
+    ErrorKind("copyFailed", REQUEST_FAILED, "The second copying process of a large prep failed; "
+              "nothing of that copy was kept.",
+              "Run prep again; check free disk space if it keeps failing."),
+    ErrorKind("workspaceInvalid", REQUEST_FAILED, "The workspace is not a usable git work tree "
+              "(bare, no work tree, or git cannot list it).",
+              "Pass the folder of a normal git checkout."),
+    ErrorKind("destinationUnsafe", REQUEST_FAILED, "The prep copy's destination under "
+              "`.autocode/prep` is not safe to write (something else created or linked it).",
+              "Remove old copies (`autocode prep prune`) and run prep again."),
+    ErrorKind("autocodeFolderUnsafe", REQUEST_FAILED, "The workspace's `.autocode` (or a folder "
+              "in it) is a symbolic link or not a folder; AutoCode refuses to write through it.",
+              "Replace it with a plain folder (move its content), then run the command again."),
+    ErrorKind("notARepository", REQUEST_FAILED, "The folder is not inside a git repository, so "
+              "project-scoped memory has no repository to belong to.",
+              "Run it in a git repository, or use another scope."),
+    ErrorKind("taskDamaged", REQUEST_FAILED, "A task's saved files cannot be read; AutoCode never "
+              "writes them partially, so they were changed by hand.",
+              "Restore the files or start a new task."),
+    ErrorKind("emptyChange", REQUEST_FAILED, "The implementer produced no change.",
+              "Reword the brief or the plan and start again."),
+    ErrorKind("patchDoesNotApply", REQUEST_FAILED, "The implementer's change does not apply to "
+              "the prep copy.", "Start again; a model that edits files directly avoids this."),
+    ErrorKind("noTestCommand", REQUEST_FAILED, "The task needs tests to pass and no test command "
+              "is set or detected.", "Set `test_command` in the project's settings."),
+    ErrorKind("testsFailed", REQUEST_FAILED, "The tests failed on the change.",
+              "Read the test output in the task's evidence; request changes or start again."),
+    ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
+              "tokens or time); what it changed so far is kept in the evidence.",
+              "Raise the budget the message names and start again."),
+    ErrorKind("skillConflict", REQUEST_FAILED, "A skill memory with that name already exists with "
+              "different content.", "Pick another name or delete the old skill first."),
+    ErrorKind("fileSystemFault", REQUEST_FAILED, "The disk or file system failed (an I/O error, a "
+              "name too long, ...); nothing half-written was left behind.",
+              "Check the disk and the file system and run the command again."),
+    ErrorKind("noSpace", REQUEST_FAILED, "The device or the disk quota is full; nothing "
+              "half-written was left behind.",
+              "Free some space (`autocode prep prune` removes old prep copies) and run it again."),
+    ErrorKind("readOnly", REQUEST_FAILED, "The workspace's file system is read-only.",
+              "Remount it read-write, or work in a writable clone."),
+    ErrorKind("permissionDenied", REQUEST_FAILED, "The file system refused a write (`data.path`).",
+              "Give your user write access, or work in a clone you own."),
+    ErrorKind("tooDeep", REQUEST_FAILED, "An input is nested too deeply to read.",
+              "Flatten it and run the command again."),
     ErrorKind("settingsError", REQUEST_FAILED, "A settings file cannot be read.",
               "Fix the file the message names."),
     ErrorKind("providerError", REQUEST_FAILED, "The model provider is misconfigured or failed.",
@@ -746,9 +803,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "The command was sent without a task id and more than one task (or none) fits.",
               "Pick one from `data.tasks` (id, brief, what it waits for) and send the command "
               "again with its `taskId`, or use the code actions, which carry the ids."),
-    ErrorKind("taskBusy", REQUEST_FAILED, "Another process is changing this task right now.",
-              "Wait a moment and try again."),
-    ErrorKind("cancelled", REQUEST_FAILED, "The work was cancelled by the client.", "Start it again."),
+    ErrorKind("cancelled", REQUEST_FAILED, "A request to the model provider was cancelled because "
+              "the task was cancelled.", "Start the task again if you still want it."),
 )
 
 REMOTE_ERROR_KINDS: tuple[ErrorKind, ...] = (

@@ -6,6 +6,9 @@ local config = require('autocode.config')
 local protocol = require('autocode.protocol')
 local ui = require('autocode.ui')
 
+-- The shapes below (autocode.TaskSnapshot, ...) are LuaLS classes generated from the
+-- protocol's schema into protocol_types.lua (scripts/gen_protocol_types.py).
+
 local C = protocol.commands
 local NEEDS = protocol.needs
 local M = {}
@@ -23,6 +26,8 @@ M.owners = {}
 local field = require('autocode.util').field
 
 --- The snapshot inside a command result or a didChange notification.
+---@param result autocode.TaskSnapshot|autocode.TaskDidChangeParams|any
+---@return autocode.TaskSnapshot|nil
 function M.unwrap(result)
   if type(result) ~= 'table' then
     return nil
@@ -34,16 +39,22 @@ function M.unwrap(result)
   return result
 end
 
+---@param snap autocode.TaskSnapshot
+---@return string|nil
 function M.id_of(snap)
   return field(snap, 'id', 'taskId')
 end
 
 --- The needs object of a snapshot (empty table when it needs nothing).
+---@param snap autocode.TaskSnapshot
+---@return autocode.TaskNeeds
 function M.needs(snap)
   local needs = field(snap, 'needs')
   return type(needs) == 'table' and needs or {}
 end
 
+---@param snap autocode.TaskSnapshot
+---@return string|nil
 function M.needs_kind(snap)
   local kind = field(M.needs(snap), 'kind')
   if kind == 'answer_questions' then
@@ -53,6 +64,8 @@ function M.needs_kind(snap)
 end
 
 --- The plan revision a snapshot asks approval for.
+---@param snap autocode.TaskSnapshot
+---@return integer|nil
 function M.plan_revision(snap)
   return field(M.needs(snap), 'planRevision', 'plan_revision') or field(snap, 'planRevision', 'plan_revision')
 end
@@ -66,6 +79,7 @@ local waiting_text = {
 }
 
 --- The workspace-relative files a snapshot's change touches.
+---@param snap autocode.TaskSnapshot
 function M.files(snap)
   local out = {}
   local needs = M.needs(snap)
@@ -243,6 +257,7 @@ end
 -- Rendering ----------------------------------------------------------------
 
 --- The open questions of a snapshot: list of {id, text, choices}.
+---@param snap autocode.TaskSnapshot
 function M.questions(snap)
   local out = {}
   if M.needs_kind(snap) ~= NEEDS.question then
@@ -260,6 +275,7 @@ function M.questions(snap)
 end
 
 --- Markdown lines describing a task snapshot.
+---@param snap autocode.TaskSnapshot
 function M.render(snap)
   local id = M.id_of(snap) or '?'
   local out = {

@@ -2,7 +2,16 @@
 // snapshot, keeping the newest revision per task, and building the tree
 // nodes. No editor API here, so all of it is unit-tested under node.
 
+import type { Question as WireQuestion, TaskDidChangeParams, TaskNeeds, TaskSnapshot } from '../generated/protocol';
 import { arrayField, field, isObject, Json, JsonObject, numberField, stringField } from '../protocol';
+
+// Field names from the generated protocol types (docs/protocol.schema.json, the server's own
+// shapes): a field renamed or dropped there fails to type-check here. The other names a lookup
+// accepts are spellings of older servers.
+const snap = <K extends keyof TaskSnapshot>(name: K): K => name;
+const need = <K extends keyof TaskNeeds>(name: K): K => name;
+const ask = <K extends keyof WireQuestion>(name: K): K => name;
+const change = <K extends keyof TaskDidChangeParams>(name: K): K => name;
 
 export interface Question {
   id: string;
@@ -68,15 +77,15 @@ function normaliseKind(kind: string): string {
 /** A protocol `Question` (or a bare string) as the prompts use it. */
 export function questionFrom(raw: Json, index: number): Question {
   if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], defaultAnswer: undefined, convention: undefined };
-  const defaultAnswer = stringField(raw, 'default');
-  const choices = arrayField(raw, 'choices').map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
+  const defaultAnswer = stringField(raw, ask('default'));
+  const choices = arrayField(raw, ask('choices')).map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
   if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
   return {
-    id: stringField(raw, 'id', 'questionId', 'question_id') ?? String(index),
-    text: stringField(raw, 'text', 'question', 'prompt') ?? '(question without text)',
+    id: stringField(raw, ask('id'), 'questionId', 'question_id') ?? String(index),
+    text: stringField(raw, ask('text'), 'question', 'prompt') ?? '(question without text)',
     choices,
     defaultAnswer,
-    convention: stringField(raw, 'convention'),
+    convention: stringField(raw, ask('convention')),
   };
 }
 
@@ -101,9 +110,9 @@ function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
 
 function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json | undefined): EvidenceView[] {
   const out: EvidenceView[] = [];
-  const tests = testsEvidence(field(needs, 'tests') ?? field(result, 'tests'));
+  const tests = testsEvidence(field(needs, need('tests')) ?? field(result, 'tests'));
   if (tests) out.push(tests);
-  const review = field(needs, 'review');
+  const review = field(needs, need('review'));
   if (isObject(review)) {
     const concerns = arrayField(review, 'concerns');
     out.push({ label: 'Review', detail: [stringField(review, 'summary') ?? '', concerns.length ? `${concerns.length} concern${concerns.length === 1 ? '' : 's'}: ${concerns.map(textOf).join('; ')}` : ''].filter(Boolean).join(' — '), ok: concerns.length === 0 });
@@ -113,7 +122,7 @@ function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json 
     const status = stringField(apply, 'status') ?? '';
     out.push({ label: 'Applied to the workspace', detail: stringField(apply, 'message') ?? status.replace(/_/g, ' '), ok: status === 'applied' || status === 'nothing_to_apply' ? true : status ? false : undefined });
   }
-  const learning = field(snapshot, 'learning');
+  const learning = field(snapshot, snap('learning'));
   if (isObject(learning) && stringField(learning, 'status') !== 'pending') {
     const status = stringField(learning, 'status') ?? '';
     out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
@@ -127,46 +136,47 @@ function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json 
 /** Turns one server snapshot (protocol 1.0 `TaskSnapshot`, or a didChange's `{task}`) into what the views show. */
 export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
   if (!isObject(raw)) throw new Error('task snapshot is not an object');
-  const snapshot = isObject(raw.task) ? (raw.task as JsonObject) : raw;
-  const id = stringField(snapshot, 'id', 'taskId', 'task_id');
+  const task = raw[change('task')];
+  const snapshot = isObject(task) ? (task as JsonObject) : raw;
+  const id = stringField(snapshot, snap('id'), 'taskId', 'task_id');
   if (!id) throw new Error('task snapshot has no id');
-  const state = stringField(snapshot, 'state', 'status') ?? 'unknown';
-  const phase = stringField(snapshot, 'phase') || state.toLowerCase();
-  const needs = field(snapshot, 'needs');
-  const result = field(snapshot, 'result');
-  const done = field(snapshot, 'done') === true || TERMINAL_STATES.has(state.toLowerCase());
+  const state = stringField(snapshot, snap('state'), 'status') ?? 'unknown';
+  const phase = stringField(snapshot, snap('phase')) || state.toLowerCase();
+  const needs = field(snapshot, snap('needs'));
+  const result = field(snapshot, snap('result'));
+  const done = field(snapshot, snap('done')) === true || TERMINAL_STATES.has(state.toLowerCase());
 
-  const awaiting = done ? undefined : awaitingOf(stringField(needs, 'kind') ?? '');
-  const questions = awaiting === 'answer' ? arrayField(needs, 'questions').map(questionFrom) : [];
+  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')) ?? '');
+  const questions = awaiting === 'answer' ? arrayField(needs, need('questions')).map(questionFrom) : [];
 
   let plan: PlanView | undefined;
-  const planRevision = numberField(needs, 'planRevision', 'plan_revision') ?? numberField(snapshot, 'planRevision', 'plan_revision');
+  const planRevision = numberField(needs, need('planRevision'), 'plan_revision') ?? numberField(snapshot, 'planRevision', 'plan_revision');
   if (awaiting === 'planApproval') {
-    plan = { revision: planRevision, markdown: stringField(needs, 'markdown') ?? '', approved: false, uri: stringField(needs, 'planUri', 'plan_uri') };
+    plan = { revision: planRevision, markdown: stringField(needs, need('markdown')) ?? '', approved: false, uri: stringField(needs, need('planUri'), 'plan_uri') };
   } else if (planRevision !== undefined) {
-    const runDir = stringField(snapshot, 'runDir', 'run_dir');
+    const runDir = stringField(snapshot, snap('runDir'), 'run_dir');
     plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
   }
 
-  const files = [...arrayField(needs, 'files'), ...arrayField(result, 'files')]
+  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')]
     .map((f) => (isObject(f) ? stringField(f, 'path') ?? '' : textOf(f)))
     .filter((f) => f !== '');
-  const error = field(snapshot, 'error');
+  const error = field(snapshot, snap('error'));
   return {
     id,
-    workspace: stringField(snapshot, 'workspace') || workspace,
-    brief: stringField(snapshot, 'brief') || id,
+    workspace: stringField(snapshot, snap('workspace')) || workspace,
+    brief: stringField(snapshot, snap('brief')) || id,
     state,
     phase,
-    revision: numberField(snapshot, 'revision') ?? 0,
+    revision: numberField(snapshot, snap('revision')) ?? 0,
     questions,
     plan,
     evidence: evidenceOf(snapshot, needs, result),
     awaiting,
     done,
-    copyPath: stringField(snapshot, 'copy') || undefined,
+    copyPath: stringField(snapshot, snap('copy')) || undefined,
     changedFiles: [...new Set(files)],
-    diff: stringField(needs, 'diff') || undefined,
+    diff: stringField(needs, need('diff')) || undefined,
     error: error === undefined || error === null ? undefined : isObject(error) ? stringField(error, 'message') ?? JSON.stringify(error) : textOf(error),
     raw: snapshot,
   };

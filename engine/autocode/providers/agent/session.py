@@ -192,18 +192,18 @@ def _why(result: LoopResult, budgets: Budgets) -> str:
 
 def _intro(ctx: ProviderContext) -> str:
     """For the edit-block format: the cited files, since there are no tools to read them."""
-    from autocode.providers.openai import _file_excerpts
+    from autocode.providers.excerpts import file_excerpts
 
-    text = _file_excerpts(ctx, [c for c in ctx.citations if "/" in c or "." in c], limit=30000)
+    text = file_excerpts(ctx, [c for c in ctx.citations if "/" in c or "." in c], limit=30000)
     return "Files:\n" + text if text else ""
 
 
 def _legacy_diff(text: str) -> Implementation | None:
     """A model that answered the old way (one JSON object with a unified diff) instead of editing."""
-    from autocode.providers.openai import _strip_fence
+    from autocode.providers.excerpts import strip_fence
 
     try:
-        data = json.loads(_strip_fence(text))
+        data = json.loads(strip_fence(text))
     except ValueError:
         return None
     if isinstance(data, dict) and isinstance(data.get("diff"), str) and data["diff"].strip():

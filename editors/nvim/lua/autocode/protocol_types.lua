@@ -1,0 +1,297 @@
+-- Generated from docs/protocol.schema.json by scripts/gen_protocol_types.py; do not edit.
+-- LuaLS annotations of the AutoCode protocol's shapes (wire names, camelCase); no code runs here.
+---@meta
+
+--- One answer in the task's ledger.
+---@class autocode.AnswerRecord
+---@field questionId string
+---@field text string
+---@field how string typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions).
+---@field kind string The ledger kind: human (typed or chosen), proposed_default, delegated or machine.
+---@field channel string|nil
+---@field time string|nil
+
+---@class autocode.AskQuestionParams
+---@field taskId string
+---@field revision integer
+---@field question autocode.Question
+
+---@class autocode.AskQuestionResult
+---@field answer string|nil `null` leaves the question open (it can be answered later with `autocode.task.answer`), unless `how` is `acceptedDefault` or `delegated`.
+---@field how? 'typed'|'chosen'|'acceptedDefault'|'delegated'|nil As in `autocode.task.answer`.
+
+---@class autocode.Conflict
+---@field path string
+---@field reason 'overlap'|'deletedInWorkspace'|'deletedByTask'|'renamed'
+---@field hunks autocode.ConflictHunk[]
+
+--- Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point).
+---@class autocode.ConflictHunk
+---@field mineStart integer
+---@field mineLines integer
+---@field theirsStart integer
+---@field theirsLines integer
+
+---@class autocode.DoctorResult
+---@field report table<string, any> The engine's doctor report (the shape of `autocode doctor --json`).
+---@field text string The same report as readable text; the server also logs it.
+
+--- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'notARepository'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+
+---@class autocode.ForgetArgs
+---@field workspace? string|nil
+---@field confirm? boolean Must be `true`: forgetting removes the learned record for good.
+
+---@class autocode.ForgetResult
+---@field removed boolean
+---@field path string
+
+---@class autocode.HeadMoved
+---@field from string|nil On the wire: `from`.
+---@field to string|nil
+
+--- One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner).
+---@class autocode.Memory
+---@field id string
+---@field content string
+---@field category string|nil
+---@field scope string
+---@field repository string|nil The portable repository key (never a path of this machine) of a project memory.
+---@field owner string|nil The agent the memory belongs to; null for a team memory.
+---@field shared boolean
+---@field createdAt string
+---@field updatedAt string
+---@field runId string|nil
+---@field score number|nil Relevance for search and recall results; null elsewhere.
+
+---@class autocode.MemoryApplyPromotionArgs
+---@field ids string[] Ids of memories from a plan returned by `autocode.memory.planPromotion`.
+---@field workspace? string|nil
+
+---@class autocode.MemoryDeleteArgs
+---@field id string
+---@field workspace? string|nil
+---@field agent? string|nil
+
+---@class autocode.MemoryDeleteResult
+---@field deleted autocode.Memory
+
+---@class autocode.MemoryList
+---@field memories autocode.Memory[]
+
+---@class autocode.MemoryListArgs
+---@field workspace? string|nil
+---@field scope? 'all'|'project'|'global'
+---@field owner? 'all'|'self'|'team'
+---@field agent? string|nil
+
+---@class autocode.MemoryPlanPromotionArgs
+---@field workspace? string|nil
+
+---@class autocode.MemoryRecallArgs
+---@field brief string
+---@field workspace? string|nil
+---@field agent? string|nil
+
+---@class autocode.MemorySaveArgs
+---@field content string
+---@field workspace? string|nil
+---@field category? string|nil
+---@field scope? 'project'|'global'|nil Default: `project` when the session has a repository, else `global`.
+---@field shared? boolean With `agent`: `true` saves a team memory, `false` a memory of that agent only.
+---@field agent? string|nil The agent whose memory this is. Default: none, a person saving for the team.
+
+--- A refused save is an error (`memoryRefused`); these are the other outcomes.
+---@class autocode.MemorySaveResult
+---@field saved boolean
+---@field id string|nil The new memory's id when `saved`.
+---@field duplicateOf string|nil Id of the memory that already says the same thing (then `saved` is false).
+---@field skill string|nil Name of the skill made instead, when the content is reusable know-how.
+---@field scope string|nil
+---@field repository string|nil
+---@field evicted table<string, any>[] Oldest memories removed because the agent's bucket went over its cap.
+---@field message string What happened, in words a person can read.
+
+---@class autocode.MemorySearchArgs
+---@field query string
+---@field workspace? string|nil
+---@field scope? 'all'|'project'|'global'
+---@field owner? 'all'|'self'|'team'
+---@field limit? integer
+---@field agent? string|nil
+
+---@class autocode.MemorySearchResult
+---@field query string
+---@field method string How results were ranked: by meaning and keywords, or keywords and recency.
+---@field memories autocode.Memory[]
+
+---@class autocode.MemoryStoresInfo
+---@field open integer Memory services this server process holds open now (one per distinct store configuration).
+---@field opened integer Memory services opened since the process started; repeated memory commands on one configuration reuse its service, so this grows only with new configurations.
+
+--- The command takes no arguments (an empty object or no argument at all).
+---@class autocode.NoArgs
+
+--- A file the server wrote for the person to read or fill in, and whether it asked the editor to open it (`window/showDocument`); otherwise its path was shown in a message.
+---@class autocode.OpenedDocument
+---@field path string
+---@field uri string
+---@field shown boolean
+
+--- A checked prep copy; it stays on disk (`copy`) for inspection and for tasks.
+---@class autocode.PrepResult
+---@field id string
+---@field workspace string|nil
+---@field copy string
+---@field head string|nil
+---@field inputs table<string, any>[] The declared inputs, each verified in the workspace and in the copy.
+---@field counts table<string, any>
+---@field nestedComponents any[]
+---@field handoff table<string, any>|nil
+
+---@class autocode.PrepRunArgs
+---@field workspace? string|nil
+---@field manifest? string|nil Path of a JSON manifest of declared public inputs (relative to the workspace or absolute).
+
+---@class autocode.PromotionApplied
+---@field skills table<string, any>[]
+---@field removed string[] Ids of the memories that became skills (and are gone).
+
+---@class autocode.PromotionCandidate
+---@field memoryId string
+---@field name string
+---@field description string
+---@field category string|nil
+---@field content string
+---@field agents string[]
+---@field scope string
+---@field repository string|nil
+
+---@class autocode.PromotionPlan
+---@field scanned integer
+---@field candidates autocode.PromotionCandidate[]
+
+---@class autocode.ProtocolInfo
+---@field protocolVersion string
+---@field serverVersion string
+---@field features string[]
+---@field commands string[]
+---@field clientOptedIn boolean Whether this session receives the `autocode/*` notifications and requests.
+---@field workspaces string[] The session's workspace folders as paths (empty: no repository in context).
+---@field memoryStores autocode.MemoryStoresInfo The server process's memory services (shared by every session of the process).
+
+--- One question a task asks a person.
+---@class autocode.Question
+---@field id string
+---@field text string
+---@field category string|nil
+---@field convention string|nil Set when the answer may be learned as a project convention.
+---@field default string|nil The proposed default answer, if any.
+---@field choices string[] Answers a client may offer as buttons (the proposed default when there is one).
+
+---@class autocode.RecallReceipt
+---@field method string
+---@field reason string
+---@field repository string|nil
+---@field project autocode.Memory[]
+---@field global autocode.Memory[]
+---@field text string Both sections as Markdown, as a task would receive them.
+
+---@class autocode.ReviewPlanParams
+---@field taskId string
+---@field revision integer
+---@field planRevision integer
+---@field plan string The plan as Markdown.
+---@field planUri string|nil
+
+---@class autocode.ReviewPlanResult
+---@field decision 'approve'|'reject'|'later'
+---@field feedback? string|nil Required when `decision` is `reject`.
+
+---@class autocode.TaskAnswerArgs
+---@field taskId string
+---@field questionId string
+---@field text? string The answer; may be empty with `how` `acceptedDefault` or `delegated`.
+---@field how? 'typed'|'chosen'|'acceptedDefault'|'delegated'|nil How the person answered. Only `typed` and `chosen` are the person's own answer and may be learned. Missing: a `text` equal to the question's `default` is `acceptedDefault`, else `typed`.
+---@field workspace? string|nil
+
+---@class autocode.TaskApprovePlanArgs
+---@field taskId string
+---@field revision integer The plan revision the person reviewed; a newer plan fails with `planRevisionMismatch`.
+---@field workspace? string|nil
+
+---@class autocode.TaskAskArgs
+---@field taskId string
+---@field questionId? string|nil Which open question; default: the first one still open.
+---@field workspace? string|nil
+
+---@class autocode.TaskDidChangeParams
+---@field task autocode.TaskSnapshot
+---@field revision integer Equal to `task.revision`; a client drops a notification older than the last it saw.
+
+---@class autocode.TaskList
+---@field tasks autocode.TaskSnapshot[]
+
+--- What a paused task waits for; `kind` is null while it works or after it ended.
+---@class autocode.TaskNeeds
+---@field kind 'answer_questions'|'approve_plan'|'approve_completion'|'resolve_conflicts'|nil
+---@field questions autocode.Question[] Open questions when `kind` is `answer_questions`.
+---@field planRevision integer|nil The plan revision to approve when `kind` is `approve_plan`.
+---@field plan table<string, any>|nil
+---@field markdown string|nil The plan as Markdown.
+---@field planUri string|nil `file://` URI of the plan document (what `window/showDocument` opens).
+---@field diff string|nil The verified change when `kind` is `approve_completion`.
+---@field files any[]
+---@field tests table<string, any>|nil
+---@field review table<string, any>|nil
+---@field conflicts? autocode.Conflict[] The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet).
+---@field headMoved? autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
+---@field apply? table<string, any>|nil The last apply attempt that did not complete (e.g. the editor refused the edit).
+
+---@class autocode.TaskRefArgs
+---@field taskId string
+---@field workspace? string|nil Where the task lives. Default: the session's folders are searched for the task.
+
+---@class autocode.TaskRejectPlanArgs
+---@field taskId string
+---@field feedback string
+---@field workspace? string|nil
+
+---@class autocode.TaskResolveConflictsArgs
+---@field taskId string
+---@field choices table<string, 'mine'|'theirs'|'markers'> For each conflicted path: keep `mine` (the workspace file as it is), take `theirs` (the task's version) or write git-style conflict `markers` into the workspace file.
+---@field workspace? string|nil
+
+--- The full state of one task run. `revision` increases with every change.
+---@class autocode.TaskSnapshot
+---@field id string
+---@field workspace string
+---@field brief string
+---@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED.
+---@field phase string
+---@field revision integer
+---@field needs autocode.TaskNeeds
+---@field done boolean
+---@field result table<string, any>|nil The engine's result once the task ended (status, tests, applied change).
+---@field error table<string, any>|nil
+---@field learning table<string, any>|nil What completion learned into `.autocode/project.json`.
+---@field runDir string
+---@field copy string|nil The prep copy the task works in.
+---@field humanPauseStates string[]
+---@field created string
+---@field updated string
+---@field answers? autocode.AnswerRecord[] The answer ledger: every answer with how it was given.
+---@field agent? table<string, any>|nil The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider.
+
+---@class autocode.TaskStartArgs
+---@field brief string
+---@field workspace? string|nil
+---@field package? string|nil A package folder inside a monorepo; the learned test command is then not used.
+---@field testCommand? string|nil Overrides every other source of the test command for this task (the `flag` layer).
+---@field manifest? string|nil Make a checked prep copy with these declared inputs first (see `autocode.prep.run`).
+
+---@class autocode.WorkspaceArgs
+---@field workspace? string|nil A folder path or `file://` URI. Default: the session's workspace folder.
+
+return {}

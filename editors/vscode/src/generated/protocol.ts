@@ -1,0 +1,441 @@
+// Generated from docs/protocol.schema.json by scripts/gen_protocol_types.py; do not edit.
+// Wire names are camelCase; optional fields may be left out of argument objects.
+/* eslint-disable */
+
+export const PROTOCOL_VERSION = "1.0";
+
+/** One answer in the task's ledger. */
+export interface AnswerRecord {
+  questionId: string;
+  text: string;
+  /** typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions). */
+  how: string;
+  /** The ledger kind: human (typed or chosen), proposed_default, delegated or machine. */
+  kind: string;
+  channel: string | null;
+  time: string | null;
+}
+
+export interface AskQuestionParams {
+  taskId: string;
+  revision: number;
+  question: Question;
+}
+
+export interface AskQuestionResult {
+  /** `null` leaves the question open (it can be answered later with `autocode.task.answer`), unless `how` is `acceptedDefault` or `delegated`. */
+  answer: string | null;
+  /** As in `autocode.task.answer`. */
+  how?: "typed" | "chosen" | "acceptedDefault" | "delegated" | null;
+}
+
+export interface Conflict {
+  path: string;
+  reason: "overlap" | "deletedInWorkspace" | "deletedByTask" | "renamed";
+  hunks: ConflictHunk[];
+}
+
+/** Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point). */
+export interface ConflictHunk {
+  mineStart: number;
+  mineLines: number;
+  theirsStart: number;
+  theirsLines: number;
+}
+
+export interface DoctorResult {
+  /** The engine's doctor report (the shape of `autocode doctor --json`). */
+  report: Record<string, unknown>;
+  /** The same report as readable text; the server also logs it. */
+  text: string;
+}
+
+/** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "notARepository" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+
+export interface ForgetArgs {
+  workspace?: string | null;
+  /** Must be `true`: forgetting removes the learned record for good. */
+  confirm?: boolean;
+}
+
+export interface ForgetResult {
+  removed: boolean;
+  path: string;
+}
+
+export interface HeadMoved {
+  /** On the wire: `from`. */
+  from: string | null;
+  to: string | null;
+}
+
+/** One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner). */
+export interface Memory {
+  id: string;
+  content: string;
+  category: string | null;
+  scope: string;
+  /** The portable repository key (never a path of this machine) of a project memory. */
+  repository: string | null;
+  /** The agent the memory belongs to; null for a team memory. */
+  owner: string | null;
+  shared: boolean;
+  createdAt: string;
+  updatedAt: string;
+  runId: string | null;
+  /** Relevance for search and recall results; null elsewhere. */
+  score: number | null;
+}
+
+export interface MemoryApplyPromotionArgs {
+  /** Ids of memories from a plan returned by `autocode.memory.planPromotion`. */
+  ids: string[];
+  workspace?: string | null;
+}
+
+export interface MemoryDeleteArgs {
+  id: string;
+  workspace?: string | null;
+  agent?: string | null;
+}
+
+export interface MemoryDeleteResult {
+  deleted: Memory;
+}
+
+export interface MemoryList {
+  memories: Memory[];
+}
+
+export interface MemoryListArgs {
+  workspace?: string | null;
+  scope?: "all" | "project" | "global";
+  owner?: "all" | "self" | "team";
+  agent?: string | null;
+}
+
+export interface MemoryPlanPromotionArgs {
+  workspace?: string | null;
+}
+
+export interface MemoryRecallArgs {
+  brief: string;
+  workspace?: string | null;
+  agent?: string | null;
+}
+
+export interface MemorySaveArgs {
+  content: string;
+  workspace?: string | null;
+  category?: string | null;
+  /** Default: `project` when the session has a repository, else `global`. */
+  scope?: "project" | "global" | null;
+  /** With `agent`: `true` saves a team memory, `false` a memory of that agent only. */
+  shared?: boolean;
+  /** The agent whose memory this is. Default: none, a person saving for the team. */
+  agent?: string | null;
+}
+
+/** A refused save is an error (`memoryRefused`); these are the other outcomes. */
+export interface MemorySaveResult {
+  saved: boolean;
+  /** The new memory's id when `saved`. */
+  id: string | null;
+  /** Id of the memory that already says the same thing (then `saved` is false). */
+  duplicateOf: string | null;
+  /** Name of the skill made instead, when the content is reusable know-how. */
+  skill: string | null;
+  scope: string | null;
+  repository: string | null;
+  /** Oldest memories removed because the agent's bucket went over its cap. */
+  evicted: Record<string, unknown>[];
+  /** What happened, in words a person can read. */
+  message: string;
+}
+
+export interface MemorySearchArgs {
+  query: string;
+  workspace?: string | null;
+  scope?: "all" | "project" | "global";
+  owner?: "all" | "self" | "team";
+  limit?: number;
+  agent?: string | null;
+}
+
+export interface MemorySearchResult {
+  query: string;
+  /** How results were ranked: by meaning and keywords, or keywords and recency. */
+  method: string;
+  memories: Memory[];
+}
+
+export interface MemoryStoresInfo {
+  /** Memory services this server process holds open now (one per distinct store configuration). */
+  open: number;
+  /** Memory services opened since the process started; repeated memory commands on one configuration reuse its service, so this grows only with new configurations. */
+  opened: number;
+}
+
+/** The command takes no arguments (an empty object or no argument at all). */
+export interface NoArgs {
+}
+
+/** A file the server wrote for the person to read or fill in, and whether it asked the editor to open it (`window/showDocument`); otherwise its path was shown in a message. */
+export interface OpenedDocument {
+  path: string;
+  uri: string;
+  shown: boolean;
+}
+
+/** A checked prep copy; it stays on disk (`copy`) for inspection and for tasks. */
+export interface PrepResult {
+  id: string;
+  workspace: string | null;
+  copy: string;
+  head: string | null;
+  /** The declared inputs, each verified in the workspace and in the copy. */
+  inputs: Record<string, unknown>[];
+  counts: Record<string, unknown>;
+  nestedComponents: unknown[];
+  handoff: Record<string, unknown> | null;
+}
+
+export interface PrepRunArgs {
+  workspace?: string | null;
+  /** Path of a JSON manifest of declared public inputs (relative to the workspace or absolute). */
+  manifest?: string | null;
+}
+
+export interface PromotionApplied {
+  skills: Record<string, unknown>[];
+  /** Ids of the memories that became skills (and are gone). */
+  removed: string[];
+}
+
+export interface PromotionCandidate {
+  memoryId: string;
+  name: string;
+  description: string;
+  category: string | null;
+  content: string;
+  agents: string[];
+  scope: string;
+  repository: string | null;
+}
+
+export interface PromotionPlan {
+  scanned: number;
+  candidates: PromotionCandidate[];
+}
+
+export interface ProtocolInfo {
+  protocolVersion: string;
+  serverVersion: string;
+  features: string[];
+  commands: string[];
+  /** Whether this session receives the `autocode/*` notifications and requests. */
+  clientOptedIn: boolean;
+  /** The session's workspace folders as paths (empty: no repository in context). */
+  workspaces: string[];
+  /** The server process's memory services (shared by every session of the process). */
+  memoryStores: MemoryStoresInfo;
+}
+
+/** One question a task asks a person. */
+export interface Question {
+  id: string;
+  text: string;
+  category: string | null;
+  /** Set when the answer may be learned as a project convention. */
+  convention: string | null;
+  /** The proposed default answer, if any. */
+  default: string | null;
+  /** Answers a client may offer as buttons (the proposed default when there is one). */
+  choices: string[];
+}
+
+export interface RecallReceipt {
+  method: string;
+  reason: string;
+  repository: string | null;
+  project: Memory[];
+  global: Memory[];
+  /** Both sections as Markdown, as a task would receive them. */
+  text: string;
+}
+
+export interface ReviewPlanParams {
+  taskId: string;
+  revision: number;
+  planRevision: number;
+  /** The plan as Markdown. */
+  plan: string;
+  planUri: string | null;
+}
+
+export interface ReviewPlanResult {
+  decision: "approve" | "reject" | "later";
+  /** Required when `decision` is `reject`. */
+  feedback?: string | null;
+}
+
+export interface TaskAnswerArgs {
+  taskId: string;
+  questionId: string;
+  /** The answer; may be empty with `how` `acceptedDefault` or `delegated`. */
+  text?: string;
+  /** How the person answered. Only `typed` and `chosen` are the person's own answer and may be learned. Missing: a `text` equal to the question's `default` is `acceptedDefault`, else `typed`. */
+  how?: "typed" | "chosen" | "acceptedDefault" | "delegated" | null;
+  workspace?: string | null;
+}
+
+export interface TaskApprovePlanArgs {
+  taskId: string;
+  /** The plan revision the person reviewed; a newer plan fails with `planRevisionMismatch`. */
+  revision: number;
+  workspace?: string | null;
+}
+
+export interface TaskAskArgs {
+  taskId: string;
+  /** Which open question; default: the first one still open. */
+  questionId?: string | null;
+  workspace?: string | null;
+}
+
+export interface TaskDidChangeParams {
+  task: TaskSnapshot;
+  /** Equal to `task.revision`; a client drops a notification older than the last it saw. */
+  revision: number;
+}
+
+export interface TaskList {
+  tasks: TaskSnapshot[];
+}
+
+/** What a paused task waits for; `kind` is null while it works or after it ended. */
+export interface TaskNeeds {
+  kind: "answer_questions" | "approve_plan" | "approve_completion" | "resolve_conflicts" | null;
+  /** Open questions when `kind` is `answer_questions`. */
+  questions: Question[];
+  /** The plan revision to approve when `kind` is `approve_plan`. */
+  planRevision: number | null;
+  plan: Record<string, unknown> | null;
+  /** The plan as Markdown. */
+  markdown: string | null;
+  /** `file://` URI of the plan document (what `window/showDocument` opens). */
+  planUri: string | null;
+  /** The verified change when `kind` is `approve_completion`. */
+  diff: string | null;
+  files: unknown[];
+  tests: Record<string, unknown> | null;
+  review: Record<string, unknown> | null;
+  /** The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet). */
+  conflicts?: Conflict[];
+  /** Set when HEAD moved since the task started (shown before applying). */
+  headMoved?: HeadMoved | null;
+  /** The last apply attempt that did not complete (e.g. the editor refused the edit). */
+  apply?: Record<string, unknown> | null;
+}
+
+export interface TaskRefArgs {
+  taskId: string;
+  /** Where the task lives. Default: the session's folders are searched for the task. */
+  workspace?: string | null;
+}
+
+export interface TaskRejectPlanArgs {
+  taskId: string;
+  feedback: string;
+  workspace?: string | null;
+}
+
+export interface TaskResolveConflictsArgs {
+  taskId: string;
+  /** For each conflicted path: keep `mine` (the workspace file as it is), take `theirs` (the task's version) or write git-style conflict `markers` into the workspace file. */
+  choices: Record<string, "mine" | "theirs" | "markers">;
+  workspace?: string | null;
+}
+
+/** The full state of one task run. `revision` increases with every change. */
+export interface TaskSnapshot {
+  id: string;
+  workspace: string;
+  brief: string;
+  /** REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED. */
+  state: string;
+  phase: string;
+  revision: number;
+  needs: TaskNeeds;
+  done: boolean;
+  /** The engine's result once the task ended (status, tests, applied change). */
+  result: Record<string, unknown> | null;
+  error: Record<string, unknown> | null;
+  /** What completion learned into `.autocode/project.json`. */
+  learning: Record<string, unknown> | null;
+  runDir: string;
+  /** The prep copy the task works in. */
+  copy: string | null;
+  humanPauseStates: string[];
+  created: string;
+  updated: string;
+  /** The answer ledger: every answer with how it was given. */
+  answers?: AnswerRecord[];
+  /** The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider. */
+  agent?: Record<string, unknown> | null;
+}
+
+export interface TaskStartArgs {
+  brief: string;
+  workspace?: string | null;
+  /** A package folder inside a monorepo; the learned test command is then not used. */
+  package?: string | null;
+  /** Overrides every other source of the test command for this task (the `flag` layer). */
+  testCommand?: string | null;
+  /** Make a checked prep copy with these declared inputs first (see `autocode.prep.run`). */
+  manifest?: string | null;
+}
+
+export interface WorkspaceArgs {
+  /** A folder path or `file://` URI. Default: the session's workspace folder. */
+  workspace?: string | null;
+}
+
+/** Every command by name: its arguments and its result. */
+export interface Commands {
+  "autocode.protocol.info": { arguments: NoArgs; result: ProtocolInfo };
+  "autocode.doctor": { arguments: WorkspaceArgs; result: DoctorResult };
+  "autocode.project.forget": { arguments: ForgetArgs; result: ForgetResult };
+  "autocode.prep.run": { arguments: PrepRunArgs; result: PrepResult };
+  "autocode.task.start": { arguments: TaskStartArgs; result: TaskSnapshot };
+  "autocode.task.answer": { arguments: TaskAnswerArgs; result: TaskSnapshot };
+  "autocode.task.approvePlan": { arguments: TaskApprovePlanArgs; result: TaskSnapshot };
+  "autocode.task.rejectPlan": { arguments: TaskRejectPlanArgs; result: TaskSnapshot };
+  "autocode.task.approveCompletion": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.resolveConflicts": { arguments: TaskResolveConflictsArgs; result: TaskSnapshot };
+  "autocode.task.cancel": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.resume": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.get": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.list": { arguments: WorkspaceArgs; result: TaskList };
+  "autocode.memory.save": { arguments: MemorySaveArgs; result: MemorySaveResult };
+  "autocode.memory.search": { arguments: MemorySearchArgs; result: MemorySearchResult };
+  "autocode.memory.delete": { arguments: MemoryDeleteArgs; result: MemoryDeleteResult };
+  "autocode.memory.list": { arguments: MemoryListArgs; result: MemoryList };
+  "autocode.memory.recall": { arguments: MemoryRecallArgs; result: RecallReceipt };
+  "autocode.memory.planPromotion": { arguments: MemoryPlanPromotionArgs; result: PromotionPlan };
+  "autocode.memory.applyPromotion": { arguments: MemoryApplyPromotionArgs; result: PromotionApplied };
+  "autocode.task.ask": { arguments: TaskAskArgs; result: TaskSnapshot };
+  "autocode.task.review": { arguments: TaskRefArgs; result: OpenedDocument };
+  "autocode.task.requestChanges": { arguments: TaskRefArgs; result: OpenedDocument };
+  "autocode.task.compose": { arguments: WorkspaceArgs; result: OpenedDocument };
+  "autocode.doctor.open": { arguments: WorkspaceArgs; result: OpenedDocument };
+  "autocode.memory.composeSearch": { arguments: WorkspaceArgs; result: OpenedDocument };
+}
+
+/** Every method by name: its params and its result. */
+export interface Methods {
+  "autocode/task/didChange": { params: TaskDidChangeParams; result: null };
+  "autocode/task/askQuestion": { params: AskQuestionParams; result: AskQuestionResult };
+  "autocode/task/reviewPlan": { params: ReviewPlanParams; result: ReviewPlanResult };
+}

@@ -1,0 +1,228 @@
+"""The protocol's shapes for the editors, generated from the attrs models of `protocol.spec`.
+
+One JSON Schema (`docs/protocol.schema.json`) holds every shape a command takes
+or returns, the custom methods' params and results, and the error kinds; the
+extension's TypeScript types (`editors/vscode/src/generated/protocol.ts`) and the
+Neovim plugin's LuaLS annotations (`editors/nvim/lua/autocode/protocol_types.lua`)
+are generated from that schema, so the three never disagree.
+`scripts/gen_protocol_types.py` writes them; tests fail when one is stale.
+
+Wire names are camelCase (as `protocol.to_wire` sends them). A field with a
+default may be left out of an argument object and is not listed as required;
+results always carry every field.
+"""
+
+from __future__ import annotations
+
+import json
+import types
+import typing
+from typing import Any, Literal
+
+import attrs
+
+from autocode_lsp.protocol import spec
+from autocode_lsp.protocol.names import PROTOCOL_VERSION
+
+SCHEMA_PATH = "docs/protocol.schema.json"
+TYPESCRIPT_PATH = "editors/vscode/src/generated/protocol.ts"
+LUA_PATH = "editors/nvim/lua/autocode/protocol_types.lua"
+
+_SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
+
+
+def _wire(name: str) -> str:
+    return spec.camel(name.rstrip("_"))
+
+
+def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if tp is type(None):
+        return {"type": "null"}
+    if tp is Any:
+        return {}
+    if tp in _SCALARS:
+        return {"type": _SCALARS[tp]}
+    if origin is Literal:
+        return {"enum": list(args)}
+    if origin in (typing.Union, types.UnionType):
+        return {"anyOf": [_type_schema(a, defs) for a in args]}
+    if origin is list:
+        return {"type": "array", "items": _type_schema(args[0] if args else Any, defs)}
+    if origin is dict:
+        value = args[1] if len(args) == 2 else Any
+        inner = _type_schema(value, defs)
+        return {"type": "object", **({"additionalProperties": inner} if inner else {})}
+    if isinstance(tp, type) and attrs.has(tp):
+        _model(tp, defs)
+        return {"$ref": f"#/$defs/{tp.__name__}"}
+    raise TypeError(f"no JSON Schema for {tp!r}")
+
+
+def _model(cls: type[Any], defs: dict[str, Any]) -> None:
+    if cls.__name__ in defs:
+        return
+    defs[cls.__name__] = {}  # placeholder: a model may refer to itself
+    hints = typing.get_type_hints(cls)
+    docs = spec._field_docs(cls)
+    props: dict[str, Any] = {}
+    required: list[str] = []
+    for a in attrs.fields(cls):
+        prop = _type_schema(hints[a.name], defs)
+        if a.name in docs:
+            prop = {**prop, "description": docs[a.name]}
+        if a.default is attrs.NOTHING:
+            required.append(_wire(a.name))
+        else:
+            value = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
+            prop = {**prop, "default": value}
+        props[_wire(a.name)] = prop
+    doc = " ".join((cls.__doc__ or "").split())
+    body: dict[str, Any] = {"type": "object"}
+    if doc and not doc.startswith(cls.__name__ + "("):
+        body["description"] = doc
+    body.update({"properties": props, "required": required, "additionalProperties": False})
+    defs[cls.__name__] = body
+
+
+def _ref(cls: type[Any] | None, defs: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "null"} if cls is None else _type_schema(cls, defs)
+
+
+def json_schema() -> dict[str, Any]:
+    """The whole protocol as one JSON Schema document (draft 2020-12)."""
+    defs: dict[str, Any] = {}
+    commands = {
+        c.name: {"arguments": _ref(c.args, defs), "result": _ref(c.result, defs)} for c in spec.COMMANDS
+    }
+    methods = {m.name: {"params": _ref(m.params, defs), "result": _ref(m.result, defs)} for m in spec.METHODS}
+    kinds = [e.kind for e in (*spec.ERROR_KINDS, *spec.REMOTE_ERROR_KINDS)]
+    defs["ErrorKind"] = {"description": "`data.kind` of a JSON-RPC error (docs/protocol.md says what each means).",
+                         "enum": kinds}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "AutoCode LSP protocol",
+        "description": "Generated from autocode_lsp.protocol by scripts/gen_protocol_types.py; do not edit.",
+        "protocolVersion": PROTOCOL_VERSION,
+        "commands": commands,
+        "methods": methods,
+        "$defs": dict(sorted(defs.items())),
+    }
+
+
+def schema_text() -> str:
+    return json.dumps(json_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# --------------------------------------------------------------------------- TypeScript
+
+
+def _ts(node: dict[str, Any]) -> str:
+    if "$ref" in node:
+        return str(node["$ref"]).rsplit("/", 1)[1]
+    if "enum" in node:
+        return " | ".join(json.dumps(v) for v in node["enum"])
+    if "anyOf" in node:
+        return " | ".join(_ts(n) for n in node["anyOf"])
+    kind = node.get("type")
+    if kind == "array":
+        inner = _ts(node["items"])
+        return f"Array<{inner}>" if "|" in inner else f"{inner}[]"
+    if kind == "object":
+        return f"Record<string, {_ts(node['additionalProperties'])}>" if "additionalProperties" in node else \
+            "Record<string, unknown>"
+    return {"string": "string", "integer": "number", "number": "number", "boolean": "boolean",
+            "null": "null"}.get(str(kind), "unknown")
+
+
+def _comment(text: str, indent: str) -> list[str]:
+    return [f"{indent}/** {text.replace('*/', '* /')} */"] if text else []
+
+
+def typescript(schema: dict[str, Any] | None = None) -> str:
+    schema = schema or json_schema()
+    out = [
+        "// Generated from docs/protocol.schema.json by scripts/gen_protocol_types.py; do not edit.",
+        "// Wire names are camelCase; optional fields may be left out of argument objects.",
+        "/* eslint-disable */",
+        "",
+        f"export const PROTOCOL_VERSION = {json.dumps(schema['protocolVersion'])};",
+        "",
+    ]
+    for name, node in schema["$defs"].items():
+        out.extend(_comment(node.get("description", ""), ""))
+        if "enum" in node:
+            out.append(f"export type {name} = {_ts(node)};")
+            out.append("")
+            continue
+        out.append(f"export interface {name} {{")
+        required = set(node["required"])
+        for prop, sub in node["properties"].items():
+            out.extend(_comment(sub.get("description", ""), "  "))
+            optional = "" if prop in required else "?"
+            out.append(f"  {prop}{optional}: {_ts(sub)};")
+        out.append("}")
+        out.append("")
+    for table, first in (("commands", "arguments"), ("methods", "params")):
+        title = "Commands" if table == "commands" else "Methods"
+        out.append(f"/** Every {table[:-1]} by name: its {first} and its result. */")
+        out.append(f"export interface {title} {{")
+        for name, pair in schema[table].items():
+            out.append(f"  {json.dumps(name)}: {{ {first}: {_ts(pair[first])}; result: {_ts(pair['result'])} }};")
+        out.append("}")
+        out.append("")
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- LuaLS
+
+
+def _lua(node: dict[str, Any]) -> str:
+    if "$ref" in node:
+        return "autocode." + str(node["$ref"]).rsplit("/", 1)[1]
+    if "enum" in node:
+        return "|".join(json.dumps(v).replace('"', "'") for v in node["enum"])
+    if "anyOf" in node:
+        return "|".join(_lua(n) for n in node["anyOf"])
+    kind = node.get("type")
+    if kind == "array":
+        inner = _lua(node["items"])
+        return f"({inner})[]" if "|" in inner else f"{inner}[]"
+    if kind == "object":
+        return f"table<string, {_lua(node['additionalProperties'])}>" if "additionalProperties" in node else \
+            "table<string, any>"
+    return {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean",
+            "null": "nil"}.get(str(kind), "any")
+
+
+def lua(schema: dict[str, Any] | None = None) -> str:
+    schema = schema or json_schema()
+    out = [
+        "-- Generated from docs/protocol.schema.json by scripts/gen_protocol_types.py; do not edit.",
+        "-- LuaLS annotations of the AutoCode protocol's shapes (wire names, camelCase); no code runs here.",
+        "---@meta",
+        "",
+    ]
+    for name, node in schema["$defs"].items():
+        if "description" in node:
+            out.append(f"--- {node['description']}")
+        if "enum" in node:
+            out.append(f"---@alias autocode.{name} {_lua(node)}")
+            out.append("")
+            continue
+        out.append(f"---@class autocode.{name}")
+        required = set(node["required"])
+        for prop, sub in node["properties"].items():
+            optional = "" if prop in required else "?"
+            note = f" {sub['description']}" if "description" in sub else ""
+            out.append(f"---@field {prop}{optional} {_lua(sub)}{note}")
+        out.append("")
+    out.append("return {}")
+    return "\n".join(out) + "\n"
+
+
+def generated() -> dict[str, str]:
+    """Each generated file (path relative to the repository) and its text."""
+    schema = json_schema()
+    return {SCHEMA_PATH: schema_text(), TYPESCRIPT_PATH: typescript(schema), LUA_PATH: lua(schema)}

@@ -1,0 +1,255 @@
+"""The layering of the project, read from the code's imports.
+
+Every ``import`` and ``from ... import`` statement of ``engine/autocode`` and
+``server/autocode_lsp`` is read with ``ast`` -- including those inside
+functions, which hide a dependency from a reader but not from this test.
+
+The rules:
+
+- The engine (``autocode``) never imports the server (``autocode_lsp``) nor the
+  CLI (``autocode.cli``). ``autocode.__main__`` is the CLI's entry point and may
+  import it.
+- The server and the CLI import nothing below ``autocode.settings`` (the
+  package's own names are its contract) and no private name (``_x``; dunders
+  are not private) of an engine module, nor a private engine module.
+- The record (``autocode.record``) never imports ``autocode.settings``.
+- The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``)
+  import nothing of the project but ``autocode.errors``.
+- No cycle between modules. An edge runs from the importing module to the
+  module named in the statement; ``from pkg import name`` points at
+  ``pkg.name`` when that is a module, otherwise at ``pkg`` (its
+  ``__init__``). ``importlib.import_module("a.literal.name")`` is an edge too.
+  Two things are not edges for this rule, and only for it:
+
+  * an import under ``if TYPE_CHECKING:`` -- it never runs, it only names a
+    type for mypy (the other rules still apply to it);
+  * the implicit import of a package's ``__init__`` that Python performs
+    before a submodule, so a package's ``__init__`` importing (re-exporting)
+    its own submodules is not a cycle. A submodule importing a *name* from its
+    own package's ``__init__`` while that ``__init__`` imports the submodule
+    is one, and fails: it works only while the order of the lines happens to
+    suit it.
+
+  Every other cycle, whatever its length, fails.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = {"autocode": ROOT / "engine" / "autocode", "autocode_lsp": ROOT / "server" / "autocode_lsp"}
+LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors")
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str  # importing module
+    target: str  # imported module (resolved)
+    names: tuple[str, ...]  # names taken by ``from target import names``
+    line: int
+    typing_only: bool = False  # under ``if TYPE_CHECKING:``
+
+    def where(self) -> str:
+        return f"{self.source}:{self.line} -> {self.target}" + (f" ({', '.join(self.names)})" if self.names else "")
+
+
+def _modules() -> dict[str, Path]:
+    found: dict[str, Path] = {}
+    for top, base in SOURCES.items():
+        for path in sorted(base.rglob("*.py")):
+            parts = [top, *path.relative_to(base).with_suffix("").parts]
+            if parts[-1] == "__init__":
+                parts.pop()
+            found[".".join(parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_package(module: str) -> bool:
+    return MODULES[module].name == "__init__.py"
+
+
+def _absolute(module: str, level: int, name: str | None) -> str:
+    if level == 0:
+        return name or ""
+    base = module.split(".")
+    if not _is_package(module):
+        base = base[:-1]
+    base = base[: len(base) - (level - 1)]
+    return ".".join([*base, name] if name else base)
+
+
+def _typing_only_lines(tree: ast.Module) -> set[int]:
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            for child in node.body:
+                lines.update(range(child.lineno, (child.end_lineno or child.lineno) + 1))
+    return lines
+
+
+def _imports(module: str) -> Iterator[Import]:
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    typing_only = _typing_only_lines(tree)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Import(module, alias.name, (), node.lineno, node.lineno in typing_only)
+        elif isinstance(node, ast.ImportFrom):
+            target = _absolute(module, node.level, node.module)
+            plain: list[str] = []
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                if sub in MODULES:
+                    yield Import(module, sub, (), node.lineno, node.lineno in typing_only)
+                else:
+                    plain.append(alias.name)
+            if plain:
+                yield Import(module, target, tuple(plain), node.lineno, node.lineno in typing_only)
+        elif (
+            isinstance(node, ast.Call)
+            and ast.unparse(node.func) in ("importlib.import_module", "import_module")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            yield Import(module, node.args[0].value, (), node.lineno)
+
+
+def _project(target: str) -> bool:
+    return target.split(".")[0] in SOURCES
+
+
+ALL = [imp for module in MODULES for imp in _imports(module) if _project(imp.target)]
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def test_every_module_is_read() -> None:
+    assert "autocode.tasks.run" in MODULES and "autocode_lsp.server" in MODULES
+    assert len(ALL) > 100  # the walk sees imports, including function-level ones
+
+
+def test_engine_never_imports_server_or_cli() -> None:
+    bad = [
+        imp.where()
+        for imp in ALL
+        if _within(imp.source, "autocode")
+        and not _within(imp.source, "autocode.cli")
+        and imp.source != "autocode.__main__"
+        and (_within(imp.target, "autocode_lsp") or _within(imp.target, "autocode.cli"))
+    ]
+    assert bad == []
+
+
+def _faces(module: str) -> bool:
+    return _within(module, "autocode_lsp") or _within(module, "autocode.cli")
+
+
+def test_server_and_cli_use_settings_package_only() -> None:
+    bad = [
+        imp.where()
+        for imp in ALL
+        if _faces(imp.source) and imp.target.startswith("autocode.settings.")
+    ]
+    assert bad == []
+
+
+def test_server_and_cli_take_no_private_engine_names() -> None:
+    bad = [
+        imp.where()
+        for imp in ALL
+        if _faces(imp.source)
+        and _within(imp.target, "autocode")
+        and not _faces(imp.target)
+        and (any(_private(part) for part in imp.target.split(".")) or any(_private(n) for n in imp.names))
+    ]
+    assert bad == []
+
+
+def test_record_never_imports_settings() -> None:
+    bad = [
+        imp.where()
+        for imp in ALL
+        if _within(imp.source, "autocode.record") and _within(imp.target, "autocode.settings")
+    ]
+    assert bad == []
+
+
+def test_leaves_import_only_errors() -> None:
+    bad = [
+        imp.where()
+        for imp in ALL
+        if imp.source in LEAVES and imp.target != "autocode.errors" and imp.target != imp.source
+    ]
+    assert bad == []
+
+
+def _graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for imp in ALL:
+        if imp.typing_only:
+            continue
+        target = imp.target
+        while target not in MODULES and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target not in MODULES or target == imp.source:
+            continue
+        graph[imp.source].add(target)
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycles() -> None:
+    assert _cycles(_graph()) == []
+
+
+def test_cycle_finder_sees_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert _cycles(graph) == [["a", "b", "c"]]

@@ -1,0 +1,152 @@
+"""One schema for the editors: docs/protocol.schema.json, the extension's TypeScript types and
+the Neovim plugin's LuaLS classes are generated from the protocol's attrs models, are not
+stale, agree with what the server accepts, and are used by both editors.
+
+Regenerate with `.venv/bin/python scripts/gen_protocol_types.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autocode_lsp import protocol
+from autocode_lsp.protocol import schema
+
+ROOT = Path(__file__).resolve().parents[2]
+GENERATED = schema.generated()
+
+
+@pytest.mark.parametrize("rel", sorted(GENERATED))
+def test_generated_file_is_current(rel: str) -> None:
+    path = ROOT / rel
+    assert path.read_text(encoding="utf-8") == GENERATED[rel], (
+        f"{rel} is stale: run .venv/bin/python scripts/gen_protocol_types.py"
+    )
+
+
+def test_generator_check_mode_reports_a_stale_file(tmp_path: Path) -> None:
+    script = ROOT / "scripts" / "gen_protocol_types.py"
+    ok = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0, ok.stderr
+    # A copy of the script in a tree without the generated files: every file is stale.
+    (tmp_path / "scripts").mkdir()
+    (tmp_path / "scripts" / "gen_protocol_types.py").write_text(script.read_text(encoding="utf-8"))
+    stale = subprocess.run([sys.executable, str(tmp_path / "scripts" / "gen_protocol_types.py"), "--check"],
+                           capture_output=True, text=True)
+    assert stale.returncode == 1 and "docs/protocol.schema.json" in stale.stderr
+    assert not (tmp_path / "docs").exists()  # --check writes nothing
+
+
+# --------------------------------------------------------------------------- the schema says what the server accepts
+
+DOC = schema.json_schema()
+
+
+def _errors(value: Any, node: dict[str, Any], where: str = "$") -> list[str]:
+    """A validator for the subset of JSON Schema the generator writes."""
+    if "$ref" in node:
+        return _errors(value, DOC["$defs"][node["$ref"].rsplit("/", 1)[1]], where)
+    if "anyOf" in node:
+        options = [_errors(value, n, where) for n in node["anyOf"]]
+        return [] if any(not o for o in options) else [f"{where}: matches no alternative"]
+    if "enum" in node:
+        return [] if value in node["enum"] else [f"{where}: {value!r} not in {node['enum']}"]
+    kind = node.get("type")
+    checks = {"string": str, "boolean": bool, "array": list, "object": dict}
+    if kind == "null" and value is not None:
+        return [f"{where}: not null"]
+    if kind in ("integer", "number"):
+        ok = isinstance(value, int) if kind == "integer" else isinstance(value, (int, float))
+        return [] if ok and not isinstance(value, bool) else [f"{where}: not a {kind}"]
+    if kind in checks and not isinstance(value, checks[kind]):
+        return [f"{where}: not a {kind}"]
+    out: list[str] = []
+    if kind == "array":
+        for i, item in enumerate(value):
+            out += _errors(item, node["items"], f"{where}[{i}]")
+    if kind == "object":
+        props = node.get("properties")
+        if props is not None:
+            out += [f"{where}.{k}: required" for k in node["required"] if k not in value]
+            out += [f"{where}.{k}: unknown" for k in value if k not in props]
+            for k, v in value.items():
+                if k in props:
+                    out += _errors(v, props[k], f"{where}.{k}")
+        elif "additionalProperties" in node:
+            for k, v in value.items():
+                out += _errors(v, node["additionalProperties"], f"{where}.{k}")
+    return out
+
+
+def test_every_example_of_the_protocol_fits_its_schema_and_is_accepted() -> None:
+    checked = 0
+    for spec in protocol.COMMANDS:
+        if spec.example is not None:
+            assert _errors(dict(spec.example), DOC["commands"][spec.name]["arguments"]) == [], spec.name
+            protocol.parse_arguments(spec, [dict(spec.example)])
+            checked += 1
+    for method in protocol.METHODS:
+        if method.example is not None:
+            assert _errors(dict(method.example), DOC["methods"][method.name]["params"]) == [], method.name
+            protocol.structure(dict(method.example), method.params, what=method.name)
+            checked += 1
+    assert checked >= 3
+
+
+def test_what_the_server_sends_fits_the_schema() -> None:
+    question = protocol.Question(id="q1", text="Which style?", category=None, convention="naming",
+                                 default="snake", choices=["snake"])
+    needs = protocol.TaskNeeds(kind="answer_questions", questions=[question], plan_revision=None, plan=None,
+                               markdown=None, plan_uri=None, diff=None, files=[], tests=None, review=None)
+    snap = protocol.TaskSnapshot(
+        id="t-1", workspace="/w", brief="b", state="WAITING_FOR_USER", phase="requirements", revision=2,
+        needs=needs, done=False, result=None, error=None, learning=None, run_dir="/w/.autocode/runs/t-1",
+        copy=None, human_pause_states=[], created="2026-01-01T00:00:00Z", updated="2026-01-01T00:00:00Z",
+    )
+    wire = protocol.to_wire(protocol.TaskDidChangeParams(task=snap, revision=2))
+    assert _errors(wire, DOC["methods"][protocol.TASK_DID_CHANGE]["params"]) == []
+    # and the validator is not blind: the snake_case spelling the editors used to accept is not the wire's
+    wire["task"]["plan_revision"] = 1
+    assert _errors(wire, DOC["methods"][protocol.TASK_DID_CHANGE]["params"]) == ["$.task.plan_revision: unknown"]
+
+
+def test_schema_names_every_command_method_and_error_kind() -> None:
+    assert list(DOC["commands"]) == [c.name for c in protocol.COMMANDS]
+    assert list(DOC["methods"]) == [m.name for m in protocol.METHODS]
+    assert set(DOC["$defs"]["ErrorKind"]["enum"]) == {
+        e.kind for e in (*protocol.ERROR_KINDS, *protocol.REMOTE_ERROR_KINDS)
+    }
+    start = DOC["$defs"]["TaskStartArgs"]
+    assert start["required"] == ["brief"] and "testCommand" in start["properties"]
+
+
+# --------------------------------------------------------------------------- the editors use them
+
+
+def test_vscode_task_model_imports_the_generated_types() -> None:
+    text = (ROOT / "editors/vscode/src/model/tasks.ts").read_text(encoding="utf-8")
+    assert re.search(r"import type \{[^}]*\bTaskSnapshot\b[^}]*\} from '\.\./generated/protocol'", text)
+
+
+def test_nvim_annotations_name_generated_classes() -> None:
+    defined = set(re.findall(r"---@(?:class|alias) (autocode\.\w+)",
+                             GENERATED[schema.LUA_PATH]))
+    used: set[str] = set()
+    for path in (ROOT / "editors/nvim/lua/autocode").glob("*.lua"):
+        if path.name != "protocol_types.lua":
+            used |= set(re.findall(r"---@(?:param|return|type)[^\n]*?(autocode\.[A-Z]\w+)",
+                                   path.read_text(encoding="utf-8")))
+    assert "autocode.TaskSnapshot" in used
+    assert used <= defined, sorted(used - defined)
+
+
+def test_schema_file_is_json() -> None:
+    assert json.loads((ROOT / schema.SCHEMA_PATH).read_text(encoding="utf-8"))["protocolVersion"] == \
+        protocol.PROTOCOL_VERSION
