@@ -4,6 +4,7 @@
 import { agentNameFor, confirmPromotion, saveOrOfferInstead, scopeDescription, showPromotionResult } from './memoryflows';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
+import { NOT_RUNNING } from './status';
 import * as args from './model/args';
 import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
@@ -244,7 +245,8 @@ export async function refreshMemory(ctx: Context): Promise<void> {
     const result = await ctx.server.execute(Commands.memoryList, { ...args.memoryContextArgs(agentSetting(), folder?.path), scope: 'all', owner: 'all' });
     ctx.memoryView.show(memoriesFromResult(result), folder !== undefined, folder?.name);
   } catch (err) {
-    ctx.memoryView.showProblem(`Could not list memories: ${(err as Error).message}`);
+    // A request cut off by the server going away says so, like every other view.
+    ctx.memoryView.showProblem(ctx.server.running ? `Could not list memories: ${(err as Error).message}` : NOT_RUNNING);
   }
 }
 

@@ -17,7 +17,7 @@
 ---@field question autocode.Question
 
 ---@class autocode.AskQuestionResult
----@field answer string|nil `null` leaves the question open (it can be answered later with `autocode.task.answer`), unless `how` is `acceptedDefault` or `delegated`.
+---@field answer? string|nil `null` leaves the question open (it can be answered later with `autocode.task.answer`), unless `how` is `acceptedDefault` or `delegated`.
 ---@field how? 'typed'|'chosen'|'acceptedDefault'|'delegated'|nil As in `autocode.task.answer`.
 
 ---@class autocode.Conflict
@@ -112,6 +112,7 @@
 ---@field repository string|nil
 ---@field evicted table<string, any>[] Oldest memories removed because the agent's bucket went over its cap.
 ---@field message string What happened, in words a person can read.
+---@field similarTo? string|nil Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing).
 
 ---@class autocode.MemorySearchArgs
 ---@field query string

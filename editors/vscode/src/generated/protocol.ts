@@ -24,7 +24,7 @@ export interface AskQuestionParams {
 
 export interface AskQuestionResult {
   /** `null` leaves the question open (it can be answered later with `autocode.task.answer`), unless `how` is `acceptedDefault` or `delegated`. */
-  answer: string | null;
+  answer?: string | null;
   /** As in `autocode.task.answer`. */
   how?: "typed" | "chosen" | "acceptedDefault" | "delegated" | null;
 }
@@ -152,6 +152,8 @@ export interface MemorySaveResult {
   evicted: Record<string, unknown>[];
   /** What happened, in words a person can read. */
   message: string;
+  /** Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing). */
+  similarTo?: string | null;
 }
 
 export interface MemorySearchArgs {

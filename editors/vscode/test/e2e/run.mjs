@@ -275,7 +275,7 @@ async function applyFromDiff(wb, shotName) {
 async function scenarioFlow(wb) {
   const brief = env.AUTOCODE_E2E_BRIEF ?? 'Add a test for the slugify helper';
   const answer = env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>';
-  const knowsHow = env.AUTOCODE_E2E_SERVER_KNOWS_HOW === '1';
+  const knowsHow = env.AUTOCODE_E2E_SERVER_KNOWS_HOW !== '0';
   await wb.showAutoCodeViews();
   await wb.shot('workbench');
   note('workbench open');
