@@ -122,7 +122,6 @@ export class ServerManager implements vscode.Disposable {
         this.output.warn(`stopping the language server: ${String(err)}`);
       }
       await client.dispose().catch(() => undefined);
-      clearFeatures(client);
     }
   }
 
@@ -280,7 +279,6 @@ export class ServerManager implements vscode.Disposable {
       const text = err instanceof Error ? err.message : String(err);
       this.fail(explainRefusal(text, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${text}`);
       await client.dispose().catch(() => undefined);
-      clearFeatures(client);
       return undefined;
     }
     this.problem = undefined;
@@ -324,22 +322,5 @@ export class ServerManager implements vscode.Disposable {
     this.pythonApiListener?.dispose();
     this.didStart.dispose();
     for (const d of this.disposables) d.dispose();
-  }
-}
-
-/**
- * Drops what a client's features registered (the server's commands, among others). A client
- * whose server died while it was starting (killed during `initialize`, then given up on)
- * keeps its command registrations through stop and dispose, and the next client's start then
- * fails with "command … already exists". Clearing twice is harmless.
- */
-function clearFeatures(client: LanguageClient): void {
-  const features = (client as unknown as { _features?: { entries(): Iterable<[unknown, { clear?: () => void }]> } })._features;
-  for (const [, feature] of features ? Array.from(features.entries()) : []) {
-    try {
-      feature.clear?.();
-    } catch {
-      // already cleared
-    }
   }
 }
