@@ -361,71 +361,66 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> protoco
     return to_snapshot(snap)
 
 
-async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_ANSWER)
-    source = _source(server)
-    snap = await _act(
-        server, folders, args.task_id,
-        lambda run: run.answer(args.question_id, args.text, source, how=args.how),
-        title="AutoCode: continuing the task",
-    )
+async def _carry_on(
+    server: AutoCodeServer, args: Any, command: str, action: Callable[[TaskRun], Snapshot], title: str
+) -> protocol.TaskSnapshot:
+    """Run a step the person took on a task, then bring what it needs next to them."""
+    folders = _folders_for(server, args.workspace, command)
+    snap = await _act(server, folders, args.task_id, action, title=title)
     _follow_up(server, snap)
     return to_snapshot(snap)
+
+
+async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> protocol.TaskSnapshot:
+    source = _source(server)
+    return await _carry_on(
+        server, args, protocol.TASK_ANSWER,
+        lambda run: run.answer(args.question_id, args.text, source, how=args.how),
+        "AutoCode: continuing the task",
+    )
 
 
 async def approve_plan(
     server: AutoCodeServer, args: protocol.TaskApprovePlanArgs
 ) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_PLAN)
     source = _source(server)
-    snap = await _act(
-        server, folders, args.task_id, lambda run: run.approve_plan(args.revision, source),
-        title="AutoCode: implementing the plan",
+    return await _carry_on(
+        server, args, protocol.TASK_APPROVE_PLAN, lambda run: run.approve_plan(args.revision, source),
+        "AutoCode: implementing the plan",
     )
-    _follow_up(server, snap)
-    return to_snapshot(snap)
 
 
 async def reject_plan(
     server: AutoCodeServer, args: protocol.TaskRejectPlanArgs
 ) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_REJECT_PLAN)
     source = _source(server)
-    snap = await _act(
-        server, folders, args.task_id, lambda run: run.reject_plan(args.feedback, source),
-        title="AutoCode: planning again",
+    return await _carry_on(
+        server, args, protocol.TASK_REJECT_PLAN, lambda run: run.reject_plan(args.feedback, source),
+        "AutoCode: planning again",
     )
-    _follow_up(server, snap)
-    return to_snapshot(snap)
 
 
 async def approve_completion(
     server: AutoCodeServer, args: protocol.TaskRefArgs
 ) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_APPROVE_COMPLETION)
     source = _source(server)
-    snap = await _act(
-        server, folders, args.task_id,
+    return await _carry_on(
+        server, args, protocol.TASK_APPROVE_COMPLETION,
         lambda run: run.approve_completion(source, editor=_editor(server, run.workspace)),
-        title="AutoCode: applying the change",
+        "AutoCode: applying the change",
     )
-    _follow_up(server, snap)
-    return to_snapshot(snap)
 
 
 async def resolve_conflicts(
     server: AutoCodeServer, args: protocol.TaskResolveConflictsArgs
 ) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_RESOLVE_CONFLICTS)
     source = _source(server)
     choices = dict(args.choices)
-    snap = await _act(
-        server, folders, args.task_id,
+    return await _carry_on(
+        server, args, protocol.TASK_RESOLVE_CONFLICTS,
         lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
-        title="AutoCode: applying the change",
+        "AutoCode: applying the change",
     )
-    _follow_up(server, snap)
-    return to_snapshot(snap)
 
 
 def _editor(server: AutoCodeServer, workspace: Path) -> Any:
@@ -445,12 +440,9 @@ async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol
 
 
 async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
-    folders = _folders_for(server, args.workspace, protocol.TASK_RESUME)
-    snap = await _act(
-        server, folders, args.task_id, lambda run: run.resume(), title="AutoCode: resuming the task"
+    return await _carry_on(
+        server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
-    _follow_up(server, snap)
-    return to_snapshot(snap)
 
 
 async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:

@@ -245,6 +245,17 @@ local function fetch(id, what)
   return snap
 end
 
+--- The task's snapshot when it waits for `kind`; otherwise a warning saying it
+--- has `missing` (and what it is instead), and nil.
+local function fetch_waiting(id, what, kind, missing)
+  local snap = fetch(id, what)
+  if snap and M.needs_kind(snap) ~= kind then
+    ui.warn(('task %s has %s (it is %s)'):format(id, missing, tostring(field(snap, 'state'))))
+    return nil
+  end
+  return snap
+end
+
 --- Adds the workspace folder of the current buffer (or cwd) to `args`.
 function M.with_workspace(args)
   local root = client.workspace_for()
@@ -439,12 +450,8 @@ function M.approve(id, revision)
   end
   client.run(function()
     if not revision then
-      local snap = fetch(id, 'approve')
+      local snap = fetch_waiting(id, 'approve', NEEDS.approve_plan, 'no plan waiting for approval')
       if not snap then
-        return
-      end
-      if M.needs_kind(snap) ~= NEEDS.approve_plan then
-        ui.warn(('task %s has no plan waiting for approval (it is %s)'):format(id, tostring(field(snap, 'state'))))
         return
       end
       revision = M.plan_revision(snap)
@@ -594,12 +601,8 @@ function M.complete(id)
     return
   end
   client.run(function()
-    local snap = fetch(id, 'apply')
+    local snap = fetch_waiting(id, 'apply', NEEDS.approve_completion, 'no change waiting to be applied')
     if not snap then
-      return
-    end
-    if M.needs_kind(snap) ~= NEEDS.approve_completion then
-      ui.warn(('task %s has no change waiting to be applied (it is %s)'):format(id, tostring(field(snap, 'state'))))
       return
     end
     local c = M.client_for(id) or client.ensure()
@@ -678,12 +681,8 @@ function M.resolve(id)
     return
   end
   client.run(function()
-    local snap = fetch(id, 'resolve')
+    local snap = fetch_waiting(id, 'resolve', NEEDS.resolve_conflicts, 'no conflicts to resolve')
     if not snap then
-      return
-    end
-    if M.needs_kind(snap) ~= NEEDS.resolve_conflicts then
-      ui.warn(('task %s has no conflicts to resolve (it is %s)'):format(id, tostring(field(snap, 'state'))))
       return
     end
     local labels = vim.tbl_map(function(r)
