@@ -129,7 +129,7 @@ def main() -> int:
         from autocode.providers.agent.loop import Budgets
         from autocode.providers.base import ProviderContext
         from autocode.tasks import store
-        from autocode.tasks.run import _run_tests
+        from autocode.tasks.verify import run_tests as _run_tests
 
         spec = importlib.util.spec_from_file_location("samples_build", REPO / "fixtures" / "samples" / "build.py")
         assert spec is not None and spec.loader is not None

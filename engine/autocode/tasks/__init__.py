@@ -13,16 +13,8 @@ from autocode.tasks.errors import (
     PlanRevisionMismatch,
     TaskNotFound,
 )
-from autocode.tasks.run import (
-    ENDS,
-    PAUSES,
-    PHASE_OF,
-    WORKING,
-    Source,
-    TaskOptions,
-    TaskRun,
-    list_tasks,
-)
+from autocode.tasks.run import TaskRun, list_tasks
+from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING, Source, TaskOptions, TaskState
 
 __all__ = [
     "ENDS",
@@ -37,5 +29,6 @@ __all__ = [
     "TaskNotFound",
     "TaskOptions",
     "TaskRun",
+    "TaskState",
     "list_tasks",
 ]

@@ -14,7 +14,9 @@ from typing import Any
 from autocode import gitsafe
 from autocode.errors import UsageError
 from autocode.tasks import store
-from autocode.tasks.run import TaskOptions, TaskRun, _workspace_root
+from autocode.tasks.begin import workspace_root as _workspace_root
+from autocode.tasks.run import TaskRun
+from autocode.tasks.state import TaskOptions
 
 
 def pilot_prep(

@@ -1,0 +1,212 @@
+"""Applying a verified change to the person's work tree: the APPLYING phase of a task.
+
+Each touched file is merged three ways (the copy's base, the person's version on
+disk or in the editor, the task's version); conflicts make the task wait for the
+person's choice, and nothing is written until every file has a way through.
+The per-file merge itself lives in `apply.py`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from autocode.tasks import store
+from autocode.tasks.core import RunCore
+from autocode.tasks.state import runs_root
+
+
+class ApplyPhase(RunCore):
+    """The APPLYING phase and what it needs."""
+
+    _editor: Any
+
+    def _step_applying(self) -> None:
+        self._say("completed", "merging the change into the workspace")
+        head_moved = self.head_moved()
+        if head_moved:
+            self._note("head_moved", head_moved)
+        # One task at a time changes the person's working tree.
+        with store.locked(runs_root(self.workspace), name=".apply.lock"):
+            try:
+                plans = self._plan_apply()
+            except Exception as exc:  # an unsafe path, an unreadable file, an editor gone: nothing written
+                self._apply_refused(f"the change cannot be applied: {exc}; nothing was written", head_moved)
+                return
+            conflicts = [p for p in plans if p.action == "conflict"]
+            if conflicts:
+                paths = [p.path for p in conflicts]
+                self._state.apply = {
+                    "status": "conflicts",
+                    "applied": False,
+                    "written": [],
+                    "conflicts": paths,
+                    "details": [p.conflict_dict() for p in conflicts],
+                    "via": None,
+                    "head_moved": head_moved,
+                    "message": "both you and the task changed " + ", ".join(paths)
+                    + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
+                    "conflict markers to resolve in the editor.",
+                }
+                self._state.state = "WAITING_FOR_CONFLICT_RESOLUTION"
+                self._commit("conflicts", {"conflicts": paths})
+                return
+            outcome_or_none = self._write_change(plans, head_moved)
+            if outcome_or_none is None:
+                return
+            written, by_editor = outcome_or_none
+            via = "editor" if by_editor else "disk"
+        store.kill_point("applied")
+        chosen = dict(self._state.apply_choices or {})
+        outcome = {
+            "status": "applied",
+            "applied": True,
+            "written": written,
+            "written_by_editor": by_editor,
+            "conflicts": [],
+            "via": via,
+            "choices": chosen,
+            "head_moved": head_moved,
+            "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
+            + (f" ({', '.join(by_editor)} through the editor)" if by_editor else ""),
+        }
+        self._state.apply = outcome
+        checkpoint = {
+            "task_id": self.id,
+            "time": store.now_iso(),
+            "head": self._launch.get("head"),
+            "tests": self._state.tests,
+            "apply": outcome,
+            "plan_revision": self._state.plan_revision,
+            "approvals": self._state.approvals,
+            "human_pause_states": self._state.human_pause_states,
+        }
+        store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
+        self._state.result = {
+            "status": "completed",
+            "verified": True,
+            "tests": self._state.tests,
+            "apply": outcome,
+            "files": (self._state.implementation or {}).get("files", []),
+        }
+        self._state.state = "COMPLETED"
+        self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+
+    def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
+        """Write the planned files: the ones open in an editor that applies edits go through it
+        (unsaved edits and undo included), the others to disk. Returns (written, through the
+        editor), or None when the apply was refused (then nothing was written)."""
+        from autocode.tasks import apply as apply_mod
+
+        editor = self._editor
+        brief = (self._launch.get("brief") or "").strip()
+        label = "AutoCode: apply changes for " + brief.splitlines()[0][:80] if brief else "AutoCode: apply changes"
+        changing = [p for p in plans if p.action in ("write", "delete")]
+        by_editor: list[Any] = []
+        try:
+            if editor is not None and getattr(editor, "can_apply", True):
+                opened = set(editor.open_paths([p.path for p in changing]))
+                by_editor = [p for p in changing if p.path in opened and p.action == "write"]
+            on_disk = [p for p in changing if p not in by_editor]
+            if by_editor:
+                ok, why = editor.apply(label, by_editor)
+                if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
+                    self._note("apply_from_disk", {"why": why})
+                    on_disk, by_editor = changing, []
+                elif not ok:
+                    self._apply_refused(
+                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
+                        "recorded as applied. Approve the completion again to retry.", head_moved,
+                    )
+                    return None
+            unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
+        except Exception as exc:  # the editor went away or failed: nothing is claimed
+            self._apply_refused(
+                f"the editor did not take the change (it answered with an error or went away: "
+                f"{type(exc).__name__}: {exc}); nothing was recorded as applied. Approve the "
+                "completion again to retry.",
+                head_moved,
+            )
+            return None
+        if unsaved:
+            self._apply_refused(
+                f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
+                "which cannot take this change itself; save or revert them, then approve again "
+                "(nothing was written)", head_moved,
+            )
+            return None
+        try:
+            written = apply_mod.write_plans(self.workspace, on_disk)
+        except (ValueError, OSError) as exc:
+            self._apply_refused(f"writing the change failed: {exc}", head_moved)
+            return None
+        return [p.path for p in by_editor] + written, [p.path for p in by_editor]
+
+    def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
+        """The change was not applied: back to waiting for the completion approval (retry)."""
+        self._state.apply = {
+            "status": "not_applied", "applied": False, "written": [], "conflicts": [], "via": None,
+            "head_moved": head_moved, "message": message,
+        }
+        self._state.apply_choices = {}
+        self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
+        self._commit("apply_failed", {"message": message})
+
+    def _plan_apply(self) -> list[Any]:
+        """Each touched file's three versions and what to do with it (the person's choices in)."""
+        from autocode.tasks import apply as apply_mod
+
+        copy = Path(self._launch["prep"]["copy"])
+        files = list((self._state.implementation or {}).get("files", []))
+        disk = apply_mod.read_disk(self.workspace)
+        editor = self._editor
+
+        def mine(rel: str) -> bytes | None:
+            if editor is not None:
+                buffer = editor.read(rel)
+                if buffer is not None:
+                    return bytes(buffer)
+            return disk(rel)
+
+        def theirs(rel: str) -> bytes | None:
+            target = apply_mod.safe_path(copy, rel)
+            return target.read_bytes() if target.is_file() and not target.is_symlink() else None
+
+        base = self._base_reader(copy, theirs)
+        plans = apply_mod.plan_change(files, base, mine, theirs)
+        renamed = {
+            line[len("rename from "):].strip()
+            for line in self._read_text("evidence/changes.diff").splitlines()
+            if line.startswith("rename from ")
+        }
+        for plan in plans:
+            if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
+                plan.reason = "renamed"  # the task moved a file the person changed
+        chosen = self._state.apply_choices or {}
+        return [
+            apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
+            for p in plans
+        ]
+
+    def _base_reader(self, copy: Path, theirs: Callable[[str], bytes | None]) -> Callable[[str], bytes | None]:
+        """The files as the copy captured them (saved before the change); else worked back from the
+        task's result and its diff."""
+        from autocode.tasks import apply as apply_mod
+
+        saved = self.run_dir / "evidence" / "base"
+        try:
+            index = store.read_json(saved / "index.json")
+        except (FileNotFoundError, ValueError):
+            index = None
+        parts = apply_mod.split_diff(self._read_text("evidence/changes.diff"))
+
+        def base(rel: str) -> bytes | None:
+            if index is not None and rel in index.get("files", {}):
+                entry = index["files"][rel]
+                return (saved / "files" / entry).read_bytes() if entry else None
+            if rel in parts:
+                return apply_mod.unapply(theirs(rel), parts[rel])
+            return theirs(rel)  # not in the diff: the task did not change it
+
+        return base

@@ -1,0 +1,258 @@
+"""The core every part of a task run shares: its folder, its committed state, and the commit.
+
+`TaskRun` is built in layers, one module each: `RunCore` (here: reading and
+committing the state, the views, the checks behind a person's actions),
+`ApplyPhase` (`applying.py`: merging the verified change into the work tree),
+`PhaseMachine` (`machine.py`: the phases and the roles they call) and
+`TaskRun` (`run.py`: starting, loading and the person's actions). Every change
+goes through `_commit` under the run's lock.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from autocode import gitsafe
+from autocode.tasks import ledger as ledger_mod
+from autocode.tasks import store
+from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
+from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
+
+DIFF_IN_SNAPSHOT = 200_000
+
+
+class RunCore:
+    """A task's folder and state; see the module docstring for the layers above it."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        task_id: str,
+        state: TaskState,
+        launch: dict[str, Any],
+        *,
+        on_change: Callable[[dict[str, Any]], None] | None = None,
+        progress: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.id = task_id
+        self.run_dir = runs_root(workspace) / task_id
+        self._state = state
+        self._launch = launch
+        self._on_change = on_change
+        self._progress = progress
+        self._editor: Any = None
+
+    # ------------------------------------------------------------------ reading
+
+    def snapshot(self) -> dict[str, Any]:
+        """The task as last committed (read from disk, so any instance in any process agrees)."""
+        s = self._committed()
+        kind = NEEDS_OF.get(s.state)
+        needs: dict[str, Any] = {"kind": kind}
+        if kind == "answer_questions":
+            needs["questions"] = [
+                {k: q[k] for k in ("id", "text", "category", "convention", "default")}
+                for q in ledger_mod.pending_questions(s.ledger)
+            ]
+        elif kind == "approve_plan":
+            needs["plan_revision"] = s.plan_revision
+            needs["plan"] = s.plan
+            needs["markdown"] = render_plan(s.plan, s.plan_revision)
+        elif kind == "approve_completion":
+            diff = self._read_text("evidence/changes.diff")
+            needs["diff"] = diff[:DIFF_IN_SNAPSHOT]
+            needs["files"] = (s.implementation or {}).get("files", [])
+            needs["tests"] = s.tests
+            needs["review"] = s.review
+            needs["head_moved"] = self.head_moved()
+            last = s.apply or {}
+            needs["apply"] = last if last.get("status") == "not_applied" else None
+        elif kind == "resolve_conflicts":
+            last = s.apply or {}
+            needs["conflicts"] = list(last.get("details") or [])
+            needs["files"] = (s.implementation or {}).get("files", [])
+            needs["head_moved"] = self.head_moved()
+            needs["apply"] = last
+        return {
+            "id": self.id,
+            "state": s.state,
+            "phase": PHASE_OF[s.state],
+            "revision": s.revision,
+            "needs": needs,
+            "done": s.state in ENDS,
+            "result": s.result,
+            "brief": self._launch.get("brief", ""),
+            "workspace": str(self.workspace),
+            "run_dir": str(self.run_dir),
+            "copy": (self._launch.get("prep") or {}).get("copy"),
+            "plan_revision": s.plan_revision,
+            "human_pause_states": list(s.human_pause_states),
+            "answers": [
+                {
+                    "question_id": a["question_id"],
+                    "text": a["text"],
+                    "how": ledger_mod.answer_how(a),
+                    "kind": a["kind"],
+                    "channel": (a.get("source") or {}).get("channel"),
+                    "time": (a.get("source") or {}).get("time"),
+                }
+                for a in s.ledger["answers"]
+            ],
+            "learning": s.learning,
+            "agent": self._agent_status(),
+            "error": s.error,
+            "created": s.created,
+            "updated": s.updated,
+        }
+
+    def _committed(self) -> TaskState:
+        try:
+            return TaskState.read(self.run_dir / "state.json")
+        except (FileNotFoundError, ValueError):
+            return self._state
+
+    def _answered_at(self, question_id: str) -> str | None:
+        for a in self._state.ledger["answers"]:
+            if a["question_id"] == question_id:
+                return str((a.get("source") or {}).get("time") or "an earlier time")
+        return None
+
+    def _decided_at(self, kind: str, plan_revision: int | None = None) -> dict[str, Any] | None:
+        for approval in reversed(self._state.approvals):
+            if approval.get("kind") == kind and (plan_revision is None or approval.get("plan_revision") == plan_revision):
+                return dict(approval)
+        return None
+
+    def head_moved(self) -> dict[str, Any] | None:
+        """HEAD now and when the task started, when they differ (new commits, another branch)."""
+        start = self._launch.get("head")
+        try:
+            now = gitsafe.head(self.workspace)
+        except Exception:
+            return None
+        if now == start:
+            return None
+        return {"from": start, "to": now}
+
+    # ------------------------------------------------------------------ the machine
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        with store.locked(self.run_dir):
+            self._reload()
+            yield
+
+    def _reload(self) -> None:
+        self._state = TaskState.read(self.run_dir / "state.json")
+
+    def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
+        s = self._state
+        if s.state in PAUSES and s.state not in s.paused_states:
+            s.paused_states.append(s.state)
+        s.revision += 1
+        s.updated = store.now_iso()
+        s.write(self.run_dir / "state.json")
+        self._write_views()
+        store.append_event(
+            self.run_dir / "events.jsonl",
+            event,
+            {"state": s.state, "revision": s.revision, **(data or {})},
+        )
+        if self._on_change is not None:
+            try:
+                self._on_change(self.snapshot())
+            except Exception as exc:  # a face's callback must not break the run
+                store.append_event(self.run_dir / "events.jsonl", "on_change_failed", {"error": repr(exc)})
+
+    def _note(self, event: str, data: dict[str, Any]) -> None:
+        store.append_event(self.run_dir / "events.jsonl", event, data)
+
+    def _say(self, phase: str, message: str) -> None:
+        if self._progress is not None:
+            with contextlib.suppress(Exception):
+                self._progress(phase, message)
+
+    def _cancel_requested(self) -> bool:
+        return (self.run_dir / "cancel.request").exists()
+    def _agent_status(self) -> dict[str, Any] | None:
+        from autocode.providers.agent import read_status
+
+        return read_status(self.run_dir)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _expect_plan(self, revision: int) -> None:
+        if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
+            raise NotAwaitingInput(self._not_waiting("plan approval"))
+        if revision != self._state.plan_revision:
+            raise PlanRevisionMismatch(
+                f"plan revision {revision} is not the current one ({self._state.plan_revision}); "
+                "review the current plan and approve that revision",
+                data={"current": self._state.plan_revision},
+            )
+
+    def _raise_if_decided(self, kind: str, plan_revision: int | None = None) -> None:
+        """A decision already recorded: say when (and where the task is now)."""
+        found = self._decided_at(kind, plan_revision)
+        if found is None:
+            return
+        at = (found.get("source") or {}).get("time") or "an earlier time"
+        channel = (found.get("source") or {}).get("channel") or "someone"
+        what = {"plan": "the plan", "completion": "the completion"}.get(kind, "the conflict choice")
+        state = self._state.state
+        raise AlreadyDecided(
+            f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}",
+            data={"decidedAt": at, "state": state},
+        )
+
+    def _not_waiting(self, what: str) -> str:
+        state = self._state.state
+        needs = NEEDS_OF.get(state)
+        hint = f"it needs {needs.replace('_', ' ')}" if needs else "it is not waiting for anything"
+        return f"task {self.id} is not waiting for {what} (state {state}; {hint})"
+
+    def _answered_by_person(self) -> bool:
+        return any(a["kind"] != "machine" for a in self._state.ledger["answers"])
+
+    def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
+        if by_person and pause not in self._state.human_pause_states:
+            self._state.human_pause_states.append(pause)
+
+    def _read_text(self, rel: str) -> str:
+        try:
+            return (self.run_dir / rel).read_text(encoding="utf-8", errors="surrogateescape")
+        except FileNotFoundError:
+            return ""
+
+    def _write_views(self) -> None:
+        s = self._state
+        rev = s.revision
+        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s.ledger})]
+        if s.requirements is not None:
+            views.append(("requirements.json", {"revision": rev, **s.requirements}))
+        if s.plan is not None:
+            views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan}))
+        views.append(("approvals.json", {"revision": rev, "approvals": s.approvals}))
+        for name, data in views:
+            store.write_json_atomic(self.run_dir / name, data, durable=False)
+        if s.plan is not None:
+            store.write_text_atomic(
+                self.run_dir / "plan.md", render_plan(s.plan, s.plan_revision), durable=False
+            )
+
+    def _refresh_views_if_stale(self) -> None:
+        try:
+            seen = store.read_json(self.run_dir / "ledger.json").get("revision")
+        except (FileNotFoundError, ValueError):
+            seen = None
+        if seen != self._state.revision:
+            # Never wait here: a task busy in another call writes its own views.
+            with store.locked(self.run_dir, blocking=False) as got:
+                if got:
+                    self._reload()
+                    self._write_views()
+

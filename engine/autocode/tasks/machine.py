@@ -1,0 +1,302 @@
+"""The phase machine: requirements, planning, implementing and verifying, each a step that
+calls a provider role and commits its outcome; `_advance` runs steps until the task
+pauses for a person or ends, and turns any failure into a FAILED state with its kind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import AutoCodeError, UsageError
+from autocode.providers import (
+    Plan,
+    ProviderConfig,
+    ProviderContext,
+    RequirementsReport,
+    provider_for,
+)
+from autocode.tasks import ledger as ledger_mod
+from autocode.tasks import store, verify
+from autocode.tasks.applying import ApplyPhase
+from autocode.tasks.state import PAUSES, PHASE_OF, WORKING
+
+
+class PhaseMachine(ApplyPhase):
+    """The steps of a task between the person's actions."""
+
+    def _advance(self) -> None:
+        while self._state.state in WORKING:
+            if self._cancel_requested():
+                self._cancel_now()
+                return
+            current = self._state.state
+            store.kill_point(f"in:{current}")
+            try:
+                step = {
+                    "REQUIREMENTS": self._step_requirements,
+                    "PLANNING": self._step_planning,
+                    "IMPLEMENTING": self._step_implementing,
+                    "VERIFYING": self._step_verifying,
+                    "APPLYING": self._step_applying,
+                }[current]
+                step()
+            except AutoCodeError as exc:
+                if exc.kind == "cancelled" and self._cancel_requested():
+                    self._cancel_now()  # the agent loop stopped for a cancel request
+                    return
+                self._fail(exc.kind, exc.message)
+            except Exception as exc:
+                from autocode.errors import fault_error
+
+                # A full or read-only disk is named as such (kind and remedy), anything else is a bug.
+                fault = fault_error(exc)
+                if fault is not None:
+                    self._fail(fault.kind, fault.message)
+                else:
+                    self._fail("internalError", f"{type(exc).__name__}: {exc}")
+        if self._state.state in PAUSES and self._cancel_requested():
+            # Asked to stop while the last step was finishing: honour it now.
+            self._cancel_now()
+        if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
+            self._learn()
+
+    def _fail(self, kind: str, message: str) -> None:
+        self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
+        self._state.result = {"status": "failed", "error": self._state.error, "tests": self._state.tests}
+        self._state.state = "FAILED"
+        self._commit("failed", {"kind": kind, "message": message})
+
+    def _cancel_now(self) -> None:
+        self._state.state = "CANCELLED"
+        self._state.result = {"status": "cancelled"}
+        with contextlib.suppress(FileNotFoundError):
+            (self.run_dir / "cancel.request").unlink()
+        self._commit("cancelled", {})
+        self._release_prep_copy()
+
+    def _context(self) -> ProviderContext:
+        launch = self._launch
+        prep = launch.get("prep") or {}
+        recall = launch.get("recall") or {}
+        recalled = {
+            section: [str(m["content"]) for m in recall.get(section) or [] if isinstance(m, dict) and m.get("content")]
+            for section in ("project", "global")
+        }
+        return ProviderContext(
+            task_id=self.id,
+            brief=launch["brief"],
+            workspace=self.workspace,
+            copy=Path(prep["copy"]) if prep.get("copy") else None,
+            citations=list(launch.get("citations") or []),
+            inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
+            project_conventions=list(launch.get("project_conventions") or []),
+            answers=ledger_mod.answers_for_context(self._state.ledger),
+            recalled=recalled,
+            feedback=list(self._state.feedback),
+            save_memory=self._save_memory,
+            note=self._note,
+            run_dir=self.run_dir,
+            cancelled=self._cancel_requested,
+            say=lambda message: self._say(PHASE_OF[self._state.state], message),
+            run_tests=self._tests_in_copy if self._launch.get("values", {}).get("test_command") else None,
+            agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
+        )
+
+    def _tests_in_copy(self) -> dict[str, Any]:
+        """The project's test command in the copy, for the implementer's run_tests tool."""
+        values = self._launch.get("values", {})
+        copy = Path(self._launch["prep"]["copy"])
+        package = (self._launch.get("options") or {}).get("package")
+        timeout = float(values.get("test_timeout") or 600)
+        return verify.run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
+
+    def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
+        from autocode.tasks.launch import save_memory
+
+        try:
+            result = save_memory(
+                self.workspace,
+                str(self._launch.get("values", {}).get("agent") or "implementer"),
+                self.id,
+                content,
+                item,
+            )
+        except AutoCodeError as exc:
+            result = {"saved": False, "error": exc.kind, "message": exc.message}
+        self._note("memory_saved" if result.get("saved") else "memory_not_saved", {"result": result})
+        return result
+
+    def _use_role(self, role: str) -> Any:
+        config = ProviderConfig.from_dict(self._launch["provider"])
+        provider = provider_for(config, role)
+        route = {"role": role, "provider": provider.name, "model": provider.model}
+        if route not in self._state.routes:
+            self._state.routes.append(route)
+        return provider
+
+    def _step_requirements(self) -> None:
+        self._say("requirements", "reading the brief and the repository")
+        ctx = self._context()
+        cites = self._use_role("investigator").investigate(ctx)
+        ctx.citations = list(dict.fromkeys([*ctx.citations, *cites]))
+        report = self._use_role("requirements").requirements(ctx)
+        known = {c["question"] for c in ctx.project_conventions}
+        at = store.now_iso()
+        led = self._state.ledger
+        led["questions"] = []
+        led["answers"] = []
+        reused: list[str] = []
+        for question in report.questions:
+            if question.convention and question.text in known:
+                reused.append(question.id)
+                continue
+            ledger_mod.issue_question(led, question.to_dict(), asked=True, at=at)
+        for decision in report.machine_decisions:
+            ledger_mod.issue_question(
+                led,
+                {"id": decision.question_id, "text": decision.text, "category": decision.category, "convention": decision.convention},
+                asked=False,
+                at=at,
+            )
+            ledger_mod.record_answer(
+                led, decision.question_id, decision.answer, "machine", {"channel": "machine", "actor": "requirements", "time": at}
+            )
+        data = report.to_dict()
+        data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
+        data["answered_by_project_data"] = reused
+        self._state.requirements = data
+        self._state.state = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
+        self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})
+
+    def _step_planning(self) -> None:
+        self._say("planning", "writing the plan")
+        ctx = self._context()
+        requirements = RequirementsReport.from_dict(self._state.requirements or {})
+        plan = self._use_role("planner").plan(ctx, requirements)
+        self._state.plan_revision += 1
+        self._state.plan = plan.to_dict()
+        self._state.state = "WAITING_FOR_PLAN_APPROVAL"
+        self._commit("plan_ready", {"plan_revision": self._state.plan_revision})
+
+    def _step_implementing(self) -> None:
+        self._say("implementing", "changing the prep copy")
+        ctx = self._context()
+        if ctx.copy is None or not ctx.copy.is_dir():
+            raise UsageError(f"the prep copy {ctx.copy} is gone; start the task again")
+        diff_path = self.run_dir / "evidence" / "changes.diff"
+        if diff_path.exists() and verify.patch_already_applied(ctx.copy, diff_path):
+            diff = diff_path.read_text(encoding="utf-8", errors="surrogateescape")
+        else:
+            implementation = self._use_role("implementer").implement(ctx, Plan.from_dict(self._state.plan or {}))
+            diff = implementation.diff
+            if not diff.strip():
+                raise AutoCodeError("the implementer produced no change", kind="emptyChange")
+            store.write_text_atomic(diff_path, diff)
+            base = self.run_dir / "evidence" / "base"
+            if implementation.applied:  # the agent loop's tools already changed the copy
+                verify.capture_base(ctx.copy, verify.diff_files(diff), base, before=verify.agent_originals(self.run_dir))
+            else:
+                verify.capture_base(ctx.copy, verify.diff_files(diff), base)
+                verify.apply_in_copy(ctx.copy, diff_path)
+            store.kill_point("patched")
+        files = verify.diff_files(diff)
+        store.write_text_atomic(
+            self.run_dir / "evidence" / "head.diff",
+            verify.diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
+        )
+        self._state.implementation = {"files": files, "bytes": len(diff.encode())}
+        self._state.state = "VERIFYING"
+        self._commit("implemented", {"files": self._state.implementation["files"]})
+
+    def _step_verifying(self) -> None:
+        values = self._launch.get("values", {})
+        command = values.get("test_command")
+        if not command:
+            raise AutoCodeError(
+                "no test command is known for this repository; pass --test-command, or set test_command "
+                "in .autocode/config.toml",
+                kind="noTestCommand",
+            )
+        copy = Path(self._launch["prep"]["copy"])
+        package = (self._launch.get("options") or {}).get("package")
+        cwd = copy / package if package else copy
+        timeout = float(values.get("test_timeout") or 600)
+        self._say("verifying", f"running {command}")
+        tests = verify.run_tests(str(command), cwd, timeout, self._cancel_requested)
+        store.write_text_atomic(self.run_dir / "evidence" / "test-output.txt", tests.pop("output"))
+        store.write_json_atomic(self.run_dir / "evidence" / "tests.json", tests)
+        self._state.tests = tests
+        if tests["status"] == "cancelled":
+            self._cancel_now()
+            return
+        if tests["exit_code"] != 0:
+            self._state.review = None
+            raise AutoCodeError(
+                f"the tests failed in the copy ({tests['status']}, exit code {tests['exit_code']}); "
+                f"see {self.run_dir / 'evidence' / 'test-output.txt'}",
+                kind="testsFailed",
+            )
+        diff = self._read_text("evidence/changes.diff")
+        review = self._use_role("reviewer").review(self._context(), diff, tests["exit_code"])
+        self._state.review = review.to_dict()
+        self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
+        self._commit("verified", {"exit_code": tests["exit_code"]})
+    def _learn(self) -> None:
+        from autocode.tasks.learning import learn
+
+        try:
+            outcome = learn(self.workspace, self._launch, self._state.to_json())
+        except Exception as exc:  # learning can never make completion fail
+            outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+        self._record_lessons()
+        self._state.learning = outcome
+        self._release_prep_copy()
+        store.kill_point("learned")
+        self._commit(
+            "learned",
+            {
+                "learning": outcome.get("status"),
+                "conventions": outcome.get("conventions", []),
+                "dropped_for_credentials": outcome.get("dropped_for_credentials", []),
+                "omitted": outcome.get("omitted", []),
+                "errors": outcome.get("errors", []) or ([outcome["error"]] if outcome.get("error") else []),
+            },
+        )
+
+    def _release_prep_copy(self) -> None:
+        """The task has ended: its copy goes (evidence stays), unless `keep_prep_copies` keeps it."""
+        from autocode.prep.retention import release_task_copy
+
+        try:
+            from autocode.settings import resolve_settings
+
+            keep = int(resolve_settings(self.workspace).value("keep_prep_copies") or 0)
+        except Exception:
+            keep = 0
+        try:
+            outcome = release_task_copy(
+                self.workspace, (self._launch.get("prep") or {}).get("copy"), self.run_dir / "evidence", keep
+            )
+        except Exception as exc:  # disk housekeeping never changes how a task ended
+            self._note("prep_copy_kept", {"error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._note("prep_copy_released", outcome)
+
+    def _record_lessons(self) -> None:
+        """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
+        from autocode.providers.base import clean_lessons
+
+        lessons = clean_lessons((self._state.review or {}).get("lessons") or [])
+        if not lessons:
+            return
+        from autocode.tasks.launch import record_lessons
+
+        agent = str(self._launch.get("values", {}).get("agent") or "implementer")
+        try:
+            ids = record_lessons(self.workspace, agent, self.id, lessons)
+        except Exception as exc:  # memory trouble never fails completion
+            self._note("lessons_not_recorded", {"count": len(lessons), "error": f"{type(exc).__name__}: {exc}"})
+            return
+        self._note("lessons_recorded", {"ids": ids})

@@ -1,0 +1,216 @@
+"""A task's persisted state (`state.json`), its states and phases, and who acts on it.
+
+`TaskState` is the typed form of the file every committed change rewrites.
+Its field names are the file's keys, so folders written before it existed
+load unchanged; keys it does not know are kept and written back (a newer
+version's data is never dropped by an older one). The answer ledger and the
+phase results (requirements, plan, tests, review, apply) stay JSON objects
+here: their own modules (`ledger`, `providers`, `apply`) own their shapes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from autocode.errors import UsageError
+from autocode.tasks import ledger as ledger_mod
+from autocode.tasks import store
+
+RUNS_DIR = Path(".autocode") / "runs"
+TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
+
+WORKING = ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING")
+PAUSES = (
+    "WAITING_FOR_USER",
+    "WAITING_FOR_PLAN_APPROVAL",
+    "WAITING_FOR_COMPLETION_APPROVAL",
+    "WAITING_FOR_CONFLICT_RESOLUTION",
+)
+ENDS = ("COMPLETED", "FAILED", "CANCELLED")
+PHASE_OF = {
+    "REQUIREMENTS": "requirements",
+    "WAITING_FOR_USER": "requirements",
+    "PLANNING": "planning",
+    "WAITING_FOR_PLAN_APPROVAL": "planning",
+    "IMPLEMENTING": "implementing",
+    "VERIFYING": "verifying",
+    "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "verifying",
+    "APPLYING": "verifying",
+    "COMPLETED": "completed",
+    "FAILED": "failed",
+    "CANCELLED": "cancelled",
+}
+NEEDS_OF = {
+    "WAITING_FOR_USER": "answer_questions",
+    "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
+    "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
+    "WAITING_FOR_CONFLICT_RESOLUTION": "resolve_conflicts",
+}
+
+
+def runs_root(workspace: Path) -> Path:
+    return workspace / RUNS_DIR
+
+
+class TaskState(BaseModel):
+    """`state.json`: where the task is and everything decided so far."""
+
+    model_config = ConfigDict(extra="allow", validate_assignment=False)
+
+    version: int = 1
+    id: str
+    created: str
+    updated: str
+    state: str
+    revision: int = 0
+    plan_revision: int = 0
+    ledger: dict[str, Any] = Field(default_factory=ledger_mod.empty_ledger)
+    requirements: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+    feedback: list[str] = Field(default_factory=list)
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    paused_states: list[str] = Field(default_factory=list)
+    human_pause_states: list[str] = Field(default_factory=list)
+    routes: list[dict[str, Any]] = Field(default_factory=list)
+    implementation: dict[str, Any] | None = None
+    tests: dict[str, Any] | None = None
+    review: dict[str, Any] | None = None
+    apply: dict[str, Any] | None = None
+    apply_choices: dict[str, str] = Field(default_factory=dict)
+    """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
+    learning: dict[str, Any] = Field(default_factory=lambda: {"status": "pending"})
+    result: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    @classmethod
+    def new(cls, task_id: str) -> TaskState:
+        now = store.now_iso()
+        return cls(id=task_id, created=now, updated=now, state="REQUIREMENTS")
+
+    @classmethod
+    def read(cls, path: Path) -> TaskState:
+        """The state saved at `path` (FileNotFoundError, or ValueError when it is not a task state)."""
+        return cls.model_validate(store.read_json(path))
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.model_dump(mode="json")
+        if not data["apply_choices"] and "apply_choices" not in self.model_fields_set:
+            del data["apply_choices"]  # written only once a choice was made, as before
+        return data
+
+    def write(self, path: Path) -> None:
+        store.write_json_atomic(path, self.to_json())
+
+    @property
+    def files(self) -> list[str]:
+        """The files the change touches (once implemented)."""
+        return list((self.implementation or {}).get("files", []))
+
+
+@dataclass(frozen=True)
+class Source:
+    """Who gave an answer or approval: channel `cli` or `lsp:<client name>`, and an actor."""
+
+    channel: str
+    actor: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"channel": self.channel, "actor": self.actor, "time": store.now_iso()}
+
+    @classmethod
+    def coerce(cls, value: Source | Mapping[str, Any] | str | None) -> Source:
+        if isinstance(value, Source):
+            source = value
+        elif isinstance(value, str):
+            source = cls(channel=value)
+        elif isinstance(value, Mapping):
+            source = cls(channel=str(value.get("channel") or ""), actor=value.get("actor"))
+        else:
+            raise UsageError("a source is required: Source(channel='cli' or 'lsp:<client>', actor=...)")
+        if not source.channel or not re.fullmatch(r"cli|machine|lsp:[\w .@+-]{1,80}", source.channel):
+            raise UsageError(
+                f"source channel {source.channel!r} is not valid; use 'cli' or 'lsp:<client name>'"
+            )
+        return source
+
+
+@dataclass
+class TaskOptions:
+    test_command: str | None = None
+    package: str | None = None
+    manifest: str | Path | None = None
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str | None = None
+    scenario: str | None = None
+    agent: str | None = None
+    prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)
+    on_change: Callable[[Any], None] | None = None
+    progress: Callable[[str, str], None] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def coerce(cls, value: TaskOptions | Mapping[str, Any] | None) -> TaskOptions:
+        if value is None:
+            return cls()
+        if isinstance(value, TaskOptions):
+            return value
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise UsageError(f"unknown task option(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+        return cls(**dict(value))
+
+
+def answer_rule(
+    question: Mapping[str, Any], text: str, how: str | None, kind: str | None
+) -> tuple[str, str, str]:
+    """The one answer rule: (text recorded, how, ledger kind) for an answer as given."""
+    default = question.get("default")
+    given = text.strip()
+    if how is None and kind is not None:
+        how = ledger_mod.HOW_OF_KIND[kind]
+    if how is None:
+        how = "acceptedDefault" if default is not None and text == default else "typed"
+    if how == "machine":
+        if not given:
+            raise UsageError("a machine answer needs its text")
+        return text, how, "machine"
+    if how == "acceptedDefault":
+        if default is None:
+            raise UsageError(f"question {question.get('id')!r} has no proposed default; type an answer")
+        if given and text != default:
+            raise UsageError(
+                "the text differs from the proposed default; send it as typed (or leave the text empty "
+                "to accept the default)"
+            )
+        text = default
+    elif how == "delegated":
+        # The task decides: the value it will use is recorded (the proposed default when there is one).
+        if not given:
+            text = default if default is not None else "(left to AutoCode to decide)"
+    elif not given:
+        raise UsageError("the answer is empty; type the answer, accept the proposed default, or delegate it")
+    return text, how, kind if kind == "machine" else ledger_mod.KIND_OF_HOW[how]
+
+
+def render_plan(plan: Mapping[str, Any] | None, revision: int) -> str:
+    if not plan:
+        return ""
+    lines = [f"# Plan (revision {revision})", "", plan.get("summary", ""), "", "## Steps", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(plan.get("steps", []), 1)]
+    if plan.get("acceptance_criteria"):
+        lines += ["", "## Acceptance criteria", ""]
+        lines += [f"- {c}" for c in plan["acceptance_criteria"]]
+    if plan.get("citations"):
+        lines += ["", "## Cited", ""]
+        lines += [f"- `{c}`" for c in plan["citations"]]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,185 @@
+"""Verification in the prep copy: the project's tests, and the change as files and diffs.
+
+The implementing step applies the implementer's diff to the copy (or takes the
+agent loop's edits), saves each touched file's merge base first, and writes the
+change against HEAD; the verifying step runs the test command there with a
+time limit and a cancel check. Nothing here touches the person's work tree.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shlex
+import signal
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from autocode import gitsafe
+from autocode.errors import AutoCodeError, UsageError
+from autocode.tasks import store
+
+OUTPUT_TAIL = 8000
+
+def _outside_repo_env(directory: Path) -> dict[str, str]:
+    # The copy lives inside the workspace; stop git from finding the workspace's
+    # repository above it so paths in the patch are taken relative to the copy.
+    return {"GIT_CEILING_DIRECTORIES": str(directory.parent)}
+
+
+def _copy_git(args: list[str], copy: Path) -> subprocess.CompletedProcess[bytes]:
+    is_root = (copy / ".git").exists()
+    return gitsafe.run(args, copy, check=False, env=None if is_root else _outside_repo_env(copy))
+
+
+def capture_base(
+    copy: Path, files: list[str], dest: Path, *, before: Mapping[str, str | None] | None = None
+) -> None:
+    """Save the copy's version of each file the change touches (the merge base), before it changes.
+
+    `before`: the first content of files already changed in the copy (the agent loop records
+    each file as it found it before its first edit); other files are read from the copy."""
+    index: dict[str, str | None] = {}
+    for n, rel in enumerate(files):
+        source = copy / rel
+        data: bytes | None
+        if before is not None and rel in before:
+            text = before[rel]
+            data = None if text is None else text.encode("utf-8", "surrogateescape")
+        elif source.is_file() and not source.is_symlink():
+            data = source.read_bytes()
+        else:
+            data = None
+        if data is not None:
+            name = f"{n:05d}"
+            (dest / "files").mkdir(parents=True, exist_ok=True)
+            (dest / "files" / name).write_bytes(data)
+            index[rel] = name
+        else:
+            index[rel] = None
+    store.write_json_atomic(dest / "index.json", {"files": index})
+
+
+def agent_originals(run_dir: Path) -> dict[str, str | None]:
+    """What the agent loop found in each file before its first edit (its own record)."""
+    from autocode.providers.agent import AGENT_DIR
+
+    try:
+        data = store.read_json(run_dir / AGENT_DIR / "originals.json")
+    except (FileNotFoundError, ValueError):
+        return {}
+    return {str(k): (v if isinstance(v, str) else None) for k, v in dict(data).items()}
+
+
+def apply_in_copy(copy: Path, diff_path: Path) -> None:
+    proc = _copy_git(["apply", "--whitespace=nowarn", str(diff_path)], copy)
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise AutoCodeError(
+            f"the change does not apply to the prep copy: {message}", kind="patchDoesNotApply"
+        )
+
+
+def patch_already_applied(copy: Path, diff_path: Path) -> bool:
+    return _copy_git(["apply", "--reverse", "--check", str(diff_path)], copy).returncode == 0
+
+
+def diff_files(diff: str) -> list[str]:
+    files: list[str] = []
+    for line in diff.splitlines():
+        if line.startswith(("rename from ", "rename to ")):
+            # A rename (maybe with no content change, so no ---/+++ lines): both paths are touched.
+            name = line.split(" ", 2)[2].strip()
+            if name not in files:
+                files.append(name)
+        elif line.startswith("+++ ") or line.startswith("--- "):
+            name = line[4:].split("\t")[0].strip()
+            if name == "/dev/null":
+                continue
+            name = name[2:] if name[:2] in ("a/", "b/") else name
+            if name not in files:
+                files.append(name)
+    return files
+
+
+def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
+    """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
+    import difflib
+
+    chunks: list[str] = []
+    for rel in files:
+        old: str | None = None
+        if head:
+            proc = gitsafe.run(["show", f"{head}:{rel}"], workspace, check=False)
+            if proc.returncode == 0:
+                old = proc.stdout.decode("utf-8", "surrogateescape")
+        target = copy / rel
+        new = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
+        if old == new:
+            continue
+        lines = difflib.unified_diff(
+            (old or "").splitlines(keepends=True),
+            (new or "").splitlines(keepends=True),
+            fromfile=f"a/{rel}" if old is not None else "/dev/null",
+            tofile=f"b/{rel}" if new is not None else "/dev/null",
+        )
+        chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(lines))
+    return "".join(chunks)
+
+
+def run_tests(
+    command: str, cwd: Path, timeout: float, cancelled: Callable[[], bool]
+) -> dict[str, Any]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"the test command {command!r} cannot be split into words: {exc}") from exc
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    try:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+    except (FileNotFoundError, PermissionError) as exc:
+        return {
+            "command": command,
+            "cwd": cwd.name,
+            "exit_code": 127,
+            "status": "could_not_run",
+            "seconds": 0.0,
+            "output": f"could not run {argv[0]!r}: {exc}\n",
+            "output_tail": f"could not run {argv[0]!r}: {exc}\n",
+        }
+    status = "finished"
+    output = b""
+    while True:
+        try:
+            output, _ = proc.communicate(timeout=0.25)
+            break
+        except subprocess.TimeoutExpired:
+            over = time.monotonic() - started > timeout
+            if over or cancelled():
+                status = "timed_out" if over else "cancelled"
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                output, _ = proc.communicate()
+                break
+    text = output.decode("utf-8", "replace")
+    return {
+        "command": command,
+        "cwd": cwd.name,
+        "exit_code": proc.returncode,
+        "status": status,
+        "seconds": round(time.monotonic() - started, 3),
+        "output": text,
+        "output_tail": text[-OUTPUT_TAIL:],
+    }

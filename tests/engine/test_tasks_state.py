@@ -1,0 +1,81 @@
+"""The typed task state (`autocode.tasks.TaskState`) reads and writes `state.json` as the
+dictionary-based code did: files saved before it existed load, round-trip byte for byte
+as JSON data, keep keys they do not know, and a damaged file is refused by kind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autocode.errors import AutoCodeError
+from autocode.tasks import TaskRun, TaskState
+from support import git
+
+SAVED = Path(__file__).resolve().parents[2] / "fixtures" / "task-state"
+
+
+def saved(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SAVED / name).read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.parametrize("name", ["waiting-for-plan.json", "completed.json"])
+def test_a_state_written_by_the_dictionary_code_round_trips_unchanged(name: str) -> None:
+    data = saved(name)
+    state = TaskState.model_validate(data)
+    assert state.to_json() == data
+    assert list(state.to_json()) == list(data)  # same keys, same order
+
+
+def old_task(tmp_path: Path, extra: dict[str, Any] | None = None) -> tuple[Path, str]:
+    """A repository holding one task folder as the earlier code left it (waiting for the plan)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / "a.txt").write_text("a\n")
+    git(repo, "add", "a.txt")
+    git(repo, "commit", "-q", "-m", "first")
+    state = {**saved("waiting-for-plan.json"), **(extra or {})}
+    run_dir = repo / ".autocode" / "runs" / state["id"]
+    (run_dir / "evidence").mkdir(parents=True)
+    (run_dir / "state.json").write_text(json.dumps(state), encoding="utf-8")
+    launch = {"version": 1, "task_id": state["id"], "workspace": str(repo), "brief": "Add longest_word",
+              "head": None, "options": {}, "values": {}, "prep": {"copy": None}}
+    (run_dir / "launch.json").write_text(json.dumps(launch), encoding="utf-8")
+    return repo, str(state["id"])
+
+
+def test_an_existing_task_folder_loads_and_reads_as_before(tmp_path: Path) -> None:
+    repo, task_id = old_task(tmp_path)
+    snap = TaskRun.load(repo, task_id).snapshot()
+    assert snap["state"] == "WAITING_FOR_PLAN_APPROVAL" and snap["revision"] == 4
+    assert snap["needs"]["kind"] == "approve_plan" and snap["needs"]["plan_revision"] == 1
+    assert snap["needs"]["markdown"].startswith("# Plan (revision 1)")
+    assert [a["how"] for a in snap["answers"]] == ["typed"]
+    assert snap["human_pause_states"] == ["WAITING_FOR_USER"]
+    # The views the older code wrote lazily are written on load.
+    assert json.loads((repo / ".autocode" / "runs" / task_id / "ledger.json").read_text())["revision"] == 4
+
+
+def test_a_change_keeps_every_key_including_ones_this_version_does_not_know(tmp_path: Path) -> None:
+    repo, task_id = old_task(tmp_path, {"from_a_newer_version": {"kept": True}})
+    TaskRun.load(repo, task_id).cancel()
+    data = json.loads((repo / ".autocode" / "runs" / task_id / "state.json").read_text())
+    assert data["state"] == "CANCELLED" and data["revision"] == 5
+    assert data["from_a_newer_version"] == {"kept": True}
+    assert set(saved("waiting-for-plan.json")) <= set(data)
+    assert "apply_choices" not in data  # written only once a conflict choice is made, as before
+
+
+@pytest.mark.parametrize("change", [{"revision": "four"}, {"state": None}, {"ledger": []}])
+def test_a_state_changed_by_hand_is_refused_as_damaged_and_left_alone(tmp_path: Path, change: dict[str, Any]) -> None:
+    repo, task_id = old_task(tmp_path, change)
+    path = repo / ".autocode" / "runs" / task_id / "state.json"
+    before = path.read_bytes()
+    with pytest.raises(AutoCodeError) as err:
+        TaskRun.load(repo, task_id)
+    assert err.value.kind == "taskDamaged"
+    assert path.read_bytes() == before
