@@ -104,18 +104,15 @@ def _person_required(what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from autocode.cli._common import emit
     from autocode.errors import UsageError
     from autocode.memory import MemoryContext, open_memory
+    from autocode.workspace import folder
 
     verb = getattr(args, "verb", None)
     if not verb:
         raise UsageError("say what to do: autocode memory {" + ",".join(VERBS) + "} (see --help)")
-    workspace = Path(args.workspace).expanduser().resolve() if args.workspace else None
-    if workspace is not None and not workspace.is_dir():
-        raise UsageError(f"--workspace {args.workspace} is not a folder; pass a repository folder or leave it out")
+    workspace = folder(args.workspace).resolve() if args.workspace else None
     ctx = MemoryContext(agent=args.agent or None, repository=workspace, run_id=getattr(args, "run_id", None))
     with open_memory(_settings(workspace)) as memory:
         if verb == "save":
