@@ -1,11 +1,12 @@
 """`doctor`: one report of settings origins, the learned record's health and the environment.
 
-The report is a dict of sections built in order. A part of AutoCode adds
-its own section (memory, prep ...) by listing a provider in
-`SECTION_PROVIDERS` ("module:function", the function returning a `Section`);
-it is imported only when a report is built, and a failing provider shows up
-as an error in its own section instead of breaking the report. Existing keys
-and their shapes never change.
+The report is a dict of sections built in order: the core sections, then
+the registered ones. A part of AutoCode (memory, prep ...) or an extension
+module adds its section with `register_section(provider)`: the provider is a
+function returning a `Section`, or "module:function" naming one, imported
+only when a report is built. A failing provider shows up as an error in its
+own section instead of breaking the report. Existing keys and their shapes
+never change.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import UsageError
+from autocode.workspace import WorkspaceInvalid
 
 Json = Any
 
@@ -230,22 +232,40 @@ def prep_section() -> Section:
     return Section("prep", _prep, _render_prep)
 
 
-# Sections of other parts, "module:function" -> Section; imported when a report is built.
-SECTION_PROVIDERS: list[str] = [
-    "autocode.doctor:memory_section",
-    "autocode.doctor:autocode_folder_section",
-    "autocode.doctor:prep_section",
-]
+SectionProvider = str | Callable[[], Section]
+"""A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
+
+SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section]
+"""The registered sections after the core ones, in report order."""
+
+
+def register_section(provider: SectionProvider) -> SectionProvider:
+    """Add a section to every later report (once; usable as a decorator); returns the provider."""
+    if provider not in SECTION_PROVIDERS:
+        SECTION_PROVIDERS.append(provider)
+    return provider
+
+
+def unregister_section(provider: SectionProvider) -> None:
+    if provider in SECTION_PROVIDERS:
+        SECTION_PROVIDERS.remove(provider)
+
+
+def _section_of(provider: SectionProvider) -> Section:
+    if callable(provider):
+        return provider()
+    module_name, _, func_name = provider.partition(":")
+    section: Section = getattr(importlib.import_module(module_name), func_name)()
+    return section
 
 
 def _extra_sections() -> list[Section]:
     sections = []
-    for spec in SECTION_PROVIDERS:
-        module_name, _, func_name = spec.partition(":")
+    for provider in list(SECTION_PROVIDERS):
         try:
-            sections.append(getattr(importlib.import_module(module_name), func_name)())
+            sections.append(_section_of(provider))
         except Exception as exc:
-            name = module_name.rsplit(".", 1)[-1]
+            name = provider.partition(":")[0].rsplit(".", 1)[-1] if isinstance(provider, str) else provider.__name__
             sections.append(Section(name, _failed(f"cannot load this section: {exc}")))
     return sections
 
@@ -284,7 +304,7 @@ def build_report(
     for section in (*CORE_SECTIONS, *_extra_sections()):
         try:
             report[section.name] = section.build(ctx)
-        except UsageError:
+        except (UsageError, WorkspaceInvalid):
             raise
         except Exception as exc:
             if section in CORE_SECTIONS:

@@ -294,7 +294,7 @@ def close_memory_services() -> None:
     """Close the process's memory stores, if any memory command opened one (no import otherwise)."""
     import sys
 
-    module = sys.modules.get("autocode_lsp.memory_services")
+    module = sys.modules.get("autocode.memory.pool")
     if module is not None:
         module.close_all()
 

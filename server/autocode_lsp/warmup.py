@@ -22,7 +22,7 @@ MODULES = (
     "autocode_lsp.features.memory",
     "autocode_lsp.features.project",
     "autocode_lsp.features.tasks",
-    "autocode_lsp.memory_services",
+    "autocode.memory.pool",
     "autocode.settings",
     "autocode.doctor",
     "autocode.memory.service",

@@ -71,9 +71,16 @@ def session_folders(server: AutoCodeServer) -> list[Path]:
 
 
 def given_workspace(text: str, server: AutoCodeServer | None = None) -> Path:
+    """The `workspace` argument as a folder, checked by the engine's one workspace check
+    (`autocode.workspace.folder`: a missing folder, a file or a `.git` folder is `workspaceInvalid`)."""
+    from autocode.workspace import WorkspaceInvalid, folder
+    from autocode_lsp.errors import from_engine
+
     path = to_path(text, server)
-    if not path.is_dir():
-        raise invalid_arguments(f"workspace {str(path)!r} is not an existing folder")
+    try:
+        folder(path)
+    except WorkspaceInvalid as exc:
+        raise from_engine(exc) from None
     return path
 
 

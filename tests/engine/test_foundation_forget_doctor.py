@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from autocode.doctor import CORE_SECTIONS, build_report
-from autocode.errors import UsageError
 from autocode.record import Convention, ObservedFacts, forget_record, merge_record, workspace_root
+from autocode.workspace import WorkspaceInvalid
 from support import git, make_repo, write_files
 
 
@@ -199,7 +199,7 @@ def test_doctor_sections_are_a_registry(tmp_path: Path) -> None:
     finally:
         doctor.SECTION_PROVIDERS.pop()
     assert "cannot load this section" in report["no_such_part"]["error"]
-    with pytest.raises(UsageError):
+    with pytest.raises(WorkspaceInvalid):
         build_report(tmp_path / "absent")
 
 

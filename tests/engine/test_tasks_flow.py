@@ -9,7 +9,6 @@ import pytest
 
 from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import (
-    NoRepository,
     NotAwaitingInput,
     PlanRevisionMismatch,
     Source,
@@ -18,6 +17,7 @@ from autocode.tasks import (
     TaskRun,
     list_tasks,
 )
+from autocode.workspace import WorkspaceInvalid
 from support import git
 from tasks_support import (
     NAMING_ANSWER,
@@ -214,9 +214,9 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     before = tree_state(repo)
     plain = tmp_path / "plain"
     plain.mkdir()
-    with pytest.raises(NoRepository) as no_repo:
+    with pytest.raises(WorkspaceInvalid) as no_repo:
         TaskRun.start(plain, "anything")
-    assert no_repo.value.kind == "noRepository" and not (plain / ".autocode").exists()
+    assert no_repo.value.kind == "workspaceInvalid" and not (plain / ".autocode").exists()
     with pytest.raises(UsageError) as empty:
         TaskRun.start(repo, "   ")
     assert empty.value.kind == "invalidArguments"
@@ -256,7 +256,7 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     rc, data = autocode_json("task", "status", "--workspace", str(repo), "t-20990101-000000-abcdef")
     assert rc == 4 and data["error"]["kind"] == "taskNotFound"
     rc, data = autocode_json("task", "start", "--workspace", str(plain), "--brief", "x")
-    assert rc == 2 and data["error"]["kind"] == "noRepository"
+    assert rc == 2 and data["error"]["kind"] == "workspaceInvalid"
     proc = autocode("task", "start", "--workspace", str(repo), "--brief", "x", "--answers", str(tmp_path / "nope.json"))
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     garbled = tmp_path / "brief.bin"

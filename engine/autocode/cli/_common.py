@@ -35,9 +35,11 @@ def emit(args: argparse.Namespace, data: Any, render: Callable[[Any], str]) -> N
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command; an AutoCodeError becomes its message and exit code."""
     from autocode.errors import AutoCodeError, fault_error
+    from autocode.extensions import load as load_extensions
 
     try:
         try:
+            load_extensions()  # the modules AUTOCODE_EXTENSIONS names add their registry entries
             code: int = args._run(args)
             return code
         except (OSError, RecursionError) as fault:

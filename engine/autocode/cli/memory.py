@@ -88,15 +88,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         sub.set_defaults(verb=verb)
 
 
-def _settings(workspace: Any) -> Any:
-    """The workspace's resolved settings; without a workspace, the defaults (None)."""
-    if workspace is None:
-        return None
-    from autocode.settings import resolve_settings
-
-    return resolve_settings(workspace)
-
-
 def _person_required(what: str) -> None:
     from autocode.cli.unattended import refuse_if_unattended
 
@@ -104,20 +95,19 @@ def _person_required(what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from autocode.cli._common import emit
     from autocode.errors import UsageError
-    from autocode.memory import MemoryContext, open_memory
+    from autocode.memory import MemoryContext
+    from autocode.memory.pool import lease_for
+    from autocode.workspace import folder
 
     verb = getattr(args, "verb", None)
     if not verb:
         raise UsageError("say what to do: autocode memory {" + ",".join(VERBS) + "} (see --help)")
-    workspace = Path(args.workspace).expanduser().resolve() if args.workspace else None
-    if workspace is not None and not workspace.is_dir():
-        raise UsageError(f"--workspace {args.workspace} is not a folder; pass a repository folder or leave it out")
+    workspace = folder(args.workspace).resolve() if args.workspace else None
     ctx = MemoryContext(agent=args.agent or None, repository=workspace, run_id=getattr(args, "run_id", None))
-    with open_memory(_settings(workspace)) as memory:
+    # The engine's pool (one store per configuration, closed when the process exits).
+    with lease_for(workspace) as memory:
         if verb == "save":
             result = memory.save(ctx, args.content, category=args.category, scope=args.scope, shared=args.shared)
             emit(args, result.to_dict(), _render_save)

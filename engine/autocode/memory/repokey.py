@@ -12,15 +12,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from autocode import gitsafe
-from autocode.errors import UsageError
+from autocode.workspace import WorkspaceInvalid
+from autocode.workspace import resolve as resolve_workspace
 
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/]+)@)?(?P<host>[A-Za-z0-9.\-]+):(?P<path>(?!//).+)$")
 _NETWORK_SCHEMES = frozenset({"http", "https", "ssh", "git", "git+ssh", "ssh+git", "ftp", "ftps"})
 _DEFAULT_PORTS = {"http": 80, "https": 443, "ssh": 22, "git": 9418, "git+ssh": 22, "ssh+git": 22}
 
 
-class NotARepository(UsageError):
-    kind = "notARepository"
+NotARepository = WorkspaceInvalid
+"""The old name of a folder that is no repository: now the one `workspaceInvalid` of any workspace."""
 
 
 _KEY = re.compile(r"^(?:origin:[^\s/]+/\S+|root:[0-9a-f]{40,64})$")
@@ -75,17 +76,10 @@ def normalise_origin(url: str) -> str | None:
 def repository_key(path: Path) -> str:
     """The key project-scoped memories of the repository containing `path` are filed under.
 
-    Raises NotARepository when `path` is not inside a git work tree, or when the
-    repository has neither a network origin nor a commit to identify it by.
+    Raises `WorkspaceInvalid` when `path` is no workspace (`autocode.workspace`), or when
+    the repository has neither a network origin nor a commit to identify it by.
     """
-    if not Path(path).is_dir():
-        raise NotARepository(f"{path} is not a folder; pass a repository folder, or no --workspace for global memories only")
-    top = gitsafe.toplevel(path)
-    if top is None:
-        raise NotARepository(
-            f"{path} is not inside a git repository; pass a repository folder, "
-            "or leave out --workspace to work with global memories only"
-        )
+    top = resolve_workspace(path).root
     origin = gitsafe.origin_url(top)
     if origin:
         normal = normalise_origin(origin)
@@ -94,7 +88,7 @@ def repository_key(path: Path) -> str:
     roots = gitsafe.root_commits(top)
     if roots:
         return f"root:{roots[0]}"
-    raise NotARepository(
+    raise WorkspaceInvalid(
         f"the repository at {top} has no commit and no network origin to identify it by; "
         "make a first commit (or add an origin remote) before saving project memories"
     )

@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from autocode import gitsafe
-from autocode.errors import SetupError
 from autocode.prep import fsutil, perfile
 from autocode.prep.entry import Entry
+from autocode.workspace import resolve as resolve_workspace
 
 if TYPE_CHECKING:
     from autocode.prep.copier import Copying
@@ -72,26 +72,9 @@ def workspace_root(workspace: Path | str) -> Path:
 
 
 def root_and_head(workspace: Path | str) -> tuple[Path, str | None]:
-    gitsafe.require_supported_git()
-    path = Path(workspace).expanduser()
-    if not path.is_dir():
-        raise SetupError(
-            f"workspace {str(path)!r} is not a folder; pass the top folder of a git work tree",
-            kind="workspaceInvalid",
-        )
-    path = path.resolve()
-    top, head = gitsafe.toplevel_and_head(path)
-    if top is None:
-        raise SetupError(
-            f"{path} is not inside a git work tree; run `git init` there (and commit) or pass a repository",
-            kind="workspaceInvalid",
-        )
-    if top.resolve() != path:
-        raise SetupError(
-            f"{path} is inside the work tree {top}, not its top folder; pass {top} as the workspace",
-            kind="workspaceInvalid",
-        )
-    return path, head
+    """The work tree's top folder (a sub-folder is refused: a prep copy is of a whole tree) and HEAD."""
+    checked = resolve_workspace(workspace, top_only=True)
+    return checked.root, checked.head
 
 
 def inventory(workspace: Path | str) -> Inventory:

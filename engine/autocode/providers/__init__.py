@@ -3,11 +3,18 @@
 Routes (role -> provider and model) come only from explicit settings. What a
 run actually used is reported back as observed routes for the record and
 diagnostics; an observation never selects anything.
+
+Providers are a registry, `name -> ProviderKind`: each kind reads its own
+settings model from the launch's `ProviderConfig` (refusing what it cannot use,
+before any run folder exists) and builds its `Provider` from it. To add one:
+a module with the `Provider` class and one `register(ProviderKind(...))`
+(tests/throwaway/echo_provider.py adds an `echo` provider that way). The
+built-in kinds load their module only when a task uses them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,7 +33,6 @@ from autocode.providers.base import (
     Review,
 )
 
-PROVIDERS: tuple[str, ...] = ("fixture", "openai", "azure")
 # The launch values the agent loop reads (settings of the same names).
 LOOP_SETTINGS: tuple[str, ...] = (
     "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
@@ -101,67 +107,155 @@ class ProviderConfig:
         return self.provider, self.model
 
 
+@dataclass(frozen=True)
+class ProviderKind:
+    """One kind of provider, registered under its name.
+
+    `settings(config, role, model)` returns the kind's own settings for a role (any
+    object; the built-ins use frozen dataclasses) or raises `UsageError` (or
+    `ProviderError`) saying what to set; `build(settings, config, role)` makes the provider from them.
+    """
+
+    name: str
+    settings: Callable[[ProviderConfig, str, str | None], Any]
+    build: Callable[[Any, ProviderConfig, str], Provider]
+
+
+_KINDS: dict[str, ProviderKind] = {}
+
+
+def register(kind: ProviderKind) -> ProviderKind:
+    """Add (or replace) a provider kind; returns it."""
+    _KINDS[kind.name] = kind
+    return kind
+
+
+def unregister(kind: ProviderKind) -> None:
+    if _KINDS.get(kind.name) is kind:
+        del _KINDS[kind.name]
+
+
+def provider_names() -> tuple[str, ...]:
+    """The registered providers, built-ins first."""
+    return tuple(_KINDS)
+
+
+def _kind(name: str, role: str | None = None) -> ProviderKind:
+    try:
+        return _KINDS[name]
+    except KeyError:
+        where = f"role {role} routes to unknown provider" if role else "unknown provider"
+        raise UsageError(f"{where} {name!r}; use one of {', '.join(_KINDS)}") from None
+
+
 def provider_for(config: ProviderConfig, role: str) -> Provider:
     """The provider instance that plays `role` under `config`."""
     if role not in ROLES:
         raise UsageError(f"unknown role {role!r}; roles are {', '.join(ROLES)}")
     name, model = config.route(role)
-    if name == "fixture":
-        from autocode.providers.fixture import FixtureProvider, load_scenario
-
-        return FixtureProvider(load_scenario(config.scenario), model=model)
-    if name in ("openai", "azure"):
-        from autocode.providers.agent.loop import Budgets
-        from autocode.providers.openai import OpenAIProvider
-
-        return OpenAIProvider(
-            base_url=config.base_url or "",
-            model=model or config.deployment or "",
-            api_key_env=config.api_key_env,
-            timeout=config.timeout,
-            budgets=Budgets(config.max_turns, config.token_budget, config.time_budget),
-            edit_format=config.edit_format,
-            reading=role in config.reading_roles,
-            azure_api_version=config.api_version if name == "azure" else None,
-            azure_deployment=(config.deployment or model) if name == "azure" else None,
-            name=name,
-        )
-    raise UsageError(f"unknown provider {name!r}; use one of {', '.join(PROVIDERS)}")
+    kind = _kind(name)
+    return kind.build(kind.settings(config, role, model), config, role)
 
 
 def check_config(config: ProviderConfig) -> None:
     """Raise a UsageError now (before any run directory exists) for an unusable provider setup."""
     for role in ROLES:
         name, model = config.route(role)
-        if name not in PROVIDERS:
-            raise UsageError(f"role {role} routes to unknown provider {name!r}; use one of {', '.join(PROVIDERS)}")
-        if name == "openai" and not (config.base_url and model):
-            raise UsageError(
-                f"role {role} uses the openai provider but base_url or model is not set; "
-                "set them in .autocode/config.toml or pass --base-url and --model"
-            )
-        if name == "azure" and not (config.base_url and config.api_version and (config.deployment or model)):
-            raise UsageError(
-                f"role {role} uses the azure provider, which needs base_url (the resource endpoint), "
-                "api_version and deployment (or model); set them in .autocode/config.toml"
-            )
+        try:
+            _kind(name, role).settings(config, role, model)
+        except ProviderError as exc:  # e.g. a fixture scenario that cannot be read
+            raise UsageError(exc.message) from exc
     unknown = [r for r in config.reading_roles if r not in ROLES]
     if unknown:
         raise UsageError(f"reading_roles names unknown role(s) {', '.join(unknown)}; roles are {', '.join(ROLES)}")
     if config.edit_format not in ("auto", "tools", "edit_blocks"):
         raise UsageError(f"edit_format {config.edit_format!r} is not one of auto, tools, edit_blocks")
-    if any(config.route(r)[0] == "fixture" for r in ROLES):
-        from autocode.providers.fixture import load_scenario
 
-        try:
-            load_scenario(config.scenario)
-        except ProviderError as exc:
-            raise UsageError(exc.message) from exc
+
+# The fixture provider: scripted scenarios, no model (demos and tests).
+
+
+@dataclass(frozen=True)
+class FixtureSettings:
+    scenario: Mapping[str, Any]
+    model: str | None
+
+
+def _fixture_settings(config: ProviderConfig, role: str, model: str | None) -> FixtureSettings:
+    from autocode.providers.fixture import load_scenario
+
+    return FixtureSettings(load_scenario(config.scenario), model)
+
+
+def _fixture_build(settings: FixtureSettings, config: ProviderConfig, role: str) -> Provider:
+    from autocode.providers.fixture import FixtureProvider
+
+    return FixtureProvider(dict(settings.scenario), model=settings.model)
+
+
+# OpenAI-compatible chat endpoints, and Azure OpenAI (the same client, its own URL and settings).
+
+
+@dataclass(frozen=True)
+class HttpSettings:
+    base_url: str
+    model: str
+    api_key_env: str | None
+    timeout: float
+    azure_api_version: str | None = None
+    azure_deployment: str | None = None
+
+
+def _openai_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
+    if not (config.base_url and model):
+        raise UsageError(
+            f"role {role} uses the openai provider but base_url or model is not set; "
+            "set them in .autocode/config.toml or pass --base-url and --model"
+        )
+    return HttpSettings(config.base_url, model, config.api_key_env, config.timeout)
+
+
+def _azure_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
+    deployment = config.deployment or model
+    if not (config.base_url and config.api_version and deployment):
+        raise UsageError(
+            f"role {role} uses the azure provider, which needs base_url (the resource endpoint), "
+            "api_version and deployment (or model); set them in .autocode/config.toml"
+        )
+    return HttpSettings(
+        config.base_url, model or deployment, config.api_key_env, config.timeout,
+        azure_api_version=config.api_version, azure_deployment=deployment,
+    )
+
+
+def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Provider]:
+    def build(settings: HttpSettings, config: ProviderConfig, role: str) -> Provider:
+        from autocode.providers.agent.loop import Budgets
+        from autocode.providers.openai import OpenAIProvider
+
+        return OpenAIProvider(
+            base_url=settings.base_url,
+            model=settings.model,
+            api_key_env=settings.api_key_env,
+            timeout=settings.timeout,
+            budgets=Budgets(config.max_turns, config.token_budget, config.time_budget),
+            edit_format=config.edit_format,
+            reading=role in config.reading_roles,
+            azure_api_version=settings.azure_api_version,
+            azure_deployment=settings.azure_deployment,
+            name=name,
+        )
+
+    return build
+
+
+register(ProviderKind("fixture", _fixture_settings, _fixture_build))
+register(ProviderKind("openai", _openai_settings, _http_builder("openai")))
+register(ProviderKind("azure", _azure_settings, _http_builder("azure")))
 
 
 __all__ = [
     "CATEGORIES",
-    "PROVIDERS",
     "ROLES",
     "Implementation",
     "MachineDecision",
@@ -170,9 +264,13 @@ __all__ = [
     "ProviderConfig",
     "ProviderContext",
     "ProviderError",
+    "ProviderKind",
     "Question",
     "RequirementsReport",
     "Review",
     "check_config",
     "provider_for",
+    "provider_names",
+    "register",
+    "unregister",
 ]

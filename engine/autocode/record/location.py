@@ -11,7 +11,7 @@ import os
 import stat
 from pathlib import Path
 
-from autocode.errors import SetupError, UsageError
+from autocode.errors import SetupError
 
 AUTOCODE_DIR = ".autocode"
 RECORD_NAME = "project.json"
@@ -169,12 +169,7 @@ def display_path(path: Path, workspace: Path) -> str:
 
 
 def check_workspace(workspace: Path | str) -> Path:
-    """`workspace` as an absolute path; UsageError (exit 2) when it is missing or not a directory."""
-    root = Path(workspace).absolute()
-    if not root.exists():
-        raise UsageError(f"workspace {workspace} does not exist; pass the folder of your repository with --workspace")
-    if not root.is_dir():
-        raise UsageError(
-            f"workspace {workspace} is not a directory; pass the folder of your repository with --workspace"
-        )
-    return root
+    """`workspace` as an absolute path; `WorkspaceInvalid` (exit 2) when it is missing or not a directory."""
+    from autocode.workspace import folder  # git's wrapper loads only when a record command runs
+
+    return folder(workspace)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import types
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -264,6 +264,10 @@ def _learned_layer(record: RecordLoad, workspace: Path, package: Path | None, wa
     return _Layer("learned", values)
 
 
+DETECTED_SETTINGS = frozenset({"framework", "test_command"})
+"""The settings detection can give (`_detected_layer`)."""
+
+
 def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
     from autocode.detect import detect_tests
     from autocode.record.location import display_path
@@ -303,10 +307,15 @@ def resolve_settings(
     workspace: Path | str,
     flags: Mapping[str, Any] | None = None,
     package: Path | str | None = None,
+    *,
+    only: Collection[str] | None = None,
 ) -> SettingsSnapshot:
     """Resolve every setting for `workspace` (optionally one `package` folder inside it).
 
     `flags` maps setting names to command-line values (None means not given).
+    `only` resolves just those names (the snapshot holds no others), and looks for a
+    test command only when one of them is detected: the memory store's settings
+    are read on every memory command, and detection walks the workspace.
     Raises SettingsError (exit 2) for malformed TOML or a wrong type, UsageError for a bad path.
     """
     from autocode.record.load import load_record
@@ -314,16 +323,20 @@ def resolve_settings(
     root, package_dir = _check_folders(workspace, package)
     warnings: list[str] = []
     record = load_record(root)
+    wanted = None if only is None else frozenset(only)
+    detect = wanted is None or bool(wanted & DETECTED_SETTINGS)
     layers = [
         _flag_layer(flags),
         _config_layer(root, warnings),
         _pyproject_layer(root, warnings),
         _learned_layer(record, root, package_dir, warnings),
-        _detected_layer(root, package_dir),
+        _detected_layer(root, package_dir) if detect else _Layer("detected", {}),
         _default_layer(),
     ]
     resolved: dict[str, ResolvedValue] = {}
     for name in layers[-1].values:
+        if wanted is not None and name not in wanted:
+            continue
         found = [(layer.origin, *layer.values[name]) for layer in layers if name in layer.values]
         (origin, value, source), rest = found[0], found[1:]
         shadowed = tuple(

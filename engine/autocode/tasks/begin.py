@@ -17,10 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from autocode import gitsafe
+from autocode import workspace as workspace_mod
 from autocode.errors import UsageError
 from autocode.providers import LOOP_SETTINGS, ProviderConfig, check_config
 from autocode.tasks import store
-from autocode.tasks.errors import NoRepository
 from autocode.tasks.state import RUNS_DIR, TaskOptions
 
 
@@ -44,16 +44,7 @@ def checked_runs_root(root: Path, *, create: bool = False) -> Path:
 
 
 def workspace_root(workspace: Path | str) -> Path:
-    path = Path(workspace)
-    if not path.is_dir():
-        raise UsageError(f"workspace {path} is not a folder; pass the path of a git repository")
-    gitsafe.require_supported_git()
-    top = gitsafe.toplevel(path)
-    if top is None:
-        raise NoRepository(
-            f"{path} is not inside a git repository; run `git init` there (AutoCode works in git repositories)"
-        )
-    return top.resolve()
+    return workspace_mod.root(workspace)  # the one check of a workspace (kind workspaceInvalid)
 
 
 def new_task_id() -> str:

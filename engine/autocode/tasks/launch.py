@@ -72,9 +72,10 @@ def resolve_launch(workspace: Path, flags: dict[str, Any], package: str | None) 
 
 def recall_memories(settings_obj: Any, workspace: Path, agent: str, run_id: str, brief: str) -> dict[str, Any]:
     """What memory recalls for this run: both sections with content, the receipt, the rendered text."""
-    from autocode.memory import MemoryContext, open_memory
+    from autocode.memory import MemoryContext, config_of
+    from autocode.memory.pool import lease
 
-    with open_memory(settings_obj) as service:
+    with lease(config_of(settings_obj)) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         recalled = service.recall(ctx, brief)
         data = recalled.to_dict()
@@ -89,10 +90,10 @@ def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: di
     The store is opened from the workspace's settings as they are now: the
     launch snapshot keeps database URLs masked, so it cannot name the store.
     """
-    from autocode.memory import MemoryContext, open_memory
-    from autocode.settings import resolve_settings
+    from autocode.memory import MemoryContext
+    from autocode.memory.pool import lease_for
 
-    with open_memory(resolve_settings(workspace)) as service:
+    with lease_for(workspace) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         result = service.save(
             ctx,
@@ -106,10 +107,10 @@ def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: di
 
 def record_lessons(workspace: Path, agent: str, run_id: str, lessons: list[str]) -> list[str]:
     """Queue a completed run's lessons for `autocode memory reflect` (which applies the refusal rules)."""
-    from autocode.memory import MemoryContext, open_memory
-    from autocode.settings import resolve_settings
+    from autocode.memory import MemoryContext
+    from autocode.memory.pool import lease_for
 
-    with open_memory(resolve_settings(workspace)) as service:
+    with lease_for(workspace) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         return list(service.record_lessons(ctx, lessons))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from autocode_lsp import __version__, memory_services, protocol
+from autocode_lsp import __version__, protocol
 from autocode_lsp.server import available_features
 from autocode_lsp.workspaces import session_folders
 
@@ -20,8 +20,17 @@ async def protocol_info(server: AutoCodeServer, args: protocol.NoArgs) -> protoc
         commands=[c.name for c in protocol.COMMANDS],
         client_opted_in=server.opted_in,
         workspaces=[str(p) for p in session_folders(server)],
-        memory_stores=protocol.MemoryStoresInfo(**memory_services.stats()),
+        memory_stores=protocol.MemoryStoresInfo(**_store_stats()),
     )
+
+
+def _store_stats() -> dict[str, int]:
+    """The engine's store pool figures; zeros (and no import) before the first memory use."""
+    import sys
+
+    module = sys.modules.get("autocode.memory.pool")
+    stats: dict[str, int] = module.stats() if module is not None else {"open": 0, "opened": 0}
+    return stats
 
 
 HANDLERS: dict[str, Any] = {protocol.PROTOCOL_INFO: protocol_info}

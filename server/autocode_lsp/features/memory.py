@@ -24,21 +24,16 @@ R = TypeVar("R")
 def _with_service(
     workspace: Path | None, agent: str | None, use: Callable[[MemoryService, MemoryContext], R]
 ) -> R:
-    """Use the process's service for the store the workspace's settings name (defaults without one).
+    """Use the engine's pooled service for the store the workspace's settings name (defaults without one).
 
-    The service stays open between commands (see `autocode_lsp.memory_services`), so its
-    ranking index and embedding model survive from one search to the next.
+    The service stays open between commands (`autocode.memory.pool`), so its ranking
+    index and embedding model survive from one search to the next.
     """
     from autocode.memory import MemoryContext
-    from autocode_lsp.memory_services import services
+    from autocode.memory.pool import lease_for
 
-    settings = None
-    if workspace is not None:
-        from autocode.settings import resolve_settings
-
-        settings = resolve_settings(workspace)
     ctx = MemoryContext(agent=agent, repository=workspace)
-    with services().lease(settings) as service:
+    with lease_for(workspace) as service:
         return use(service, ctx)
 
 

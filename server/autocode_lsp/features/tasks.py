@@ -225,12 +225,13 @@ def _request_cancel(workspace: Path, task_id: str) -> None:
 
 def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
     from autocode.tasks import NoRepository, TaskNotFound, TaskRun
+    from autocode.workspace import WorkspaceInvalid
 
     last: Exception | None = None
     for folder in folders:
         try:
             return TaskRun.load(folder, task_id, on_change=hooks.on_change, progress=hooks.on_progress)
-        except (TaskNotFound, NoRepository) as exc:
+        except (TaskNotFound, NoRepository, WorkspaceInvalid) as exc:
             last = exc
     if len(folders) == 1 and last is not None:
         raise last

@@ -750,18 +750,17 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("copyFailed", REQUEST_FAILED, "The second copying process of a large prep failed; "
               "nothing of that copy was kept.",
               "Run prep again; check free disk space if it keeps failing."),
-    ErrorKind("workspaceInvalid", REQUEST_FAILED, "The workspace is not a usable git work tree "
-              "(bare, no work tree, or git cannot list it).",
-              "Pass the folder of a normal git checkout."),
+    ErrorKind("workspaceInvalid", REQUEST_FAILED, "The folder given as the workspace cannot be "
+              "one: it does not exist, is not a folder, is inside `.git`, is not in a git work tree "
+              "(none, or a bare repository), is a sub-folder where prep needs the top folder, or "
+              "(project memories) the repository has no commit and no origin to identify it by.",
+              "Pass the top folder of a normal git checkout, as the message says."),
     ErrorKind("destinationUnsafe", REQUEST_FAILED, "The prep copy's destination under "
               "`.autocode/prep` is not safe to write (something else created or linked it).",
               "Remove old copies (`autocode prep prune`) and run prep again."),
     ErrorKind("autocodeFolderUnsafe", REQUEST_FAILED, "The workspace's `.autocode` (or a folder "
               "in it) is a symbolic link or not a folder; AutoCode refuses to write through it.",
               "Replace it with a plain folder (move its content), then run the command again."),
-    ErrorKind("notARepository", REQUEST_FAILED, "The folder is not inside a git repository, so "
-              "project-scoped memory has no repository to belong to.",
-              "Run it in a git repository, or use another scope."),
     ErrorKind("taskDamaged", REQUEST_FAILED, "A task's saved files cannot be read; AutoCode never "
               "writes them partially, so they were changed by hand.",
               "Restore the files or start a new task."),

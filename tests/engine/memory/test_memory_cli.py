@@ -91,11 +91,11 @@ def test_bad_input_is_an_error_that_writes_nothing(cli: Any, tmp_path: Path) -> 
     error = cli("save", "Billing tests need a stub", "--scope", "project", code=2)
     assert error["error"]["kind"] == "noRepository"
     error = cli("save", "x", "--workspace", str(tmp_path / "missing"), code=2)
-    assert "not a folder" in error["error"]["message"]
+    assert error["error"]["kind"] == "workspaceInvalid" and "does not exist" in error["error"]["message"]
     plain = tmp_path / "plain"
     plain.mkdir()
     error = cli("list", "--workspace", str(plain), code=2)
-    assert error["error"]["kind"] == "notARepository"
+    assert error["error"]["kind"] == "workspaceInvalid"
     error = cli("search", "x", "--limit", "0", code=2)
     assert "limit" in error["error"]["message"]
     assert cli("list")["memories"] == []

@@ -120,10 +120,10 @@ def _saver(ctx: ProviderContext) -> Any:
 
 def _recaller(ctx: ProviderContext) -> Any:
     def recall(query: str) -> str:
-        from autocode.memory import MemoryContext, open_memory
-        from autocode.settings import resolve_settings
+        from autocode.memory import MemoryContext
+        from autocode.memory.pool import lease_for
 
-        with open_memory(resolve_settings(ctx.workspace)) as service:
+        with lease_for(ctx.workspace) as service:
             found = service.recall(MemoryContext(agent=ctx.agent, repository=ctx.workspace, run_id=ctx.task_id), query)
             return str(found.render())
 
