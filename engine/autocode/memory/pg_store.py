@@ -22,7 +22,16 @@ from urllib.parse import urlsplit, urlunsplit
 from autocode.memory import ranking
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Scored, Store, Writer, bucket_id
+from autocode.memory.store import (
+    CANDIDATE_COLUMNS,
+    Candidate,
+    NewMemory,
+    Scored,
+    Store,
+    Writer,
+    bucket_id,
+    candidate_from_row,
+)
 
 T = TypeVar("T")
 
@@ -253,10 +262,15 @@ _STATS = f"""stats AS (
 _POSTING = (
     f"q.idf * p.tf * {ranking.K1 + 1} / (p.tf + {ranking.K1} * ({1 - ranking.B} + {ranking.B} * p.dl / s.avgdl))"
 )
+_WINDOW_POSTING = _POSTING.replace("p.", "x.")
+# Each query term read through its postings index newest first, at most WINDOW rows per term and
+# bucket (see ranking.WINDOW): the cost of a search does not grow with the bucket.
 _KEYWORD_TOP = f"""kw AS (
-    SELECT p.seq, sum({_POSTING}) AS kw
-    FROM q JOIN memory_terms p ON p.bucket = q.bucket AND p.term = q.term CROSS JOIN stats s
-    GROUP BY p.seq ORDER BY kw DESC, p.seq DESC LIMIT %(depth)s
+    SELECT x.seq, sum({_WINDOW_POSTING}) AS kw
+    FROM q CROSS JOIN stats s CROSS JOIN LATERAL (
+        SELECT p.seq, p.tf, p.dl FROM memory_terms p WHERE p.bucket = q.bucket AND p.term = q.term
+        ORDER BY p.seq DESC LIMIT {ranking.WINDOW}) x
+    GROUP BY x.seq ORDER BY kw DESC, x.seq DESC LIMIT %(depth)s
 )"""
 _ROW_KW = f"""(SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
     ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)"""
@@ -272,6 +286,52 @@ def _near(model: str, dims: int, limit: str) -> str:
     UNION ALL
     (SELECT seq FROM memories WHERE {where} AND {size} <= {EXACT_ROWS}
         ORDER BY -({vec} <#> %(vector)s::vector({dims})) DESC, seq DESC LIMIT {limit})"""
+
+
+_ADDED_SINCE = (
+    f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE bucket = %(bucket)s AND seq > %(seq)s ORDER BY seq LIMIT %(limit)s"
+)
+Rows = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+
+
+def _keyword_matches(
+    rows: Rows, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
+) -> list[Candidate]:
+    terms = sorted(set(t for t in query_terms if t))
+    if not terms:
+        return []
+    found = rows(
+        f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
+        "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
+        {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit},
+    )
+    return [candidate_from_row(r) for r in found]
+
+
+def _nearest_memory(
+    rows: Rows, has_vector: bool, owner: str, repo_key: str, vector: Sequence[float], model: str
+) -> Candidate | None:
+    params: dict[str, Any] = {"buckets": [bucket_id(owner, repo_key)], "model": model}
+    if has_vector:
+        dims = len(vector)
+        params["vector"] = vector_literal(vector)
+        found = rows(
+            f"SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))}, "
+            f"-(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
+            f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
+            params,
+        )
+        return candidate_from_row(found[0], float(found[0][6])) if found else None
+    best: Candidate | None = None
+    for row in rows(
+        f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE bucket = ANY(%(buckets)s::bigint[]) "
+        "AND embedding_model = %(model)s",
+        params,
+    ):
+        score = dot(vector, unpack(bytes(row[4])))
+        if best is None or best.cosine is None or score > best.cosine:
+            best = candidate_from_row(row, score)
+    return best
 
 
 class _Pool:
@@ -321,39 +381,18 @@ class _PgWriter(Writer):
     def rowcount(self, sql: str, params: Sequence[Any] = ()) -> int:
         return int(self.conn.execute(_pg(sql), tuple(params)).rowcount)
 
-    def keyword_candidates(
-        self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
-        terms = sorted(set(t for t in query_terms if t))
-        if not terms:
-            return []
-        rows = self.conn.execute(
-            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT m.id, m.terms FROM kw JOIN memories m ON m.seq = kw.seq "
-            "ORDER BY kw.kw DESC, kw.seq DESC",
-            {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit},
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return list(self.conn.execute(sql, params).fetchall())
 
-    def nearest_in_bucket(
-        self, owner: str, repo_key: str, vector: Sequence[float], model: str
-    ) -> tuple[str, float] | None:
-        if self.has_vector:
-            dims = len(vector)
-            rows = self.conn.execute(
-                f"SELECT m.id, -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
-                f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
-                {"buckets": [bucket_id(owner, repo_key)], "vector": vector_literal(vector)},
-            ).fetchall()
-            return (rows[0][0], float(rows[0][1])) if rows else None
-        best: tuple[str, float] | None = None
-        for memory_id, blob in self.execute(
-            "SELECT id, embedding FROM memories WHERE bucket = ? AND embedding_model = ?",
-            (bucket_id(owner, repo_key), model),
-        ):
-            score = dot(vector, unpack(bytes(blob)))
-            if best is None or score > best[1]:
-                best = (memory_id, score)
-        return best
+    def added_since(self, owner: str, repo_key: str, seq: int, limit: int) -> list[Candidate]:
+        return [candidate_from_row(r) for r in self._rows(_ADDED_SINCE, {
+            "bucket": bucket_id(owner, repo_key), "seq": seq, "limit": limit})]
+
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        return _keyword_matches(self._rows, owner, repo_key, query_terms, limit)
+
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        return _nearest_memory(self._rows, self.has_vector, owner, repo_key, vector, model)
 
     def insert_memory(self, row: NewMemory) -> None:
         columns = (
@@ -657,6 +696,22 @@ class PostgresStore(Store):
                         "UPDATE memories SET embedding = ?, embedding_model = ? WHERE id = ?",
                         (pack(vector), model, memory_id),
                     )
+
+    def _rows(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return self._fetch(sql, params)
+
+    def bucket_high_seq(self, owner: str, repo_key: str) -> int:
+        found = self._fetch(
+            "SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = %(bucket)s", {"bucket": bucket_id(owner, repo_key)}
+        )
+        return int(found[0][0])
+
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        return _keyword_matches(self._rows, owner, repo_key, query_terms, limit)
+
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        self.ensure_model(model, len(vector))
+        return _nearest_memory(self._rows, self.has_vector, owner, repo_key, vector, model)
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         self.ensure_model(model, None)

@@ -1,6 +1,6 @@
 """The ranking rule both stores apply, and SQLite's in-process vector cache.
 
-Keyword relevance is BM25 with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
+Keyword relevance is BM25 (bounded by `WINDOW`, see there) with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
 log((N - n + 0.5) / (n + 0.5)) floored at 1e-6): N rows and the average
 length over the whole store, the document frequency n inside the row's
 bucket (the full-text index holds bucket-prefixed terms). SQLite computes it
@@ -36,6 +36,13 @@ B = 0.75
 IDF_FLOOR = 1e-6
 CANDIDATES = 100
 """Rows taken by keywords and by meaning before the hybrid rule picks the best."""
+WINDOW = 1000
+"""Per query term and bucket, the newest rows holding the term that keyword ranking reads.
+
+A term in at most this many rows of a bucket (every distinctive term) counts in
+all of them; a term in more (a common one, with a low IDF) counts only in its
+newest WINDOW rows, so a search reads at most WINDOW postings per term however
+large the bucket grows. Both stores apply the same window."""
 
 
 @functools.lru_cache(maxsize=1)

@@ -13,12 +13,13 @@ import builtins
 import logging
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from autocode.errors import UsageError
 from autocode.memory import rules
-from autocode.memory.embeddings import EmbedderChoice, EmbeddingUnavailable, pack
+from autocode.memory.embeddings import EmbedderChoice, EmbeddingUnavailable, dot, pack, unpack
 from autocode.memory.model import (
     DEFAULT_ROLES,
     OWNER_FILTERS,
@@ -44,12 +45,12 @@ from autocode.memory.model import (
 )
 from autocode.memory.repokey import is_repository_key, repository_key
 from autocode.memory.store import (
+    Candidate,
     NewMemory,
     NewSkill,
     Scored,
     Store,
     Visibility,
-    Writer,
     new_id,
     now_text,
 )
@@ -76,6 +77,67 @@ SAVE_DESCRIPTION = (
 def _excerpt(text: str, size: int = 80) -> str:
     flat = " ".join(text.split())
     return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+DUPLICATE_CANDIDATES = 20
+"""Keyword matches of a bucket a new memory is compared with (the best by the search's ranking)."""
+FRESH_LIMIT = 200
+"""Memories added by other writers between a save's lock-free checks and its lock that are checked
+one by one; beyond this the checks run again under the lock."""
+
+
+@dataclass(frozen=True)
+class _Judgement:
+    duplicate: str | None = None
+    method: str | None = None
+    similar: str | None = None
+    similar_shape: float = -1.0
+
+    def merge(self, other: _Judgement) -> _Judgement:
+        return self if self.similar_shape >= other.similar_shape else other
+
+
+def _closest(candidates: Sequence[Candidate], vector: Sequence[float] | None, model: str | None) -> Candidate | None:
+    """The candidate closest in meaning to `vector` among those embedded by `model`, with its cosine."""
+    if vector is None or model is None:
+        return None
+    best: Candidate | None = None
+    for cand in candidates:
+        if cand.embedding is not None and cand.embedding_model == model:
+            cosine = dot(vector, unpack(cand.embedding))
+            if best is None or (best.cosine is not None and cosine > best.cosine):
+                best = replace(cand, cosine=cosine)
+    return best
+
+
+def _judge(
+    text: str,
+    term_list: Sequence[str],
+    candidates: Sequence[Candidate],
+    nearest: Candidate | None,
+    model: str | None,
+) -> _Judgement:
+    """Whether `text` duplicates a candidate (the rules decide, rules.duplicate_method; the store only
+    proposes candidates). A candidate that is close but not a duplicate is named as similar_to, so
+    nothing distinct is dropped silently."""
+    similar: tuple[str, float] | None = None
+    for cand in candidates:
+        found = rules.duplicate_method(text, term_list, cand.content, cand.terms.split())
+        if found is not None:
+            return _Judgement(cand.id, found)
+        shape = rules.shape_similarity(text, cand.content)
+        if rules.is_similar(shape, None) and (similar is None or shape > similar[1]):
+            similar = (cand.id, shape)
+    if nearest is not None and nearest.cosine is not None:
+        found = rules.duplicate_method(text, term_list, nearest.content, nearest.terms.split(), nearest.cosine, model)
+        if found is not None:
+            return _Judgement(nearest.id, found)
+        shape = rules.shape_similarity(text, nearest.content)
+        # The nearest by meaning is named unless another memory has more
+        # words in common: with opaque values embeddings are a poor guide.
+        if rules.is_similar(shape, nearest.cosine) and (similar is None or shape >= similar[1]):
+            similar = (nearest.id, shape)
+    return _Judgement(similar=similar[0] if similar else None, similar_shape=similar[1] if similar else -1.0)
 
 
 class MemoryService:
@@ -201,14 +263,35 @@ class MemoryService:
         model = self.choice.embedder.model if self.choice.embedder and vector is not None else None
         memory_id = new_id("mem")
         evicted: builtins.list[Eviction] = []
+
+        def duplicate_answer(found: str, method: str) -> SaveResult:
+            return SaveResult(saved=False, duplicate_of=found, duplicate_method=method, scope=where_scope, repository=where_repo)
+
+        # The duplicate checks read the store without any lock (through its indexes, a bounded
+        # number of candidates); the bucket lock is held only for the final check and the insert,
+        # which look at what other writers added to the bucket since these reads.
+        exact = self.store.find_exact(owner, repo, norm_hash)
+        if exact is not None:
+            return duplicate_answer(exact, "exact")
+        seen = self.store.bucket_high_seq(owner, repo)
+        nearest = self.store.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
+        judged = _judge(text, term_list, self.store.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
+        if judged.duplicate is not None:
+            return duplicate_answer(judged.duplicate, judged.method or "terms")
         with self.store.write(lock_key=f"{owner}|{repo}") as w:
-            duplicate = w.find_exact(owner, repo, norm_hash)
-            method: str | None = "exact"
-            similar: str | None = None
-            if duplicate is None:
-                duplicate, method, similar = self._judge_duplicate(w, owner, repo, text, term_list, vector, model)
-            if duplicate is not None:
-                return SaveResult(saved=False, duplicate_of=duplicate, duplicate_method=method, scope=where_scope, repository=where_repo)
+            exact = w.find_exact(owner, repo, norm_hash)
+            if exact is not None:
+                return duplicate_answer(exact, "exact")
+            fresh = w.added_since(owner, repo, seen, FRESH_LIMIT + 1)
+            if len(fresh) > FRESH_LIMIT:
+                # Many saves landed meanwhile: check the bucket again, now under the lock.
+                nearest = w.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
+                late = _judge(text, term_list, w.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
+            else:
+                late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model)
+            if late.duplicate is not None:
+                return duplicate_answer(late.duplicate, late.method or "terms")
+            similar = judged.merge(late).similar
             w.insert_memory(
                 NewMemory(
                     id=memory_id,
@@ -242,51 +325,6 @@ class MemoryService:
         return SaveResult(
             saved=True, id=memory_id, evicted=evicted, scope=where_scope, repository=where_repo, similar_to=similar
         )
-
-    @staticmethod
-    def _judge_duplicate(
-        w: Writer,
-        owner: str,
-        repo: str,
-        text: str,
-        term_list: builtins.list[str],
-        vector: builtins.list[float] | None,
-        model: str | None,
-    ) -> tuple[str | None, str | None, str | None]:
-        """(duplicate_of, method, similar_to): the rules decide (rules.duplicate_method),
-        the store only proposes candidates. A candidate that is close but not a
-        duplicate is named as similar_to, so nothing distinct is dropped silently."""
-        similar: tuple[str, float] | None = None
-        candidates = w.keyword_candidates(owner, repo, term_list, 20)
-        contents: dict[str, str] = {}
-        if candidates:
-            marks = ", ".join("?" for _ in candidates)
-            ids = [cand_id for cand_id, _ in candidates]
-            contents = dict(w.execute(f"SELECT id, content FROM memories WHERE id IN ({marks})", ids))
-        for cand_id, cand_terms in candidates:
-            if cand_id not in contents:
-                continue
-            found = rules.duplicate_method(text, term_list, contents[cand_id], cand_terms.split())
-            if found is not None:
-                return cand_id, found, None
-            shape = rules.shape_similarity(text, contents[cand_id])
-            if rules.is_similar(shape, None) and (similar is None or shape > similar[1]):
-                similar = (cand_id, shape)
-        if vector is not None and model is not None:
-            nearest = w.nearest_in_bucket(owner, repo, vector, model)
-            if nearest is not None:
-                rows = w.execute("SELECT content, terms FROM memories WHERE id = ?", (nearest[0],))
-                if rows:
-                    content, terms = rows[0]
-                    found = rules.duplicate_method(text, term_list, content, terms.split(), nearest[1], model)
-                    if found is not None:
-                        return nearest[0], found, None
-                    shape = rules.shape_similarity(text, content)
-                    # The nearest by meaning is named unless another memory has more
-                    # words in common: with opaque values embeddings are a poor guide.
-                    if rules.is_similar(shape, nearest[1]) and (similar is None or shape >= similar[1]):
-                        similar = (nearest[0], shape)
-        return None, None, (similar[0] if similar else None)
 
     def _check_content(self, content: object) -> str:
         if not isinstance(content, str) or not content.strip():
@@ -619,11 +657,7 @@ class MemoryService:
         with self.store.write() as w:
             for text in texts:
                 lesson_id = new_id("lesson")
-                w.execute(
-                    "INSERT INTO reflection_lessons (id, content, category, owner, run_id, repo_key, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (lesson_id, text, category, agent, ctx.run_id, key, now_text()),
-                )
+                w.add_lesson(lesson_id, text, category, agent, ctx.run_id, key)
                 ids.append(lesson_id)
         return ids
 
@@ -637,10 +671,7 @@ class MemoryService:
         elif rules.skill_goal(content) is not None:
             verdict = "skill"
         else:
-            duplicate = self.store.query(
-                "SELECT id FROM memories WHERE owner = ? AND repo_key = '' AND norm_hash = ? LIMIT 1",
-                (owner, rules.content_hash(content)),
-            )
+            duplicate = self.store.find_exact(owner, "", rules.content_hash(content))
             if duplicate:
                 verdict = "duplicate"
         return ReflectionProposal(
@@ -651,7 +682,7 @@ class MemoryService:
             source_repository=repo_key or None,
             verdict=verdict,
             refused=refusal,
-            duplicate_of=duplicate[0][0] if duplicate else None,
+            duplicate_of=duplicate,
         )
 
     def reflect(
@@ -662,10 +693,7 @@ class MemoryService:
         approved_by: str | None = None,
     ) -> ReflectionResult:
         """Propose global memories from completed runs' lessons; apply only those a person approves."""
-        rows = self.store.query(
-            "SELECT id, content, category, owner, run_id, repo_key FROM reflection_lessons "
-            "WHERE status = 'pending' ORDER BY seq"
-        )
+        rows = self.store.pending_lessons()
         proposals = {row[0]: self._proposal(row) for row in rows}
         owners = {row[0]: row[3] for row in rows}
         approve = list(approve or [])
@@ -688,9 +716,8 @@ class MemoryService:
             )
             applied.append(result)
             with self.store.write() as w:
-                w.execute(
-                    "UPDATE reflection_lessons SET status = ?, memory_id = ? WHERE id = ?",
-                    ("applied" if result.saved else result_status(result), result.id or result.duplicate_of, lesson_id),
+                w.set_lesson_status(
+                    lesson_id, "applied" if result.saved else result_status(result), result.id or result.duplicate_of
                 )
                 w.log_event(
                     "reflected", result.id, owners[lesson_id], "",
@@ -699,7 +726,7 @@ class MemoryService:
         if reject:
             with self.store.write() as w:
                 for lesson_id in reject:
-                    w.execute("UPDATE reflection_lessons SET status = 'rejected' WHERE id = ?", (lesson_id,))
+                    w.set_lesson_status(lesson_id, "rejected")
         remaining = [p for i, p in proposals.items() if i not in approve and i not in reject]
         return ReflectionResult(proposals=remaining, applied=applied)
 

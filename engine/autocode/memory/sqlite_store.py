@@ -22,7 +22,16 @@ from typing import Any, TypeVar
 from autocode.memory import ranking
 from autocode.memory.embeddings import pack
 from autocode.memory.model import StoreUnavailable
-from autocode.memory.store import NewMemory, Scored, Store, Writer, bucket_tag
+from autocode.memory.store import (
+    CANDIDATE_COLUMNS,
+    Candidate,
+    NewMemory,
+    Scored,
+    Store,
+    Writer,
+    bucket_tag,
+    candidate_from_row,
+)
 
 T = TypeVar("T")
 
@@ -218,6 +227,51 @@ def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
 BM25 = "bm25(memory_fts)"
 
 
+def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence[str], depth: int) -> list[tuple[int, float]]:
+    """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
+
+    Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows:
+    FTS5's bm25() of a one-term query is that term's share of the full query's bm25, so the sum
+    per row is the full BM25 wherever no window cut a term off.
+    """
+    unique = sorted(set(t for t in query_terms if t))
+    scores: dict[int, float] = {}
+    for tag in tags:
+        for term in unique:
+            for seq, share in fetch(
+                f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
+            ):
+                scores[int(seq)] = scores.get(int(seq), 0.0) + float(share)
+    ranked = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))
+    return ranked[:depth]
+
+
+def _keyword_matches(
+    fetch: ranking.Fetch, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
+) -> list[Candidate]:
+    top = keyword_top(fetch, [bucket_tag(owner, repo_key)], query_terms, limit)
+    if not top:
+        return []
+    marks = ", ".join("?" for _ in top)
+    rows = {int(r[1]): r for r in fetch(f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE seq IN ({marks})", [s for s, _ in top])}
+    return [candidate_from_row(rows[s]) for s, _ in top if s in rows]
+
+
+def _nearest_memory(
+    fetch: ranking.Fetch, cache: ranking.VectorCache, owner: str, repo_key: str, vector: Sequence[float], model: str
+) -> Candidate | None:
+    tag = bucket_tag(owner, repo_key)
+    with cache.lock:
+        cache.sync(fetch)
+        vectors = cache.bucket(fetch, tag, model)
+        found = vectors.nearest(vector, 1)
+        if not found or found[0][0] in vectors.missing:
+            return None
+    rows = fetch(f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE seq = ?", (found[0][0],))
+    return candidate_from_row(rows[0], found[0][1]) if rows else None
+
+
 class _SqliteWriter(Writer):
     def __init__(self, conn: sqlite3.Connection, store: SqliteStore) -> None:
         self.conn = conn
@@ -229,33 +283,21 @@ class _SqliteWriter(Writer):
     def rowcount(self, sql: str, params: Sequence[Any] = ()) -> int:
         return self.conn.execute(sql, tuple(params)).rowcount
 
-    def keyword_candidates(
-        self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
-        match = fts_match([bucket_tag(owner, repo_key)], query_terms)
-        if match is None:
-            return []
-        rows = self.conn.execute(
-            f"SELECT m.id, m.terms FROM (SELECT rowid AS s, {BM25} AS r FROM memory_fts WHERE memory_fts MATCH ? "
-            "ORDER BY r, rowid DESC LIMIT ?) t JOIN memories m ON m.seq = t.s ORDER BY t.r, t.s DESC",
-            (match, limit),
-        ).fetchall()
-        return [(r[0], r[1]) for r in rows]
+    def _fetch(self, sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
 
-    def nearest_in_bucket(
-        self, owner: str, repo_key: str, vector: Sequence[float], model: str
-    ) -> tuple[str, float] | None:
-        def fetch(sql: str, params: Sequence[Any]) -> list[tuple[Any, ...]]:
-            return self.conn.execute(sql, tuple(params)).fetchall()
+    def added_since(self, owner: str, repo_key: str, seq: int, limit: int) -> list[Candidate]:
+        rows = self._fetch(
+            f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE bucket = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (bucket_tag(owner, repo_key), seq, limit),
+        )
+        return [candidate_from_row(r) for r in rows]
 
-        cache = self.store.vectors
-        with cache.lock:
-            cache.sync(fetch)
-            found = cache.bucket(fetch, bucket_tag(owner, repo_key), model).nearest(vector, 1)
-        if not found or found[0][0] in cache.buckets[(bucket_tag(owner, repo_key), model)].missing:
-            return None
-        rows = self.conn.execute("SELECT id FROM memories WHERE seq = ?", (found[0][0],)).fetchall()
-        return (rows[0][0], found[0][1]) if rows else None
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        return _keyword_matches(self._fetch, owner, repo_key, query_terms, limit)
+
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        return _nearest_memory(self._fetch, self.store.vectors, owner, repo_key, vector, model)
 
     def insert_memory(self, row: NewMemory) -> None:
         self.conn.execute(
@@ -539,19 +581,16 @@ class SqliteStore(Store):
             if mode in ("keyword", "recent") or vector is None or model is None:
                 if match is None:
                     return []
-                order = f"{BM25}, rowid DESC" if mode != "recent" else "rowid DESC"
+                if mode != "recent":
+                    return self._named(fetch, keyword_top(fetch, tags, query_terms, limit))
                 rows = fetch(
-                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY {order} LIMIT ?",
+                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                     (match, limit),
                 )
                 return self._named(fetch, [(int(s), float(k)) for s, k in rows])
             keyword: dict[int, float] = {}
             if match is not None:
-                for seq, kw in fetch(
-                    f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY {BM25}, rowid DESC LIMIT ?",
-                    (match, ranking.CANDIDATES),
-                ):
-                    keyword[int(seq)] = float(kw)
+                keyword = dict(keyword_top(fetch, tags, query_terms, ranking.CANDIDATES))
             best = max(keyword.values(), default=0.0)
             with self.vectors.lock:
                 self.vectors.sync(fetch)
@@ -603,6 +642,18 @@ class SqliteStore(Store):
         marks = ", ".join("?" for _ in ranked)
         ids: dict[int, str] = dict(fetch(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]))
         return [Scored(ids[s], s, score) for s, score in ranked if s in ids]
+
+    def bucket_high_seq(self, owner: str, repo_key: str) -> int:
+        rows = self.query("SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = ?", (bucket_tag(owner, repo_key),))
+        return int(rows[0][0])
+
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        with self._snapshot() as fetch:
+            return _keyword_matches(fetch, owner, repo_key, query_terms, limit)
+
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        with self._snapshot() as fetch:
+            return _nearest_memory(fetch, self.vectors, owner, repo_key, vector, model)
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         with self._snapshot() as fetch, self.vectors.lock:

@@ -42,6 +42,27 @@ def bucket_id(owner: str, repo_key: str) -> int:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A memory the duplicate check compares a new one with (`cosine` when found by meaning)."""
+
+    id: str
+    seq: int
+    content: str
+    terms: str
+    embedding: bytes | None = None
+    embedding_model: str | None = None
+    cosine: float | None = None
+
+
+CANDIDATE_COLUMNS = "id, seq, content, terms, embedding, embedding_model"
+
+
+def candidate_from_row(row: Sequence[Any], cosine: float | None = None) -> Candidate:
+    blob = row[4]
+    return Candidate(row[0], int(row[1]), row[2], row[3], bytes(blob) if blob is not None else None, row[5], cosine)
+
+
+@dataclass(frozen=True)
 class Scored:
     """One ranked memory: its id, its sequence number (the tie-break) and its score."""
 
@@ -146,16 +167,16 @@ class Writer(abc.ABC):
     def rowcount(self, sql: str, params: Sequence[Any] = ()) -> int: ...
 
     @abc.abstractmethod
-    def keyword_candidates(
-        self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
-    ) -> list[tuple[str, str]]:
-        """(id, terms) of the bucket's best keyword matches."""
+    def added_since(self, owner: str, repo_key: str, seq: int, limit: int) -> list[Candidate]:
+        """The bucket's memories with a sequence number above `seq`, oldest first (at most `limit`)."""
 
     @abc.abstractmethod
-    def nearest_in_bucket(
-        self, owner: str, repo_key: str, vector: Sequence[float], model: str
-    ) -> tuple[str, float] | None:
-        """(id, cosine) of the bucket's closest memory embedded by `model`."""
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        """The bucket's best keyword matches, as the search ranks them (bounded, see ranking.WINDOW)."""
+
+    @abc.abstractmethod
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        """The bucket's closest memory embedded by `model`, with its cosine."""
 
     @abc.abstractmethod
     def insert_memory(self, row: NewMemory) -> None: ...
@@ -184,6 +205,21 @@ class Writer(abc.ABC):
 
     def delete_memory(self, memory_id: str) -> int:
         return self.rowcount("DELETE FROM memories WHERE id = ?", (memory_id,))
+
+    def add_lesson(
+        self, lesson_id: str, content: str, category: str | None, owner: str, run_id: str, repo_key: str
+    ) -> None:
+        self.execute(
+            "INSERT INTO reflection_lessons (id, content, category, owner, run_id, repo_key, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (lesson_id, content, category, owner, run_id, repo_key, now_text()),
+        )
+
+    def set_lesson_status(self, lesson_id: str, status: str, memory_id: str | None = None) -> None:
+        self.execute(
+            "UPDATE reflection_lessons SET status = ?, memory_id = coalesce(?, memory_id) WHERE id = ?",
+            (status, memory_id, lesson_id),
+        )
 
     def log_event(self, kind: str, memory_id: str | None, owner: str, repo_key: str, detail: str) -> None:
         self.execute(
@@ -260,6 +296,18 @@ class Store(abc.ABC):
         """The best `limit` memories of `buckets` by `mode` (see ranking.MODES), ranked in the database."""
 
     @abc.abstractmethod
+    def bucket_high_seq(self, owner: str, repo_key: str) -> int:
+        """The highest sequence number in a bucket (0 when empty): what a save's checks have seen."""
+
+    @abc.abstractmethod
+    def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
+        """As Writer.keyword_matches, read without any lock."""
+
+    @abc.abstractmethod
+    def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
+        """As Writer.nearest_memory, read without any lock."""
+
+    @abc.abstractmethod
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         """Ids of memories in `buckets` with no embedding made by `model` (at most `limit`)."""
 
@@ -279,6 +327,22 @@ class Store(abc.ABC):
         marks = ", ".join("?" for _ in ids)
         rows = self.query(f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", list(ids))
         return {r[0]: memory_from_row(r) for r in rows}
+
+    def find_exact(self, owner: str, repo_key: str, norm_hash: str) -> str | None:
+        """The memory of a bucket with this normalised text, if any (a read, no lock)."""
+        rows = self.query(
+            "SELECT id FROM memories WHERE owner = ? AND repo_key = ? AND norm_hash = ? ORDER BY seq LIMIT 1",
+            (owner, repo_key, norm_hash),
+        )
+        return rows[0][0] if rows else None
+
+    def pending_lessons(self) -> list[tuple[str, str, str | None, str, str | None, str]]:
+        """(id, content, category, owner, run_id, repo_key) of lessons waiting for reflection, oldest first."""
+        rows = self.query(
+            "SELECT id, content, category, owner, run_id, repo_key FROM reflection_lessons "
+            "WHERE status = 'pending' ORDER BY seq"
+        )
+        return [(r[0], r[1], r[2], r[3], r[4], r[5]) for r in rows]
 
     def has_memories(self, buckets: Sequence[tuple[str, str]]) -> bool:
         """Whether any of `buckets` holds a memory (one indexed look per bucket)."""
