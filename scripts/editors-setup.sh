@@ -5,3 +5,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ -x scripts/vscode-setup.sh ]; then bash scripts/vscode-setup.sh; fi
 bash scripts/emacs-setup.sh
+# lazy.nvim, for the test that installs the Neovim plugin with it as docs/editors.md
+# says (AUTOCODE_TEST_LAZY_NVIM names another checkout). Optional: without the
+# network that test is skipped with the reason, and nothing here fails.
+if [ -z "${AUTOCODE_TEST_LAZY_NVIM:-}" ] && [ ! -d .tools/lazy.nvim/.git ]; then
+  mkdir -p .tools
+  if GIT_TERMINAL_PROMPT=0 timeout 60 git clone -q --depth 1 --branch stable \
+      https://github.com/folke/lazy.nvim.git .tools/lazy.nvim.part 2>/dev/null; then
+    mv .tools/lazy.nvim.part .tools/lazy.nvim
+  else
+    rm -rf .tools/lazy.nvim.part
+    echo "editors-setup: lazy.nvim could not be cloned (no network?); its install test will be skipped" >&2
+  fi
+fi

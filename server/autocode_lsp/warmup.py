@@ -19,11 +19,14 @@ import threading
 log = logging.getLogger(__name__)
 
 MODULES = (
+    "autocode_lsp.protocol.spec",
+    "autocode_lsp.features.core",
     "autocode_lsp.features.memory",
     "autocode_lsp.features.project",
     "autocode_lsp.features.tasks",
     "autocode.memory.pool",
     "autocode.settings",
+    "autocode.settings.schema",
     "autocode.doctor",
     "autocode.memory.service",
     "autocode.memory.sqlite_store",
@@ -62,6 +65,7 @@ def _warm() -> None:
             importlib.import_module(name)
         except Exception:  # a module that fails here fails again, with its error, in its command
             log.debug("warm-up: importing %s failed", name, exc_info=True)
+    _prepare_wire()
     _imported.set()
     try:
         from autocode.memory import static_lean
@@ -71,3 +75,19 @@ def _warm() -> None:
             static_lean.ensure_index(static_lean.model_dir() / "tokenizer.json")
     except Exception as exc:  # the first embedding says why, and memory falls back
         log.info("warm-up: the static model's vocabulary index was not built: %s", exc)
+
+
+def _prepare_wire() -> None:
+    """Build the converter's functions for every command's arguments and result now.
+
+    cattrs writes and compiles one function per shape on first use (a few ms
+    each); done here, a person's first command of any kind does not pay for it.
+    """
+    try:
+        from autocode_lsp.protocol import spec
+
+        for command in spec.COMMANDS:
+            spec.converter.get_structure_hook(command.args)
+            spec.converter.get_unstructure_hook(command.result)
+    except Exception:  # the command builds what it needs itself, as without the warm-up
+        log.debug("warm-up: preparing the wire shapes failed", exc_info=True)

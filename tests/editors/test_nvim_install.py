@@ -1,14 +1,18 @@
 """Neovim installed as the docs say: shipped help tags, `~` in `command`, one server for three
 repositories within the memory goal, a missing server said once with the install command,
-and the build step that installs the server next to the plugin."""
+the build step that installs the server next to the plugin, and lazy.nvim installing the plugin
+from the repository's URL with the documented spec (when a lazy.nvim checkout is at hand)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -102,3 +106,137 @@ def test_the_build_step_installs_the_server_next_to_the_plugin(tmp_path: Path) -
     assert str(server) in lines, out
     assert "2" in lines, out  # :AutoCode defined by setup{} alone
     assert sys.executable  # the test's own Python is not what the plugin runs
+
+
+# ---- installed by a plugin manager from the repository URL ----------------------------
+
+OWNER_REPO = "OWNER/autocode"
+"""The plugin name the documented specs use; the tests serve it from a local `file://` URL."""
+
+
+def documented_lazy_spec() -> str:
+    """The lazy.nvim spec of docs/editors.md, after checking :help autocode-install shows the same text."""
+    docs = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    after = docs[docs.index("[lazy.nvim]"):]
+    spec = after[after.index("```lua\n") + len("```lua\n"):after.index("```", after.index("```lua\n") + 6)]
+    help_text = (PLUGIN / "doc" / "autocode.txt").read_text(encoding="utf-8")
+    block = help_text[help_text.index("lazy.nvim ~\n>lua\n") + len("lazy.nvim ~\n>lua\n"):]
+    block = block[:block.index("\n<\n") + 1]
+    assert textwrap.dedent(block) == spec, (
+        "the lazy.nvim spec differs between docs/editors.md and editors/nvim/doc/autocode.txt"
+    )
+    assert f"'{OWNER_REPO}'" in spec
+    return spec
+
+
+def find_lazy_nvim() -> Path | None:
+    """A git checkout of lazy.nvim: $AUTOCODE_TEST_LAZY_NVIM, else .tools/lazy.nvim (scripts/editors-setup.sh clones it)."""
+    named = os.environ.get("AUTOCODE_TEST_LAZY_NVIM")
+    for candidate in ([Path(named)] if named else []) + [ROOT / ".tools" / "lazy.nvim"]:
+        if (candidate / "lua" / "lazy" / "init.lua").is_file() and (candidate / ".git").exists():
+            return candidate
+    return None
+
+
+def served_checkout(tmp_path: Path) -> tuple[Path, str]:
+    """A git repository made from this working tree (committed or not), at remotes/OWNER/autocode.
+
+    Returns the remotes folder and its `file://` URL pattern (`%s` is the plugin name)."""
+    remotes = tmp_path / "remotes"
+    repo = remotes / OWNER_REPO
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True, timeout=60,
+    ).stdout.decode().split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, repo / name)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], cwd=repo, check=True, timeout=60)
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True, timeout=120)
+    subprocess.run([*git, "commit", "-q", "-m", "the working tree"], cwd=repo, check=True, timeout=120)
+    return remotes, f"file://{remotes}/%s"
+
+
+def run_installed_nvim(tmp_path: Path, xdg: dict[str, str], clone: Path, repo: Path, timeout: float) -> str:
+    """Neovim with the person's config (no --clean), then e2e_installed.lua; returns its stdout."""
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("XDG_", "VIRTUAL_ENV", "PYTHON"))},
+        **xdg,
+        "HOME": str(tmp_path / "home"),
+        "PATH": "/usr/bin:/bin",  # nothing of this test's environment: the build step's server must be used
+        "SHELL": "/bin/sh",
+        "AUTOCODE_PYTHON": sys.executable,  # a Python 3.11+ to build the plugin-local environment with
+        "AUTOCODE_EXTRAS": "",  # the server without the embedding model: a quicker build
+        "PIP_CACHE_DIR": os.environ.get("PIP_CACHE_DIR") or str(Path.home() / ".cache" / "pip"),
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "AUTOCODE_TEST_INSTALLED": str(clone),
+        "AUTOCODE_TEST_REPO": str(repo),
+    }
+    (tmp_path / "home").mkdir(exist_ok=True)
+    script = PLUGIN / "tests" / "e2e_installed.lua"
+    check = (
+        f"lua local ok, e = pcall(dofile, {str(script)!r}); "
+        "if not ok then io.stdout:write(tostring(e) .. '\\n'); vim.cmd('cquit 1') end"
+    )
+    proc = subprocess.Popen(
+        [find_nvim(), "--headless", "-c", check],
+        cwd=tmp_path, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True, start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        for pid in [*_helpers.descendants(proc.pid), proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"Neovim hung for {timeout} s\n--- stdout\n{out}\n--- stderr\n{err}")
+    if proc.returncode != 0 or "ALL OK" not in out:
+        pytest.fail(f"Neovim failed (exit {proc.returncode})\n--- stdout\n{out}\n--- stderr\n{err}")
+    return out
+
+
+def test_the_documented_lazy_nvim_spec_is_the_same_in_both_docs() -> None:
+    spec = documented_lazy_spec()
+    assert "build = 'sh editors/nvim/build.sh'" in spec and "/editors/nvim'" in spec
+
+
+@pytest.mark.skipif(os.environ.get("AUTOCODE_SKIP_BUILD_STEP") == "1", reason="AUTOCODE_SKIP_BUILD_STEP=1")
+def test_lazy_nvim_installs_from_the_repository_url_with_the_documented_spec(tmp_path: Path) -> None:
+    """A clean XDG home whose config is lazy.nvim's bootstrap and the documented spec, word for word."""
+    lazy = find_lazy_nvim()
+    if lazy is None:
+        pytest.skip(
+            "lazy.nvim is not available: set AUTOCODE_TEST_LAZY_NVIM to a git checkout of "
+            "https://github.com/folke/lazy.nvim, or let scripts/editors-setup.sh clone it into .tools/lazy.nvim"
+        )
+    spec = documented_lazy_spec()
+    remotes, url_format = served_checkout(tmp_path)
+    xdg = {f"XDG_{n}_HOME": str(tmp_path / "xdg" / n.lower()) for n in ("CONFIG", "DATA", "STATE", "CACHE")}
+    config = Path(xdg["XDG_CONFIG_HOME"]) / "nvim"
+    data = Path(xdg["XDG_DATA_HOME"]) / "nvim"
+    # lazy.nvim's own bootstrap clones it to stdpath('data')/lazy/lazy.nvim; so does the test, from the checkout.
+    subprocess.run(["git", "clone", "-q", str(lazy), str(data / "lazy" / "lazy.nvim")], check=True, timeout=120)
+    (config / "lua" / "plugins").mkdir(parents=True)
+    (config / "lua" / "plugins" / "autocode.lua").write_text("return " + spec, encoding="utf-8")
+    (config / "init.lua").write_text(
+        "vim.opt.rtp:prepend(vim.fn.stdpath('data') .. '/lazy/lazy.nvim')\n"
+        "require('lazy').setup({\n"
+        "  spec = { { import = 'plugins' } },\n"
+        f"  git = {{ url_format = {url_format!r} }},  -- the test's stand-in for github.com\n"
+        "  rocks = { enabled = false },\n"
+        "  change_detection = { enabled = false },\n"
+        "})\n",
+        encoding="utf-8",
+    )
+    clone = data / "lazy" / "autocode"
+    out = run_installed_nvim(tmp_path, xdg, clone, sample_repo(tmp_path, "unittest"), timeout=900)
+    for step in ("ok installed from the clone", "ok help", "ok checkhealth", "ok task flow"):
+        assert f"{step}\n" in out
+    origin = subprocess.run(["git", "remote", "get-url", "origin"], cwd=clone, capture_output=True, text=True,
+                            check=True).stdout.strip()
+    assert origin == url_format % OWNER_REPO  # lazy.nvim cloned it from the URL, not from this checkout
+    assert remotes.is_dir()

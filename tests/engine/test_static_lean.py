@@ -108,6 +108,27 @@ def test_an_empty_store_answers_without_loading_the_model_or_numpy(tmp_path: Pat
     assert done.stdout.split() == ["0", "True", "False"], done.stdout + done.stderr
 
 
+def test_a_first_save_on_an_empty_store_does_not_import_numpy(tmp_path: Path) -> None:
+    """The save embeds its own memory (lean: an mmap and a few sums) but has nothing to compare it with."""
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from autocode.memory import MemoryContext, open_memory
+        ctx = MemoryContext(None, None)
+        with open_memory(memory_path=Path({str(tmp_path / "m.sqlite3")!r}), embedding_provider="static") as m:
+            m.save(ctx, "The test suite runs with unittest discovery from the tests folder.")
+            print("numpy" in sys.modules, m.list(ctx)[0].embedding_model)
+            m.save(ctx, "Release branches only take fixes that have a linked incident.")
+            print("numpy" in sys.modules)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    first, second = done.stdout.splitlines()
+    assert first.split() == ["False", embeddings.StaticEmbedder.model], done.stdout + done.stderr
+    assert second == "True"  # the second save has a memory to compare with: the bucket's vectors load
+
+
 def _rss_growth(code: str) -> float:
     wrapped = textwrap.dedent(
         """

@@ -1,12 +1,16 @@
 -- Shared by the headless test scripts (nvim --headless --clean -l script.lua):
--- puts this plugin on the runtimepath, records vim.notify messages, and
+-- puts this plugin on the runtimepath (unless installed, see below), records vim.notify messages, and
 -- gives assertions and bounded waits. A failed check raises, so nvim exits 1.
 local H = {}
 
 local here = debug.getinfo(1, 'S').source:sub(2)
 H.plugin_root = vim.fs.dirname(vim.fs.dirname(vim.fs.normalize(vim.fn.fnamemodify(here, ':p'))))
-vim.opt.rtp:prepend(H.plugin_root)
-vim.cmd.runtime('plugin/autocode.lua')
+-- AUTOCODE_TEST_INSTALLED: the plugin was installed as a person would (a plugin manager
+-- put it on 'runtimepath'); the harness must not put this checkout's copy first.
+if not vim.env.AUTOCODE_TEST_INSTALLED then
+  vim.opt.rtp:prepend(H.plugin_root)
+  vim.cmd.runtime('plugin/autocode.lua')
+end
 
 H.notes = {}
 vim.notify = function(msg, level, _)

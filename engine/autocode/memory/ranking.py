@@ -106,8 +106,10 @@ class BucketVectors:
 
     def load(self, rows: Sequence[tuple[Any, ...]], model: str) -> None:
         """Fill an empty bucket from (seq, embedding, embedding_model) rows in one pass."""
-        np = _numpy()
         self._seq_array = None
+        if not rows:  # an empty bucket has nothing to compare: numpy (about 20 MB and 0.1 s) waits for a row
+            return
+        np = _numpy()
         if np is None:
             for seq, blob, row_model in rows:
                 self.put(int(seq), blob, row_model == model)

@@ -1,0 +1,107 @@
+"""A lean server: the first memory command on an empty store imports no numpy (a search or list loads
+no embedding model either: nothing to compare), and the server stays within 120 MB of resident memory
+after its first memory commands.
+
+Checked from outside the real server process (Linux `/proc/PID/maps` and `/proc/PID/status`), so
+nothing in the server is there only for the test: the model's weights file and numpy's compiled
+core show up in the map of a process that loaded them. Times are in tests/bench/bench_lean.py.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+from lsp_support import Session, child_env, close, connect, initialize
+
+from autocode_lsp import protocol
+from support import make_repo
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps (Linux)")
+
+RSS_GOAL_MB = 120.0
+MODEL_FILE = "model.safetensors"
+NUMPY_CORE = "_multiarray_umath"
+HAS_MODEL = importlib.util.find_spec("static_model") is not None
+
+
+def mapped(pid: int) -> set[str]:
+    """Names of the files mapped into the process."""
+    names = set()
+    for line in Path(f"/proc/{pid}/maps").read_text().splitlines():
+        parts = line.split(maxsplit=5)
+        if len(parts) == 6 and parts[5].startswith("/"):
+            names.add(Path(parts[5]).name)
+    return names
+
+
+def loaded(pid: int, marker: str) -> bool:
+    return any(marker in name for name in mapped(pid))
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS line")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_repo(tmp_path_factory.mktemp("lean") / "project", {"README.md": "lean\n"},
+                     origin="https://example.invalid/t/lean.git")
+
+
+async def fresh(tmp: Path, repo: Path) -> Session:
+    """A new server on a new, empty memory store (its own data folder)."""
+    env = child_env()
+    env["XDG_DATA_HOME"] = str(tmp / "data")
+    env["XDG_STATE_HOME"] = str(tmp / "state")
+    session = await connect("stdio", log_file=tmp / "lsp.log", env=env)
+    await initialize(session, preset="neovim", folders=[repo])
+    return session
+
+
+@pytest_asyncio.fixture
+async def server(tmp_path: Path, repo: Path) -> AsyncIterator[tuple[Session, int]]:
+    session = await fresh(tmp_path, repo)
+    assert session.process is not None
+    yield session, session.process.pid
+    await close(session)
+
+
+async def test_a_first_save_on_an_empty_store_imports_no_numpy_and_a_search_that_compares_does(
+    server: tuple[Session, int], repo: Path
+) -> None:
+    session, pid = server
+    saved = await session.command(protocol.MEMORY_SAVE, {
+        "content": "The test suite of this repository runs with unittest discovery from the tests folder.",
+        "workspace": str(repo),
+    })
+    assert saved["saved"] is True
+    # The save embeds its own memory with the lean model (an mmap of the weights, a few MB), so a
+    # search never has to write vectors behind another writer; it has nothing to compare with.
+    assert not loaded(pid, NUMPY_CORE), "numpy was imported for a save with nothing to compare"
+    assert rss_mb(pid) <= RSS_GOAL_MB
+
+    # Now there is something to compare: the same probe sees numpy and the model (the probe works).
+    found = await session.command(protocol.MEMORY_SEARCH, {"query": "how are the tests run", "workspace": str(repo)})
+    assert [m["content"][:14] for m in found["memories"]] == ["The test suite"]
+    if HAS_MODEL:
+        assert found["method"] == "hybrid"
+        assert loaded(pid, MODEL_FILE) and loaded(pid, NUMPY_CORE)
+    assert rss_mb(pid) <= RSS_GOAL_MB
+
+
+async def test_a_first_search_and_list_on_an_empty_store_load_no_model(
+    server: tuple[Session, int], repo: Path
+) -> None:
+    session, pid = server
+    found = await session.command(protocol.MEMORY_SEARCH, {"query": "how are the tests run", "workspace": str(repo)})
+    listed = await session.command(protocol.MEMORY_LIST, {"workspace": str(repo)})
+    assert found["memories"] == [] and listed["memories"] == []
+    assert not loaded(pid, MODEL_FILE) and not loaded(pid, NUMPY_CORE)
+    assert rss_mb(pid) <= RSS_GOAL_MB
