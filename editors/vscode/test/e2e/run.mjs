@@ -205,6 +205,9 @@ async function scenarioServerKilled(wb) {
   const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Tasks' }) }).first();
   await pane.locator('.monaco-button', { hasText: 'Restart Server' }).first().click();
   result.tasksAfter = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t) && !/not running/.test(t), 90000);
+  // Only a running server fills the Memory view with the project's scopes.
+  result.memoryAfter = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 90000);
+  result.notificationsAfter = await wb.notifications();
   await wb.shot('server-restarted');
   note('restart recovered');
 }
