@@ -340,6 +340,36 @@ def test_conflict_choice_per_file(tmp_path: Path, code_server: Any) -> None:
     assert "words.py" in result["tabsAfter"]
 
 
+@pytest.mark.skipif(not _server_has_three_way_apply(),
+                    reason="needs the server's apply through workspace/applyEdit (issue 14 engine side)")
+@pytest.mark.timeout(600)
+def test_unsaved_edits_are_kept_and_undo_takes_the_change_back(tmp_path: Path, code_server: Any) -> None:
+    """An open editor of a file the task changes holds the person's unsaved line: Apply merges the
+    change into that editor (workspace/applyEdit), both are there and nothing is written to disk;
+    the editor's undo leaves the person's line alone, still unsaved."""
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    words = repo / "textkit" / "words.py"
+    original = words.read_text()
+    mine = "# my own note, not saved"
+    # VS Code's default; code-server saves after a delay unless told not to.
+    server = code_server({"autocode.python": sys.executable, "files.autoSave": "off"})
+    result = run_scenario("unsaved", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER, AUTOCODE_E2E_EDIT_FILE="textkit/words.py",
+                          AUTOCODE_E2E_EDIT_TEXT=mine)
+    before = result["bufferBefore"].splitlines()
+    assert before[0] == mine and "def count_words(text):" in before
+    assert "completed" in result["tasksView"].lower()
+    merged = result["bufferAfterApply"]
+    assert merged.splitlines()[0] == mine and "def longest_word(text):" in merged, merged
+    assert result["dirtyAfterApply"] is True
+    # Applied through the editor: the file on disk is as the person last saved it.
+    assert words.read_text() == original
+    # Undo: the person's edit alone, still unsaved.
+    assert result["bufferAfterUndo"] == result["bufferBefore"], result
+    assert result["dirtyAfterUndo"] is True
+
+
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:
     """No folder: Start Task says a folder is needed; memories are global only and can be
     added, searched, edited and deleted from the Memory view."""
