@@ -370,6 +370,21 @@ def test_unsaved_edits_are_kept_and_undo_takes_the_change_back(tmp_path: Path, c
     assert result["dirtyAfterUndo"] is True
 
 
+def test_walkthrough_opens_and_its_steps_run_commands(tmp_path: Path, code_server: Any) -> None:
+    """The getting-started walkthrough (contributes.walkthroughs) is offered by "Welcome: Open
+    Walkthrough...", shows its three steps and its media, and a step's button runs the command."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    manifest = json.loads((EXT / "package.json").read_text())
+    (walkthrough,) = manifest["contributes"]["walkthroughs"]
+    server = code_server({"autocode.python": sys.executable})
+    result = run_scenario("walkthrough", server.url(repo), AUTOCODE_E2E_WALKTHROUGH=walkthrough["title"])
+    assert any(walkthrough["title"] in row for row in result["walkthroughRows"])
+    for step in walkthrough["steps"]:
+        assert step["title"] in result["walkthrough"], step["title"]
+    assert "python -m pip install autocode-lsp" in result["walkthroughMedia"]
+    assert "What should AutoCode do" in result["startPrompt"]
+
+
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:
     """No folder: Start Task says a folder is needed; memories are global only and can be
     added, searched, edited and deleted from the Memory view."""

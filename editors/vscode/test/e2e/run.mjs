@@ -506,7 +506,34 @@ async function scenarioUnsaved(wb) {
   note('undo restored the person\'s edit');
 }
 
-const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved };
+/** The getting-started walkthrough, opened as a person would: "Welcome: Open Walkthrough..." and its entry. */
+async function scenarioWalkthrough(wb) {
+  await wb.palette('Welcome: Open Walkthrough...');
+  await wb.waitForQuickInput('', 30000);
+  const title = env.AUTOCODE_E2E_WALKTHROUGH ?? 'Get started with AutoCode';
+  await wb.quickInput().locator('input.input').fill(title);
+  result.walkthroughRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
+  await wb.pickQuickInputRow(title);
+  const page = wb.page.locator('.gettingStartedContainer').first();
+  await page.waitFor({ timeout: 30000 });
+  await wb.page.locator('.gettingStartedContainer .getting-started-category .category-title, .gettingStartedContainer h2', { hasText: title }).first().waitFor({ timeout: 30000 });
+  // Steps render lazily; wait for the last one, and for the first step's media (a markdown webview).
+  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Read the doctor report' }).first().waitFor({ timeout: 30000 });
+  result.walkthroughMedia = await wb.webviewText('needs only a Python 3.11', 30000).catch(() => '');
+  result.walkthrough = await page.innerText();
+  await wb.shot('walkthrough');
+  note('walkthrough open');
+  // Its step buttons run the extension's commands: "Start Task" asks for a brief.
+  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Start a first task' }).first().click();
+  const start = wb.page.locator('.gettingStartedContainer .getting-started-step.expanded .monaco-button', { hasText: 'Start Task' }).first();
+  await start.waitFor({ timeout: 15000 });
+  await start.click();
+  result.startPrompt = await wb.waitForQuickInput('What should AutoCode do', 30000);
+  await wb.dismissQuickInput();
+  note('walkthrough step ran its command');
+}
+
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
