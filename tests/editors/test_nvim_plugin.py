@@ -277,6 +277,10 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
     for step in ("ok question waited", "ok answered as typed", "ok plan waited", "ok diff waited",
                  "ok applied"):
         assert f"{step}\n" in result.stdout
+    if _server_has_three_way_apply():
+        # The unsaved buffer of the touched file was merged through workspace/applyEdit and undo
+        # took the change back to the person's edit alone (e2e_typing.lua).
+        assert "ok unsaved buffer merged\n" in result.stdout
     assert "def total_with_tax" in (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
     # The server recorded exactly one answer, the typed one, as the person's.
     (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]

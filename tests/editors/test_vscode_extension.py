@@ -340,6 +340,51 @@ def test_conflict_choice_per_file(tmp_path: Path, code_server: Any) -> None:
     assert "words.py" in result["tabsAfter"]
 
 
+@pytest.mark.skipif(not _server_has_three_way_apply(),
+                    reason="needs the server's apply through workspace/applyEdit (issue 14 engine side)")
+@pytest.mark.timeout(600)
+def test_unsaved_edits_are_kept_and_undo_takes_the_change_back(tmp_path: Path, code_server: Any) -> None:
+    """An open editor of a file the task changes holds the person's unsaved line: Apply merges the
+    change into that editor (workspace/applyEdit), both are there and nothing is written to disk;
+    the editor's undo leaves the person's line alone, still unsaved."""
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    words = repo / "textkit" / "words.py"
+    original = words.read_text()
+    mine = "# my own note, not saved"
+    # VS Code's default; code-server saves after a delay unless told not to.
+    server = code_server({"autocode.python": sys.executable, "files.autoSave": "off"})
+    result = run_scenario("unsaved", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_ANSWER=NAMING_ANSWER, AUTOCODE_E2E_EDIT_FILE="textkit/words.py",
+                          AUTOCODE_E2E_EDIT_TEXT=mine)
+    before = result["bufferBefore"].splitlines()
+    assert before[0] == mine and "def count_words(text):" in before
+    assert "completed" in result["tasksView"].lower()
+    merged = result["bufferAfterApply"]
+    assert merged.splitlines()[0] == mine and "def longest_word(text):" in merged, merged
+    assert result["dirtyAfterApply"] is True
+    # Applied through the editor: the file on disk is as the person last saved it.
+    assert words.read_text() == original
+    # Undo: the person's edit alone, still unsaved.
+    assert result["bufferAfterUndo"] == result["bufferBefore"], result
+    assert result["dirtyAfterUndo"] is True
+
+
+def test_walkthrough_opens_and_its_steps_run_commands(tmp_path: Path, code_server: Any) -> None:
+    """The getting-started walkthrough (contributes.walkthroughs) is offered by "Welcome: Open
+    Walkthrough...", shows its three steps and its media, and a step's button runs the command."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    manifest = json.loads((EXT / "package.json").read_text())
+    (walkthrough,) = manifest["contributes"]["walkthroughs"]
+    server = code_server({"autocode.python": sys.executable})
+    result = run_scenario("walkthrough", server.url(repo), AUTOCODE_E2E_WALKTHROUGH=walkthrough["title"])
+    assert any(walkthrough["title"] in row for row in result["walkthroughRows"])
+    for step in walkthrough["steps"]:
+        assert step["title"] in result["walkthrough"], step["title"]
+    assert "python -m pip install autocode-lsp" in result["walkthroughMedia"]
+    assert "What should AutoCode do" in result["startPrompt"]
+
+
 def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_server: Any) -> None:
     """No folder: Start Task says a folder is needed; memories are global only and can be
     added, searched, edited and deleted from the Memory view."""
@@ -550,10 +595,10 @@ def _autocode_servers(group: int) -> list[int]:
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.skip(reason="known bug after merging issues 14/15/16 (issue 16 stays open): after the client gives up on "
-                         "a server killed three times, Restart fails with \"command 'autocode.protocol.info' already "
-                         "exists\" (the old client's command registrations outlive it); the views' down state itself works")
 def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: Path, code_server: Any) -> None:
+    """The running server is killed until the extension stops restarting it: every view says so,
+    one notification; Restart starts one fresh server (no "command ... already exists", no server
+    left over from the restarts)."""
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
     server = code_server({"autocode.python": sys.executable})
     assert server.proc is not None
@@ -567,7 +612,9 @@ def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: P
     kills = 0
     deadline = time.monotonic() + 600
     while proc.poll() is None and time.monotonic() < deadline:
-        if (artifacts / "ready").exists() and not (artifacts / "down-seen").exists():
+        # Killed once the client runs (not during the first start), until the views say it is down.
+        if (artifacts / "ready").exists() and _ready_after_activation(server) is not None \
+                and not (artifacts / "down-seen").exists():
             for pid in _autocode_servers(server.proc.pid):  # the client restarts it a few times, then gives up
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
@@ -583,5 +630,17 @@ def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: P
     assert "not running" in result["memoryDown"]
     ours = [n for n in result["notificationsDown"] if "AutoCode" in n and "not running" in n]
     assert len(ours) <= 1, result["notificationsDown"]
+    # The language client's own toasts for each failed start do not pile up beside it.
+    assert not [n for n in result["notificationsDown"] if "couldn't create connection" in n or "Pending response" in n], \
+        result["notificationsDown"]
     assert "not running" not in result["tasksAfter"]
+    assert "Team · this project" in result["memoryAfter"]
+    seen = " ".join(result["notificationsDown"] + result["notificationsAfter"])
+    assert "already exists" not in seen, seen
+    log = "".join(p.read_text(errors="replace") for p in server.user_data.rglob("*AutoCode*.log"))
+    assert "already exists" not in log
+    assert "starting it again (restart 1 of 3)" in log
+    # One server after Restart: none of the given-up restarts left a process behind.
+    time.sleep(2)
+    assert len(_autocode_servers(server.proc.pid)) == 1, log[-3000:]
     print(f"interpreter's server: language client ready {_ready_after_activation(server)} ms after activation")

@@ -164,6 +164,7 @@ H.async(function()
   local first = vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1]
   vim.api.nvim_buf_set_lines(touched, 0, 0, false, { '# my own note' })
   H.check(vim.bo[touched].modified, 'the buffer holds an unsaved edit')
+  local mine = vim.api.nvim_buf_get_lines(touched, 0, -1, false)
   local merges = client.features(client.get()).resolve_conflicts
   if not merges then
     vim.cmd('AutoCode apply')
@@ -196,6 +197,10 @@ H.async(function()
     end)
     local undone = table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n')
     H.check(not undone:find('def total_with_tax', 1, true), 'undo takes the change back')
+    -- One undo step: the buffer is the person's edit alone again, still unsaved.
+    H.eq(vim.api.nvim_buf_get_lines(touched, 0, -1, false), mine, 'undo leaves the unsaved edit alone')
+    H.check(vim.bo[touched].modified, 'still unsaved after undo')
+    H.check(not table.concat(vim.fn.readfile('shop/pricing.py'), '\n'):find('# my own note', 1, true), 'the unsaved edit never reached the disk')
     -- The person keeps it after all, and saves.
     vim.api.nvim_buf_call(touched, function()
       vim.cmd('redo')

@@ -8,6 +8,9 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  DynamicFeature,
+  ErrorAction,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -21,6 +24,7 @@ import {
 import { bundledLauncher, importStrategy } from './bundled';
 import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
 import { explainRefusal, initializationOptions, parseSocketSetting, readTokenFile } from './model/remote';
+import { gaveUpText, MAX_RESTARTS, RestartBudget } from './model/restarts';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
 
 export interface ServerHandlers {
@@ -64,6 +68,32 @@ class AutoCodeOptIn implements StaticFeature {
   clear(): void {}
 }
 
+/**
+ * The language client without two things vscode-languageclient 9 does by itself:
+ *
+ * - It does not register the server's commands (`executeCommandProvider`) as VS Code commands.
+ *   The extension sends them as `workspace/executeCommand` requests (`ServerManager.execute`),
+ *   and a VS Code command name can exist once per window: a client whose server died while it
+ *   started could keep its registrations, and every later client then failed with "command
+ *   'autocode.protocol.info' already exists".
+ * - It does not restart its server (see `clientOptions.errorHandler`): the library's restart runs
+ *   alongside a start that is failing, and that start's rejection leaves a second connection
+ *   and server behind that nobody stops. `ServerManager` restarts with a fresh client instead.
+ * - Its errors go to the output only: `ServerManager.fail` shows one notification per problem,
+ *   where the library would add its own for every failed start ("couldn't create connection").
+ */
+class AutoCodeLanguageClient extends LanguageClient {
+  override registerFeature(feature: StaticFeature | DynamicFeature<unknown>): void {
+    const method = 'registrationType' in feature ? feature.registrationType.method : undefined;
+    if (method === ExecuteCommandRequest.method) return;
+    super.registerFeature(feature);
+  }
+
+  override error(message: string, data?: unknown, _showNotification?: boolean | 'force'): void {
+    super.error(message, data, false);
+  }
+}
+
 export class ServerManager implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private starting: Promise<LanguageClient | undefined> | undefined;
@@ -72,6 +102,9 @@ export class ServerManager implements vscode.Disposable {
   private readonly didStart = new vscode.EventEmitter<void>();
   readonly onDidStart = this.didStart.event;
   problem: string | undefined;
+  /** Restarts after the server stopped on its own; when used up, nothing starts until the person restarts. */
+  private readonly restarts = new RestartBudget();
+  private gaveUp = false;
   /** How the running server was started (for the language status item). */
   serverInfo: { python: string; source: string; bundled: boolean } | undefined;
 
@@ -100,6 +133,8 @@ export class ServerManager implements vscode.Disposable {
 
   async start(): Promise<LanguageClient | undefined> {
     if (this.client) return this.client;
+    // Gave up after repeated crashes: only the person's Restart starts it again.
+    if (this.gaveUp) return undefined;
     if (!this.starting) {
       this.starting = this.doStart().finally(() => (this.starting = undefined));
     }
@@ -108,7 +143,33 @@ export class ServerManager implements vscode.Disposable {
 
   async restart(): Promise<void> {
     await this.stop();
+    this.gaveUp = false;
+    this.restarts.reset();
+    this.recovering = false;
     await this.start();
+  }
+
+  /** Set while starting again after the server stopped on its own. */
+  private recovering = false;
+
+  /** The running client's server went away without being asked to: start a fresh client, a few times. */
+  private clientStopped(client: LanguageClient): void {
+    if (client !== this.client) return; // stopped on purpose, or a start that is still deciding
+    this.client = undefined;
+    void discard(client);
+    this.recover('the language server stopped');
+  }
+
+  private recover(why: string): void {
+    if (!this.restarts.take(Date.now())) {
+      this.recovering = false;
+      this.gaveUp = true;
+      this.fail(gaveUpText(MAX_RESTARTS));
+      return;
+    }
+    this.recovering = true;
+    this.output.warn(`${why}: starting it again (restart ${this.restarts.used(Date.now())} of ${MAX_RESTARTS})`);
+    void this.start();
   }
 
   async stop(): Promise<void> {
@@ -121,7 +182,7 @@ export class ServerManager implements vscode.Disposable {
       } catch (err) {
         this.output.warn(`stopping the language server: ${String(err)}`);
       }
-      await client.dispose().catch(() => undefined);
+      await discard(client);
     }
   }
 
@@ -265,22 +326,48 @@ export class ServerManager implements vscode.Disposable {
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationOptions: initializationOptions(token),
-      connectionOptions: { maxRestartCount: 3 },
+      // A failed `initialize` stops the client without a toast of its own: start() rejects and
+      // ServerManager says what happened once.
+      initializationFailedHandler: () => false,
+      errorHandler: {
+        // Read/write errors: carry on a few times, as the library's default handler does.
+        error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+        // A closed connection is never restarted by the library (see AutoCodeLanguageClient).
+        closed: () => {
+          this.output.warn('the connection to the language server closed');
+          return { action: CloseAction.DoNotRestart, handled: true };
+        },
+      },
     };
-    const client = new LanguageClient('autocode', 'AutoCode', options, clientOptions);
+    const client = new AutoCodeLanguageClient('autocode', 'AutoCode', options, clientOptions);
     client.registerFeature(new AutoCodeOptIn());
     client.onNotification(Methods.taskDidChange, (params: unknown) => this.handlers.onTaskDidChange(params));
     client.onRequest(Methods.askQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
     client.onRequest(Methods.reviewPlan, (params: unknown) => this.handlers.onReviewPlan(params));
-    client.onDidChangeState((e) => this.handlers.onStateChange(e.newState === State.Running));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) this.handlers.onStateChange(true);
+      else if (e.newState === State.Stopped) this.clientStopped(client);
+    });
+    let failure: string | undefined;
     try {
       await client.start();
+      // The server can die between `initialize` and the end of start(): not a running client.
+      if (client.state !== State.Running) failure = 'the server stopped while it started';
     } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
-      this.fail(explainRefusal(text, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${text}`);
-      await client.dispose().catch(() => undefined);
+      failure = err instanceof Error ? err.message : String(err);
+    }
+    if (failure !== undefined) {
+      await discard(client);
+      if (this.recovering) {
+        // Starting again after a crash: each failed attempt uses one restart.
+        const why = `the language server did not start (${failure})`;
+        setTimeout(() => this.recover(why), 500);
+        return undefined;
+      }
+      this.fail(explainRefusal(failure, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${failure}`);
       return undefined;
     }
+    this.recovering = false;
     this.problem = undefined;
     this.notified = undefined;
     this.client = client;
@@ -301,7 +388,8 @@ export class ServerManager implements vscode.Disposable {
     if (this.notified === message) return;
     this.notified = message;
     const install = message.includes(' -m pip install ') ? message.slice(message.lastIndexOf(': ') + 2) : undefined;
-    const actions = install ? ['Install in Terminal', 'Copy Command', 'Open Settings'] : ['Open Settings', 'Show Output'];
+    const actions = install ? ['Install in Terminal', 'Copy Command', 'Open Settings']
+      : this.gaveUp ? ['Restart Server', 'Show Output'] : ['Open Settings', 'Show Output'];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
       if (choice === 'Install in Terminal' && install) {
         const terminal = vscode.window.createTerminal('AutoCode install');
@@ -311,6 +399,8 @@ export class ServerManager implements vscode.Disposable {
         void vscode.env.clipboard.writeText(install);
       } else if (choice === 'Open Settings') {
         void vscode.commands.executeCommand('workbench.action.openSettings', 'autocode.');
+      } else if (choice === 'Restart Server') {
+        void this.restart();
       } else if (choice === 'Show Output') {
         this.output.show();
       }
@@ -322,5 +412,27 @@ export class ServerManager implements vscode.Disposable {
     this.pythonApiListener?.dispose();
     this.didStart.dispose();
     for (const d of this.disposables) d.dispose();
+  }
+}
+
+/** Stops a client in whatever state it is (stop() refuses one that failed to start) and drops its registrations. */
+async function discard(client: LanguageClient): Promise<void> {
+  await client.dispose().catch(() => undefined);
+  clearFeatures(client);
+}
+
+/**
+ * Drops what a client's features registered (document listeners, file watchers). A client whose
+ * server died between `initialize` and the end of start() registers them after its own clean-up
+ * ran, and stop()/dispose() refuse a client that is not running. Clearing twice is harmless.
+ */
+function clearFeatures(client: LanguageClient): void {
+  const features = (client as unknown as { _features?: Array<{ clear?: () => void }> })._features;
+  for (const feature of features ?? []) {
+    try {
+      feature.clear?.();
+    } catch {
+      // already cleared
+    }
   }
 }

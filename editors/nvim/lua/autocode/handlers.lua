@@ -161,8 +161,54 @@ function M.on_progress(ev)
   pcall(vim.cmd.redrawstatus)
 end
 
+--- The loaded buffers a workspace edit changes (none are created here).
+local function edited_buffers(edit)
+  local uris = {}
+  for uri in pairs(type(edit) == 'table' and type(edit.changes) == 'table' and edit.changes or {}) do
+    table.insert(uris, uri)
+  end
+  for _, change in ipairs(type(edit) == 'table' and type(edit.documentChanges) == 'table' and edit.documentChanges or {}) do
+    if type(change) == 'table' and type(change.textDocument) == 'table' and change.textDocument.uri then
+      table.insert(uris, change.textDocument.uri)
+    end
+  end
+  local bufs = {}
+  for _, uri in ipairs(uris) do
+    local ok, fname = pcall(vim.uri_to_fname, uri)
+    local buf = ok and vim.fn.bufnr(fname) or -1
+    if buf > 0 and vim.api.nvim_buf_is_loaded(buf) then
+      bufs[buf] = true
+    end
+  end
+  return vim.tbl_keys(bufs)
+end
+
+--- Closes the current undo block of `buf` (:help undo-break), so the next change starts its own.
+local function break_undo(buf)
+  pcall(vim.api.nvim_buf_call, buf, function()
+    vim.cmd('let &g:undolevels = &g:undolevels')
+  end)
+end
+
+--- workspace/applyEdit: Neovim's own handler, with the change as one undo step of its own in
+--- each open buffer. A buffer the person edited without a pause for typed keys (a script, a
+--- plugin, another buffer's window) would otherwise join that edit and the task's change in
+--- one undo step, and `u` would take back both.
+function M.apply_edit(err, params, ctx)
+  local bufs = edited_buffers(params and params.edit)
+  for _, buf in ipairs(bufs) do
+    break_undo(buf)
+  end
+  local result = vim.lsp.handlers['workspace/applyEdit'](err, params, ctx)
+  for _, buf in ipairs(bufs) do
+    break_undo(buf)
+  end
+  return result
+end
+
 function M.all()
   return {
+    ['workspace/applyEdit'] = M.apply_edit,
     [protocol.methods.task_did_change] = M.did_change,
     [protocol.methods.ask_question] = M.ask_question,
     [protocol.methods.review_plan] = M.review_plan,
