@@ -6,6 +6,7 @@ import type {
   AnswerQuestions,
   ApproveCompletion,
   ApprovePlan,
+  Needs,
   Question as WireQuestion,
   ResolveConflicts,
   TaskDidChangeParams,
@@ -71,8 +72,6 @@ export interface TaskView {
   raw: JsonObject;
 }
 
-const TERMINAL_STATES = new Set(['completed', 'cancelled', 'canceled', 'failed']);
-
 function textOf(value: Json | undefined): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
@@ -80,15 +79,10 @@ function textOf(value: Json | undefined): string {
   return JSON.stringify(value);
 }
 
-function normaliseKind(kind: string): string {
-  return kind.replace(/[-_\s]/g, '').toLowerCase();
-}
-
-/** A protocol `Question` (or a bare string) as the prompts use it. */
+/** A protocol `Question` as the prompts use it (the proposed default offered first). */
 export function questionFrom(raw: Json, index: number): Question {
-  if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], defaultAnswer: undefined, convention: undefined };
   const defaultAnswer = stringField(raw, ask('default'));
-  const choices = arrayField(raw, ask('choices')).map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
+  const choices = arrayField(raw, ask('choices')).filter((c): c is string => typeof c === 'string');
   if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
   return {
     id: stringField(raw, ask('id')) ?? String(index),
@@ -99,14 +93,16 @@ export function questionFrom(raw: Json, index: number): Question {
   };
 }
 
-function awaitingOf(kind: string): Awaiting | undefined {
-  const k = normaliseKind(kind);
-  if (!k) return undefined;
-  if (k.includes('question') || k === 'answer') return 'answer';
-  if (k.includes('plan')) return 'planApproval';
-  if (k.includes('completion')) return 'completionApproval';
-  if (k.includes('conflict')) return 'conflicts';
-  return undefined;
+/** What each `Needs` kind asks of the person, in the views' words. */
+const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
+  answer_questions: 'answer',
+  approve_plan: 'planApproval',
+  approve_completion: 'completionApproval',
+  resolve_conflicts: 'conflicts',
+};
+
+function awaitingOf(kind: string | undefined): Awaiting | undefined {
+  return kind !== undefined && kind in AWAITING ? AWAITING[kind as keyof typeof AWAITING] : undefined;
 }
 
 function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
@@ -151,9 +147,9 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
   const phase = stringField(snapshot, snap('phase')) || state.toLowerCase();
   const needs = field(snapshot, snap('needs'));
   const result = field(snapshot, snap('result'));
-  const done = field(snapshot, snap('done')) === true || TERMINAL_STATES.has(state.toLowerCase());
+  const done = field(snapshot, snap('done')) === true;
 
-  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')) ?? '');
+  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')));
   const questions = awaiting === 'answer' ? arrayField(needs, need('questions')).map(questionFrom) : [];
 
   let plan: PlanView | undefined;
@@ -165,9 +161,9 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
     plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
   }
 
-  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')]
-    .map((f) => (isObject(f) ? stringField(f, 'path') ?? '' : textOf(f)))
-    .filter((f) => f !== '');
+  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')].filter(
+    (f): f is string => typeof f === 'string' && f !== '',
+  );
   const error = field(snapshot, snap('error'));
   return {
     id,
