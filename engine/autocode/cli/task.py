@@ -116,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
         return _start(args, source)
     if verb == "list":
         tasks = list_tasks(args.workspace)
-        emit(args, {"tasks": [t.wire() for t in tasks]}, _render_list)
+        from autocode.tasks.models import TaskList
+
+        emit(args, TaskList(tasks=tasks).wire(), _render_list)
         return 0
     task = TaskRun.load(args.workspace, args.task_id)
     snap: dict[str, Any]
