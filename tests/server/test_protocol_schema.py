@@ -152,6 +152,31 @@ def test_a_needs_of_one_kind_with_another_kinds_field_fits_no_alternative() -> N
     assert wire["planRevision"] == 1 and wire["copy"] is None and wire["runDir"]
 
 
+def test_the_cli_json_is_the_same_snapshot_the_editors_get(tmp_path: Path) -> None:
+    """`autocode task ... --json` prints the engine's model dump: at each pause it fits the
+    schema's TaskSnapshot (camelCase, the needs of its kind and nothing else)."""
+    from tasks_support import NAMING_ANSWER, autocode_json, build_sample
+
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    ws = str(repo)
+    rc, snap = autocode_json("task", "start", "--workspace", ws, "--brief", f"Add longest_word via {patch}")
+    seen = []
+    for _ in range(3):
+        assert rc == 0, snap
+        assert _errors(snap, DOC["$defs"]["TaskSnapshot"]) == [], snap["needs"]["kind"]
+        kind = snap["needs"]["kind"]
+        seen.append(kind)
+        if kind == "answer_questions":
+            rc, snap = autocode_json("task", "answer", "--workspace", ws, snap["id"], "test-naming", NAMING_ANSWER)
+        elif kind == "approve_plan":
+            assert set(snap["needs"]) == {"kind", "planRevision", "plan", "markdown", "planUri"}
+            rc, snap = autocode_json("task", "approve", "--workspace", ws, snap["id"],
+                                     "--revision", str(snap["needs"]["planRevision"]))
+    assert seen == ["answer_questions", "approve_plan", "approve_completion"]
+    rc, listed = autocode_json("task", "list", "--workspace", ws)
+    assert _errors(listed, DOC["commands"][protocol.TASK_LIST]["result"]) == []
+
+
 def test_schema_names_every_command_method_and_error_kind() -> None:
     assert list(DOC["commands"]) == [c.name for c in protocol.COMMANDS]
     assert list(DOC["methods"]) == [m.name for m in protocol.METHODS]
