@@ -81,7 +81,7 @@ def main() -> int:
             t0 = time.perf_counter()
             run = TaskRun.start(repo, "Rename VALUE_1 in pkg01/mod00001.py", TaskOptions(scenario="no-questions"))
             start_times.append(time.perf_counter() - t0)
-            assert run.snapshot()["needs"]["kind"] == "approve_plan"
+            assert run.snapshot().needs.kind == "approve_plan"
             shutil.rmtree(repo / ".autocode" / "prep")
         # The machine is shared and noisy: each round pairs a copy with a start
         # made right after it, and the figure is the median of those pairs' ratios;

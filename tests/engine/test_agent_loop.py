@@ -88,9 +88,9 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
         review(),
     )
     run = start(repo, endpoint.url)
-    assert run.snapshot()["needs"]["kind"] == "approve_plan"
+    assert run.snapshot().wire()["needs"]["kind"] == "approve_plan"
     run = TaskRun.load(repo, run.id, progress=lambda phase, message: progress.append((phase, message)))
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     assert snap["needs"]["files"] == ["calc/ops.py"]
@@ -116,7 +116,7 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     kinds = [e["event"] for e in transcript(run)]
     assert kinds[0] == "start" and kinds[-1] == "end"
     assert kinds.count("request") == 7 and kinds.count("reply") == 7 and kinds.count("tool") == 6
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED", snap["error"]
     assert (repo / "calc" / "ops.py").read_text() == FIXED_OPS
 
@@ -131,7 +131,7 @@ def test_budget_of_turns_stops_endless_reads_and_keeps_what_was_done(endpoint: S
         *[call("read_file", {"path": "calc/ops.py"}) for _ in range(3)],
     )
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["state"] == "FAILED"
     assert snap["error"]["kind"] == "budgetExhausted"
@@ -150,7 +150,7 @@ def test_token_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Path)
     big = {"prompt_tokens": 900, "completion_tokens": 200, "total_tokens": 1100}
     endpoint.load(*roles_before_implementing(), call("list_files", usage=big))
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["error"]["kind"] == "budgetExhausted" and "token_budget = 1000" in snap["error"]["message"]
     assert snap["agent"]["roles"]["implementer"]["usage"]["total_tokens"] == 1100
@@ -192,10 +192,10 @@ def test_hostile_tool_calls_come_back_as_errors_and_change_nothing(endpoint: Scr
         text("I could not change anything.", check=lambda body: seen.setdefault("results", _tool_results(body)) and None),
     )
     run = start(repo, endpoint.url)
-    copy = Path(run.snapshot()["copy"])
+    copy = Path(run.snapshot().wire()["copy"])
     (copy / "link").symlink_to(outside)  # a link out of the copy
     before = {p.relative_to(copy).as_posix(): p.read_bytes() for p in copy.rglob("*") if p.is_file() and not p.is_symlink()}
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     results = seen["results"]
     assert len(results) == 11
@@ -231,7 +231,7 @@ def test_a_reply_with_neither_text_nor_tool_calls_is_nudged_once_then_fails(endp
 
     endpoint.load(*roles_before_implementing(), text(""), text("", check=nudged))
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["state"] == "FAILED" and snap["error"]["kind"] == "providerError"
     assert "neither text nor a tool call" in snap["error"]["message"]
@@ -266,7 +266,7 @@ def test_an_endpoint_that_refuses_tools_gets_edit_blocks(endpoint: ScriptedEndpo
         review(),
     )
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     implementer = snap["agent"]["roles"]["implementer"]
@@ -295,7 +295,7 @@ def test_a_credential_in_a_file_never_reaches_the_transcript_or_the_next_request
         review(),
     )
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     assert all(key not in json.dumps(r["body"]) for r in endpoint.requests)
@@ -319,9 +319,9 @@ def test_a_reading_role_reads_before_answering_and_cannot_write(endpoint: Script
     )
     run = start(repo, endpoint.url)
     endpoint.assert_clean()
-    assert run.snapshot()["needs"]["kind"] == "approve_plan"
+    assert run.snapshot().wire()["needs"]["kind"] == "approve_plan"
     assert tool_names(endpoint.requests[0]["body"]) == ["read_file", "list_files", "search"]
-    assert (Path(run.snapshot()["copy"]) / "calc" / "ops.py").read_text() == BUGGY_OPS
+    assert (Path(run.snapshot().wire()["copy"]) / "calc" / "ops.py").read_text() == BUGGY_OPS
     assert "calc/ops.py" in endpoint.requests[3]["body"]["messages"][1]["content"]  # the investigator's citation
 
 
@@ -356,9 +356,9 @@ def test_killed_between_two_tool_calls_resumes_from_the_last_completed_one(endpo
     child = _child(repo, run.id, AUTOCODE_TEST_KILL_AT="agent_tool@2")  # killed right after the edit
     child.wait(timeout=60)
     assert child.returncode == -9, child.stderr.read()
-    assert run.snapshot()["state"] == "IMPLEMENTING"
+    assert run.snapshot().wire()["state"] == "IMPLEMENTING"
     assert [e["name"] for e in transcript(run) if e["event"] == "tool"] == ["read_file", "edit_file"]
-    snap = TaskRun.load(repo, run.id).resume()
+    snap = TaskRun.load(repo, run.id).resume().wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     # After the resume only run_tests ran; the request carries the three results in order.
@@ -391,7 +391,7 @@ def test_killed_while_waiting_for_the_model_sends_the_same_request_again(endpoin
     holder["pid"] = child.pid
     child.wait(timeout=60)
     assert child.returncode == -9
-    snap = TaskRun.load(repo, run.id).resume()
+    snap = TaskRun.load(repo, run.id).resume().wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     killed, again = endpoint.requests[4]["body"], endpoint.requests[5]["body"]
@@ -411,7 +411,7 @@ def test_cancel_aborts_the_request_in_flight(endpoint: ScriptedEndpoint, tmp_pat
                   Step(message={"role": "assistant", "content": "late"}, delay=8, on_receive=arrived.set))
     run = start(repo, endpoint.url)
     out: dict[str, Any] = {}
-    worker = threading.Thread(target=lambda: out.setdefault("snap", run.approve_plan(1, CLI)))
+    worker = threading.Thread(target=lambda: out.setdefault("snap", run.approve_plan(1, CLI).wire()))
     worker.start()
     assert arrived.wait(30)
     asked = time.monotonic()
@@ -493,7 +493,7 @@ def test_the_time_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Pa
     (repo / ".autocode" / "config.toml").write_text("time_budget = 1\n")
     endpoint.load(*roles_before_implementing(), call("list_files", delay=1.2))
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["error"]["kind"] == "budgetExhausted" and "time_budget = 1 s" in snap["error"]["message"]
     assert snap["agent"]["roles"]["implementer"]["stopped"] == "time_budget"
@@ -507,7 +507,7 @@ def test_edit_format_tools_makes_a_refusal_a_clear_failure(endpoint: ScriptedEnd
     (repo / ".autocode" / "config.toml").write_text('edit_format = "tools"\n')
     endpoint.load(*roles_before_implementing(), Step(status=400, body={"error": {"message": "tools are not supported"}}))
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["error"]["kind"] == "providerError"
     assert "refused the tools" in snap["error"]["message"] and 'edit_format = "auto"' in snap["error"]["message"]
@@ -525,7 +525,7 @@ def test_edit_format_edit_blocks_never_offers_tools(endpoint: ScriptedEndpoint, 
         review(),
     )
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     assert snap["agent"]["roles"]["implementer"]["mode"] == "edit_blocks"
@@ -537,7 +537,7 @@ def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
 
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     run = TaskRun.start(repo, f"Apply {patch}", TaskOptions(scenario="no-questions"))
-    assert run.snapshot()["agent"] is None
+    assert run.snapshot().wire()["agent"] is None
     assert not (run.run_dir / "agent").exists()
 
 
@@ -552,7 +552,7 @@ def test_a_model_that_ignores_the_tools_is_asked_again_in_edit_blocks(endpoint: 
         review(),
     )
     run = start(repo, endpoint.url)
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     implementer = snap["agent"]["roles"]["implementer"]

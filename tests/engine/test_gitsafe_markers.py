@@ -188,7 +188,7 @@ def test_no_autocode_command_runs_a_configured_program(
                                   "--json").stdout)
         elif kind == "approve_plan":
             snap = json.loads(run("task", "approve", "--workspace", ws, task_id, "--revision",
-                                  str(snap["needs"]["plan_revision"]), "--json").stdout)
+                                  str(snap["needs"]["planRevision"]), "--json").stdout)
         elif kind == "approve_completion":
             snap = json.loads(run("task", "approve-completion", "--workspace", ws, task_id, "--json").stdout)
         else:

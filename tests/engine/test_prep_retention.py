@@ -73,15 +73,15 @@ def test_a_live_prep_is_never_reclaimed(tmp_path: Path) -> None:
 
 
 def _drive(run: TaskRun) -> dict[str, Any]:
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     for _ in range(6):
         kind = (snap.get("needs") or {}).get("kind")
         if kind == "answer_questions":
-            snap = run.answer(snap["needs"]["questions"][0]["id"], NAMING_ANSWER, ME)
+            snap = run.answer(snap["needs"]["questions"][0]["id"], NAMING_ANSWER, ME).wire()
         elif kind == "approve_plan":
-            snap = run.approve_plan(snap["needs"]["plan_revision"], ME)
+            snap = run.approve_plan(snap["needs"]["planRevision"], ME).wire()
         elif kind == "approve_completion":
-            snap = run.approve_completion(ME)
+            snap = run.approve_completion(ME).wire()
         else:
             break
     return snap
@@ -97,7 +97,7 @@ def test_fifty_completed_tasks_leave_no_prep_copy(tmp_path: Path) -> None:
         for rel, data in originals.items():
             (repo / rel).write_bytes(data)
         assert _prep_folders(repo) == [], f"task {n} left its prep copy"
-    evidence = Path(snap["run_dir"]) / "evidence"
+    evidence = Path(snap["runDir"]) / "evidence"
     inventory = json.loads((evidence / "prep-inventory.json").read_text())
     assert inventory["files"] > 0
     assert any(p == "shop/pricing.py" for p, _size in inventory["paths"])
@@ -113,7 +113,7 @@ def test_keep_prep_copies_keeps_the_newest_and_doctor_shows_it(tmp_path: Path) -
     copies = []
     for n in range(3):
         run = TaskRun.start(repo, f"Add total_with_tax ({n}). Patch: {patch}", {"test_command": "true"})
-        copies.append(Path(run.snapshot()["copy"]).parent.name)
+        copies.append(Path(run.snapshot().wire()["copy"]).parent.name)
         assert _drive(run)["state"] == "COMPLETED"
         for rel, data in originals.items():
             (repo / rel).write_bytes(data)
@@ -136,14 +136,14 @@ def test_a_cancelled_task_releases_its_copy(tmp_path: Path) -> None:
     run = TaskRun.start(repo, f"Add total_with_tax. Patch: {patch}")
     assert len(_prep_folders(repo)) == 1
     run.cancel()
-    assert run.snapshot()["state"] == "CANCELLED"
+    assert run.snapshot().wire()["state"] == "CANCELLED"
     assert _prep_folders(repo) == []
 
 
 def test_prune_keeps_copies_of_tasks_in_progress_and_removes_loose_ones(tmp_path: Path) -> None:
     repo, patch = build_sample("pytest", tmp_path / "shop")
     run = TaskRun.start(repo, f"Add total_with_tax. Patch: {patch}")
-    mine = Path(run.snapshot()["copy"]).parent
+    mine = Path(run.snapshot().wire()["copy"]).parent
     loose = make_prep_copy(repo).copy.parent
     proc = autocode("prep", "prune", "--workspace", str(repo), "--json", env=cli_env())
     data = json.loads(proc.stdout)

@@ -30,15 +30,15 @@ def _start(repo: Path, patch: str) -> dict[str, Any]:
 
 def _finish(repo: Path, task_id: str) -> dict[str, Any]:
     run = TaskRun.load(repo, task_id)
-    snap = run.snapshot()
-    snap = run.approve_plan(snap["needs"]["plan_revision"], CLI)
-    snap = run.approve_completion(CLI)
+    snap = run.snapshot().wire()
+    snap = run.approve_plan(snap["needs"]["planRevision"], CLI).wire()
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED", snap
     return snap
 
 
 def _ledger(snap: dict[str, Any]) -> list[dict[str, Any]]:
-    data: list[dict[str, Any]] = json.loads((Path(snap["run_dir"]) / "ledger.json").read_text())["answers"]
+    data: list[dict[str, Any]] = json.loads((Path(snap["runDir"]) / "ledger.json").read_text())["answers"]
     return data
 
 
@@ -90,11 +90,11 @@ def test_bad_answers_are_refused_and_record_nothing(repo: tuple[Path, str]) -> N
         run.answer("test-naming", "something else", CLI, how="acceptedDefault")
     with pytest.raises(Exception, match="not one of"):
         run.answer("test-naming", "x", CLI, how="guessed")
-    assert _ledger(run.snapshot()) == []
+    assert _ledger(run.snapshot().wire()) == []
     # A second answer to the same question is a late decision, said as such.
     run.answer("test-naming", NAMING_ANSWER, CLI)
     with pytest.raises(AlreadyDecided, match="already answered at"):
         run.answer("test-naming", "again", CLI)
     late = autocode("task", "answer", "--workspace", ws, snap["id"], "test-naming", "again")
     assert late.returncode == 5 and "already answered at" in late.stderr
-    assert [a["text"] for a in _ledger(run.snapshot())] == [NAMING_ANSWER]
+    assert [a["text"] for a in _ledger(run.snapshot().wire())] == [NAMING_ANSWER]

@@ -26,7 +26,7 @@ MINE = "\n\ndef longest_word(text):\n    return 'mine'\n"
 
 def _verified(repo: Path, patch: str) -> TaskRun:
     run = TaskRun.start(repo, f"via {patch}", TaskOptions(scenario="no-questions"))
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion", snap
     return run
 
@@ -43,7 +43,7 @@ def _tree(repo: Path) -> dict[str, bytes]:
 
 
 def _theirs(run: TaskRun, rel: str) -> bytes:
-    return (Path(run.snapshot()["copy"]) / rel).read_bytes()
+    return (Path(run.snapshot().wire()["copy"]) / rel).read_bytes()
 
 
 @pytest.fixture
@@ -58,7 +58,7 @@ def test_a_non_overlapping_uncommitted_edit_in_a_touched_file_keeps_both(sample:
     words.write_text(NOTE + words.read_text())
     readme = repo / "README.md"
     readme.write_text(readme.read_text() + "My unsaved note.\n")
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED", snap
     outcome = snap["result"]["apply"]
     assert outcome["applied"] is True and outcome["via"] == "disk" and outcome["conflicts"] == []
@@ -75,12 +75,12 @@ def test_overlapping_edits_wait_for_a_choice_and_write_nothing(sample: tuple[Pat
     run = _verified(repo, patch)
     (repo / WORDS).write_text((repo / WORDS).read_text() + MINE)
     before = _tree(repo)
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "WAITING_FOR_CONFLICT_RESOLUTION" and not snap["done"]
     assert snap["needs"]["kind"] == "resolve_conflicts" and snap["result"] is None
     [conflict] = snap["needs"]["conflicts"]
     assert conflict["path"] == WORDS and conflict["reason"] == "overlap"
-    assert conflict["hunks"] == [{"mine_start": 3, "mine_lines": 4, "theirs_start": 3, "theirs_lines": 4}]
+    assert conflict["hunks"] == [{"mineStart": 3, "mineLines": 4, "theirsStart": 3, "theirsLines": 4}]
     assert _tree(repo) == before  # byte-identical, the clean file (tests) included
     with pytest.raises(AlreadyDecided, match="now WAITING_FOR_CONFLICT_RESOLUTION"):
         run.approve_completion(CLI)  # already approved: it now waits for a choice
@@ -126,11 +126,11 @@ def test_a_file_deleted_in_the_workspace_is_a_conflict(sample: tuple[Path, str])
     repo, patch = sample
     run = _verified(repo, patch)
     (repo / WORDS).unlink()
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["needs"]["kind"] == "resolve_conflicts"
     assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "deletedInWorkspace")]
     assert not (repo / WORDS).exists() and (repo / TESTS).read_bytes() != _theirs(run, TESTS)
-    snap = run.resolve_conflicts({WORDS: "mine"}, CLI)
+    snap = run.resolve_conflicts({WORDS: "mine"}, CLI).wire()
     assert snap["state"] == "COMPLETED" and not (repo / WORDS).exists()
     assert snap["result"]["apply"]["written"] == [TESTS]
 
@@ -143,11 +143,11 @@ def test_head_moved_is_said_before_applying_and_the_change_still_merges(sample: 
     (repo / WORDS).write_text(NOTE + (repo / WORDS).read_text())
     git(repo, "commit", "-qam", "a note on another branch")
     now = git(repo, "rev-parse", "HEAD").strip()
-    snap = run.snapshot()
-    assert snap["needs"]["head_moved"] == {"from": start, "to": now}
+    snap = run.snapshot().wire()
+    assert snap["needs"]["headMoved"] == {"from": start, "to": now}
     shown = autocode("task", "status", "--workspace", str(repo), run.id)
     assert "HEAD moved since the task started" in shown.stdout
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED"
     assert snap["result"]["apply"]["head_moved"] == {"from": start, "to": now}
     text = (repo / WORDS).read_text()
@@ -163,7 +163,7 @@ def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[P
     words.unlink()
     os.symlink("../elsewhere.py", words)  # AutoCode never writes through a link
     before = _tree(repo)
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "WAITING_FOR_COMPLETION_APPROVAL" and snap["result"] is None
     assert snap["needs"]["apply"]["status"] == "not_applied"
     assert "symbolic link" in snap["needs"]["apply"]["message"]
@@ -172,7 +172,7 @@ def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[P
     assert status.returncode == 1 and "symbolic link" in status.stdout
     words.unlink()
     words.write_text(elsewhere.read_text())
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and "def longest_word" in words.read_text()
     with pytest.raises(AlreadyDecided, match="already approved at"):
         run.approve_completion(CLI)
@@ -188,7 +188,7 @@ def test_no_program_the_repository_configures_runs_while_applying(sample: tuple[
     git(repo, "config", "filter.spy.clean", f"sh -c 'touch {touched}; cat'")
     git(repo, "config", "filter.spy.smudge", f"sh -c 'touch {touched}; cat'")
     (repo / WORDS).write_text(NOTE + (repo / WORDS).read_text())
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and not touched.exists()
 
 
@@ -216,19 +216,19 @@ def test_cancel_from_another_thread_stops_a_running_test_command(tmp_path: Path)
     run = TaskRun.start(repo, f"via {patch}", TaskOptions(
         scenario="no-questions", test_command="python3 -c 'import time; time.sleep(60)'"))
     done: dict[str, dict] = {}
-    worker = threading.Thread(target=lambda: done.setdefault("snap", run.approve_plan(1, CLI)))
+    worker = threading.Thread(target=lambda: done.setdefault("snap", run.approve_plan(1, CLI).wire()))
     started = time.monotonic()
     worker.start()
     other = TaskRun.load(repo, run.id)  # as a second caller (the language server) would
     for _ in range(200):
-        if other.snapshot()["state"] == "VERIFYING":
+        if other.snapshot().wire()["state"] == "VERIFYING":
             break
         time.sleep(0.05)
     other.cancel()
     worker.join(30)
     assert done["snap"]["state"] == "CANCELLED"
     assert time.monotonic() - started < 30
-    assert TaskRun.load(repo, run.id).snapshot()["state"] == "CANCELLED"
+    assert TaskRun.load(repo, run.id).snapshot().wire()["state"] == "CANCELLED"
 
 
 def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tuple[Path, str]) -> None:
@@ -243,12 +243,12 @@ def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tu
     git(repo, "commit", "-qm", "a rename patch")
     assert "rename from textkit/words.py" in rename
     run = TaskRun.start(repo, "via rename.patch", TaskOptions(scenario="no-questions"))
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion", snap
     (repo / WORDS).write_text((repo / WORDS).read_text() + "# mine\n")
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "renamed")]
-    snap = run.resolve_conflicts({WORDS: "theirs"}, CLI)
+    snap = run.resolve_conflicts({WORDS: "theirs"}, CLI).wire()
     assert snap["state"] == "COMPLETED"
     assert not (repo / WORDS).exists() and (repo / "textkit" / "text_words.py").is_file()
 
@@ -259,10 +259,10 @@ def test_without_a_captured_base_it_is_worked_back_from_the_diff(sample: tuple[P
 
     repo, patch = sample
     run = _verified(repo, patch)
-    shutil.rmtree(Path(run.snapshot()["run_dir"]) / "evidence" / "base")
+    shutil.rmtree(Path(run.snapshot().wire()["runDir"]) / "evidence" / "base")
     words = repo / WORDS
     words.write_text(NOTE + words.read_text())
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED", snap
     text = words.read_text()
     assert text.startswith(NOTE) and "def longest_word" in text

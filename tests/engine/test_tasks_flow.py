@@ -56,7 +56,7 @@ def test_whole_flow_through_the_cli_step_by_step_on_the_pytest_sample(pytest_rep
 
     rc, snap = autocode_json("task", "answer", "--workspace", ws, task_id, "test-naming", NAMING_ANSWER)
     assert rc == 0 and snap["needs"]["kind"] == "approve_plan"
-    revision = snap["needs"]["plan_revision"]
+    revision = snap["needs"]["planRevision"]
 
     rc, snap = autocode_json("task", "approve", "--workspace", ws, task_id, "--revision", str(revision + 1))
     assert rc == 5 and snap["error"]["kind"] == "planRevisionMismatch"
@@ -80,7 +80,7 @@ def test_whole_flow_through_the_cli_step_by_step_on_the_pytest_sample(pytest_rep
     ]
     assert set(record["human_pause_states"]) >= {"WAITING_FOR_USER", "WAITING_FOR_PLAN_APPROVAL"}
 
-    run_dir = Path(snap["run_dir"])
+    run_dir = Path(snap["runDir"])
     for name in ("launch.json", "state.json", "ledger.json", "requirements.json", "plan.json", "plan.md",
                  "approvals.json", "checkpoint.json", "events.jsonl", "evidence/changes.diff", "evidence/head.diff",
                  "evidence/tests.json", "evidence/test-output.txt"):
@@ -115,7 +115,7 @@ def test_answers_file_runs_the_whole_flow_and_the_second_task_does_not_ask(unitt
     rc, snap = autocode_json("task", "start", "--workspace", str(repo), "--brief", f"Again, via {patch}")
     assert rc == 0
     assert snap["needs"]["kind"] == "approve_plan"
-    run_dir = Path(snap["run_dir"])
+    run_dir = Path(snap["runDir"])
     ledger = json.loads((run_dir / "ledger.json").read_text())
     # Project data never enters the new task's ledger, criteria or human citations.
     assert ledger == {"revision": ledger["revision"], "questions": [], "answers": []}
@@ -137,8 +137,8 @@ def test_package_run_uses_the_package_and_saves_no_test_command(pytest_repo: tup
     assert proc.returncode == 0, proc.stderr
     snap = json.loads(proc.stdout)
     assert snap["state"] == "COMPLETED"
-    tests = json.loads((Path(snap["run_dir"]) / "evidence" / "tests.json").read_text())
-    assert tests["cwd"] == "billing" and "1 passed" in (Path(snap["run_dir"]) / "evidence" / "test-output.txt").read_text()
+    tests = json.loads((Path(snap["runDir"]) / "evidence" / "tests.json").read_text())
+    assert tests["cwd"] == "billing" and "1 passed" in (Path(snap["runDir"]) / "evidence" / "test-output.txt").read_text()
     record = read_record(repo)
     assert record is not None
     assert record["test_command"] is None and record["framework"] is None
@@ -152,24 +152,24 @@ def test_cli_accept_default_and_delegate_are_recorded_but_not_learned(unittest_r
     assert snap["needs"]["kind"] == "answer_questions"
     rc, snap = autocode_json("task", "answer", "--workspace", str(repo), snap["id"], "docstrings", "--accept-default")
     assert rc == 0 and snap["needs"]["kind"] == "approve_plan"
-    ledger = json.loads((Path(snap["run_dir"]) / "ledger.json").read_text())
+    ledger = json.loads((Path(snap["runDir"]) / "ledger.json").read_text())
     assert ledger["answers"][0]["kind"] == "proposed_default" and ledger["answers"][0]["text"] == "Google style"
     run = TaskRun.load(repo, snap["id"])
     run.approve_plan(1, CLI)
-    assert run.approve_completion(CLI)["learning"]["conventions"] == []
+    assert run.approve_completion(CLI).wire()["learning"]["conventions"] == []
 
 
 def test_reject_then_approve_the_new_revision(unittest_repo: tuple[Path, str]) -> None:
     repo, patch = unittest_repo
     run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="no-questions"))
-    first = run.snapshot()
-    assert first["needs"]["plan_revision"] == 1
-    snap = run.reject_plan("Also mention the README.", CLI)
-    assert snap["needs"]["plan_revision"] == 2
+    first = run.snapshot().wire()
+    assert first["needs"]["planRevision"] == 1
+    snap = run.reject_plan("Also mention the README.", CLI).wire()
+    assert snap["needs"]["planRevision"] == 2
     assert "Also mention the README." in snap["needs"]["markdown"]
     with pytest.raises(PlanRevisionMismatch):
         run.approve_plan(1, CLI)
-    snap = run.approve_plan(2, CLI)
+    snap = run.approve_plan(2, CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion"
     assert snap["revision"] > first["revision"]
 
@@ -188,21 +188,21 @@ def test_editing_and_deleting_the_record_mid_run_changes_nothing_in_the_run(unit
         "human_pause_states": ["WAITING_FOR_USER"],
     }))
     run = TaskRun.start(repo, f"Add longest_word via {patch}")
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     assert snap["needs"]["kind"] == "approve_plan"  # the convention was not asked again
-    launch_before = (Path(snap["run_dir"]) / "launch.json").read_bytes()
+    launch_before = (Path(snap["runDir"]) / "launch.json").read_bytes()
 
     record_path.write_text(json.dumps({"version": 1, "framework": "pytest", "test_command": "false",
                                        "conventions": [], "routes": [], "human_pause_states": []}))
     again = TaskRun.load(repo, snap["id"])
-    snap = again.approve_plan(snap["needs"]["plan_revision"], CLI)
+    snap = again.approve_plan(snap["needs"]["planRevision"], CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion"
     assert snap["needs"]["tests"]["command"] == "python3 -m unittest discover -s tests -t ."
 
     record_path.unlink()
-    snap = TaskRun.load(repo, snap["id"]).approve_completion(CLI)
+    snap = TaskRun.load(repo, snap["id"]).approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED"
-    assert (Path(snap["run_dir"]) / "launch.json").read_bytes() == launch_before
+    assert (Path(snap["runDir"]) / "launch.json").read_bytes() == launch_before
     record = read_record(repo)
     assert record is not None
     # The launch snapshot is never written back as if the person had answered again.
@@ -237,8 +237,8 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
     assert tree_state(repo) == before
 
     run = TaskRun.start(repo, f"Add longest_word via {patch}")
-    snap = run.snapshot()
-    state_before = (Path(snap["run_dir"]) / "state.json").read_bytes()
+    snap = run.snapshot().wire()
+    state_before = (Path(snap["runDir"]) / "state.json").read_bytes()
     with pytest.raises(NotAwaitingInput) as not_waiting:
         run.approve_completion(CLI)
     assert not_waiting.value.kind == "notAwaitingInput"
@@ -250,7 +250,7 @@ def test_errors_have_kinds_and_write_nothing(unittest_repo: tuple[Path, str], tm
         run.answer("test-naming", "", CLI)
     with pytest.raises(UsageError):
         run.answer("test-naming", "x", Source("carrier-pigeon"))
-    assert (Path(snap["run_dir"]) / "state.json").read_bytes() == state_before
+    assert (Path(snap["runDir"]) / "state.json").read_bytes() == state_before
     assert tree_state(repo) == before
 
     rc, data = autocode_json("task", "status", "--workspace", str(repo), "t-20990101-000000-abcdef")
@@ -273,24 +273,24 @@ def test_a_hand_damaged_state_file_is_a_clear_error(unittest_repo: tuple[Path, s
     with pytest.raises(AutoCodeError) as damaged:
         TaskRun.load(repo, run.id)
     assert damaged.value.kind == "taskDamaged"
-    assert list_tasks(repo) == []
+    assert [t.wire() for t in list_tasks(repo)] == []
 
 
 def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str]) -> None:
     repo, patch = unittest_repo
     run = TaskRun.start(repo, f"via {patch}")
-    snap = run.cancel()
+    snap = run.cancel().wire()
     assert snap["state"] == "CANCELLED" and snap["done"] and snap["phase"] == "cancelled"
     with pytest.raises(NotAwaitingInput):
         run.cancel()
-    assert [t["state"] for t in list_tasks(repo)] == ["CANCELLED"]
+    assert [t["state"] for t in [t.wire() for t in list_tasks(repo)]] == ["CANCELLED"]
 
 
 def test_failing_tests_fail_the_task_and_leave_the_workspace_alone(unittest_repo: tuple[Path, str]) -> None:
     repo, patch = unittest_repo
     before = tree_state(repo)
     run = TaskRun.start(repo, f"via {patch}", TaskOptions(scenario="no-questions", test_command="python3 -c 'raise SystemExit(3)'"))
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     assert snap["state"] == "FAILED" and snap["result"]["error"]["kind"] == "testsFailed"
     assert snap["result"]["tests"]["exit_code"] == 3
     assert tree_state(repo) == before
@@ -300,8 +300,8 @@ def test_failing_tests_fail_the_task_and_leave_the_workspace_alone(unittest_repo
 def test_on_change_sees_every_revision_and_the_interactive_terminal_flow(unittest_repo: tuple[Path, str]) -> None:
     repo, patch = unittest_repo
     seen: list[int] = []
-    run = TaskRun.start(repo, f"via {patch}", {"on_change": lambda s: seen.append(s["revision"])})
-    assert seen == sorted(seen) and seen[-1] == run.snapshot()["revision"]
+    run = TaskRun.start(repo, f"via {patch}", {"on_change": lambda s: seen.append(s.revision)})
+    assert seen == sorted(seen) and seen[-1] == run.snapshot().wire()["revision"]
     proc = __import__("subprocess").run(
         [__import__("sys").executable, "-m", "autocode", "task", "start", "--workspace", str(repo),
          "--brief", f"via {patch}", "--interactive"],
@@ -318,7 +318,7 @@ def test_an_empty_committed_workspace_cites_the_tasks_fallback(tmp_path: Path) -
     repo = make_repo(tmp_path / "empty")
     assert git(repo, "ls-files").strip() == ""
     run = TaskRun.start(repo, "Start the project with a README.", TaskOptions(scenario="no-questions"))
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     assert snap["needs"]["kind"] == "approve_plan", snap
     [run_dir] = run_dirs(repo)
     requirements = json.loads((run_dir / "requirements.json").read_text())
@@ -338,7 +338,7 @@ def test_citations_come_from_the_copys_own_inventory(unittest_repo: tuple[Path, 
     # the task reads the copy's inventory instead of walking the workspace a second time.
     (repo / "late.py").write_text("LATE = 1\n")
     run = TaskRun.start(repo, "Tidy up.", TaskOptions(scenario="no-questions", prep=prep))
-    assert run.snapshot()["needs"]["kind"] == "approve_plan"
+    assert run.snapshot().wire()["needs"]["kind"] == "approve_plan"
     [run_dir] = run_dirs(repo)
     cited = json.loads((run_dir / "launch.json").read_text())["citations"]
     assert cited and "late.py" not in cited

@@ -23,11 +23,11 @@ def repo(tmp_path: Path) -> tuple[Path, str]:
 
 
 def _finish(run: TaskRun) -> dict:
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     if snap["needs"]["kind"] == "approve_plan":
-        snap = run.approve_plan(snap["needs"]["plan_revision"], CLI)
+        snap = run.approve_plan(snap["needs"]["planRevision"], CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion", snap
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED", snap
     return snap
 
@@ -61,7 +61,7 @@ def test_a_machine_decision_on_an_unasked_question_is_never_learned(repo: tuple[
 def test_excluded_categories_are_never_learned_whatever_their_tags(repo: tuple[Path, str]) -> None:
     root, patch = repo
     run = TaskRun.start(root, f"via {patch}", TaskOptions(scenario="excluded-categories"))
-    questions = run.snapshot()["needs"]["questions"]
+    questions = run.snapshot().wire()["needs"]["questions"]
     assert {q["category"] for q in questions} == {
         "permission", "spending", "quota", "external_side_effect", "task_outcome", "other"
     }
@@ -131,6 +131,6 @@ def test_learning_problems_never_fail_completion(repo: tuple[Path, str]) -> None
     run.approve_plan(1, CLI)
     # Make the record unwritable: a folder where the file should be.
     (root / ".autocode" / "project.json").mkdir(parents=True)
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and snap["result"]["verified"] is True
     assert snap["learning"]["status"] == "failed"

@@ -22,9 +22,9 @@ def test_a_scenario_saves_a_memory_and_the_next_task_recalls_it(tmp_path: Path) 
     first = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="save-memory"))
     first.answer("test-naming", NAMING_ANSWER, CLI)
     first.approve_plan(1, CLI)
-    snap = first.approve_completion(CLI)
+    snap = first.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED"
-    events = [json.loads(line) for line in (Path(snap["run_dir"]) / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (Path(snap["runDir"]) / "events.jsonl").read_text().splitlines()]
     [saved] = [e for e in events if e["event"] == "memory_saved"]
     assert saved["result"]["saved"] is True and saved["result"]["scope"] == "project"
     # The memory is a durable lesson, not a convention: the record does not hold it.
@@ -32,7 +32,7 @@ def test_a_scenario_saves_a_memory_and_the_next_task_recalls_it(tmp_path: Path) 
 
     git(repo, "checkout", "-q", "--", ".")
     second = TaskRun.start(repo, f"Add longest_word again via {patch}")
-    launch = json.loads((Path(second.snapshot()["run_dir"]) / "launch.json").read_text())
+    launch = json.loads((Path(second.snapshot().wire()["runDir"]) / "launch.json").read_text())
     assert [m["content"] for m in launch["recall"]["project"]] == [LESSON]
     assert launch["recall"]["receipt"]["project"][0]["id"] == saved["result"]["id"]
     assert LESSON in launch["recall"]["rendered"]
@@ -41,7 +41,7 @@ def test_a_scenario_saves_a_memory_and_the_next_task_recalls_it(tmp_path: Path) 
 
     # Another repository never sees it.
     elsewhere = TaskRun.start(other, "Something else", TaskOptions(scenario="no-questions"))
-    launch = json.loads((Path(elsewhere.snapshot()["run_dir"]) / "launch.json").read_text())
+    launch = json.loads((Path(elsewhere.snapshot().wire()["runDir"]) / "launch.json").read_text())
     assert launch["recall"]["project"] == []
 
 
@@ -54,9 +54,9 @@ def test_a_refused_save_is_recorded_and_does_not_fail_the_task(tmp_path: Path) -
         "save_memory": [{"content": "T-28 is blocked until this task is merged.", "scope": "project"}],
     }))
     run = TaskRun.start(repo, f"via {patch}", TaskOptions(scenario=str(scenario)))
-    snap = run.approve_plan(1, CLI)
+    snap = run.approve_plan(1, CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion"
-    events = [json.loads(line) for line in (Path(snap["run_dir"]) / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (Path(snap["runDir"]) / "events.jsonl").read_text().splitlines()]
     [refused] = [e for e in events if e["event"] == "memory_not_saved"]
     assert refused["result"]["saved"] is False and refused["result"]["refused"]
     with open_memory(resolve_settings(repo)) as service:
@@ -78,9 +78,9 @@ def test_a_completed_tasks_lesson_is_proposed_by_reflect_and_applied_only_with_a
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="lesson"))
     run.approve_plan(1, CLI)
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED"
-    events = [json.loads(line) for line in (Path(snap["run_dir"]) / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (Path(snap["runDir"]) / "events.jsonl").read_text().splitlines()]
     [recorded] = [e for e in events if e["event"] == "lessons_recorded"]
     assert len(recorded["ids"]) == 1
 
@@ -113,9 +113,9 @@ def test_lessons_that_cannot_be_recorded_go_to_events_and_completion_still_succe
     blocker = tmp_path / "blocker"
     blocker.write_text("not a folder\n")
     (repo / ".autocode" / "config.toml").write_text(f'memory_path = "{(blocker / "m.sqlite3").as_posix()}"\n')
-    snap = run.approve_completion(CLI)
+    snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and snap["result"]["status"] == "completed"
-    events = [json.loads(line) for line in (Path(snap["run_dir"]) / "events.jsonl").read_text().splitlines()]
+    events = [json.loads(line) for line in (Path(snap["runDir"]) / "events.jsonl").read_text().splitlines()]
     [failed] = [e for e in events if e["event"] == "lessons_not_recorded"]
     assert failed["count"] == 1 and failed["error"]
     assert snap["result"]["verified"] is True and snap["learning"]["status"] != "pending"

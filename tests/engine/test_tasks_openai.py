@@ -95,12 +95,12 @@ def test_a_whole_task_through_the_openai_provider(replay: tuple[Replay, str], tm
     cli = Source("cli", "tester")
     run = TaskRun.start(repo, "Add longest_word with a test.", TaskOptions(
         provider="openai", base_url=url, model="replay-model", api_key_env="AUTOCODE_TEST_KEY"))
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     assert snap["needs"]["kind"] == "answer_questions"
     run.answer("test-naming", NAMING_ANSWER, cli)
-    snap = run.approve_plan(1, cli)
+    snap = run.approve_plan(1, cli).wire()
     assert snap["needs"]["kind"] == "approve_completion", snap
-    snap = run.approve_completion(cli)
+    snap = run.approve_completion(cli).wire()
     assert snap["state"] == "COMPLETED"
     assert [r["path"] for r in state.requests] == ["/v1/chat/completions"] * 5
     assert all(r["auth"] == f"Bearer {key}" for r in state.requests)
@@ -110,7 +110,7 @@ def test_a_whole_task_through_the_openai_provider(replay: tuple[Replay, str], tm
     assert "Recalled project memories" in requirements_prompt and lesson in requirements_prompt
     # The project's answers reach the planner as this task's answers, not as project data.
     assert NAMING_ANSWER in state.requests[2]["body"]["messages"][1]["content"]
-    run_dir = Path(snap["run_dir"])
+    run_dir = Path(snap["runDir"])
     for path in run_dir.rglob("*"):
         if path.is_file():
             assert key not in path.read_text(errors="replace"), path
@@ -178,6 +178,6 @@ def test_a_provider_failure_fails_the_task_with_its_message(replay: tuple[Replay
     state.load(RECORDED[0], ERRORS["content_not_json"])
     repo, _ = build_sample("unittest", tmp_path / "textkit")
     run = TaskRun.start(repo, "Add it", TaskOptions(provider="openai", base_url=url, model="replay-model"))
-    snap = run.snapshot()
+    snap = run.snapshot().wire()
     assert snap["state"] == "FAILED" and snap["error"]["kind"] == "providerError"
     assert "not valid JSON" in snap["error"]["message"]

@@ -83,8 +83,8 @@ def test_success_starts_the_task_and_stops_at_plan_approval(tmp_path: Path) -> N
     launch = json.loads((run_dir / "launch.json").read_text())
     assert launch["prep"]["copy"] == str(copy)
     # Nothing was answered or approved on the person's behalf.
-    snap = TaskRun.load(repo, run_dir.name).snapshot()
-    assert snap["needs"]["kind"] == "approve_plan" and snap["human_pause_states"] == []
+    snap = TaskRun.load(repo, run_dir.name).snapshot().wire()
+    assert snap["needs"]["kind"] == "approve_plan" and snap["humanPauseStates"] == []
     assert json.loads((run_dir / "approvals.json").read_text())["approvals"] == []
     # Requirements and plan cite the declared input and the brief; nothing was asked.
     requirements = json.loads((run_dir / "requirements.json").read_text())

@@ -38,15 +38,15 @@ POINTS = [
 
 
 def _drive(run: TaskRun) -> dict:
-    snap = run.resume()
+    snap = run.resume().wire()
     for _ in range(6):
         kind = snap["needs"]["kind"]
         if kind == "answer_questions":
-            snap = run.answer("test-naming", NAMING_ANSWER, CLI)
+            snap = run.answer("test-naming", NAMING_ANSWER, CLI).wire()
         elif kind == "approve_plan":
-            snap = run.approve_plan(snap["needs"]["plan_revision"], CLI)
+            snap = run.approve_plan(snap["needs"]["planRevision"], CLI).wire()
         elif kind == "approve_completion":
-            snap = run.approve_completion(CLI)
+            snap = run.approve_completion(CLI).wire()
         else:
             break
     return snap
@@ -67,7 +67,7 @@ def test_killed_at_a_point_then_resumed(tmp_path: Path, point: str, expected: st
         json.loads(path.read_text())
     run = TaskRun.load(repo, run_dir.name)
     if expected is not None:
-        assert run.snapshot()["state"] == expected
+        assert run.snapshot().wire()["state"] == expected
     if point == "in:PLANNING":
         # The CLI's own way back in.
         resumed = autocode("task", "resume", "--workspace", str(repo), run_dir.name, "--json")

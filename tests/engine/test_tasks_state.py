@@ -50,12 +50,12 @@ def old_task(tmp_path: Path, extra: dict[str, Any] | None = None) -> tuple[Path,
 
 def test_an_existing_task_folder_loads_and_reads_as_before(tmp_path: Path) -> None:
     repo, task_id = old_task(tmp_path)
-    snap = TaskRun.load(repo, task_id).snapshot()
+    snap = TaskRun.load(repo, task_id).snapshot().wire()
     assert snap["state"] == "WAITING_FOR_PLAN_APPROVAL" and snap["revision"] == 4
-    assert snap["needs"]["kind"] == "approve_plan" and snap["needs"]["plan_revision"] == 1
+    assert snap["needs"]["kind"] == "approve_plan" and snap["needs"]["planRevision"] == 1
     assert snap["needs"]["markdown"].startswith("# Plan (revision 1)")
     assert [a["how"] for a in snap["answers"]] == ["typed"]
-    assert snap["human_pause_states"] == ["WAITING_FOR_USER"]
+    assert snap["humanPauseStates"] == ["WAITING_FOR_USER"]
     # The views the older code wrote lazily are written on load.
     assert json.loads((repo / ".autocode" / "runs" / task_id / "ledger.json").read_text())["revision"] == 4
 

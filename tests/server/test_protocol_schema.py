@@ -1,5 +1,6 @@
 """One schema for the editors: docs/protocol.schema.json, the extension's TypeScript types and
-the Neovim plugin's LuaLS classes are generated from the protocol's attrs models, are not
+the Neovim plugin's LuaLS classes are generated from the protocol's models (its attrs classes
+and the engine's typed task results), are not
 stale, agree with what the server accepts, and are used by both editors.
 
 Regenerate with `.venv/bin/python scripts/gen_protocol_types.py`.
@@ -56,6 +57,10 @@ def _errors(value: Any, node: dict[str, Any], where: str = "$") -> list[str]:
     if "anyOf" in node:
         options = [_errors(value, n, where) for n in node["anyOf"]]
         return [] if any(not o for o in options) else [f"{where}: matches no alternative"]
+    if "oneOf" in node:
+        options = [_errors(value, n, where) for n in node["oneOf"]]
+        fits = [o for o in options if not o]
+        return [] if len(fits) == 1 else [f"{where}: matches {len(fits)} alternatives, not one"]
     if "enum" in node:
         return [] if value in node["enum"] else [f"{where}: {value!r} not in {node['enum']}"]
     kind = node.get("type")
@@ -100,21 +105,76 @@ def test_every_example_of_the_protocol_fits_its_schema_and_is_accepted() -> None
     assert checked >= 3
 
 
-def test_what_the_server_sends_fits_the_schema() -> None:
-    question = protocol.Question(id="q1", text="Which style?", category=None, convention="naming",
-                                 default="snake", choices=["snake"])
-    needs = protocol.TaskNeeds(kind="answer_questions", questions=[question], plan_revision=None, plan=None,
-                               markdown=None, plan_uri=None, diff=None, files=[], tests=None, review=None)
-    snap = protocol.TaskSnapshot(
-        id="t-1", workspace="/w", brief="b", state="WAITING_FOR_USER", phase="requirements", revision=2,
+def _snapshot(needs: Any, state: str) -> Any:
+    return protocol.TaskSnapshot(
+        id="t-1", workspace="/w", brief="b", state=state, phase="requirements", revision=2,
         needs=needs, done=False, result=None, error=None, learning=None, run_dir="/w/.autocode/runs/t-1",
-        copy=None, human_pause_states=[], created="2026-01-01T00:00:00Z", updated="2026-01-01T00:00:00Z",
+        copy_=None, plan_revision=1, human_pause_states=[], created="2026-01-01T00:00:00Z",
+        updated="2026-01-01T00:00:00Z",
     )
+
+
+NEEDS = {
+    "WORKING": lambda: protocol.NoNeeds(),
+    "WAITING_FOR_USER": lambda: protocol.AnswerQuestions(questions=[protocol.Question(
+        id="q1", text="Which style?", category=None, convention="naming", default="snake", choices=["snake"])]),
+    "WAITING_FOR_PLAN_APPROVAL": lambda: protocol.ApprovePlan(
+        plan_revision=1, plan=protocol.Plan(summary="s", steps=["one"]), markdown="# Plan", plan_uri=None),
+    "WAITING_FOR_COMPLETION_APPROVAL": lambda: protocol.ApproveCompletion(
+        diff="", files=["a.py"], tests=None, review=None,
+        head_moved=protocol.HeadMoved(from_="a", to="b"),
+        apply=protocol.ApplyResult(status="not_applied", applied=False, message="refused")),
+    "WAITING_FOR_CONFLICT_RESOLUTION": lambda: protocol.ResolveConflicts(
+        conflicts=[protocol.Conflict(path="a.py", reason="overlap", hunks=[protocol.ConflictHunk(
+            mine_start=1, mine_lines=1, theirs_start=1, theirs_lines=1)])],
+        files=["a.py"], apply=protocol.ApplyResult(status="conflicts", applied=False, conflicts=["a.py"], message="m")),
+}
+
+
+@pytest.mark.parametrize("state", sorted(NEEDS))
+def test_what_the_server_sends_fits_the_schema(state: str) -> None:
+    snap = _snapshot(NEEDS[state](), state)
     wire = protocol.to_wire(protocol.TaskDidChangeParams(task=snap, revision=2))
     assert _errors(wire, DOC["methods"][protocol.TASK_DID_CHANGE]["params"]) == []
+    assert "headMoved" not in json.dumps(wire) or state == "WAITING_FOR_COMPLETION_APPROVAL" or \
+        state == "WAITING_FOR_CONFLICT_RESOLUTION"
     # and the validator is not blind: the snake_case spelling the editors used to accept is not the wire's
     wire["task"]["plan_revision"] = 1
     assert _errors(wire, DOC["methods"][protocol.TASK_DID_CHANGE]["params"]) == ["$.task.plan_revision: unknown"]
+
+
+def test_a_needs_of_one_kind_with_another_kinds_field_fits_no_alternative() -> None:
+    wire = protocol.to_wire(_snapshot(NEEDS["WAITING_FOR_USER"](), "WAITING_FOR_USER"))
+    wire["needs"]["planRevision"] = 1
+    assert _errors(wire, DOC["$defs"]["TaskSnapshot"]) == ["$.needs: matches 0 alternatives, not one"]
+    wire = protocol.to_wire(_snapshot(NEEDS["WAITING_FOR_USER"](), "WAITING_FOR_USER"))
+    assert wire["needs"]["questions"][0]["choices"] == ["snake"] and "plan_revision" not in json.dumps(wire)
+    assert wire["planRevision"] == 1 and wire["copy"] is None and wire["runDir"]
+
+
+def test_the_cli_json_is_the_same_snapshot_the_editors_get(tmp_path: Path) -> None:
+    """`autocode task ... --json` prints the engine's model dump: at each pause it fits the
+    schema's TaskSnapshot (camelCase, the needs of its kind and nothing else)."""
+    from tasks_support import NAMING_ANSWER, autocode_json, build_sample
+
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    ws = str(repo)
+    rc, snap = autocode_json("task", "start", "--workspace", ws, "--brief", f"Add longest_word via {patch}")
+    seen = []
+    for _ in range(3):
+        assert rc == 0, snap
+        assert _errors(snap, DOC["$defs"]["TaskSnapshot"]) == [], snap["needs"]["kind"]
+        kind = snap["needs"]["kind"]
+        seen.append(kind)
+        if kind == "answer_questions":
+            rc, snap = autocode_json("task", "answer", "--workspace", ws, snap["id"], "test-naming", NAMING_ANSWER)
+        elif kind == "approve_plan":
+            assert set(snap["needs"]) == {"kind", "planRevision", "plan", "markdown", "planUri"}
+            rc, snap = autocode_json("task", "approve", "--workspace", ws, snap["id"],
+                                     "--revision", str(snap["needs"]["planRevision"]))
+    assert seen == ["answer_questions", "approve_plan", "approve_completion"]
+    rc, listed = autocode_json("task", "list", "--workspace", ws)
+    assert _errors(listed, DOC["commands"][protocol.TASK_LIST]["result"]) == []
 
 
 def test_schema_names_every_command_method_and_error_kind() -> None:

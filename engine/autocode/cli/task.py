@@ -116,11 +116,14 @@ def run(args: argparse.Namespace) -> int:
         return _start(args, source)
     if verb == "list":
         tasks = list_tasks(args.workspace)
-        emit(args, {"tasks": tasks}, _render_list)
+        from autocode.tasks.models import TaskList
+
+        emit(args, TaskList(tasks=tasks).wire(), _render_list)
         return 0
     task = TaskRun.load(args.workspace, args.task_id)
+    snap: dict[str, Any]
     if verb == "status":
-        snap = task.snapshot()
+        snap = task.snapshot().wire()
     elif verb == "show":
         details = task.details()
         emit(args, details, _render_details)
@@ -128,17 +131,17 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "answer":
         snap = _answer_from_args(task, args, source)
     elif verb == "approve":
-        snap = task.approve_plan(args.revision, source)
+        snap = task.approve_plan(args.revision, source).wire()
     elif verb == "reject":
-        snap = task.reject_plan(args.feedback, source, revision=args.revision)
+        snap = task.reject_plan(args.feedback, source, revision=args.revision).wire()
     elif verb == "approve-completion":
-        snap = task.approve_completion(source)
+        snap = task.approve_completion(source).wire()
     elif verb == "resolve":
-        snap = task.resolve_conflicts(_choices(args.choices), source)
+        snap = task.resolve_conflicts(_choices(args.choices), source).wire()
     elif verb == "cancel":
-        snap = task.cancel()
+        snap = task.cancel().wire()
     else:
-        snap = task.resume()
+        snap = task.resume().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
 
@@ -162,11 +165,13 @@ def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[
         if args.text:
             raise UsageError("give either an answer TEXT or --accept-default/--delegate, not both")
         how = "acceptedDefault" if args.accept_default else "delegated"
-        return dict(task.answer(args.question_id, "", source, how=how))
+        answered: dict[str, Any] = task.answer(args.question_id, "", source, how=how).wire()
+        return answered
     if not args.text:
         raise UsageError("give the answer TEXT (or --accept-default or --delegate)")
     # The one answer rule: a TEXT equal to the proposed default is an accepted default.
-    return dict(task.answer(args.question_id, args.text, source, how="chosen" if args.chosen else None))
+    snap: dict[str, Any] = task.answer(args.question_id, args.text, source, how="chosen" if args.chosen else None).wire()
+    return snap
 
 
 def _start(args: argparse.Namespace, source: Any) -> int:
@@ -213,7 +218,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
     elif answers is not None:
         snap = _drive_from_file(task, source, answers, args.answers)
     else:
-        snap = task.snapshot()
+        snap = task.snapshot().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
 
@@ -239,7 +244,7 @@ def _read_answers(path_text: str) -> dict[str, Any]:
 def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str) -> dict[str, Any]:
     given: dict[str, str] = {str(k): str(v) for k, v in (answers.get("answers") or {}).items()}
     used: set[str] = set()
-    snap: dict[str, Any] = task.snapshot()
+    snap: dict[str, Any] = task.snapshot().wire()
     while not snap["done"]:
         kind = snap["needs"]["kind"]
         if kind == "answer_questions":
@@ -249,20 +254,20 @@ def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str)
                 break
             for question in snap["needs"]["questions"]:
                 _say(f"Q [{question['id']}] {question['text']}\nA ({name}) {given[question['id']]}")
-                snap = task.answer(question["id"], given[question["id"]], source)
+                snap = task.answer(question["id"], given[question["id"]], source).wire()
                 used.add(question["id"])
         elif kind == "approve_plan":
             _say(snap["needs"]["markdown"])
             if answers.get("approve_plan") is not True:
                 break
-            _say(f"plan revision {snap['needs']['plan_revision']} approved ({name})")
-            snap = task.approve_plan(snap["needs"]["plan_revision"], source)
+            _say(f"plan revision {snap['needs']['planRevision']} approved ({name})")
+            snap = task.approve_plan(snap["needs"]["planRevision"], source).wire()
         elif kind == "approve_completion":
             _say(_completion_text(snap))
             if answers.get("approve_completion") is not True:
                 break
             _say(f"completion approved ({name})")
-            snap = task.approve_completion(source)
+            snap = task.approve_completion(source).wire()
             if snap["needs"].get("apply"):
                 break  # not applied (said in the snapshot): a person decides what next
         else:
@@ -274,7 +279,7 @@ def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str)
 
 
 def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
-    snap: dict[str, Any] = task.snapshot()
+    snap: dict[str, Any] = task.snapshot().wire()
     while not snap["done"]:
         kind = snap["needs"]["kind"]
         if kind == "answer_questions":
@@ -285,26 +290,26 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                 while not text and not default:
                     text = _input("An answer is needed; type it:\n> ").strip()
                 if text:
-                    snap = task.answer(question["id"], text, source, how="typed" if text != default else None)
+                    snap = task.answer(question["id"], text, source, how="typed" if text != default else None).wire()
                 else:
-                    snap = task.answer(question["id"], "", source, how="acceptedDefault")
+                    snap = task.answer(question["id"], "", source, how="acceptedDefault").wire()
         elif kind == "approve_plan":
             _say("\n" + snap["needs"]["markdown"])
             choice = _input("Approve this plan? [y]es, [n]o with feedback, [c]ancel: ").strip().lower()
             if choice.startswith("y"):
-                snap = task.approve_plan(snap["needs"]["plan_revision"], source)
+                snap = task.approve_plan(snap["needs"]["planRevision"], source).wire()
             elif choice.startswith("n"):
                 feedback = _input("What should change?\n> ").strip() or "Please revise the plan."
-                snap = task.reject_plan(feedback, source, revision=snap["needs"]["plan_revision"])
+                snap = task.reject_plan(feedback, source, revision=snap["needs"]["planRevision"]).wire()
             elif choice.startswith("c"):
-                snap = task.cancel()
+                snap = task.cancel().wire()
         elif kind == "approve_completion":
             _say("\n" + _completion_text(snap))
             choice = _input("Apply these changes to your workspace? [y]es, [n]ot now, [c]ancel: ").strip().lower()
             if choice.startswith("y"):
-                snap = task.approve_completion(source)
+                snap = task.approve_completion(source).wire()
             elif choice.startswith("c"):
-                snap = task.cancel()
+                snap = task.cancel().wire()
             else:
                 break
         elif kind == "resolve_conflicts":
@@ -320,7 +325,7 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                     choices[conflict["path"]] = picked
             if not choices:
                 break
-            snap = task.resolve_conflicts(choices, source)
+            snap = task.resolve_conflicts(choices, source).wire()
             if snap["needs"]["kind"] == "resolve_conflicts" and set(choices) >= {
                 c["path"] for c in snap["needs"]["conflicts"]
             }:
@@ -357,7 +362,7 @@ def _exit_code(snap: dict[str, Any]) -> int:
 def _completion_text(snap: dict[str, Any]) -> str:
     needs = snap["needs"]
     tests = needs.get("tests") or {}
-    lines = [_head_moved_text(needs.get("head_moved"))] if needs.get("head_moved") else []
+    lines = [_headMoved_text(needs.get("headMoved"))] if needs.get("headMoved") else []
     lines += [
         f"Tests: `{tests.get('command')}` exited {tests.get('exit_code')} in {tests.get('seconds')} s",
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
@@ -367,7 +372,7 @@ def _completion_text(snap: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _head_moved_text(moved: dict[str, Any]) -> str:
+def _headMoved_text(moved: dict[str, Any]) -> str:
     return (
         f"Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> {str(moved.get('to'))[:12]}); "
         "the change is merged into your files as they are now."
@@ -387,7 +392,7 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
         return out
     if kind == "approve_plan":
         return [
-            base.format("approve") + f" --revision {snap['needs']['plan_revision']}",
+            base.format("approve") + f" --revision {snap['needs']['planRevision']}",
             base.format("reject") + ' --feedback "what to change"',
         ]
     if kind == "approve_completion":
@@ -409,25 +414,25 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
             extra = f" (default: {q['default']})" if q.get("default") else ""
             lines.append(f"  [{q['id']}] {q['text']}{extra}")
     elif kind == "approve_plan":
-        lines.append(f"needs plan approval (plan revision {snap['needs']['plan_revision']}):")
+        lines.append(f"needs plan approval (plan revision {snap['needs']['planRevision']}):")
         lines.append(snap["needs"]["markdown"])
     elif kind == "approve_completion":
         lines.append("needs completion approval: tests passed in the copy")
         lines.append("changed: " + ", ".join(snap["needs"].get("files", [])))
-        if snap["needs"].get("head_moved"):
-            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
+        if snap["needs"].get("headMoved"):
+            lines.append(_headMoved_text(snap["needs"]["headMoved"]))
         if snap["needs"].get("apply"):
             lines.append(f"last apply: {snap['needs']['apply'].get('message')}")
     elif kind == "resolve_conflicts":
         lines.append("needs a choice per conflicted file (nothing was written yet):")
         for c in snap["needs"].get("conflicts", []):
             where = ", ".join(
-                f"your lines {h['mine_start']}-{h['mine_start'] + max(h['mine_lines'], 1) - 1}"
+                f"your lines {h['mineStart']}-{h['mineStart'] + max(h['mineLines'], 1) - 1}"
                 for h in c.get("hunks", [])
             )
             lines.append(f"  {c['path']}: {c['reason']}" + (f" ({where})" if where else ""))
-        if snap["needs"].get("head_moved"):
-            lines.append(_head_moved_text(snap["needs"]["head_moved"]))
+        if snap["needs"].get("headMoved"):
+            lines.append(_headMoved_text(snap["needs"]["headMoved"]))
     result = snap.get("result") or {}
     if result:
         lines.append(f"result: {result.get('status')}")
@@ -444,7 +449,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
     if nxt:
         lines.append("next:")
         lines += [f"  {cmd}" for cmd in nxt]
-    lines.append(f"run directory: {snap['run_dir']}")
+    lines.append(f"run directory: {snap['runDir']}")
     return "\n".join(lines)
 
 

@@ -67,11 +67,11 @@ def pilot_prep(
         "manifest": str(manifest_path.resolve()),
         "brief": str(brief_path.resolve()),
         "task": {
-            "id": snap["id"],
-            "run_dir": snap["run_dir"],
-            "state": snap["state"],
-            "needs": {"kind": snap["needs"]["kind"]},
-            "done": snap["done"],
+            "id": snap.id,
+            "run_dir": snap.run_dir,
+            "state": snap.state,
+            "needs": {"kind": snap.needs.kind},
+            "done": snap.done,
         },
     }
     store.write_json_atomic(report_path.resolve(), data)  # creates .autocode/ when that is the folder

@@ -19,6 +19,21 @@ from autocode import gitsafe
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
+from autocode.tasks.models import (
+    AnswerQuestions,
+    AnswerRecord,
+    ApplyResult,
+    ApproveCompletion,
+    ApprovePlan,
+    Conflict,
+    HeadMoved,
+    Needs,
+    NoNeeds,
+    Plan,
+    Question,
+    ResolveConflicts,
+    TaskSnapshot,
+)
 from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
 
 DIFF_IN_SNAPSHOT = 200_000
@@ -34,7 +49,7 @@ class RunCore:
         state: TaskState,
         launch: dict[str, Any],
         *,
-        on_change: Callable[[dict[str, Any]], None] | None = None,
+        on_change: Callable[[TaskSnapshot], None] | None = None,
         progress: Callable[[str, str], None] | None = None,
     ) -> None:
         self.workspace = workspace
@@ -48,66 +63,75 @@ class RunCore:
 
     # ------------------------------------------------------------------ reading
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> TaskSnapshot:
         """The task as last committed (read from disk, so any instance in any process agrees)."""
         s = self._committed()
-        kind = NEEDS_OF.get(s.state)
-        needs: dict[str, Any] = {"kind": kind}
-        if kind == "answer_questions":
-            needs["questions"] = [
-                {k: q[k] for k in ("id", "text", "category", "convention", "default")}
-                for q in ledger_mod.pending_questions(s.ledger)
-            ]
-        elif kind == "approve_plan":
-            needs["plan_revision"] = s.plan_revision
-            needs["plan"] = s.plan
-            needs["markdown"] = render_plan(s.plan, s.plan_revision)
-        elif kind == "approve_completion":
-            diff = self._read_text("evidence/changes.diff")
-            needs["diff"] = diff[:DIFF_IN_SNAPSHOT]
-            needs["files"] = (s.implementation or {}).get("files", [])
-            needs["tests"] = s.tests
-            needs["review"] = s.review
-            needs["head_moved"] = self.head_moved()
-            last = s.apply or {}
-            needs["apply"] = last if last.get("status") == "not_applied" else None
-        elif kind == "resolve_conflicts":
-            last = s.apply or {}
-            needs["conflicts"] = list(last.get("details") or [])
-            needs["files"] = (s.implementation or {}).get("files", [])
-            needs["head_moved"] = self.head_moved()
-            needs["apply"] = last
-        return {
-            "id": self.id,
-            "state": s.state,
-            "phase": PHASE_OF[s.state],
-            "revision": s.revision,
-            "needs": needs,
-            "done": s.state in ENDS,
-            "result": s.result,
-            "brief": self._launch.get("brief", ""),
-            "workspace": str(self.workspace),
-            "run_dir": str(self.run_dir),
-            "copy": (self._launch.get("prep") or {}).get("copy"),
-            "plan_revision": s.plan_revision,
-            "human_pause_states": list(s.human_pause_states),
-            "answers": [
-                {
-                    "question_id": a["question_id"],
-                    "text": a["text"],
-                    "how": ledger_mod.answer_how(a),
-                    "kind": a["kind"],
-                    "channel": (a.get("source") or {}).get("channel"),
-                    "time": (a.get("source") or {}).get("time"),
-                }
+        return TaskSnapshot(
+            id=self.id,
+            workspace=str(self.workspace),
+            brief=str(self._launch.get("brief", "")),
+            state=s.state,
+            phase=PHASE_OF[s.state],
+            revision=s.revision,
+            needs=self._needs(s),
+            done=s.state in ENDS,
+            result=s.result,
+            error=s.error,
+            learning=s.learning,
+            run_dir=str(self.run_dir),
+            copy_=(self._launch.get("prep") or {}).get("copy"),
+            plan_revision=s.plan_revision,
+            human_pause_states=list(s.human_pause_states),
+            answers=[
+                AnswerRecord(
+                    question_id=a["question_id"],
+                    text=a["text"],
+                    how=ledger_mod.answer_how(a),
+                    kind=a["kind"],
+                    channel=(a.get("source") or {}).get("channel"),
+                    time=(a.get("source") or {}).get("time"),
+                )
                 for a in s.ledger["answers"]
             ],
-            "learning": s.learning,
-            "agent": self._agent_status(),
-            "error": s.error,
-            "created": s.created,
-            "updated": s.updated,
-        }
+            agent=self._agent_status(),
+            created=s.created,
+            updated=s.updated,
+        )
+
+    def _needs(self, s: TaskState) -> Needs:
+        """What the task waits for, with exactly what the person needs to decide it."""
+        kind = NEEDS_OF.get(s.state)
+        if kind == "answer_questions":
+            return AnswerQuestions(questions=[_question(q) for q in ledger_mod.pending_questions(s.ledger)])
+        if kind == "approve_plan":
+            plan_file = self.run_dir / "plan.md"
+            return ApprovePlan(
+                plan_revision=s.plan_revision,
+                plan=Plan.model_validate(s.plan or {}),
+                markdown=render_plan(s.plan, s.plan_revision),
+                plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
+            )
+        moved = self.head_moved()
+        head_moved = HeadMoved.model_validate(moved) if moved else None
+        if kind == "approve_completion":
+            last = s.apply or {}
+            return ApproveCompletion(
+                diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
+                files=s.files,
+                tests=s.tests,
+                review=s.review,
+                head_moved=head_moved,
+                apply=apply_result(last) if last.get("status") == "not_applied" else None,
+            )
+        if kind == "resolve_conflicts":
+            last = s.apply or {}
+            return ResolveConflicts(
+                conflicts=[Conflict.model_validate(c) for c in last.get("details") or []],
+                files=s.files,
+                head_moved=head_moved,
+                apply=apply_result(last),
+            )
+        return NoNeeds()
 
     def _committed(self) -> TaskState:
         try:
@@ -256,3 +280,20 @@ class RunCore:
                     self._reload()
                     self._write_views()
 
+
+
+def _question(q: dict[str, Any]) -> Question:
+    default = q.get("default")
+    return Question(
+        id=str(q["id"]),
+        text=str(q.get("text", "")),
+        category=q.get("category"),
+        convention=q.get("convention"),
+        default=default,
+        choices=[str(c) for c in q.get("choices") or ([default] if default else [])],
+    )
+
+
+def apply_result(data: dict[str, Any]) -> ApplyResult:
+    """The typed form of an apply attempt as the state keeps it (its conflict details aside)."""
+    return ApplyResult.model_validate({k: v for k, v in data.items() if k != "details"})

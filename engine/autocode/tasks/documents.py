@@ -22,6 +22,7 @@ from typing import Any
 from autocode.errors import SetupError
 from autocode.record.location import AUTOCODE_DIR
 from autocode.tasks import store
+from autocode.tasks.models import AnswerQuestions, ApprovePlan, TaskSnapshot
 
 RUNS_DIR = "runs"
 ANSWERS = "answers.md"
@@ -109,31 +110,30 @@ def _safe_comment(text: str) -> str:
     return text.replace("--", "- -").replace("\n", " ")
 
 
-def answers_form(snapshot: Mapping[str, Any]) -> str:
-    questions = (snapshot.get("needs") or {}).get("questions") or []
+def answers_form(snapshot: TaskSnapshot) -> str:
+    questions = snapshot.needs.questions if isinstance(snapshot.needs, AnswerQuestions) else []
     fields = []
     for q in questions:
-        default = q.get("default")
         hint = "write your answer below this line, then save the file"
-        if default:
-            hint += f" (proposed default: {default}; it is not taken unless you write it)"
-        fields.append(Field(str(q["id"]), str(q.get("text", "")), hint))
+        if q.default:
+            hint += f" (proposed default: {q.default}; it is not taken unless you write it)"
+        fields.append(Field(q.id, q.text, hint))
     intro = (
-        f"AutoCode task {snapshot.get('id')} asks what only you can answer. Write each answer under "
+        f"AutoCode task {snapshot.id} asks what only you can answer. Write each answer under "
         "its question and save; answers you write are recorded as yours and conventions are "
         "remembered verbatim. Leave a question empty to answer it later."
     )
-    return render_form(f"Questions: {snapshot.get('brief', '')}".strip(), intro, fields)
+    return render_form(f"Questions: {snapshot.brief}".strip(), intro, fields)
 
 
-def feedback_form(snapshot: Mapping[str, Any]) -> str:
-    revision = (snapshot.get("needs") or {}).get("plan_revision")
+def feedback_form(snapshot: TaskSnapshot) -> str:
+    revision = snapshot.needs.plan_revision if isinstance(snapshot.needs, ApprovePlan) else None
     intro = (
-        f"Say what should change in plan revision {revision} of task {snapshot.get('id')} and save; "
+        f"Say what should change in plan revision {revision} of task {snapshot.id} and save; "
         "the plan goes back to be planned again with your words. The plan itself is in plan.md "
         "next to this file."
     )
-    return render_form(f"Changes to the plan: {snapshot.get('brief', '')}".strip(), intro, [
+    return render_form(f"Changes to the plan: {snapshot.brief}".strip(), intro, [
         Field("feedback", "What should change", "write your feedback below this line"),
     ])
 

@@ -22,6 +22,7 @@ from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, TaskNotFound
 from autocode.tasks.machine import PhaseMachine
+from autocode.tasks.models import TaskSnapshot
 from autocode.tasks.state import (
     ENDS,
     PAUSES,
@@ -67,7 +68,7 @@ class TaskRun(PhaseMachine):
         workspace: Path | str,
         task_id: str,
         *,
-        on_change: Callable[[dict[str, Any]], None] | None = None,
+        on_change: Callable[[TaskSnapshot], None] | None = None,
         progress: Callable[[str, str], None] | None = None,
     ) -> TaskRun:
         """Open a saved task in its last committed state (nothing runs)."""
@@ -96,7 +97,7 @@ class TaskRun(PhaseMachine):
         """Everything recorded about the run (for `task show`)."""
         s = self._committed()
         return {
-            "snapshot": self.snapshot(),
+            "snapshot": self.snapshot().wire(),
             "ledger": s.ledger,
             "requirements": s.requirements,
             "plan": s.plan,
@@ -117,7 +118,7 @@ class TaskRun(PhaseMachine):
         *,
         kind: str | None = None,
         how: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> TaskSnapshot:
         """Record an answer verbatim, with how it was given; when none is pending, plan.
 
         `how` is typed, chosen, acceptedDefault or delegated. Without it (and
@@ -165,7 +166,7 @@ class TaskRun(PhaseMachine):
             self._advance()
         return self.snapshot()
 
-    def approve_plan(self, revision: int, source: Source | Mapping[str, Any] | str) -> dict[str, Any]:
+    def approve_plan(self, revision: int, source: Source | Mapping[str, Any] | str) -> TaskSnapshot:
         src = Source.coerce(source)
         with self._changing():
             if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
@@ -183,7 +184,7 @@ class TaskRun(PhaseMachine):
 
     def reject_plan(
         self, feedback: str, source: Source | Mapping[str, Any] | str, *, revision: int | None = None
-    ) -> dict[str, Any]:
+    ) -> TaskSnapshot:
         """Send the plan back with feedback; a new plan revision follows."""
         src = Source.coerce(source)
         if not isinstance(feedback, str) or not feedback.strip():
@@ -208,7 +209,7 @@ class TaskRun(PhaseMachine):
 
     def approve_completion(
         self, source: Source | Mapping[str, Any] | str, *, editor: Any = None
-    ) -> dict[str, Any]:
+    ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
 
         `editor` (an `apply.Editor`) applies it through the person's editor; without one the
@@ -233,7 +234,7 @@ class TaskRun(PhaseMachine):
 
     def resolve_conflicts(
         self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
-    ) -> dict[str, Any]:
+    ) -> TaskSnapshot:
         """The person's choice per conflicted file (mine, theirs or markers); once every conflict
         has one, the whole change is applied and the task completes."""
         from autocode.tasks.apply import CHOICES
@@ -272,7 +273,7 @@ class TaskRun(PhaseMachine):
                     self._editor = None
         return self.snapshot()
 
-    def cancel(self) -> dict[str, Any]:
+    def cancel(self) -> TaskSnapshot:
         """End the task. While another call is working, ask it to stop at its next step."""
         with store.locked(self.run_dir, blocking=False) as got:
             if not got:
@@ -285,7 +286,7 @@ class TaskRun(PhaseMachine):
             self._cancel_now()
         return self.snapshot()
 
-    def resume(self) -> dict[str, Any]:
+    def resume(self) -> TaskSnapshot:
         """Continue a task whose process stopped while it was working (after a crash or kill)."""
         with self._changing():
             if self._state.state in PAUSES:
@@ -299,10 +300,10 @@ class TaskRun(PhaseMachine):
         return self.snapshot()
 
 
-def list_tasks(workspace: Path | str) -> list[dict[str, Any]]:
+def list_tasks(workspace: Path | str) -> list[TaskSnapshot]:
     """Snapshots of every task saved in the workspace, oldest first."""
     root = begin.workspace_root(workspace)
-    out: list[dict[str, Any]] = []
+    out: list[TaskSnapshot] = []
     base = runs_root(root)
     if not base.is_dir():
         return out

@@ -28,6 +28,7 @@ from autocode_lsp.errors import domain_error, engine_call
 from autocode_lsp.features.tasks import Reply
 
 if TYPE_CHECKING:
+    from autocode.tasks import TaskSnapshot
     from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
@@ -99,22 +100,21 @@ def _action(title: str, verb: str, command: str, args: dict[str, Any]) -> types.
     )
 
 
-def task_actions(snap: dict[str, Any], folder: Path) -> list[types.CodeAction]:
+def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
     """What one task lets the person do now, as code actions with every id filled in."""
-    task_id = str(snap["id"])
-    brief = _short(str(snap.get("brief", "")))
-    needs = snap.get("needs") or {}
-    kind = needs.get("kind")
+    task_id = snap.id
+    brief = _short(snap.brief)
+    needs = snap.needs
     ref = _arg(folder, taskId=task_id)
     found: list[types.CodeAction] = []
-    if kind == "answer_questions":
-        for q in needs.get("questions") or []:
+    if isinstance(needs, protocol.AnswerQuestions):
+        for q in needs.questions:
             found.append(_action(
-                f"AutoCode: answer '{_short(str(q.get('text', '')), 60)}'…", "answer",
-                protocol.TASK_ASK, _arg(folder, taskId=task_id, questionId=str(q["id"])),
+                f"AutoCode: answer '{_short(q.text, 60)}'…", "answer",
+                protocol.TASK_ASK, _arg(folder, taskId=task_id, questionId=q.id),
             ))
-    elif kind == "approve_plan":
-        revision = int(needs.get("plan_revision") or 0)
+    elif isinstance(needs, protocol.ApprovePlan):
+        revision = needs.plan_revision
         found.append(_action(f"AutoCode: review plan r{revision} of '{brief}'", "review",
                              protocol.TASK_REVIEW, ref))
         found.append(_action(
@@ -123,12 +123,12 @@ def task_actions(snap: dict[str, Any], folder: Path) -> list[types.CodeAction]:
         ))
         found.append(_action(f"AutoCode: request changes to plan r{revision} of '{brief}'…",
                              "requestChanges", protocol.TASK_REQUEST_CHANGES, ref))
-    elif kind == "approve_completion":
+    elif isinstance(needs, protocol.ApproveCompletion):
         found.append(_action(f"AutoCode: review the changes of '{brief}'", "review",
                              protocol.TASK_REVIEW, ref))
         found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
                              protocol.TASK_APPROVE_COMPLETION, ref))
-    if not snap.get("done"):
+    if not snap.done:
         found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
     return found
 
@@ -142,12 +142,12 @@ def general_actions(folder: Path) -> list[types.CodeAction]:
     ]
 
 
-def _open_tasks(folder: Path) -> list[dict[str, Any]]:
+def _open_tasks(folder: Path) -> list[TaskSnapshot]:
     from autocode.errors import AutoCodeError
     from autocode.tasks import list_tasks
 
     try:
-        return [s for s in reversed(list_tasks(folder)) if not s.get("done")]
+        return [s for s in reversed(list_tasks(folder)) if not s.done]
     except AutoCodeError:  # not a repository: no task can live here
         return []
 
@@ -207,7 +207,7 @@ async def code_lens(server: AutoCodeServer, params: types.CodeLensParams) -> lis
     return lenses
 
 
-def _snapshot_or_none(folder: Path, task_id: str) -> dict[str, Any] | None:
+def _snapshot_or_none(folder: Path, task_id: str) -> TaskSnapshot | None:
     from autocode.errors import AutoCodeError
     from autocode.tasks import TaskRun
 
@@ -237,20 +237,20 @@ async def show(server: AutoCodeServer, path: Path, what: str) -> protocol.Opened
     return protocol.OpenedDocument(path=str(path), uri=uri, shown=shown)
 
 
-def _task_folder(folder: Path, task_id: str) -> tuple[dict[str, Any], Path]:
+def _task_folder(folder: Path, task_id: str) -> tuple[TaskSnapshot, Path]:
     from autocode.tasks import TaskRun, documents
 
     snap = TaskRun.load(folder, task_id).snapshot()
     documents.runs_folder(folder)
-    return snap, Path(str(snap["run_dir"]))
+    return snap, Path(snap.run_dir)
 
 
-def _not_waiting(snap: dict[str, Any], for_what: str) -> Exception:
-    kind = (snap.get("needs") or {}).get("kind")
-    now = str(kind).replace("_", " ") if kind else str(snap.get("state", "")).lower()
+def _not_waiting(snap: TaskSnapshot, for_what: str) -> Exception:
+    kind = snap.needs.kind
+    now = kind.replace("_", " ") if kind else snap.state.lower()
     return domain_error(
         "notAwaitingInput",
-        f"task {snap['id']} is not waiting for {for_what} (it is {now}); the code actions on any "
+        f"task {snap.id} is not waiting for {for_what} (it is {now}); the code actions on any "
         "file of the workspace show what it needs now",
     )
 
@@ -263,14 +263,14 @@ async def _task_folders(server: AutoCodeServer, args: Any, command: str) -> Path
 async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.OpenedDocument:
     folder = await _task_folders(server, args, protocol.TASK_REVIEW)
 
-    def work() -> tuple[Path | None, dict[str, Any]]:
+    def work() -> tuple[Path | None, TaskSnapshot]:
         from autocode.tasks import documents
 
         snap, run_dir = _task_folder(folder, args.task_id)
-        needs = snap.get("needs") or {}
-        if needs.get("kind") == "approve_plan":
-            return documents.write(run_dir, documents.PLAN, str(needs.get("markdown") or "")), snap
-        if needs.get("kind") == "approve_completion":
+        needs = snap.needs
+        if isinstance(needs, protocol.ApprovePlan):
+            return documents.write(run_dir, documents.PLAN, needs.markdown), snap
+        if isinstance(needs, protocol.ApproveCompletion):
             diff = run_dir / "evidence" / "changes.diff"
             text = diff.read_text(encoding="utf-8", errors="replace") if diff.is_file() else ""
             return documents.write(run_dir, documents.CHANGES, text), snap
@@ -288,13 +288,13 @@ async def request_changes(
 ) -> protocol.OpenedDocument:
     folder = await _task_folders(server, args, protocol.TASK_REQUEST_CHANGES)
 
-    def work() -> tuple[Path | None, dict[str, Any]]:
+    def work() -> tuple[Path | None, TaskSnapshot]:
         from autocode.tasks import documents
 
         snap, run_dir = _task_folder(folder, args.task_id)
-        if (snap.get("needs") or {}).get("kind") != "approve_plan":
+        if not isinstance(snap.needs, protocol.ApprovePlan):
             return None, snap
-        documents.write(run_dir, documents.PLAN, str(snap["needs"].get("markdown") or ""))
+        documents.write(run_dir, documents.PLAN, snap.needs.markdown)
         return documents.write(run_dir, documents.FEEDBACK, documents.feedback_form(snap)), snap
 
     path, snap = await engine_call(work)
@@ -353,23 +353,20 @@ async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> p
 # ---------------------------------------------------------------------- questions
 
 
-async def ask(server: AutoCodeServer, args: protocol.TaskAskArgs) -> protocol.TaskSnapshot:
-    from autocode_lsp.features import tasks
-
+async def ask(server: AutoCodeServer, args: protocol.TaskAskArgs) -> TaskSnapshot:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_ASK)
     snap = await engine_call(_snapshot_or_none, folder, args.task_id)
     if snap is None:
         raise domain_error("taskNotFound", f"no task {args.task_id} in {folder}")
-    questions = (snap.get("needs") or {}).get("questions") or []
-    chosen = [q for q in questions if args.question_id in (None, str(q["id"]))]
+    questions = snap.needs.questions if isinstance(snap.needs, protocol.AnswerQuestions) else []
+    chosen = [q for q in questions if args.question_id in (None, q.id)]
     if not chosen:
         raise _not_waiting(snap, "that answer" if args.question_id else "answers")
-    question = tasks.to_snapshot(snap).needs.questions[questions.index(chosen[0])]
-    server.spawn(prompt_and_record(server, snap, question), f"question {args.task_id}")
-    return tasks.to_snapshot(snap)
+    server.spawn(prompt_and_record(server, snap, chosen[0]), f"question {args.task_id}")
+    return snap
 
 
-async def prompt(server: AutoCodeServer, snap: dict[str, Any], question: Any) -> Reply | None:
+async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> Reply | None:
     """Ask one question with `window/showMessageRequest`, offering every way to answer. None:
     the person chose to answer in a file (it is open now) or dismissed the prompt (asked again
     at the next interaction)."""
@@ -384,15 +381,15 @@ async def prompt(server: AutoCodeServer, snap: dict[str, Any], question: Any) ->
     reply = await server.window_show_message_request_async(
         types.ShowMessageRequestParams(
             type=types.MessageType.Info,
-            message=f"AutoCode task {snap['id']} asks: {question.text}{default}",
+            message=f"AutoCode task {snap.id} asks: {question.text}{default}",
             actions=[types.MessageActionItem(title=b) for b in buttons],
         )
     )
-    task_key = (str(snap["id"]), str(question.id))
+    task_key = (snap.id, str(question.id))
     forms = _forms(server)
     title = reply.title if reply is not None else None
     if title is None:
-        forms.unasked[task_key] = Path(str(snap["workspace"]))
+        forms.unasked[task_key] = Path(snap.workspace)
         return None
     forms.unasked.pop(task_key, None)
     if title == ACCEPT_DEFAULT and question.default:
@@ -400,26 +397,26 @@ async def prompt(server: AutoCodeServer, snap: dict[str, Any], question: Any) ->
     if title == DELEGATE:
         return Reply("", "delegated")
     if title == ANSWER_IN_FILE:
-        await open_answers(server, Path(str(snap["workspace"])), str(snap["id"]))
+        await open_answers(server, Path(snap.workspace), snap.id)
         return None
     if title in options:
         return Reply(title, "chosen")
-    log.info("task %s: the editor answered with %r, which was not offered", snap["id"], title)
-    forms.unasked[task_key] = Path(str(snap["workspace"]))
+    log.info("task %s: the editor answered with %r, which was not offered", snap.id, title)
+    forms.unasked[task_key] = Path(snap.workspace)
     return None
 
 
-async def prompt_and_record(server: AutoCodeServer, snap: dict[str, Any], question: Any) -> None:
+async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> None:
     from autocode_lsp.features import tasks
 
     reply = await prompt(server, snap, question)
     if reply is None:
         return
     try:
-        await tasks.answer_with(server, Path(str(snap["workspace"])), str(snap["id"]), question.id, reply)
+        await tasks.answer_with(server, Path(snap.workspace), snap.id, question.id, reply)
     except JsonRpcException as exc:  # answered elsewhere meanwhile: say what became of this reply
         server.show(
-            f"AutoCode task {snap['id']}: your reply was not recorded: {exc.message}",
+            f"AutoCode task {snap.id}: your reply was not recorded: {exc.message}",
             types.MessageType.Warning,
         )
 
@@ -436,18 +433,17 @@ async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> pr
     return await show(server, path, "write your answers under the questions and save")
 
 
-async def _ask_again(server: AutoCodeServer, snaps: list[dict[str, Any]]) -> None:
+async def _ask_again(server: AutoCodeServer, snaps: list[TaskSnapshot]) -> None:
     """Prompts the person dismissed are asked again at their next interaction."""
-    from autocode_lsp.features import tasks
-
     forms = _forms(server)
     if not forms.unasked:
         return
     for snap in snaps:
-        view = tasks.to_snapshot(snap)
-        for question in view.needs.questions:
-            if forms.unasked.pop((view.id, question.id), None) is not None:
-                server.spawn(prompt_and_record(server, snap, question), f"question {view.id}")
+        if not isinstance(snap.needs, protocol.AnswerQuestions):
+            continue
+        for question in snap.needs.questions:
+            if forms.unasked.pop((snap.id, question.id), None) is not None:
+                server.spawn(prompt_and_record(server, snap, question), f"question {snap.id}")
                 return  # one prompt at a time
 
 
@@ -540,7 +536,7 @@ async def _answers_saved(server: AutoCodeServer, folder: Path, task_id: str, for
     snap = await engine_call(_snapshot_or_none, folder, task_id)
     if snap is None:
         return
-    pending = [str(q["id"]) for q in (snap.get("needs") or {}).get("questions") or []]
+    pending = [q.id for q in snap.needs.questions] if isinstance(snap.needs, protocol.AnswerQuestions) else []
     taken = [qid for qid in pending if qid in form]
     if not taken:
         server.show(
@@ -561,10 +557,10 @@ async def _feedback_saved(server: AutoCodeServer, folder: Path, task_id: str, fe
     from autocode_lsp.features import tasks
 
     snap = await engine_call(_snapshot_or_none, folder, task_id)
-    if snap is None or (snap.get("needs") or {}).get("kind") != "approve_plan":
+    if snap is None or not isinstance(snap.needs, protocol.ApprovePlan):
         server.show(f"AutoCode task {task_id} is not waiting for plan feedback; nothing sent")
         return
-    revision = int(snap["needs"].get("plan_revision") or 0)
+    revision = snap.needs.plan_revision
     await tasks.reject_plan(server, protocol.TaskRejectPlanArgs(
         task_id=task_id, feedback=feedback, workspace=str(folder)
     ))
@@ -628,16 +624,15 @@ async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -
         else workspaces.repository_folders(server)
     )
 
-    def work() -> list[dict[str, Any]]:
+    def work() -> list[TaskSnapshot]:
         return [s for folder in folders for s in _open_tasks(folder)]
 
     snaps = await engine_call(work)
     need = NEEDED_BY.get(command)
-    fitting = [s for s in snaps if need is None or (s.get("needs") or {}).get("kind") == need]
+    fitting = [s for s in snaps if need is None or s.needs.kind == need]
     if len(fitting) != 1:
         listed = [
-            {"taskId": s["id"], "brief": s.get("brief", ""), "workspace": s.get("workspace"),
-             "waitingFor": (s.get("needs") or {}).get("kind")}
+            {"taskId": s.id, "brief": s.brief, "workspace": s.workspace, "waitingFor": s.needs.kind}
             for s in (fitting or snaps)
         ]
         what = f"waiting for {need.replace('_', ' ')}" if need else "open"
@@ -649,9 +644,9 @@ async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -
             tasks=listed,
         )
     snap = fitting[0]
-    filled = {**raw, "taskId": snap["id"], "workspace": raw.get("workspace") or snap["workspace"]}
-    if command == protocol.TASK_APPROVE_PLAN and "revision" not in raw:
-        filled["revision"] = snap["needs"].get("plan_revision")
+    filled = {**raw, "taskId": snap.id, "workspace": raw.get("workspace") or snap.workspace}
+    if command == protocol.TASK_APPROVE_PLAN and "revision" not in raw and isinstance(snap.needs, protocol.ApprovePlan):
+        filled["revision"] = snap.needs.plan_revision
     return filled
 
 

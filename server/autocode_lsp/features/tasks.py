@@ -30,7 +30,7 @@ from autocode_lsp.errors import engine_call
 from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
-    from autocode.tasks import TaskRun
+    from autocode.tasks import TaskRun, TaskSnapshot
     from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
@@ -48,7 +48,6 @@ class Reply:
     text: str
     how: str | None
 
-Snapshot = dict[str, Any]
 _UNSAFE_IN_SOURCE = re.compile(r"[^\w .@+-]")
 
 
@@ -80,90 +79,16 @@ def _source(server: AutoCodeServer) -> Any:
     return Source(channel=source_channel(server), actor=server.client_name)
 
 
-# ---------------------------------------------------------------------- snapshots
-
-
-def to_snapshot(snap: Snapshot) -> protocol.TaskSnapshot:
-    """The engine's snapshot in the protocol's shape."""
-    needs = snap.get("needs") or {}
-    run_dir = str(snap.get("run_dir") or "")
-    plan_file = Path(run_dir) / "plan.md" if run_dir else None
-    questions = []
-    for q in needs.get("questions") or []:
-        default = q.get("default")
-        choices = q.get("choices") or ([default] if default else [])
-        questions.append(
-            protocol.Question(
-                id=str(q["id"]), text=str(q.get("text", "")), category=q.get("category"),
-                convention=q.get("convention"), default=default,
-                choices=[str(c) for c in choices],
-            )
-        )
-    return protocol.TaskSnapshot(
-        id=str(snap["id"]),
-        workspace=str(snap.get("workspace", "")),
-        brief=str(snap.get("brief", "")),
-        state=str(snap["state"]),
-        phase=str(snap.get("phase", "")),
-        revision=int(snap["revision"]),
-        needs=protocol.TaskNeeds(
-            kind=needs.get("kind"),
-            questions=questions,
-            plan_revision=needs.get("plan_revision"),
-            plan=needs.get("plan"),
-            markdown=needs.get("markdown"),
-            plan_uri=(
-                plan_file.as_uri()
-                if needs.get("kind") == "approve_plan" and plan_file and plan_file.is_file()
-                else None
-            ),
-            diff=needs.get("diff"),
-            files=list(needs.get("files") or []),
-            tests=needs.get("tests"),
-            review=needs.get("review"),
-            conflicts=[
-                protocol.Conflict(
-                    path=str(c["path"]), reason=c["reason"],
-                    hunks=[protocol.ConflictHunk(**h) for h in c.get("hunks") or []],
-                )
-                for c in needs.get("conflicts") or []
-            ],
-            head_moved=(
-                protocol.HeadMoved(from_=needs["head_moved"].get("from"), to=needs["head_moved"].get("to"))
-                if needs.get("head_moved") else None
-            ),
-            apply=needs.get("apply"),
-        ),
-        answers=[
-            protocol.AnswerRecord(
-                question_id=str(a["question_id"]), text=str(a["text"]), how=str(a["how"]),
-                kind=str(a["kind"]), channel=a.get("channel"), time=a.get("time"),
-            )
-            for a in snap.get("answers") or []
-        ],
-        done=bool(snap.get("done")),
-        result=snap.get("result"),
-        error=snap.get("error"),
-        learning=snap.get("learning"),
-        run_dir=run_dir,
-        copy=snap.get("copy"),
-        human_pause_states=list(snap.get("human_pause_states") or []),
-        created=str(snap.get("created", "")),
-        updated=str(snap.get("updated", "")),
-        agent=snap.get("agent"),
-    )
-
-
 SESSIONS: weakref.WeakSet[AutoCodeServer] = weakref.WeakSet()
 """Every initialized session of this process (several over TCP/WebSocket): each hears the
 changes of the tasks in its folders, whichever session made them."""
 
 
-def publish(server: AutoCodeServer, snap: Snapshot) -> None:
+def publish(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """Send `autocode/task/didChange` for a newer revision to this session and to every other
     session of this process that has the task's workspace open (event loop thread only)."""
     _publish_one(server, snap)
-    workspace = Path(str(snap.get("workspace") or ""))
+    workspace = Path(snap.workspace)
     for other in list(SESSIONS):
         if other is server or other.closed or not other.opt_in["didChange"]:
             continue
@@ -178,15 +103,15 @@ def _same_folder(a: Path, b: Path) -> bool:
         return False
 
 
-def _publish_one(server: AutoCodeServer, snap: Snapshot) -> None:
+def _publish_one(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     if not server.opt_in["didChange"] or server.closed:
         return
     session = _session(server)
-    task_id, revision = str(snap["id"]), int(snap["revision"])
+    task_id, revision = snap.id, snap.revision
     if revision <= session.last_sent.get(task_id, -1):
         return
     session.last_sent[task_id] = revision
-    params = protocol.TaskDidChangeParams(task=to_snapshot(snap), revision=revision)
+    params = protocol.TaskDidChangeParams(task=snap, revision=revision)
     server.protocol.notify(protocol.TASK_DID_CHANGE, protocol.to_wire(params))
 
 
@@ -202,12 +127,12 @@ class _Hooks:
     task_id: str | None = None
     cancel_wanted: bool = False
 
-    def on_change(self, snap: Snapshot) -> None:
-        self.task_id = str(snap["id"])
+    def on_change(self, snap: TaskSnapshot) -> None:
+        self.task_id = snap.id
         self.server.in_loop(publish, self.server, snap)
-        if self.cancel_wanted and not snap.get("done"):
+        if self.cancel_wanted and not snap.done:
             self.cancel_wanted = False
-            _request_cancel(Path(str(snap["workspace"])), self.task_id)
+            _request_cancel(Path(snap.workspace), self.task_id)
 
     def on_progress(self, phase: str, message: str) -> None:
         if self.progress is not None:
@@ -254,10 +179,10 @@ async def _act(
     server: AutoCodeServer,
     folders: list[Path],
     task_id: str,
-    action: Callable[[TaskRun], Snapshot],
+    action: Callable[[TaskRun], TaskSnapshot],
     *,
     title: str | None,
-) -> Snapshot:
+) -> TaskSnapshot:
     """Load the task, run `action` on it in a thread (with progress), publish the result."""
     hooks = _Hooks(server, task_id=task_id)
     if title is not None:
@@ -265,7 +190,7 @@ async def _act(
             server, title, on_cancel=lambda: _cancel_soon(server, folders, task_id)
         )
 
-    def work() -> Snapshot:
+    def work() -> TaskSnapshot:
         return action(_find_task(folders, task_id, hooks))
 
     running = asyncio.ensure_future(engine_call(work))
@@ -295,7 +220,7 @@ def reply_within_s() -> float:
         return 8.0
 
 
-async def _finish_later(server: AutoCodeServer, running: asyncio.Future[Snapshot], hooks: _Hooks) -> None:
+async def _finish_later(server: AutoCodeServer, running: asyncio.Future[TaskSnapshot], hooks: _Hooks) -> None:
     try:
         snap = await running
     except JsonRpcException as exc:
@@ -317,17 +242,17 @@ def _cancel_soon(server: AutoCodeServer, folders: list[Path], task_id: str) -> N
     server.spawn(cancel(), f"cancel {task_id}")
 
 
-def _state_text(snap: Snapshot) -> str:
-    kind = (snap.get("needs") or {}).get("kind")
+def _state_text(snap: TaskSnapshot) -> str:
+    kind = snap.needs.kind
     if kind:
-        return f"waiting: {str(kind).replace('_', ' ')}"
-    return str(snap.get("state", "")).lower()
+        return f"waiting: {kind.replace('_', ' ')}"
+    return snap.state.lower()
 
 
 # ---------------------------------------------------------------------- commands
 
 
-async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> protocol.TaskSnapshot:
+async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSnapshot:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.TASK_START)
     hooks = _Hooks(server)
 
@@ -342,7 +267,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> protoco
         server, f"AutoCode: {first_line}", "starting", on_cancel=on_cancel
     )
 
-    def work() -> Snapshot:
+    def work() -> TaskSnapshot:
         from autocode.tasks import TaskOptions, TaskRun
 
         options = TaskOptions(
@@ -359,20 +284,20 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> protoco
     hooks.progress.end(_state_text(snap))
     publish(server, snap)
     _follow_up(server, snap)
-    return to_snapshot(snap)
+    return snap
 
 
 async def _carry_on(
-    server: AutoCodeServer, args: Any, command: str, action: Callable[[TaskRun], Snapshot], title: str
-) -> protocol.TaskSnapshot:
+    server: AutoCodeServer, args: Any, command: str, action: Callable[[TaskRun], TaskSnapshot], title: str
+) -> TaskSnapshot:
     """Run a step the person took on a task, then bring what it needs next to them."""
     folders = _folders_for(server, args.workspace, command)
     snap = await _act(server, folders, args.task_id, action, title=title)
     _follow_up(server, snap)
-    return to_snapshot(snap)
+    return snap
 
 
-async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> protocol.TaskSnapshot:
+async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_ANSWER,
@@ -383,7 +308,7 @@ async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> proto
 
 async def approve_plan(
     server: AutoCodeServer, args: protocol.TaskApprovePlanArgs
-) -> protocol.TaskSnapshot:
+) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_PLAN, lambda run: run.approve_plan(args.revision, source),
@@ -393,7 +318,7 @@ async def approve_plan(
 
 async def reject_plan(
     server: AutoCodeServer, args: protocol.TaskRejectPlanArgs
-) -> protocol.TaskSnapshot:
+) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_REJECT_PLAN, lambda run: run.reject_plan(args.feedback, source),
@@ -403,7 +328,7 @@ async def reject_plan(
 
 async def approve_completion(
     server: AutoCodeServer, args: protocol.TaskRefArgs
-) -> protocol.TaskSnapshot:
+) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
@@ -414,7 +339,7 @@ async def approve_completion(
 
 async def resolve_conflicts(
     server: AutoCodeServer, args: protocol.TaskResolveConflictsArgs
-) -> protocol.TaskSnapshot:
+) -> TaskSnapshot:
     source = _source(server)
     choices = dict(args.choices)
     return await _carry_on(
@@ -434,47 +359,45 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
 
 
-async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     folders = _folders_for(server, args.workspace, protocol.TASK_CANCEL)
-    snap = await _act(server, folders, args.task_id, lambda run: run.cancel(), title=None)
-    return to_snapshot(snap)
+    return await _act(server, folders, args.task_id, lambda run: run.cancel(), title=None)
 
 
-async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     return await _carry_on(
         server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
 
 
-async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskSnapshot:
+async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     folders = _folders_for(server, args.workspace, protocol.TASK_GET)
-    snap = await _act(server, folders, args.task_id, lambda run: run.snapshot(), title=None)
-    return to_snapshot(snap)
+    return await _act(server, folders, args.task_id, lambda run: run.snapshot(), title=None)
 
 
 async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.TaskList:
     folders = _folders_for(server, args.workspace, protocol.TASK_LIST)
 
-    def work() -> list[Snapshot]:
+    def work() -> list[TaskSnapshot]:
         from autocode.tasks import list_tasks
 
-        found: list[Snapshot] = []
+        found: list[TaskSnapshot] = []
         for folder in folders:
             found.extend(list_tasks(folder))
         return found
 
     snaps = await engine_call(work)
-    snaps.sort(key=lambda s: (str(s.get("created", "")), str(s["id"])), reverse=True)
-    return protocol.TaskList(tasks=[to_snapshot(s) for s in snaps])
+    snaps.sort(key=lambda s: (s.created, s.id), reverse=True)
+    return protocol.TaskList(tasks=snaps)
 
 
 # ---------------------------------------------------------------------- the conversation
 
 
-def _follow_up(server: AutoCodeServer, snap: Snapshot) -> None:
+def _follow_up(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """After a command, bring what the task now needs to the person (in the background)."""
     session = _session(server)
-    task_id = str(snap["id"])
+    task_id = snap.id
     if task_id in session.conversing:
         return
     session.conversing.add(task_id)
@@ -488,16 +411,15 @@ def _follow_up(server: AutoCodeServer, snap: Snapshot) -> None:
     server.spawn(converse(), f"conversation for {task_id}")
 
 
-async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
-    folders = [Path(str(snap["workspace"]))]
-    task_id = str(snap["id"])
+async def _converse(server: AutoCodeServer, snap: TaskSnapshot) -> None:
+    folders = [Path(snap.workspace)]
+    task_id = snap.id
     source = _source(server)
     while True:
-        needs = snap.get("needs") or {}
-        kind = needs.get("kind")
+        needs = snap.needs
         try:
-            if kind == "answer_questions" and needs.get("questions"):
-                question = to_snapshot(snap).needs.questions[0]
+            if isinstance(needs, protocol.AnswerQuestions) and needs.questions:
+                question = needs.questions[0]
                 reply = await _ask(server, snap, question)
                 if reply is None:
                     return
@@ -506,11 +428,11 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
                     functools.partial(_answer, question.id, reply.text, reply.how, source),
                     title="AutoCode: continuing the task",
                 )
-            elif kind == "approve_plan":
-                decision = await _review(server, snap)
+            elif isinstance(needs, protocol.ApprovePlan):
+                decision = await _review(server, snap, needs)
                 if decision is None:
                     return
-                plan_revision = int(needs.get("plan_revision") or 0)
+                plan_revision = needs.plan_revision
                 if decision.decision == "approve":
                     snap = await _act(
                         server, folders, task_id,
@@ -540,7 +462,7 @@ async def _converse(server: AutoCodeServer, snap: Snapshot) -> None:
             return
 
 
-def _answer(question_id: str, text: str, how: str | None, source: Any, run: TaskRun) -> Snapshot:
+def _answer(question_id: str, text: str, how: str | None, source: Any, run: TaskRun) -> TaskSnapshot:
     return run.answer(question_id, text, source, how=how)
 
 
@@ -554,21 +476,18 @@ async def answer_with(server: AutoCodeServer, folder: Path, task_id: str, questi
     _follow_up(server, snap)
 
 
-def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> Snapshot:
+def _approve_plan(plan_revision: int, source: Any, run: TaskRun) -> TaskSnapshot:
     return run.approve_plan(plan_revision, source)
 
 
-def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -> Snapshot:
+def _reject_plan(feedback: str, source: Any, plan_revision: int, run: TaskRun) -> TaskSnapshot:
     return run.reject_plan(feedback, source, revision=plan_revision)
 
 
-async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Question) -> Any:
+async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Question) -> Any:
     """The person's reply or None when there is none yet."""
-    task_id = str(snap["id"])
     if server.opt_in["askQuestion"]:
-        params = protocol.AskQuestionParams(
-            task_id=task_id, revision=int(snap["revision"]), question=question
-        )
+        params = protocol.AskQuestionParams(task_id=snap.id, revision=snap.revision, question=question)
         raw = await server.protocol.send_request_async(
             protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
         )
@@ -583,13 +502,13 @@ async def _ask(server: AutoCodeServer, snap: Snapshot, question: protocol.Questi
     return None if prompt is None else await prompt(server, snap, question)
 
 
-async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlanResult | None:
-    view = to_snapshot(snap)
-    needs = view.needs
+async def _review(
+    server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan
+) -> protocol.ReviewPlanResult | None:
     if server.opt_in["reviewPlan"]:
         params = protocol.ReviewPlanParams(
-            task_id=view.id, revision=view.revision, plan_revision=needs.plan_revision or 0,
-            plan=needs.markdown or "", plan_uri=needs.plan_uri,
+            task_id=view.id, revision=view.revision, plan_revision=needs.plan_revision,
+            plan=needs.markdown, plan_uri=needs.plan_uri,
         )
         raw = await server.protocol.send_request_async(
             protocol.TASK_REVIEW_PLAN, protocol.to_wire(params)
@@ -618,44 +537,42 @@ async def _review(server: AutoCodeServer, snap: Snapshot) -> protocol.ReviewPlan
     return None
 
 
-def _announce(server: AutoCodeServer, snap: Snapshot) -> None:
+def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """Tell a plain client what the task waits for or how it ended (once per revision)."""
     if server.opt_in["didChange"]:
         return  # opted-in clients render the snapshots themselves
     session = _session(server)
-    key = (str(snap["id"]), int(snap["revision"]))
+    key = (snap.id, snap.revision)
     if key in session.announced:
         return
     session.announced.add(key)
-    needs = snap.get("needs") or {}
-    kind = needs.get("kind")
-    moved = needs.get("head_moved")
+    needs = snap.needs
+    moved = getattr(needs, "head_moved", None)
     head_note = (
-        f" Note: HEAD moved since the task started ({str(moved.get('from'))[:12]} -> "
-        f"{str(moved.get('to'))[:12]}); the change is merged into the files as they are now."
+        f" Note: HEAD moved since the task started ({str(moved.from_)[:12]} -> "
+        f"{str(moved.to)[:12]}); the change is merged into the files as they are now."
         if moved else ""
     )
-    if kind == "approve_completion":
-        last = needs.get("apply") or {}
-        if last.get("message"):
-            server.show(f"AutoCode task {snap['id']}: {last['message']}", types.MessageType.Warning)
+    if isinstance(needs, protocol.ApproveCompletion):
+        if needs.apply is not None and needs.apply.message:
+            server.show(f"AutoCode task {snap.id}: {needs.apply.message}", types.MessageType.Warning)
         server.show(
-            f"AutoCode task {snap['id']} is verified. Review the change, then apply it with "
-            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap['id']}).{head_note}"
+            f"AutoCode task {snap.id} is verified. Review the change, then apply it with "
+            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap.id}).{head_note}"
         )
-    elif kind == "resolve_conflicts":
-        paths = ", ".join(str(c.get("path")) for c in needs.get("conflicts") or [])
+    elif isinstance(needs, protocol.ResolveConflicts):
+        paths = ", ".join(c.path for c in needs.conflicts)
         server.show(
-            f"AutoCode task {snap['id']}: you and the task both changed {paths}; nothing was "
-            f"written. Choose per file with {protocol.TASK_RESOLVE_CONFLICTS} (taskId {snap['id']}, "
+            f"AutoCode task {snap.id}: you and the task both changed {paths}; nothing was "
+            f"written. Choose per file with {protocol.TASK_RESOLVE_CONFLICTS} (taskId {snap.id}, "
             f'choices {{"<path>": "mine" | "theirs" | "markers"}}).{head_note}',
             types.MessageType.Warning,
         )
-    elif snap.get("done"):
-        state = str(snap.get("state", "")).lower()
-        error = (snap.get("error") or {}).get("message")
+    elif snap.done:
+        state = snap.state.lower()
+        error = (snap.error or {}).get("message")
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
-        server.show(f"AutoCode task {snap['id']} {state}" + (f": {error}" if error else "."), kind_of)
+        server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else "."), kind_of)
 
 
 # ---------------------------------------------------------------------- re-announcing
@@ -673,19 +590,19 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
 
 
 async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
-    def waiting() -> list[Snapshot]:
+    def waiting() -> list[TaskSnapshot]:
         from autocode.tasks import list_tasks
 
-        found: list[Snapshot] = []
+        found: list[TaskSnapshot] = []
         for folder in folders:
             try:
-                found.extend(s for s in list_tasks(folder) if (s.get("needs") or {}).get("kind"))
+                found.extend(s for s in list_tasks(folder) if s.needs.kind)
             except Exception as exc:  # a folder that is not a repository has no tasks
                 log.info("no tasks listed in %s: %s", folder, exc)
         return found
 
     snaps = await engine_call(waiting)
-    for snap in sorted(snaps, key=lambda s: str(s.get("created", ""))):
+    for snap in sorted(snaps, key=lambda s: s.created):
         if server.closed:
             return
         _publish_one(server, snap)

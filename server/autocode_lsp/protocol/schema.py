@@ -1,4 +1,5 @@
-"""The protocol's shapes for the editors, generated from the attrs models of `protocol.spec`.
+"""The protocol's shapes for the editors, generated from the models of `protocol.spec` (its attrs
+classes and the engine's pydantic results it reuses).
 
 One JSON Schema (`docs/protocol.schema.json`) holds every shape a command takes
 or returns, the custom methods' params and results, and the error kinds; the
@@ -18,8 +19,6 @@ import json
 import types
 import typing
 from typing import Any, Literal
-
-import attrs
 
 from autocode_lsp.protocol import spec
 from autocode_lsp.protocol.names import PROTOCOL_VERSION
@@ -54,7 +53,7 @@ def _type_schema(tp: Any, defs: dict[str, Any]) -> dict[str, Any]:
         value = args[1] if len(args) == 2 else Any
         inner = _type_schema(value, defs)
         return {"type": "object", **({"additionalProperties": inner} if inner else {})}
-    if isinstance(tp, type) and attrs.has(tp):
+    if spec.is_model(tp):
         _model(tp, defs)
         return {"$ref": f"#/$defs/{tp.__name__}"}
     raise TypeError(f"no JSON Schema for {tp!r}")
@@ -64,26 +63,32 @@ def _model(cls: type[Any], defs: dict[str, Any]) -> None:
     if cls.__name__ in defs:
         return
     defs[cls.__name__] = {}  # placeholder: a model may refer to itself
-    hints = typing.get_type_hints(cls)
-    docs = spec._field_docs(cls)
     props: dict[str, Any] = {}
     required: list[str] = []
-    for a in attrs.fields(cls):
-        prop = _type_schema(hints[a.name], defs)
-        if a.name in docs:
-            prop = {**prop, "description": docs[a.name]}
-        if a.default is attrs.NOTHING:
-            required.append(_wire(a.name))
+    for f in spec.model_fields(cls):
+        prop = _union(f, defs) if f.union else _type_schema(f.tp, defs)
+        if f.doc:
+            prop = {**prop, "description": f.doc}
+        if f.required:
+            required.append(f.wire)
         else:
-            value = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
-            prop = {**prop, "default": value}
-        props[_wire(a.name)] = prop
+            prop = {**prop, "default": f.default}
+        props[f.wire] = prop
     doc = " ".join((cls.__doc__ or "").split())
     body: dict[str, Any] = {"type": "object"}
     if doc and not doc.startswith(cls.__name__ + "("):
         body["description"] = doc
     body.update({"properties": props, "required": required, "additionalProperties": False})
     defs[cls.__name__] = body
+
+
+def _union(f: spec.ModelField, defs: dict[str, Any]) -> dict[str, Any]:
+    """A union told apart by `kind`: one named definition (`oneOf` with a discriminator)."""
+    name = str(f.union)
+    if name not in defs:
+        variants = [_type_schema(v, defs) for v in typing.get_args(f.tp)]
+        defs[name] = {"oneOf": variants, "discriminator": {"propertyName": "kind"}}
+    return {"$ref": f"#/$defs/{name}"}
 
 
 def _ref(cls: type[Any] | None, defs: dict[str, Any]) -> dict[str, Any]:
@@ -123,8 +128,8 @@ def _ts(node: dict[str, Any]) -> str:
         return str(node["$ref"]).rsplit("/", 1)[1]
     if "enum" in node:
         return " | ".join(json.dumps(v) for v in node["enum"])
-    if "anyOf" in node:
-        return " | ".join(_ts(n) for n in node["anyOf"])
+    if "anyOf" in node or "oneOf" in node:
+        return " | ".join(_ts(n) for n in node.get("anyOf") or node["oneOf"])
     kind = node.get("type")
     if kind == "array":
         inner = _ts(node["items"])
@@ -152,7 +157,7 @@ def typescript(schema: dict[str, Any] | None = None) -> str:
     ]
     for name, node in schema["$defs"].items():
         out.extend(_comment(node.get("description", ""), ""))
-        if "enum" in node:
+        if "enum" in node or "oneOf" in node:
             out.append(f"export type {name} = {_ts(node)};")
             out.append("")
             continue
@@ -182,9 +187,9 @@ def _lua(node: dict[str, Any]) -> str:
     if "$ref" in node:
         return "autocode." + str(node["$ref"]).rsplit("/", 1)[1]
     if "enum" in node:
-        return "|".join(json.dumps(v).replace('"', "'") for v in node["enum"])
-    if "anyOf" in node:
-        return "|".join(_lua(n) for n in node["anyOf"])
+        return "|".join("nil" if v is None else json.dumps(v).replace('"', "'") for v in node["enum"])
+    if "anyOf" in node or "oneOf" in node:
+        return "|".join(_lua(n) for n in node.get("anyOf") or node["oneOf"])
     kind = node.get("type")
     if kind == "array":
         inner = _lua(node["items"])
@@ -207,7 +212,7 @@ def lua(schema: dict[str, Any] | None = None) -> str:
     for name, node in schema["$defs"].items():
         if "description" in node:
             out.append(f"--- {node['description']}")
-        if "enum" in node:
+        if "enum" in node or "oneOf" in node:
             out.append(f"---@alias autocode.{name} {_lua(node)}")
             out.append("")
             continue

@@ -17,8 +17,25 @@ from typing import Any, Literal, TypeVar
 
 import attrs
 import cattrs
+import pydantic
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
+# A task's shapes are the engine's own typed results (pydantic models, camelCase on the
+# wire): the server sends what the engine returns, nothing is mapped by hand.
+from autocode.tasks.models import AnswerQuestions as AnswerQuestions
+from autocode.tasks.models import AnswerRecord as AnswerRecord
+from autocode.tasks.models import ApplyResult as ApplyResult
+from autocode.tasks.models import ApproveCompletion as ApproveCompletion
+from autocode.tasks.models import ApprovePlan as ApprovePlan
+from autocode.tasks.models import Conflict as Conflict
+from autocode.tasks.models import ConflictHunk as ConflictHunk
+from autocode.tasks.models import HeadMoved as HeadMoved
+from autocode.tasks.models import NoNeeds as NoNeeds
+from autocode.tasks.models import Plan as Plan
+from autocode.tasks.models import Question as Question
+from autocode.tasks.models import ResolveConflicts as ResolveConflicts
+from autocode.tasks.models import TaskList as TaskList
+from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -66,115 +83,6 @@ def camel(name: str) -> str:
 
 # --------------------------------------------------------------------------- shared shapes
 
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class Question:
-    """One question a task asks a person."""
-
-    id: str
-    text: str
-    category: str | None
-    convention: str | None
-    """Set when the answer may be learned as a project convention."""
-    default: str | None
-    """The proposed default answer, if any."""
-    choices: list[str]
-    """Answers a client may offer as buttons (the proposed default when there is one)."""
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class ConflictHunk:
-    """Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point)."""
-
-    mine_start: int
-    mine_lines: int
-    theirs_start: int
-    theirs_lines: int
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class Conflict:
-    path: str
-    reason: Literal["overlap", "deletedInWorkspace", "deletedByTask", "renamed"]
-    hunks: list[ConflictHunk]
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class HeadMoved:
-    from_: str | None
-    """On the wire: `from`."""
-    to: str | None
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class TaskNeeds:
-    """What a paused task waits for; `kind` is null while it works or after it ended."""
-
-    kind: Literal["answer_questions", "approve_plan", "approve_completion", "resolve_conflicts"] | None
-    questions: list[Question]
-    """Open questions when `kind` is `answer_questions`."""
-    plan_revision: int | None
-    """The plan revision to approve when `kind` is `approve_plan`."""
-    plan: dict[str, Any] | None
-    markdown: str | None
-    """The plan as Markdown."""
-    plan_uri: str | None
-    """`file://` URI of the plan document (what `window/showDocument` opens)."""
-    diff: str | None
-    """The verified change when `kind` is `approve_completion`."""
-    files: list[Any]
-    tests: dict[str, Any] | None
-    review: dict[str, Any] | None
-    conflicts: list[Conflict] = attrs.Factory(list)
-    """The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet)."""
-    head_moved: HeadMoved | None = None
-    """Set when HEAD moved since the task started (shown before applying)."""
-    apply: dict[str, Any] | None = None
-    """The last apply attempt that did not complete (e.g. the editor refused the edit)."""
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class AnswerRecord:
-    """One answer in the task's ledger."""
-
-    question_id: str
-    text: str
-    how: str
-    """typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions)."""
-    kind: str
-    """The ledger kind: human (typed or chosen), proposed_default, delegated or machine."""
-    channel: str | None
-    time: str | None
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class TaskSnapshot:
-    """The full state of one task run. `revision` increases with every change."""
-
-    id: str
-    workspace: str
-    brief: str
-    state: str
-    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
-    phase: str
-    revision: int
-    needs: TaskNeeds
-    done: bool
-    result: dict[str, Any] | None
-    """The engine's result once the task ended (status, tests, applied change)."""
-    error: dict[str, Any] | None
-    learning: dict[str, Any] | None
-    """What completion learned into `.autocode/project.json`."""
-    run_dir: str
-    copy: str | None
-    """The prep copy the task works in."""
-    human_pause_states: list[str]
-    created: str
-    updated: str
-    answers: list[AnswerRecord] = attrs.Factory(list)
-    """The answer ledger: every answer with how it was given."""
-    agent: dict[str, Any] | None = None
-    """The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -408,11 +316,6 @@ class OpenedDocument:
     path: str
     uri: str
     shown: bool
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class TaskList:
-    tasks: list[TaskSnapshot]
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -844,6 +747,55 @@ def _strict(kind: type[Any] | tuple[type[Any], ...], label: str) -> Callable[[An
     return hook
 
 
+def is_pydantic(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
+
+
+def is_model(tp: Any) -> bool:
+    """A shape of the protocol: an attrs class of this module or an engine pydantic model."""
+    return isinstance(tp, type) and (attrs.has(tp) or is_pydantic(tp))
+
+
+@dataclass(frozen=True)
+class ModelField:
+    """One field of a shape, as the wire, the document and the schema see it."""
+
+    name: str
+    wire: str
+    tp: Any
+    required: bool
+    default: Any
+    doc: str
+    union: str | None = None
+    """The name of a union told apart by `kind` (the field's title), when it is one."""
+
+
+def model_fields(cls: type[Any]) -> list[ModelField]:
+    if attrs.has(cls):
+        hints = typing.get_type_hints(cls)
+        docs = _field_docs(cls)
+        out = []
+        for a in attrs.fields(cls):
+            required = a.default is attrs.NOTHING
+            default = None
+            if not required:
+                default = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
+            out.append(ModelField(a.name, camel(a.name.rstrip("_")), hints[a.name], required, default,
+                                  docs.get(a.name, "")))
+        return out
+    found = []
+    for name, f in cls.model_fields.items():
+        tp = f.annotation
+        # A variant's `kind` has its one value as default, yet the wire always carries it.
+        tag = typing.get_origin(tp) is Literal and len(typing.get_args(tp)) == 1
+        required = f.is_required() or tag
+        default = None if required else f.get_default(call_default_factory=True)
+        found.append(ModelField(name, f.alias or name, tp, required, default,
+                                " ".join((f.description or "").split()),
+                                f.title if f.discriminator else None))
+    return found
+
+
 def _make_converter() -> cattrs.Converter:
     conv = cattrs.Converter(forbid_extra_keys=True)
     conv.register_structure_hook(str, _strict(str, "a string"))
@@ -881,9 +833,19 @@ def _make_converter() -> cattrs.Converter:
     def is_list(tp: Any) -> bool:
         return typing.get_origin(tp) is list
 
+    def structure_model(value: Any, tp: Any) -> Any:
+        if not isinstance(value, dict):
+            raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+        return tp.model_validate(value)
+
     conv.register_structure_hook_factory(is_list, list_factory)
     conv.register_structure_hook_factory(attrs.has, structure_factory)
     conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    # The engine's typed results (pydantic): their own camelCase dump and validation.
+    conv.register_structure_hook_func(is_pydantic, structure_model)
+    conv.register_unstructure_hook_func(
+        is_pydantic, lambda value: value.model_dump(mode="json", by_alias=True)
+    )
     return conv
 
 
@@ -974,7 +936,7 @@ def _type_text(tp: Any) -> str:
     if tp is Any:
         return "any"
     if origin is Literal:
-        return " | ".join(f'"{a}"' for a in args)
+        return " | ".join("null" if a is None else f'"{a}"' for a in args)
     if origin in (typing.Union, types.UnionType):
         return " | ".join(_type_text(a) for a in args)
     if origin is list:
@@ -982,8 +944,8 @@ def _type_text(tp: Any) -> str:
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
     if origin is dict:
         return "object"
-    if isinstance(tp, type) and attrs.has(tp):
-        return tp.__name__
+    if is_model(tp):
+        return str(tp.__name__)
     return {str: "string", int: "integer", float: "number", bool: "boolean"}.get(tp, str(tp))
 
 
@@ -1012,43 +974,46 @@ def _shape(cls: type[Any], seen: set[type[Any]], out: list[str]) -> None:
     if cls in seen:
         return
     seen.add(cls)
-    hints = typing.get_type_hints(cls)
-    docs = _field_docs(cls)
     doc = " ".join((cls.__doc__ or "").split())
     out.append(f"#### `{cls.__name__}`\n")
     if doc and not doc.startswith(cls.__name__ + "("):
         out.append(doc + "\n")
-    fields = attrs.fields(cls)
+    fields = model_fields(cls)
     if not fields:
         out.append("`{}` (no fields)\n")
         return
     out.append("| field | type | required | notes |")
     out.append("| --- | --- | --- | --- |")
     nested: list[type[Any]] = []
-    for a in fields:
-        tp = hints[a.name]
-        required = a.default is attrs.NOTHING
-        default = ""
-        if not required:
-            dv = a.default.factory() if hasattr(a.default, "factory") else a.default
-            default = f"default `{_json(dv)}`. "
+    unions: list[tuple[str, list[type[Any]]]] = []
+    for f in fields:
+        default = "" if f.required else f"default `{_json(f.default)}`. "
+        text = f.union or _type_text(f.tp)
         out.append(
-            f"| `{camel(a.name.rstrip('_'))}` | `{_type_text(tp).replace('|', chr(92) + '|')}` "
-            f"| {'yes' if required else 'no'} "
-            f"| {default}{docs.get(a.name, '')} |".replace("  |", " |")
+            f"| `{f.wire}` | `{text.replace('|', chr(92) + '|')}` "
+            f"| {'yes' if f.required else 'no'} "
+            f"| {default}{f.doc} |".replace("  |", " |")
         )
-        nested.extend(_attrs_in(tp))
+        if f.union:
+            unions.append((f.union, _models_in(f.tp)))
+        else:
+            nested.extend(_models_in(f.tp))
     out.append("")
+    for name, variants in unions:
+        out.append(f"#### `{name}`\n")
+        out.append("One of " + ", ".join(f"`{v.__name__}`" for v in variants) + ", told apart by `kind`.\n")
+        for v in variants:
+            _shape(v, seen, out)
     for n in nested:
         _shape(n, seen, out)
 
 
-def _attrs_in(tp: Any) -> list[type[Any]]:
-    if isinstance(tp, type) and attrs.has(tp):
+def _models_in(tp: Any) -> list[type[Any]]:
+    if is_model(tp):
         return [tp]
     found: list[type[Any]] = []
     for a in typing.get_args(tp):
-        found.extend(_attrs_in(a))
+        found.extend(_models_in(a))
     return found
 
 

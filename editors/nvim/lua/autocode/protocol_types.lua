@@ -2,14 +2,46 @@
 -- LuaLS annotations of the AutoCode protocol's shapes (wire names, camelCase); no code runs here.
 ---@meta
 
+---@class autocode.AnswerQuestions
+---@field kind 'answer_questions'
+---@field questions autocode.Question[] The open questions; a client may ask them one by one.
+
 --- One answer in the task's ledger.
 ---@class autocode.AnswerRecord
 ---@field questionId string
 ---@field text string
 ---@field how string typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions).
 ---@field kind string The ledger kind: human (typed or chosen), proposed_default, delegated or machine.
----@field channel string|nil
----@field time string|nil
+---@field channel? string|nil
+---@field time? string|nil
+
+--- One attempt to apply the verified change to the work tree.
+---@class autocode.ApplyResult
+---@field status 'applied'|'conflicts'|'not_applied'
+---@field applied boolean
+---@field written? string[] Files written (through the editor or on disk).
+---@field writtenByEditor? string[] The files the editor changed (unsaved edits and undo kept).
+---@field conflicts? string[] Paths both the person and the task changed (nothing was written).
+---@field via? 'editor'|'disk'|nil
+---@field choices? table<string, string> The person's choice per conflicted file that this apply used.
+---@field headMoved? autocode.HeadMoved|nil
+---@field message string What happened, in words a person can read.
+
+---@class autocode.ApproveCompletion
+---@field kind 'approve_completion'
+---@field diff string The verified change, as a unified diff against the prep copy's base.
+---@field files string[]
+---@field tests table<string, any>|nil The test run in the copy (command, exit code, status, seconds, output tail).
+---@field review table<string, any>|nil
+---@field headMoved? autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
+---@field apply? autocode.ApplyResult|nil The last apply attempt when it did not go through (e.g. the editor refused the edit).
+
+---@class autocode.ApprovePlan
+---@field kind 'approve_plan'
+---@field planRevision integer The plan revision to approve (`autocode.task.approvePlan`'s `revision`).
+---@field plan autocode.Plan
+---@field markdown string The plan as Markdown.
+---@field planUri? string|nil `file://` URI of the plan document (what `window/showDocument` opens).
 
 ---@class autocode.AskQuestionParams
 ---@field taskId string
@@ -23,7 +55,7 @@
 ---@class autocode.Conflict
 ---@field path string
 ---@field reason 'overlap'|'deletedInWorkspace'|'deletedByTask'|'renamed'
----@field hunks autocode.ConflictHunk[]
+---@field hunks? autocode.ConflictHunk[]
 
 --- Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point).
 ---@class autocode.ConflictHunk
@@ -131,14 +163,27 @@
 ---@field open integer Memory services this server process holds open now (one per distinct store configuration).
 ---@field opened integer Memory services opened since the process started; repeated memory commands on one configuration reuse its service, so this grows only with new configurations.
 
+---@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts
+
 --- The command takes no arguments (an empty object or no argument at all).
 ---@class autocode.NoArgs
+
+--- The task is working or has ended: it waits for nobody.
+---@class autocode.NoNeeds
+---@field kind nil
 
 --- A file the server wrote for the person to read or fill in, and whether it asked the editor to open it (`window/showDocument`); otherwise its path was shown in a message.
 ---@class autocode.OpenedDocument
 ---@field path string
 ---@field uri string
 ---@field shown boolean
+
+--- The plan a person approves before anything is changed.
+---@class autocode.Plan
+---@field summary string
+---@field steps string[]
+---@field citations? string[] Files (and answers, as `answer:<id>`) the plan rests on.
+---@field acceptanceCriteria? string[]
 
 --- A checked prep copy; it stays on disk (`copy`) for inspection and for tasks.
 ---@class autocode.PrepResult
@@ -186,10 +231,10 @@
 ---@class autocode.Question
 ---@field id string
 ---@field text string
----@field category string|nil
----@field convention string|nil Set when the answer may be learned as a project convention.
----@field default string|nil The proposed default answer, if any.
----@field choices string[] Answers a client may offer as buttons (the proposed default when there is one).
+---@field category? string|nil
+---@field convention? string|nil Set when the answer may be learned as a project convention.
+---@field default? string|nil The proposed default answer, if any.
+---@field choices? string[] Answers a client may offer as buttons (the proposed default when there is one).
 
 ---@class autocode.RecallReceipt
 ---@field method string
@@ -198,6 +243,13 @@
 ---@field project autocode.Memory[]
 ---@field global autocode.Memory[]
 ---@field text string Both sections as Markdown, as a task would receive them.
+
+---@class autocode.ResolveConflicts
+---@field kind 'resolve_conflicts'
+---@field conflicts autocode.Conflict[] The conflicted files (nothing was written yet).
+---@field files string[]
+---@field headMoved? autocode.HeadMoved|nil
+---@field apply autocode.ApplyResult
 
 ---@class autocode.ReviewPlanParams
 ---@field taskId string
@@ -234,22 +286,6 @@
 ---@class autocode.TaskList
 ---@field tasks autocode.TaskSnapshot[]
 
---- What a paused task waits for; `kind` is null while it works or after it ended.
----@class autocode.TaskNeeds
----@field kind 'answer_questions'|'approve_plan'|'approve_completion'|'resolve_conflicts'|nil
----@field questions autocode.Question[] Open questions when `kind` is `answer_questions`.
----@field planRevision integer|nil The plan revision to approve when `kind` is `approve_plan`.
----@field plan table<string, any>|nil
----@field markdown string|nil The plan as Markdown.
----@field planUri string|nil `file://` URI of the plan document (what `window/showDocument` opens).
----@field diff string|nil The verified change when `kind` is `approve_completion`.
----@field files any[]
----@field tests table<string, any>|nil
----@field review table<string, any>|nil
----@field conflicts? autocode.Conflict[] The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet).
----@field headMoved? autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
----@field apply? table<string, any>|nil The last apply attempt that did not complete (e.g. the editor refused the edit).
-
 ---@class autocode.TaskRefArgs
 ---@field taskId string
 ---@field workspace? string|nil Where the task lives. Default: the session's folders are searched for the task.
@@ -272,13 +308,14 @@
 ---@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED.
 ---@field phase string
 ---@field revision integer
----@field needs autocode.TaskNeeds
+---@field needs autocode.Needs
 ---@field done boolean
 ---@field result table<string, any>|nil The engine's result once the task ended (status, tests, applied change).
 ---@field error table<string, any>|nil
 ---@field learning table<string, any>|nil What completion learned into `.autocode/project.json`.
 ---@field runDir string
 ---@field copy string|nil The prep copy the task works in.
+---@field planRevision integer The latest plan revision (0 before the first plan).
 ---@field humanPauseStates string[]
 ---@field created string
 ---@field updated string

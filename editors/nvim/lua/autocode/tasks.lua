@@ -6,8 +6,10 @@ local config = require('autocode.config')
 local protocol = require('autocode.protocol')
 local ui = require('autocode.ui')
 
--- The shapes below (autocode.TaskSnapshot, ...) are LuaLS classes generated from the
--- protocol's schema into protocol_types.lua (scripts/gen_protocol_types.py).
+-- The shapes below (autocode.TaskSnapshot, autocode.Needs, ...) are LuaLS classes generated
+-- from the protocol's schema into protocol_types.lua (scripts/gen_protocol_types.py). The wire
+-- has one spelling (camelCase): each field is read by exactly its schema name, and `needs`
+-- carries only the fields of its `kind`.
 
 local C = protocol.commands
 local NEEDS = protocol.needs
@@ -42,12 +44,12 @@ end
 ---@param snap autocode.TaskSnapshot
 ---@return string|nil
 function M.id_of(snap)
-  return field(snap, 'id', 'taskId')
+  return field(snap, 'id')
 end
 
 --- The needs object of a snapshot (empty table when it needs nothing).
 ---@param snap autocode.TaskSnapshot
----@return autocode.TaskNeeds
+---@return autocode.Needs|table
 function M.needs(snap)
   local needs = field(snap, 'needs')
   return type(needs) == 'table' and needs or {}
@@ -67,7 +69,7 @@ end
 ---@param snap autocode.TaskSnapshot
 ---@return integer|nil
 function M.plan_revision(snap)
-  return field(M.needs(snap), 'planRevision', 'plan_revision') or field(snap, 'planRevision', 'plan_revision')
+  return field(M.needs(snap), 'planRevision')
 end
 
 --- What a notification says a task waits for, by needs kind.
@@ -84,7 +86,7 @@ function M.files(snap)
   local out = {}
   local needs = M.needs(snap)
   for _, f in ipairs(field(needs, 'files') or {}) do
-    table.insert(out, type(f) == 'table' and tostring(field(f, 'path')) or tostring(f))
+    table.insert(out, tostring(f))
   end
   for _, c in ipairs(field(needs, 'conflicts') or {}) do
     table.insert(out, tostring(field(c, 'path')))
@@ -386,32 +388,44 @@ function M.answer(id, text)
   end)
 end
 
---- The plan text of reviewPlan params or a snapshot waiting for plan approval.
-local function plan_lines(params)
-  local id = M.id_of(params)
-  local plan = field(params, 'plan')
-  if type(plan) ~= 'string' then
-    plan = field(M.needs(params), 'markdown', 'plan')
+--- The plan a buffer shows, from reviewPlan params (which name the task `taskId` and carry
+--- the Markdown as `plan`) or from a snapshot waiting for plan approval (its `needs`).
+---@param source autocode.ReviewPlanParams|autocode.TaskSnapshot
+---@return {id: string|nil, revision: integer|nil, markdown: string|nil, uri: string|nil}
+local function plan_of(source)
+  if field(source, 'taskId') then
+    return {
+      id = field(source, 'taskId'),
+      revision = field(source, 'planRevision'),
+      markdown = field(source, 'plan'),
+      uri = field(source, 'planUri'),
+    }
   end
-  if type(plan) ~= 'string' then
-    plan = nil
-  end
-  local lines = ui.lines(plan)
+  local needs = M.needs(source)
+  return {
+    id = M.id_of(source),
+    revision = field(needs, 'planRevision'),
+    markdown = field(needs, 'markdown'),
+    uri = field(needs, 'planUri'),
+  }
+end
+
+local function plan_lines(plan)
+  local lines = ui.lines(type(plan.markdown) == 'string' and plan.markdown or nil)
   if #lines == 0 then
-    local uri = field(params, 'planUri') or field(M.needs(params), 'planUri')
-    lines = { '# Plan of task ' .. tostring(id), '', uri and ('The plan is at ' .. uri) or '(no plan text was sent)' }
+    lines = { '# Plan of task ' .. tostring(plan.id), '', plan.uri and ('The plan is at ' .. plan.uri) or '(no plan text was sent)' }
   end
   return lines
 end
 
 --- Shows a plan in a markdown buffer, by default without entering it. In the
 --- buffer `a` approves and `r` requests changes, each after asking.
---- @param params table reviewPlan params or a snapshot waiting for plan approval
+--- @param params autocode.ReviewPlanParams|autocode.TaskSnapshot
 --- @param enter boolean|nil
 function M.open_plan(params, enter)
-  local id = M.id_of(params)
-  local revision = field(params, 'planRevision') or M.plan_revision(params)
-  return ui.scratch('plan/' .. tostring(id), plan_lines(params), 'markdown', {
+  local plan = plan_of(params)
+  local id, revision = plan.id, plan.revision
+  return ui.scratch('plan/' .. tostring(id), plan_lines(plan), 'markdown', {
     a = {
       function()
         M.approve(id, revision)
@@ -493,11 +507,11 @@ end
 function M.open_diff(snap, enter)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
-  local diff = field(needs, 'diff', 'patch') or field(field(snap, 'result') or {}, 'diff')
+  local diff = field(needs, 'diff')
   local lines = ui.lines(type(diff) == 'string' and diff or nil)
   if #lines == 0 then
     lines = { '# task ' .. tostring(id) .. ': no diff was sent' }
-    for _, l in ipairs(ui.lines(field(needs, 'message'))) do
+    for _, l in ipairs(ui.lines(field(field(needs, 'apply') or {}, 'message'))) do
       table.insert(lines, '# ' .. l)
     end
   end

@@ -4,6 +4,12 @@
 
 export const PROTOCOL_VERSION = "1.0";
 
+export interface AnswerQuestions {
+  kind: "answer_questions";
+  /** The open questions; a client may ask them one by one. */
+  questions: Question[];
+}
+
 /** One answer in the task's ledger. */
 export interface AnswerRecord {
   questionId: string;
@@ -12,8 +18,51 @@ export interface AnswerRecord {
   how: string;
   /** The ledger kind: human (typed or chosen), proposed_default, delegated or machine. */
   kind: string;
-  channel: string | null;
-  time: string | null;
+  channel?: string | null;
+  time?: string | null;
+}
+
+/** One attempt to apply the verified change to the work tree. */
+export interface ApplyResult {
+  status: "applied" | "conflicts" | "not_applied";
+  applied: boolean;
+  /** Files written (through the editor or on disk). */
+  written?: string[];
+  /** The files the editor changed (unsaved edits and undo kept). */
+  writtenByEditor?: string[];
+  /** Paths both the person and the task changed (nothing was written). */
+  conflicts?: string[];
+  via?: "editor" | "disk" | null;
+  /** The person's choice per conflicted file that this apply used. */
+  choices?: Record<string, string>;
+  headMoved?: HeadMoved | null;
+  /** What happened, in words a person can read. */
+  message: string;
+}
+
+export interface ApproveCompletion {
+  kind: "approve_completion";
+  /** The verified change, as a unified diff against the prep copy's base. */
+  diff: string;
+  files: string[];
+  /** The test run in the copy (command, exit code, status, seconds, output tail). */
+  tests: Record<string, unknown> | null;
+  review: Record<string, unknown> | null;
+  /** Set when HEAD moved since the task started (shown before applying). */
+  headMoved?: HeadMoved | null;
+  /** The last apply attempt when it did not go through (e.g. the editor refused the edit). */
+  apply?: ApplyResult | null;
+}
+
+export interface ApprovePlan {
+  kind: "approve_plan";
+  /** The plan revision to approve (`autocode.task.approvePlan`'s `revision`). */
+  planRevision: number;
+  plan: Plan;
+  /** The plan as Markdown. */
+  markdown: string;
+  /** `file://` URI of the plan document (what `window/showDocument` opens). */
+  planUri?: string | null;
 }
 
 export interface AskQuestionParams {
@@ -32,7 +81,7 @@ export interface AskQuestionResult {
 export interface Conflict {
   path: string;
   reason: "overlap" | "deletedInWorkspace" | "deletedByTask" | "renamed";
-  hunks: ConflictHunk[];
+  hunks?: ConflictHunk[];
 }
 
 /** Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point). */
@@ -179,8 +228,15 @@ export interface MemoryStoresInfo {
   opened: number;
 }
 
+export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts;
+
 /** The command takes no arguments (an empty object or no argument at all). */
 export interface NoArgs {
+}
+
+/** The task is working or has ended: it waits for nobody. */
+export interface NoNeeds {
+  kind: null;
 }
 
 /** A file the server wrote for the person to read or fill in, and whether it asked the editor to open it (`window/showDocument`); otherwise its path was shown in a message. */
@@ -188,6 +244,15 @@ export interface OpenedDocument {
   path: string;
   uri: string;
   shown: boolean;
+}
+
+/** The plan a person approves before anything is changed. */
+export interface Plan {
+  summary: string;
+  steps: string[];
+  /** Files (and answers, as `answer:<id>`) the plan rests on. */
+  citations?: string[];
+  acceptanceCriteria?: string[];
 }
 
 /** A checked prep copy; it stays on disk (`copy`) for inspection and for tasks. */
@@ -248,13 +313,13 @@ export interface ProtocolInfo {
 export interface Question {
   id: string;
   text: string;
-  category: string | null;
+  category?: string | null;
   /** Set when the answer may be learned as a project convention. */
-  convention: string | null;
+  convention?: string | null;
   /** The proposed default answer, if any. */
-  default: string | null;
+  default?: string | null;
   /** Answers a client may offer as buttons (the proposed default when there is one). */
-  choices: string[];
+  choices?: string[];
 }
 
 export interface RecallReceipt {
@@ -265,6 +330,15 @@ export interface RecallReceipt {
   global: Memory[];
   /** Both sections as Markdown, as a task would receive them. */
   text: string;
+}
+
+export interface ResolveConflicts {
+  kind: "resolve_conflicts";
+  /** The conflicted files (nothing was written yet). */
+  conflicts: Conflict[];
+  files: string[];
+  headMoved?: HeadMoved | null;
+  apply: ApplyResult;
 }
 
 export interface ReviewPlanParams {
@@ -316,31 +390,6 @@ export interface TaskList {
   tasks: TaskSnapshot[];
 }
 
-/** What a paused task waits for; `kind` is null while it works or after it ended. */
-export interface TaskNeeds {
-  kind: "answer_questions" | "approve_plan" | "approve_completion" | "resolve_conflicts" | null;
-  /** Open questions when `kind` is `answer_questions`. */
-  questions: Question[];
-  /** The plan revision to approve when `kind` is `approve_plan`. */
-  planRevision: number | null;
-  plan: Record<string, unknown> | null;
-  /** The plan as Markdown. */
-  markdown: string | null;
-  /** `file://` URI of the plan document (what `window/showDocument` opens). */
-  planUri: string | null;
-  /** The verified change when `kind` is `approve_completion`. */
-  diff: string | null;
-  files: unknown[];
-  tests: Record<string, unknown> | null;
-  review: Record<string, unknown> | null;
-  /** The conflicted files when `kind` is `resolve_conflicts` (nothing was written yet). */
-  conflicts?: Conflict[];
-  /** Set when HEAD moved since the task started (shown before applying). */
-  headMoved?: HeadMoved | null;
-  /** The last apply attempt that did not complete (e.g. the editor refused the edit). */
-  apply?: Record<string, unknown> | null;
-}
-
 export interface TaskRefArgs {
   taskId: string;
   /** Where the task lives. Default: the session's folders are searched for the task. */
@@ -369,7 +418,7 @@ export interface TaskSnapshot {
   state: string;
   phase: string;
   revision: number;
-  needs: TaskNeeds;
+  needs: Needs;
   done: boolean;
   /** The engine's result once the task ended (status, tests, applied change). */
   result: Record<string, unknown> | null;
@@ -379,6 +428,8 @@ export interface TaskSnapshot {
   runDir: string;
   /** The prep copy the task works in. */
   copy: string | null;
+  /** The latest plan revision (0 before the first plan). */
+  planRevision: number;
   humanPauseStates: string[];
   created: string;
   updated: string;

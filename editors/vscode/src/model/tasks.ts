@@ -1,15 +1,26 @@
-// Task snapshots as the Tasks view needs them: normalising the server's
-// snapshot, keeping the newest revision per task, and building the tree
-// nodes. No editor API here, so all of it is unit-tested under node.
+// Task snapshots as the Tasks view needs them: what the views show of the server's
+// snapshot, keeping the newest revision per task, and building the tree nodes. No
+// editor API here, so all of it is unit-tested under node.
 
-import type { Question as WireQuestion, TaskDidChangeParams, TaskNeeds, TaskSnapshot } from '../generated/protocol';
+import type {
+  AnswerQuestions,
+  ApproveCompletion,
+  ApprovePlan,
+  Needs,
+  Question as WireQuestion,
+  ResolveConflicts,
+  TaskDidChangeParams,
+  TaskSnapshot,
+} from '../generated/protocol';
 import { arrayField, field, isObject, Json, JsonObject, numberField, stringField } from '../protocol';
 
-// Field names from the generated protocol types (docs/protocol.schema.json, the server's own
-// shapes): a field renamed or dropped there fails to type-check here. The other names a lookup
-// accepts are spellings of older servers.
+// Field names come from the generated protocol types (docs/protocol.schema.json, the engine's
+// own models): a field renamed or dropped there fails to type-check here, and the wire has one
+// spelling (camelCase), so a lookup takes exactly that name. What the schema leaves open (the
+// engine's `tests`, `review`, `result` and `learning` objects) is read defensively.
+type NeedsField = keyof AnswerQuestions | keyof ApprovePlan | keyof ApproveCompletion | keyof ResolveConflicts;
 const snap = <K extends keyof TaskSnapshot>(name: K): K => name;
-const need = <K extends keyof TaskNeeds>(name: K): K => name;
+const need = <K extends NeedsField>(name: K): K => name;
 const ask = <K extends keyof WireQuestion>(name: K): K => name;
 const change = <K extends keyof TaskDidChangeParams>(name: K): K => name;
 
@@ -61,8 +72,6 @@ export interface TaskView {
   raw: JsonObject;
 }
 
-const TERMINAL_STATES = new Set(['completed', 'cancelled', 'canceled', 'failed']);
-
 function textOf(value: Json | undefined): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'string') return value;
@@ -70,38 +79,35 @@ function textOf(value: Json | undefined): string {
   return JSON.stringify(value);
 }
 
-function normaliseKind(kind: string): string {
-  return kind.replace(/[-_\s]/g, '').toLowerCase();
-}
-
-/** A protocol `Question` (or a bare string) as the prompts use it. */
+/** A protocol `Question` as the prompts use it (the proposed default offered first). */
 export function questionFrom(raw: Json, index: number): Question {
-  if (typeof raw === 'string') return { id: String(index), text: raw, choices: [], defaultAnswer: undefined, convention: undefined };
   const defaultAnswer = stringField(raw, ask('default'));
-  const choices = arrayField(raw, ask('choices')).map((c) => (isObject(c) ? stringField(c, 'label', 'value', 'text') ?? JSON.stringify(c) : textOf(c)));
+  const choices = arrayField(raw, ask('choices')).filter((c): c is string => typeof c === 'string');
   if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
   return {
-    id: stringField(raw, ask('id'), 'questionId', 'question_id') ?? String(index),
-    text: stringField(raw, ask('text'), 'question', 'prompt') ?? '(question without text)',
+    id: stringField(raw, ask('id')) ?? String(index),
+    text: stringField(raw, ask('text')) ?? '(question without text)',
     choices,
     defaultAnswer,
     convention: stringField(raw, ask('convention')),
   };
 }
 
-function awaitingOf(kind: string): Awaiting | undefined {
-  const k = normaliseKind(kind);
-  if (!k) return undefined;
-  if (k.includes('question') || k === 'answer') return 'answer';
-  if (k.includes('plan')) return 'planApproval';
-  if (k.includes('completion')) return 'completionApproval';
-  if (k.includes('conflict')) return 'conflicts';
-  return undefined;
+/** What each `Needs` kind asks of the person, in the views' words. */
+const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
+  answer_questions: 'answer',
+  approve_plan: 'planApproval',
+  approve_completion: 'completionApproval',
+  resolve_conflicts: 'conflicts',
+};
+
+function awaitingOf(kind: string | undefined): Awaiting | undefined {
+  return kind !== undefined && kind in AWAITING ? AWAITING[kind as keyof typeof AWAITING] : undefined;
 }
 
 function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
   if (!isObject(tests)) return undefined;
-  const exit = numberField(tests, 'exitCode', 'exit_code');
+  const exit = numberField(tests, 'exit_code');
   const status = stringField(tests, 'status') ?? '';
   const seconds = numberField(tests, 'seconds');
   const detail = [status.replace(/_/g, ' '), exit !== undefined ? `exit code ${exit}` : '', seconds !== undefined ? `${seconds.toFixed(1)} s` : ''].filter(Boolean).join(', ');
@@ -127,9 +133,6 @@ function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json 
     const status = stringField(learning, 'status') ?? '';
     out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
   }
-  for (const e of arrayField(snapshot, 'evidence')) {
-    out.push(isObject(e) ? { label: stringField(e, 'label', 'title', 'name') ?? 'evidence', detail: stringField(e, 'summary', 'detail') ?? '', ok: undefined } : { label: textOf(e), detail: '', ok: undefined });
-  }
   return out;
 }
 
@@ -138,29 +141,29 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
   if (!isObject(raw)) throw new Error('task snapshot is not an object');
   const task = raw[change('task')];
   const snapshot = isObject(task) ? (task as JsonObject) : raw;
-  const id = stringField(snapshot, snap('id'), 'taskId', 'task_id');
+  const id = stringField(snapshot, snap('id'));
   if (!id) throw new Error('task snapshot has no id');
-  const state = stringField(snapshot, snap('state'), 'status') ?? 'unknown';
+  const state = stringField(snapshot, snap('state')) ?? 'unknown';
   const phase = stringField(snapshot, snap('phase')) || state.toLowerCase();
   const needs = field(snapshot, snap('needs'));
   const result = field(snapshot, snap('result'));
-  const done = field(snapshot, snap('done')) === true || TERMINAL_STATES.has(state.toLowerCase());
+  const done = field(snapshot, snap('done')) === true;
 
-  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')) ?? '');
+  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')));
   const questions = awaiting === 'answer' ? arrayField(needs, need('questions')).map(questionFrom) : [];
 
   let plan: PlanView | undefined;
-  const planRevision = numberField(needs, need('planRevision'), 'plan_revision') ?? numberField(snapshot, 'planRevision', 'plan_revision');
+  const planRevision = numberField(needs, need('planRevision')) ?? (numberField(snapshot, snap('planRevision')) || undefined);
   if (awaiting === 'planApproval') {
-    plan = { revision: planRevision, markdown: stringField(needs, need('markdown')) ?? '', approved: false, uri: stringField(needs, need('planUri'), 'plan_uri') };
+    plan = { revision: planRevision, markdown: stringField(needs, need('markdown')) ?? '', approved: false, uri: stringField(needs, need('planUri')) };
   } else if (planRevision !== undefined) {
-    const runDir = stringField(snapshot, snap('runDir'), 'run_dir');
+    const runDir = stringField(snapshot, snap('runDir'));
     plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
   }
 
-  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')]
-    .map((f) => (isObject(f) ? stringField(f, 'path') ?? '' : textOf(f)))
-    .filter((f) => f !== '');
+  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')].filter(
+    (f): f is string => typeof f === 'string' && f !== '',
+  );
   const error = field(snapshot, snap('error'));
   return {
     id,

@@ -1,17 +1,21 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Needs, TaskSnapshot } from '../../src/generated/protocol';
 import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, questionFrom, statusText, TaskStore } from '../../src/model/tasks';
 
-/** A protocol 1.0 TaskSnapshot as the server sends it. */
-function snapshot(overrides: Record<string, unknown> = {}, needs: Record<string, unknown> | null = null): Record<string, unknown> {
+/** A TaskSnapshot as the server sends it (typed by the generated protocol: the one wire spelling). */
+function snapshot(overrides: Partial<TaskSnapshot> = {}, needs: Needs = { kind: null }): TaskSnapshot {
   return {
     id: 't-1', workspace: '/repo', brief: 'Add a tax helper', state: 'PLANNING', phase: 'planning', revision: 1,
-    needs: { kind: null, questions: [], planRevision: null, plan: null, markdown: null, planUri: null, diff: null, files: [], tests: null, review: null, ...(needs ?? {}) },
+    needs,
     done: false, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: '/repo/.autocode/prep/p1/source',
-    humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
+    planRevision: 0, humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
+    answers: [], agent: null,
     ...overrides,
   };
 }
+
+const PLAN = { summary: 'Add the helper', steps: ['edit', 'test'], citations: [], acceptanceCriteria: [] };
 
 const question = { id: 'q-naming', text: 'Which naming convention should tests follow?', category: 'convention', convention: 'test_naming', default: 'test_<behaviour>', choices: ['test_<behaviour>'] };
 
@@ -38,7 +42,7 @@ test('a question puts its default among the choices exactly once', () => {
 });
 
 test('a plan waiting for review carries its markdown, revision and document', () => {
-  const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_PLAN_APPROVAL', revision: 5 }, { kind: 'approve_plan', planRevision: 2, markdown: '# Plan\n1. edit', planUri: 'file:///repo/.autocode/runs/t-1/plan.md' }));
+  const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_PLAN_APPROVAL', revision: 5 }, { kind: 'approve_plan', planRevision: 2, plan: PLAN, markdown: '# Plan\n1. edit', planUri: 'file:///repo/.autocode/runs/t-1/plan.md' }));
   assert.equal(view.awaiting, 'planApproval');
   assert.deepEqual(view.plan, { revision: 2, markdown: '# Plan\n1. edit', approved: false, uri: 'file:///repo/.autocode/runs/t-1/plan.md' });
   const plan = buildTaskNode(view).children.find((c) => c.kind === 'plan');
@@ -150,11 +154,20 @@ test('multi-root trees group tasks under their folders; a single root does not',
 });
 
 test('phase labels and the status bar text read as words', () => {
-  const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1 }));
+  const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1, plan: PLAN, markdown: '' }));
   assert.equal(phaseLabel(view), 'waiting for plan approval');
   assert.equal(statusText(view), '$(checklist) AutoCode: plan review');
   assert.ok(statusText(view).replace(/^\$\([^)]*\) /, '').length < 30, 'status bar text under 30 characters');
   assert.ok(statusText({ ...view, awaiting: undefined, phase: 'verifying_with_the_projects_own_tests' }).replace(/^\$\([^)]*\) /, '').length < 30);
   assert.equal(phaseLabel(normaliseSnapshot(snapshot({ phase: 'someNewPhase' }))), 'some new phase');
   assert.equal(statusText(undefined), '$(code) AutoCode');
+});
+
+test('the wire has one spelling: a snake_case field is not read', () => {
+  const waiting = snapshot({ state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 3, markdown: '# Plan', planUri: null, plan: PLAN });
+  assert.equal(normaliseSnapshot(waiting).plan?.revision, 3);
+  const snake = JSON.parse(JSON.stringify(waiting).replace('"planRevision":3', '"plan_revision":3'));
+  assert.equal(normaliseSnapshot(snake).plan?.revision, undefined);
+  // Before any plan the snapshot's planRevision is 0: no plan node.
+  assert.equal(normaliseSnapshot(snapshot()).plan, undefined);
 });
