@@ -105,6 +105,7 @@ async def stop(client: Any) -> None:
 
 
 CASES: dict[str, tuple[str, dict[str, Any], bool]] = {
+    "protocol.info at once after initialized (answers beside the warm-up)": ("autocode.protocol.info", {}, False),
     "task.list at once after initialized (the warm-up still running)": ("autocode.task.list", {}, False),
     "memory.save on an empty store": ("autocode.memory.save", {"content": MEMORIES[0]}, False),
     "memory.search on an empty store": ("autocode.memory.search", {"query": "unittest"}, False),

@@ -106,3 +106,23 @@ async def test_a_first_search_and_list_on_an_empty_store_load_no_model(
     assert found["memories"] == [] and listed["memories"] == []
     assert not loaded(pid, MODEL_FILE) and not loaded(pid, NUMPY_CORE)
     assert rss_mb(pid) <= RSS_GOAL_MB
+
+
+def test_protocol_info_does_not_wait_for_the_warm_up_and_engine_commands_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A client's first question at attach (protocol.info) answers beside the warm-up; the rest wait for it."""
+    import threading
+    import time
+
+    from autocode_lsp import warmup
+
+    started, imported = threading.Event(), threading.Event()
+    started.set()  # a warm-up that is running and never finishes
+    monkeypatch.setattr(warmup, "_started", started)
+    monkeypatch.setattr(warmup, "_imported", imported)
+    monkeypatch.setattr(warmup, "SETTLE_TIMEOUT", 0.3)
+    began = time.monotonic()
+    warmup.settled(protocol.PROTOCOL_INFO)
+    assert time.monotonic() - began < 0.1
+    began = time.monotonic()
+    warmup.settled(protocol.TASK_LIST)
+    assert time.monotonic() - began >= 0.3
