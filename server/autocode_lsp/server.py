@@ -345,8 +345,8 @@ def handler_for(name: str) -> Handler:
 def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
+        warmup.settled(name)
         spec = protocol.COMMANDS_BY_NAME[name]
-        warmup.settled()
         try:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:

@@ -37,15 +37,27 @@ _imported = threading.Event()
 SETTLE_TIMEOUT = 30.0
 
 
-def settled() -> None:
+NO_WAIT_FEATURES = frozenset({"core"})
+"""Feature areas whose commands touch no engine module (`autocode.protocol.info`): they answer
+during the warm-up, so a client's first question at attach is not held up by it."""
+
+
+def settled(command: str | None = None) -> None:
     """Wait until the warm-up's imports are done (at once when there is none).
 
     Commands wait for it rather than import beside it: the engine's memory
     package imports itself circularly, which two threads must not do at once.
     The wait blocks the event loop, as importing there did before the warm-up,
     so messages keep their order (an `exit` right behind a command still comes
-    after its answer).
+    after its answer). A command of a `NO_WAIT_FEATURES` area does not wait
+    (the protocol shapes it needs have no such cycle: Python's own per-module
+    import lock makes it wait for just that module if the warm-up is loading it).
     """
+    if command is not None:
+        from autocode_lsp import protocol
+
+        if protocol.COMMAND_FEATURES.get(command) in NO_WAIT_FEATURES:
+            return
     if _started.is_set() and not _imported.is_set():
         _imported.wait(SETTLE_TIMEOUT)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -53,6 +54,19 @@ def _numpy() -> Any:
     except ImportError:  # pragma: no cover - exercised only without the extra
         return None
     return numpy
+
+
+NUMPY_ROWS = 1000
+"""A bucket of fewer rows compares in plain Python unless numpy is loaded already:
+importing numpy (about 0.1 s and 20 MB) costs more than such a bucket's sums.
+A bucket that grows to this many rows moves to numpy."""
+
+
+def _numpy_for(rows: int) -> Any:
+    """numpy for a bucket of `rows` rows, or None to use plain Python lists."""
+    if rows < NUMPY_ROWS and "numpy" not in sys.modules:
+        return None
+    return _numpy()
 
 
 def idf(rows: float, having: float) -> float:
@@ -102,14 +116,16 @@ class BucketVectors:
     rows: dict[int, int] = field(default_factory=dict)
     missing: set[int] = field(default_factory=set)
     """Sequence numbers of rows with no embedding of this model (cosine 0 until backfilled)."""
+    np: Any = None
+    """numpy when this bucket's rows are a numpy matrix; None while they are Python lists."""
     _seq_array: Any = None
 
     def load(self, rows: Sequence[tuple[Any, ...]], model: str) -> None:
         """Fill an empty bucket from (seq, embedding, embedding_model) rows in one pass."""
         self._seq_array = None
-        if not rows:  # an empty bucket has nothing to compare: numpy (about 20 MB and 0.1 s) waits for a row
+        if not rows:  # an empty bucket has nothing to compare: numpy (about 20 MB and 0.1 s) waits for rows
             return
-        np = _numpy()
+        np = self.np = _numpy_for(len(rows))
         if np is None:
             for seq, blob, row_model in rows:
                 self.put(int(seq), blob, row_model == model)
@@ -128,6 +144,8 @@ class BucketVectors:
 
     def put(self, seq: int, blob: bytes | None, ok: bool) -> None:
         self._seq_array = None
+        if self.np is None and seq not in self.rows and self.size + 1 >= NUMPY_ROWS:
+            self._to_numpy()
         vector = bytes(blob) if ok and blob else None
         if vector is not None and self.dims == 0:
             self.dims = len(vector) // 4
@@ -161,8 +179,20 @@ class BucketVectors:
         self.seqs.pop()
         self.size = last
 
-    def _grow(self, need: int) -> None:
+    def _to_numpy(self) -> None:
+        """Move the rows from Python lists into a numpy matrix (the bucket grew past NUMPY_ROWS)."""
         np = _numpy()
+        if np is None:
+            return
+        rows = self.matrix[: self.size] if self.matrix is not None else []
+        matrix = np.zeros((max(self.size * 2, 64), self.dims), dtype=np.float32)
+        for i, vector in enumerate(rows):
+            if vector is not None and self.dims:
+                matrix[i] = vector
+        self.matrix, self.np = matrix, np
+
+    def _grow(self, need: int) -> None:
+        np = self.np
         if np is None:
             if self.matrix is None:
                 self.matrix = []
@@ -182,7 +212,7 @@ class BucketVectors:
             self.matrix = bigger
 
     def _set(self, row: int, vector: bytes | None) -> None:
-        np = _numpy()
+        np = self.np
         if np is None:
             self.matrix[row] = unpack(vector) if vector is not None else None
             return
@@ -195,7 +225,7 @@ class BucketVectors:
 
     def cosines(self, vector: Sequence[float]) -> Any:
         """The cosine of every live row with `vector` (0 for rows without an embedding)."""
-        np = _numpy()
+        np = self.np
         if np is None:
             return [dot(vector, v) if v is not None else 0.0 for v in self.matrix[: self.size]]
         if self.dims != len(vector) or self.size == 0:
@@ -213,7 +243,7 @@ class BucketVectors:
         """(seq, cosine) of the `count` closest rows, closest first, newer first on ties."""
         if self.size == 0:
             return []
-        np = _numpy()
+        np = self.np
         scores = self.cosines(vector)
         if np is None:
             order = sorted(range(self.size), key=lambda r: (-scores[r], -self.seqs[r]))[:count]
