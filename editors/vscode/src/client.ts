@@ -142,6 +142,9 @@ export class ServerManager implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
+    // The person's Restart replaces an automatic one that is waiting.
+    clearTimeout(this.recoverTimer);
+    this.recoverTimer = undefined;
     await this.stop();
     this.gaveUp = false;
     this.restarts.reset();
@@ -151,6 +154,7 @@ export class ServerManager implements vscode.Disposable {
 
   /** Set while starting again after the server stopped on its own. */
   private recovering = false;
+  private recoverTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** The running client's server went away without being asked to: start a fresh client, a few times. */
   private clientStopped(client: LanguageClient): void {
@@ -380,7 +384,10 @@ export class ServerManager implements vscode.Disposable {
       if (this.recovering) {
         // Starting again after a crash: each failed attempt uses one restart.
         const why = `the language server did not start (${failure})`;
-        setTimeout(() => this.recover(why), 500);
+        this.recoverTimer = setTimeout(() => {
+          this.recoverTimer = undefined;
+          this.recover(why);
+        }, 500);
         return undefined;
       }
       const missing = remote ? undefined : await this.explainFailedStart();
@@ -430,6 +437,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.recoverTimer);
     void this.stop();
     this.pythonApiListener?.dispose();
     this.didStart.dispose();
