@@ -85,10 +85,12 @@ class CodeServer:
                 "--extensions-dir", str(self.extensions), "--disable-telemetry", "--disable-update-check",
                 "--disable-workspace-trust"]
 
-    def start(self) -> None:
-        install = subprocess.run([*self._args(), "--install-extension", str(self.vsix)], capture_output=True,
-                                 text=True, timeout=120)
-        assert "successfully installed" in install.stdout, install.stdout + install.stderr
+    def start(self, install: bool = True) -> None:
+        """Installs the .vsix (unless `install` is False: started again after stop()) and starts."""
+        if install:
+            done = subprocess.run([*self._args(), "--install-extension", str(self.vsix)], capture_output=True,
+                                  text=True, timeout=120)
+            assert "successfully installed" in done.stdout, done.stdout + done.stderr
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(self._args(), stdout=log, stderr=subprocess.STDOUT,
                                          start_new_session=True)

@@ -142,6 +142,9 @@ export class ServerManager implements vscode.Disposable {
   }
 
   async restart(): Promise<void> {
+    // The person's Restart replaces an automatic one that is waiting.
+    clearTimeout(this.recoverTimer);
+    this.recoverTimer = undefined;
     await this.stop();
     this.gaveUp = false;
     this.restarts.reset();
@@ -151,6 +154,7 @@ export class ServerManager implements vscode.Disposable {
 
   /** Set while starting again after the server stopped on its own. */
   private recovering = false;
+  private recoverTimer: ReturnType<typeof setTimeout> | undefined;
 
   /** The running client's server went away without being asked to: start a fresh client, a few times. */
   private clientStopped(client: LanguageClient): void {
@@ -248,7 +252,20 @@ export class ServerManager implements vscode.Disposable {
     });
   }
 
+  /** After a local server failed to start: whether its interpreter is missing or lacks AutoCode (with the install command). */
+  private async explainFailedStart(): Promise<string | undefined> {
+    const info = this.serverInfo;
+    if (!info) return undefined;
+    const t0 = Date.now();
+    const missing = await this.checkInstalled(info.python);
+    this.phases.check = Date.now() - t0;
+    // The bundled server needs no installation: only a missing interpreter explains its failure.
+    if (info.bundled && missing && !missing.startsWith('Python was not found')) return undefined;
+    return missing;
+  }
+
   private async serverOptions(): Promise<ServerOptions | string> {
+    this.serverInfo = undefined;
     const config = vscode.workspace.getConfiguration('autocode');
     let tcp;
     try {
@@ -281,17 +298,17 @@ export class ServerManager implements vscode.Disposable {
         });
     }
     let python: PythonChoice;
+    const t0 = Date.now();
     try {
       python = await this.findPython();
     } catch (err) {
       return (err as Error).message;
     }
+    this.phases.interpreter = Date.now() - t0;
     const launcher = importStrategy() === 'useBundled' ? bundledLauncher() : undefined;
-    if (!launcher) {
-      if (importStrategy() === 'useBundled') this.output.info('this extension carries no bundled server: using the interpreter\'s own installation');
-      const missing = await this.checkInstalled(python.command);
-      if (missing) return missing;
-    }
+    // No separate `import autocode_lsp` check before the start (one more Python start-up on the
+    // way to a ready client): a start that fails is explained afterwards (explainFailedStart).
+    if (!launcher && importStrategy() === 'useBundled') this.output.info('this extension carries no bundled server: using the interpreter\'s own installation');
     const serverArgs = config.get<string[]>('server.args', []);
     const args = launcher ? [launcher, ...serverArgs] : ['-m', 'autocode_lsp', ...serverArgs];
     this.serverInfo = { python: python.command, source: python.source, bundled: launcher !== undefined };
@@ -300,7 +317,11 @@ export class ServerManager implements vscode.Disposable {
     return { command: python.command, args, options: { cwd, env: { ...process.env, PYTHONUNBUFFERED: '1' } } };
   }
 
+  /** Where the time to a ready client went, in ms (logged with the ready figure). */
+  private phases: { interpreter?: number; check?: number; start?: number } = {};
+
   private async doStart(): Promise<LanguageClient | undefined> {
+    this.phases = {};
     const options = await this.serverOptions();
     if (typeof options === 'string') {
       this.fail(options);
@@ -349,8 +370,10 @@ export class ServerManager implements vscode.Disposable {
       else if (e.newState === State.Stopped) this.clientStopped(client);
     });
     let failure: string | undefined;
+    const t0 = Date.now();
     try {
       await client.start();
+      this.phases.start = Date.now() - t0;
       // The server can die between `initialize` and the end of start(): not a running client.
       if (client.state !== State.Running) failure = 'the server stopped while it started';
     } catch (err) {
@@ -361,17 +384,23 @@ export class ServerManager implements vscode.Disposable {
       if (this.recovering) {
         // Starting again after a crash: each failed attempt uses one restart.
         const why = `the language server did not start (${failure})`;
-        setTimeout(() => this.recover(why), 500);
+        this.recoverTimer = setTimeout(() => {
+          this.recoverTimer = undefined;
+          this.recover(why);
+        }, 500);
         return undefined;
       }
-      this.fail(explainRefusal(failure, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${failure}`);
+      const missing = remote ? undefined : await this.explainFailedStart();
+      this.fail(missing ?? explainRefusal(failure, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${failure}`);
       return undefined;
     }
     this.recovering = false;
     this.problem = undefined;
     this.notified = undefined;
     this.client = client;
-    this.output.info(`language client ready ${Date.now() - this.created} ms after activation`);
+    const phases = [['interpreter', this.phases.interpreter], ['install check', this.phases.check], ['server start and initialize', this.phases.start]]
+      .filter(([, ms]) => ms !== undefined).map(([what, ms]) => `${what} ${ms} ms`).join(', ');
+    this.output.info(`language client ready ${Date.now() - this.created} ms after activation (${phases})`);
     this.didStart.fire();
     return client;
   }
@@ -408,6 +437,7 @@ export class ServerManager implements vscode.Disposable {
   }
 
   dispose(): void {
+    clearTimeout(this.recoverTimer);
     void this.stop();
     this.pythonApiListener?.dispose();
     this.didStart.dispose();

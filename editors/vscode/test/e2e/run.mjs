@@ -533,7 +533,14 @@ async function scenarioWalkthrough(wb) {
   note('walkthrough step ran its command');
 }
 
-const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough };
+/** Only waits for a running server (the Memory view lists the project's scopes): tests/bench/bench_vscode.py. */
+async function scenarioReady(wb) {
+  await wb.showAutoCodeViews();
+  result.memory = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 120000);
+  note('server running');
+}
+
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady };
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
