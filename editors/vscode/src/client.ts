@@ -8,6 +8,8 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
 import {
+  CloseAction,
+  ErrorHandler,
   ExecuteCommandRequest,
   LanguageClient,
   LanguageClientOptions,
@@ -19,8 +21,9 @@ import {
   StreamInfo,
 } from 'vscode-languageclient/node';
 import { bundledLauncher, importStrategy } from './bundled';
-import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
-import { explainRefusal, initializationOptions, parseSocketSetting, readTokenFile } from './model/remote';
+import { choosePython, installHint, PythonChoice } from './model/python';
+import { chooseEndpoint, chooseToken, Endpoint, explainRefusal, initializationOptions, Token } from './model/remote';
+import { connectWebSocket } from './model/websocket';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
 
 export interface ServerHandlers {
@@ -46,6 +49,17 @@ interface PythonExtensionApi {
   settings?: {
     getExecutionDetails(resource?: vscode.Uri): { execCommand: string[] | undefined };
   };
+}
+
+/**
+ * A client whose failed start is reported once, by AutoCodeClient.fail with what to do, instead of
+ * also by the library's own forced "couldn't create connection to server" notification.
+ */
+class QuietStartClient extends LanguageClient {
+  override error(message: string, data?: unknown, showNotification: boolean | 'force' = true): void {
+    const starting = /couldn't create connection to server/.test(message);
+    super.error(message, data, starting ? false : showNotification);
+  }
 }
 
 /** Tells the server this client handles didChange, askQuestion and reviewPlan. */
@@ -187,37 +201,47 @@ export class ServerManager implements vscode.Disposable {
     });
   }
 
-  private async serverOptions(): Promise<ServerOptions | string> {
+  /** A listening server to connect to (autocode.server.connect, or the older tcp / socket settings). */
+  private endpoint(): Endpoint | undefined {
     const config = vscode.workspace.getConfiguration('autocode');
-    let tcp;
-    try {
-      tcp = parseTcpSetting(config.get<string>('server.tcp', ''));
-    } catch (err) {
-      return (err as Error).message;
-    }
-    let socketPath;
-    try {
-      socketPath = parseSocketSetting(config.get<string>('server.socket', ''), os.homedir());
-    } catch (err) {
-      return (err as Error).message;
-    }
-    if (socketPath) {
-      const where = socketPath;
+    return chooseEndpoint(config.get<string>('server.connect', ''), config.get<string>('server.socket', ''),
+      config.get<string>('server.tcp', ''), os.homedir());
+  }
+
+  private async serverOptions(endpoint: Endpoint | undefined, token: Token | undefined): Promise<ServerOptions | string> {
+    const config = vscode.workspace.getConfiguration('autocode');
+    if (endpoint?.kind === 'unix') {
+      const where = endpoint.path;
       this.output.info(`connecting to the language server on the unix socket ${where}`);
       return () =>
         new Promise<StreamInfo>((resolve, reject) => {
           const socket = net.connect({ path: where }, () => resolve({ reader: socket, writer: socket }));
-          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server on ${where} (${e.message}). Start it with: autocode-lsp --socket ${where}, or clear "autocode.server.socket".`)));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server on ${where} (${e.message}). Start it with: autocode-lsp --socket ${where}, or clear "autocode.server.connect".`)));
         });
     }
-    if (tcp) {
-      const address = tcp;
+    if (endpoint?.kind === 'tcp') {
+      const address = endpoint;
       this.output.info(`connecting to the language server at ${address.host}:${address.port}`);
       return () =>
         new Promise<StreamInfo>((resolve, reject) => {
           const socket = net.connect(address.port, address.host, () => resolve({ reader: socket, writer: socket }));
-          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server at ${address.host}:${address.port} (${e.message}). Start it with: autocode-lsp --tcp ${address.host}:${address.port}, or clear "autocode.server.tcp".`)));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server at ${address.host}:${address.port} (${e.message}). Start it with: autocode-lsp --tcp ${address.host}:${address.port}, or clear "autocode.server.connect".`)));
         });
+    }
+    if (endpoint?.kind === 'ws') {
+      const url = endpoint.url;
+      this.output.info(`connecting to the language server at ${url}`);
+      // The token goes in the handshake header, so initialize carries none (see doStart).
+      return async () => {
+        try {
+          const { reader, writer } = await connectWebSocket(url, token?.value);
+          return { reader, writer };
+        } catch (err) {
+          const text = (err as Error).message;
+          throw new Error(/refused the WebSocket handshake/.test(text) ? text
+            : `Could not connect to the AutoCode server at ${url} (${text}). Start it with: autocode-lsp --ws ${url.replace(/^ws:\/\/|\/$/g, '')}, or clear "autocode.server.connect".`);
+        }
+      };
     }
     let python: PythonChoice;
     try {
@@ -240,23 +264,21 @@ export class ServerManager implements vscode.Disposable {
   }
 
   private async doStart(): Promise<LanguageClient | undefined> {
-    const options = await this.serverOptions();
+    // A listening server asks for its token (docs/security.md); a local one started here does not.
+    const config = vscode.workspace.getConfiguration('autocode');
+    let endpoint: Endpoint | undefined;
+    let token: Token | undefined;
+    try {
+      endpoint = this.endpoint();
+      if (endpoint) token = chooseToken(config.get<string>('server.token', ''), config.get<string>('server.tokenFile', ''), os.homedir());
+    } catch (err) {
+      this.fail((err as Error).message);
+      return undefined;
+    }
+    const options = await this.serverOptions(endpoint, token);
     if (typeof options === 'string') {
       this.fail(options);
       return undefined;
-    }
-    // A listening server asks for its token (docs/security.md); a local one started here does not.
-    const config = vscode.workspace.getConfiguration('autocode');
-    const remote = config.get<string>('server.socket', '').trim() || config.get<string>('server.tcp', '').trim();
-    const tokenFile = config.get<string>('server.tokenFile', '');
-    let token: string | undefined;
-    if (remote) {
-      try {
-        token = readTokenFile(tokenFile, os.homedir());
-      } catch (err) {
-        this.fail((err as Error).message);
-        return undefined;
-      }
     }
     const clientOptions: LanguageClientOptions = {
       // Files are synchronised so a server that applies through workspace/applyEdit merges into
@@ -264,10 +286,27 @@ export class ServerManager implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: initializationOptions(token),
+      initializationOptions: initializationOptions(endpoint && endpoint.kind !== 'ws' ? token?.value : undefined),
       connectionOptions: { maxRestartCount: 3 },
+      // A listening server that refuses initialize (a wrong token) is explained once, by fail()
+      // below, instead of also in the library's own notification of the server's words.
+      ...(endpoint ? { initializationFailedHandler: () => false } : {}),
     };
-    const client = new LanguageClient('autocode', 'AutoCode', options, clientOptions);
+    // The same for the connection it then closes: not retried until the client ran once (the
+    // token will not change by itself); after that a dropped server is restarted as usual.
+    let ranOnce = false;
+    let usual: ErrorHandler | undefined;
+    if (endpoint) {
+      clientOptions.errorHandler = {
+        error: (error, message, count) => usual!.error(error, message, count),
+        closed: () => (ranOnce ? usual!.closed() : { action: CloseAction.DoNotRestart, handled: true }),
+      };
+    }
+    const client = new QuietStartClient('autocode', 'AutoCode', options, clientOptions);
+    usual = client.createDefaultErrorHandler(3);
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Running) ranOnce = true;
+    });
     client.registerFeature(new AutoCodeOptIn());
     client.onNotification(Methods.taskDidChange, (params: unknown) => this.handlers.onTaskDidChange(params));
     client.onRequest(Methods.askQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
@@ -277,7 +316,7 @@ export class ServerManager implements vscode.Disposable {
       await client.start();
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
-      this.fail(explainRefusal(text, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${text}`);
+      this.fail((endpoint && explainRefusal(text, endpoint.where, token?.source)) ?? `The AutoCode language server did not start: ${text}`);
       await client.dispose().catch(() => undefined);
       return undefined;
     }
