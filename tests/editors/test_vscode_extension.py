@@ -431,6 +431,7 @@ def test_a_listening_server_without_the_token_is_explained(tmp_path: Path, code_
         result = run_scenario("refused", server.url(repo))
         assert "asks for its token" in result["notification"]
         assert "autocode.server.tokenFile" in result["notification"]
+        assert len([n for n in result["allNotifications"] if "AutoCode" in n]) == 1, result["allNotifications"]
     finally:
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)
