@@ -509,6 +509,21 @@ def test_a_wrong_token_is_explained_once(transport: str, tmp_path: Path, code_se
     assert "stale-" not in (tmp_path / "lsp-remote.log").read_text(errors="replace")
 
 
+def test_nothing_listening_at_the_websocket_address_is_said(tmp_path: Path, code_server: Any) -> None:
+    """autocode.server.connect = ws://... where nothing listens: one notification with the reason
+    and the command that starts the server, not a word about the token."""
+    repo = make_repo(tmp_path / "zeta", {"README.md": "zeta\n"})
+    port = _free_port()
+    server = code_server({"autocode.server.connect": f"ws://127.0.0.1:{port}",
+                          "autocode.python": str(tmp_path / "no-such-python")})
+    result = run_scenario("unreachable-ws", server.url(repo), AUTOCODE_E2E_SCENARIO="refused",
+                          AUTOCODE_E2E_EXPECT="Could not connect")
+    assert "ECONNREFUSED" in result["notification"]
+    assert f"autocode-lsp --ws 127.0.0.1:{port}" in result["notification"]
+    assert "token" not in result["notification"]
+    assert len([n for n in result["allNotifications"] if "AutoCode" in n]) == 1, result["allNotifications"]
+
+
 BUNDLED_VSIX = EXT / "dist" / "autocode-linux-x64.vsix"
 
 

@@ -52,7 +52,7 @@ interface PythonExtensionApi {
 }
 
 /**
- * A client whose failed start is reported once, by AutoCodeClient.fail with what to do, instead of
+ * A client whose failed start is reported once, by ServerManager.fail with what to do, instead of
  * also by the library's own forced "couldn't create connection to server" notification.
  */
 class QuietStartClient extends LanguageClient {
@@ -239,7 +239,7 @@ export class ServerManager implements vscode.Disposable {
         } catch (err) {
           const text = (err as Error).message;
           throw new Error(/refused the WebSocket handshake/.test(text) ? text
-            : `Could not connect to the AutoCode server at ${url} (${text}). Start it with: autocode-lsp --ws ${url.replace(/^ws:\/\/|\/$/g, '')}, or clear "autocode.server.connect".`);
+            : `Could not connect to the AutoCode server at ${url} (${text.replace(/^could not open \S+ \((.*)\)$/s, '$1')}). Start it with: autocode-lsp --ws ${url.replace(/^ws:\/\/|\/$/g, '')}, or clear "autocode.server.connect".`);
         }
       };
     }

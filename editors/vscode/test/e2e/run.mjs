@@ -393,7 +393,7 @@ async function scenarioFlow(wb) {
 
 /** A listening server refused the connection: the person is told which setting to fix. */
 async function scenarioRefused(wb) {
-  result.notification = await wb.waitForNotification('token', 60000);
+  result.notification = await wb.waitForNotification(env.AUTOCODE_E2E_EXPECT ?? 'token', 60000);
   // Anything else the client would have shown about the same failure comes within a moment.
   await wb.page.waitForTimeout(3000);
   result.allNotifications = await wb.notifications();
