@@ -176,7 +176,24 @@ def _listen(args: argparse.Namespace) -> int:
             f"listening beyond loopback on {where}: anyone with the token can run commands as "
             f"this user (uid {os.getuid()})"
         )
+    def leave_now() -> None:
+        # What the unwinding would have removed, then out.
+        for made in (token_file if not args.token_file else None,
+                     Path(args.socket).expanduser().absolute() if kind == "socket" else None):
+            if made is not None:
+                with contextlib.suppress(OSError):
+                    made.unlink()
+        os._exit(143)
+
     def stop(signum: int, frame: object) -> None:
+        # An interrupt that lands while the event loop is logging an exception is swallowed
+        # there ("Exception ignored in ..."), and the server would go on listening: if the
+        # unwinding has not ended the process within 5 s, end it anyway.
+        import threading  # only on the way out
+
+        fallback = threading.Timer(5.0, leave_now)
+        fallback.daemon = True
+        fallback.start()
         raise KeyboardInterrupt  # unwinds like Ctrl-C, so the token file and socket are removed
 
     signal.signal(signal.SIGTERM, stop)

@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -360,7 +361,8 @@ def _listen(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str]:
 
 @pytest.mark.parametrize(
     ("kind", "token", "expect"),
-    [("tcp", "right", "ok"), ("socket", "right", "ok"), ("tcp", "none", "refused"), ("tcp", "stale", "refused")],
+    [("tcp", "right", "ok"), ("socket", "right", "ok"), ("tcp", "none", "refused"), ("tcp", "stale", "refused"),
+     ("ws", "right", "ok"), ("ws", "none", "refused"), ("ws", "stale", "refused")],
 )
 def test_remote_server_with_a_token(kind: str, token: str, expect: str, tmp_path: Path) -> None:
     import secrets
@@ -369,7 +371,7 @@ def test_remote_server_with_a_token(kind: str, token: str, expect: str, tmp_path
     token_file = tmp_path / "lsp.token"
     token_file.write_text(secrets.token_urlsafe(32) + "\n")
     token_file.chmod(0o600)
-    address = "127.0.0.1:0" if kind == "tcp" else str(tmp_path / "sock" / "lsp.sock")
+    address = str(tmp_path / "sock" / "lsp.sock") if kind == "socket" else "127.0.0.1:0"
     lsp, where = _listen(tmp_path, f"--{kind}", address, "--token-file", str(token_file))
     try:
         given = {"right": str(token_file), "none": "", "stale": str(tmp_path / "stale.token")}[token]
@@ -386,10 +388,24 @@ def test_remote_server_with_a_token(kind: str, token: str, expect: str, tmp_path
     assert f"{wanted}\nok bad options\n" in result.stdout
 
 
-@pytest.mark.parametrize("kind", ["tcp", "socket"])
+def test_websocket_server_not_listening_is_said_with_its_reason(tmp_path: Path) -> None:
+    """remote.ws where nothing listens: the connection error and how to start the server, not
+    a token explanation and not a warning about the plugin's own relay socket."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = run_nvim("e2e_remote.lua", tmp_path, cwd=repo, env={
+        "AUTOCODE_TEST_REMOTE": f"ws=127.0.0.1:{port}", "AUTOCODE_TEST_TOKEN_FILE": "",
+        "AUTOCODE_TEST_EXPECT": "unreachable",
+    })
+    assert "ok unreachable explained\nok bad options\n" in result.stdout
+
+
+@pytest.mark.parametrize("kind", ["tcp", "socket", "ws"])
 def test_task_flow_against_a_listening_server(kind: str, tmp_path: Path) -> None:
     """e2e_task.lua's whole flow, with the server in 'another container': started first, reached
-    over TCP or a unix socket with its token (docs/editors.md, Remote containers)."""
+    over TCP, a unix socket or WebSocket with its token (docs/editors.md, Remote containers)."""
     import secrets
 
     repo = sample_repo(tmp_path)
@@ -397,7 +413,7 @@ def test_task_flow_against_a_listening_server(kind: str, tmp_path: Path) -> None
     token_file.write_text(secrets.token_urlsafe(32) + "\n")
     token_file.chmod(0o600)
     xdg = {f"XDG_{n}_HOME": str(tmp_path / "xdg" / n.lower()) for n in ("CONFIG", "DATA", "STATE", "CACHE")}
-    address = "127.0.0.1:0" if kind == "tcp" else str(tmp_path / "sock" / "lsp.sock")
+    address = str(tmp_path / "sock" / "lsp.sock") if kind == "socket" else "127.0.0.1:0"
     saved = {k: os.environ.get(k) for k in xdg}
     os.environ.update(xdg)  # the server and Neovim share the data folders, as one user's would
     try:

@@ -478,36 +478,97 @@ def test_a_listening_server_without_the_token_is_explained(tmp_path: Path, code_
         result = run_scenario("refused", server.url(repo))
         assert "asks for its token" in result["notification"]
         assert "autocode.server.tokenFile" in result["notification"]
+        assert len([n for n in result["allNotifications"] if "AutoCode" in n]) == 1, result["allNotifications"]
     finally:
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)
         log.close()
 
 
-def test_whole_task_against_a_listening_server_over_tcp(tmp_path: Path, code_server: Any) -> None:
-    """The flow scenario with the server in 'another container': started first, reached over TCP
-    with the token of autocode.server.tokenFile (docs/editors.md, Remote containers)."""
+def _listen_on(tmp_path: Path, transport: str, *flags: str) -> tuple[subprocess.Popen[bytes], Any, str]:
+    """`autocode-lsp --tcp 127.0.0.1:0` / `--ws 127.0.0.1:0` / `--socket PATH` started as a person
+    would; returns it, its log and the autocode.server.connect value for where it listens."""
+    address = str(tmp_path / "sock" / "lsp.sock") if transport == "unix" else "127.0.0.1:0"
+    option = {"tcp": "--tcp", "ws": "--ws", "unix": "--socket"}[transport]
+    lsp, log = _listening_server(tmp_path, option, address, *flags)
+    line = (tmp_path / "lsp-remote.log").read_text(errors="replace")
+    match = re.search(r"listening on \w+ (\S+) ", line)
+    assert match, line
+    where = match.group(1).rstrip(",")
+    return lsp, log, {"tcp": f"tcp://{where}", "ws": f"ws://{where}", "unix": f"unix:{where}"}[transport]
+
+
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("transport", ["tcp", "ws", "unix"])
+def test_task_flow_over_each_remote_transport(transport: str, tmp_path: Path, code_server: Any) -> None:
+    """autocode.server.connect = tcp:// / ws:// / unix: and the server's token file: the server
+    'in another container' is started first with a token, the extension starts none, and a whole
+    task (start, answer, approve the plan, apply) changes the workspace (docs/editors.md,
+    Remote containers)."""
     repo = tmp_path / "textkit"
     patch = _build_sample("unittest", repo)
     token = _token_file(tmp_path)
-    port = _free_port()
-    lsp, log = _listening_server(tmp_path, "--tcp", f"127.0.0.1:{port}", "--token-file", str(token))
+    lsp, log, connect = _listen_on(tmp_path, transport, "--token-file", str(token))
     try:
-        server = code_server({"autocode.server.tcp": f"127.0.0.1:{port}", "autocode.server.tokenFile": str(token),
+        # A Python that does not exist proves the extension did not start a server of its own.
+        server = code_server({"autocode.server.connect": connect, "autocode.server.tokenFile": str(token),
                               "autocode.python": str(tmp_path / "no-such-python")})
-        result = run_scenario("flow", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
-                              AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
-                              AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
-                              AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER)
+        result = run_scenario(f"remote-flow-{transport}", server.url(repo), AUTOCODE_E2E_SCENARIO="remote-flow",
+                              AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                              AUTOCODE_E2E_ANSWER=NAMING_ANSWER)
     finally:
         os.killpg(lsp.pid, signal.SIGTERM)
         lsp.wait(timeout=10)
         log.close()
-    assert [s["step"] for s in result["steps"]][:4] == [
-        "workbench open", "task started", "question answered", "plan approved"]
+    assert [s["step"] for s in result["steps"]] == [
+        "workbench open", "task started", "question answered", "plan approved",
+        "completion applied from the diff", "task completed"]
     assert "completed" in result["tasksView"].lower()
     assert "def longest_word" in (repo / "textkit" / "words.py").read_text()
-    assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()
+    run_dirs = sorted(p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir())
+    assert [a["text"] for a in _ledger(run_dirs[0])] == [NAMING_ANSWER]
+    # The extension's log says where it connected: nothing was started here.
+    logs = "\n".join(p.read_text(errors="replace") for p in server.user_data.rglob("*.log"))
+    assert f"connecting to the language server {'on the unix socket' if transport == 'unix' else 'at'}" in logs
+    assert "-m autocode_lsp" not in logs
+
+
+@pytest.mark.parametrize("transport", ["ws", "tcp"])
+def test_a_wrong_token_is_explained_once(transport: str, tmp_path: Path, code_server: Any) -> None:
+    """A stale token in autocode.server.token: over WebSocket the handshake is refused, over TCP
+    initialize is; either way one notification names the setting and what to do."""
+    repo = make_repo(tmp_path / "epsilon", {"README.md": "epsilon\n"})
+    token = _token_file(tmp_path)
+    lsp, log, connect = _listen_on(tmp_path, transport, "--token-file", str(token))
+    try:
+        server = code_server({"autocode.server.connect": connect, "autocode.server.token": "stale-" + "x" * 40,
+                              "autocode.python": str(tmp_path / "no-such-python")})
+        result = run_scenario(f"refused-{transport}", server.url(repo), AUTOCODE_E2E_SCENARIO="refused")
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+        log.close()
+    assert 'refused the token in "autocode.server.token"' in result["notification"]
+    assert connect in result["notification"]
+    # Nothing else from AutoCode about it: no "couldn't create connection", no failed restarts.
+    ours = [n for n in result["allNotifications"] if "AutoCode" in n]
+    assert len(ours) == 1, ours
+    assert "stale-" not in (tmp_path / "lsp-remote.log").read_text(errors="replace")
+
+
+def test_nothing_listening_at_the_websocket_address_is_said(tmp_path: Path, code_server: Any) -> None:
+    """autocode.server.connect = ws://... where nothing listens: one notification with the reason
+    and the command that starts the server, not a word about the token."""
+    repo = make_repo(tmp_path / "zeta", {"README.md": "zeta\n"})
+    port = _free_port()
+    server = code_server({"autocode.server.connect": f"ws://127.0.0.1:{port}",
+                          "autocode.python": str(tmp_path / "no-such-python")})
+    result = run_scenario("unreachable-ws", server.url(repo), AUTOCODE_E2E_SCENARIO="refused",
+                          AUTOCODE_E2E_EXPECT="Could not connect")
+    assert "ECONNREFUSED" in result["notification"]
+    assert f"autocode-lsp --ws 127.0.0.1:{port}" in result["notification"]
+    assert "token" not in result["notification"]
+    assert len([n for n in result["allNotifications"] if "AutoCode" in n]) == 1, result["allNotifications"]
 
 
 BUNDLED_VSIX = EXT / "dist" / "autocode-linux-x64.vsix"

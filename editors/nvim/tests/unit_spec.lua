@@ -252,6 +252,26 @@ vim.cmd('AutoCode doctor')
 H.wait_note(3000, 'doctor failed: cannot start the AutoCode server', vim.log.levels.ERROR)
 H.log('ok missing server')
 
+-- The WebSocket relay's frames: client frames are masked; every length form decodes back.
+do
+  local ws = require('autocode.websocket')
+  for _, n in ipairs({ 0, 5, 125, 126, 65535, 65536, 70000 }) do
+    local payload = ('x'):rep(n)
+    local framed = ws._frame(1, payload)
+    H.eq(bit.band(framed:byte(2), 0x80), 0x80, 'client frame is masked, length ' .. n)
+    local fin, opcode, got, rest = ws._next_frame(framed .. 'tail')
+    H.eq({ fin, opcode, #got, got == payload, rest }, { true, 1, n, true, 'tail' }, 'frame of ' .. n .. ' bytes')
+    H.eq(ws._next_frame(framed:sub(1, #framed - 1)), nil, 'an incomplete frame waits, length ' .. n)
+  end
+  H.eq({ ws.parse('ws://127.0.0.1:8766') }, { '127.0.0.1', 8766, '/' }, 'ws url')
+  H.eq({ ws.parse('localhost:1/lsp') }, { 'localhost', 1, '/lsp' }, 'host:port/path')
+  H.eq({ ws.parse('ws://[::1]:9') }, { '::1', 9, '/' }, 'ipv6')
+  for _, bad in ipairs({ 'http://h:1', 'ws://h', 'h:0', 'h:70000', 'ws://h:1x' }) do
+    H.eq(ws.parse(bad), nil, 'bad ws address ' .. bad)
+  end
+  H.log('ok websocket frames')
+end
+
 -- :checkhealth autocode without a server says what to do.
 vim.cmd('checkhealth autocode')
 local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')

@@ -22,9 +22,10 @@ import {
   StreamInfo,
 } from 'vscode-languageclient/node';
 import { bundledLauncher, importStrategy } from './bundled';
-import { choosePython, installHint, parseTcpSetting, PythonChoice } from './model/python';
-import { explainRefusal, initializationOptions, parseSocketSetting, readTokenFile } from './model/remote';
+import { choosePython, installHint, PythonChoice } from './model/python';
+import { chooseEndpoint, chooseToken, Endpoint, explainRefusal, initializationOptions, Token } from './model/remote';
 import { gaveUpText, MAX_RESTARTS, RestartBudget } from './model/restarts';
+import { connectWebSocket } from './model/websocket';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
 
 export interface ServerHandlers {
@@ -264,38 +265,48 @@ export class ServerManager implements vscode.Disposable {
     return missing;
   }
 
-  private async serverOptions(): Promise<ServerOptions | string> {
+  /** A listening server to connect to (autocode.server.connect, or the older tcp / socket settings). */
+  private endpoint(): Endpoint | undefined {
+    const config = vscode.workspace.getConfiguration('autocode');
+    return chooseEndpoint(config.get<string>('server.connect', ''), config.get<string>('server.socket', ''),
+      config.get<string>('server.tcp', ''), os.homedir());
+  }
+
+  private async serverOptions(endpoint: Endpoint | undefined, token: Token | undefined): Promise<ServerOptions | string> {
     this.serverInfo = undefined;
     const config = vscode.workspace.getConfiguration('autocode');
-    let tcp;
-    try {
-      tcp = parseTcpSetting(config.get<string>('server.tcp', ''));
-    } catch (err) {
-      return (err as Error).message;
-    }
-    let socketPath;
-    try {
-      socketPath = parseSocketSetting(config.get<string>('server.socket', ''), os.homedir());
-    } catch (err) {
-      return (err as Error).message;
-    }
-    if (socketPath) {
-      const where = socketPath;
+    if (endpoint?.kind === 'unix') {
+      const where = endpoint.path;
       this.output.info(`connecting to the language server on the unix socket ${where}`);
       return () =>
         new Promise<StreamInfo>((resolve, reject) => {
           const socket = net.connect({ path: where }, () => resolve({ reader: socket, writer: socket }));
-          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server on ${where} (${e.message}). Start it with: autocode-lsp --socket ${where}, or clear "autocode.server.socket".`)));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server on ${where} (${e.message}). Start it with: autocode-lsp --socket ${where}, or clear "autocode.server.connect".`)));
         });
     }
-    if (tcp) {
-      const address = tcp;
+    if (endpoint?.kind === 'tcp') {
+      const address = endpoint;
       this.output.info(`connecting to the language server at ${address.host}:${address.port}`);
       return () =>
         new Promise<StreamInfo>((resolve, reject) => {
           const socket = net.connect(address.port, address.host, () => resolve({ reader: socket, writer: socket }));
-          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server at ${address.host}:${address.port} (${e.message}). Start it with: autocode-lsp --tcp ${address.host}:${address.port}, or clear "autocode.server.tcp".`)));
+          socket.once('error', (e) => reject(new Error(`Could not connect to the AutoCode server at ${address.host}:${address.port} (${e.message}). Start it with: autocode-lsp --tcp ${address.host}:${address.port}, or clear "autocode.server.connect".`)));
         });
+    }
+    if (endpoint?.kind === 'ws') {
+      const url = endpoint.url;
+      this.output.info(`connecting to the language server at ${url}`);
+      // The token goes in the handshake header, so initialize carries none (see doStart).
+      return async () => {
+        try {
+          const { reader, writer } = await connectWebSocket(url, token?.value);
+          return { reader, writer };
+        } catch (err) {
+          const text = (err as Error).message;
+          throw new Error(/refused the WebSocket handshake/.test(text) ? text
+            : `Could not connect to the AutoCode server at ${url} (${text.replace(/^could not open \S+ \((.*)\)$/s, '$1')}). Start it with: autocode-lsp --ws ${url.replace(/^ws:\/\/|\/$/g, '')}, or clear "autocode.server.connect".`);
+        }
+      };
     }
     let python: PythonChoice;
     const t0 = Date.now();
@@ -322,23 +333,21 @@ export class ServerManager implements vscode.Disposable {
 
   private async doStart(): Promise<LanguageClient | undefined> {
     this.phases = {};
-    const options = await this.serverOptions();
+    // A listening server asks for its token (docs/security.md); a local one started here does not.
+    const config = vscode.workspace.getConfiguration('autocode');
+    let endpoint: Endpoint | undefined;
+    let token: Token | undefined;
+    try {
+      endpoint = this.endpoint();
+      if (endpoint) token = chooseToken(config.get<string>('server.token', ''), config.get<string>('server.tokenFile', ''), os.homedir());
+    } catch (err) {
+      this.fail((err as Error).message);
+      return undefined;
+    }
+    const options = await this.serverOptions(endpoint, token);
     if (typeof options === 'string') {
       this.fail(options);
       return undefined;
-    }
-    // A listening server asks for its token (docs/security.md); a local one started here does not.
-    const config = vscode.workspace.getConfiguration('autocode');
-    const remote = config.get<string>('server.socket', '').trim() || config.get<string>('server.tcp', '').trim();
-    const tokenFile = config.get<string>('server.tokenFile', '');
-    let token: string | undefined;
-    if (remote) {
-      try {
-        token = readTokenFile(tokenFile, os.homedir());
-      } catch (err) {
-        this.fail((err as Error).message);
-        return undefined;
-      }
     }
     const clientOptions: LanguageClientOptions = {
       // Files are synchronised so a server that applies through workspace/applyEdit merges into
@@ -346,7 +355,8 @@ export class ServerManager implements vscode.Disposable {
       documentSelector: [{ scheme: 'file' }],
       outputChannel: this.output,
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      initializationOptions: initializationOptions(token),
+      // Over ws the token went in the handshake header, so initialize carries none.
+      initializationOptions: initializationOptions(endpoint && endpoint.kind !== 'ws' ? token?.value : undefined),
       // A failed `initialize` stops the client without a toast of its own: start() rejects and
       // ServerManager says what happened once.
       initializationFailedHandler: () => false,
@@ -390,8 +400,8 @@ export class ServerManager implements vscode.Disposable {
         }, 500);
         return undefined;
       }
-      const missing = remote ? undefined : await this.explainFailedStart();
-      this.fail(missing ?? explainRefusal(failure, remote, Boolean(tokenFile.trim())) ?? `The AutoCode language server did not start: ${failure}`);
+      const missing = endpoint ? undefined : await this.explainFailedStart();
+      this.fail(missing ?? (endpoint && explainRefusal(failure, endpoint.where, token?.source)) ?? `The AutoCode language server did not start: ${failure}`);
       return undefined;
     }
     this.recovering = false;

@@ -19,7 +19,7 @@ M.defaults = {
   -- Open the diff buffer when a task waits for completion approval.
   open_diff = true,
   -- Connect to a server that is already listening instead of starting one:
-  -- { tcp = 'HOST:PORT' } or { socket = 'PATH' }, with token_file = the file the
+  -- { tcp = 'HOST:PORT' }, { socket = 'PATH' } or { ws = 'ws://HOST:PORT' }, with token_file = the file the
   -- server printed (see lua/autocode/remote.lua and docs/security.md).
   remote = nil,
 }

@@ -1,11 +1,15 @@
 -- Connecting to a server that is already listening (setup{ remote = ... }):
--- `autocode-lsp --tcp HOST:PORT` or `--socket PATH`, with the token the server
--- printed the file of. See docs/security.md.
+-- `autocode-lsp --tcp HOST:PORT`, `--socket PATH` or `--ws HOST:PORT`, with the
+-- token the server printed the file of. See docs/security.md.
 --
 --   require('autocode').setup({
 --     remote = { tcp = '127.0.0.1:8765', token_file = vim.env.XDG_RUNTIME_DIR .. '/autocode/lsp-tcp-42.token' },
 --     -- or: remote = { socket = '~/.autocode-sock/lsp.sock', token_file = ... },
+--     -- or: remote = { ws = 'ws://127.0.0.1:8766', token_file = ... },
 --   })
+--
+-- Over TCP and the socket the token goes in initialize; over WebSocket in the
+-- handshake's X-AutoCode-Token header (lua/autocode/websocket.lua).
 local M = {}
 
 --- Validates the `remote` option; raises a message naming what to fix.
@@ -17,9 +21,14 @@ function M.validate(remote)
   vim.validate('remote', remote, 'table')
   vim.validate('remote.tcp', remote.tcp, 'string', true)
   vim.validate('remote.socket', remote.socket, 'string', true)
+  vim.validate('remote.ws', remote.ws, 'string', true)
   vim.validate('remote.token_file', remote.token_file, 'string', true)
-  if (remote.tcp == nil) == (remote.socket == nil) then
-    error('autocode: remote needs exactly one of tcp = "HOST:PORT" or socket = "PATH"', 0)
+  local given = (remote.tcp and 1 or 0) + (remote.socket and 1 or 0) + (remote.ws and 1 or 0)
+  if given ~= 1 then
+    error('autocode: remote needs exactly one of tcp = "HOST:PORT", socket = "PATH" or ws = "ws://HOST:PORT"', 0)
+  end
+  if remote.ws and not require('autocode.websocket').parse(remote.ws) then
+    error(('autocode: remote.ws must be ws://HOST:PORT such as ws://127.0.0.1:8766 (got %q)'):format(remote.ws), 0)
   end
   if remote.tcp and not remote.tcp:match('^%[?[^%s%]]+%]?:%d+$') then
     error(('autocode: remote.tcp must be HOST:PORT such as 127.0.0.1:8765 (got %q)'):format(remote.tcp), 0)
@@ -28,12 +37,29 @@ end
 
 --- Where the server listens, for messages.
 function M.where(remote)
+  if remote.ws then
+    return remote.ws:find('^ws://') and remote.ws or 'ws://' .. remote.ws
+  end
   return remote.tcp or vim.fs.normalize(remote.socket)
 end
 
 --- The `cmd` of the LSP config: a connection instead of a process.
 --- @param remote table
 function M.cmd(remote)
+  if remote.ws then
+    return require('autocode.websocket').cmd(remote.ws, function()
+      if not remote.token_file then
+        return nil
+      end
+      local token, err = M.read_token(remote.token_file)
+      if not token then
+        vim.schedule(function()
+          vim.notify(err, vim.log.levels.ERROR)
+        end)
+      end
+      return token
+    end)
+  end
   if remote.socket then
     return vim.lsp.rpc.connect(vim.fs.normalize(remote.socket))
   end
@@ -64,8 +90,8 @@ end
 --- `before_init` of the LSP config: puts the token into initializationOptions.autocode.token.
 function M.before_init(params, _)
   local remote = require('autocode.config').options.remote
-  if not remote or not remote.token_file then
-    return
+  if not remote or not remote.token_file or remote.ws then
+    return -- over WebSocket the token went in the handshake
   end
   local token, err = M.read_token(remote.token_file)
   if not token then
@@ -113,8 +139,14 @@ function M.on_exit(client_id)
   if not remote or not c or c.initialized then
     return false
   end
+  -- A WebSocket connection that failed for another reason than the token says that reason.
+  local other = remote.ws and require('autocode.websocket').take_failure()
   vim.schedule(function()
-    explain(remote)
+    if other then
+      vim.notify(other, vim.log.levels.ERROR)
+    else
+      explain(remote)
+    end
   end)
   return true
 end

@@ -396,7 +396,10 @@ async function scenarioFlow(wb) {
 
 /** A listening server refused the connection: the person is told which setting to fix. */
 async function scenarioRefused(wb) {
-  result.notification = await wb.waitForNotification('token', 60000);
+  result.notification = await wb.waitForNotification(env.AUTOCODE_E2E_EXPECT ?? 'token', 60000);
+  // Anything else the client would have shown about the same failure comes within a moment.
+  await wb.page.waitForTimeout(3000);
+  result.allNotifications = await wb.notifications();
   await wb.shot('refused');
   note('refusal explained');
 }
@@ -540,7 +543,37 @@ async function scenarioReady(wb) {
   note('server running');
 }
 
+/**
+ * The task flow against a server listening elsewhere (autocode.server.connect over tcp://, ws:// or
+ * unix:): start, answer the question, approve the plan, apply the verified change, and see it
+ * completed. The test reads the result from the workspace's files.
+ */
+async function scenarioRemoteFlow(wb) {
+  await wb.showAutoCodeViews();
+  note('workbench open');
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  note('task started');
+  await wb.clickNotificationButton('asks:', 'Answer', 90000);
+  await wb.waitForQuickInput('accept the proposed default', 30000);
+  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER);
+  note('question answered');
+  await approvePlanInEditor(wb, 'title', 'remote-plan');
+  note('plan approved');
+  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  await applyFromDiff(wb, 'remote-diff');
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
+  await wb.palette('File: Save All');
+  result.notificationsAfter = await wb.notifications();
+  await wb.shot('remote-completed');
+  note('task completed');
+}
+
 const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady };
+
+scenarios['remote-flow'] = scenarioRemoteFlow;
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
