@@ -547,7 +547,7 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         return
     session.announced.add(key)
     needs = snap.needs
-    moved = getattr(needs, "head_moved", None)
+    moved = needs.head_moved if isinstance(needs, protocol.ApproveCompletion | protocol.ResolveConflicts) else None
     head_note = (
         f" Note: HEAD moved since the task started ({str(moved.from_)[:12]} -> "
         f"{str(moved.to)[:12]}); the change is merged into the files as they are now."
