@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
 
 if TYPE_CHECKING:
@@ -58,6 +59,7 @@ def _memory(data: dict[str, Any], score: float | None = None) -> protocol.Memory
     )
 
 
+@command(protocol.MEMORY_SAVE)
 async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protocol.MemorySaveResult:
     def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
         result: dict[str, Any] = service.save(
@@ -90,6 +92,7 @@ async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protoco
     )
 
 
+@command(protocol.MEMORY_SEARCH)
 async def search(
     server: AutoCodeServer, args: protocol.MemorySearchArgs
 ) -> protocol.MemorySearchResult:
@@ -106,6 +109,7 @@ async def search(
     )
 
 
+@command(protocol.MEMORY_LIST)
 async def list_(server: AutoCodeServer, args: protocol.MemoryListArgs) -> protocol.MemoryList:
     def use(service: MemoryService, ctx: MemoryContext) -> list[dict[str, Any]]:
         return [m.to_dict() for m in service.list(ctx, scope=args.scope, owner=args.owner)]
@@ -114,6 +118,7 @@ async def list_(server: AutoCodeServer, args: protocol.MemoryListArgs) -> protoc
     return protocol.MemoryList(memories=[_memory(m) for m in found])
 
 
+@command(protocol.MEMORY_DELETE)
 async def delete(server: AutoCodeServer, args: protocol.MemoryDeleteArgs) -> protocol.MemoryDeleteResult:
     def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
         removed: dict[str, Any] = service.delete(ctx, args.id).to_dict()
@@ -123,6 +128,7 @@ async def delete(server: AutoCodeServer, args: protocol.MemoryDeleteArgs) -> pro
     return protocol.MemoryDeleteResult(deleted=_memory(removed))
 
 
+@command(protocol.MEMORY_RECALL)
 async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> protocol.RecallReceipt:
     def use(service: MemoryService, ctx: MemoryContext) -> tuple[dict[str, Any], str]:
         receipt = service.recall(ctx, args.brief)
@@ -138,6 +144,7 @@ async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> pro
     )
 
 
+@command(protocol.MEMORY_PLAN_PROMOTION)
 async def plan_promotion(
     server: AutoCodeServer, args: protocol.MemoryPlanPromotionArgs
 ) -> protocol.PromotionPlan:
@@ -160,6 +167,7 @@ async def plan_promotion(
     )
 
 
+@command(protocol.MEMORY_APPLY_PROMOTION)
 async def apply_promotion(
     server: AutoCodeServer, args: protocol.MemoryApplyPromotionArgs
 ) -> protocol.PromotionApplied:
@@ -171,14 +179,3 @@ async def apply_promotion(
     return protocol.PromotionApplied(
         skills=list(data["skills"]), removed=[str(i) for i in data["removed"]]
     )
-
-
-HANDLERS: dict[str, Any] = {
-    protocol.MEMORY_SAVE: save,
-    protocol.MEMORY_SEARCH: search,
-    protocol.MEMORY_DELETE: delete,
-    protocol.MEMORY_LIST: list_,
-    protocol.MEMORY_RECALL: recall,
-    protocol.MEMORY_PLAN_PROMOTION: plan_promotion,
-    protocol.MEMORY_APPLY_PROMOTION: apply_promotion,
-}
