@@ -13,10 +13,10 @@ import os
 from pathlib import Path
 
 import pytest
-from lsp_support import child_env, close, connect, initialize
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import child_env, close, connect, initialize
 
 TESTS = Path(__file__).resolve().parents[1]
 HELLO = "autocode.throwaway.hello"
