@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
 
 def _doctor(workspace: Path) -> tuple[dict[str, Any], str]:
-    from autocode.doctor import build_report, render_text
+    from autocode.doctor import doctor_report, render_text
 
-    report = build_report(workspace)
-    return report, render_text(report)
+    report = doctor_report(workspace)
+    return report.to_dict(), render_text(report)
 
 
 @command(protocol.DOCTOR)
