@@ -33,3 +33,19 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     finally:
         os.environ.clear()
         os.environ.update(saved)
+
+
+@pytest.fixture(autouse=True)
+def _memory_stores_closed_after_each_test() -> Iterator[None]:
+    """Each test starts without open memory stores, as each CLI run does.
+
+    The engine's store pool keeps a store open for the process; a test that opens the same
+    SQLite file again (`open_memory`) beside it, or a CLI subprocess on it, must not meet a
+    connection an earlier test left open.
+    """
+    yield
+    import sys
+
+    pool = sys.modules.get("autocode.memory.pool")
+    if pool is not None:
+        pool.close_all()

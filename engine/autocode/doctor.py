@@ -17,6 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+# pydantic is loaded anyway by the settings a report resolves; this module is never imported at start-up.
+from pydantic import BaseModel, ConfigDict
+
 from autocode.errors import UsageError
 from autocode.workspace import WorkspaceInvalid
 
@@ -285,12 +288,31 @@ def _show(value: Any) -> str:
 # ---- the report ----------------------------------------------------------
 
 
-def build_report(
+class DoctorReport(BaseModel):
+    """One doctor report: the workspace (and package) it is about, then each section's data in
+    report order (core sections first). `to_dict()` is `autocode doctor --json` and the `report`
+    of the server's `autocode.doctor`: `{workspace, package?, <section>: data, ...}`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    workspace: str
+    package: str | None = None
+    sections: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"workspace": self.workspace}
+        if self.package is not None:
+            out["package"] = self.package
+        out.update(self.sections)
+        return out
+
+
+def doctor_report(
     workspace: Path | str,
     flags: Mapping[str, Any] | None = None,
     package: Path | str | None = None,
-) -> dict[str, Any]:
-    """The doctor report as a JSON-ready dict. Raises UsageError (exit 2) for a missing workspace
+) -> DoctorReport:
+    """The doctor report, typed. Raises WorkspaceInvalid (exit 2) for a missing workspace
     and SettingsError (exit 2) for a settings file AutoCode cannot read."""
     from autocode.record import workspace_root
     from autocode.settings import resolve_settings
@@ -298,23 +320,35 @@ def build_report(
     snapshot = resolve_settings(workspace, flags=flags, package=package)
     path = snapshot.workspace
     ctx = DoctorContext(path, flags, snapshot.package, snapshot, workspace_root(path))
-    report: dict[str, Any] = {"workspace": str(path)}
-    if snapshot.package is not None:
-        report["package"] = str(snapshot.package)
+    sections: dict[str, Any] = {}
     for section in (*CORE_SECTIONS, *_extra_sections()):
+        if section.name in ("workspace", "package"):
+            raise ValueError(f"a doctor section may not be named {section.name!r}")
         try:
-            report[section.name] = section.build(ctx)
+            sections[section.name] = section.build(ctx)
         except (UsageError, WorkspaceInvalid):
             raise
         except Exception as exc:
             if section in CORE_SECTIONS:
                 raise
-            report[section.name] = {"error": f"{type(exc).__name__}: {exc}"}
-    return report
+            sections[section.name] = {"error": f"{type(exc).__name__}: {exc}"}
+    package_text = str(snapshot.package) if snapshot.package is not None else None
+    return DoctorReport.model_validate({"workspace": str(path), "package": package_text, "sections": sections})
 
 
-def render_text(report: Mapping[str, Any]) -> str:
+def build_report(
+    workspace: Path | str,
+    flags: Mapping[str, Any] | None = None,
+    package: Path | str | None = None,
+) -> dict[str, Any]:
+    """The doctor report as the JSON-ready dict of `autocode doctor --json` (`DoctorReport.to_dict`)."""
+    return doctor_report(workspace, flags, package).to_dict()
+
+
+def render_text(report: Mapping[str, Any] | DoctorReport) -> str:
     """The report as aligned, readable text."""
+    if not isinstance(report, Mapping):
+        report = report.to_dict()
     renderers = {s.name: s.render for s in (*CORE_SECTIONS, *_extra_sections())}
     lines = [f"AutoCode doctor: {report['workspace']}"]
     if "package" in report:
@@ -327,3 +361,4 @@ def render_text(report: Mapping[str, Any]) -> str:
         if block:
             lines += ["", *block]
     return "\n".join(lines) + "\n"
+

@@ -21,6 +21,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from autocode_lsp import __version__, protocol, warmup
+from autocode_lsp.commands import names as command_names
+from autocode_lsp.commands import spec_for
 from autocode_lsp.errors import invalid_arguments
 from autocode_lsp.security import STDIO, Access
 
@@ -325,28 +327,18 @@ def available_features() -> list[str]:
     return found
 
 
-FEATURE_MODULES = {
-    "core": "core", "doctor": "project", "forget": "project",
-    "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
-}
-"""Which `features/` module handles each protocol feature area."""
-
-
 def handler_for(name: str) -> Handler:
-    """The feature handler of a command; its module is imported on first use, not at start-up."""
-    import importlib
+    """The handler of a command (`autocode_lsp.commands`: its module loads on first use)."""
+    from autocode_lsp.commands import handler_for as registered
 
-    area = FEATURE_MODULES[protocol.COMMAND_FEATURES[name]]
-    module = importlib.import_module(f"autocode_lsp.features.{area}")
-    handler: Handler = module.HANDLERS[name]
-    return handler
+    return registered(name)
 
 
 def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         warmup.settled(name)
-        spec = protocol.COMMANDS_BY_NAME[name]
+        spec = spec_for(name)
         try:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
@@ -437,8 +429,11 @@ def create_server(
     *, end_connection: Callable[[], None] | None = None, access: Access = STDIO
 ) -> AutoCodeServer:
     """A server with every protocol command registered (handlers load on first use)."""
+    from autocode.extensions import load as load_extensions
+
     server = AutoCodeServer(end_connection=end_connection, access=access)
-    for name in protocol.COMMAND_FEATURES:
+    load_extensions()  # the modules AUTOCODE_EXTENSIONS names add their commands (and other entries)
+    for name in command_names():
         _command(server, name)
 
     @server.feature(types.INITIALIZED)

@@ -182,7 +182,7 @@ def quality(factory_location: dict[str, Any], workdir: Path) -> list[str]:
 
 @contextmanager
 def postgres() -> Iterator[str]:
-    from pgserver import PgServer
+    from support.pgserver import PgServer
 
     server = PgServer()
     server.start()

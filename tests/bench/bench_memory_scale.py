@@ -268,7 +268,7 @@ def main() -> int:
             print(line, flush=True)
         if args.skip_pg:
             return 0
-        from pgserver import PgServer
+        from support.pgserver import PgServer
 
         server = PgServer()
         server.start()

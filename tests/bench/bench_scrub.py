@@ -29,7 +29,7 @@ from autocode.scrub import (  # noqa: E402
     find_machine_paths,
     find_secrets,
 )
-from support_scrub import PREFIX_SHAPES, load_corpus  # noqa: E402
+from support.scrub import PREFIX_SHAPES, load_corpus  # noqa: E402
 
 ALPHABETS = {
     "base62": string.ascii_letters + string.digits,

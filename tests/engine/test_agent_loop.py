@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from agent_support import (
+from autocode.tasks import Source, TaskOptions, TaskRun
+from support.agent import (
     BUGGY_OPS,
     FIXED_OPS,
     TEST_COMMAND,
@@ -23,7 +24,6 @@ from agent_support import (
     text,
     tool_names,
 )
-from autocode.tasks import Source, TaskOptions, TaskRun
 
 CLI = Source("cli", "tester")
 ALL_TOOLS = ["read_file", "list_files", "search", "edit_file", "write_file", "run_tests", "recall_memories", "save_memory"]
@@ -167,7 +167,7 @@ def _tool_results(body: dict[str, Any]) -> list[str]:
 
 
 def test_hostile_tool_calls_come_back_as_errors_and_change_nothing(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    from agent_support import calls
+    from support.agent import calls
 
     repo = build_calc(tmp_path / "calc")
     outside = tmp_path / "outside"
@@ -238,7 +238,7 @@ def test_a_reply_with_neither_text_nor_tool_calls_is_nudged_once_then_fails(endp
 
 
 def test_an_endpoint_that_refuses_tools_gets_edit_blocks(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    from agent_support import Step
+    from support.agent import Step
 
     repo = build_calc(tmp_path / "calc")
 
@@ -306,7 +306,7 @@ def test_a_credential_in_a_file_never_reaches_the_transcript_or_the_next_request
 
 
 def test_a_reading_role_reads_before_answering_and_cannot_write(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    from agent_support import json_answer
+    from support.agent import json_answer
 
     repo = build_calc(tmp_path / "calc")
     endpoint.load(
@@ -332,14 +332,14 @@ def _child(repo: Path, task_id: str, **env: str) -> Any:
     import subprocess
     import sys
 
-    from tasks_support import cli_env
+    from support.tasks import cli_env
 
     return subprocess.Popen([sys.executable, "-c", CHILD, str(repo), task_id], env=cli_env(**env),
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
 def test_killed_between_two_tool_calls_resumes_from_the_last_completed_one(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    from agent_support import calls
+    from support.agent import calls
 
     repo = build_calc(tmp_path / "calc")
     endpoint.load(
@@ -373,7 +373,7 @@ def test_killed_while_waiting_for_the_model_sends_the_same_request_again(endpoin
     import os
     import signal
 
-    from agent_support import Step
+    from support.agent import Step
 
     repo = build_calc(tmp_path / "calc")
     holder: dict[str, Any] = {}
@@ -405,7 +405,7 @@ def test_cancel_aborts_the_request_in_flight(endpoint: ScriptedEndpoint, tmp_pat
 
     repo = build_calc(tmp_path / "calc")
     arrived = threading.Event()
-    from agent_support import Step
+    from support.agent import Step
 
     endpoint.load(*roles_before_implementing(),
                   Step(message={"role": "assistant", "content": "late"}, delay=8, on_receive=arrived.set))
@@ -426,9 +426,9 @@ def test_cancel_aborts_the_request_in_flight(endpoint: ScriptedEndpoint, tmp_pat
 def test_a_slow_endpoint_is_a_clear_timeout(endpoint: ScriptedEndpoint) -> None:
     import time
 
-    from agent_support import Step
     from autocode.providers import ProviderError
     from autocode.providers.agent.http import ChatClient
+    from support.agent import Step
 
     endpoint.load(Step(message={"role": "assistant", "content": "slow"}, delay=1.5))
     started = time.monotonic()
@@ -455,8 +455,8 @@ def test_azure_addressing_puts_the_deployment_in_the_path_and_the_key_in_api_key
 
 
 def test_retry_after_is_honoured_by_the_loop_client(endpoint: ScriptedEndpoint) -> None:
-    from agent_support import Step
     from autocode.providers.agent.http import ChatClient
+    from support.agent import Step
 
     slept: list[float] = []
     endpoint.load(Step(status=429, body={"error": "slow down"}, headers={"Retry-After": "2"}),
@@ -468,7 +468,7 @@ def test_retry_after_is_honoured_by_the_loop_client(endpoint: ScriptedEndpoint) 
 
 def test_task_show_prints_the_usage_and_the_settings_have_origins(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
     from autocode.settings import resolve_settings
-    from tasks_support import autocode
+    from support.tasks import autocode
 
     repo = build_calc(tmp_path / "calc")
     (repo / ".autocode").mkdir()
@@ -500,7 +500,7 @@ def test_the_time_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Pa
 
 
 def test_edit_format_tools_makes_a_refusal_a_clear_failure(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    from agent_support import Step
+    from support.agent import Step
 
     repo = build_calc(tmp_path / "calc")
     (repo / ".autocode").mkdir()
@@ -533,7 +533,7 @@ def test_edit_format_edit_blocks_never_offers_tools(endpoint: ScriptedEndpoint, 
 
 
 def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
-    from tasks_support import build_sample
+    from support.tasks import build_sample
 
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     run = TaskRun.start(repo, f"Apply {patch}", TaskOptions(scenario="no-questions"))

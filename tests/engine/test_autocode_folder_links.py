@@ -20,7 +20,7 @@ from autocode.record import ObservedFacts, ensure_gitignore, forget_record, merg
 from autocode.record.location import AutocodeFolderUnsafe
 from autocode.tasks import TaskRun
 from support import git, make_repo
-from tasks_support import autocode, build_sample, cli_env
+from support.tasks import autocode, build_sample, cli_env
 
 
 def _snapshot(folder: Path) -> dict[str, bytes | str]:

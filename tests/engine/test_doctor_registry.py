@@ -62,3 +62,18 @@ def test_in_process_registration(tmp_path: Path) -> None:
     finally:
         doctor.unregister_section(doctor_section.line_count_section)
     assert "line_count" not in doctor.build_report(repo)
+
+
+def test_the_report_is_a_typed_model_whose_dump_is_the_json(tmp_path: Path) -> None:
+    from autocode.doctor import DoctorReport, build_report, doctor_report, render_text
+
+    repo = make_repo(tmp_path / "repo", {"pkg/a.py": "x = 1\n"})
+    report = doctor_report(repo, package="pkg")
+    assert isinstance(report, DoctorReport)
+    assert report.workspace == str(repo) and report.package == str(repo / "pkg")
+    assert list(report.to_dict())[:3] == ["workspace", "package", "settings"]
+    assert report.to_dict() == build_report(repo, package="pkg")
+    assert DoctorReport.model_validate(report.model_dump()).to_dict() == report.to_dict()
+    assert render_text(report) == render_text(report.to_dict())
+    whole = json.loads(_doctor(repo, "--json", "--package", "pkg", extensions=None).stdout)
+    assert list(whole) == list(report.to_dict())

@@ -25,7 +25,7 @@ from autocode.errors import AutoCodeError
 from autocode.prep import copier, make_prep_copy
 from autocode.record import ObservedFacts, merge_record
 from support import git, make_repo
-from tasks_support import autocode, cli_env
+from support.tasks import autocode, cli_env
 
 RECORD = '{\n  "version": 1,\n  "framework": "pytest",\n  "test_command": "python -m pytest"\n}\n'
 ROOT = os.geteuid() == 0

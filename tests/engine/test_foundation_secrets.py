@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from autocode.record import Convention, ObservedFacts, Route, load_record, merge_record
-from support_scrub import load_corpus
+from support.scrub import load_corpus
 
 CORPUS = load_corpus()
 CREDENTIALS: list[dict[str, Any]] = CORPUS["credentials"]

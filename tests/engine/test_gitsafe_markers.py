@@ -19,7 +19,7 @@ import pytest
 
 from autocode import gitsafe
 from support import git, make_repo
-from tasks_support import answers_file, autocode, build_sample, cli_env
+from support.tasks import answers_file, autocode, build_sample, cli_env
 
 HOOKS = (
     "pre-commit", "post-commit", "post-checkout", "post-merge", "pre-push", "post-rewrite", "post-index-change",

@@ -15,6 +15,10 @@ The rules:
 - The record (``autocode.record``) never imports ``autocode.settings``.
 - The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``)
   import nothing of the project but ``autocode.errors``.
+- The registries (memory store backends, providers, doctor sections, server
+  commands) load the modules of their entries only when an entry is used:
+  none of them imports an entry's module at its top level, so adding an
+  entry never costs start-up.
 - No cycle between modules. An edge runs from the importing module to the
   module named in the statement; ``from pkg import name`` points at
   ``pkg.name`` when that is a module, otherwise at ``pkg`` (its
@@ -193,6 +197,49 @@ def test_leaves_import_only_errors() -> None:
         imp.where()
         for imp in ALL
         if imp.source in LEAVES and imp.target != "autocode.errors" and imp.target != imp.source
+    ]
+    assert bad == []
+
+
+REGISTRIES: dict[str, tuple[str, ...]] = {
+    "autocode.memory.backends": ("autocode.memory.sqlite_store", "autocode.memory.pg_store"),
+    "autocode.providers": ("autocode.providers.fixture", "autocode.providers.openai", "autocode.providers.agent"),
+    "autocode.doctor": ("autocode.memory", "autocode.prep", "autocode.record"),
+    "autocode_lsp.commands": ("autocode_lsp.features",),
+}
+"""Each registry and the modules its built-in entries live in."""
+
+
+def _top_level_imports(module: str) -> set[str]:
+    """What `module` imports when it is imported (not inside a function or class)."""
+    found: set[str] = set()
+
+    def visit(nodes: list[ast.stmt]) -> None:
+        for node in nodes:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+            elif isinstance(node, ast.ImportFrom):
+                target = _absolute(module, node.level, node.module)
+                found.add(target)
+                found.update(f"{target}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+                continue
+            else:
+                for field in ("body", "orelse", "finalbody", "handlers"):
+                    visit([n for n in getattr(node, field, []) if isinstance(n, ast.stmt)])
+
+    visit(ast.parse(MODULES[module].read_text(encoding="utf-8")).body)
+    return found
+
+
+def test_registries_load_their_entries_when_used() -> None:
+    bad = [
+        f"{registry} imports {target} at its top level"
+        for registry, entries in REGISTRIES.items()
+        for target in _top_level_imports(registry)
+        if any(_within(target, entry) for entry in entries)
     ]
     assert bad == []
 

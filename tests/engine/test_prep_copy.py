@@ -21,7 +21,7 @@ from autocode.prep import (
     make_prep_copy,
 )
 from support import git, make_repo, write_files
-from support_audit import only_inside
+from support.audit import only_inside
 
 SECRET = b"SECRET-VALUE-never-copied\n"
 ODD_NAMES = ["new\nline.txt", "with space.txt", "-rf", "--help.md"]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from autocode.errors import SetupError
 from autocode.prep import copier, load_manifest, make_prep_copy, validate_manifest
 from support import git, make_repo
-from support_audit import only_inside
+from support.audit import only_inside
 
 PROOF = b"public proof\n"
 

@@ -18,7 +18,7 @@ from autocode.prep import make_prep_copy
 from autocode.prep.retention import prune, usage
 from autocode.tasks import Source, TaskRun
 from support import make_repo
-from tasks_support import NAMING_ANSWER, autocode, build_sample, cli_env
+from support.tasks import NAMING_ANSWER, autocode, build_sample, cli_env
 
 ME = Source("cli", "tester")
 

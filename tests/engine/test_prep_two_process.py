@@ -21,7 +21,7 @@ import pytest
 from autocode.errors import SetupError
 from autocode.prep import Entry, PrepResult, copier, inventory, make_prep_copy, perfile
 from support import git, make_repo, write_files
-from support_audit import check_events, only_inside
+from support.audit import check_events, only_inside
 
 SplitLog = list[subprocess.Popen[bytes]]
 

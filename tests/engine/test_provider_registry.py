@@ -23,7 +23,7 @@ from autocode.providers import (
 )
 from autocode.providers import unregister as unregister_provider
 from autocode.tasks import Source, TaskOptions, TaskRun
-from tasks_support import NAMING_ANSWER, build_sample, run_dirs
+from support.tasks import NAMING_ANSWER, build_sample, run_dirs
 from throwaway import echo_provider
 
 CLI = Source("cli", "tester")

@@ -19,7 +19,7 @@ from autocode.scrub import (
     is_shareable,
     redact,
 )
-from support_scrub import load_corpus
+from support.scrub import load_corpus
 
 CORPUS = load_corpus()
 ROOT = Path(__file__).resolve().parents[2]

@@ -13,7 +13,7 @@ import random
 import pytest
 
 from autocode.scrub import find_machine_paths, find_secrets
-from support_scrub import PREFIX_SHAPES, load_corpus
+from support.scrub import PREFIX_SHAPES, load_corpus
 
 
 def _j(*parts: str) -> str:

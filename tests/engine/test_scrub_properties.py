@@ -19,7 +19,7 @@ from autocode.scrub import (
     find_secrets,
     redact,
 )
-from support_scrub import load_corpus
+from support.scrub import load_corpus
 
 CORPUS = load_corpus()
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from autocode.tasks import AlreadyDecided, Source, TaskRun
-from tasks_support import NAMING_ANSWER, autocode, autocode_json, build_sample, read_record
+from support.tasks import NAMING_ANSWER, autocode, autocode_json, build_sample, read_record
 
 CLI = Source("cli", "tester")
 DEFAULT = "Name tests after the behaviour they check."

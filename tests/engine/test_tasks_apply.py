@@ -15,7 +15,7 @@ import pytest
 from autocode.tasks import AlreadyDecided, Source, TaskOptions, TaskRun
 from autocode.tasks.apply import merge3, render, unapply
 from support import git
-from tasks_support import autocode, build_sample
+from support.tasks import autocode, build_sample
 
 CLI = Source("cli", "tester")
 WORDS = "textkit/words.py"

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tasks_support import REPO, build_sample, cli_env, read_record, run_dirs
+from support.tasks import REPO, build_sample, cli_env, read_record, run_dirs
 
 
 def test_demo_runs_both_tasks_without_a_terminal(tmp_path: Path) -> None:

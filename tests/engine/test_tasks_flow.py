@@ -19,7 +19,7 @@ from autocode.tasks import (
 )
 from autocode.workspace import WorkspaceInvalid
 from support import git
-from tasks_support import (
+from support.tasks import (
     NAMING_ANSWER,
     answers_file,
     autocode,

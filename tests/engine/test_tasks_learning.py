@@ -11,7 +11,7 @@ import pytest
 
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support import git
-from tasks_support import NAMING_ANSWER, build_sample, cli_env, read_record
+from support.tasks import NAMING_ANSWER, build_sample, cli_env, read_record
 
 CLI = Source("cli", "tester")
 NAMING = "Which naming convention should future repository tests follow?"

@@ -10,7 +10,7 @@ from autocode.memory import MemoryContext, open_memory
 from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support import git
-from tasks_support import NAMING_ANSWER, autocode_json, build_sample, cli_env, read_record
+from support.tasks import NAMING_ANSWER, autocode_json, build_sample, cli_env, read_record
 
 CLI = Source("cli", "tester")
 LESSON = "This repository's tests import the package from the repository root, so run them from there."

@@ -17,7 +17,7 @@ from autocode.providers import ProviderContext, ProviderError, RequirementsRepor
 from autocode.providers.openai import OpenAIProvider
 from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
-from tasks_support import NAMING_ANSWER, SCENARIOS, build_sample, read_record
+from support.tasks import NAMING_ANSWER, SCENARIOS, build_sample, read_record
 
 RECORDED = json.loads((SCENARIOS / "openai" / "unittest-task.json").read_text())["responses"]
 ERRORS = json.loads((SCENARIOS / "openai" / "errors.json").read_text())

@@ -14,7 +14,7 @@ import pytest
 
 from autocode.tasks import TaskRun
 from support import git
-from tasks_support import autocode, build_sample, run_dirs
+from support.tasks import autocode, build_sample, run_dirs
 
 PROOF = "pilot-public/PUBLIC-PROOF.md"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autocode.tasks import Source, TaskRun
-from tasks_support import (
+from support.tasks import (
     NAMING_ANSWER,
     answers_file,
     autocode,

@@ -18,13 +18,13 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, server_command, wait_until
 from lsprotocol import types
 from pytest_lsp.client import make_test_lsp_client
 from test_server_tasks_flow import NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
 from support import git
+from support.lsp import Session, close, connect, server_command, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from lsp_support import close, connect, initialize
 from lsprotocol import types
 
-from agent_support import (
+from autocode_lsp import protocol
+from support.agent import (
     TEST_COMMAND,
     ScriptedEndpoint,
     build_calc,
@@ -23,7 +23,7 @@ from agent_support import (
     serve,
     text,
 )
-from autocode_lsp import protocol
+from support.lsp import close, connect, initialize
 
 
 @pytest.fixture(scope="module")

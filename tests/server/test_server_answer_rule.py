@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize, wait_until
 from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
+from support.lsp import Session, close, connect, initialize, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lsp_support import (
+from lsprotocol import types
+from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
+
+from autocode_lsp import protocol
+from support.lsp import (
     Session,
     _offset,
     close,
@@ -22,10 +26,6 @@ from lsp_support import (
     stop,
     wait_until,
 )
-from lsprotocol import types
-from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
-
-from autocode_lsp import protocol
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 
@@ -175,7 +175,7 @@ async def test_a_client_without_apply_edit_gets_the_files_written(tmp_path: Path
     repo = build_repo(tmp_path / "project")
     session = await connect("stdio", log_file=tmp_path / "lsp.log")
     try:
-        from lsp_support import capabilities
+        from support.lsp import capabilities
 
         caps = capabilities("neovim", opt_in=False)
         assert caps.workspace is not None

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from remote_support import StdioClient, command_frame, frame, initialize_frame, private_env
 
 from autocode_lsp import protocol
 from support import make_repo
-from support_scrub import load_corpus
+from support.remote import StdioClient, command_frame, frame, initialize_frame, private_env
+from support.scrub import load_corpus
 
 pytestmark = pytest.mark.timeout(180)
 

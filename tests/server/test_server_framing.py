@@ -10,7 +10,9 @@ import time
 from pathlib import Path
 
 import pytest
-from remote_support import (
+
+from autocode_lsp import protocol
+from support.remote import (
     closed_within,
     command_frame,
     frame,
@@ -19,8 +21,6 @@ from remote_support import (
     private_env,
     reply_to,
 )
-
-from autocode_lsp import protocol
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import TRANSPORTS, Session, close, connect, initialize, launch
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import TRANSPORTS, Session, close, connect, initialize, launch
 
 COMBINATIONS = list(itertools.product(TRANSPORTS, ("neovim", "vscode")))
 ENTRY = {"neovim": "module", "vscode": "script"}

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import Session, close, connect, initialize
 
 pytest.importorskip("autocode.memory", reason="the memory engine part is not merged yet")
 

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, child_env, close, connect, initialize
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import Session, child_env, close, connect, initialize
 
 pytest.importorskip("autocode.memory", reason="the memory engine part is not merged yet")
 

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize, wait_until
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import Session, close, connect, initialize, wait_until
 
 
 @pytest.fixture(scope="module")

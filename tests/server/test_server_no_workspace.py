@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize
 
 from autocode_lsp import protocol
+from support.lsp import Session, close, connect, initialize
 
 
 @pytest_asyncio.fixture(scope="module")

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, close, connect, initialize
 from lsprotocol import types
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import Session, close, connect, initialize
 
 pytest.importorskip("autocode.prep", reason="the prep engine part is not merged yet")
 

@@ -19,7 +19,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from remote_support import (
+
+from autocode_lsp import protocol
+from support import make_repo
+from support.remote import (
     closed_within,
     command_frame,
     frame,
@@ -29,9 +32,6 @@ from remote_support import (
     read_message,
     reply_to,
 )
-
-from autocode_lsp import protocol
-from support import make_repo
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from lsp_support import CLIENT_NAMES, Session, close, connect, initialize, open_session, wait_until
 from lsprotocol import types
 
 from autocode_lsp import protocol
 from support import git, make_repo
+from support.lsp import CLIENT_NAMES, Session, close, connect, initialize, open_session, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from lsp_support import close, connect, initialize, launch, stop
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import close, connect, initialize, launch, stop
 
 GLOBAL_FACT = "The CI runners of this organisation have no outbound network access."
 

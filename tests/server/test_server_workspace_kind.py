@@ -10,10 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lsp_support import close, connect, initialize
-
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import close, connect, initialize
 
 
 async def test_a_bad_workspace_is_the_one_engine_kind(tmp_path: Path) -> None:

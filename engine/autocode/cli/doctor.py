@@ -16,9 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from autocode.cli._common import emit
-    from autocode.doctor import build_report, render_text
+    from autocode.doctor import doctor_report, render_text
 
     flags = {"test_command": args.test_command}
-    report = build_report(args.workspace or ".", flags=flags, package=args.package)
-    emit(args, report, render_text)
+    report = doctor_report(args.workspace or ".", flags=flags, package=args.package)
+    emit(args, report.to_dict(), render_text)  # --json is the typed report's dump
     return 0

@@ -95,7 +95,6 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
     """
     from autocode.memory.backends import backend_for
     from autocode.memory.embeddings import select_embedder
-    from autocode.memory.pool import open_config
 
     config = config_of(settings, **overrides)
     choice = select_embedder(
@@ -121,8 +120,7 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
         section.update(early)
         return section
     try:
-        with open_config(config, upgrade=False) as service:
-            info = service.doctor()
+        info = _look(config)
     except Exception as exc:  # doctor reports every failure rather than raising
         message = getattr(exc, "message", None) or str(exc)
         section.update(ok=False, status=f"unavailable: {message}")
@@ -136,3 +134,15 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
         index=info["index"],
     )
     return section
+
+
+def _look(config: StoreConfig) -> dict[str, Any]:
+    """The store's doctor figures: through the pool's open service when there is one, else a
+    service opened just for the look (without upgrading the schema) and closed again."""
+    from autocode.memory.pool import open_config, pool
+
+    with pool().lease_if_open(config) as pooled:
+        if pooled is not None:
+            return pooled.doctor()
+    with open_config(config, upgrade=False) as service:
+        return service.doctor()

@@ -106,26 +106,21 @@ class OpenAIEmbedder:
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         if not texts:
             return []
-        import json  # here, not at import: urllib alone costs a server tens of ms
-        import urllib.error
-        import urllib.request
+        # The one HTTP client of the engine, shared with the chat providers (retries on 429 and
+        # 5xx with backoff, a timeout that says so); imported here: http.client costs a server tens of ms.
+        from autocode.providers.agent.http import ChatClient
+        from autocode.providers.base import ProviderError
 
-        body = json.dumps({"model": self._model, "input": list(texts)}).encode("utf-8")
-        headers = {"Content-Type": "application/json"}
-        key = os.environ.get(self.api_key_env) if self.api_key_env else None
-        if key:
-            headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(f"{self.base_url}/embeddings", data=body, headers=headers, method="POST")
+        # An unset key variable sends no key (an endpoint that needs none), as before.
+        key_env = self.api_key_env if self.api_key_env and os.environ.get(self.api_key_env) else None
+        client = ChatClient(base_url=self.base_url, api_key_env=key_env, timeout=self.timeout)
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                payload = json.loads(response.read().decode("utf-8"))
-        except urllib.error.HTTPError as exc:
+            payload = client.post("/embeddings", {"model": self._model, "input": list(texts)})
+        except ProviderError as exc:
             raise EmbeddingUnavailable(
-                f"the embeddings endpoint answered HTTP {exc.code}; check embedding_base_url, "
+                f"the embeddings endpoint failed: {exc.message}; check embedding_base_url, "
                 "embedding_model and the key named by embedding_api_key_env"
             ) from exc
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise EmbeddingUnavailable(f"the embeddings endpoint could not be reached: {exc}") from exc
         try:
             rows = sorted(payload["data"], key=lambda row: int(row.get("index", 0)))
             vectors = [[float(x) for x in row["embedding"]] for row in rows]

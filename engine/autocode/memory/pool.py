@@ -117,6 +117,24 @@ class StorePool:
             yield entry.service
         finally:
             self._release(entry)
+
+    @contextlib.contextmanager
+    def lease_if_open(self, config: StoreConfig) -> Iterator[MemoryService | None]:
+        """The service of `config` if the pool holds it open already, else None (nothing is opened).
+
+        For a look at a store (doctor): a second connection to a SQLite file this process
+        already holds would cancel the first one's POSIX locks when it closes.
+        """
+        with self._lock:
+            entry = self._take(config)
+        if entry is None:
+            yield None
+            return
+        try:
+            yield entry.service
+        finally:
+            self._release(entry)
+
     def _acquire(self, key: StoreConfig) -> _Entry:
         with self._lock:
             entry = self._take(key)

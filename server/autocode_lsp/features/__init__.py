@@ -1,5 +1,6 @@
-"""One module per feature area; each exports `HANDLERS: {command name: async handler}`.
+"""One module per feature area; each binds its handlers with `@command(name)` (`autocode_lsp.commands`).
 
 The server imports a module when one of its commands is first called (see
-`server.handler_for`), so `initialize` does not pay for them.
+`commands.handler_for`), so `initialize` does not pay for them. A module may
+instead export `HANDLERS: {command name: async handler}`; both work.
 """

@@ -24,6 +24,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
 from autocode_lsp.features.tasks import Reply
 
@@ -260,6 +261,7 @@ async def _task_folders(server: AutoCodeServer, args: Any, command: str) -> Path
     return folder
 
 
+@command(protocol.TASK_REVIEW)
 async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.OpenedDocument:
     folder = await _task_folders(server, args, protocol.TASK_REVIEW)
 
@@ -283,6 +285,7 @@ async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol
     return await show(server, path, f"{what} of task {args.task_id}")
 
 
+@command(protocol.TASK_REQUEST_CHANGES)
 async def request_changes(
     server: AutoCodeServer, args: protocol.TaskRefArgs
 ) -> protocol.OpenedDocument:
@@ -314,6 +317,7 @@ def _form_in_runs(folder: Path, name: str, text: str) -> Path:
     return documents.write(runs, name, text)
 
 
+@command(protocol.TASK_COMPOSE)
 async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_COMPOSE)
     from autocode.tasks import documents
@@ -323,6 +327,7 @@ async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> 
     return await show(server, path, "write the task's brief and save to start it")
 
 
+@command(protocol.MEMORY_COMPOSE_SEARCH)
 async def compose_search(
     server: AutoCodeServer, args: protocol.WorkspaceArgs
 ) -> protocol.OpenedDocument:
@@ -336,6 +341,7 @@ async def compose_search(
     return await show(server, path, "write a query and save to search memories")
 
 
+@command(protocol.DOCTOR_OPEN)
 async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.DOCTOR_OPEN)
 
@@ -353,6 +359,7 @@ async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> p
 # ---------------------------------------------------------------------- questions
 
 
+@command(protocol.TASK_ASK)
 async def ask(server: AutoCodeServer, args: protocol.TaskAskArgs) -> TaskSnapshot:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_ASK)
     snap = await engine_call(_snapshot_or_none, folder, args.task_id)
@@ -648,13 +655,3 @@ async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -
     if command == protocol.TASK_APPROVE_PLAN and "revision" not in raw and isinstance(snap.needs, protocol.ApprovePlan):
         filled["revision"] = snap.needs.plan_revision
     return filled
-
-
-HANDLERS: dict[str, Any] = {
-    protocol.TASK_ASK: ask,
-    protocol.TASK_REVIEW: review,
-    protocol.TASK_REQUEST_CHANGES: request_changes,
-    protocol.TASK_COMPOSE: compose_task,
-    protocol.DOCTOR_OPEN: open_doctor,
-    protocol.MEMORY_COMPOSE_SEARCH: compose_search,
-}

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from autocode_lsp import __version__, protocol
+from autocode_lsp.commands import command
+from autocode_lsp.commands import names as command_names
 from autocode_lsp.server import available_features
 from autocode_lsp.workspaces import session_folders
 
@@ -12,12 +14,13 @@ if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
 
 
+@command(protocol.PROTOCOL_INFO)
 async def protocol_info(server: AutoCodeServer, args: protocol.NoArgs) -> protocol.ProtocolInfo:
     return protocol.ProtocolInfo(
         protocol_version=protocol.PROTOCOL_VERSION,
         server_version=__version__,
         features=available_features(),
-        commands=[c.name for c in protocol.COMMANDS],
+        commands=command_names(),
         client_opted_in=server.opted_in,
         workspaces=[str(p) for p in session_folders(server)],
         memory_stores=protocol.MemoryStoresInfo(**_store_stats()),
@@ -31,6 +34,3 @@ def _store_stats() -> dict[str, int]:
     module = sys.modules.get("autocode.memory.pool")
     stats: dict[str, int] = module.stats() if module is not None else {"open": 0, "opened": 0}
     return stats
-
-
-HANDLERS: dict[str, Any] = {protocol.PROTOCOL_INFO: protocol_info}

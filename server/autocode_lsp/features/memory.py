@@ -2,20 +2,33 @@
 
 A session with a workspace folder has that repository in context (project and
 global memories); one without sees global memories only. A refused save
-becomes the `memoryRefused` error so every client notices it.
+becomes the `memoryRefused` error so every client notices it. Handlers take the
+engine's typed results (`SaveResult`, `SearchResult`, `RecallReceipt`,
+`PromotionPlan`, ...) and build the protocol's shapes from their fields.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
 
 if TYPE_CHECKING:
-    from autocode.memory import MemoryContext, MemoryService
+    from autocode.memory import (
+        Hit,
+        Memory,
+        MemoryContext,
+        MemoryService,
+        PromotionPlan,
+        PromotionResult,
+        RecallReceipt,
+        SaveResult,
+        SearchResult,
+    )
     from autocode_lsp.server import AutoCodeServer
 
 R = TypeVar("R")
@@ -48,137 +61,121 @@ async def _run(
     return await engine_call(_with_service, folder, agent, use)
 
 
-def _memory(data: dict[str, Any], score: float | None = None) -> protocol.Memory:
+def _memory(memory: Memory, score: float | None = None) -> protocol.Memory:
     return protocol.Memory(
-        id=str(data["id"]), content=str(data["content"]), category=data.get("category"),
-        scope=str(data.get("scope", "")), repository=data.get("repository"),
-        owner=data.get("owner"), shared=bool(data.get("shared")),
-        created_at=str(data.get("created_at", "")), updated_at=str(data.get("updated_at", "")),
-        run_id=data.get("run_id"), score=data.get("score", score),
+        id=memory.id, content=memory.content, category=memory.category, scope=memory.scope,
+        repository=memory.repo_key, owner=memory.owner, shared=memory.shared,
+        created_at=memory.created_at, updated_at=memory.updated_at, run_id=memory.run_id, score=score,
     )
 
 
+def _hit(hit: Hit) -> protocol.Memory:
+    return _memory(hit.memory, round(hit.score, 4))
+
+
+@command(protocol.MEMORY_SAVE)
 async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protocol.MemorySaveResult:
-    def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
-        result: dict[str, Any] = service.save(
-            ctx, args.content, category=args.category, scope=args.scope, shared=args.shared
-        ).to_dict()
-        return result
+    def use(service: MemoryService, ctx: MemoryContext) -> SaveResult:
+        return service.save(ctx, args.content, category=args.category, scope=args.scope, shared=args.shared)
 
-    data = await _run(server, protocol.MEMORY_SAVE, args.workspace, args.agent, use)
-    refused = data.get("refused")
+    result = await _run(server, protocol.MEMORY_SAVE, args.workspace, args.agent, use)
+    refused = result.refused
     if refused:
-        message = f"not saved: {refused['reason']} {refused['belongs']}".strip()
-        if refused.get("suggestion"):
-            message += f" A durable version: {refused['suggestion']}"
+        message = f"not saved: {refused.reason} {refused.belongs}".strip()
+        if refused.suggestion:
+            message += f" A durable version: {refused.suggestion}"
         raise domain_error(
-            "memoryRefused", message, reason=refused["kind"], belongs=refused["belongs"],
-            suggestion=refused.get("suggestion"),
+            "memoryRefused", message, reason=refused.kind, belongs=refused.belongs,
+            suggestion=refused.suggestion,
         )
-    if data["saved"]:
-        message = f"saved {data['id']} ({data.get('scope')})"
-        if data.get("similar_to"):
-            message += f"; close to memory {data['similar_to']}, kept both since they differ in a detail"
-    elif data.get("duplicate_of"):
-        message = f"not saved again: memory {data['duplicate_of']} already says this"
+    if result.saved:
+        message = f"saved {result.id} ({result.scope})"
+        if result.similar_to:
+            message += f"; close to memory {result.similar_to}, kept both since they differ in a detail"
+    elif result.duplicate_of:
+        message = f"not saved again: memory {result.duplicate_of} already says this"
     else:
-        message = f"saved as the skill {data.get('skill')!r} instead: it is reusable know-how"
+        message = f"saved as the skill {result.skill!r} instead: it is reusable know-how"
     return protocol.MemorySaveResult(
-        saved=bool(data["saved"]), id=data.get("id"), duplicate_of=data.get("duplicate_of"),
-        skill=data.get("skill"), scope=data.get("scope"), repository=data.get("repository"),
-        evicted=list(data.get("evicted") or []), message=message, similar_to=data.get("similar_to"),
+        saved=result.saved, id=result.id, duplicate_of=result.duplicate_of,
+        skill=result.skill, scope=result.scope, repository=result.repository,
+        evicted=[e.to_dict() for e in result.evicted], message=message, similar_to=result.similar_to,
     )
 
 
+@command(protocol.MEMORY_SEARCH)
 async def search(
     server: AutoCodeServer, args: protocol.MemorySearchArgs
 ) -> protocol.MemorySearchResult:
-    def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
-        result: dict[str, Any] = service.search(
-            ctx, args.query, scope=args.scope, owner=args.owner, limit=args.limit
-        ).to_dict()
-        return result
+    def use(service: MemoryService, ctx: MemoryContext) -> SearchResult:
+        return service.search(ctx, args.query, scope=args.scope, owner=args.owner, limit=args.limit)
 
-    data = await _run(server, protocol.MEMORY_SEARCH, args.workspace, args.agent, use)
+    found = await _run(server, protocol.MEMORY_SEARCH, args.workspace, args.agent, use)
     return protocol.MemorySearchResult(
-        query=str(data["query"]), method=str(data["method"]),
-        memories=[_memory(h) for h in data["hits"]],
+        query=found.query, method=found.method, memories=[_hit(h) for h in found.hits],
     )
 
 
+@command(protocol.MEMORY_LIST)
 async def list_(server: AutoCodeServer, args: protocol.MemoryListArgs) -> protocol.MemoryList:
-    def use(service: MemoryService, ctx: MemoryContext) -> list[dict[str, Any]]:
-        return [m.to_dict() for m in service.list(ctx, scope=args.scope, owner=args.owner)]
+    def use(service: MemoryService, ctx: MemoryContext) -> list[Memory]:
+        return list(service.list(ctx, scope=args.scope, owner=args.owner))
 
     found = await _run(server, protocol.MEMORY_LIST, args.workspace, args.agent, use)
     return protocol.MemoryList(memories=[_memory(m) for m in found])
 
 
+@command(protocol.MEMORY_DELETE)
 async def delete(server: AutoCodeServer, args: protocol.MemoryDeleteArgs) -> protocol.MemoryDeleteResult:
-    def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
-        removed: dict[str, Any] = service.delete(ctx, args.id).to_dict()
-        return removed
+    def use(service: MemoryService, ctx: MemoryContext) -> Memory:
+        return service.delete(ctx, args.id)
 
     removed = await _run(server, protocol.MEMORY_DELETE, args.workspace, args.agent, use)
     return protocol.MemoryDeleteResult(deleted=_memory(removed))
 
 
+@command(protocol.MEMORY_RECALL)
 async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> protocol.RecallReceipt:
-    def use(service: MemoryService, ctx: MemoryContext) -> tuple[dict[str, Any], str]:
-        receipt = service.recall(ctx, args.brief)
-        return receipt.to_dict(), receipt.render()
+    def use(service: MemoryService, ctx: MemoryContext) -> RecallReceipt:
+        return service.recall(ctx, args.brief)
 
-    data, text = await _run(server, protocol.MEMORY_RECALL, args.workspace, args.agent, use)
+    receipt = await _run(server, protocol.MEMORY_RECALL, args.workspace, args.agent, use)
     return protocol.RecallReceipt(
-        method=str(data["method"]), reason=str(data.get("reason", "")),
-        repository=data.get("repository"),
-        project=[_memory(h) for h in data["project"]],
-        global_=[_memory(h) for h in data["global"]],
-        text=text,
+        method=receipt.method, reason=receipt.reason, repository=receipt.repository,
+        project=[_hit(h) for h in receipt.project],
+        global_=[_hit(h) for h in receipt.global_],
+        text=receipt.render(),
     )
 
 
+@command(protocol.MEMORY_PLAN_PROMOTION)
 async def plan_promotion(
     server: AutoCodeServer, args: protocol.MemoryPlanPromotionArgs
 ) -> protocol.PromotionPlan:
-    def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
-        plan: dict[str, Any] = service.plan_promotion(ctx).to_dict()
-        return plan
+    def use(service: MemoryService, ctx: MemoryContext) -> PromotionPlan:
+        return service.plan_promotion(ctx)
 
-    data = await _run(server, protocol.MEMORY_PLAN_PROMOTION, args.workspace, None, use)
+    plan = await _run(server, protocol.MEMORY_PLAN_PROMOTION, args.workspace, None, use)
     return protocol.PromotionPlan(
-        scanned=int(data["scanned"]),
+        scanned=plan.scanned,
         candidates=[
             protocol.PromotionCandidate(
-                memory_id=str(c["memory_id"]), name=str(c["name"]),
-                description=str(c["description"]), category=c.get("category"),
-                content=str(c["content"]), agents=[str(a) for a in c.get("agents", [])],
-                scope=str(c.get("scope", "")), repository=c.get("repository"),
+                memory_id=c.memory_id, name=c.name, description=c.description, category=c.category,
+                content=c.content, agents=list(c.agents), scope=c.scope, repository=c.repository,
             )
-            for c in data["candidates"]
+            for c in plan.candidates
         ],
     )
 
 
+@command(protocol.MEMORY_APPLY_PROMOTION)
 async def apply_promotion(
     server: AutoCodeServer, args: protocol.MemoryApplyPromotionArgs
 ) -> protocol.PromotionApplied:
-    def use(service: MemoryService, ctx: MemoryContext) -> dict[str, Any]:
-        result: dict[str, Any] = service.apply_promotion(ctx, args.ids).to_dict()
-        return result
+    def use(service: MemoryService, ctx: MemoryContext) -> PromotionResult:
+        return service.apply_promotion(ctx, args.ids)
 
-    data = await _run(server, protocol.MEMORY_APPLY_PROMOTION, args.workspace, None, use)
+    applied = await _run(server, protocol.MEMORY_APPLY_PROMOTION, args.workspace, None, use)
     return protocol.PromotionApplied(
-        skills=list(data["skills"]), removed=[str(i) for i in data["removed"]]
+        skills=[s.to_dict() for s in applied.skills], removed=[str(i) for i in applied.removed]
     )
-
-
-HANDLERS: dict[str, Any] = {
-    protocol.MEMORY_SAVE: save,
-    protocol.MEMORY_SEARCH: search,
-    protocol.MEMORY_DELETE: delete,
-    protocol.MEMORY_LIST: list_,
-    protocol.MEMORY_RECALL: recall,
-    protocol.MEMORY_PLAN_PROMOTION: plan_promotion,
-    protocol.MEMORY_APPLY_PROMOTION: apply_promotion,
-}

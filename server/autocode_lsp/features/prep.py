@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call
 from autocode_lsp.progress import WorkProgress
 
@@ -13,6 +14,7 @@ if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
 
 
+@command(protocol.PREP_RUN)
 async def prep_run(server: AutoCodeServer, args: protocol.PrepRunArgs) -> protocol.PrepResult:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.PREP_RUN)
     manifest = None
@@ -51,6 +53,3 @@ async def prep_run(server: AutoCodeServer, args: protocol.PrepRunArgs) -> protoc
         nested_components=list(data.get("nestedComponents") or []),
         handoff=data.get("handoff"),
     )
-
-
-HANDLERS: dict[str, Any] = {protocol.PREP_RUN: prep_run}

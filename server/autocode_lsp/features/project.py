@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
 
 if TYPE_CHECKING:
@@ -13,12 +14,13 @@ if TYPE_CHECKING:
 
 
 def _doctor(workspace: Path) -> tuple[dict[str, Any], str]:
-    from autocode.doctor import build_report, render_text
+    from autocode.doctor import doctor_report, render_text
 
-    report = build_report(workspace)
-    return report, render_text(report)
+    report = doctor_report(workspace)
+    return report.to_dict(), render_text(report)
 
 
+@command(protocol.DOCTOR)
 async def doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.DoctorResult:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.DOCTOR)
     report, text = await engine_call(_doctor, workspace)
@@ -34,6 +36,7 @@ def _forget(workspace: Path) -> tuple[bool, str]:
     return bool(result.removed), str(result.path)
 
 
+@command(protocol.PROJECT_FORGET)
 async def forget(server: AutoCodeServer, args: protocol.ForgetArgs) -> protocol.ForgetResult:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.PROJECT_FORGET)
     if not args.confirm:
@@ -46,6 +49,3 @@ async def forget(server: AutoCodeServer, args: protocol.ForgetArgs) -> protocol.
         )
     removed, path = await engine_call(_forget, workspace)
     return protocol.ForgetResult(removed=removed, path=path)
-
-
-HANDLERS: dict[str, Any] = {protocol.DOCTOR: doctor, protocol.PROJECT_FORGET: forget}

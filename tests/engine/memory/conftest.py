@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from autocode.memory import MemoryService, open_memory
-from pgserver import PgServer
 from support import git, make_repo
+from support.pgserver import PgServer
 
 
 @pytest.fixture(scope="session")

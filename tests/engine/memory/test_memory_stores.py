@@ -15,7 +15,7 @@ import pytest
 from autocode.memory import MemoryContext, StoreUnavailable, doctor_section, open_memory
 from autocode.memory.pg_store import PostgresStore
 from autocode.memory.sqlite_store import SqliteStore
-from pgserver import PgServer
+from support.pgserver import PgServer
 
 WRITER = textwrap.dedent(
     """

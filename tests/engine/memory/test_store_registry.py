@@ -94,7 +94,7 @@ def test_the_pool_key_skips_test_detection(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_a_task_leases_one_store_for_all_its_recalls_and_saves(tmp_path: Path) -> None:
-    from tasks_support import NAMING_ANSWER, build_sample
+    from support.tasks import NAMING_ANSWER, build_sample
 
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     write_files(repo, {".autocode/config.toml": f'memory_path = "{tmp_path / "task-memory.db"}"\n'})

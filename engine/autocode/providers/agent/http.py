@@ -1,4 +1,6 @@
-"""One chat-completions request over http.client, abortable from another thread.
+"""The engine's one HTTP client for JSON APIs: chat completions and embeddings (`memory.embeddings`).
+
+One request over http.client, abortable from another thread.
 
 `ChatClient.post` sends a JSON body and returns the parsed JSON answer. 429
 and 5xx answers are retried with exponential backoff (a `Retry-After` header
