@@ -76,9 +76,6 @@ def handler_for(name: str) -> Handler:
     """The handler of a command; its feature module is imported on first use, not at start-up."""
     handler = _HANDLERS.get(name)
     if handler is None:
-        module = importlib.import_module(
-            f"autocode_lsp.features.{FEATURE_MODULES[protocol.COMMAND_FEATURES[name]]}"
-        )
-        # A module that keeps a `HANDLERS` table instead of decorators still works.
-        handler = _HANDLERS.get(name) or module.HANDLERS[name]
+        importlib.import_module(f"autocode_lsp.features.{FEATURE_MODULES[protocol.COMMAND_FEATURES[name]]}")
+        handler = _HANDLERS[name]  # its module binds it with @command when imported
     return handler

@@ -1,6 +1,5 @@
 """One module per feature area; each binds its handlers with `@command(name)` (`autocode_lsp.commands`).
 
 The server imports a module when one of its commands is first called (see
-`commands.handler_for`), so `initialize` does not pay for them. A module may
-instead export `HANDLERS: {command name: async handler}`; both work.
+`commands.handler_for`), so `initialize` does not pay for them.
 """

@@ -26,6 +26,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call
 from autocode_lsp.progress import WorkProgress
 
@@ -252,6 +253,7 @@ def _state_text(snap: TaskSnapshot) -> str:
 # ---------------------------------------------------------------------- commands
 
 
+@command(protocol.TASK_START)
 async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSnapshot:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.TASK_START)
     hooks = _Hooks(server)
@@ -297,6 +299,7 @@ async def _carry_on(
     return snap
 
 
+@command(protocol.TASK_ANSWER)
 async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
@@ -306,6 +309,7 @@ async def answer(server: AutoCodeServer, args: protocol.TaskAnswerArgs) -> TaskS
     )
 
 
+@command(protocol.TASK_APPROVE_PLAN)
 async def approve_plan(
     server: AutoCodeServer, args: protocol.TaskApprovePlanArgs
 ) -> TaskSnapshot:
@@ -316,6 +320,7 @@ async def approve_plan(
     )
 
 
+@command(protocol.TASK_REJECT_PLAN)
 async def reject_plan(
     server: AutoCodeServer, args: protocol.TaskRejectPlanArgs
 ) -> TaskSnapshot:
@@ -326,6 +331,7 @@ async def reject_plan(
     )
 
 
+@command(protocol.TASK_APPROVE_COMPLETION)
 async def approve_completion(
     server: AutoCodeServer, args: protocol.TaskRefArgs
 ) -> TaskSnapshot:
@@ -337,6 +343,7 @@ async def approve_completion(
     )
 
 
+@command(protocol.TASK_RESOLVE_CONFLICTS)
 async def resolve_conflicts(
     server: AutoCodeServer, args: protocol.TaskResolveConflictsArgs
 ) -> TaskSnapshot:
@@ -359,22 +366,26 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
 
 
+@command(protocol.TASK_CANCEL)
 async def cancel(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     folders = _folders_for(server, args.workspace, protocol.TASK_CANCEL)
     return await _act(server, folders, args.task_id, lambda run: run.cancel(), title=None)
 
 
+@command(protocol.TASK_RESUME)
 async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     return await _carry_on(
         server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
 
 
+@command(protocol.TASK_GET)
 async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
     folders = _folders_for(server, args.workspace, protocol.TASK_GET)
     return await _act(server, folders, args.task_id, lambda run: run.snapshot(), title=None)
 
 
+@command(protocol.TASK_LIST)
 async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.TaskList:
     folders = _folders_for(server, args.workspace, protocol.TASK_LIST)
 
@@ -620,17 +631,3 @@ def _plain(value: Any) -> Any:
     if hasattr(value, "__dict__") and not isinstance(value, type):
         return _plain(vars(value))
     return value
-
-
-HANDLERS: dict[str, Any] = {
-    protocol.TASK_START: start,
-    protocol.TASK_ANSWER: answer,
-    protocol.TASK_APPROVE_PLAN: approve_plan,
-    protocol.TASK_REJECT_PLAN: reject_plan,
-    protocol.TASK_APPROVE_COMPLETION: approve_completion,
-    protocol.TASK_RESOLVE_CONFLICTS: resolve_conflicts,
-    protocol.TASK_CANCEL: cancel,
-    protocol.TASK_RESUME: resume,
-    protocol.TASK_GET: get,
-    protocol.TASK_LIST: list_,
-}
