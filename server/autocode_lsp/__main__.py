@@ -12,6 +12,7 @@ import argparse
 import contextlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 DEFAULT_HOST = "127.0.0.1"
 
@@ -124,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:
         if not listening:
-            return transport.serve_stdio(log_file=log_file)
+            _leave(transport.serve_stdio(log_file=log_file))
         return _listen(args)
     except SecurityError as exc:
         sys.stderr.write(f"autocode-lsp: {exc}\n")
@@ -209,6 +210,25 @@ def _listen(args: argparse.Namespace) -> int:
         if token_file is not None and not args.token_file:
             with contextlib.suppress(OSError):
                 token_file.unlink()
+
+
+def _leave(code: int) -> NoReturn:
+    """End the stdio server without the interpreter's finalisation.
+
+    The warm-up is a daemon thread that may still be inside a native extension
+    (pydantic-core, numpy) when a broken frame or `exit` ends the session; the
+    finalisation then cancels it mid-call and glibc aborts the process
+    ("FATAL: exception not rethrown", SIGABRT) instead of the exit status the
+    editor reads. Everything worth keeping is flushed first.
+    """
+    import logging  # on the way out only
+    import os
+
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":
