@@ -212,6 +212,118 @@ async function scenarioServerKilled(wb) {
   note('restart recovered');
 }
 
+/** The text of the open editor whose tab is exactly `name` (all its lines must fit on screen). */
+async function editorText(wb, name) {
+  const tab = wb.page.locator('.tabs-container .tab', { has: wb.page.locator('.label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) }).first();
+  await tab.click();
+  const editor = wb.page.locator('.editor-group-container.active .monaco-editor').first();
+  await editor.waitFor({ timeout: 15000 });
+  await wb.page.waitForTimeout(300);
+  const lines = await editor.locator('.view-line').evaluateAll((els) => els
+    .map((el) => ({ top: parseFloat(el.style.top || '0'), text: el.textContent ?? '' }))
+    .sort((a, b) => a.top - b.top)
+    .map((l) => l.text.replace(/\u00a0/g, ' ')));
+  return lines.join('\n');
+}
+
+/**
+ * An unsaved edit in an open editor of a file the task changes, far from the change: the task's
+ * change is merged into the editor (workspace/applyEdit), the editor holds both, and the editor's
+ * own undo takes the task's change back and leaves the person's edit.
+ */
+async function scenarioUnsaved(wb) {
+  const file = env.AUTOCODE_E2E_EDIT_FILE;
+  const name = file.split('/').pop();
+  const mine = env.AUTOCODE_E2E_EDIT_TEXT;
+  await wb.showAutoCodeViews();
+  // Open the file from Quick Open and type the person's line at its top, without saving.
+  await wb.page.keyboard.press('F1');
+  const input = wb.quickInput().locator('input.input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(file);
+  await wb.quickInput().locator('.monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  await wb.page.keyboard.press('Enter');
+  const editor = wb.page.locator('.editor-group-container.active .monaco-editor').first();
+  await editor.locator('.view-lines').click();
+  await wb.page.keyboard.press('Control+Home');
+  await wb.page.keyboard.type(mine);
+  await wb.page.keyboard.press('Enter');
+  await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).first().waitFor({ timeout: 15000 });
+  result.bufferBefore = await editorText(wb, name);
+  await wb.shot('unsaved-edit');
+  note('unsaved edit typed');
+
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  await wb.clickNotificationButton('asks:', 'Answer');
+  await wb.waitForQuickInput('accept the proposed default', 30000);
+  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>');
+  await approvePlanInEditor(wb, 'title');
+  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  await applyFromDiff(wb);
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
+  result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
+  result.bufferAfterApply = await editorText(wb, name);
+  await wb.clearNotifications();
+  await wb.shot('merged-into-the-buffer');
+  note('change merged into the unsaved buffer');
+
+  // The editor's own undo (Ctrl+Z in the editor). The change spans several files: VS Code may ask
+  // whether to undo it in all of them; either way this file goes back to the person's edit alone.
+  await editor.locator('.view-lines').click();
+  await wb.page.keyboard.press('Control+z');
+  const asked = await wb.dialog().waitFor({ state: 'visible', timeout: 4000 }).then(() => true).catch(() => false);
+  if (asked) {
+    result.undoDialog = await wb.dialog().innerText();
+    await wb.shot('undo-across-files');
+    const all = wb.dialog().locator('.monaco-button', { hasText: /Undo in \d+ Files/ }).first();
+    const button = (await all.count()) > 0 ? all : wb.dialog().locator('.monaco-button', { hasText: 'Undo' }).first();
+    await button.click();
+    await wb.dialog().waitFor({ state: 'hidden', timeout: 15000 });
+  }
+  await wb.page.waitForTimeout(500);
+  result.bufferAfterUndo = await editorText(wb, name);
+  result.dirtyAfterUndo = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
+  await wb.shot('undone');
+  note('undo restored the person\'s edit');
+}
+
+/** The getting-started walkthrough, opened as a person would: "Welcome: Open Walkthrough..." and its entry. */
+async function scenarioWalkthrough(wb) {
+  await wb.palette('Welcome: Open Walkthrough...');
+  await wb.waitForQuickInput('', 30000);
+  const title = env.AUTOCODE_E2E_WALKTHROUGH ?? 'Get started with AutoCode';
+  await wb.quickInput().locator('input.input').fill(title);
+  result.walkthroughRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
+  await wb.pickQuickInputRow(title);
+  const page = wb.page.locator('.gettingStartedContainer').first();
+  await page.waitFor({ timeout: 30000 });
+  await wb.page.locator('.gettingStartedContainer .getting-started-category .category-title, .gettingStartedContainer h2', { hasText: title }).first().waitFor({ timeout: 30000 });
+  // Steps render lazily; wait for the last one, and for the first step's media (a markdown webview).
+  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Read the doctor report' }).first().waitFor({ timeout: 30000 });
+  result.walkthroughMedia = await wb.webviewText('needs only a Python 3.11', 30000).catch(() => '');
+  result.walkthrough = await page.innerText();
+  await wb.shot('walkthrough');
+  note('walkthrough open');
+  // Its step buttons run the extension's commands: "Start Task" asks for a brief.
+  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Start a first task' }).first().click();
+  const start = wb.page.locator('.gettingStartedContainer .getting-started-step.expanded .monaco-button', { hasText: 'Start Task' }).first();
+  await start.waitFor({ timeout: 15000 });
+  await start.click();
+  result.startPrompt = await wb.waitForQuickInput('What should AutoCode do', 30000);
+  await wb.dismissQuickInput();
+  note('walkthrough step ran its command');
+}
+
+/** Only waits for a running server (the Memory view lists the project's scopes): tests/bench/bench_vscode.py. */
+async function scenarioReady(wb) {
+  await wb.showAutoCodeViews();
+  result.memory = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 120000);
+  note('server running');
+}
+
 /** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
@@ -431,118 +543,6 @@ async function scenarioConflicts(wb) {
   note('markers written');
 }
 
-/** The text of the open editor whose tab is exactly `name` (all its lines must fit on screen). */
-async function editorText(wb, name) {
-  const tab = wb.page.locator('.tabs-container .tab', { has: wb.page.locator('.label-name', { hasText: new RegExp(`^${name.replace('.', '\\.')}$`) }) }).first();
-  await tab.click();
-  const editor = wb.page.locator('.editor-group-container.active .monaco-editor').first();
-  await editor.waitFor({ timeout: 15000 });
-  await wb.page.waitForTimeout(300);
-  const lines = await editor.locator('.view-line').evaluateAll((els) => els
-    .map((el) => ({ top: parseFloat(el.style.top || '0'), text: el.textContent ?? '' }))
-    .sort((a, b) => a.top - b.top)
-    .map((l) => l.text.replace(/\u00a0/g, ' ')));
-  return lines.join('\n');
-}
-
-/**
- * An unsaved edit in an open editor of a file the task changes, far from the change: the task's
- * change is merged into the editor (workspace/applyEdit), the editor holds both, and the editor's
- * own undo takes the task's change back and leaves the person's edit.
- */
-async function scenarioUnsaved(wb) {
-  const file = env.AUTOCODE_E2E_EDIT_FILE;
-  const name = file.split('/').pop();
-  const mine = env.AUTOCODE_E2E_EDIT_TEXT;
-  await wb.showAutoCodeViews();
-  // Open the file from Quick Open and type the person's line at its top, without saving.
-  await wb.page.keyboard.press('F1');
-  const input = wb.quickInput().locator('input.input');
-  await input.waitFor({ state: 'visible', timeout: 15000 });
-  await input.fill(file);
-  await wb.quickInput().locator('.monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
-  await wb.page.keyboard.press('Enter');
-  const editor = wb.page.locator('.editor-group-container.active .monaco-editor').first();
-  await editor.locator('.view-lines').click();
-  await wb.page.keyboard.press('Control+Home');
-  await wb.page.keyboard.type(mine);
-  await wb.page.keyboard.press('Enter');
-  await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).first().waitFor({ timeout: 15000 });
-  result.bufferBefore = await editorText(wb, name);
-  await wb.shot('unsaved-edit');
-  note('unsaved edit typed');
-
-  await wb.palette('AutoCode: Start Task');
-  await wb.waitForQuickInput('What should AutoCode do');
-  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
-  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
-  await wb.clickNotificationButton('asks:', 'Answer');
-  await wb.waitForQuickInput('accept the proposed default', 30000);
-  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>');
-  await approvePlanInEditor(wb, 'title');
-  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
-  await applyFromDiff(wb);
-  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
-  result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
-  result.bufferAfterApply = await editorText(wb, name);
-  await wb.clearNotifications();
-  await wb.shot('merged-into-the-buffer');
-  note('change merged into the unsaved buffer');
-
-  // The editor's own undo (Ctrl+Z in the editor). The change spans several files: VS Code may ask
-  // whether to undo it in all of them; either way this file goes back to the person's edit alone.
-  await editor.locator('.view-lines').click();
-  await wb.page.keyboard.press('Control+z');
-  const asked = await wb.dialog().waitFor({ state: 'visible', timeout: 4000 }).then(() => true).catch(() => false);
-  if (asked) {
-    result.undoDialog = await wb.dialog().innerText();
-    await wb.shot('undo-across-files');
-    const all = wb.dialog().locator('.monaco-button', { hasText: /Undo in \d+ Files/ }).first();
-    const button = (await all.count()) > 0 ? all : wb.dialog().locator('.monaco-button', { hasText: 'Undo' }).first();
-    await button.click();
-    await wb.dialog().waitFor({ state: 'hidden', timeout: 15000 });
-  }
-  await wb.page.waitForTimeout(500);
-  result.bufferAfterUndo = await editorText(wb, name);
-  result.dirtyAfterUndo = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
-  await wb.shot('undone');
-  note('undo restored the person\'s edit');
-}
-
-/** The getting-started walkthrough, opened as a person would: "Welcome: Open Walkthrough..." and its entry. */
-async function scenarioWalkthrough(wb) {
-  await wb.palette('Welcome: Open Walkthrough...');
-  await wb.waitForQuickInput('', 30000);
-  const title = env.AUTOCODE_E2E_WALKTHROUGH ?? 'Get started with AutoCode';
-  await wb.quickInput().locator('input.input').fill(title);
-  result.walkthroughRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
-  await wb.pickQuickInputRow(title);
-  const page = wb.page.locator('.gettingStartedContainer').first();
-  await page.waitFor({ timeout: 30000 });
-  await wb.page.locator('.gettingStartedContainer .getting-started-category .category-title, .gettingStartedContainer h2', { hasText: title }).first().waitFor({ timeout: 30000 });
-  // Steps render lazily; wait for the last one, and for the first step's media (a markdown webview).
-  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Read the doctor report' }).first().waitFor({ timeout: 30000 });
-  result.walkthroughMedia = await wb.webviewText('needs only a Python 3.11', 30000).catch(() => '');
-  result.walkthrough = await page.innerText();
-  await wb.shot('walkthrough');
-  note('walkthrough open');
-  // Its step buttons run the extension's commands: "Start Task" asks for a brief.
-  await wb.page.locator('.gettingStartedContainer .getting-started-step', { hasText: 'Start a first task' }).first().click();
-  const start = wb.page.locator('.gettingStartedContainer .getting-started-step.expanded .monaco-button', { hasText: 'Start Task' }).first();
-  await start.waitFor({ timeout: 15000 });
-  await start.click();
-  result.startPrompt = await wb.waitForQuickInput('What should AutoCode do', 30000);
-  await wb.dismissQuickInput();
-  note('walkthrough step ran its command');
-}
-
-/** Only waits for a running server (the Memory view lists the project's scopes): tests/bench/bench_vscode.py. */
-async function scenarioReady(wb) {
-  await wb.showAutoCodeViews();
-  result.memory = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 120000);
-  note('server running');
-}
-
 /**
  * The task flow against a server listening elsewhere (autocode.server.connect over tcp://, ws:// or
  * unix:): start, answer the question, approve the plan, apply the verified change, and see it
@@ -571,8 +571,10 @@ async function scenarioRemoteFlow(wb) {
   note('task completed');
 }
 
-const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled, unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady };
+const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled };
 
+// Issues 14 and 16 (VS Code): kept apart from the table above so scenarios added there merge cleanly.
+Object.assign(scenarios, { unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady });
 scenarios['remote-flow'] = scenarioRemoteFlow;
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
