@@ -24,6 +24,7 @@ from autocode.memory.embeddings import pack
 from autocode.memory.model import StoreUnavailable
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
+    MEMORY_COLUMNS,
     Candidate,
     NewMemory,
     Scored,
@@ -31,6 +32,7 @@ from autocode.memory.store import (
     Writer,
     bucket_tag,
     candidate_from_row,
+    memory_from_row,
 )
 
 T = TypeVar("T")
@@ -640,8 +642,10 @@ class SqliteStore(Store):
         if not ranked:
             return []
         marks = ", ".join("?" for _ in ranked)
-        ids: dict[int, str] = dict(fetch(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]))
-        return [Scored(ids[s], s, score) for s, score in ranked if s in ids]
+        rows = {int(r[-1]): r for r in fetch(
+            f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]
+        )}
+        return [Scored(rows[s][0], s, score, memory_from_row(rows[s])) for s, score in ranked if s in rows]
 
     def bucket_high_seq(self, owner: str, repo_key: str) -> int:
         rows = self.query("SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = ?", (bucket_tag(owner, repo_key),))
