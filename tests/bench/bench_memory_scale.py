@@ -122,10 +122,10 @@ def generate_team_bucket(url: str, count: int) -> float:
                     NULL, 'global', '', '', c.stamp, c.stamp, NULL, b.emb, %(model)s, %(bucket)s,
                     l2_normalize(b.vec + w1.vec + w2.vec + w3.vec)
                 FROM generate_series(%(low)s::bigint, %(high)s::bigint) AS i
-                JOIN gen_base b ON b.n = (i * 7919) % {nb}
-                JOIN gen_word w1 ON w1.n = (i * 104729) % {words}
-                JOIN gen_word w2 ON w2.n = (i * 15485863 + 1) % {words}
-                JOIN gen_word w3 ON w3.n = (i * 32452843 + 2) % {words}
+                JOIN gen_base b ON b.n = (i * 7919) %% {nb}
+                JOIN gen_word w1 ON w1.n = (i * 104729) %% {words}
+                JOIN gen_word w2 ON w2.n = (i * 15485863 + 1) %% {words}
+                JOIN gen_word w3 ON w3.n = (i * 32452843 + 2) %% {words}
                 CROSS JOIN LATERAL (SELECT b.content || '; seen in the ' || w1.word || ' ' || w2.word || ' ' || w3.word
                                        || ' area (' || i || ')' AS content,
                                     to_char(timestamp '2026-01-01' + i * interval '1 second',
