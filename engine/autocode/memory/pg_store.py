@@ -140,6 +140,8 @@ MIGRATION_BATCH = 5000
 EXACT_ROWS = 10_000
 """Buckets up to this many rows are searched by meaning exactly; larger ones through HNSW."""
 POOL_SIZE = 4
+"""Connections one process keeps open at most (idle ones are reused): 25 editors' servers fit in
+PostgreSQL's default max_connections of 100."""
 _MIGRATION_LOCK = 0x6D656D6F  # any constant shared by every autocode process
 _BUCKET_SQL = "('x' || substr(md5(owner || '|' || repo_key), 1, 15))::bit(60)::bigint"
 
@@ -401,30 +403,52 @@ def _nearest_memory(
 
 
 class _Pool:
-    """Idle connections kept for reuse; a caller takes one for a query or a whole transaction."""
+    """Connections of one process: at most `size` open at once (a caller waits for a free one),
+    idle ones kept for reuse. A long-lived server process thus holds a bounded share of the
+    database's max_connections however many requests arrive together."""
 
-    def __init__(self, connect: Callable[[float], Any], size: int) -> None:
+    def __init__(self, connect: Callable[[float], Any], size: int, wait: float = 30.0) -> None:
         self._connect = connect
         self._idle: list[Any] = []
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(size)
         self.size = size
+        self.wait = wait
 
     def get(self, retry_for: float = 0.0) -> Any:
-        with self._lock:
-            while self._idle:
-                conn = self._idle.pop()
-                if not conn.closed and not conn.broken:
-                    return conn
-        return self._connect(retry_for)
+        if not self._slots.acquire(timeout=self.wait):
+            raise StoreUnavailable(
+                f"all {self.size} connections of this process to the memory database stayed busy for "
+                f"{self.wait:.0f} s; nothing was done"
+            )
+        try:
+            with self._lock:
+                while self._idle:
+                    conn = self._idle.pop()
+                    if not conn.closed and not conn.broken:
+                        return conn
+            return self._connect(retry_for)
+        except BaseException:
+            self._slots.release()
+            raise
 
     def put(self, conn: Any) -> None:
         usable = not conn.closed and not conn.broken and conn.info.transaction_status == 0  # idle
-        with self._lock:
-            if usable and len(self._idle) < self.size:
-                self._idle.append(conn)
-                return
+        try:
+            with self._lock:
+                if usable and len(self._idle) < self.size:
+                    self._idle.append(conn)
+                    return
+            with contextlib.suppress(Exception):
+                conn.close()
+        finally:
+            self._slots.release()
+
+    def discard(self, conn: Any) -> None:
+        """Give back a connection that is dead (closed here, never reused)."""
         with contextlib.suppress(Exception):
             conn.close()
+        self._slots.release()
 
     def clear(self) -> None:
         with self._lock:
@@ -544,8 +568,7 @@ class PostgresStore(Store):
             if not conn.closed and not conn.broken:
                 self.pool.put(conn)
                 raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
-            with contextlib.suppress(Exception):
-                conn.close()
+            self.pool.discard(conn)
             self.pool.clear()
         except BaseException:
             self.pool.put(conn)
@@ -742,8 +765,7 @@ class PostgresStore(Store):
         try:
             conn.execute("SELECT 1")
         except (self._psycopg.OperationalError, self._psycopg.InterfaceError):
-            with contextlib.suppress(Exception):
-                conn.close()
+            self.pool.discard(conn)
             self.pool.clear()
             conn = self.pool.get(self.reconnect_seconds)
         try:
