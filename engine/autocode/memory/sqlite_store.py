@@ -11,6 +11,7 @@ Embeddings are compared in the process against a per-bucket matrix that the
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import random
 import sqlite3
@@ -239,19 +240,14 @@ def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence
     """
     unique = sorted(set(t for t in query_terms if t))
     windows: list[tuple[str, str, list[int]]] = []
-    words: dict[int, list[str]] = {}
     for tag in tags:
         for term in unique:
             rows = fetch(
-                "SELECT m.seq, m.terms FROM memories m WHERE m.seq IN (SELECT rowid FROM memory_fts "
-                "WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?)",
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                 (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
             )
             if rows:
                 windows.append((tag, term, [int(r[0]) for r in rows]))
-                for seq, terms in rows:
-                    if seq not in words:
-                        words[seq] = terms.split()
     if not windows:
         return []
     wanted = sorted({bucket_term(tag, term) for tag, term, _ in windows})
@@ -260,6 +256,12 @@ def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence
     meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
     count, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
     average = total / count if count else 1.0
+    seqs = sorted({s for _, _, window in windows for s in window})
+    words: dict[int, list[str]] = {}
+    for start in range(0, len(seqs), 900):
+        chunk = seqs[start : start + 900]
+        for seq, terms in fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk):
+            words[int(seq)] = terms.split()
     scores: dict[int, float] = {}
     k1, b = ranking.K1, ranking.B
     for tag, term, window in windows:
@@ -272,8 +274,7 @@ def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence
             if tf:
                 share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(row) / average))
                 scores[seq] = scores.get(seq, 0.0) + share
-    ranked = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))
-    return ranked[:depth]
+    return heapq.nsmallest(depth, scores.items(), key=lambda r: (-r[1], -r[0]))
 
 
 def _keyword_matches(
