@@ -76,8 +76,11 @@ class PgServer:
             raise RuntimeError(f"{' '.join(cmd[:2])} failed: {proc.stdout}\n{proc.stderr}")
         return proc
 
-    def start(self) -> None:
-        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.base} -c fsync=off"
+    def start(self, settings: dict[str, str] | None = None) -> None:
+        """Start the server; `settings` are extra server settings (the benchmarks give it more memory)."""
+        self.settings = dict(settings or getattr(self, "settings", {}))
+        extra = "".join(f" -c {name}={value}" for name, value in self.settings.items())
+        options = f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.base} -c fsync=off{extra}"
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-w", "-l", str(self.base / "log"), "-o", options, "start")
 
     def stop(self) -> None:

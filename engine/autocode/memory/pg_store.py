@@ -24,13 +24,19 @@ from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
+    MEMORY_COLUMNS,
+    Attempt,
     Candidate,
     NewMemory,
+    SaveChecks,
     Scored,
+    Screen,
     Store,
     Writer,
     bucket_id,
     candidate_from_row,
+    eviction_detail,
+    memory_from_row,
 )
 
 T = TypeVar("T")
@@ -134,6 +140,8 @@ MIGRATION_BATCH = 5000
 EXACT_ROWS = 10_000
 """Buckets up to this many rows are searched by meaning exactly; larger ones through HNSW."""
 POOL_SIZE = 4
+"""Connections one process keeps open at most (idle ones are reused): 25 editors' servers fit in
+PostgreSQL's default max_connections of 100."""
 _MIGRATION_LOCK = 0x6D656D6F  # any constant shared by every autocode process
 _BUCKET_SQL = "('x' || substr(md5(owner || '|' || repo_key), 1, 15))::bit(60)::bigint"
 
@@ -260,7 +268,10 @@ _STATS = f"""stats AS (
     WHERE d.term = ANY(%(terms)s::text[]) AND d.bucket = ANY(%(buckets)s::bigint[]) AND d.df > 0
 )"""
 _POSTING = (
-    f"q.idf * p.tf * {ranking.K1 + 1} / (p.tf + {ranking.K1} * ({1 - ranking.B} + {ranking.B} * p.dl / s.avgdl))"
+    # float8 constants throughout: a bare 0.75 is numeric, and numeric arithmetic made this the
+    # most expensive part of a search.
+    f"q.idf * p.tf * {ranking.K1 + 1}::float8 / (p.tf + {ranking.K1}::float8 * "
+    f"({1 - ranking.B}::float8 + {ranking.B}::float8 * p.dl / s.avgdl))"
 )
 _WINDOW_POSTING = _POSTING.replace("p.", "x.")
 # Each query term read through its postings index newest first, at most WINDOW rows per term and
@@ -288,10 +299,67 @@ def _near(model: str, dims: int, limit: str) -> str:
         ORDER BY -({vec} <#> %(vector)s::vector({dims})) DESC, seq DESC LIMIT {limit})"""
 
 
+_M_COLUMNS = ", ".join("m." + c for c in MEMORY_COLUMNS.split(", "))
+_C_COLUMNS = ", ".join("m." + c for c in CANDIDATE_COLUMNS.split(", "))
+_INSERT_COLUMNS = (
+    "id, content, norm_hash, terms, category, scope, repo_key, owner, created_at, updated_at, "
+    "run_id, embedding, embedding_model, bucket, vec"
+)
+_EXACT = (
+    "SELECT id FROM memories WHERE owner = %(owner)s AND repo_key = %(repo)s AND norm_hash = %(hash)s "
+    "ORDER BY seq LIMIT 1"
+)
+# Under the bucket lock, in one round trip: what blocks the insert (an exact duplicate, or rows
+# other writers added since the save's checks), the insert only when nothing does, and for an
+# agent's bucket the eviction of its oldest memories beyond the cap, logged in the same transaction.
+# Rows other writers added since the save's checks that might duplicate it: enough terms in common
+# (Jaccard of the term sets) or, embedded by the same model, a cosine near the rules' threshold.
+_MIGHT_DUPLICATE = """f.bucket = %(bucket)s AND f.seq > %(seen)s AND NOT f.seq = ANY(%(cleared)s::bigint[]) AND (
+        (SELECT count(*) FROM (SELECT unnest(string_to_array(f.terms, ' ')) INTERSECT SELECT unnest(%(tarr)s::text[])) i)
+        >= %(jaccard)s * (SELECT count(*) FROM (SELECT unnest(string_to_array(f.terms, ' ')) UNION SELECT unnest(%(tarr)s::text[])) u)
+        OR CASE WHEN f.embedding_model = %(model)s AND vector_dims(f.vec) = %(dims)s
+                THEN -(f.vec <#> %(vec)s::vector) ELSE -2 END >= %(cosine)s)"""
+_BLOCKERS = f"""({_EXACT.replace("SELECT id", "SELECT 'exact', id, 0::bigint, '', '', NULL::bytea, NULL")})
+    UNION ALL
+    (SELECT 'fresh', {", ".join("f." + c for c in CANDIDATE_COLUMNS.split(", "))} FROM
+        (SELECT * FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s ORDER BY seq LIMIT %(limit)s) f
+     WHERE {_MIGHT_DUPLICATE} ORDER BY f.seq)"""
+_INSERT_UNLESS_BLOCKED = f"""INSERT INTO memories ({_INSERT_COLUMNS})
+    SELECT %(id)s, %(content)s, %(hash)s, %(terms)s, %(category)s, %(scope)s, %(repo)s, %(owner)s, %(at)s, %(at)s,
+           %(run)s, %(embedding)s, %(model)s, %(bucket)s, %(vec)s::vector
+    WHERE NOT EXISTS (SELECT 1 FROM memories WHERE norm_hash = %(hash)s AND owner = %(owner)s AND repo_key = %(repo)s)
+      AND NOT EXISTS (SELECT 1 FROM
+        (SELECT * FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s ORDER BY seq LIMIT %(limit)s) f
+        WHERE {_MIGHT_DUPLICATE})
+      AND (SELECT count(*) FROM (SELECT 1 FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s LIMIT %(limit)s) x)
+          < %(limit)s"""
+# (Each part reads one index entry, or the few rows added since the checks, through the
+# (bucket, seq) index, so that even a generic plan of the prepared statement stays cheap: a first
+# `NOT EXISTS (... seq > %(seen)s)` was planned as a scan of the whole table once prepared.)
+_EVICT = f"""WITH doomed AS (
+        SELECT seq FROM memories
+        WHERE owner = %(owner)s AND repo_key = %(repo)s AND EXISTS (SELECT 1 FROM memories WHERE id = %(id)s)
+        ORDER BY created_at, seq
+        LIMIT greatest(0, (SELECT count(*) FROM memories WHERE owner = %(owner)s AND repo_key = %(repo)s) - %(cap)s)
+    ), gone AS (
+        DELETE FROM memories m USING doomed WHERE m.seq = doomed.seq RETURNING {_M_COLUMNS}
+    )
+    SELECT {MEMORY_COLUMNS} FROM gone ORDER BY created_at"""
+_LOG_EVICTED = """INSERT INTO memory_events (at, kind, memory_id, owner, repo_key, detail)
+    SELECT %(at)s, 'evicted', x.id, %(owner)s, %(repo)s, x.detail
+    FROM unnest(%(ids)s::text[], %(details)s::text[]) WITH ORDINALITY AS x(id, detail, n) ORDER BY x.n"""
+
 _ADDED_SINCE = (
     f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE bucket = %(bucket)s AND seq > %(seq)s ORDER BY seq LIMIT %(limit)s"
 )
 Rows = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+
+
+def rows_of(conn: Any) -> Rows:
+    def rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        return list(conn.execute(sql, params).fetchall())
+
+    return rows
 
 
 def _keyword_matches(
@@ -335,30 +403,52 @@ def _nearest_memory(
 
 
 class _Pool:
-    """Idle connections kept for reuse; a caller takes one for a query or a whole transaction."""
+    """Connections of one process: at most `size` open at once (a caller waits for a free one),
+    idle ones kept for reuse. A long-lived server process thus holds a bounded share of the
+    database's max_connections however many requests arrive together."""
 
-    def __init__(self, connect: Callable[[float], Any], size: int) -> None:
+    def __init__(self, connect: Callable[[float], Any], size: int, wait: float = 30.0) -> None:
         self._connect = connect
         self._idle: list[Any] = []
         self._lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(size)
         self.size = size
+        self.wait = wait
 
     def get(self, retry_for: float = 0.0) -> Any:
-        with self._lock:
-            while self._idle:
-                conn = self._idle.pop()
-                if not conn.closed and not conn.broken:
-                    return conn
-        return self._connect(retry_for)
+        if not self._slots.acquire(timeout=self.wait):
+            raise StoreUnavailable(
+                f"all {self.size} connections of this process to the memory database stayed busy for "
+                f"{self.wait:.0f} s; nothing was done"
+            )
+        try:
+            with self._lock:
+                while self._idle:
+                    conn = self._idle.pop()
+                    if not conn.closed and not conn.broken:
+                        return conn
+            return self._connect(retry_for)
+        except BaseException:
+            self._slots.release()
+            raise
 
     def put(self, conn: Any) -> None:
         usable = not conn.closed and not conn.broken and conn.info.transaction_status == 0  # idle
-        with self._lock:
-            if usable and len(self._idle) < self.size:
-                self._idle.append(conn)
-                return
+        try:
+            with self._lock:
+                if usable and len(self._idle) < self.size:
+                    self._idle.append(conn)
+                    return
+            with contextlib.suppress(Exception):
+                conn.close()
+        finally:
+            self._slots.release()
+
+    def discard(self, conn: Any) -> None:
+        """Give back a connection that is dead (closed here, never reused)."""
         with contextlib.suppress(Exception):
             conn.close()
+        self._slots.release()
 
     def clear(self) -> None:
         with self._lock:
@@ -454,6 +544,10 @@ class PostgresStore(Store):
                 )
                 # Placeholders until pgvector loads in the session; then they set its search.
                 conn.execute(f"SET hnsw.ef_search = {ranking.CANDIDATES}")
+                # Every memory query reads a bounded number of rows through an index: starting
+                # parallel workers (which the planner may pick for the exact-scan branch even when
+                # that branch is switched off) costs more than such a query does.
+                conn.execute("SET max_parallel_workers_per_gather = 0")
                 conn.execute("SET hnsw.iterative_scan = relaxed_order")
                 return conn
             except self._psycopg.OperationalError as exc:
@@ -474,8 +568,7 @@ class PostgresStore(Store):
             if not conn.closed and not conn.broken:
                 self.pool.put(conn)
                 raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
-            with contextlib.suppress(Exception):
-                conn.close()
+            self.pool.discard(conn)
             self.pool.clear()
         except BaseException:
             self.pool.put(conn)
@@ -577,6 +670,16 @@ class PostgresStore(Store):
             return False
         return True
 
+    def model_indexes(self, model: str, dims: int | None) -> dict[str, str]:
+        """Name -> definition (after `ON memories`) of the indexes one embedding model needs."""
+        suffix = _model_suffix(model)
+        wanted = {f"memories_stale_{suffix}": f"(bucket) WHERE embedding_model IS DISTINCT FROM {_literal(model)}"}
+        if self.has_vector and dims:
+            wanted[f"memories_hnsw_{suffix}"] = (
+                f"USING hnsw ((vec::vector({dims})) vector_cosine_ops) WHERE embedding_model = {_literal(model)}"
+            )
+        return wanted
+
     def ensure_model(self, model: str, dims: int | None) -> None:
         """The indexes one embedding model needs: rows lacking its embeddings, and (pgvector) HNSW by cosine.
 
@@ -586,12 +689,7 @@ class PostgresStore(Store):
         key = f"{model}|{dims}"
         if key in self._models:
             return
-        suffix = _model_suffix(model)
-        wanted = {f"memories_stale_{suffix}": f"(bucket) WHERE embedding_model IS DISTINCT FROM {_literal(model)}"}
-        if self.has_vector and dims:
-            wanted[f"memories_hnsw_{suffix}"] = (
-                f"USING hnsw ((vec::vector({dims})) vector_cosine_ops) WHERE embedding_model = {_literal(model)}"
-            )
+        wanted = self.model_indexes(model, dims)
 
         def run(conn: Any) -> bool:
             have = {r[0] for r in conn.execute(
@@ -667,8 +765,7 @@ class PostgresStore(Store):
         try:
             conn.execute("SELECT 1")
         except (self._psycopg.OperationalError, self._psycopg.InterfaceError):
-            with contextlib.suppress(Exception):
-                conn.close()
+            self.pool.discard(conn)
             self.pool.clear()
             conn = self.pool.get(self.reconnect_seconds)
         try:
@@ -712,6 +809,130 @@ class PostgresStore(Store):
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         self.ensure_model(model, len(vector))
         return _nearest_memory(self._rows, self.has_vector, owner, repo_key, vector, model)
+
+    def _pipeline(self, steps: Callable[[Any], T]) -> T:
+        """Run `steps(conn)` in pipeline mode: its statements go to the server in one round trip."""
+
+        def run(conn: Any) -> T:
+            try:
+                with conn.pipeline():
+                    return steps(conn)
+            except BaseException:
+                if not conn.closed and not conn.broken and conn.info.transaction_status != 0:
+                    with contextlib.suppress(Exception):
+                        conn.execute("ROLLBACK")
+                raise
+
+        try:
+            return self._retrying(run)
+        except self._psycopg.Error as exc:
+            raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+
+    def save_checks(
+        self, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
+        vector: Sequence[float] | None, model: str | None, limit: int,
+    ) -> SaveChecks:
+        if vector is not None and model:
+            self.ensure_model(model, len(vector))
+        bucket = bucket_id(owner, repo_key)
+
+        def steps(conn: Any) -> SaveChecks:
+            exact = conn.execute(_EXACT, {"owner": owner, "repo": repo_key, "hash": norm_hash})
+            seen = conn.execute("SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = %(b)s", {"b": bucket})
+            keyword: list[Candidate] = []
+            cursors = []
+            terms = sorted(set(t for t in query_terms if t))
+            if terms:
+                cursors.append(conn.execute(
+                    f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
+                    "ORDER BY kw.kw DESC, kw.seq DESC",
+                    {"terms": terms, "buckets": [bucket], "depth": limit},
+                ))
+            near = None
+            if vector is not None and model and self.has_vector:
+                dims = len(vector)
+                near = conn.execute(
+                    f"SELECT {_C_COLUMNS}, -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
+                    f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
+                    {"buckets": [bucket], "vector": vector_literal(vector)},
+                )
+            found = exact.fetchone()
+            high = int(seen.fetchone()[0])
+            for cur in cursors:
+                keyword = [candidate_from_row(r) for r in cur.fetchall()]
+            nearest: Candidate | None = None
+            if near is not None:
+                row = near.fetchone()
+                nearest = candidate_from_row(row, float(row[6])) if row else None
+            elif vector is not None and model:
+                nearest = _nearest_memory(rows_of(conn), False, owner, repo_key, vector, model)
+            return SaveChecks(found[0] if found else None, high, keyword, nearest)
+
+        return self._pipeline(steps)
+
+    def try_insert(
+        self, row: NewMemory, seen: int, cleared: Sequence[int], cap: int | None, screen: Screen, fresh_limit: int
+    ) -> Attempt | None:
+        vector = unpack(row.embedding) if row.embedding is not None else None
+        params: dict[str, Any] = {
+            "key": f"{row.owner}|{row.repo_key}", "owner": row.owner, "repo": row.repo_key, "hash": row.norm_hash,
+            "bucket": bucket_id(row.owner, row.repo_key), "seen": seen, "limit": fresh_limit + 1,
+            "id": row.id, "content": row.content, "terms": row.terms, "category": row.category, "scope": row.scope,
+            "at": row.created_at, "run": row.run_id, "embedding": row.embedding, "model": row.embedding_model,
+            "vec": vector_literal(vector) if vector is not None else None,
+            "cap": cap, "cleared": list(cleared), "tarr": sorted(set(row.terms.split())), "jaccard": screen.terms,
+            "dims": len(vector) if vector is not None else 1,
+            # Slightly below the rules' threshold: the server's float arithmetic may differ in the last bits.
+            "cosine": screen.cosine - 1e-4 if screen.cosine is not None and vector is not None else 2.0,
+        }
+        if not self.has_vector:
+            return None  # the plain table has no vec column: the locked path inserts
+
+        def steps(conn: Any) -> tuple[list[tuple[Any, ...]], int, list[tuple[Any, ...]]]:
+            conn.execute("BEGIN")
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%(key)s))", params)
+            blockers = conn.execute(_BLOCKERS, params)
+            inserted = conn.execute(_INSERT_UNLESS_BLOCKED, params)
+            evict = conn.execute(_EVICT, params) if cap is not None else None
+            if evict is None:
+                conn.execute("COMMIT")
+                return blockers.fetchall(), inserted.rowcount, []
+            gone = evict.fetchall()  # (a second round trip, only when the cap evicted something)
+            if gone:
+                conn.execute(_LOG_EVICTED, {**params, "ids": [g[0] for g in gone], "details": [
+                    eviction_detail(row.owner, row.repo_key, int(params["cap"]), g[1]) for g in gone]})
+            conn.execute("COMMIT")
+            return blockers.fetchall(), inserted.rowcount, gone
+
+        blockers, inserted, gone = self._pipeline(steps)
+        exact = next((b[1] for b in blockers if b[0] == "exact"), None)
+        if inserted == 1:
+            return Attempt(saved=True, evicted=tuple(memory_from_row(g) for g in gone))
+        if exact is not None:
+            return Attempt(saved=False, exact=exact)
+        fresh = tuple(candidate_from_row(b[1:]) for b in blockers if b[0] == "fresh")
+        if not fresh:
+            # More rows than the limit were added meanwhile: the caller checks under the lock.
+            return Attempt(saved=False, fresh=tuple(Candidate("", 0, "", "") for _ in range(fresh_limit + 1)))
+        return Attempt(saved=False, fresh=fresh)
+
+    def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
+        if model:
+            self.ensure_model(model, None)
+        ids = [bucket_id(o, r) for o, r in buckets]
+
+        def steps(conn: Any) -> tuple[bool, list[str]]:
+            present = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM memories WHERE bucket = ANY(%(b)s::bigint[]))", {"b": ids}
+            )
+            missing = conn.execute(
+                f"SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
+                f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s",
+                {"b": ids, "limit": limit},
+            ) if model else None
+            return bool(present.fetchone()[0]), [r[0] for r in missing.fetchall()] if missing is not None else []
+
+        return self._pipeline(steps)
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         self.ensure_model(model, None)
@@ -777,8 +998,10 @@ class PostgresStore(Store):
                         THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
             FROM cand JOIN memories m ON m.seq = cand.seq LEFT JOIN kw k ON k.seq = cand.seq
         )
-        SELECT c.id, c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s"""
-        return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
+        , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)
+        SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq
+        ORDER BY top.score DESC, top.seq DESC"""
+        return [Scored(r[2], int(r[0]), float(r[1]), memory_from_row(r[2:])) for r in self._fetch(sql, params)]
 
     def _rank_in_process(
         self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str, limit: int,

@@ -49,8 +49,11 @@ from autocode.memory.store import (
     NewMemory,
     NewSkill,
     Scored,
+    Screen,
     Store,
     Visibility,
+    eviction_detail,
+    excerpt,
     new_id,
     now_text,
 )
@@ -74,16 +77,20 @@ SAVE_DESCRIPTION = (
 )
 
 
-def _excerpt(text: str, size: int = 80) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= size else flat[: size - 1] + "…"
+_excerpt = excerpt
 
 
 DUPLICATE_CANDIDATES = 20
 """Keyword matches of a bucket a new memory is compared with (the best by the search's ranking)."""
 FRESH_LIMIT = 200
-"""Memories added by other writers between a save's lock-free checks and its lock that are checked
+"""Memories added by other writers between a save's lock-free checks and its insert that are checked
 one by one; beyond this the checks run again under the lock."""
+OPTIMISTIC_ROUNDS = 3
+"""Tries of a store's one-round-trip insert (PostgreSQL) before the save holds the lock while it checks."""
+
+
+def _eviction(old: Memory) -> Eviction:
+    return Eviction(old.id, old.owner, old.repo_key, old.created_at, _excerpt(old.content))
 
 
 @dataclass(frozen=True)
@@ -121,10 +128,15 @@ def _judge(
     proposes candidates). A candidate that is close but not a duplicate is named as similar_to, so
     nothing distinct is dropped silently."""
     similar: tuple[str, float] | None = None
+    mine = set(term_list)
     for cand in candidates:
-        found = rules.duplicate_method(text, term_list, cand.content, cand.terms.split())
-        if found is not None:
-            return _Judgement(cand.id, found)
+        # Without a cosine only the words can make a duplicate: below their threshold the
+        # rules' fuller checks cannot say yes, so they are skipped.
+        words = cand.terms.split()
+        if rules.term_similarity(mine, words) >= rules.TERMS_DUPLICATE:
+            found = rules.duplicate_method(text, term_list, cand.content, words)
+            if found is not None:
+                return _Judgement(cand.id, found)
         shape = rules.shape_similarity(text, cand.content)
         if rules.is_similar(shape, None) and (similar is None or shape > similar[1]):
             similar = (cand.id, shape)
@@ -268,55 +280,71 @@ class MemoryService:
             return SaveResult(saved=False, duplicate_of=found, duplicate_method=method, scope=where_scope, repository=where_repo)
 
         # The duplicate checks read the store without any lock (through its indexes, a bounded
-        # number of candidates); the bucket lock is held only for the final check and the insert,
-        # which look at what other writers added to the bucket since these reads.
-        exact = self.store.find_exact(owner, repo, norm_hash)
-        if exact is not None:
-            return duplicate_answer(exact, "exact")
-        seen = self.store.bucket_high_seq(owner, repo)
-        nearest = self.store.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
-        judged = _judge(text, term_list, self.store.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
+        # number of candidates). Only the final step holds the bucket lock: the exact check, the
+        # memories other writers added since the checks, and the insert (with eviction).
+        checks = self.store.save_checks(owner, repo, norm_hash, term_list, vector, model, DUPLICATE_CANDIDATES)
+        if checks.exact is not None:
+            return duplicate_answer(checks.exact, "exact")
+        judged = _judge(text, term_list, checks.keyword, checks.nearest, model)
         if judged.duplicate is not None:
             return duplicate_answer(judged.duplicate, judged.method or "terms")
-        with self.store.write(lock_key=f"{owner}|{repo}") as w:
-            exact = w.find_exact(owner, repo, norm_hash)
-            if exact is not None:
-                return duplicate_answer(exact, "exact")
-            fresh = w.added_since(owner, repo, seen, FRESH_LIMIT + 1)
-            if len(fresh) > FRESH_LIMIT:
-                # Many saves landed meanwhile: check the bucket again, now under the lock.
-                nearest = w.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
-                late = _judge(text, term_list, w.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
-            else:
-                late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model)
+        row = NewMemory(
+            id=memory_id,
+            content=text,
+            norm_hash=norm_hash,
+            terms=" ".join(term_list),
+            category=category,
+            scope=effective,
+            repo_key=repo,
+            owner=owner,
+            created_at=now_text(),
+            run_id=ctx.run_id,
+            embedding=pack(vector) if vector is not None else None,
+            embedding_model=model,
+        )
+        cap = self.max_count if owner else None
+        seen = checks.seen
+        saved = False
+        screen = Screen(rules.TERMS_DUPLICATE, model, rules.meaning_threshold(model) if model else None)
+        cleared: builtins.list[int] = []
+        for _ in range(OPTIMISTIC_ROUNDS):
+            attempt = self.store.try_insert(row, seen, cleared, cap, screen, FRESH_LIMIT)
+            if attempt is None or len(attempt.fresh) > FRESH_LIMIT:
+                break
+            if attempt.exact is not None:
+                return duplicate_answer(attempt.exact, "exact")
+            if attempt.saved:
+                saved = True
+                evicted = [_eviction(m) for m in attempt.evicted]
+                break
+            # Other writers added memories meanwhile: compare with those, then try again.
+            late = _judge(text, term_list, attempt.fresh, _closest(attempt.fresh, vector, model), model)
             if late.duplicate is not None:
                 return duplicate_answer(late.duplicate, late.method or "terms")
-            similar = judged.merge(late).similar
-            w.insert_memory(
-                NewMemory(
-                    id=memory_id,
-                    content=text,
-                    norm_hash=norm_hash,
-                    terms=" ".join(term_list),
-                    category=category,
-                    scope=effective,
-                    repo_key=repo,
-                    owner=owner,
-                    created_at=now_text(),
-                    run_id=ctx.run_id,
-                    embedding=pack(vector) if vector is not None else None,
-                    embedding_model=model,
-                )
-            )
-            if owner:
-                for old in w.bucket_overflow(owner, repo, self.max_count):
-                    w.delete_memory(old.id)
-                    detail = (
-                        f"evicted the oldest memory of agent {owner!r} in "
-                        f"{repo or 'global'} (cap {self.max_count}): {_excerpt(old.content)}"
-                    )
-                    w.log_event("evicted", old.id, owner, repo, detail)
-                    evicted.append(Eviction(old.id, old.owner, old.repo_key, old.created_at, _excerpt(old.content)))
+            judged = judged.merge(late)
+            cleared += [c.seq for c in attempt.fresh]
+        if not saved:
+            with self.store.write(lock_key=f"{owner}|{repo}") as w:
+                exact = w.find_exact(owner, repo, norm_hash)
+                if exact is not None:
+                    return duplicate_answer(exact, "exact")
+                fresh = w.added_since(owner, repo, seen, FRESH_LIMIT + 1)
+                if len(fresh) > FRESH_LIMIT:
+                    # Many saves landed meanwhile: check the bucket again, now under the lock.
+                    nearest = w.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
+                    late = _judge(text, term_list, w.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
+                else:
+                    late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model)
+                if late.duplicate is not None:
+                    return duplicate_answer(late.duplicate, late.method or "terms")
+                judged = judged.merge(late)
+                w.insert_memory(row)
+                if owner:
+                    for old in w.bucket_overflow(owner, repo, self.max_count):
+                        w.delete_memory(old.id)
+                        w.log_event("evicted", old.id, owner, repo, eviction_detail(owner, repo, self.max_count, old.content))
+                        evicted.append(_eviction(old))
+        similar = judged.similar
         for item in evicted:
             log.warning(
                 "memory %s evicted: agent %s, %s, over the cap of %d",
@@ -466,13 +494,15 @@ class MemoryService:
         buckets = [(o, r) for o in vis.owners for r in vis.repo_keys]
         query_terms = sorted(set(rules.terms(query)))
         if mode in ("semantic", "hybrid") and self.choice.embedder is not None:
-            if not self.store.has_memories(buckets):  # nothing to compare: the model stays unloaded
+            model = self.choice.embedder.model
+            present, missing = self.store.search_state(buckets, model, BACKFILL_BATCH)
+            if not present:  # nothing to compare: the model stays unloaded
                 return self._result(query, mode, [])
             if vector is None:
                 vector = self._embed_query(query)
             if vector is not None:
-                model = self.choice.embedder.model
-                self._backfill(buckets, model)
+                if missing:
+                    self._backfill(buckets, model)
                 top = self.store.rank(buckets, query_terms, vector, model, mode, limit, HYBRID_KEYWORD_WEIGHT, floor)
                 return self._result(query, mode, top)
         if mode in ("semantic", "hybrid"):
@@ -482,7 +512,9 @@ class MemoryService:
         return self._result(query, "keyword" if mode == "keyword" else "keyword-recent", top)
 
     def _result(self, query: str, method: str, top: builtins.list[Scored]) -> SearchResult:
-        found = self.store.get_memories([t.id for t in top])
+        found = {t.id: t.memory for t in top if t.memory is not None}
+        if len(found) < len(top):
+            found.update(self.store.get_memories([t.id for t in top if t.memory is None]))
         return SearchResult(query, method, [Hit(found[t.id], t.score) for t in top if t.id in found])
 
     def _embed_query(self, text: str) -> builtins.list[float] | None:

@@ -11,6 +11,7 @@ Embeddings are compared in the process against a per-bucket matrix that the
 from __future__ import annotations
 
 import contextlib
+import heapq
 import os
 import random
 import sqlite3
@@ -24,6 +25,7 @@ from autocode.memory.embeddings import pack
 from autocode.memory.model import StoreUnavailable
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
+    MEMORY_COLUMNS,
     Candidate,
     NewMemory,
     Scored,
@@ -31,6 +33,7 @@ from autocode.memory.store import (
     Writer,
     bucket_tag,
     candidate_from_row,
+    memory_from_row,
 )
 
 T = TypeVar("T")
@@ -230,21 +233,48 @@ BM25 = "bm25(memory_fts)"
 def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence[str], depth: int) -> list[tuple[int, float]]:
     """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
 
-    Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows:
-    FTS5's bm25() of a one-term query is that term's share of the full query's bm25, so the sum
-    per row is the full BM25 wherever no window cut a term off.
+    Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows; a
+    row's score is the sum of FTS5's bm25 shares of the terms whose window holds it, so it is the
+    full BM25 wherever no window cut a term off. The shares are computed here from FTS5's own
+    statistics (as `_bm25_of`): bm25() itself costs a lookup per row and term.
     """
     unique = sorted(set(t for t in query_terms if t))
-    scores: dict[int, float] = {}
+    windows: list[tuple[str, str, list[int]]] = []
     for tag in tags:
         for term in unique:
-            for seq, share in fetch(
-                f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+            rows = fetch(
+                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                 (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
-            ):
-                scores[int(seq)] = scores.get(int(seq), 0.0) + float(share)
-    ranked = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))
-    return ranked[:depth]
+            )
+            if rows:
+                windows.append((tag, term, [int(r[0]) for r in rows]))
+    if not windows:
+        return []
+    wanted = sorted({bucket_term(tag, term) for tag, term, _ in windows})
+    marks = ", ".join("?" for _ in wanted)
+    having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", wanted))
+    meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
+    count, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
+    average = total / count if count else 1.0
+    seqs = sorted({s for _, _, window in windows for s in window})
+    words: dict[int, list[str]] = {}
+    for start in range(0, len(seqs), 900):
+        chunk = seqs[start : start + 900]
+        for seq, terms in fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk):
+            words[int(seq)] = terms.split()
+    scores: dict[int, float] = {}
+    k1, b = ranking.K1, ranking.B
+    for tag, term, window in windows:
+        weight = ranking.idf(count, float(having.get(bucket_term(tag, term), 0)))
+        for seq in window:
+            row = words.get(seq)
+            if not row:
+                continue
+            tf = row.count(term)
+            if tf:
+                share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(row) / average))
+                scores[seq] = scores.get(seq, 0.0) + share
+    return heapq.nsmallest(depth, scores.items(), key=lambda r: (-r[1], -r[0]))
 
 
 def _keyword_matches(
@@ -486,7 +516,9 @@ class SqliteStore(Store):
                         "the next open resumes it"}
             return {"state": "upgrade pending", "detail": f"schema {version}: the next open builds the search index"}
         rows = self.query("SELECT count(*) FROM memory_fts")[0][0]
-        low, high = self.query("SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM memory_changes")[0]
+        low, high = self.query(
+            "SELECT coalesce((SELECT min(seq) FROM memory_changes), 0), coalesce((SELECT max(seq) FROM memory_changes), 0)"
+        )[0]
         return {
             "state": "ready",
             "detail": f"FTS5 bm25 over {rows} rows; change log {low}..{high}; vectors cached per bucket in each process",
@@ -640,8 +672,10 @@ class SqliteStore(Store):
         if not ranked:
             return []
         marks = ", ".join("?" for _ in ranked)
-        ids: dict[int, str] = dict(fetch(f"SELECT seq, id FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]))
-        return [Scored(ids[s], s, score) for s, score in ranked if s in ids]
+        rows = {int(r[-1]): r for r in fetch(
+            f"SELECT {MEMORY_COLUMNS}, seq FROM memories WHERE seq IN ({marks})", [s for s, _ in ranked]
+        )}
+        return [Scored(rows[s][0], s, score, memory_from_row(rows[s])) for s, score in ranked if s in rows]
 
     def bucket_high_seq(self, owner: str, repo_key: str) -> int:
         rows = self.query("SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = ?", (bucket_tag(owner, repo_key),))

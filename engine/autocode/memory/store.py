@@ -69,6 +69,50 @@ class Scored:
     id: str
     seq: int
     score: float
+    memory: Memory | None = None
+    """The memory itself, when the ranking query read it anyway."""
+
+
+@dataclass(frozen=True)
+class SaveChecks:
+    """What a save's lock-free checks read: an exact duplicate, the bucket's highest sequence
+    number when read, its best keyword matches and its closest memory by meaning."""
+
+    exact: str | None
+    seen: int
+    keyword: list[Candidate]
+    nearest: Candidate | None
+
+
+@dataclass(frozen=True)
+class Screen:
+    """What could make a memory a duplicate, loosely (the rules decide): this share of common terms
+    (Jaccard), or with an embedding of `model`, this cosine."""
+
+    terms: float
+    model: str | None = None
+    cosine: float | None = None
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """The answer of one optimistic insert: saved (with what the cap evicted), an exact duplicate
+    found, or the memories other writers added since the checks that might be duplicates
+    (nothing was written)."""
+
+    saved: bool
+    exact: str | None = None
+    fresh: tuple[Candidate, ...] = ()
+    evicted: tuple[Memory, ...] = ()
+
+
+def excerpt(text: str, size: int = 80) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= size else flat[: size - 1] + "…"
+
+
+def eviction_detail(owner: str, repo_key: str, cap: int, content: str) -> str:
+    return f"evicted the oldest memory of agent {owner!r} in {repo_key or 'global'} (cap {cap}): {excerpt(content)}"
 
 
 def new_id(prefix: str) -> str:
@@ -306,6 +350,33 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         """As Writer.nearest_memory, read without any lock."""
+
+    def save_checks(
+        self, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
+        vector: Sequence[float] | None, model: str | None, limit: int,
+    ) -> SaveChecks:
+        """A save's lock-free duplicate checks (a store may send them in one round trip)."""
+        exact = self.find_exact(owner, repo_key, norm_hash)
+        if exact is not None:
+            return SaveChecks(exact, 0, [], None)
+        seen = self.bucket_high_seq(owner, repo_key)
+        nearest = self.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
+        return SaveChecks(None, seen, self.keyword_matches(owner, repo_key, query_terms, limit), nearest)
+
+    def try_insert(
+        self, row: NewMemory, seen: int, cleared: Sequence[int], cap: int | None, screen: Screen, fresh_limit: int
+    ) -> Attempt | None:
+        """Insert `row` in one short transaction under the bucket lock unless the bucket has an exact
+        duplicate, or a memory added after `seen` (and not in `cleared`) that `screen` says might be
+        a duplicate; evict beyond `cap` (agent buckets). None: this store has no such shortcut and
+        the caller checks under the lock (`write`)."""
+        return None
+
+    def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
+        """Whether `buckets` hold any memory, and (with a model) ids of theirs not embedded by it."""
+        if not self.has_memories(buckets):
+            return False, []
+        return True, self.missing_embeddings(buckets, model, limit) if model else []
 
     @abc.abstractmethod
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:

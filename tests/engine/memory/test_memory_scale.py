@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autocode.memory import MemoryContext, open_memory
+from autocode.memory import MemoryContext, StoreUnavailable, open_memory
 from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -404,3 +404,108 @@ def test_bucket_vectors_stay_exact_through_adds_replacements_and_removals() -> N
             assert [s for s, _ in got] == [s for s, _ in want]
             assert all(abs(a[1] - b[1]) < 1e-5 for a, b in zip(got, want, strict=True))
             assert vectors.missing == {s for s, v in truth.items() if v is None}
+
+
+NEAR_WRITER = textwrap.dedent(
+    """
+    import json, sys
+    from autocode.memory import MemoryContext, open_memory
+    location, worker, mode = json.loads(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+    sep = [":", " -", ",", ";"][worker]
+    out = []
+    with open_memory(embedding_provider=mode, **location) as memory:
+        for n in range(12):
+            r = memory.save(MemoryContext(None, None), f"Fact {n}{sep} the queue q{n} drains every hour")
+            out.append([r.saved, r.duplicate_method])
+    print(json.dumps(out))
+    """
+)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_concurrent_writers_of_near_duplicates_save_each_fact_once(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """Four processes save the same twelve facts, each worded a little differently (not the same
+    normalised text, so only the duplicate rules can merge them): every fact is stored once."""
+    location = _location(kind, request, tmp_path)
+    with open_memory(embedding_provider="static", **location):
+        pass
+    arg = json.dumps({k: str(v) for k, v in location.items()})
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", NEAR_WRITER, arg, str(w), "static" if w % 2 else "none"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(),
+        )
+        for w in range(4)
+    ]
+    results = []
+    for proc in procs:
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+        results.append(json.loads(out))
+    with open_memory(embedding_provider="none", **location) as memory:
+        contents = [m.content for m in memory.list(MemoryContext(None, None))]
+    facts = sorted(int(c.split()[1].rstrip(":-,;")) for c in contents)
+    assert facts == list(range(12)), contents
+    assert sum(saved for r in results for saved, _ in r) == 12
+    assert {method for r in results for saved, method in r if not saved} <= {"terms", "exact"}
+
+
+def test_the_connection_pool_bounds_a_process_and_waits_for_a_free_connection(pg_url: str) -> None:
+    import threading
+    import time
+
+    from autocode.memory.pg_store import PostgresStore, _Pool
+
+    store = PostgresStore(pg_url)
+    try:
+        store.pool = _Pool(store._connect, 2, wait=0.5)
+        first, second = store.pool.get(), store.pool.get()
+        with pytest.raises(StoreUnavailable, match="all 2 connections"):
+            store.pool.get()
+        threading.Timer(0.2, lambda: store.pool.put(first)).start()
+        started = time.monotonic()
+        third = store.pool.get()
+        assert third is first and time.monotonic() - started >= 0.15, "the free connection was reused"
+        store.pool.put(second)
+        store.pool.put(third)
+        assert store.count_memories() == 0
+        opened = store.query("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")[0][0]
+        assert opened <= 2
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_near_duplicate_saved_between_the_checks_and_the_insert_is_caught(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The duplicate checks run without a lock; another writer's save that lands after them and
+    before the insert is checked under the lock (PostgreSQL: the insert's own condition)."""
+    location = _location(kind, request, tmp_path)
+    ctx = MemoryContext(None, None)
+    first = open_memory(embedding_provider="static", **location)
+    other = open_memory(embedding_provider="none", **location)
+    try:
+        first.save(ctx, "The staging database is refreshed every Sunday night")
+        real = first.store.save_checks
+        landed: list[str | None] = []
+        others = ["Fact 7 - the queue q7 drains every hour", "Backups are copied to a second region each night"]
+
+        def checks_then_another_writer(*args: Any, **kwargs: Any) -> Any:
+            found = real(*args, **kwargs)
+            landed.append(other.save(ctx, others.pop(0)).id)
+            return found
+
+        first.store.save_checks = checks_then_another_writer  # type: ignore[method-assign]
+        late = first.save(ctx, "Fact 7: the queue q7 drains every hour")
+        assert landed[0] and not late.saved and late.duplicate_of == landed[0] and late.duplicate_method == "terms"
+        # Something new that landed meanwhile does not stop a save.
+        landed.clear()
+        fresh = first.save(ctx, "Deploys are frozen on Fridays after noon")
+        assert fresh.saved and landed[0]
+        assert len(first.list(ctx)) == 4
+    finally:
+        first.close()
+        other.close()
