@@ -23,6 +23,7 @@ from autocode.providers import (
 )
 from autocode.providers import unregister as unregister_provider
 from autocode.tasks import Source, TaskOptions, TaskRun
+from autocode.tasks.models import AnswerQuestions, ApproveCompletion, ApprovePlan
 from support.tasks import NAMING_ANSWER, build_sample, run_dirs
 from throwaway import echo_provider
 
@@ -40,15 +41,15 @@ def test_an_echo_provider_runs_a_task_end_to_end(tmp_path: Path, echo: ProviderK
     repo, _ = build_sample("unittest", tmp_path / "textkit")
     run = TaskRun.start(repo, "Say hello from the echo provider", TaskOptions(provider="echo", model="NOTES.md"))
     snap = run.snapshot()
-    if snap["needs"] and snap["needs"]["kind"] == "answer":
-        snap = run.answer(snap["needs"]["question"]["id"], NAMING_ANSWER, CLI)
-    assert snap["needs"]["kind"] == "approve_plan", snap["needs"]
-    assert snap["needs"]["plan"]["steps"] == ["Write the brief to NOTES.md."]
-    snap = run.approve_plan(snap["needs"]["plan_revision"], CLI)
-    assert snap["needs"]["kind"] == "approve_completion", snap
+    if isinstance(snap.needs, AnswerQuestions):
+        snap = run.answer(snap.needs.questions[0].id, NAMING_ANSWER, CLI)
+    assert isinstance(snap.needs, ApprovePlan), snap.needs
+    assert snap.needs.plan.steps == ["Write the brief to NOTES.md."]
+    snap = run.approve_plan(snap.needs.plan_revision, CLI)
+    assert isinstance(snap.needs, ApproveCompletion), snap
     assert not (repo / "NOTES.md").exists()  # nothing reaches the workspace before approval
     snap = run.approve_completion(CLI)
-    assert snap["state"] == "COMPLETED"
+    assert snap.state == "COMPLETED"
     assert (repo / "NOTES.md").read_text() == "Say hello from the echo provider\n"
 
 

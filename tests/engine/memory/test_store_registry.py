@@ -78,7 +78,8 @@ def test_built_in_backends_keep_their_urls_and_redaction(tmp_path: Path) -> None
     assert "secret" not in backends.POSTGRESQL.location("postgresql://u:secret@127.0.0.1:5432/db")
     config = config_for(None)
     assert config.url.startswith("sqlite://") and config.url.endswith("memory.sqlite3")
-    assert backends.SQLITE.identity(config.url) is None  # no file yet: nothing to watch
+    missing = f"sqlite://{tmp_path / 'not-made-yet.db'}"
+    assert backends.SQLITE.identity(missing) is None  # no file yet: nothing to watch
     assert doctor_section(memory_path=str(tmp_path / "m.db"))["location"] == str(tmp_path / "m.db")
 
 
@@ -104,11 +105,11 @@ def test_a_task_leases_one_store_for_all_its_recalls_and_saves(tmp_path: Path) -
     run.answer("test-naming", NAMING_ANSWER, cli)
     run.approve_plan(1, cli)
     snap = run.approve_completion(cli)
-    assert snap["state"] == "COMPLETED"
-    events = [json.loads(line) for line in (Path(snap["run_dir"]) / "events.jsonl").read_text().splitlines()]
+    assert snap.state == "COMPLETED"
+    events = [json.loads(line) for line in (Path(snap.run_dir) / "events.jsonl").read_text().splitlines()]
     assert [e for e in events if e["event"] == "memory_saved"]
     second = TaskRun.start(repo, f"Add longest_word again via {patch}")
-    assert second.snapshot()["state"]
+    assert second.snapshot().state
     # Two recalls and a role's save: one store opened, and kept for the next use.
     assert pool.stats()["opened"] - before == 1
     with pool.lease_for(repo) as memory:
