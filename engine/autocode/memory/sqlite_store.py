@@ -361,8 +361,12 @@ class SqliteStore(Store):
         self.vectors = ranking.VectorCache()
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes.
-            os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+            # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes. Only
+            # when it does not exist yet: closing a descriptor of a file drops every POSIX lock
+            # this process holds on it, including those of another open connection to it.
+            if not self.path.exists():
+                with contextlib.suppress(FileExistsError):
+                    os.close(os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600))
             self.conn = _connect(self.path)
             self.reader = _connect(self.path)
         except (OSError, sqlite3.Error) as exc:
