@@ -297,8 +297,11 @@ def close_memory_services() -> None:
     import sys
 
     module = sys.modules.get("autocode.memory.pool")
-    if module is not None:
-        module.close_all()
+    # While the warm-up thread is still importing it the module is there half made, and no
+    # store can be open yet: nothing to close.
+    close_all = getattr(module, "close_all", None)
+    if close_all is not None:
+        close_all()
 
 
 def available_features() -> list[str]:

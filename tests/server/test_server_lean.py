@@ -126,3 +126,20 @@ def test_protocol_info_does_not_wait_for_the_warm_up_and_engine_commands_do(monk
     began = time.monotonic()
     warmup.settled(protocol.TASK_LIST)
     assert time.monotonic() - began >= 0.3
+
+
+def test_shutdown_and_protocol_info_while_the_warm_up_is_importing_the_store_pool(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The warm-up thread imports `autocode.memory.pool`; until it is done the module is in
+    `sys.modules` half made. `shutdown` and `protocol.info` (which do not wait for the warm-up)
+    look there: a half-made module means no store is open, not an AttributeError."""
+    import sys
+    import types
+
+    from autocode_lsp.features import core
+    from autocode_lsp.server import close_memory_services
+
+    monkeypatch.setitem(sys.modules, "autocode.memory.pool", types.ModuleType("autocode.memory.pool"))
+    close_memory_services()
+    assert core._store_stats() == {"open": 0, "opened": 0}

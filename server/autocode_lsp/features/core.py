@@ -31,6 +31,8 @@ def _store_stats() -> dict[str, int]:
     """The engine's store pool figures; zeros (and no import) before the first memory use."""
     import sys
 
-    module = sys.modules.get("autocode.memory.pool")
-    stats: dict[str, int] = module.stats() if module is not None else {"open": 0, "opened": 0}
+    # protocol.info does not wait for the warm-up, which may be importing the pool right now:
+    # a half-made module has no stats yet, and no store is open then.
+    stats_of = getattr(sys.modules.get("autocode.memory.pool"), "stats", None)
+    stats: dict[str, int] = stats_of() if stats_of is not None else {"open": 0, "opened": 0}
     return stats
