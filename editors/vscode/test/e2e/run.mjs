@@ -253,15 +253,7 @@ async function scenarioUnsaved(wb) {
   await wb.shot('unsaved-edit');
   note('unsaved edit typed');
 
-  await wb.palette('AutoCode: Start Task');
-  await wb.waitForQuickInput('What should AutoCode do');
-  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
-  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
-  await wb.clickNotificationButton('asks:', 'Answer');
-  await wb.waitForQuickInput('accept the proposed default', 30000);
-  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>');
-  await approvePlanInEditor(wb, 'title');
-  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  await runToReview(wb);
   await applyFromDiff(wb);
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
@@ -516,18 +508,29 @@ async function scenarioRefused(wb) {
   note('refusal explained');
 }
 
-/** A change applied over the person's own edit at the same place: the conflict choice, per file, in a QuickPick. */
-async function scenarioConflicts(wb) {
-  await wb.showAutoCodeViews();
+/**
+ * The common way into a change: start a task with the brief, answer its question on screen,
+ * approve its plan from the editor title and wait until the verified change can be reviewed.
+ */
+async function runToReview(wb, { answer = env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>', answerWait, planShot } = {}) {
   await wb.palette('AutoCode: Start Task');
   await wb.waitForQuickInput('What should AutoCode do');
   await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
   await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
-  await wb.clickNotificationButton('asks:', 'Answer');
+  note('task started');
+  await wb.clickNotificationButton('asks:', 'Answer', answerWait);
   await wb.waitForQuickInput('accept the proposed default', 30000);
-  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER ?? 'test_<behaviour>');
-  await approvePlanInEditor(wb, 'title');
+  await answerOnScreen(wb, answer);
+  note('question answered');
+  await approvePlanInEditor(wb, 'title', planShot);
+  note('plan approved');
   await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+}
+
+/** A change applied over the person's own edit at the same place: the conflict choice, per file, in a QuickPick. */
+async function scenarioConflicts(wb) {
+  await wb.showAutoCodeViews();
+  await runToReview(wb);
   // Meanwhile the person adds their own function where the task adds one.
   appendFileSync(join(env.AUTOCODE_E2E_REPO, env.AUTOCODE_E2E_EDIT_FILE), env.AUTOCODE_E2E_EDIT_TEXT);
   await applyFromDiff(wb);
@@ -551,18 +554,7 @@ async function scenarioConflicts(wb) {
 async function scenarioRemoteFlow(wb) {
   await wb.showAutoCodeViews();
   note('workbench open');
-  await wb.palette('AutoCode: Start Task');
-  await wb.waitForQuickInput('What should AutoCode do');
-  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
-  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
-  note('task started');
-  await wb.clickNotificationButton('asks:', 'Answer', 90000);
-  await wb.waitForQuickInput('accept the proposed default', 30000);
-  await answerOnScreen(wb, env.AUTOCODE_E2E_ANSWER);
-  note('question answered');
-  await approvePlanInEditor(wb, 'title', 'remote-plan');
-  note('plan approved');
-  await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
+  await runToReview(wb, { answerWait: 90000, planShot: 'remote-plan' });
   await applyFromDiff(wb, 'remote-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   await wb.palette('File: Save All');
