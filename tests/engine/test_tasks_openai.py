@@ -6,7 +6,7 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from autocode.providers import ProviderContext, ProviderError, RequirementsRepor
 from autocode.providers.openai import OpenAIProvider
 from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
+from support import serve_http
 from support.tasks import NAMING_ANSWER, SCENARIOS, build_sample, read_record
 
 RECORDED = json.loads((SCENARIOS / "openai" / "unittest-task.json").read_text())["responses"]
@@ -63,14 +64,8 @@ def replay() -> Iterator[tuple[Replay, str]]:
             except (BrokenPipeError, ConnectionResetError):
                 pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(Handler) as url:
+        yield state, url
 
 
 def _ctx(tmp_path: Path) -> ProviderContext:

@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from autocode.tasks import TaskRun
-from support import git
+from support import git, serve_http
 from support.tasks import autocode, build_sample, run_dirs
 
 PROOF = "pilot-public/PUBLIC-PROOF.md"
@@ -33,13 +32,8 @@ def counting_server() -> Iterator[tuple[list[str], str]]:
             self.send_response(500)
             self.end_headers()
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield hits, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(Handler) as url:
+        yield hits, url
 
 
 def _entry(root: Path, rel: str) -> dict[str, Any]:

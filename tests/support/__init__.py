@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Mapping
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 GIT_ENV = {
@@ -57,3 +60,15 @@ def make_repo(
         git(root, "add", "-A")
         git(root, "commit", "-q", "--allow-empty", "-m", "initial")
     return root
+
+
+@contextmanager
+def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """Serve `handler` on a free 127.0.0.1 port for the block; yields the OpenAI-style base URL (…/v1)."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()

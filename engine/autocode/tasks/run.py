@@ -225,12 +225,16 @@ class TaskRun(PhaseMachine):
             self._state.state = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
             store.kill_point("completion_approved")
-            self._editor = editor
-            try:
-                self._advance()
-            finally:
-                self._editor = None
+            self._advance_applying(editor)
         return self.snapshot()
+
+    def _advance_applying(self, editor: Any) -> None:
+        """Go on from APPLYING with the editor that applies the change (None: write the files)."""
+        self._editor = editor
+        try:
+            self._advance()
+        finally:
+            self._editor = None
 
     def resolve_conflicts(
         self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
@@ -266,11 +270,7 @@ class TaskRun(PhaseMachine):
                 self._state.state = "APPLYING"
             self._commit("conflicts_chosen", {"choices": dict(choices), "waiting_for": missing, "channel": src.channel})
             if not missing:
-                self._editor = editor
-                try:
-                    self._advance()
-                finally:
-                    self._editor = None
+                self._advance_applying(editor)
         return self.snapshot()
 
     def cancel(self) -> TaskSnapshot:

@@ -8,14 +8,14 @@ refusal that lasts still falls back to keywords with the reason logged.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import ClassVar
 
 import pytest
 
 from autocode.memory.embeddings import EmbeddingUnavailable, OpenAIEmbedder
+from support import serve_http
 
 
 class _Busy(BaseHTTPRequestHandler):
@@ -47,14 +47,8 @@ class _Busy(BaseHTTPRequestHandler):
 @pytest.fixture
 def busy() -> Iterator[str]:
     _Busy.calls = 0
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Busy)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Busy) as url:
+        yield url
 
 
 def test_a_busy_endpoint_is_retried(busy: str) -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +14,7 @@ import pytest
 
 from autocode.memory import MemoryContext, doctor_section, open_memory
 from autocode.memory.embeddings import StaticEmbedder, select_embedder
+from support import serve_http
 
 
 class _Endpoint(BaseHTTPRequestHandler):
@@ -45,14 +45,8 @@ class _Endpoint(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def endpoint() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Endpoint)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_http(_Endpoint) as url:
+        yield url
 
 
 def test_openai_compatible_endpoint_ranks_by_meaning(endpoint: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
