@@ -40,18 +40,6 @@ class WorkProgress:
             server.log_to_client(title, types.MessageType.Info)
 
     @classmethod
-    async def begin(
-        cls,
-        server: AutoCodeServer,
-        title: str,
-        message: str = "",
-        *,
-        on_cancel: Callable[[], Any] | None = None,
-    ) -> WorkProgress:
-        """Start reporting; a client without progress support gets a do-nothing reporter."""
-        return cls.start(server, title, message, on_cancel=on_cancel)
-
-    @classmethod
     def start(
         cls,
         server: AutoCodeServer,
@@ -60,6 +48,7 @@ class WorkProgress:
         *,
         on_cancel: Callable[[], Any] | None = None,
     ) -> WorkProgress:
+        """Start reporting; a client without progress support gets a do-nothing reporter."""
         if not server.supports_progress:
             return cls(server, None, title)
         progress = cls(server, f"autocode-{uuid.uuid4()}")

@@ -22,7 +22,7 @@ async def prep_run(server: AutoCodeServer, args: protocol.PrepRunArgs) -> protoc
         manifest = Path(args.manifest)
         if not manifest.is_absolute():
             manifest = workspace / manifest
-    progress = await WorkProgress.begin(server, "AutoCode: prep copy", "listing files")
+    progress = WorkProgress.start(server, "AutoCode: prep copy", "listing files")
 
     last = [-5]
 

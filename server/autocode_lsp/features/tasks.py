@@ -187,7 +187,7 @@ async def _act(
     """Load the task, run `action` on it in a thread (with progress), publish the result."""
     hooks = _Hooks(server, task_id=task_id)
     if title is not None:
-        hooks.progress = await WorkProgress.begin(
+        hooks.progress = WorkProgress.start(
             server, title, on_cancel=lambda: _cancel_soon(server, folders, task_id)
         )
 
@@ -265,7 +265,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
             hooks.cancel_wanted = True
 
     first_line = args.brief.strip().splitlines()[0][:60] if args.brief.strip() else "task"
-    hooks.progress = await WorkProgress.begin(
+    hooks.progress = WorkProgress.start(
         server, f"AutoCode: {first_line}", "starting", on_cancel=on_cancel
     )
 
