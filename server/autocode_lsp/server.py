@@ -294,14 +294,9 @@ def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, An
 
 def close_memory_services() -> None:
     """Close the process's memory stores, if any memory command opened one (no import otherwise)."""
-    import sys
-
-    module = sys.modules.get("autocode.memory.pool")
-    # While the warm-up thread is still importing it the module is there half made, and no
-    # store can be open yet: nothing to close.
-    close_all = getattr(module, "close_all", None)
-    if close_all is not None:
-        close_all()
+    module = warmup.loaded("autocode.memory.pool")
+    if module is not None:
+        module.close_all()
 
 
 def available_features() -> list[str]:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+import sys
 import threading
+from types import ModuleType
 
 log = logging.getLogger(__name__)
 
@@ -41,6 +43,17 @@ NO_WAIT_FEATURES = frozenset({"core"})
 """Feature areas whose commands touch no engine module (`autocode.protocol.info`): they answer
 during the warm-up, so a client's first question at attach is not held up by it."""
 
+
+
+def loaded(name: str) -> ModuleType | None:
+    """The module `name` when some command already imported it whole; None otherwise (no import).
+
+    While the warm-up thread imports it, the module is in `sys.modules` half made: code that
+    only looks at what is loaded (shutdown, protocol.info) must take that as not loaded yet.
+    """
+    module = sys.modules.get(name)
+    spec = getattr(module, "__spec__", None)
+    return None if module is None or getattr(spec, "_initializing", False) else module
 
 def settled(command: str | None = None) -> None:
     """Wait until the warm-up's imports are done (at once when there is none).

@@ -134,12 +134,17 @@ def test_shutdown_and_protocol_info_while_the_warm_up_is_importing_the_store_poo
     """The warm-up thread imports `autocode.memory.pool`; until it is done the module is in
     `sys.modules` half made. `shutdown` and `protocol.info` (which do not wait for the warm-up)
     look there: a half-made module means no store is open, not an AttributeError."""
+    import importlib.machinery
     import sys
     import types
 
     from autocode_lsp.features import core
     from autocode_lsp.server import close_memory_services
 
-    monkeypatch.setitem(sys.modules, "autocode.memory.pool", types.ModuleType("autocode.memory.pool"))
+    # What importlib leaves in sys.modules while a module's code still runs.
+    half_made = types.ModuleType("autocode.memory.pool")
+    half_made.__spec__ = importlib.machinery.ModuleSpec("autocode.memory.pool", None)
+    half_made.__spec__._initializing = True  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "autocode.memory.pool", half_made)
     close_memory_services()
     assert core._store_stats() == {"open": 0, "opened": 0}

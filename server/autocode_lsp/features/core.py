@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from autocode_lsp import __version__, protocol
+from autocode_lsp import __version__, protocol, warmup
 from autocode_lsp.commands import command
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.server import available_features
@@ -29,10 +29,6 @@ async def protocol_info(server: AutoCodeServer, args: protocol.NoArgs) -> protoc
 
 def _store_stats() -> dict[str, int]:
     """The engine's store pool figures; zeros (and no import) before the first memory use."""
-    import sys
-
-    # protocol.info does not wait for the warm-up, which may be importing the pool right now:
-    # a half-made module has no stats yet, and no store is open then.
-    stats_of = getattr(sys.modules.get("autocode.memory.pool"), "stats", None)
-    stats: dict[str, int] = stats_of() if stats_of is not None else {"open": 0, "opened": 0}
+    module = warmup.loaded("autocode.memory.pool")
+    stats: dict[str, int] = module.stats() if module is not None else {"open": 0, "opened": 0}
     return stats
