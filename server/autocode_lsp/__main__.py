@@ -219,12 +219,13 @@ def _leave(code: int) -> NoReturn:
     (pydantic-core, numpy) when a broken frame or `exit` ends the session; the
     finalisation then cancels it mid-call and glibc aborts the process
     ("FATAL: exception not rethrown", SIGABRT) instead of the exit status the
-    editor reads. Everything worth keeping is flushed first.
+    editor reads. What a normal exit would do first still runs: the atexit
+    handlers (the memory stores are closed, the logs flushed), then the streams.
     """
-    import logging  # on the way out only
+    import atexit  # on the way out only
     import os
 
-    logging.shutdown()
+    atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
