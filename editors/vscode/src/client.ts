@@ -1,7 +1,8 @@
-// Owns the language client: finds the interpreter, checks that AutoCode is
-// installed in it, starts `python -m autocode_lsp` over stdio (or connects
-// over TCP), opts in to AutoCode's own messages, and restarts when the
-// interpreter or the settings change.
+// Owns the language client: finds the interpreter and starts the bundled
+// server or `python -m autocode_lsp` over stdio (or connects to a listening
+// server over TCP, WebSocket or a unix socket, with its token), opts in to
+// AutoCode's own messages, restarts a server that stopped (a few times), and
+// restarts when the interpreter or the settings change.
 
 import * as cp from 'node:child_process';
 import * as net from 'node:net';
