@@ -1,6 +1,6 @@
 """Secrets and machine paths never reach the learned record, whatever field carries them.
 
-Driven by the scrub corpus (fixtures/scrub/corpus.json through support_scrub),
+Driven by the scrub corpus (fixtures/scrub/corpus.json through support.scrub),
 always through the public merge API, with `env={}` so the corpus is judged on
 its text alone (one test sets a credential variable on purpose).
 """

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-# Helpers shared by the server test modules (lsp_support.py) live next to this file.
+# Some server test modules import the set-up of another one (test_server_tasks_flow).
 sys.path.insert(0, str(Path(__file__).parent))
 
 

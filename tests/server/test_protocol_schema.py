@@ -155,7 +155,7 @@ def test_a_needs_of_one_kind_with_another_kinds_field_fits_no_alternative() -> N
 def test_the_cli_json_is_the_same_snapshot_the_editors_get(tmp_path: Path) -> None:
     """`autocode task ... --json` prints the engine's model dump: at each pause it fits the
     schema's TaskSnapshot (camelCase, the needs of its kind and nothing else)."""
-    from tasks_support import NAMING_ANSWER, autocode_json, build_sample
+    from support.tasks import NAMING_ANSWER, autocode_json, build_sample
 
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     ws = str(repo)

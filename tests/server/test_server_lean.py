@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
-from lsp_support import Session, child_env, close, connect, initialize
 
 from autocode_lsp import protocol
 from support import make_repo
+from support.lsp import Session, child_env, close, connect, initialize
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/maps").exists(), reason="reads /proc/PID/maps (Linux)")
 
