@@ -108,7 +108,7 @@ SCRUB_FILES = [
     "engine/autocode/scrub.py",
     "fixtures/scrub/corpus.json",
     "fixtures/scrub/make_corpus.py",
-    "tests/support_scrub.py",
+    "tests/support/scrub.py",
     "tests/engine/test_scrub_corpus.py",
     "tests/engine/test_scrub_rules.py",
     "tests/engine/test_scrub_properties.py",
