@@ -8,7 +8,7 @@
 // no-folder | multi-root | doctor | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
 // AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names).
 
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Workbench } from './workbench.mjs';
 
@@ -188,7 +188,9 @@ async function scenarioDoctor(wb) {
 /**
  * The server killed (the test kills it until the client gives up): the views say it is not running,
  * with Restart and Show Output, one notification at most from AutoCode; Restart recovers.
- * Files in the artifacts folder coordinate with the test: `ready`, then `down-seen`.
+ * Files in the artifacts folder coordinate with the test: `ready`, then `down-seen`, then `restarted`,
+ * which the test answers with `counted` once it has counted the servers (the browser stays open until
+ * then: closing it ends the extension host and the server with it).
  */
 async function scenarioServerKilled(wb) {
   await wb.showAutoCodeViews();
@@ -210,6 +212,10 @@ async function scenarioServerKilled(wb) {
   result.notificationsAfter = await wb.notifications();
   await wb.shot('server-restarted');
   note('restart recovered');
+  writeFileSync(join(wb.artifacts, 'restarted'), '');
+  for (let waited = 0; !existsSync(join(wb.artifacts, 'counted')) && waited < 60000; waited += 250) {
+    await wb.page.waitForTimeout(250);
+  }
 }
 
 /** The text of the open editor whose tab is exactly `name` (all its lines must fit on screen). */
