@@ -14,6 +14,9 @@ win over every configuration file. Submodules are never entered
 a nested repository is reached only by a call made inside it, which lists
 that repository's keys. No shell, argument lists only, `-z` output parsed by
 the callers. See docs/security.md, "Repository-configured commands".
+
+Kept whole: it is the only code that runs git, and having every call in one
+file is what lets a reviewer check that each one is hardened.
 """
 
 from __future__ import annotations

@@ -10,6 +10,10 @@ be logged and reported safely. What is detected and what is deliberately kept
 is described in docs/scrub.md.
 
 A leaf: standard library only.
+
+Kept whole: a leaf with one question to answer; the detectors share the
+placeholder and value-shape helpers, and docs/scrub.md follows the module's
+order.
 """
 
 from __future__ import annotations

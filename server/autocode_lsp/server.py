@@ -4,6 +4,10 @@ Thin on purpose: each command's work lives in a module under `features/` and
 the engine; this module validates arguments (through `protocol`), keeps what
 the client declared at `initialize`, and sends everything to the client from
 the event loop thread.
+
+Kept whole: the session object, its lifecycle (initialize, shutdown, the
+connection's end) and the paths that carry messages from worker threads to the
+client's event loop are one concern.
 """
 
 from __future__ import annotations

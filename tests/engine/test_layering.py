@@ -300,3 +300,21 @@ def test_no_import_cycles() -> None:
 def test_cycle_finder_sees_a_cycle() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+LONG_MODULE = 400
+"""Lines above which a module says, at its top, why it is one module (issue 17)."""
+
+
+def test_long_modules_say_why_they_are_kept_whole() -> None:
+    """A module over about 400 lines has a docstring paragraph starting `Kept whole:` with its reason."""
+    unexplained = []
+    for module, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") <= LONG_MODULE:
+            continue
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        reasons = [p for p in doc.split("\n\n") if p.startswith("Kept whole:") and len(p.split()) >= 8]
+        if not reasons:
+            unexplained.append(f"{module} ({text.count(chr(10))} lines)")
+    assert not unexplained, "modules over 400 lines without a `Kept whole:` reason: " + ", ".join(unexplained)

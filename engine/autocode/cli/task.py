@@ -2,6 +2,10 @@
 
 Only the standard library is imported at module level; the engine is
 imported inside `run` so `autocode --help` stays fast.
+
+Kept whole: the `task` subcommand is one face (its arguments, driving a task
+from a file or the terminal, and rendering what it shows); each part is a few
+short functions that share the rendering.
 """
 
 from __future__ import annotations

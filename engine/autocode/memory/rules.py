@@ -5,6 +5,10 @@ anchored to one task (its key, a PR or issue number, a commit, a column move,
 talk of "this task") belongs in that task's own notes; the refusal says so and,
 when a durable fact is left once the anchor is taken out, offers that version.
 Reusable procedures ("to do X, run Y", ordered steps) are skills, not memories.
+
+Kept whole: these are the rules a memory is judged by (refusals, duplicates,
+routing to skills); they share the normalisation and term functions, and
+docs/memory.md follows the same order.
 """
 
 from __future__ import annotations

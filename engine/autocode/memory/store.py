@@ -3,6 +3,10 @@
 Rows keep `''` rather than NULL for "no owner" (a team memory) and "no
 repository" (a global memory), so a bucket is plain equality on
 (owner, repo_key) in either database. The service turns them back into None.
+
+Kept whole: it is the contract both stores implement; the shared SQL and row
+types sit beside the interface, so a new store is written against this one
+file.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 A manifest names the few public files a task depends on, each with its type,
 mode, size and SHA-256. Everything here only reads: it is safe to call before
 deciding whether a task may start.
+
+Kept whole: parsing, the path rules and the preflight are one strict reading
+of one file format; apart, the rules would sit away from the parser that
+applies them.
 """
 
 from __future__ import annotations

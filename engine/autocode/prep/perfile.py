@@ -16,6 +16,10 @@ file that changed meanwhile (size, mtime, ctime as listed). Destination
 entries are created with `O_EXCL`/`O_NOFOLLOW` inside a folder made for
 this copy. Links and empty submodule folders are made afterwards by
 `make_extras`, once the whole inventory has decided which links to keep.
+
+Kept whole: the copy's second process imports this file alone (standard
+library and `fsutil` only), so what it needs cannot move into other modules of
+the package.
 """
 
 from __future__ import annotations

@@ -8,9 +8,9 @@ changed on the other, are conflicts. Nothing here runs git, so no program a
 repository configures (filters, hooks, merge drivers) can run, and nothing is
 written while any file is in conflict: the person chooses first.
 
-(About 430 lines, kept whole on purpose: the line merge, its conflict hunks, the
-marker rendering and the safe writes are one algorithm read top to bottom; the
-task's APPLYING phase that calls it lives in `applying.py`.)
+Kept whole: the line merge, its conflict hunks, the marker rendering and the
+safe writes are one algorithm read top to bottom; the task's APPLYING phase
+that calls it lives in `applying.py`.
 """
 
 from __future__ import annotations

@@ -9,6 +9,10 @@ answer, plan feedback, a brief, a memory query) is written into a small form
 the server opens and reads back when the person saves it. Nothing here decides
 for the person: a form left empty is no answer, a dismissed prompt is asked
 again at the next interaction.
+
+Kept whole: every part of the stock-client face (code actions, lenses, the
+forms a person saves) shares the form registry and the task look-ups; each
+handler is short.
 """
 
 from __future__ import annotations

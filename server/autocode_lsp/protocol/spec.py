@@ -4,6 +4,10 @@ kinds, argument validation and the generated document (docs/protocol.md).
 Imported on the first command, not at start-up (see the package docstring).
 Models are attrs classes because pygls already loads attrs and cattrs; Python
 names are snake_case and the wire is camelCase.
+
+Kept whole: declarations only (argument and result models, command and method
+specs), the single source docs/protocol.md and the schema are generated from;
+one file keeps the wire reviewable in one place.
 """
 
 from __future__ import annotations

@@ -10,6 +10,9 @@ is checked between calls and aborts the request in flight.
 When the endpoint refuses tools (HTTP 400 naming them) and the edit format
 allows it, the loop starts again in the edit-block text format
 (`editblocks`), and the status says so.
+
+Kept whole: the loop, its budgets and the transcript it is rebuilt from are
+one state machine; resuming after a kill depends on the three agreeing.
 """
 
 from __future__ import annotations

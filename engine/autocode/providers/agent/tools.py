@@ -9,6 +9,10 @@ before the model or the transcript sees it.
 Writes go through `Edits`, which keeps the first content of every file the
 model touched, so the task's change is the difference between those and the
 files as they end up, whatever order the edits came in.
+
+Kept whole: each tool's schema sits next to the rules its calls obey (path
+checks, size bounds), which is what a review of "what can a model do here"
+reads.
 """
 
 from __future__ import annotations
