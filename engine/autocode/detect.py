@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,8 +45,6 @@ def _read_text(path: Path, limit: int = 1 << 20) -> str | None:
 
 
 def _toml(path: Path) -> dict[str, Any] | None:
-    import tomllib
-
     text = _read_text(path)
     if text is None:
         return None

@@ -12,6 +12,7 @@ never change.
 from __future__ import annotations
 
 import importlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,7 +21,9 @@ from typing import Any
 # pydantic is loaded anyway by the settings a report resolves; this module is never imported at start-up.
 from pydantic import BaseModel, ConfigDict
 
+from autocode import gitsafe
 from autocode.errors import UsageError
+from autocode.settings import resolve_settings
 from autocode.workspace import WorkspaceInvalid
 
 Json = Any
@@ -105,6 +108,7 @@ def _render_conventions(data: Json) -> list[str]:
 
 
 def _omitted(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
     from autocode.record import last_merge_omitted
 
     return last_merge_omitted(ctx.root)
@@ -117,6 +121,7 @@ def _render_omitted(data: Json) -> list[str]:
 
 
 def _gitignore(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
     from autocode.record import gitignore_state
 
     return gitignore_state(ctx.root).to_dict()
@@ -139,8 +144,6 @@ def _render_gitignore(data: Json) -> list[str]:
 
 
 def _git(ctx: DoctorContext) -> Json:
-    from autocode import gitsafe
-
     return gitsafe.check_version().to_dict()
 
 
@@ -159,6 +162,7 @@ CORE_SECTIONS: tuple[Section, ...] = (
 )
 
 def _memory(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
     from autocode.memory import doctor_section
 
     return doctor_section(ctx.snapshot)
@@ -184,6 +188,7 @@ def memory_section() -> Section:
 
 
 def _autocode_folder(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
     from autocode.record.location import autocode_folder_state
 
     return autocode_folder_state(ctx.root)
@@ -200,6 +205,7 @@ def autocode_folder_section() -> Section:
 
 
 def _prep(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
     from autocode.prep.retention import usage
 
     data = usage(ctx.root)
@@ -278,8 +284,6 @@ def _failed(message: str) -> Callable[[DoctorContext], Json]:
 
 
 def _show(value: Any) -> str:
-    import json
-
     if value is None:
         return "(unset)"
     return value if isinstance(value, str) else json.dumps(value)
@@ -314,8 +318,8 @@ def doctor_report(
 ) -> DoctorReport:
     """The doctor report, typed. Raises WorkspaceInvalid (exit 2) for a missing workspace
     and SettingsError (exit 2) for a settings file AutoCode cannot read."""
+    # the record is where built-in sections live: imported when used (see the registry rule)
     from autocode.record import workspace_root
-    from autocode.settings import resolve_settings
 
     snapshot = resolve_settings(workspace, flags=flags, package=package)
     path = snapshot.workspace

@@ -6,6 +6,7 @@ An `AutoCodeError` carries a stable `kind` (the language server sends it as
 
 from __future__ import annotations
 
+import errno
 from typing import Any
 
 
@@ -105,7 +106,6 @@ def fault_error(exc: BaseException) -> AutoCodeError | None:
         )
     if not isinstance(exc, OSError) or isinstance(exc, (BrokenPipeError, ConnectionError, TimeoutError)):
         return None
-    import errno
 
     name = errno.errorcode.get(exc.errno or 0, "")
     if name not in _FAULTS and name not in _OTHER_DISK_FAULTS:

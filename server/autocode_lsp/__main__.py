@@ -9,9 +9,15 @@ Each of them asks for a token (see docs/security.md).
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
+import logging
+import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
+from pathlib import Path
 from typing import NoReturn
 
 DEFAULT_HOST = "127.0.0.1"
@@ -96,16 +102,19 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.version:
+        # `--version` and `--print-protocol-doc` answer without loading the server
         from autocode_lsp import __version__
 
         sys.stdout.write(f"autocode-lsp {__version__}\n")
         return 0
     if args.print_protocol_doc:
+        # (as above: no server, no pygls)
         from autocode_lsp.protocol import render_markdown
 
         sys.stdout.write(render_markdown())
         return 0
 
+    # serving starts here: everything above answers without loading the server
     from autocode_lsp import pathmap, transport
     from autocode_lsp.security import SecurityError
     from autocode_lsp.server import close_memory_services
@@ -120,8 +129,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().error(str(exc))
     log_file = transport.setup_logging(args.log_file, args.log_level)
     if pathmap.DEFAULT:
-        import logging
-
         logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:
         if not listening:
@@ -136,11 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _listen(args: argparse.Namespace) -> int:
     """Check the address and the token options, issue the token, then serve."""
-    import os
-    import signal
-    from pathlib import Path
-
-    from autocode_lsp import security, transport
+    from autocode_lsp import security, transport  # only when serving (see main)
 
     kind = "tcp" if args.tcp is not None else "ws" if args.ws is not None else "socket"
     host, port = args.tcp or args.ws or ("", 0)
@@ -190,8 +193,6 @@ def _listen(args: argparse.Namespace) -> int:
         # An interrupt that lands while the event loop is logging an exception is swallowed
         # there ("Exception ignored in ..."), and the server would go on listening: if the
         # unwinding has not ended the process within 5 s, end it anyway.
-        import threading  # only on the way out
-
         fallback = threading.Timer(5.0, leave_now)
         fallback.daemon = True
         fallback.start()
@@ -222,9 +223,6 @@ def _leave(code: int) -> NoReturn:
     editor reads. What a normal exit would do first still runs: the atexit
     handlers (the memory stores are closed, the logs flushed), then the streams.
     """
-    import atexit  # on the way out only
-    import os
-
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):

@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException
 
+from autocode.errors import AutoCodeError, UsageError, fault_error
 from autocode_lsp.protocol import INVALID_PARAMS, REQUEST_FAILED
 
 R = TypeVar("R")
@@ -54,8 +55,6 @@ def lsp_wording(message: str) -> str:
 
 def from_engine(exc: BaseException) -> JsonRpcException:
     """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments)."""
-    from autocode.errors import AutoCodeError, UsageError
-
     if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
         err = invalid_arguments(lsp_wording(exc.message))
         err.data = {**exc.data, **(err.data or {})}
@@ -67,15 +66,11 @@ def from_engine(exc: BaseException) -> JsonRpcException:
 
 async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     """Run blocking engine work in a thread; its AutoCodeError becomes a JSON-RPC error."""
-    from autocode.errors import AutoCodeError
-
     try:
         return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
     except AutoCodeError as exc:
         raise from_engine(exc) from exc
     except (OSError, RecursionError) as exc:
-        from autocode.errors import fault_error
-
         converted = fault_error(exc)
         if converted is None:
             raise

@@ -11,8 +11,11 @@ function that needs it, so a stdio server pays nothing for it.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
+import socket
 import stat
+import struct
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -61,6 +64,7 @@ STDIO = Access(transport="stdio", allow_client_overrides=True)
 
 def token_matches(expected: str, given: object) -> bool:
     """Constant-time comparison; anything but a string is a mismatch."""
+    # start-up: the server's `initialize` loads this module but not this import
     import hmac
 
     if not isinstance(given, str):
@@ -69,6 +73,7 @@ def token_matches(expected: str, given: object) -> bool:
 
 
 def new_token() -> str:
+    # start-up: the server's `initialize` loads this module but not this import
     import secrets
 
     return secrets.token_urlsafe(TOKEN_BYTES)
@@ -167,8 +172,6 @@ def issue_token(token_file: Path | None, transport: str) -> tuple[str, Path]:
 
 
 def is_loopback(host: str) -> bool:
-    import ipaddress
-
     if host.lower() in LOOPBACK_NAMES:
         return True
     try:
@@ -191,9 +194,6 @@ def host_header_ok(value: str | None, bound: frozenset[str]) -> bool:
 
 def peer_uid(sock: socket.socket) -> int | None:
     """The uid of the process at the other end of a unix socket (Linux SO_PEERCRED)."""
-    import socket
-    import struct
-
     option = getattr(socket, "SO_PEERCRED", None)
     if option is None:
         return None
@@ -233,7 +233,6 @@ def prepare_socket_path(path: Path) -> None:
         raise SecurityError(f"{path} exists and belongs to another user (uid {info.st_uid})")
     if not stat.S_ISSOCK(info.st_mode):
         raise SecurityError(f"{path} exists and is not a socket; choose another path")
-    import socket
 
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:

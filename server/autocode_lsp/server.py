@@ -13,6 +13,8 @@ client's event loop are one concern.
 from __future__ import annotations
 
 import asyncio
+import importlib
+import importlib.util
 import logging
 import threading
 import time
@@ -20,14 +22,17 @@ from collections.abc import Awaitable, Callable, Generator
 from typing import Any, ClassVar
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInternalError
+from pygls.exceptions import FeatureRequestError, JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
-from autocode_lsp import __version__, protocol, warmup
+from autocode.extensions import load as load_extensions
+from autocode_lsp import __version__, pathmap, protocol, warmup
+from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
 from autocode_lsp.errors import invalid_arguments
+from autocode_lsp.pathmap import PathMap, PathMapError
 from autocode_lsp.security import STDIO, Access
 
 log = logging.getLogger("autocode_lsp")
@@ -156,7 +161,6 @@ class AutoCodeServer(LanguageServer):
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
         self._background: set[asyncio.Task[Any]] = set()
-        from autocode_lsp import pathmap
 
         self.path_map = pathmap.DEFAULT
         """How this session's editor names the server's folders (`--path-map`, `initialize`)."""
@@ -200,8 +204,6 @@ class AutoCodeServer(LanguageServer):
         )
 
     def _remember_path_map(self, options: Any) -> None:
-        from autocode_lsp.pathmap import PathMap, PathMapError
-
         ours = options.get(protocol.EXPERIMENTAL_KEY) if isinstance(options, dict) else None
         given = ours.get("pathMap") if isinstance(ours, dict) else None
         if not given:
@@ -279,8 +281,6 @@ class AutoCodeServer(LanguageServer):
                 future.cancel()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
-        from pygls.exceptions import FeatureRequestError
-
         if source is FeatureRequestError:
             return  # the error already went back to the client as the request's response
         # A broken message must never end the session; log it instead of a popup storm.
@@ -305,8 +305,6 @@ def close_memory_services() -> None:
 
 def available_features() -> list[str]:
     """Features whose engine part is installed (cheap: no engine import)."""
-    import importlib.util
-
     modules = {
         "doctor": "autocode.doctor",
         "forget": "autocode.record",
@@ -331,8 +329,6 @@ def available_features() -> list[str]:
 
 def handler_for(name: str) -> Handler:
     """The handler of a command (`autocode_lsp.commands`: its module loads on first use)."""
-    from autocode_lsp.commands import handler_for as registered
-
     return registered(name)
 
 
@@ -379,6 +375,7 @@ def _token_of(params: Any) -> Any:
 def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
     """Confinement: a `workspace` inside the session's folders; command-naming arguments
     from a network client only when the person allowed them."""
+    # start-up: the server's `initialize` loads this module but not this import
     from autocode_lsp import workspaces
 
     workspace = getattr(args, "workspace", None)
@@ -403,6 +400,7 @@ async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]
     handler = handler_for(spec.name)
     try:
         if _needs_task_id(spec, arguments):
+            # start-up: the server's `initialize` loads this module but not this import
             from autocode_lsp.features.actions import fill_task
 
             raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
@@ -431,8 +429,6 @@ def create_server(
     *, end_connection: Callable[[], None] | None = None, access: Access = STDIO
 ) -> AutoCodeServer:
     """A server with every protocol command registered (handlers load on first use)."""
-    from autocode.extensions import load as load_extensions
-
     server = AutoCodeServer(end_connection=end_connection, access=access)
     load_extensions()  # the modules AUTOCODE_EXTENSIONS names add their commands (and other entries)
     for name in command_names():
@@ -446,6 +442,7 @@ def create_server(
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: AutoCodeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        # start-up: the server's `initialize` loads this module but not this import
         from autocode_lsp.workspaces import to_path
 
         added = []
@@ -475,6 +472,7 @@ def _tasks_joined(server: AutoCodeServer, folders: list[Any] | None) -> None:
     if "tasks" not in available_features():
         return
     try:
+        # start-up: the server's `initialize` loads this module but not this import
         from autocode_lsp.features import tasks
 
         tasks.joined(server, folders)
@@ -487,8 +485,6 @@ def _documents(server: AutoCodeServer) -> None:
     task step for a client that knows nothing of AutoCode (features/actions.py)."""
 
     def actions() -> Any:
-        import importlib
-
         return importlib.import_module("autocode_lsp.features.actions")
 
     async def plain_prompt(ls: AutoCodeServer, snap: dict[str, Any], question: Any) -> Any:

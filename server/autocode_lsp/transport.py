@@ -24,7 +24,19 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
+
 from autocode_lsp import framing
+from autocode_lsp.security import (
+    TOKEN_HEADER,
+    host_header_ok,
+    peer_uid,
+    prepare_socket_path,
+    private_dir,
+    token_matches,
+)
+from autocode_lsp.server import ClientLogHandler, create_server
 
 if TYPE_CHECKING:
     from autocode_lsp.security import Access
@@ -70,8 +82,6 @@ def setup_logging(path: str | None, level: str) -> Path | None:
 
 def _private_file_handler(log_file: Path) -> logging.Handler:
     """A log file only its owner can read (0600 in a 0700 folder, whatever the umask)."""
-    from autocode_lsp.security import private_dir
-
     if not log_file.parent.exists():
         private_dir(log_file.parent)
     fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
@@ -97,6 +107,7 @@ class ScrubbingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         text = super().format(record)
         try:
+            # optional: autocode may not be installed
             from autocode.scrub import redact
         except ImportError:  # a server installed without the engine logs as it is
             return text
@@ -114,8 +125,6 @@ class ScrubbingFormatter(logging.Formatter):
 
 async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.Event, where: str) -> bool:
     """Hand every frame of `reader` to the server; False when the framing broke (logged once)."""
-    from pygls.exceptions import JsonRpcException
-
     protocol = server.protocol
 
     def handle(body: bytes) -> None:
@@ -143,10 +152,6 @@ async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.E
 
 
 def serve_stdio(*, log_file: Path | None) -> int:
-    from pygls.io_ import StdinAsyncReader, StdoutWriter
-
-    from autocode_lsp.server import create_server
-
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     sys.stdout = sys.stderr
@@ -207,9 +212,6 @@ def warn(text: str) -> None:
 
 def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
     """The per-connection coroutine of the TCP and unix-socket listeners."""
-    from autocode_lsp.security import peer_uid
-    from autocode_lsp.server import ClientLogHandler, create_server
-
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or "a local process"
         if kind == "socket":
@@ -255,8 +257,6 @@ def serve_tcp(host: str, port: int, *, access: Access, token_file: Path | None) 
 
 def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
     """A unix-domain socket, 0600 in a 0700 folder of its owner; peers of another uid are refused."""
-    from autocode_lsp.security import prepare_socket_path
-
     prepare_socket_path(path)
 
     async def listen() -> None:
@@ -280,13 +280,15 @@ def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
 
 
 def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
-    from pygls.io_ import WebSocketWriter
+    # start-up: the server's `initialize` loads this module but not this import
     from websockets.asyncio.server import ServerConnection, serve
+
+    # start-up: the server's `initialize` loads this module but not this import
     from websockets.exceptions import ConnectionClosed
+
+    # start-up: the server's `initialize` loads this module but not this import
     from websockets.http11 import Request, Response
 
-    from autocode_lsp.security import TOKEN_HEADER, host_header_ok, token_matches
-    from autocode_lsp.server import ClientLogHandler, create_server
 
     # The token was checked in the handshake; the session itself asks for none.
     session_access = dataclasses.replace(access, token=None)
@@ -324,8 +326,6 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
         log.info("websocket client connected from %s", websocket.remote_address)
 
         async def messages() -> bool:
-            from pygls.exceptions import JsonRpcException
-
             while not stop.is_set():
                 try:
                     data = await websocket.recv(decode=False)

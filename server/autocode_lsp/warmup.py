@@ -18,6 +18,8 @@ import sys
 import threading
 from types import ModuleType
 
+from autocode_lsp import protocol
+
 log = logging.getLogger(__name__)
 
 MODULES = (
@@ -66,11 +68,8 @@ def settled(command: str | None = None) -> None:
     (the protocol shapes it needs have no such cycle: Python's own per-module
     import lock makes it wait for just that module if the warm-up is loading it).
     """
-    if command is not None:
-        from autocode_lsp import protocol
-
-        if protocol.COMMAND_FEATURES.get(command) in NO_WAIT_FEATURES:
-            return
+    if command is not None and protocol.COMMAND_FEATURES.get(command) in NO_WAIT_FEATURES:
+        return
     if _started.is_set() and not _imported.is_set():
         _imported.wait(SETTLE_TIMEOUT)
 
@@ -93,7 +92,10 @@ def _warm() -> None:
     _prepare_wire()
     _imported.set()
     try:
+        # start-up: the server's `initialize` loads this module but not this import
         from autocode.memory import static_lean
+
+        # start-up: the server's `initialize` loads this module but not this import
         from autocode.memory.embeddings import static_model_installed
 
         if static_model_installed():
@@ -109,6 +111,7 @@ def _prepare_wire() -> None:
     each); done here, a person's first command of any kind does not pay for it.
     """
     try:
+        # start-up: the server's `initialize` loads this module but not this import
         from autocode_lsp.protocol import spec
 
         for command in spec.COMMANDS:

@@ -12,7 +12,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from autocode_lsp.errors import domain_error, invalid_arguments
+from pygls.exceptions import JsonRpcException
+from pygls.uris import to_fs_path
+
+from autocode_lsp.errors import domain_error, from_engine, invalid_arguments
+from autocode_lsp.pathmap import PathMapError
+from autocode_lsp.protocol import INVALID_PARAMS
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
@@ -23,8 +28,6 @@ log = logging.getLogger("autocode_lsp")
 def to_path(text: str, server: AutoCodeServer | None = None) -> Path:
     """A folder path from a path or a `file://` URI given by a client, in the server's names
     when the session maps paths across a container boundary (`--path-map`)."""
-    from pygls.uris import to_fs_path
-
     if "://" in text:
         fs = to_fs_path(text)
         if fs is None:
@@ -40,8 +43,6 @@ def to_path(text: str, server: AutoCodeServer | None = None) -> Path:
         )
     path_map = getattr(server, "path_map", None)
     if path_map:
-        from autocode_lsp.pathmap import PathMapError
-
         try:
             path = Path(path_map.to_server(str(path)))
         except PathMapError as exc:
@@ -73,8 +74,8 @@ def session_folders(server: AutoCodeServer) -> list[Path]:
 def given_workspace(text: str, server: AutoCodeServer | None = None) -> Path:
     """The `workspace` argument as a folder, checked by the engine's one workspace check
     (`autocode.workspace.folder`: a missing folder, a file or a `.git` folder is `workspaceInvalid`)."""
+    # start-up: the server's start loads this module but not this import
     from autocode.workspace import WorkspaceInvalid, folder
-    from autocode_lsp.errors import from_engine
 
     path = to_path(text, server)
     try:
@@ -142,10 +143,6 @@ def confine(server: AutoCodeServer, workspace: str, *, command: str) -> Path:
     Anything else is `-32602` with `data.kind = "workspaceOutsideSession"`: a client may only
     act on the folders it opened the session with.
     """
-    from pygls.exceptions import JsonRpcException
-
-    from autocode_lsp.protocol import INVALID_PARAMS
-
     path = to_path(workspace, server)
     real = path.resolve()
     roots = [folder.resolve() for folder in session_folders(server)]

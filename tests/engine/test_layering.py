@@ -318,3 +318,27 @@ def test_long_modules_say_why_they_are_kept_whole() -> None:
         if not reasons:
             unexplained.append(f"{module} ({text.count(chr(10))} lines)")
     assert not unexplained, "modules over 400 lines without a `Kept whole:` reason: " + ", ".join(unexplained)
+
+
+def test_imports_inside_functions_say_why() -> None:
+    """An import inside a function is there for a start-up budget (or an optional dependency, or a
+    registry entry loaded when used); a comment on its line, or on the line above its group of
+    imports, says which. Every other import belongs at the top of its module."""
+    unexplained = []
+    for module, path in MODULES.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(fn):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                row = node.lineno - 1
+                while row > 0 and lines[row - 1].lstrip().startswith(("import ", "from ")) \
+                        and "#" not in lines[row]:
+                    row -= 1  # the first import of a contiguous group carries the reason
+                if "#" in lines[node.lineno - 1] or "#" in lines[row] or lines[row - 1].lstrip().startswith("#"):
+                    continue
+                unexplained.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    assert not unexplained, "imports inside functions without a reason:\n" + "\n".join(unexplained)

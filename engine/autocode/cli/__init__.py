@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from autocode import __version__
+from autocode.cli._common import run_command
 
 # name -> (module, one-line help). Each module defines
 # `add_arguments(parser)` and `run(args) -> int`.
@@ -42,8 +43,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from autocode.cli._common import run_command
-
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:

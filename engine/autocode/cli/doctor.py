@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from autocode.cli._common import add_json_flag, add_workspace_flag
+from autocode.cli._common import add_json_flag, add_workspace_flag, emit
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.cli._common import emit
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.doctor import doctor_report, render_text
 
     flags = {"test_command": args.test_command}

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from autocode.cli._common import add_json_flag, add_workspace_flag
+from autocode.cli._common import add_json_flag, add_workspace_flag, emit
+from autocode.cli.unattended import refuse_if_unattended
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -20,8 +21,7 @@ def _render(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.cli._common import emit
-    from autocode.cli.unattended import refuse_if_unattended
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.record import forget_record
 
     refuse_if_unattended("forget")

@@ -24,7 +24,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks import TaskOptions
+
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks.coordinator import pilot_prep
 
     options = TaskOptions(scenario=args.scenario, provider=args.provider)

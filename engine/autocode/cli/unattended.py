@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from autocode.cli import main
+
 ENV_VAR = "AUTOCODE_UNATTENDED"
 
 
@@ -21,6 +23,7 @@ def is_unattended() -> bool:
 def refuse_if_unattended(command: str) -> None:
     """Raise RefusedError (exit 3) when an operator-only command runs unattended."""
     if is_unattended():
+        # start-up: `autocode --help` loads this module but not this import
         from autocode.errors import RefusedError
 
         raise RefusedError(
@@ -37,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.cli import main
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
 
     argv = list(args.argv)

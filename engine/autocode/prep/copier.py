@@ -17,6 +17,7 @@ import marshal
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -87,7 +88,6 @@ def _anonymous_file() -> int:
     """A descriptor of a new file that has no name: in memory where the system allows."""
     if hasattr(os, "memfd_create"):
         return os.memfd_create("autocode-prep-job", os.MFD_CLOEXEC)
-    import tempfile
 
     with tempfile.TemporaryFile() as unnamed:
         return os.dup(unnamed.fileno())

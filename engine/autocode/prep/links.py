@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass
 
 from autocode.errors import SetupError
+from autocode.prep.copier import changed
 from autocode.prep.entry import Entry
 from autocode.prep.inventory import Inventory
 from autocode.prep.manifest import ignore_rules_in
@@ -84,8 +85,6 @@ def _components(root: str, rel: str, resolved: list[str], chain: list[str]) -> l
     try:
         text = os.fsdecode(os.readlink(os.path.join(root, rel)))
     except OSError as exc:  # no longer a link: something replaced it after it was listed
-        from autocode.prep.copier import changed
-
         raise changed(rel, f"was replaced while the copy was made ({exc.strerror})") from exc
     if text.startswith("/"):
         real_root = os.path.realpath(root)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.prep import fsutil
+from autocode.record.location import checked_folder
 
 STAGING = ".staging"
 SOURCE = "source"
@@ -125,8 +126,6 @@ def _tree_size(dir_fd: int) -> tuple[int, int]:
 
 def _open_prep(root: Path) -> int | None:
     """`.autocode/prep` of `root` opened without following a link, or None when there is none."""
-    from autocode.record.location import checked_folder
-
     folder = checked_folder(root, "prep")
     try:
         return os.open(folder, fsutil.O_DIR)
@@ -192,6 +191,7 @@ def copy_id(root: Path, copy: Path | str | None) -> str | None:
 
 def write_inventory(copy: Path, dest: Path) -> dict[str, Any]:
     """List the copy's files (path, size) into `dest` as evidence; (count, bytes) returned."""
+    # start-up: `autocode doctor` loads this module but not this import
     from autocode.tasks import store
 
     paths: list[list[Any]] = []

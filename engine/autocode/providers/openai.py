@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from autocode.providers.agent import session
 from autocode.providers.agent.http import ChatClient
 from autocode.providers.agent.loop import Budgets
 from autocode.providers.base import (
@@ -114,8 +115,6 @@ class OpenAIProvider:
     def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
         text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
         if ctx.copy is not None and ctx.run_dir is not None:
-            from autocode.providers.agent import session
-
             return session.implement(self.client, str(self.model), ctx, text, self.budgets, self.edit_format)
         text += "\n\nFiles:\n" + file_excerpts(ctx, plan.citations)
         return Implementation.from_dict(self._ask("implementer", text, ctx))
@@ -137,8 +136,6 @@ class OpenAIProvider:
         system = SYSTEM.format(role=role, shape=SHAPES[role])
         content: Any = None
         if self.reading and ctx is not None and ctx.copy is not None and ctx.run_dir is not None:
-            from autocode.providers.agent import session
-
             content = session.read_then_answer(self.client, str(self.model), ctx, role, system, user_text, self.budgets)
         if content is None:
             body = {
@@ -152,8 +149,6 @@ class OpenAIProvider:
             }
             reply = self._post("/chat/completions", body, ctx)
             if ctx is not None and ctx.run_dir is not None:
-                from autocode.providers.agent import session
-
                 session.record_request(ctx.run_dir, role, reply.get("usage"))
             try:
                 content = reply["choices"][0]["message"]["content"]

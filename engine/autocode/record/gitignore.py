@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from autocode import gitsafe
 from autocode.record.location import AUTOCODE_DIR, RECORD_RELPATH, checked_folder, workspace_root
 
 GITIGNORE_NAME = ".gitignore"
@@ -82,8 +83,6 @@ def _classify(path: Path) -> tuple[State, int | None]:
 
 def _record_hidden_by(root: Path) -> tuple[bool | None, str | None]:
     """Whether git ignores the (untracked) record, and the rule that does; None outside git."""
-    from autocode import gitsafe
-
     try:
         proc = gitsafe.run(
             ["check-ignore", "--stdin", "-z", "-v"], root, input=RECORD_RELPATH.encode() + b"\0", check=False
@@ -119,6 +118,7 @@ def ensure_gitignore(workspace: Path | str, *, check_hidden: bool = True) -> Git
 
     `check_hidden=False` skips asking git whether the record is ignored (the merge does not need it).
     """
+    # start-up: the server's first memory save loads this module but not this import
     from autocode.record.atomic import write_atomically
 
     root = workspace_root(workspace)

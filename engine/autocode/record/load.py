@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from autocode.record.location import record_path, workspace_root
 from autocode.record.schema import MAX_FILE_BYTES, RECORD_VERSION, ProjectRecord
 
@@ -62,8 +64,6 @@ def _describe_location(loc: tuple[int | str, ...]) -> str:
 
 def parse_record_bytes(raw: bytes) -> tuple[Status, list[str], ProjectRecord | None]:
     """Classify raw file content; the status is never `missing` or `unavailable`."""
-    from pydantic import ValidationError
-
     if len(raw) > MAX_FILE_BYTES:
         return "invalid", [f"the file is {len(raw)} bytes; the limit is {MAX_FILE_BYTES}"], None
     try:

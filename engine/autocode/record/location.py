@@ -11,7 +11,9 @@ import os
 import stat
 from pathlib import Path
 
+from autocode import gitsafe
 from autocode.errors import SetupError
+from autocode.workspace import folder
 
 AUTOCODE_DIR = ".autocode"
 RECORD_NAME = "project.json"
@@ -44,8 +46,6 @@ def _inside_linked_worktree(path: Path) -> bool:
 
 def _linked_worktree_owner(path: Path) -> Path | None:
     """For a path inside a linked git worktree, the same place in the main worktree."""
-    from autocode import gitsafe
-
     if not _inside_linked_worktree(path):
         return None
 
@@ -138,8 +138,6 @@ def autocode_folder_state(root: Path) -> dict[str, object]:
     state = "folder" if stat.S_ISDIR(mode) else "link" if stat.S_ISLNK(mode) else "other"
     tracked = False
     if state != "folder":
-        from autocode import gitsafe
-
         try:
             tracked = bool(gitsafe.run(["ls-files", "-z", "--", AUTOCODE_DIR], root, check=False).stdout)
         except gitsafe.GitError:
@@ -170,6 +168,4 @@ def display_path(path: Path, workspace: Path) -> str:
 
 def check_workspace(workspace: Path | str) -> Path:
     """`workspace` as an absolute path; `WorkspaceInvalid` (exit 2) when it is missing or not a directory."""
-    from autocode.workspace import folder  # git's wrapper loads only when a record command runs
-
     return folder(workspace)

@@ -20,6 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
+
+from autocode import scrub
+from autocode.record.gitignore import ensure_gitignore
+from autocode.record.load import load_record_file
 from autocode.record.location import (
     AUTOCODE_DIR,
     LOCK_NAME,
@@ -119,8 +124,6 @@ class _Scrubber:
 
     def shareable(self, name: str, value: object, limit: int) -> str | None:
         """`value` if it is a shareable string within `limit`, else None (and `name` noted)."""
-        from autocode import scrub
-
         if not isinstance(value, str) or not value.strip():
             self.omitted.append(f"{name}: not a non-empty string")
             return None
@@ -262,6 +265,7 @@ def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
 
     Nothing is written while there is nothing to say, so the common merge costs no extra file.
     """
+    # start-up: the server's first memory save loads this module but not this import
     from autocode.record.atomic import write_atomically
 
     path = folder / LAST_MERGE_NAME
@@ -299,11 +303,11 @@ def _merge_locked(
     env: Mapping[str, str] | None,
     lock_timeout: float,
 ) -> MergeResult:
+    # start-up: the server's first memory save loads this module but not this import
     from filelock import FileLock, Timeout
 
+    # start-up: the server's first memory save loads this module but not this import
     from autocode.record.atomic import write_atomically
-    from autocode.record.gitignore import ensure_gitignore
-    from autocode.record.load import load_record_file
 
     path = record_path(root)
     if not root.is_dir():
@@ -371,8 +375,6 @@ def merge_record(
 
 def _describe_error(exc: Exception) -> str:
     """An error's kind and message, without echoing input values (a validation error would)."""
-    from pydantic import ValidationError
-
     if isinstance(exc, ValidationError):
         return "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
     return f"{type(exc).__name__}: {exc}"

@@ -10,14 +10,19 @@ editing or forgetting files later cannot change a run in progress.
 from __future__ import annotations
 
 import re
+import tomllib
 import types
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from pydantic import ValidationError
+
 from autocode.errors import SetupError, UsageError
-from autocode.record.location import check_workspace
+from autocode.record.load import load_record
+from autocode.record.location import check_workspace, display_path
+from autocode.settings.schema import LEARNED_SETTINGS, SETTING_NAMES, Settings, flag_name
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
@@ -153,10 +158,6 @@ def _type_errors(exc: ValidationError, source: str) -> SettingsError:
 
 def _validate_layer(values: Mapping[str, Any], source: str, *, strict: bool) -> dict[str, Any]:
     """The values set in one layer, typed by the schema; raises SettingsError naming source and key."""
-    from pydantic import ValidationError
-
-    from autocode.settings.schema import Settings
-
     try:
         model = Settings.model_validate(dict(values), strict=strict)
     except ValidationError as exc:
@@ -168,8 +169,6 @@ _TOML_LINE = re.compile(r"line (\d+)")
 
 
 def _read_toml(path: Path, label: str) -> dict[str, Any] | None:
-    import tomllib
-
     try:
         with open(path, "rb") as handle:
             data = tomllib.load(handle)
@@ -195,8 +194,6 @@ def _read_toml(path: Path, label: str) -> dict[str, Any] | None:
 
 
 def _split_unknown(table: Mapping[str, Any], label: str, warnings: list[str]) -> dict[str, Any]:
-    from autocode.settings.schema import SETTING_NAMES
-
     known = {k: v for k, v in table.items() if k in SETTING_NAMES}
     for key in table:
         if key not in SETTING_NAMES:
@@ -211,8 +208,6 @@ class _Layer:
 
 
 def _flag_layer(flags: Mapping[str, Any] | None) -> _Layer:
-    from autocode.settings.schema import SETTING_NAMES, flag_name
-
     given = {k: v for k, v in (flags or {}).items() if v is not None}
     unknown = [k for k in given if k not in SETTING_NAMES]
     if unknown:
@@ -243,9 +238,6 @@ def _pyproject_layer(workspace: Path, warnings: list[str]) -> _Layer:
 
 
 def _learned_layer(record: RecordLoad, workspace: Path, package: Path | None, warnings: list[str]) -> _Layer:
-    from autocode.record.location import display_path
-    from autocode.settings.schema import LEARNED_SETTINGS
-
     if record.status in ("invalid", "unsupported", "unavailable"):
         detail = "; ".join(record.problems)
         warnings.append(
@@ -269,8 +261,8 @@ DETECTED_SETTINGS = frozenset({"framework", "test_command"})
 
 
 def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
+    # start-up: the server's first memory save loads this module but not this import
     from autocode.detect import detect_tests
-    from autocode.record.location import display_path
 
     folder = package or workspace
     found = detect_tests(folder, workspace)
@@ -281,8 +273,6 @@ def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
 
 
 def _default_layer() -> _Layer:
-    from autocode.settings.schema import Settings
-
     defaults = Settings()
     return _Layer("default", {name: (getattr(defaults, name), DEFAULT_SOURCE) for name in Settings.model_fields})
 
@@ -318,8 +308,6 @@ def resolve_settings(
     are read on every memory command, and detection walks the workspace.
     Raises SettingsError (exit 2) for malformed TOML or a wrong type, UsageError for a bad path.
     """
-    from autocode.record.load import load_record
-
     root, package_dir = _check_folders(workspace, package)
     warnings: list[str] = []
     record = load_record(root)

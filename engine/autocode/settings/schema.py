@@ -4,6 +4,7 @@ is adding one field here (its default, type and description)."""
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
@@ -88,8 +89,6 @@ def flag_name(name: str) -> str:
 
 def settings_table() -> str:
     """Markdown table of every setting, as published in docs/settings.md."""
-    import json
-
     lines = ["| setting | type | default | meaning |", "| --- | --- | --- | --- |"]
     schema = Settings.model_json_schema()["properties"]
     for name, info in Settings.model_fields.items():

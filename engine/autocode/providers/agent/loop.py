@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autocode import scrub
 from autocode.errors import AutoCodeError
 from autocode.providers.agent import editblocks
 from autocode.providers.agent.http import ChatClient, RequestCancelled, ToolsRefused
@@ -35,8 +36,10 @@ from autocode.providers.agent.tools import (
     outcome_of_tests,
     read_text,
     replace_once,
+    schemas,
 )
 from autocode.providers.base import ProviderError
+from autocode.tasks.store import append_event, kill_point, read_events
 
 NO_TOOL_CALL = "the model answered without calling any tool (a model or server without tool support?)"
 EMPTY_NUDGE = (
@@ -256,8 +259,6 @@ class AgentLoop:
     def _request_body(self, st: _State) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.model, "temperature": 0, "messages": st.messages}
         if st.mode == "tools":
-            from autocode.providers.agent.tools import schemas
-
             body["tools"] = schemas(self.toolbox.allowed)
             body["tool_choice"] = "auto"
         return body
@@ -310,8 +311,6 @@ class AgentLoop:
             if not st.pending:
                 self._publish(st)
             self.engine_seconds += self._clock() - mark
-            from autocode.tasks.store import kill_point
-
             kill_point("agent_tool")
 
     def _edit_block_turn(self, st: _State, text: str, began: float) -> bool:
@@ -392,13 +391,9 @@ class AgentLoop:
     # -- transcript ---------------------------------------------------------------
 
     def _append(self, kind: str, data: dict[str, Any]) -> None:
-        from autocode.tasks.store import append_event
-
         append_event(self.transcript, kind, data)
 
     def _load(self) -> _State:
-        from autocode.tasks.store import read_events
-
         st = _State(mode="edit_blocks" if self.mode == "edit_blocks" else "tools")
         answered: set[str] = set()
         for entry in read_events(self.transcript):
@@ -532,8 +527,6 @@ def _count(value: Any) -> int:
 
 def make_clean(copy: Path | None, workspace: Path | None) -> Callable[[str], str]:
     """Paths of the copy made relative, then credentials and machine paths redacted (scrub module)."""
-    from autocode import scrub
-
     prefixes: list[str] = []
     for base in (copy, workspace):
         if base is not None:

@@ -7,11 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import AutoCodeError
+from autocode.memory import MemoryContext
+from autocode.memory.pool import lease_for
 from autocode.providers.agent import AGENT_DIR, read_status, status_path
-from autocode.providers.agent.http import ChatClient
-from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, make_clean
+from autocode.providers.agent.http import ChatClient, ToolsRefused
+from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage, make_clean
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
 from autocode.providers.base import Implementation, ProviderContext, ProviderError
+from autocode.providers.excerpts import file_excerpts, strip_fence
+from autocode.tasks.store import write_json_atomic, write_text_atomic
 
 IMPLEMENTER_SYSTEM = """\
 You are the implementer of a coding assistant. You work in a copy of a git repository through tools;
@@ -29,8 +33,6 @@ READER_NOTE = (
 
 
 def _status_writer(run_dir: Path) -> Any:
-    from autocode.tasks.store import write_json_atomic
-
     # Read once: this writer is the only one while its loop runs.
     roles: dict[str, Any] = dict((read_status(run_dir) or {}).get("roles") or {})
 
@@ -52,8 +54,6 @@ def _status_writer(run_dir: Path) -> Any:
 
 def record_request(run_dir: Path, role: str, usage: Any) -> None:
     """Count one plain (JSON answer) request of a role and the usage the endpoint reported for it."""
-    from autocode.providers.agent.loop import Usage
-
     entry = dict(((read_status(run_dir) or {}).get("roles") or {}).get(role) or {})
     if entry.get("mode") not in (None, "json"):
         entry = {}
@@ -120,9 +120,6 @@ def _saver(ctx: ProviderContext) -> Any:
 
 def _recaller(ctx: ProviderContext) -> Any:
     def recall(query: str) -> str:
-        from autocode.memory import MemoryContext
-        from autocode.memory.pool import lease_for
-
         with lease_for(ctx.workspace) as service:
             found = service.recall(MemoryContext(agent=ctx.agent, repository=ctx.workspace, run_id=ctx.task_id), query)
             return str(found.render())
@@ -144,8 +141,6 @@ def implement(
     diff = edits.diff()
     if not result.answered:
         partial = ctx.run_dir / "evidence" / "partial.diff"
-        from autocode.tasks.store import write_text_atomic
-
         write_text_atomic(partial, diff)
         files = edits.files()
         raise AutoCodeError(
@@ -165,8 +160,6 @@ def read_then_answer(
     client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets
 ) -> str | None:
     """Let a role read the copy, then return its final text; None when the endpoint takes no tools."""
-    from autocode.providers.agent.http import ToolsRefused
-
     name = role if not ctx.feedback else f"{role}-{len(ctx.feedback)}"
     loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None)
     try:
@@ -192,16 +185,12 @@ def _why(result: LoopResult, budgets: Budgets) -> str:
 
 def _intro(ctx: ProviderContext) -> str:
     """For the edit-block format: the cited files, since there are no tools to read them."""
-    from autocode.providers.excerpts import file_excerpts
-
     text = file_excerpts(ctx, [c for c in ctx.citations if "/" in c or "." in c], limit=30000)
     return "Files:\n" + text if text else ""
 
 
 def _legacy_diff(text: str) -> Implementation | None:
     """A model that answered the old way (one JSON object with a unified diff) instead of editing."""
-    from autocode.providers.excerpts import strip_fence
-
     try:
         data = json.loads(strip_fence(text))
     except ValueError:

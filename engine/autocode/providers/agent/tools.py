@@ -24,8 +24,11 @@ import re
 import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
+
+from autocode.tasks.store import write_text_atomic
 
 RESULT_LIMIT = 16_000
 PAGE_LINES = 400
@@ -140,8 +143,6 @@ class Edits:
         if rel not in self.originals:
             old = read_text(target) if target.is_file() else None
             self.originals[rel] = old
-            from autocode.tasks.store import write_text_atomic
-
             write_text_atomic(self.store, json.dumps(self.originals))
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.autocode-tmp")
@@ -448,8 +449,6 @@ def _int(value: Any, default: int, name: str) -> int:
 
 
 def _glob(path: str, pattern: str) -> bool:
-    from fnmatch import fnmatch
-
     name = path.rsplit("/", 1)[-1]
     return fnmatch(path, pattern) or ("/" not in pattern and fnmatch(name, pattern)) or (
         pattern.endswith("/**") and path.startswith(pattern[:-3] + "/")
