@@ -20,6 +20,7 @@ from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
 from autocode.tasks.models import (
+    AgentStatus,
     AnswerQuestions,
     AnswerRecord,
     ApplyResult,
@@ -27,12 +28,17 @@ from autocode.tasks.models import (
     ApprovePlan,
     Conflict,
     HeadMoved,
+    Learning,
     Needs,
     NoNeeds,
     Plan,
     Question,
     ResolveConflicts,
+    Review,
+    TaskError,
+    TaskResult,
     TaskSnapshot,
+    TestRun,
 )
 from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
 
@@ -75,9 +81,9 @@ class RunCore:
             revision=s.revision,
             needs=self._needs(s),
             done=s.state in ENDS,
-            result=s.result,
-            error=s.error,
-            learning=s.learning,
+            result=TaskResult.model_validate(s.result) if s.result else None,
+            error=TaskError.model_validate(s.error) if s.error else None,
+            learning=Learning.model_validate(s.learning) if s.learning else None,
             run_dir=str(self.run_dir),
             copy_=(self._launch.get("prep") or {}).get("copy"),
             plan_revision=s.plan_revision,
@@ -118,8 +124,8 @@ class RunCore:
             return ApproveCompletion(
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
-                tests=s.tests,
-                review=s.review,
+                tests=TestRun.model_validate(s.tests) if s.tests else None,
+                review=Review.model_validate(s.review) if s.review else None,
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,
             )
@@ -202,10 +208,12 @@ class RunCore:
 
     def _cancel_requested(self) -> bool:
         return (self.run_dir / "cancel.request").exists()
-    def _agent_status(self) -> dict[str, Any] | None:
+
+    def _agent_status(self) -> AgentStatus | None:
         from autocode.providers.agent import read_status
 
-        return read_status(self.run_dir)
+        status = read_status(self.run_dir)
+        return AgentStatus.model_validate(status) if status else None
 
     # ------------------------------------------------------------------ helpers
 
