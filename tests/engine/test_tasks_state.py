@@ -106,3 +106,19 @@ def test_an_old_completed_task_reads_with_typed_camel_case_phase_results(tmp_pat
     assert snap["learning"]["status"] == "failed" and snap["learning"]["error"] == "OSError: disk full"
     assert snap["learning"]["conventions"] == [] and snap["learning"]["droppedForCredentials"] == []
     assert path.read_bytes() == before  # reading never rewrites the old file
+
+
+@pytest.mark.parametrize("change", [
+    {"tests": {"command": "x", "cwd": "source", "exit_code": "zero", "status": "finished", "seconds": 1}},
+    {"learning": {"status": "learned"}},
+    {"error": {"kind": "testsFailed"}},
+])
+def test_a_phase_result_changed_by_hand_is_a_damaged_task_and_left_alone(tmp_path: Path, change: dict[str, Any]) -> None:
+    repo, task_id = old_task(tmp_path, change, name="completed.json")
+    path = repo / ".autocode" / "runs" / task_id / "state.json"
+    before = path.read_bytes()
+    run = TaskRun.load(repo, task_id)
+    with pytest.raises(AutoCodeError) as err:
+        run.details()
+    assert err.value.kind == "taskDamaged" and f"of task {task_id} cannot be read" in err.value.message
+    assert path.read_bytes() == before
