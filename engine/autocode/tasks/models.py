@@ -336,7 +336,7 @@ class TaskSnapshot(WireModel):
     answers: list[AnswerRecord] = Field(default_factory=list)
     """The answer ledger: every answer with how it was given."""
     agent: AgentStatus | None = None
-    """The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider."""
+    """The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider."""
 
 
 class TaskList(WireModel):

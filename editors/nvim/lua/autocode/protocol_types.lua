@@ -379,7 +379,7 @@
 ---@field created string
 ---@field updated string
 ---@field answers autocode.AnswerRecord[] The answer ledger: every answer with how it was given.
----@field agent autocode.AgentStatus|nil The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider.
+---@field agent autocode.AgentStatus|nil The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider.
 
 ---@class autocode.TaskStartArgs
 ---@field brief string

@@ -531,7 +531,7 @@ export interface TaskSnapshot {
   updated: string;
   /** The answer ledger: every answer with how it was given. */
   answers: AnswerRecord[];
-  /** The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider. */
+  /** The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider. */
   agent: AgentStatus | null;
 }
 
