@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from autocode.providers.agent import read_status
 from autocode.tasks import Source, TaskOptions, TaskRun
+from autocode.tasks.models import AgentStatus
 from support.agent import (
     BUGGY_OPS,
     FIXED_OPS,
@@ -24,6 +26,7 @@ from support.agent import (
     text,
     tool_names,
 )
+from support.wire import keys_not_camel, undeclared
 
 CLI = Source("cli", "tester")
 ALL_TOOLS = ["read_file", "list_files", "search", "edit_file", "write_file", "run_tests", "recall_memories", "save_memory"]
@@ -99,11 +102,14 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     # Usage the endpoint reported, summed over the task's requests; the loop's own record.
     agent = snap["agent"]
     implementer = agent["roles"]["implementer"]
-    assert implementer["mode"] == "tools" and implementer["turns"] == 7 and implementer["tool_calls"] == 6
-    assert implementer["usage"] == {"prompt_tokens": 700, "completion_tokens": 70, "total_tokens": 770}
+    assert implementer["mode"] == "tools" and implementer["turns"] == 7 and implementer["toolCalls"] == 6
+    assert implementer["usage"] == {"promptTokens": 700, "completionTokens": 70, "totalTokens": 770}
     assert len(endpoint.requests) == 11  # investigator, requirements, planner, 7 turns, reviewer
-    assert agent["usage"]["total_tokens"] == 110 * 11  # summed over every request of the task
+    assert agent["usage"]["totalTokens"] == 110 * 11  # summed over every request of the task
     assert run.details()["snapshot"]["agent"] == agent  # `task show`
+    # Every key the loop writes into its status is declared on the typed model.
+    assert undeclared(AgentStatus, read_status(run.run_dir) or {}, "agent") == []
+    assert keys_not_camel(agent) == []
     # Progress people can follow, in the task's events and through the progress callback.
     reports = [e["report"] for e in events(run) if e["event"] == "agent_tool"]
     assert reports == [
@@ -153,7 +159,7 @@ def test_token_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Path)
     snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["error"]["kind"] == "budgetExhausted" and "token_budget = 1000" in snap["error"]["message"]
-    assert snap["agent"]["roles"]["implementer"]["usage"]["total_tokens"] == 1100
+    assert snap["agent"]["roles"]["implementer"]["usage"]["totalTokens"] == 1100
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -270,8 +276,8 @@ def test_an_endpoint_that_refuses_tools_gets_edit_blocks(endpoint: ScriptedEndpo
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     implementer = snap["agent"]["roles"]["implementer"]
-    assert implementer["mode"] == "edit_blocks" and "does not support tools" in implementer["fallback_reason"]
-    assert snap["agent"]["edit_blocks_fallback"] == ["implementer"]
+    assert implementer["mode"] == "edit_blocks" and "does not support tools" in implementer["fallbackReason"]
+    assert snap["agent"]["editBlocksFallback"] == ["implementer"]
     assert "+    return a + b" in snap["needs"]["diff"]
     assert any(e["event"] == "agent_fallback" for e in events(run))
 
@@ -529,7 +535,7 @@ def test_edit_format_edit_blocks_never_offers_tools(endpoint: ScriptedEndpoint, 
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     assert snap["agent"]["roles"]["implementer"]["mode"] == "edit_blocks"
-    assert snap["agent"]["roles"]["implementer"]["fallback_reason"] is None
+    assert snap["agent"]["roles"]["implementer"]["fallbackReason"] is None
 
 
 def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
@@ -556,5 +562,5 @@ def test_a_model_that_ignores_the_tools_is_asked_again_in_edit_blocks(endpoint: 
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     implementer = snap["agent"]["roles"]["implementer"]
-    assert implementer["mode"] == "edit_blocks" and "without calling any tool" in implementer["fallback_reason"]
-    assert implementer["turns"] == 3 and implementer["usage"]["total_tokens"] == 330
+    assert implementer["mode"] == "edit_blocks" and "without calling any tool" in implementer["fallbackReason"]
+    assert implementer["turns"] == 3 and implementer["usage"]["totalTokens"] == 330

@@ -149,7 +149,7 @@ def test_head_moved_is_said_before_applying_and_the_change_still_merges(sample: 
     assert "HEAD moved since the task started" in shown.stdout
     snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED"
-    assert snap["result"]["apply"]["head_moved"] == {"from": start, "to": now}
+    assert snap["result"]["apply"]["headMoved"] == {"from": start, "to": now}
     text = (repo / WORDS).read_text()
     assert text.startswith(NOTE) and "def longest_word" in text
 

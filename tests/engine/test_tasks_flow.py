@@ -63,7 +63,7 @@ def test_whole_flow_through_the_cli_step_by_step_on_the_pytest_sample(pytest_rep
 
     rc, snap = autocode_json("task", "approve", "--workspace", ws, task_id, "--revision", str(revision))
     assert rc == 0 and snap["needs"]["kind"] == "approve_completion", snap
-    assert snap["needs"]["tests"]["exit_code"] == 0
+    assert snap["needs"]["tests"]["exitCode"] == 0
     assert "total_with_tax" in snap["needs"]["diff"]
     assert "total_with_tax" not in (repo / "shop" / "pricing.py").read_text()
 
@@ -292,7 +292,7 @@ def test_failing_tests_fail_the_task_and_leave_the_workspace_alone(unittest_repo
     run = TaskRun.start(repo, f"via {patch}", TaskOptions(scenario="no-questions", test_command="python3 -c 'raise SystemExit(3)'"))
     snap = run.approve_plan(1, CLI).wire()
     assert snap["state"] == "FAILED" and snap["result"]["error"]["kind"] == "testsFailed"
-    assert snap["result"]["tests"]["exit_code"] == 3
+    assert snap["result"]["tests"]["exitCode"] == 3
     assert tree_state(repo) == before
     assert read_record(repo) is None
 

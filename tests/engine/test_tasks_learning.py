@@ -79,7 +79,7 @@ def test_a_human_answer_holding_a_credential_is_dropped_whole(repo: tuple[Path, 
     run = TaskRun.start(root, f"via {patch}")
     run.answer("test-naming", f"Use names like test_login_with {token}", CLI)
     snap = _finish(run)
-    assert snap["learning"]["dropped_for_credentials"] == ["test-naming"]
+    assert snap["learning"]["droppedForCredentials"] == ["test-naming"]
     record_text = (root / ".autocode" / "project.json").read_text()
     assert token not in record_text and "test_login_with" not in record_text
     assert read_record(root)["conventions"] == []  # type: ignore[index]

@@ -30,7 +30,9 @@ def test_a_state_written_by_the_dictionary_code_round_trips_unchanged(name: str)
     assert list(state.to_json()) == list(data)  # same keys, same order
 
 
-def old_task(tmp_path: Path, extra: dict[str, Any] | None = None) -> tuple[Path, str]:
+def old_task(
+    tmp_path: Path, extra: dict[str, Any] | None = None, name: str = "waiting-for-plan.json"
+) -> tuple[Path, str]:
     """A repository holding one task folder as the earlier code left it (waiting for the plan)."""
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -38,7 +40,7 @@ def old_task(tmp_path: Path, extra: dict[str, Any] | None = None) -> tuple[Path,
     (repo / "a.txt").write_text("a\n")
     git(repo, "add", "a.txt")
     git(repo, "commit", "-q", "-m", "first")
-    state = {**saved("waiting-for-plan.json"), **(extra or {})}
+    state = {**saved(name), **(extra or {})}
     run_dir = repo / ".autocode" / "runs" / state["id"]
     (run_dir / "evidence").mkdir(parents=True)
     (run_dir / "state.json").write_text(json.dumps(state), encoding="utf-8")
@@ -78,4 +80,45 @@ def test_a_state_changed_by_hand_is_refused_as_damaged_and_left_alone(tmp_path: 
     with pytest.raises(AutoCodeError) as err:
         TaskRun.load(repo, task_id)
     assert err.value.kind == "taskDamaged"
+    assert path.read_bytes() == before
+
+
+def test_an_old_completed_task_reads_with_typed_camel_case_phase_results(tmp_path: Path) -> None:
+    """Phase results as earlier versions wrote them: an apply from before `written_by_editor`,
+    a learning step that broke (`error`), a key a newer version added to the test run."""
+    old = saved("completed.json")
+    apply = {k: v for k, v in old["result"]["apply"].items() if k != "written_by_editor"}
+    tests = {**old["tests"], "from_a_newer_version": 1}
+    repo, task_id = old_task(tmp_path, {
+        "tests": tests,
+        "result": {**old["result"], "tests": tests, "apply": apply},
+        "learning": {"status": "failed", "error": "OSError: disk full"},
+    }, name="completed.json")
+    path = repo / ".autocode" / "runs" / task_id / "state.json"
+    before = path.read_bytes()
+    snap = TaskRun.load(repo, task_id).snapshot().wire()
+    assert snap["state"] == "COMPLETED" and snap["done"] and snap["error"] is None
+    result = snap["result"]
+    assert result["tests"] == {"command": "python3 -m unittest -q", "cwd": "source", "exitCode": 0, "status": "finished",
+                               "seconds": 0.112, "outputTail": tests["output_tail"]}
+    assert result["apply"]["writtenByEditor"] == [] and result["apply"]["written"] == old["result"]["apply"]["written"]
+    assert result["verified"] is True and result["error"] is None
+    assert snap["learning"]["status"] == "failed" and snap["learning"]["error"] == "OSError: disk full"
+    assert snap["learning"]["conventions"] == [] and snap["learning"]["droppedForCredentials"] == []
+    assert path.read_bytes() == before  # reading never rewrites the old file
+
+
+@pytest.mark.parametrize("change", [
+    {"tests": {"command": "x", "cwd": "source", "exit_code": "zero", "status": "finished", "seconds": 1}},
+    {"learning": {"status": "learned"}},
+    {"error": {"kind": "testsFailed"}},
+])
+def test_a_phase_result_changed_by_hand_is_a_damaged_task_and_left_alone(tmp_path: Path, change: dict[str, Any]) -> None:
+    repo, task_id = old_task(tmp_path, change, name="completed.json")
+    path = repo / ".autocode" / "runs" / task_id / "state.json"
+    before = path.read_bytes()
+    run = TaskRun.load(repo, task_id)
+    with pytest.raises(AutoCodeError) as err:
+        run.details()
+    assert err.value.kind == "taskDamaged" and f"of task {task_id} cannot be read" in err.value.message
     assert path.read_bytes() == before

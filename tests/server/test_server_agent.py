@@ -67,6 +67,6 @@ async def test_tool_calls_are_progress_reports_and_usage_is_in_the_snapshot(
                          "implementing: running tests: 2 failed", "implementing: running tests: passed"):
             assert expected in messages, messages
         agent = snap["agent"]
-        assert agent["roles"]["implementer"]["turns"] == 6 and agent["usage"]["total_tokens"] == 110 * 10
+        assert agent["roles"]["implementer"]["turns"] == 6 and agent["usage"]["totalTokens"] == 110 * 10
     finally:
         await close(session)

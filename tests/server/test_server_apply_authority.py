@@ -100,7 +100,7 @@ async def test_the_editor_applies_the_merge_into_an_unsaved_buffer(tmp_path: Pat
         # The buffer holds both: the unsaved note and the task's change; the disk is the editor's business.
         assert buffer["text"].startswith(NOTE) and "hello and goodbye" in buffer["text"]
         assert greet.read_bytes() == on_disk
-        assert done["result"]["apply"]["written_by_editor"] == [GREET]
+        assert done["result"]["apply"]["writtenByEditor"] == [GREET]
     finally:
         await close(session)
 

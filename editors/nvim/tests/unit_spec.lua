@@ -74,6 +74,17 @@ H.eq(tasks.questions({ needs = { kind = 'approve_plan' } }), {}, 'no questions w
 H.eq(tasks.plan_revision({ needs = { kind = 'approve_plan', planRevision = 3 } }), 3, 'plan revision (camelCase)')
 H.eq(tasks.plan_revision({ needs = { kind = 'approve_plan', plan_revision = 3 } }), nil, 'snake_case is not the wire')
 H.eq(tasks.id_of({ taskId = 't9' }), nil, 'a snapshot names its task as id')
+-- The phase results are typed camelCase objects: what an apply wrote, and a failure's message.
+local applied = { status = 'applied', applied = true, written = { 'a.py', 'b.py' }, writtenByEditor = { 'a.py' }, conflicts = {},
+  choices = {}, message = 'wrote a.py, b.py' }
+local done = { id = 't3', state = 'COMPLETED', revision = 9, done = true, needs = {},
+  result = { status = 'completed', verified = true, apply = applied, files = { 'a.py', 'b.py' } } }
+H.eq(tasks.written(done), { 'a.py', 'b.py' }, 'written files from result.apply')
+H.eq(tasks.files(done), { 'a.py', 'b.py' }, 'changed files from the result once it ended')
+H.eq(tasks.written({ id = 't4', revision = 1, needs = {} }), nil, 'nothing written before an apply')
+tasks.remember({ id = 't5', state = 'FAILED', revision = 1, done = true, needs = {},
+  error = { kind = 'testsFailed', message = 'the tests failed in the copy', phase = 'verifying' } }, false)
+H.check(H.note('task t5 is FAILED: the tests failed in the copy'), 'failure message from error.message')
 local doc = memory.render_doctor({ settings = { test_command = { value = 'pytest', origin = 'learned' } }, ok = true })
 H.check(vim.tbl_contains(doc, '## settings'), 'doctor sections')
 H.check(vim.tbl_contains(doc, '  - origin: learned'), 'doctor nested values')

@@ -8,12 +8,13 @@ import { NOT_RUNNING } from './status';
 import * as args from './model/args';
 import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
-import { arrayField, Commands, field, stringField } from './protocol';
+import { Commands, field, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, showError, showMarkdownPreview, VirtualDocuments } from './ui';
 import { announceQuestion, pickAnswer, sendAnswer } from './questions';
 import { Review } from './review';
 import { writtenFiles } from './model/review';
 import { TasksView } from './views/tasks';
+import type { AskQuestionParams, ReviewPlanParams, TaskList } from './generated/protocol';
 import { MemoryView, PromotionView } from './views/memory';
 
 export interface Context {
@@ -74,7 +75,7 @@ export async function refreshTasks(ctx: Context): Promise<void> {
   for (const folder of folders()) {
     try {
       const result = await ctx.server.execute(Commands.taskList, { workspace: folder.path });
-      const list = Array.isArray(result) ? result : arrayField(result, 'tasks', 'items');
+      const list = (result as TaskList).tasks;
       const views: TaskView[] = [];
       for (const raw of list) {
         try {
@@ -357,8 +358,8 @@ async function applyPromotion(ctx: Context): Promise<void> {
  * the answer goes back as autocode.task.answer with how it was given.
  */
 export async function onAskQuestion(ctx: Context, params: unknown): Promise<unknown> {
-  const taskId = stringField(params, 'taskId') ?? '';
-  const question = questionFrom(field(params, 'question') ?? null, 0);
+  const { taskId, question: asked } = params as AskQuestionParams;
+  const question = questionFrom(asked);
   announceQuestion({ id: taskId, brief: ctx.store.get(taskId)?.brief ?? 'AutoCode task' }, question);
   return { answer: null };
 }
@@ -368,10 +369,9 @@ export async function onAskQuestion(ctx: Context, params: unknown): Promise<unkn
  * taking the keyboard, and the decision comes later from its title bar or lenses, so the reply is "later".
  */
 export async function onReviewPlan(ctx: Context, params: unknown): Promise<unknown> {
-  const taskId = stringField(params, 'taskId') ?? 'task';
+  const { taskId, planRevision, plan } = params as ReviewPlanParams;
   const brief = ctx.store.get(taskId)?.brief ?? 'AutoCode task';
-  const planRevision = typeof field(params, 'planRevision') === 'number' ? (field(params, 'planRevision') as number) : undefined;
-  await ctx.review?.openPlan({ id: taskId, brief }, stringField(params, 'plan') ?? '', planRevision, false);
+  await ctx.review?.openPlan({ id: taskId, brief }, plan, planRevision, false);
   return { decision: 'later' };
 }
 

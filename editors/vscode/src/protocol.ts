@@ -45,7 +45,7 @@ export function isObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** The first of `keys` present in `obj` (the wire is camelCase; engine dicts may be snake_case). */
+/** The first of `keys` present in `obj` (for results the generated types do not state yet). */
 export function field(obj: unknown, ...keys: string[]): Json | undefined {
   if (!isObject(obj)) return undefined;
   for (const key of keys) {

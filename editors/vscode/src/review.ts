@@ -12,7 +12,7 @@ import type { Context } from './commands';
 import * as args from './model/args';
 import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
-import { Commands, field, stringField } from './protocol';
+import { Commands, stringField } from './protocol';
 import { showError } from './ui';
 
 // Context keys: the title bar buttons show on AutoCode plan / result documents while a review is open.
@@ -199,17 +199,18 @@ export class Review implements vscode.CodeLensProvider {
     }
     const after = this.accept(await this.ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
     if (after?.awaiting === 'completionApproval') {
-      const attempt = field(field(after.raw, 'needs'), 'apply');
-      if (attempt) void vscode.window.showErrorMessage(`AutoCode: the change was not applied: ${stringField(attempt, 'message') ?? stringField(attempt, 'status') ?? 'see the output'}. Apply again when ready.`);
+      const { needs } = after.raw;
+      const attempt = needs.kind === 'approve_completion' ? needs.apply : null;
+      if (attempt) void vscode.window.showErrorMessage(`AutoCode: the change was not applied: ${attempt.message}. Apply again when ready.`);
       return;
     }
-    const inEditor = field(field(field(after?.raw, 'result'), 'apply'), 'written_by_editor');
-    if (Array.isArray(inEditor) && inEditor.length) {
+    const inEditor = after?.raw.result?.apply?.writtenByEditor ?? [];
+    if (inEditor.length) {
       // Shown, so an unsaved change never hides in a closed diff.
-      for (const rel of inEditor.map(String)) {
+      for (const rel of inEditor) {
         await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
       }
-      void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.map(String).join(', ')}`);
+      void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.join(', ')}`);
     }
     await this.changesDone(task.id);
     if (after?.awaiting === 'conflicts') await this.resolveConflicts(after.id);

@@ -368,7 +368,7 @@ def _completion_text(snap: dict[str, Any]) -> str:
     tests = needs.get("tests") or {}
     lines = [_headMoved_text(needs.get("headMoved"))] if needs.get("headMoved") else []
     lines += [
-        f"Tests: `{tests.get('command')}` exited {tests.get('exit_code')} in {tests.get('seconds')} s",
+        f"Tests: `{tests.get('command')}` exited {tests.get('exitCode')} in {tests.get('seconds')} s",
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
         "Changes:",
         needs.get("diff", ""),
@@ -484,7 +484,7 @@ def _render_details(data: dict[str, Any]) -> str:
                     lines.append(f"    -> {a['text']} ({how}, {learnable}; {a['source'].get('channel')})")
     tests = data.get("tests")
     if tests:
-        lines.append(f"tests: {tests['command']} -> exit {tests['exit_code']} ({tests['status']})")
+        lines.append(f"tests: {tests['command']} -> exit {tests['exitCode']} ({tests['status']})")
     lines += _render_agent(snap.get("agent"))
     lines.append(f"events: {len(data['events'])}")
     return "\n".join(lines)
@@ -494,15 +494,15 @@ def _render_agent(agent: dict[str, Any] | None) -> list[str]:
     """The model's work: per role its mode, requests, tool calls, tokens and why a loop stopped."""
     if not agent:
         return []
-    usage = agent.get("usage") or {}
-    lines = [f"model usage: {usage.get('total_tokens', 0)} tokens "
-             f"({usage.get('prompt_tokens', 0)} prompt, {usage.get('completion_tokens', 0)} completion)"]
-    for role, item in (agent.get("roles") or {}).items():
-        text = f"  {role}: {item.get('mode')}, {item.get('turns')} request(s), {item.get('tool_calls')} tool call(s), " \
-               f"{(item.get('usage') or {}).get('total_tokens', 0)} tokens"
-        if item.get("stopped") and item.get("stopped") != "answered":
+    usage = agent["usage"]
+    lines = [f"model usage: {usage['totalTokens']} tokens "
+             f"({usage['promptTokens']} prompt, {usage['completionTokens']} completion)"]
+    for role, item in agent["roles"].items():
+        text = f"  {role}: {item['mode']}, {item['turns']} request(s), {item['toolCalls']} tool call(s), " \
+               f"{item['usage']['totalTokens']} tokens"
+        if item["stopped"] not in (None, "answered"):
             text += f", stopped: {item['stopped']} reached"
-        if item.get("mode") == "edit_blocks":
+        if item["mode"] == "edit_blocks":
             text += " (the endpoint takes no tools: edit blocks)"
         lines.append(text)
     return lines

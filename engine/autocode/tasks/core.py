@@ -13,13 +13,17 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from autocode import gitsafe
+from autocode.errors import AutoCodeError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
 from autocode.tasks.models import (
+    AgentStatus,
     AnswerQuestions,
     AnswerRecord,
     ApplyResult,
@@ -27,16 +31,23 @@ from autocode.tasks.models import (
     ApprovePlan,
     Conflict,
     HeadMoved,
+    Learning,
     Needs,
     NoNeeds,
+    PhaseResult,
     Plan,
     Question,
     ResolveConflicts,
+    Review,
+    TaskError,
+    TaskResult,
     TaskSnapshot,
+    TestRun,
 )
 from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
 
 DIFF_IN_SNAPSHOT = 200_000
+R = TypeVar("R", bound=PhaseResult)
 
 
 class RunCore:
@@ -75,9 +86,9 @@ class RunCore:
             revision=s.revision,
             needs=self._needs(s),
             done=s.state in ENDS,
-            result=s.result,
-            error=s.error,
-            learning=s.learning,
+            result=self._typed(TaskResult, s.result, "result in state.json"),
+            error=self._typed(TaskError, s.error, "error in state.json"),
+            learning=self._typed(Learning, s.learning, "learning in state.json"),
             run_dir=str(self.run_dir),
             copy_=(self._launch.get("prep") or {}).get("copy"),
             plan_revision=s.plan_revision,
@@ -118,8 +129,8 @@ class RunCore:
             return ApproveCompletion(
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
-                tests=s.tests,
-                review=s.review,
+                tests=self._typed(TestRun, s.tests, "tests in state.json"),
+                review=self._typed(Review, s.review, "review in state.json"),
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,
             )
@@ -202,10 +213,26 @@ class RunCore:
 
     def _cancel_requested(self) -> bool:
         return (self.run_dir / "cancel.request").exists()
-    def _agent_status(self) -> dict[str, Any] | None:
+
+    def _agent_status(self) -> AgentStatus | None:
         from autocode.providers.agent import read_status
 
-        return read_status(self.run_dir)
+        return self._typed(AgentStatus, read_status(self.run_dir), "agent status (agent/status.json)")
+
+    def _typed(self, model: type[R], data: dict[str, Any] | None, where: str) -> R | None:
+        """A phase result as its typed model; a shape this version cannot read is a damaged task."""
+        if not data:
+            return None
+        try:
+            return model.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            at = ".".join(str(part) for part in first["loc"])
+            raise AutoCodeError(
+                f"the {where} of task {self.id} cannot be read ({at}: {first['msg']}); AutoCode never "
+                "writes it that way, so it was changed by hand: restore it or start a new task",
+                kind="taskDamaged",
+            ) from None
 
     # ------------------------------------------------------------------ helpers
 

@@ -7,9 +7,13 @@ same dump, so the engine, the wire, the CLI and the generated editor types
 the wire is camelCase only (`wire()`, or `model_dump(by_alias=True)`).
 
 `Needs` is a union told apart by `kind`: each paused state carries exactly what
-the person needs to decide, and nothing else. The phase results a person reads
-but no client decides on (`tests`, `review`, `result`, `error`, `learning`,
-`agent`) stay JSON objects as the engine writes them.
+the person needs to decide, and nothing else. The phase results (`TestRun`,
+`Review`, `TaskResult`, `TaskError`, `Learning`, `AgentStatus`) are typed here
+too: `state.json` keeps them as the snake_case objects the engine has always
+written (folders from earlier versions load unchanged) and the snapshot
+validates them into these models, so the wire has one spelling. They ignore
+keys they do not know (a newer version's state stays readable); a test checks
+that every key the engine writes is declared.
 """
 
 from __future__ import annotations
@@ -105,6 +109,138 @@ class ApplyResult(WireModel):
     """What happened, in words a person can read."""
 
 
+class PhaseResult(WireModel):
+    """A phase result as `state.json` keeps it: unknown keys (from a newer version) are dropped, not refused."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class TestRun(PhaseResult):
+    """The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`)."""
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    command: str
+    cwd: str
+    """The folder the command ran in, by name (the prep copy's, or the package's within it)."""
+    exit_code: int
+    """The command's exit code (127 when it could not be started; negative when it was killed)."""
+    status: Literal["finished", "timed_out", "cancelled", "could_not_run"]
+    seconds: float
+    output_tail: str = ""
+    """The last 8000 characters of its output."""
+
+
+class Review(PhaseResult):
+    """The reviewer's verdict on the verified change."""
+
+    summary: str
+    concerns: list[str] = Field(default_factory=list)
+    """What the reviewer thinks a person should look at before applying."""
+    lessons: list[str] = Field(default_factory=list)
+    """Repository-independent lessons offered to memory reflection at completion."""
+
+
+class TaskError(PhaseResult):
+    """Why a task failed."""
+
+    kind: str
+    """The error kind (`testsFailed`, `budgetExhausted`, `internalError`, ...; see the error table)."""
+    message: str
+    phase: str
+    """The phase the task was in when it failed."""
+
+
+class TaskResult(PhaseResult):
+    """How a task ended."""
+
+    status: Literal["completed", "failed", "cancelled"]
+    verified: bool = False
+    """True once the tests passed in the copy (completed tasks)."""
+    tests: TestRun | None = None
+    """The last test run (completed and failed tasks, when the tests ran)."""
+    apply: ApplyResult | None = None
+    """What the apply wrote (completed tasks)."""
+    files: list[str] = Field(default_factory=list)
+    """The files the change touches (completed tasks)."""
+    error: TaskError | None = None
+    """Why it failed (failed tasks)."""
+
+
+class Learning(PhaseResult):
+    """What completion learned into `.autocode/project.json`."""
+
+    status: Literal["pending", "done", "failed"]
+    """pending until the task completed and learning ran."""
+    written: bool = False
+    """Whether the project record was written."""
+    path: str | None = None
+    """The project record's path."""
+    conventions: list[str] = Field(default_factory=list)
+    """Ids of the questions whose answers were learned as conventions."""
+    dropped_for_credentials: list[str] = Field(default_factory=list)
+    """Ids of answers not learned because they carry a credential."""
+    omitted: list[str] = Field(default_factory=list)
+    """What the record left out, in words."""
+    errors: list[str] = Field(default_factory=list)
+    """The record's problems (status failed)."""
+    error: str | None = None
+    """Set when learning itself broke (status failed); completion stands."""
+    framework: str | None = None
+    test_command: str | None = None
+    """The test command learned (only after it passed, never for --package runs)."""
+
+
+class TokenUsage(PhaseResult):
+    """Token counts the endpoint reported."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+
+class AgentBudgets(PhaseResult):
+    """The limits an agent loop ran under."""
+
+    max_turns: int
+    token_budget: int
+    time_budget: float
+    """Seconds."""
+
+
+class AgentRole(PhaseResult):
+    """One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests)."""
+
+    role: str
+    mode: Literal["tools", "edit_blocks", "json"]
+    """tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests)."""
+    fallback_reason: str | None = None
+    """Why the loop fell back to edit blocks."""
+    turns: int
+    """Requests made."""
+    tool_calls: int
+    usage: TokenUsage
+    seconds: float | None = None
+    """Time spent (loops only)."""
+    budgets: AgentBudgets | None = None
+    """The loop's limits (loops only)."""
+    stopped: str | None = None
+    """answered, max_turns, token_budget or time_budget once the loop ended; null while it runs."""
+    transcript: str | None = None
+    """The loop's transcript file in the run's agent folder."""
+
+
+class AgentStatus(PhaseResult):
+    """The model's work in a task: per role, with usage summed over them."""
+
+    roles: dict[str, AgentRole]
+    """Per role (investigator, requirements, planner, implementer, reviewer) that asked the model."""
+    usage: TokenUsage
+    """Summed over the roles."""
+    edit_blocks_fallback: list[str] = Field(default_factory=list)
+    """Roles whose endpoint took no tools (they worked with edit blocks)."""
+
+
 class NoNeeds(WireModel):
     """The task is working or has ended: it waits for nobody."""
 
@@ -133,9 +269,9 @@ class ApproveCompletion(WireModel):
     diff: str
     """The verified change, as a unified diff against the prep copy's base."""
     files: list[str]
-    tests: dict[str, Any] | None
-    """The test run in the copy (command, exit code, status, seconds, output tail)."""
-    review: dict[str, Any] | None
+    tests: TestRun | None
+    """The test run in the copy."""
+    review: Review | None
     head_moved: HeadMoved | None = None
     """Set when HEAD moved since the task started (shown before applying)."""
     apply: ApplyResult | None = None
@@ -183,10 +319,11 @@ class TaskSnapshot(WireModel):
     revision: int
     needs: Needs
     done: bool
-    result: dict[str, Any] | None
-    """The engine's result once the task ended (status, tests, applied change)."""
-    error: dict[str, Any] | None
-    learning: dict[str, Any] | None
+    result: TaskResult | None
+    """How the task ended (null while it runs)."""
+    error: TaskError | None
+    """Why the task failed (null unless it did)."""
+    learning: Learning | None
     """What completion learned into `.autocode/project.json`."""
     run_dir: str
     copy_: str | None
@@ -198,8 +335,8 @@ class TaskSnapshot(WireModel):
     updated: str
     answers: list[AnswerRecord] = Field(default_factory=list)
     """The answer ledger: every answer with how it was given."""
-    agent: dict[str, Any] | None = None
-    """The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider."""
+    agent: AgentStatus | None = None
+    """The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider."""
 
 
 class TaskList(WireModel):

@@ -20,9 +20,10 @@ from typing import Any
 from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
+from autocode.tasks.core import apply_result
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, TaskNotFound
 from autocode.tasks.machine import PhaseMachine
-from autocode.tasks.models import TaskSnapshot
+from autocode.tasks.models import TaskSnapshot, TestRun
 from autocode.tasks.state import (
     ENDS,
     PAUSES,
@@ -102,8 +103,9 @@ class TaskRun(PhaseMachine):
             "requirements": s.requirements,
             "plan": s.plan,
             "approvals": s.approvals,
-            "tests": s.tests,
-            "apply": s.apply,
+            # The phase results in their typed wire form, as the snapshot carries them.
+            "tests": tests.wire() if (tests := self._typed(TestRun, s.tests, "tests in state.json")) else None,
+            "apply": apply_result(s.apply).wire() if s.apply else None,
             "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }

@@ -4,8 +4,10 @@
 Its field names are the file's keys, so folders written before it existed
 load unchanged; keys it does not know are kept and written back (a newer
 version's data is never dropped by an older one). The answer ledger and the
-phase results (requirements, plan, tests, review, apply) stay JSON objects
-here: their own modules (`ledger`, `providers`, `apply`) own their shapes.
+phase results (requirements, plan, tests, review, apply, result, error,
+learning) stay the snake_case JSON objects they have always been here; the
+typed forms a client sees (`TestRun`, `Review`, `TaskResult`, ...) are in
+`autocode.tasks.models`, and the snapshot validates these objects into them.
 """
 
 from __future__ import annotations

@@ -581,7 +581,7 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         )
     elif snap.done:
         state = snap.state.lower()
-        error = (snap.error or {}).get("message")
+        error = snap.error.message if snap.error else None
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
         server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else "."), kind_of)
 

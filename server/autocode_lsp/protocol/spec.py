@@ -26,6 +26,9 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 
 # A task's shapes are the engine's own typed results (pydantic models, camelCase on the
 # wire): the server sends what the engine returns, nothing is mapped by hand.
+from autocode.tasks.models import AgentBudgets as AgentBudgets
+from autocode.tasks.models import AgentRole as AgentRole
+from autocode.tasks.models import AgentStatus as AgentStatus
 from autocode.tasks.models import AnswerQuestions as AnswerQuestions
 from autocode.tasks.models import AnswerRecord as AnswerRecord
 from autocode.tasks.models import ApplyResult as ApplyResult
@@ -34,12 +37,18 @@ from autocode.tasks.models import ApprovePlan as ApprovePlan
 from autocode.tasks.models import Conflict as Conflict
 from autocode.tasks.models import ConflictHunk as ConflictHunk
 from autocode.tasks.models import HeadMoved as HeadMoved
+from autocode.tasks.models import Learning as Learning
 from autocode.tasks.models import NoNeeds as NoNeeds
 from autocode.tasks.models import Plan as Plan
 from autocode.tasks.models import Question as Question
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
+from autocode.tasks.models import Review as Review
+from autocode.tasks.models import TaskError as TaskError
 from autocode.tasks.models import TaskList as TaskList
+from autocode.tasks.models import TaskResult as TaskResult
 from autocode.tasks.models import TaskSnapshot as TaskSnapshot
+from autocode.tasks.models import TestRun as TestRun
+from autocode.tasks.models import TokenUsage as TokenUsage
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -789,12 +798,9 @@ def model_fields(cls: type[Any]) -> list[ModelField]:
         return out
     found = []
     for name, f in cls.model_fields.items():
-        tp = f.annotation
-        # A variant's `kind` has its one value as default, yet the wire always carries it.
-        tag = typing.get_origin(tp) is Literal and len(typing.get_args(tp)) == 1
-        required = f.is_required() or tag
-        default = None if required else f.get_default(call_default_factory=True)
-        found.append(ModelField(name, f.alias or name, tp, required, default,
+        # The engine's results only travel from the server to a client, always dumped whole
+        # (`WireModel.wire()`): every field is on the wire, defaults included, so each is required.
+        found.append(ModelField(name, f.alias or name, f.annotation, True, None,
                                 " ".join((f.description or "").split()),
                                 f.title if f.discriminator else None))
     return found

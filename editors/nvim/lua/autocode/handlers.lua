@@ -5,26 +5,21 @@ local protocol = require('autocode.protocol')
 
 local M = {}
 
-local field = require('autocode.util').field
-
 --- autocode/task/didChange: a full snapshot with its revision.
+---@param params autocode.TaskDidChangeParams
 function M.did_change(_, params, ctx)
-  local tasks = require('autocode.tasks')
-  local snap = tasks.unwrap(params)
-  if snap and params and params.revision and snap.revision == nil then
-    snap.revision = params.revision
-  end
-  tasks.remember(snap, false, ctx and ctx.client_id)
+  require('autocode.tasks').remember(params.task, false, ctx and ctx.client_id)
 end
 
 --- autocode/task/askQuestion: answered at once with "left open" (null); the
 --- question goes to the person's queue and is asked in normal mode (never
 --- while they type), and the answer goes back as autocode.task.answer with
 --- how it was given.
+---@param params autocode.AskQuestionParams
 function M.ask_question(_, params, ctx)
   local tasks = require('autocode.tasks')
-  local q = field(params, 'question') or {}
-  local task_id = field(params, 'taskId')
+  local q = params.question
+  local task_id = params.taskId
   if task_id then
     tasks.current = task_id
     if ctx and ctx.client_id then
@@ -35,13 +30,13 @@ function M.ask_question(_, params, ctx)
   require('autocode.questions').offer({
     task_id = task_id,
     question = {
-      id = field(q, 'id'),
-      text = field(q, 'text') or '(question without text)',
-      choices = field(q, 'choices'),
-      default = field(q, 'default'),
+      id = q.id,
+      text = q.text,
+      choices = q.choices,
+      default = q.default,
     },
     client = ctx and ctx.client_id and vim.lsp.get_client_by_id(ctx.client_id) or nil,
-    workspace = snap and field(snap, 'workspace') or nil,
+    workspace = snap and snap.workspace or nil,
   })
   return { answer = vim.NIL }
 end
@@ -50,11 +45,12 @@ end
 --- decides there (a approve, r reject) or with :AutoCode approve / reject.
 --- Closing the plan window without deciding answers "later": the plan stays
 --- waiting for :AutoCode approve.
+---@param params autocode.ReviewPlanParams
 function M.review_plan(_, params, ctx)
   local tasks = require('autocode.tasks')
   local ui = require('autocode.ui')
   local client = require('autocode.client')
-  local id = field(params, 'taskId')
+  local id = params.taskId
   if id then
     tasks.current = id
     if ctx and ctx.client_id then
@@ -78,7 +74,7 @@ function M.review_plan(_, params, ctx)
     previous.resolve({ decision = 'later' })
   end
   tasks.reviews[id] = {
-    plan_revision = field(params, 'planRevision'),
+    plan_revision = params.planRevision,
     resolve = resolve,
     client_id = ctx and ctx.client_id,
   }

@@ -2,6 +2,31 @@
 -- LuaLS annotations of the AutoCode protocol's shapes (wire names, camelCase); no code runs here.
 ---@meta
 
+--- The limits an agent loop ran under.
+---@class autocode.AgentBudgets
+---@field maxTurns integer
+---@field tokenBudget integer
+---@field timeBudget number Seconds.
+
+--- One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests).
+---@class autocode.AgentRole
+---@field role string
+---@field mode 'tools'|'edit_blocks'|'json' tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests).
+---@field fallbackReason string|nil Why the loop fell back to edit blocks.
+---@field turns integer Requests made.
+---@field toolCalls integer
+---@field usage autocode.TokenUsage
+---@field seconds number|nil Time spent (loops only).
+---@field budgets autocode.AgentBudgets|nil The loop's limits (loops only).
+---@field stopped string|nil answered, max_turns, token_budget or time_budget once the loop ended; null while it runs.
+---@field transcript string|nil The loop's transcript file in the run's agent folder.
+
+--- The model's work in a task: per role, with usage summed over them.
+---@class autocode.AgentStatus
+---@field roles table<string, autocode.AgentRole> Per role (investigator, requirements, planner, implementer, reviewer) that asked the model.
+---@field usage autocode.TokenUsage Summed over the roles.
+---@field editBlocksFallback string[] Roles whose endpoint took no tools (they worked with edit blocks).
+
 ---@class autocode.AnswerQuestions
 ---@field kind 'answer_questions'
 ---@field questions autocode.Question[] The open questions; a client may ask them one by one.
@@ -12,36 +37,36 @@
 ---@field text string
 ---@field how string typed, chosen, acceptedDefault, delegated (or machine for the model's own decisions).
 ---@field kind string The ledger kind: human (typed or chosen), proposed_default, delegated or machine.
----@field channel? string|nil
----@field time? string|nil
+---@field channel string|nil
+---@field time string|nil
 
 --- One attempt to apply the verified change to the work tree.
 ---@class autocode.ApplyResult
 ---@field status 'applied'|'conflicts'|'not_applied'
 ---@field applied boolean
----@field written? string[] Files written (through the editor or on disk).
----@field writtenByEditor? string[] The files the editor changed (unsaved edits and undo kept).
----@field conflicts? string[] Paths both the person and the task changed (nothing was written).
----@field via? 'editor'|'disk'|nil
----@field choices? table<string, string> The person's choice per conflicted file that this apply used.
----@field headMoved? autocode.HeadMoved|nil
+---@field written string[] Files written (through the editor or on disk).
+---@field writtenByEditor string[] The files the editor changed (unsaved edits and undo kept).
+---@field conflicts string[] Paths both the person and the task changed (nothing was written).
+---@field via 'editor'|'disk'|nil
+---@field choices table<string, string> The person's choice per conflicted file that this apply used.
+---@field headMoved autocode.HeadMoved|nil
 ---@field message string What happened, in words a person can read.
 
 ---@class autocode.ApproveCompletion
 ---@field kind 'approve_completion'
 ---@field diff string The verified change, as a unified diff against the prep copy's base.
 ---@field files string[]
----@field tests table<string, any>|nil The test run in the copy (command, exit code, status, seconds, output tail).
----@field review table<string, any>|nil
----@field headMoved? autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
----@field apply? autocode.ApplyResult|nil The last apply attempt when it did not go through (e.g. the editor refused the edit).
+---@field tests autocode.TestRun|nil The test run in the copy.
+---@field review autocode.Review|nil
+---@field headMoved autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
+---@field apply autocode.ApplyResult|nil The last apply attempt when it did not go through (e.g. the editor refused the edit).
 
 ---@class autocode.ApprovePlan
 ---@field kind 'approve_plan'
 ---@field planRevision integer The plan revision to approve (`autocode.task.approvePlan`'s `revision`).
 ---@field plan autocode.Plan
 ---@field markdown string The plan as Markdown.
----@field planUri? string|nil `file://` URI of the plan document (what `window/showDocument` opens).
+---@field planUri string|nil `file://` URI of the plan document (what `window/showDocument` opens).
 
 ---@class autocode.AskQuestionParams
 ---@field taskId string
@@ -55,7 +80,7 @@
 ---@class autocode.Conflict
 ---@field path string
 ---@field reason 'overlap'|'deletedInWorkspace'|'deletedByTask'|'renamed'
----@field hunks? autocode.ConflictHunk[]
+---@field hunks autocode.ConflictHunk[]
 
 --- Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point).
 ---@class autocode.ConflictHunk
@@ -82,6 +107,19 @@
 ---@class autocode.HeadMoved
 ---@field from string|nil On the wire: `from`.
 ---@field to string|nil
+
+--- What completion learned into `.autocode/project.json`.
+---@class autocode.Learning
+---@field status 'pending'|'done'|'failed' pending until the task completed and learning ran.
+---@field written boolean Whether the project record was written.
+---@field path string|nil The project record's path.
+---@field conventions string[] Ids of the questions whose answers were learned as conventions.
+---@field droppedForCredentials string[] Ids of answers not learned because they carry a credential.
+---@field omitted string[] What the record left out, in words.
+---@field errors string[] The record's problems (status failed).
+---@field error string|nil Set when learning itself broke (status failed); completion stands.
+---@field framework string|nil
+---@field testCommand string|nil The test command learned (only after it passed, never for --package runs).
 
 --- One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner).
 ---@class autocode.Memory
@@ -182,8 +220,8 @@
 ---@class autocode.Plan
 ---@field summary string
 ---@field steps string[]
----@field citations? string[] Files (and answers, as `answer:<id>`) the plan rests on.
----@field acceptanceCriteria? string[]
+---@field citations string[] Files (and answers, as `answer:<id>`) the plan rests on.
+---@field acceptanceCriteria string[]
 
 --- A checked prep copy; it stays on disk (`copy`) for inspection and for tasks.
 ---@class autocode.PrepResult
@@ -231,10 +269,10 @@
 ---@class autocode.Question
 ---@field id string
 ---@field text string
----@field category? string|nil
----@field convention? string|nil Set when the answer may be learned as a project convention.
----@field default? string|nil The proposed default answer, if any.
----@field choices? string[] Answers a client may offer as buttons (the proposed default when there is one).
+---@field category string|nil
+---@field convention string|nil Set when the answer may be learned as a project convention.
+---@field default string|nil The proposed default answer, if any.
+---@field choices string[] Answers a client may offer as buttons (the proposed default when there is one).
 
 ---@class autocode.RecallReceipt
 ---@field method string
@@ -248,8 +286,14 @@
 ---@field kind 'resolve_conflicts'
 ---@field conflicts autocode.Conflict[] The conflicted files (nothing was written yet).
 ---@field files string[]
----@field headMoved? autocode.HeadMoved|nil
+---@field headMoved autocode.HeadMoved|nil
 ---@field apply autocode.ApplyResult
+
+--- The reviewer's verdict on the verified change.
+---@class autocode.Review
+---@field summary string
+---@field concerns string[] What the reviewer thinks a person should look at before applying.
+---@field lessons string[] Repository-independent lessons offered to memory reflection at completion.
 
 ---@class autocode.ReviewPlanParams
 ---@field taskId string
@@ -283,6 +327,12 @@
 ---@field task autocode.TaskSnapshot
 ---@field revision integer Equal to `task.revision`; a client drops a notification older than the last it saw.
 
+--- Why a task failed.
+---@class autocode.TaskError
+---@field kind string The error kind (`testsFailed`, `budgetExhausted`, `internalError`, ...; see the error table).
+---@field message string
+---@field phase string The phase the task was in when it failed.
+
 ---@class autocode.TaskList
 ---@field tasks autocode.TaskSnapshot[]
 
@@ -300,6 +350,15 @@
 ---@field choices table<string, 'mine'|'theirs'|'markers'> For each conflicted path: keep `mine` (the workspace file as it is), take `theirs` (the task's version) or write git-style conflict `markers` into the workspace file.
 ---@field workspace? string|nil
 
+--- How a task ended.
+---@class autocode.TaskResult
+---@field status 'completed'|'failed'|'cancelled'
+---@field verified boolean True once the tests passed in the copy (completed tasks).
+---@field tests autocode.TestRun|nil The last test run (completed and failed tasks, when the tests ran).
+---@field apply autocode.ApplyResult|nil What the apply wrote (completed tasks).
+---@field files string[] The files the change touches (completed tasks).
+---@field error autocode.TaskError|nil Why it failed (failed tasks).
+
 --- The full state of one task run. `revision` increases with every change.
 ---@class autocode.TaskSnapshot
 ---@field id string
@@ -310,17 +369,17 @@
 ---@field revision integer
 ---@field needs autocode.Needs
 ---@field done boolean
----@field result table<string, any>|nil The engine's result once the task ended (status, tests, applied change).
----@field error table<string, any>|nil
----@field learning table<string, any>|nil What completion learned into `.autocode/project.json`.
+---@field result autocode.TaskResult|nil How the task ended (null while it runs).
+---@field error autocode.TaskError|nil Why the task failed (null unless it did).
+---@field learning autocode.Learning|nil What completion learned into `.autocode/project.json`.
 ---@field runDir string
 ---@field copy string|nil The prep copy the task works in.
 ---@field planRevision integer The latest plan revision (0 before the first plan).
 ---@field humanPauseStates string[]
 ---@field created string
 ---@field updated string
----@field answers? autocode.AnswerRecord[] The answer ledger: every answer with how it was given.
----@field agent? table<string, any>|nil The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider.
+---@field answers autocode.AnswerRecord[] The answer ledger: every answer with how it was given.
+---@field agent autocode.AgentStatus|nil The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider.
 
 ---@class autocode.TaskStartArgs
 ---@field brief string
@@ -328,6 +387,21 @@
 ---@field package? string|nil A package folder inside a monorepo; the learned test command is then not used.
 ---@field testCommand? string|nil Overrides every other source of the test command for this task (the `flag` layer).
 ---@field manifest? string|nil Make a checked prep copy with these declared inputs first (see `autocode.prep.run`).
+
+--- The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`).
+---@class autocode.TestRun
+---@field command string
+---@field cwd string The folder the command ran in, by name (the prep copy's, or the package's within it).
+---@field exitCode integer The command's exit code (127 when it could not be started; negative when it was killed).
+---@field status 'finished'|'timed_out'|'cancelled'|'could_not_run'
+---@field seconds number
+---@field outputTail string The last 8000 characters of its output.
+
+--- Token counts the endpoint reported.
+---@class autocode.TokenUsage
+---@field promptTokens integer
+---@field completionTokens integer
+---@field totalTokens integer
 
 ---@class autocode.WorkspaceArgs
 ---@field workspace? string|nil A folder path or `file://` URI. Default: the session's workspace folder.

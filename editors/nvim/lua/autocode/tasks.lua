@@ -25,8 +25,6 @@ M.reviews = {}
 --- task id -> id of the LSP client (server) the task was seen from: its commands go there.
 M.owners = {}
 
-local field = require('autocode.util').field
-
 --- The snapshot inside a command result or a didChange notification.
 ---@param result autocode.TaskSnapshot|autocode.TaskDidChangeParams|any
 ---@return autocode.TaskSnapshot|nil
@@ -34,31 +32,26 @@ function M.unwrap(result)
   if type(result) ~= 'table' then
     return nil
   end
-  local task = field(result, 'task')
-  if type(task) == 'table' then
-    return task
-  end
-  return result
+  return type(result.task) == 'table' and result.task or result
 end
 
 ---@param snap autocode.TaskSnapshot
 ---@return string|nil
 function M.id_of(snap)
-  return field(snap, 'id')
+  return snap and snap.id
 end
 
 --- The needs object of a snapshot (empty table when it needs nothing).
 ---@param snap autocode.TaskSnapshot
 ---@return autocode.Needs|table
 function M.needs(snap)
-  local needs = field(snap, 'needs')
-  return type(needs) == 'table' and needs or {}
+  return snap.needs or {}
 end
 
 ---@param snap autocode.TaskSnapshot
 ---@return string|nil
 function M.needs_kind(snap)
-  local kind = field(M.needs(snap), 'kind')
+  local kind = M.needs(snap).kind
   if kind == 'answer_questions' then
     return NEEDS.question
   end
@@ -69,7 +62,7 @@ end
 ---@param snap autocode.TaskSnapshot
 ---@return integer|nil
 function M.plan_revision(snap)
-  return field(M.needs(snap), 'planRevision')
+  return M.needs(snap).planRevision
 end
 
 --- What a notification says a task waits for, by needs kind.
@@ -83,19 +76,13 @@ local waiting_text = {
 --- The workspace-relative files a snapshot's change touches.
 ---@param snap autocode.TaskSnapshot
 function M.files(snap)
-  local out = {}
   local needs = M.needs(snap)
-  for _, f in ipairs(field(needs, 'files') or {}) do
-    table.insert(out, tostring(f))
+  local out = vim.list_extend({}, needs.files or {})
+  for _, c in ipairs(needs.conflicts or {}) do
+    table.insert(out, c.path)
   end
-  for _, c in ipairs(field(needs, 'conflicts') or {}) do
-    table.insert(out, tostring(field(c, 'path')))
-  end
-  if #out == 0 then
-    local result = field(snap, 'result')
-    for _, f in ipairs(type(result) == 'table' and field(result, 'files') or {}) do
-      table.insert(out, tostring(f))
-    end
+  if #out == 0 and snap.result then
+    vim.list_extend(out, snap.result.files)
   end
   return out
 end
@@ -104,6 +91,7 @@ end
 --- its state changed and shows (without entering) the diff when it starts
 --- waiting for completion. `client_id` is the server it came from.
 --- Returns true when it was kept.
+---@param snap autocode.TaskSnapshot|nil
 function M.remember(snap, quiet, client_id)
   local id = M.id_of(snap)
   if not id then
@@ -113,14 +101,13 @@ function M.remember(snap, quiet, client_id)
     M.owners[id] = client_id
   end
   local old = M.snapshots[id]
-  local rev = tonumber(field(snap, 'revision')) or 0
-  if old and (tonumber(field(old, 'revision')) or 0) > rev then
+  if old and old.revision > snap.revision then
     return false
   end
   M.snapshots[id] = snap
   M.current = M.current or id
-  local state = field(snap, 'state')
-  local changed = not old or field(old, 'state') ~= state
+  local state = snap.state
+  local changed = not old or old.state ~= state
   if changed and not quiet then
     local kind = M.needs_kind(snap)
     local msg = ('task %s is %s'):format(id, tostring(state))
@@ -131,9 +118,9 @@ function M.remember(snap, quiet, client_id)
     if written then
       msg = msg .. (#written > 0 and (': written ' .. table.concat(written, ', ')) or ': nothing was written')
     end
-    local err = field(snap, 'error')
-    if type(err) == 'table' and field(err, 'message') then
-      msg = msg .. ': ' .. tostring(field(err, 'message'))
+    local err = snap.error
+    if err then
+      msg = msg .. ': ' .. err.message
     end
     ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
     if kind == NEEDS.approve_completion and config.options.open_diff then
@@ -141,7 +128,7 @@ function M.remember(snap, quiet, client_id)
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, false)
     end
-    if field(snap, 'done') == true or (kind ~= NEEDS.question and old and M.needs_kind(old) == NEEDS.question) then
+    if snap.done == true or (kind ~= NEEDS.question and old and M.needs_kind(old) == NEEDS.question) then
       require('autocode.questions').drop(id)
     end
   end
@@ -150,15 +137,12 @@ function M.remember(snap, quiet, client_id)
   return true
 end
 
---- The files an apply wrote (result.apply.written), or nil when the snapshot says nothing of it.
+--- The files an apply wrote (result.apply.written), or nil when the task has not applied.
+---@param snap autocode.TaskSnapshot
+---@return string[]|nil
 function M.written(snap)
-  local result = field(snap, 'result')
-  local apply = type(result) == 'table' and field(result, 'apply') or nil
-  local written = type(apply) == 'table' and field(apply, 'written') or nil
-  if type(written) ~= 'table' then
-    return nil
-  end
-  return vim.tbl_map(tostring, written)
+  local apply = snap.result and snap.result.apply
+  return apply and apply.written or nil
 end
 
 --- The server (LSP client) that owns a task: the one it was seen from, else
@@ -172,7 +156,7 @@ function M.client_for(id)
     return c
   end
   local snap = id and M.snapshots[id]
-  local ws = snap and field(snap, 'workspace')
+  local ws = snap and snap.workspace
   if type(ws) == 'string' and ws ~= '' then
     ws = vim.fs.normalize(ws)
     for _, other in ipairs(vim.lsp.get_clients({ name = 'autocode' })) do
@@ -193,7 +177,7 @@ end
 function M.task_args(id, extra)
   local args = vim.tbl_extend('force', { taskId = id }, extra or {})
   local snap = M.snapshots[id]
-  local ws = snap and field(snap, 'workspace')
+  local ws = snap and snap.workspace
   if type(ws) == 'string' and ws ~= '' then
     args.workspace = ws
   end
@@ -252,7 +236,7 @@ end
 local function fetch_waiting(id, what, kind, missing)
   local snap = fetch(id, what)
   if snap and M.needs_kind(snap) ~= kind then
-    ui.warn(('task %s has %s (it is %s)'):format(id, missing, tostring(field(snap, 'state'))))
+    ui.warn(('task %s has %s (it is %s)'):format(id, missing, tostring(snap.state)))
     return nil
   end
   return snap
@@ -276,13 +260,8 @@ function M.questions(snap)
   if M.needs_kind(snap) ~= NEEDS.question then
     return out
   end
-  for _, q in ipairs(field(M.needs(snap), 'questions') or {}) do
-    table.insert(out, {
-      id = field(q, 'id'),
-      text = field(q, 'text') or '?',
-      choices = field(q, 'choices'),
-      default = field(q, 'default'),
-    })
+  for _, q in ipairs(M.needs(snap).questions or {}) do
+    table.insert(out, { id = q.id, text = q.text, choices = q.choices, default = q.default })
   end
   return out
 end
@@ -294,12 +273,12 @@ function M.render(snap)
   local out = {
     '# AutoCode task ' .. id,
     '',
-    '- state: ' .. tostring(field(snap, 'state') or '?'),
-    '- phase: ' .. tostring(field(snap, 'phase') or '?'),
-    '- revision: ' .. tostring(field(snap, 'revision') or '?'),
-    '- done: ' .. tostring(field(snap, 'done') == true),
+    '- state: ' .. tostring(snap.state or '?'),
+    '- phase: ' .. tostring(snap.phase or '?'),
+    '- revision: ' .. tostring(snap.revision or '?'),
+    '- done: ' .. tostring(snap.done == true),
   }
-  local brief = field(snap, 'brief')
+  local brief = snap.brief
   if brief then
     vim.list_extend(out, { '', '## Brief', '' })
     vim.list_extend(out, ui.lines(brief))
@@ -307,7 +286,7 @@ function M.render(snap)
   local kind = M.needs_kind(snap)
   if kind then
     vim.list_extend(out, { '', '## Waiting for you: ' .. kind, '' })
-    local message = field(M.needs(snap), 'message')
+    local message = M.needs(snap).message
     if message then
       vim.list_extend(out, ui.lines(message))
     end
@@ -318,7 +297,7 @@ function M.render(snap)
       table.insert(out, ('- plan revision %s: :AutoCode approve or :AutoCode reject'):format(tostring(M.plan_revision(snap))))
     end
   end
-  local result = field(snap, 'result')
+  local result = snap.result
   if result then
     vim.list_extend(out, { '', '## Result', '' })
     ui.render_value(result, out)
@@ -368,11 +347,11 @@ function M.answer(id, text)
     end
     local open = M.questions(snap)
     if #open == 0 then
-      ui.warn(('task %s has no open question (it is %s)'):format(id, tostring(field(snap, 'state'))))
+      ui.warn(('task %s has no open question (it is %s)'):format(id, tostring(snap.state)))
       return
     end
     for _, q in ipairs(open) do
-      local entry = { task_id = id, question = q, client = M.client_for(id), workspace = field(snap, 'workspace') }
+      local entry = { task_id = id, question = q, client = M.client_for(id), workspace = snap.workspace }
       questions.drop_question(entry)
       local sent
       if text then
@@ -393,20 +372,20 @@ end
 ---@param source autocode.ReviewPlanParams|autocode.TaskSnapshot
 ---@return {id: string|nil, revision: integer|nil, markdown: string|nil, uri: string|nil}
 local function plan_of(source)
-  if field(source, 'taskId') then
+  if source.taskId then
     return {
-      id = field(source, 'taskId'),
-      revision = field(source, 'planRevision'),
-      markdown = field(source, 'plan'),
-      uri = field(source, 'planUri'),
+      id = source.taskId,
+      revision = source.planRevision,
+      markdown = source.plan,
+      uri = source.planUri,
     }
   end
   local needs = M.needs(source)
   return {
     id = M.id_of(source),
-    revision = field(needs, 'planRevision'),
-    markdown = field(needs, 'markdown'),
-    uri = field(needs, 'planUri'),
+    revision = needs.planRevision,
+    markdown = needs.markdown,
+    uri = needs.planUri,
   }
 end
 
@@ -504,22 +483,23 @@ end
 
 --- Shows a task's diff, by default without entering it. In the buffer `a`
 --- applies and `x` cancels the task, each after asking.
+---@param snap autocode.TaskSnapshot
 function M.open_diff(snap, enter)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
-  local diff = field(needs, 'diff')
+  local diff = needs.diff
   local lines = ui.lines(type(diff) == 'string' and diff or nil)
   if #lines == 0 then
     lines = { '# task ' .. tostring(id) .. ': no diff was sent' }
-    for _, l in ipairs(ui.lines(field(field(needs, 'apply') or {}, 'message'))) do
+    for _, l in ipairs(ui.lines(needs.apply and needs.apply.message)) do
       table.insert(lines, '# ' .. l)
     end
   end
-  local moved = field(needs, 'headMoved')
-  if type(moved) == 'table' then
+  local moved = needs.headMoved
+  if moved then
     table.insert(lines, 1, ('# HEAD moved while the task ran (%s -> %s): the change is merged onto your work as it is now'):format(
-      tostring(field(moved, 'from')),
-      tostring(field(moved, 'to'))
+      tostring(moved.from),
+      tostring(moved.to)
     ))
   end
   return ui.scratch('diff/' .. tostring(id), lines, 'diff', {
@@ -542,7 +522,7 @@ end
 
 --- Absolute path of a workspace-relative file of a task.
 local function absolute(snap, rel)
-  local ws = field(snap, 'workspace')
+  local ws = snap.workspace
   if type(ws) == 'string' and ws ~= '' and not vim.startswith(rel, '/') then
     return vim.fs.normalize(vim.fs.joinpath(ws, rel))
   end
@@ -590,18 +570,17 @@ function M.sync_buffers(snap, c)
 end
 
 --- Says what an apply did, or why it did not go through (needs.apply of a task back at approve_completion).
+---@param after autocode.TaskSnapshot
 local function report_apply(after)
   local needs = M.needs(after)
-  local attempt = field(needs, 'apply')
-  if M.needs_kind(after) == NEEDS.approve_completion and type(attempt) == 'table' then
-    ui.error(('the change was not applied: %s (:AutoCode apply tries again)'):format(tostring(field(attempt, 'message') or field(attempt, 'status'))))
+  local attempt = needs.apply
+  if M.needs_kind(after) == NEEDS.approve_completion and attempt then
+    ui.error(('the change was not applied: %s (:AutoCode apply tries again)'):format(attempt.message))
     return
   end
-  local result = field(after, 'result')
-  local apply = type(result) == 'table' and field(result, 'apply') or nil
-  local in_editor = type(apply) == 'table' and field(apply, 'written_by_editor') or nil
-  if type(in_editor) == 'table' and #in_editor > 0 then
-    ui.notify(('changed in your open buffers (unsaved, :w to keep; u undoes): %s'):format(table.concat(vim.tbl_map(tostring, in_editor), ', ')))
+  local apply = after.result and after.result.apply
+  if apply and #apply.writtenByEditor > 0 then
+    ui.notify(('changed in your open buffers (unsaved, :w to keep; u undoes): %s'):format(table.concat(apply.writtenByEditor, ', ')))
   end
 end
 
@@ -647,6 +626,7 @@ function M.complete(id)
 end
 
 --- Lines describing the conflicts of a task waiting for resolve_conflicts.
+---@param snap autocode.TaskSnapshot
 function M.render_conflicts(snap)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
@@ -657,19 +637,19 @@ function M.render_conflicts(snap)
     'mine (keep your version), theirs (take the task\'s) or markers (conflict markers to resolve here).',
     '',
   }
-  local moved = field(needs, 'headMoved')
-  if type(moved) == 'table' then
-    table.insert(out, ('HEAD moved while the task ran: %s -> %s'):format(tostring(field(moved, 'from')), tostring(field(moved, 'to'))))
+  local moved = needs.headMoved
+  if moved then
+    table.insert(out, ('HEAD moved while the task ran: %s -> %s'):format(tostring(moved.from), tostring(moved.to)))
     table.insert(out, '')
   end
-  for _, c in ipairs(field(needs, 'conflicts') or {}) do
-    table.insert(out, ('- %s (%s)'):format(tostring(field(c, 'path')), tostring(field(c, 'reason'))))
-    for _, h in ipairs(field(c, 'hunks') or {}) do
+  for _, c in ipairs(needs.conflicts or {}) do
+    table.insert(out, ('- %s (%s)'):format(tostring(c.path), tostring(c.reason)))
+    for _, h in ipairs(c.hunks) do
       table.insert(out, ('    yours: lines %s+%s, task: lines %s+%s'):format(
-        tostring(field(h, 'mineStart')),
-        tostring(field(h, 'mineLines')),
-        tostring(field(h, 'theirsStart')),
-        tostring(field(h, 'theirsLines'))
+        tostring(h.mineStart),
+        tostring(h.mineLines),
+        tostring(h.theirsStart),
+        tostring(h.theirsLines)
       ))
     end
   end
@@ -703,9 +683,9 @@ function M.resolve(id)
       return r.label
     end, M.RESOLUTIONS)
     local choices, markers = {}, {}
-    for _, c in ipairs(field(M.needs(snap), 'conflicts') or {}) do
-      local path = tostring(field(c, 'path'))
-      local _, idx = ui.select(labels, ('%s (%s): which version?'):format(path, tostring(field(c, 'reason'))))
+    for _, c in ipairs(M.needs(snap).conflicts or {}) do
+      local path = tostring(c.path)
+      local _, idx = ui.select(labels, ('%s (%s): which version?'):format(path, tostring(c.reason)))
       if not idx then
         ui.warn('conflicts left open: nothing was written (:AutoCode resolve to choose again)')
         return
@@ -811,7 +791,7 @@ function M.list()
     if failed(err, 'tasks') then
       return
     end
-    local items = field(result, 'tasks') or {}
+    local items = result.tasks or {}
     if #items == 0 then
       ui.notify('no tasks in this workspace yet')
       return
@@ -819,7 +799,7 @@ function M.list()
     local labels = {}
     for i, snap in ipairs(items) do
       M.remember(snap, true, c and c.id)
-      labels[i] = ('%s  %s  %s'):format(M.id_of(snap), tostring(field(snap, 'state')), tostring(field(snap, 'brief') or ''))
+      labels[i] = ('%s  %s  %s'):format(M.id_of(snap), tostring(snap.state), tostring(snap.brief or ''))
     end
     local _, idx = ui.select(labels, 'AutoCode tasks')
     if idx then
@@ -849,7 +829,7 @@ function M.statusline()
   end
   local head = 'AutoCode'
   if snap then
-    head = head .. ' ' .. tostring(field(snap, 'state') or '')
+    head = head .. ' ' .. tostring(snap.state or '')
   end
   if #parts > 0 then
     head = head .. ' [' .. table.concat(parts, ', ') .. ']'

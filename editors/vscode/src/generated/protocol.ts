@@ -4,6 +4,45 @@
 
 export const PROTOCOL_VERSION = "1.0";
 
+/** The limits an agent loop ran under. */
+export interface AgentBudgets {
+  maxTurns: number;
+  tokenBudget: number;
+  /** Seconds. */
+  timeBudget: number;
+}
+
+/** One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests). */
+export interface AgentRole {
+  role: string;
+  /** tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests). */
+  mode: "tools" | "edit_blocks" | "json";
+  /** Why the loop fell back to edit blocks. */
+  fallbackReason: string | null;
+  /** Requests made. */
+  turns: number;
+  toolCalls: number;
+  usage: TokenUsage;
+  /** Time spent (loops only). */
+  seconds: number | null;
+  /** The loop's limits (loops only). */
+  budgets: AgentBudgets | null;
+  /** answered, max_turns, token_budget or time_budget once the loop ended; null while it runs. */
+  stopped: string | null;
+  /** The loop's transcript file in the run's agent folder. */
+  transcript: string | null;
+}
+
+/** The model's work in a task: per role, with usage summed over them. */
+export interface AgentStatus {
+  /** Per role (investigator, requirements, planner, implementer, reviewer) that asked the model. */
+  roles: Record<string, AgentRole>;
+  /** Summed over the roles. */
+  usage: TokenUsage;
+  /** Roles whose endpoint took no tools (they worked with edit blocks). */
+  editBlocksFallback: string[];
+}
+
 export interface AnswerQuestions {
   kind: "answer_questions";
   /** The open questions; a client may ask them one by one. */
@@ -18,8 +57,8 @@ export interface AnswerRecord {
   how: string;
   /** The ledger kind: human (typed or chosen), proposed_default, delegated or machine. */
   kind: string;
-  channel?: string | null;
-  time?: string | null;
+  channel: string | null;
+  time: string | null;
 }
 
 /** One attempt to apply the verified change to the work tree. */
@@ -27,15 +66,15 @@ export interface ApplyResult {
   status: "applied" | "conflicts" | "not_applied";
   applied: boolean;
   /** Files written (through the editor or on disk). */
-  written?: string[];
+  written: string[];
   /** The files the editor changed (unsaved edits and undo kept). */
-  writtenByEditor?: string[];
+  writtenByEditor: string[];
   /** Paths both the person and the task changed (nothing was written). */
-  conflicts?: string[];
-  via?: "editor" | "disk" | null;
+  conflicts: string[];
+  via: "editor" | "disk" | null;
   /** The person's choice per conflicted file that this apply used. */
-  choices?: Record<string, string>;
-  headMoved?: HeadMoved | null;
+  choices: Record<string, string>;
+  headMoved: HeadMoved | null;
   /** What happened, in words a person can read. */
   message: string;
 }
@@ -45,13 +84,13 @@ export interface ApproveCompletion {
   /** The verified change, as a unified diff against the prep copy's base. */
   diff: string;
   files: string[];
-  /** The test run in the copy (command, exit code, status, seconds, output tail). */
-  tests: Record<string, unknown> | null;
-  review: Record<string, unknown> | null;
+  /** The test run in the copy. */
+  tests: TestRun | null;
+  review: Review | null;
   /** Set when HEAD moved since the task started (shown before applying). */
-  headMoved?: HeadMoved | null;
+  headMoved: HeadMoved | null;
   /** The last apply attempt when it did not go through (e.g. the editor refused the edit). */
-  apply?: ApplyResult | null;
+  apply: ApplyResult | null;
 }
 
 export interface ApprovePlan {
@@ -62,7 +101,7 @@ export interface ApprovePlan {
   /** The plan as Markdown. */
   markdown: string;
   /** `file://` URI of the plan document (what `window/showDocument` opens). */
-  planUri?: string | null;
+  planUri: string | null;
 }
 
 export interface AskQuestionParams {
@@ -81,7 +120,7 @@ export interface AskQuestionResult {
 export interface Conflict {
   path: string;
   reason: "overlap" | "deletedInWorkspace" | "deletedByTask" | "renamed";
-  hunks?: ConflictHunk[];
+  hunks: ConflictHunk[];
 }
 
 /** Where the two sides changed the same lines (1-based lines; 0 lines means an insertion point). */
@@ -117,6 +156,29 @@ export interface HeadMoved {
   /** On the wire: `from`. */
   from: string | null;
   to: string | null;
+}
+
+/** What completion learned into `.autocode/project.json`. */
+export interface Learning {
+  /** pending until the task completed and learning ran. */
+  status: "pending" | "done" | "failed";
+  /** Whether the project record was written. */
+  written: boolean;
+  /** The project record's path. */
+  path: string | null;
+  /** Ids of the questions whose answers were learned as conventions. */
+  conventions: string[];
+  /** Ids of answers not learned because they carry a credential. */
+  droppedForCredentials: string[];
+  /** What the record left out, in words. */
+  omitted: string[];
+  /** The record's problems (status failed). */
+  errors: string[];
+  /** Set when learning itself broke (status failed); completion stands. */
+  error: string | null;
+  framework: string | null;
+  /** The test command learned (only after it passed, never for --package runs). */
+  testCommand: string | null;
 }
 
 /** One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner). */
@@ -251,8 +313,8 @@ export interface Plan {
   summary: string;
   steps: string[];
   /** Files (and answers, as `answer:<id>`) the plan rests on. */
-  citations?: string[];
-  acceptanceCriteria?: string[];
+  citations: string[];
+  acceptanceCriteria: string[];
 }
 
 /** A checked prep copy; it stays on disk (`copy`) for inspection and for tasks. */
@@ -313,13 +375,13 @@ export interface ProtocolInfo {
 export interface Question {
   id: string;
   text: string;
-  category?: string | null;
+  category: string | null;
   /** Set when the answer may be learned as a project convention. */
-  convention?: string | null;
+  convention: string | null;
   /** The proposed default answer, if any. */
-  default?: string | null;
+  default: string | null;
   /** Answers a client may offer as buttons (the proposed default when there is one). */
-  choices?: string[];
+  choices: string[];
 }
 
 export interface RecallReceipt {
@@ -337,8 +399,17 @@ export interface ResolveConflicts {
   /** The conflicted files (nothing was written yet). */
   conflicts: Conflict[];
   files: string[];
-  headMoved?: HeadMoved | null;
+  headMoved: HeadMoved | null;
   apply: ApplyResult;
+}
+
+/** The reviewer's verdict on the verified change. */
+export interface Review {
+  summary: string;
+  /** What the reviewer thinks a person should look at before applying. */
+  concerns: string[];
+  /** Repository-independent lessons offered to memory reflection at completion. */
+  lessons: string[];
 }
 
 export interface ReviewPlanParams {
@@ -386,6 +457,15 @@ export interface TaskDidChangeParams {
   revision: number;
 }
 
+/** Why a task failed. */
+export interface TaskError {
+  /** The error kind (`testsFailed`, `budgetExhausted`, `internalError`, ...; see the error table). */
+  kind: string;
+  message: string;
+  /** The phase the task was in when it failed. */
+  phase: string;
+}
+
 export interface TaskList {
   tasks: TaskSnapshot[];
 }
@@ -409,6 +489,21 @@ export interface TaskResolveConflictsArgs {
   workspace?: string | null;
 }
 
+/** How a task ended. */
+export interface TaskResult {
+  status: "completed" | "failed" | "cancelled";
+  /** True once the tests passed in the copy (completed tasks). */
+  verified: boolean;
+  /** The last test run (completed and failed tasks, when the tests ran). */
+  tests: TestRun | null;
+  /** What the apply wrote (completed tasks). */
+  apply: ApplyResult | null;
+  /** The files the change touches (completed tasks). */
+  files: string[];
+  /** Why it failed (failed tasks). */
+  error: TaskError | null;
+}
+
 /** The full state of one task run. `revision` increases with every change. */
 export interface TaskSnapshot {
   id: string;
@@ -420,11 +515,12 @@ export interface TaskSnapshot {
   revision: number;
   needs: Needs;
   done: boolean;
-  /** The engine's result once the task ended (status, tests, applied change). */
-  result: Record<string, unknown> | null;
-  error: Record<string, unknown> | null;
+  /** How the task ended (null while it runs). */
+  result: TaskResult | null;
+  /** Why the task failed (null unless it did). */
+  error: TaskError | null;
   /** What completion learned into `.autocode/project.json`. */
-  learning: Record<string, unknown> | null;
+  learning: Learning | null;
   runDir: string;
   /** The prep copy the task works in. */
   copy: string | null;
@@ -434,9 +530,9 @@ export interface TaskSnapshot {
   created: string;
   updated: string;
   /** The answer ledger: every answer with how it was given. */
-  answers?: AnswerRecord[];
-  /** The agent loops of an OpenAI-compatible provider: per role its mode (tools or edit_blocks), turns, tool calls, token usage the endpoint reported, budgets and why it stopped; `usage` sums them. Null with the fixture provider. */
-  agent?: Record<string, unknown> | null;
+  answers: AnswerRecord[];
+  /** The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider. */
+  agent: AgentStatus | null;
 }
 
 export interface TaskStartArgs {
@@ -448,6 +544,26 @@ export interface TaskStartArgs {
   testCommand?: string | null;
   /** Make a checked prep copy with these declared inputs first (see `autocode.prep.run`). */
   manifest?: string | null;
+}
+
+/** The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`). */
+export interface TestRun {
+  command: string;
+  /** The folder the command ran in, by name (the prep copy's, or the package's within it). */
+  cwd: string;
+  /** The command's exit code (127 when it could not be started; negative when it was killed). */
+  exitCode: number;
+  status: "finished" | "timed_out" | "cancelled" | "could_not_run";
+  seconds: number;
+  /** The last 8000 characters of its output. */
+  outputTail: string;
+}
+
+/** Token counts the endpoint reported. */
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
 }
 
 export interface WorkspaceArgs {

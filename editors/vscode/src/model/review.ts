@@ -2,36 +2,23 @@
 // files and their hunks, whether HEAD moved, what an apply wrote, and the
 // three ways to settle a conflicted file. No editor API here (unit-tested).
 
-import { arrayField, field, isObject, numberField, stringField } from '../protocol';
+import type { Conflict, TaskSnapshot } from '../generated/protocol';
 
 export type Resolution = 'mine' | 'theirs' | 'markers';
 
-export interface ConflictView {
-  path: string;
-  reason: string;
-  hunks: Array<{ mineStart: number; mineLines: number; theirsStart: number; theirsLines: number }>;
-}
+export type ConflictView = Conflict;
 
-export function conflictsOf(snapshot: unknown): ConflictView[] {
-  return arrayField(field(snapshot, 'needs'), 'conflicts').flatMap((c) => {
-    const path = stringField(c, 'path');
-    if (!path) return [];
-    const hunks = arrayField(c, 'hunks').map((h) => ({
-      mineStart: numberField(h, 'mineStart') ?? 0,
-      mineLines: numberField(h, 'mineLines') ?? 0,
-      theirsStart: numberField(h, 'theirsStart') ?? 0,
-      theirsLines: numberField(h, 'theirsLines') ?? 0,
-    }));
-    return [{ path, reason: stringField(c, 'reason') ?? 'overlap', hunks }];
-  });
+/** The conflicted files of a task waiting for the person's choice (else none). */
+export function conflictsOf({ needs }: TaskSnapshot): ConflictView[] {
+  return needs.kind === 'resolve_conflicts' ? needs.conflicts : [];
 }
 
 /** "HEAD moved from abc1234 to def5678 while the task ran", or undefined. */
-export function headMovedText(snapshot: unknown): string | undefined {
-  const moved = field(field(snapshot, 'needs'), 'headMoved');
-  if (!isObject(moved)) return undefined;
-  const short = (v: string | undefined): string => (v ? v.slice(0, 8) : 'none');
-  return `HEAD moved from ${short(stringField(moved, 'from'))} to ${short(stringField(moved, 'to'))} while the task ran; the change is merged onto your work as it is now.`;
+export function headMovedText({ needs }: TaskSnapshot): string | undefined {
+  const moved = 'headMoved' in needs ? needs.headMoved : null;
+  if (!moved) return undefined;
+  const short = (v: string | null): string => (v ? v.slice(0, 8) : 'none');
+  return `HEAD moved from ${short(moved.from)} to ${short(moved.to)} while the task ran; the change is merged onto your work as it is now.`;
 }
 
 const REASONS: Record<string, string> = {
@@ -60,9 +47,7 @@ export function resolutionItems(conflict: ConflictView): ResolutionItem[] {
   ];
 }
 
-/** The files an apply wrote (result.apply.written), or undefined when the snapshot does not say. */
-export function writtenFiles(snapshot: unknown): string[] | undefined {
-  const apply = field(field(snapshot, 'result'), 'apply');
-  const written = field(apply, 'written');
-  return Array.isArray(written) ? written.map(String) : undefined;
+/** The files an apply wrote (result.apply.written), or undefined when the task has not applied. */
+export function writtenFiles({ result }: TaskSnapshot): string[] | undefined {
+  return result?.apply?.written;
 }

@@ -2,27 +2,12 @@
 // snapshot, keeping the newest revision per task, and building the tree nodes. No
 // editor API here, so all of it is unit-tested under node.
 
-import type {
-  AnswerQuestions,
-  ApproveCompletion,
-  ApprovePlan,
-  Needs,
-  Question as WireQuestion,
-  ResolveConflicts,
-  TaskDidChangeParams,
-  TaskSnapshot,
-} from '../generated/protocol';
-import { arrayField, field, isObject, Json, JsonObject, numberField, stringField } from '../protocol';
+import type { Needs, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
+import { isObject } from '../protocol';
 
-// Field names come from the generated protocol types (docs/protocol.schema.json, the engine's
-// own models): a field renamed or dropped there fails to type-check here, and the wire has one
-// spelling (camelCase), so a lookup takes exactly that name. What the schema leaves open (the
-// engine's `tests`, `review`, `result` and `learning` objects) is read defensively.
-type NeedsField = keyof AnswerQuestions | keyof ApprovePlan | keyof ApproveCompletion | keyof ResolveConflicts;
-const snap = <K extends keyof TaskSnapshot>(name: K): K => name;
-const need = <K extends NeedsField>(name: K): K => name;
-const ask = <K extends keyof WireQuestion>(name: K): K => name;
-const change = <K extends keyof TaskDidChangeParams>(name: K): K => name;
+// The snapshot is read as the generated protocol types state it (docs/protocol.schema.json, the
+// engine's own models): one spelling (camelCase), every field present, `needs` narrowed by its
+// `kind`. A field renamed or dropped there fails to type-check here; nothing is re-checked by hand.
 
 export interface Question {
   id: string;
@@ -69,28 +54,13 @@ export interface TaskView {
   /** The verified change as a unified diff, when the task waits for completion approval. */
   diff: string | undefined;
   error: string | undefined;
-  raw: JsonObject;
-}
-
-function textOf(value: Json | undefined): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-  return JSON.stringify(value);
+  raw: TaskSnapshot;
 }
 
 /** A protocol `Question` as the prompts use it (the proposed default offered first). */
-export function questionFrom(raw: Json, index: number): Question {
-  const defaultAnswer = stringField(raw, ask('default'));
-  const choices = arrayField(raw, ask('choices')).filter((c): c is string => typeof c === 'string');
-  if (defaultAnswer && !choices.includes(defaultAnswer)) choices.unshift(defaultAnswer);
-  return {
-    id: stringField(raw, ask('id')) ?? String(index),
-    text: stringField(raw, ask('text')) ?? '(question without text)',
-    choices,
-    defaultAnswer,
-    convention: stringField(raw, ask('convention')),
-  };
+export function questionFrom(q: WireQuestion): Question {
+  const choices = q.default && !q.choices.includes(q.default) ? [q.default, ...q.choices] : [...q.choices];
+  return { id: q.id, text: q.text, choices, defaultAnswer: q.default ?? undefined, convention: q.convention ?? undefined };
 }
 
 /** What each `Needs` kind asks of the person, in the views' words. */
@@ -101,37 +71,27 @@ const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
   resolve_conflicts: 'conflicts',
 };
 
-function awaitingOf(kind: string | undefined): Awaiting | undefined {
-  return kind !== undefined && kind in AWAITING ? AWAITING[kind as keyof typeof AWAITING] : undefined;
+function testsEvidence(tests: TestRun): EvidenceView {
+  const detail = `${tests.status.replace(/_/g, ' ')}, exit code ${tests.exitCode}, ${tests.seconds.toFixed(1)} s`;
+  return { label: `Tests: ${tests.command}`, detail, ok: tests.exitCode === 0 };
 }
 
-function testsEvidence(tests: Json | undefined): EvidenceView | undefined {
-  if (!isObject(tests)) return undefined;
-  const exit = numberField(tests, 'exit_code');
-  const status = stringField(tests, 'status') ?? '';
-  const seconds = numberField(tests, 'seconds');
-  const detail = [status.replace(/_/g, ' '), exit !== undefined ? `exit code ${exit}` : '', seconds !== undefined ? `${seconds.toFixed(1)} s` : ''].filter(Boolean).join(', ');
-  return { label: `Tests: ${stringField(tests, 'command') ?? 'run'}`, detail, ok: exit === undefined ? undefined : exit === 0 };
+function reviewEvidence(review: Review): EvidenceView {
+  const n = review.concerns.length;
+  const concerns = n ? `${n} concern${n === 1 ? '' : 's'}: ${review.concerns.join('; ')}` : '';
+  return { label: 'Review', detail: [review.summary, concerns].filter(Boolean).join(' — '), ok: n === 0 };
 }
 
-function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json | undefined): EvidenceView[] {
+function evidenceOf({ needs, result, learning }: TaskSnapshot): EvidenceView[] {
+  const completion = needs.kind === 'approve_completion' ? needs : undefined;
   const out: EvidenceView[] = [];
-  const tests = testsEvidence(field(needs, need('tests')) ?? field(result, 'tests'));
-  if (tests) out.push(tests);
-  const review = field(needs, need('review'));
-  if (isObject(review)) {
-    const concerns = arrayField(review, 'concerns');
-    out.push({ label: 'Review', detail: [stringField(review, 'summary') ?? '', concerns.length ? `${concerns.length} concern${concerns.length === 1 ? '' : 's'}: ${concerns.map(textOf).join('; ')}` : ''].filter(Boolean).join(' — '), ok: concerns.length === 0 });
-  }
-  const apply = field(result, 'apply');
-  if (isObject(apply)) {
-    const status = stringField(apply, 'status') ?? '';
-    out.push({ label: 'Applied to the workspace', detail: stringField(apply, 'message') ?? status.replace(/_/g, ' '), ok: status === 'applied' || status === 'nothing_to_apply' ? true : status ? false : undefined });
-  }
-  const learning = field(snapshot, snap('learning'));
-  if (isObject(learning) && stringField(learning, 'status') !== 'pending') {
-    const status = stringField(learning, 'status') ?? '';
-    out.push({ label: 'Learned into .autocode/project.json', detail: stringField(learning, 'message', 'error') ?? status.replace(/_/g, ' '), ok: status === 'failed' ? false : undefined });
+  const tests = completion?.tests ?? result?.tests;
+  if (tests) out.push(testsEvidence(tests));
+  if (completion?.review) out.push(reviewEvidence(completion.review));
+  if (result?.apply) out.push({ label: 'Applied to the workspace', detail: result.apply.message, ok: result.apply.applied });
+  if (learning && learning.status !== 'pending') {
+    const detail = learning.error ?? (learning.errors.join('; ') || learning.status);
+    out.push({ label: 'Learned into .autocode/project.json', detail, ok: learning.status === 'failed' ? false : undefined });
   }
   return out;
 }
@@ -139,48 +99,36 @@ function evidenceOf(snapshot: JsonObject, needs: Json | undefined, result: Json 
 /** Turns one server snapshot (protocol 1.0 `TaskSnapshot`, or a didChange's `{task}`) into what the views show. */
 export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
   if (!isObject(raw)) throw new Error('task snapshot is not an object');
-  const task = raw[change('task')];
-  const snapshot = isObject(task) ? (task as JsonObject) : raw;
-  const id = stringField(snapshot, snap('id'));
-  if (!id) throw new Error('task snapshot has no id');
-  const state = stringField(snapshot, snap('state')) ?? 'unknown';
-  const phase = stringField(snapshot, snap('phase')) || state.toLowerCase();
-  const needs = field(snapshot, snap('needs'));
-  const result = field(snapshot, snap('result'));
-  const done = field(snapshot, snap('done')) === true;
-
-  const awaiting = done ? undefined : awaitingOf(stringField(needs, need('kind')));
-  const questions = awaiting === 'answer' ? arrayField(needs, need('questions')).map(questionFrom) : [];
+  const task = (raw as Partial<TaskDidChangeParams>).task;
+  const snapshot = (isObject(task) ? task : raw) as unknown as TaskSnapshot;
+  if (typeof snapshot.id !== 'string' || !snapshot.id) throw new Error('task snapshot has no id');
+  const { id, needs, result, done } = snapshot;
+  const awaiting = done || needs.kind === null ? undefined : AWAITING[needs.kind];
 
   let plan: PlanView | undefined;
-  const planRevision = numberField(needs, need('planRevision')) ?? (numberField(snapshot, snap('planRevision')) || undefined);
-  if (awaiting === 'planApproval') {
-    plan = { revision: planRevision, markdown: stringField(needs, need('markdown')) ?? '', approved: false, uri: stringField(needs, need('planUri')) };
-  } else if (planRevision !== undefined) {
-    const runDir = stringField(snapshot, snap('runDir'));
-    plan = { revision: planRevision, markdown: '', approved: true, uri: runDir ? `file://${runDir.split('/').map(encodeURIComponent).join('/')}/plan.md` : undefined };
+  if (!done && needs.kind === 'approve_plan') {
+    plan = { revision: needs.planRevision, markdown: needs.markdown, approved: false, uri: needs.planUri ?? undefined };
+  } else if (snapshot.planRevision > 0) {
+    const uri = `file://${snapshot.runDir.split('/').map(encodeURIComponent).join('/')}/plan.md`;
+    plan = { revision: snapshot.planRevision, markdown: '', approved: true, uri };
   }
-
-  const files = [...arrayField(needs, need('files')), ...arrayField(result, 'files')].filter(
-    (f): f is string => typeof f === 'string' && f !== '',
-  );
-  const error = field(snapshot, snap('error'));
+  const files = [...('files' in needs ? needs.files : []), ...(result?.files ?? [])].filter((f) => f !== '');
   return {
     id,
-    workspace: stringField(snapshot, snap('workspace')) || workspace,
-    brief: stringField(snapshot, snap('brief')) || id,
-    state,
-    phase,
-    revision: numberField(snapshot, snap('revision')) ?? 0,
-    questions,
+    workspace: snapshot.workspace || workspace,
+    brief: snapshot.brief || id,
+    state: snapshot.state,
+    phase: snapshot.phase,
+    revision: snapshot.revision,
+    questions: !done && needs.kind === 'answer_questions' ? needs.questions.map(questionFrom) : [],
     plan,
-    evidence: evidenceOf(snapshot, needs, result),
+    evidence: evidenceOf(snapshot),
     awaiting,
     done,
-    copyPath: stringField(snapshot, snap('copy')) || undefined,
+    copyPath: snapshot.copy || undefined,
     changedFiles: [...new Set(files)],
-    diff: stringField(needs, need('diff')) || undefined,
-    error: error === undefined || error === null ? undefined : isObject(error) ? stringField(error, 'message') ?? JSON.stringify(error) : textOf(error),
+    diff: (needs.kind === 'approve_completion' && needs.diff) || undefined,
+    error: snapshot.error?.message,
     raw: snapshot,
   };
 }

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerItems, answerWithHowArgs, DEFAULT_NOTE, DELEGATE_LABEL, isUnknownHow, TYPE_LABEL, typedReply } from '../../src/model/answers';
 import { conflictsOf, headMovedText, resolutionItems, writtenFiles } from '../../src/model/review';
+import type { ApplyResult, Needs, TaskSnapshot } from '../../src/generated/protocol';
 
 const question = { id: 'q1', text: 'Which naming?', choices: ['Describe it', 'test_<fn>'], defaultAnswer: 'Describe it', convention: 'test_naming' };
 
@@ -37,18 +38,23 @@ test('answer arguments carry how, or leave it out for an older server', () => {
 });
 
 test('conflicts, a moved HEAD and what was written are read from the snapshot', () => {
-  const snap = {
-    needs: {
-      kind: 'resolve_conflicts',
-      conflicts: [{ path: 'a.py', reason: 'overlap', hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] }, { reason: 'overlap' }],
-      headMoved: { from: '0123456789abcdef', to: 'fedcba9876543210' },
-    },
-    result: { apply: { applied: true, written: ['a.py'], conflicts: [], via: 'disk' } },
+  const base: TaskSnapshot = {
+    id: 't-1', workspace: '/repo', brief: 'b', state: 'WAITING_FOR_CONFLICT_RESOLUTION', phase: 'verifying', revision: 3, done: false,
+    needs: { kind: null }, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: null, planRevision: 1,
+    humanPauseStates: [], created: '', updated: '', answers: [], agent: null,
   };
-  assert.deepEqual(conflictsOf(snap), [{ path: 'a.py', reason: 'overlap', hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] }]);
+  const conflict = { path: 'a.py', reason: 'overlap' as const, hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] };
+  const apply: ApplyResult = { status: 'conflicts', applied: false, written: [], writtenByEditor: [], conflicts: ['a.py'], via: null, choices: {}, headMoved: null, message: 'both changed a.py' };
+  const snap: TaskSnapshot = {
+    ...base,
+    needs: { kind: 'resolve_conflicts', conflicts: [conflict], files: ['a.py'], apply, headMoved: { from: '0123456789abcdef', to: 'fedcba9876543210' } },
+  };
+  assert.deepEqual(conflictsOf(snap), [conflict]);
   assert.match(headMovedText(snap) ?? '', /from 01234567 to fedcba98/);
-  assert.equal(headMovedText({ needs: { headMoved: null } }), undefined);
-  assert.deepEqual(writtenFiles(snap), ['a.py']);
-  assert.equal(writtenFiles({ result: null }), undefined);
+  assert.equal(headMovedText({ ...snap, needs: { ...snap.needs, headMoved: null } as Needs }), undefined);
+  assert.equal(writtenFiles(snap), undefined);
+  const done: TaskSnapshot = { ...base, state: 'COMPLETED', done: true, result: { status: 'completed', verified: true, tests: null, apply: { ...apply, status: 'applied', applied: true, written: ['a.py'], conflicts: [] }, files: ['a.py'], error: null } };
+  assert.deepEqual(writtenFiles(done), ['a.py']);
+  assert.deepEqual(conflictsOf(done), []);
   assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Needs, TaskSnapshot } from '../../src/generated/protocol';
+import type { ApplyResult, Needs, Question, TaskSnapshot, TestRun } from '../../src/generated/protocol';
 import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, questionFrom, statusText, TaskStore } from '../../src/model/tasks';
 
 /** A TaskSnapshot as the server sends it (typed by the generated protocol: the one wire spelling). */
@@ -19,6 +19,12 @@ const PLAN = { summary: 'Add the helper', steps: ['edit', 'test'], citations: []
 
 const question = { id: 'q-naming', text: 'Which naming convention should tests follow?', category: 'convention', convention: 'test_naming', default: 'test_<behaviour>', choices: ['test_<behaviour>'] };
 
+const TESTS: TestRun = { command: 'pytest -q', cwd: 'source', exitCode: 0, status: 'finished', seconds: 1.25, outputTail: '1 passed' };
+
+const APPLIED: ApplyResult = { status: 'applied', applied: true, written: ['a.py'], writtenByEditor: [], conflicts: [], via: 'disk', choices: {}, headMoved: null, message: 'wrote a.py' };
+
+const ask = (over: Partial<Question>): Question => ({ id: 'a', text: 't', category: null, convention: null, default: null, choices: [], ...over });
+
 test('a task waiting for an answer shows its question with the suggested default', () => {
   const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_USER', phase: 'requirements', revision: 3 }, { kind: 'answer_questions', questions: [question] }));
   assert.equal(view.awaiting, 'answer');
@@ -36,9 +42,9 @@ test('a task waiting for an answer shows its question with the suggested default
 });
 
 test('a question puts its default among the choices exactly once', () => {
-  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: 'x', choices: [] }, 0).choices, ['x']);
-  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: 'x', choices: ['x', 'y'] }, 0).choices, ['x', 'y']);
-  assert.deepEqual(questionFrom({ id: 'a', text: 't', default: null, choices: [] }, 0).choices, []);
+  assert.deepEqual(questionFrom(ask({ default: 'x' })).choices, ['x']);
+  assert.deepEqual(questionFrom(ask({ default: 'x', choices: ['x', 'y'] })).choices, ['x', 'y']);
+  assert.deepEqual(questionFrom(ask({})).choices, []);
 });
 
 test('a plan waiting for review carries its markdown, revision and document', () => {
@@ -62,7 +68,7 @@ test('after approval the plan shows as approved and points at the run folder', (
 test('completion approval: files, diff, copy, tests and review become the completion node and evidence', () => {
   const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_COMPLETION_APPROVAL', phase: 'verifying', revision: 9 }, {
     kind: 'approve_completion', diff: 'diff --git a/x b/x', files: ['shop/pricing.py', 'tests/test_pricing.py'],
-    tests: { command: 'pytest -q', exit_code: 0, status: 'finished', seconds: 1.25 }, review: { summary: 'Looks right', concerns: [] },
+    tests: TESTS, review: { summary: 'Looks right', concerns: [], lessons: [] }, headMoved: null, apply: null,
   }));
   assert.equal(view.awaiting, 'completionApproval');
   assert.equal(view.copyPath, '/repo/.autocode/prep/p1/source');
@@ -82,8 +88,8 @@ test('completion approval: files, diff, copy, tests and review become the comple
 test('a completed task is done, waits for nothing and lists what happened', () => {
   const view = normaliseSnapshot(snapshot({
     state: 'COMPLETED', phase: 'completed', revision: 12, done: true, planRevision: 1,
-    result: { status: 'completed', verified: true, tests: { command: 'pytest -q', exit_code: 0, status: 'finished' }, apply: { status: 'applied' }, files: ['a.py'] },
-    learning: { status: 'written' },
+    result: { status: 'completed', verified: true, tests: TESTS, apply: APPLIED, files: ['a.py'], error: null },
+    learning: { status: 'done', written: true, path: '/repo/.autocode/project.json', conventions: [], droppedForCredentials: [], omitted: [], errors: [], error: null, framework: 'pytest', testCommand: 'pytest -q' },
   }));
   assert.equal(view.done, true);
   assert.equal(view.awaiting, undefined);
@@ -97,7 +103,7 @@ test('a completed task is done, waits for nothing and lists what happened', () =
 });
 
 test('a failed task shows its error message', () => {
-  const view = normaliseSnapshot(snapshot({ state: 'FAILED', phase: 'failed', done: true, revision: 4, error: { kind: 'testsFailed', message: 'the tests failed in the copy' } }));
+  const view = normaliseSnapshot(snapshot({ state: 'FAILED', phase: 'failed', done: true, revision: 4, error: { kind: 'testsFailed', message: 'the tests failed in the copy', phase: 'verifying' } }));
   assert.equal(view.error, 'the tests failed in the copy');
   const node = buildTaskNode(view);
   assert.equal(node.icon, 'error');
@@ -154,7 +160,7 @@ test('multi-root trees group tasks under their folders; a single root does not',
 });
 
 test('phase labels and the status bar text read as words', () => {
-  const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1, plan: PLAN, markdown: '' }));
+  const view = normaliseSnapshot(snapshot({ brief: 'A rather long brief that will not fit the status bar', state: 'WAITING_FOR_PLAN_APPROVAL' }, { kind: 'approve_plan', planRevision: 1, plan: PLAN, markdown: '', planUri: null }));
   assert.equal(phaseLabel(view), 'waiting for plan approval');
   assert.equal(statusText(view), '$(checklist) AutoCode: plan review');
   assert.ok(statusText(view).replace(/^\$\([^)]*\) /, '').length < 30, 'status bar text under 30 characters');
