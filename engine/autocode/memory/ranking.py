@@ -261,18 +261,113 @@ class BucketVectors:
         return [(int(seqs[r]), float(scores[r])) for r in order]
 
 
+class BucketTerms:
+    """One bucket's keyword statistics per row: its token count, and the terms it holds more than once.
+
+    With these, a keyword window (the row ids FTS5 returns for one term) is scored without reading
+    any row: a row in a term's window holds the term once unless `repeats` says otherwise.
+    """
+
+    def __init__(self) -> None:
+        self.lengths: dict[int, int] = {}
+        self.repeats: dict[str, dict[int, int]] = {}
+        """term -> {seq: how many times} for the rows holding the term more than once."""
+        self._repeated: dict[int, list[str]] = {}
+
+    def load(self, rows: Iterable[tuple[Any, str]]) -> None:
+        for seq, terms in rows:
+            self.put(int(seq), terms)
+
+    def put(self, seq: int, terms: str) -> None:
+        if seq in self.lengths:
+            self.remove(seq)
+        words = terms.split()
+        self.lengths[seq] = len(words)
+        if len(set(words)) == len(words):
+            return
+        counts: dict[str, int] = {}
+        for word in words:
+            counts[word] = counts.get(word, 0) + 1
+        repeated = [w for w, n in counts.items() if n > 1]
+        self._repeated[seq] = repeated
+        for word in repeated:
+            self.repeats.setdefault(word, {})[seq] = counts[word]
+
+    def remove(self, seq: int) -> None:
+        self.lengths.pop(seq, None)
+        for word in self._repeated.pop(seq, ()):
+            found = self.repeats.get(word)
+            if found is not None:
+                found.pop(seq, None)
+                if not found:
+                    del self.repeats[word]
+
+
+def window_scores(
+    windows: Sequence[tuple[Sequence[int], float, dict[int, int], dict[int, int]]],
+    average: float,
+    depth: int,
+) -> list[tuple[int, float]]:
+    """(seq, BM25) of the best `depth` rows of keyword windows, best first, newer first on ties.
+
+    Each window is (its rows' seqs, the term's IDF, the rows' token counts, tf of the rows holding the
+    term more than once); a row's score is the sum of its shares in window order, so numpy and plain
+    Python give the same floats.
+    """
+    rows = sum(len(w[0]) for w in windows)
+    np = _numpy_for(rows)
+    k1, b = K1, B
+    if np is None:
+        scores: dict[int, float] = {}
+        for seqs, weight, lengths, repeats in windows:
+            for seq in seqs:
+                tf = repeats.get(seq, 1)
+                share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[seq] / average))
+                scores[seq] = scores.get(seq, 0.0) + share
+        ranked = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))
+        return ranked[:depth]
+    all_seqs = []
+    shares = []
+    for seqs, weight, lengths, repeats in windows:
+        seq_array = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
+        length = np.fromiter((lengths[s] for s in seqs), dtype=np.float64, count=len(seqs))
+        if repeats:
+            tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
+        else:
+            tf = np.ones(len(seqs), dtype=np.float64)
+        # The same operations in the same order as the plain-Python branch (and as before).
+        shares.append(weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)))
+        all_seqs.append(seq_array)
+    if not all_seqs:
+        return []
+    unique, where = np.unique(np.concatenate(all_seqs), return_inverse=True)
+    # bincount adds each row's shares one by one in window order, starting from 0.0.
+    totals = np.bincount(where, weights=np.concatenate(shares), minlength=len(unique))
+    if len(unique) > depth:
+        cut = np.partition(totals, len(unique) - depth)[len(unique) - depth]
+        keep = np.nonzero(totals >= cut)[0]
+    else:
+        keep = np.arange(len(unique))
+    order = keep[np.lexsort((-unique[keep], -totals[keep]))][:depth]
+    return [(int(unique[i]), float(totals[i])) for i in order]
+
+
 Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
 class VectorCache:
-    """Per (bucket tag, model) vectors, kept current from the `memory_changes` log of a SQLite store."""
+    """Per (bucket tag, model) vectors and per bucket keyword statistics, kept current from the
+    `memory_changes` log of a SQLite store."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.seen = -1
         self.buckets: dict[tuple[str, str], BucketVectors] = {}
+        self.terms: dict[str, BucketTerms] = {}
         self.loads = 0
-        """Whole-bucket loads so far (a test checks another process's write does not cause one)."""
+        """Whole-bucket loads of vectors so far (a test checks another process's write does not cause one)."""
+        self.term_loads = 0
+        """The same for keyword statistics."""
 
     def sync(self, fetch: Fetch) -> None:
         """Apply the changes logged since the last one seen (call inside one read transaction)."""
@@ -289,13 +384,14 @@ class VectorCache:
             if self.seen < 0 or (low and low > self.seen + 1):
                 # First use, or the log no longer reaches back to what this cache saw: start over.
                 self.buckets.clear()
+                self.terms.clear()
                 self.seen = int(high)
                 return
             changes = fetch(
                 "SELECT memory_seq, bucket, op FROM memory_changes WHERE seq > ? AND seq <= ? ORDER BY seq",
                 (self.seen, high),
             )
-            cached_tags = {tag for tag, _ in self.buckets}
+            cached_tags = {tag for tag, _ in self.buckets} | set(self.terms)
             final: dict[int, tuple[str, str]] = {}
             for memory_seq, tag, op in changes:
                 if tag in cached_tags:
@@ -306,7 +402,7 @@ class VectorCache:
                 chunk = added[start : start + 500]
                 marks = ", ".join("?" for _ in chunk)
                 for found in fetch(
-                    f"SELECT seq, embedding, embedding_model FROM memories WHERE seq IN ({marks})", chunk
+                    f"SELECT seq, embedding, embedding_model, terms FROM memories WHERE seq IN ({marks})", chunk
                 ):
                     rows[int(found[0])] = found
             for (tag, model), vectors in self.buckets.items():
@@ -318,6 +414,15 @@ class VectorCache:
                         vectors.remove(memory_seq)
                     else:
                         vectors.put(memory_seq, row[1], row[2] == model)
+            for tag, stats in self.terms.items():
+                for memory_seq, (change_tag, _op) in final.items():
+                    if change_tag != tag:
+                        continue
+                    row = rows.get(memory_seq)
+                    if row is None:
+                        stats.remove(memory_seq)
+                    else:
+                        stats.put(memory_seq, row[3])
             self.seen = int(high)
 
     def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:
@@ -334,3 +439,15 @@ class VectorCache:
             self.buckets[(tag, model)] = vectors
             self.loads += 1
             return vectors
+
+    def bucket_terms(self, fetch: Fetch, tag: str) -> BucketTerms:
+        """The keyword statistics of one bucket (loaded whole the first time; call after `sync`)."""
+        with self.lock:
+            found = self.terms.get(tag)
+            if found is not None:
+                return found
+            stats = BucketTerms()
+            stats.load(fetch("SELECT seq, terms FROM memories WHERE bucket = ?", (tag,)))
+            self.terms[tag] = stats
+            self.term_loads += 1
+            return stats

@@ -11,7 +11,6 @@ Embeddings are compared in the process against a per-bucket matrix that the
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
 import random
 import sqlite3
@@ -230,16 +229,20 @@ def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
 BM25 = "bm25(memory_fts)"
 
 
-def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence[str], depth: int) -> list[tuple[int, float]]:
+def keyword_top(
+    fetch: ranking.Fetch, cache: ranking.VectorCache, tags: Sequence[str], query_terms: Sequence[str], depth: int
+) -> list[tuple[int, float]]:
     """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
 
     Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows; a
     row's score is the sum of FTS5's bm25 shares of the terms whose window holds it, so it is the
-    full BM25 wherever no window cut a term off. The shares are computed here from FTS5's own
-    statistics (as `_bm25_of`): bm25() itself costs a lookup per row and term.
+    full BM25 wherever no window cut a term off. FTS5 gives only the row ids (its index alone);
+    each row's token count and repeated terms come from the bucket's statistics that `cache`
+    keeps in the process (bm25() or reading the rows' terms costs a lookup per row and term,
+    about 5 ms per 1,000-row window).
     """
     unique = sorted(set(t for t in query_terms if t))
-    windows: list[tuple[str, str, list[int]]] = []
+    found: list[tuple[str, str, list[int]]] = []
     for tag in tags:
         for term in unique:
             rows = fetch(
@@ -247,40 +250,51 @@ def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence
                 (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
             )
             if rows:
-                windows.append((tag, term, [int(r[0]) for r in rows]))
-    if not windows:
+                found.append((tag, term, [int(r[0]) for r in rows]))
+    if not found:
         return []
-    wanted = sorted({bucket_term(tag, term) for tag, term, _ in windows})
-    marks = ", ".join("?" for _ in wanted)
-    having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", wanted))
+    weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
+    with cache.lock:
+        cache.sync(fetch)
+        windows = []
+        for tag, term, seqs in found:
+            stats = cache.bucket_terms(fetch, tag)
+            lengths, repeats = stats.lengths, stats.repeats.get(term, {})
+            missing = [s for s in seqs if s not in lengths]
+            if missing:  # not expected (the cache follows this snapshot's change log); read those rows
+                extra = ranking.BucketTerms()
+                extra.load(fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(missing))})", missing))
+                lengths = {**lengths, **extra.lengths}
+                repeats = {**repeats, **extra.repeats.get(term, {})}
+                seqs = [s for s in seqs if s in lengths]
+            windows.append((seqs, weights[(tag, term)], lengths, repeats))
+        return ranking.window_scores(windows, average, depth)
+
+
+def _term_weights(fetch: ranking.Fetch, rows_having: dict[tuple[str, str], int]) -> tuple[dict[tuple[str, str], float], float]:
+    """Each (bucket, term)'s IDF and the average row length, from FTS5's statistics.
+
+    `rows_having` holds how many rows each term's window found: fewer than the window is every
+    row of the bucket holding the term; a full window asks FTS5's vocabulary for the count.
+    """
+    full = sorted(bucket_term(tag, term) for (tag, term), n in rows_having.items() if n >= ranking.WINDOW)
+    having: dict[str, int] = {}
+    if full:
+        having = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({', '.join('?' * len(full))})", full))
     meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
     count, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
     average = total / count if count else 1.0
-    seqs = sorted({s for _, _, window in windows for s in window})
-    words: dict[int, list[str]] = {}
-    for start in range(0, len(seqs), 900):
-        chunk = seqs[start : start + 900]
-        for seq, terms in fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk):
-            words[int(seq)] = terms.split()
-    scores: dict[int, float] = {}
-    k1, b = ranking.K1, ranking.B
-    for tag, term, window in windows:
-        weight = ranking.idf(count, float(having.get(bucket_term(tag, term), 0)))
-        for seq in window:
-            row = words.get(seq)
-            if not row:
-                continue
-            tf = row.count(term)
-            if tf:
-                share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(row) / average))
-                scores[seq] = scores.get(seq, 0.0) + share
-    return heapq.nsmallest(depth, scores.items(), key=lambda r: (-r[1], -r[0]))
+    weights = {
+        (tag, term): ranking.idf(count, float(having.get(bucket_term(tag, term), 0) if n >= ranking.WINDOW else n))
+        for (tag, term), n in rows_having.items()
+    }
+    return weights, average
 
 
 def _keyword_matches(
-    fetch: ranking.Fetch, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
+    fetch: ranking.Fetch, cache: ranking.VectorCache, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
 ) -> list[Candidate]:
-    top = keyword_top(fetch, [bucket_tag(owner, repo_key)], query_terms, limit)
+    top = keyword_top(fetch, cache, [bucket_tag(owner, repo_key)], query_terms, limit)
     if not top:
         return []
     marks = ", ".join("?" for _ in top)
@@ -324,7 +338,7 @@ class _SqliteWriter(Writer):
         return [candidate_from_row(r) for r in rows]
 
     def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
-        return _keyword_matches(self._fetch, owner, repo_key, query_terms, limit)
+        return _keyword_matches(self._fetch, self.store.vectors, owner, repo_key, query_terms, limit)
 
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         return _nearest_memory(self._fetch, self.store.vectors, owner, repo_key, vector, model)
@@ -618,7 +632,7 @@ class SqliteStore(Store):
                 if match is None:
                     return []
                 if mode != "recent":
-                    return self._named(fetch, keyword_top(fetch, tags, query_terms, limit))
+                    return self._named(fetch, keyword_top(fetch, self.vectors, tags, query_terms, limit))
                 rows = fetch(
                     f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                     (match, limit),
@@ -626,7 +640,7 @@ class SqliteStore(Store):
                 return self._named(fetch, [(int(s), float(k)) for s, k in rows])
             keyword: dict[int, float] = {}
             if match is not None:
-                keyword = dict(keyword_top(fetch, tags, query_terms, ranking.CANDIDATES))
+                keyword = dict(keyword_top(fetch, self.vectors, tags, query_terms, ranking.CANDIDATES))
             best = max(keyword.values(), default=0.0)
             with self.vectors.lock:
                 self.vectors.sync(fetch)
@@ -687,7 +701,7 @@ class SqliteStore(Store):
 
     def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
         with self._snapshot() as fetch:
-            return _keyword_matches(fetch, owner, repo_key, query_terms, limit)
+            return _keyword_matches(fetch, self.vectors, owner, repo_key, query_terms, limit)
 
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         with self._snapshot() as fetch:

@@ -1,0 +1,141 @@
+"""SQLite keyword ranking scores each term's window from the bucket's row statistics kept in the
+process (token counts and repeated terms, followed through the change log), not by reading rows:
+the same scores as BM25 computed from the rows' own terms, through cut windows, repeated terms,
+and another connection's adds and deletes."""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from autocode.memory import MemoryContext, open_memory, ranking, rules
+from autocode.memory.embeddings import StaticEmbedder, pack
+from autocode.memory.sqlite_store import SqliteStore
+from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
+
+WORDS = ["retry", "queue", "cache", "deploy", "schema", "token", "backup", "worker", "lint", "index", "review"]
+
+
+def _add(store: SqliteStore, texts: list[str]) -> None:
+    with store.write() as w:
+        for text in texts:
+            w.insert_memory(
+                NewMemory(new_id("mem"), text, rules.content_hash(text), " ".join(rules.terms(text)), None,
+                          "global", "", "", now_text(), None, None, None)
+            )
+
+
+def _reference(store: SqliteStore, query_terms: list[str], depth: int) -> list[tuple[int, float]]:
+    """Windowed BM25 computed the slow way, from every row's own terms (the rule of ranking.WINDOW)."""
+    tag = bucket_tag("", "")
+    rows = [(int(s), t.split()) for s, t in store.query("SELECT seq, terms FROM memories ORDER BY seq DESC")]
+    bucket = {int(s) for (s,) in store.query("SELECT seq FROM memories WHERE bucket = ?", (tag,))}
+    count = len(rows)
+    average = sum(len(words) for _, words in rows) / count
+    scores: dict[int, float] = {}
+    k1, b = ranking.K1, ranking.B
+    for term in sorted(set(query_terms)):
+        having = [(s, words) for s, words in rows if s in bucket and term in words]
+        weight = ranking.idf(count, len(having))
+        for seq, words in having[: ranking.WINDOW]:
+            tf = words.count(term)
+            share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(words) / average))
+            scores[seq] = scores.get(seq, 0.0) + share
+    return sorted(scores.items(), key=lambda r: (-r[1], -r[0]))[:depth]
+
+
+def _ranked(store: SqliteStore, query_terms: list[str], depth: int) -> list[tuple[int, float]]:
+    found = store.rank([("", "")], query_terms, None, None, "keyword", depth, 0.0, None)
+    return [(s.seq, s.score) for s in found]
+
+
+def _same(got: list[tuple[int, float]], want: list[tuple[int, float]]) -> bool:
+    return [s for s, _ in got] == [s for s, _ in want] and all(
+        math.isclose(a, b, rel_tol=1e-12) for (_, a), (_, b) in zip(got, want, strict=True)
+    )
+
+
+@pytest.mark.parametrize("numpy_rows", [None, 1])
+def test_window_scores_from_the_cached_statistics_equal_bm25_from_the_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, numpy_rows: int | None
+) -> None:
+    if numpy_rows is not None:
+        pytest.importorskip("numpy")
+        monkeypatch.setattr(ranking, "NUMPY_ROWS", numpy_rows)  # numpy for every window
+    else:
+        monkeypatch.setattr(ranking, "_numpy_for", lambda rows: None)  # plain Python for every window
+    monkeypatch.setattr(ranking, "WINDOW", 7)  # windows are cut at this size
+    rng = random.Random(11)
+
+    def text(i: int) -> str:
+        words = rng.sample(WORDS, 4) + [rng.choice(WORDS) for _ in range(rng.randrange(0, 3))]  # some repeated
+        return f"Note {i}: " + " ".join(words)
+
+    path = tmp_path / "m.sqlite3"
+    searcher = SqliteStore(path)
+    writer = SqliteStore(path)  # another connection with its own cache: its writes reach `searcher` via the log
+    try:
+        _add(writer, [text(i) for i in range(60)])
+        queries = [["retry", "queue"], ["cache", "retry", "lint", "missing"], ["deploy"], ["retry"]]
+        for query in queries:
+            assert _same(_ranked(searcher, query, 10), _reference(searcher, query, 10)), query
+        assert searcher.vectors.term_loads == 1
+        for round_ in range(3):
+            _add(writer, [text(100 + 10 * round_ + i) for i in range(6)])
+            doomed = [s for (s,) in writer.query("SELECT seq FROM memories ORDER BY random() LIMIT 4")]
+            with writer.write() as w:
+                for seq in doomed:
+                    w.execute("DELETE FROM memories WHERE seq = ?", (seq,))
+            for query in queries:
+                assert _same(_ranked(searcher, query, 10), _reference(searcher, query, 10)), (round_, query)
+        assert searcher.vectors.term_loads == 1, "another connection's writes reloaded the bucket's statistics"
+    finally:
+        searcher.close()
+        writer.close()
+
+
+def test_a_warm_keyword_search_reads_no_row_of_the_bucket(tmp_path: Path) -> None:
+    """Scoring a window reads only FTS5's row ids; the memories table is read for the hits alone."""
+    path = tmp_path / "m.sqlite3"
+    with open_memory(memory_path=path, embedding_provider="none") as memory:
+        store: Any = memory.store
+        _add(store, [f"Worker {i} retries the {WORDS[i % 11]} queue, then the {WORDS[(i * 3) % 11]} queue" for i in range(300)])
+        ctx = MemoryContext(None, None)
+        memory.search(ctx, "retry queue", mode="keyword")  # loads the bucket's statistics once
+        statements: list[str] = []
+        store.reader.set_trace_callback(statements.append)
+        hits = memory.search(ctx, "which worker retries the deploy queue", mode="keyword", limit=5).hits
+        store.reader.set_trace_callback(None)
+    assert len(hits) == 5
+    reads = [s for s in statements if "FROM memories" in s]
+    # One read: the hits' own rows (no per-row terms for the windows, no whole-bucket load).
+    assert len(reads) == 1 and "terms" not in reads[0].split("FROM")[0], reads
+
+
+def test_hybrid_search_on_the_cached_statistics_is_unchanged_by_a_reload(tmp_path: Path) -> None:
+    """A searcher whose statistics followed many writes ranks exactly like a fresh process's."""
+    pytest.importorskip("static_model")
+    path = tmp_path / "m.sqlite3"
+    embedder = StaticEmbedder()
+    ctx = MemoryContext(None, None)
+    texts = [f"The {WORDS[i % 11]} job {i} retries its {WORDS[(i * 5) % 11]} step {i % 7} times" for i in range(120)]
+    with open_memory(memory_path=path, embedding_provider="static") as warm:
+        warm.search(ctx, "retry the queue")
+        store: Any = warm.store
+        with store.write() as w:
+            for text, vector in zip(texts, embedder.embed(texts), strict=True):
+                w.insert_memory(NewMemory(new_id("mem"), text, rules.content_hash(text), " ".join(rules.terms(text)),
+                                          None, "global", "", "", now_text(), None, pack(vector), embedder.model))
+        first = [(h.memory.id, h.score) for h in warm.search(ctx, "which job retries the deploy step").hits]
+        with open_memory(memory_path=path, embedding_provider="static") as other:
+            for memory_id, _ in first[:3]:
+                other.delete(ctx, memory_id)
+        warm_hits = [(h.memory.id, h.score) for h in warm.search(ctx, "which job retries the deploy step").hits]
+        with open_memory(memory_path=path, embedding_provider="static") as fresh:
+            fresh_hits = [(h.memory.id, h.score) for h in fresh.search(ctx, "which job retries the deploy step").hits]
+    assert warm_hits == fresh_hits
+    assert not {m for m, _ in first[:3]} & {m for m, _ in warm_hits}
