@@ -49,11 +49,9 @@ large the bucket grows. Both stores apply the same window."""
 @functools.lru_cache(maxsize=1)
 def _numpy() -> Any:
     """numpy when installed (the semantic extra brings it), else None; imported on first use."""
-    try:
-        import numpy
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        return None
-    return numpy
+    from autocode.memory.static_lean import import_numpy  # with its BLAS on one thread (see there)
+
+    return import_numpy()
 
 
 NUMPY_ROWS = 1000
@@ -130,12 +128,12 @@ class BucketVectors:
             for seq, blob, row_model in rows:
                 self.put(int(seq), blob, row_model == model)
             return
-        self.dims = next((len(b) // 4 for _, b, m in rows if m == model and b), 0)
+        self.dims = next((len(r[1]) // 4 for r in rows if r[2] == model and r[1]), 0)
         width = self.dims * 4
         self.seqs = [int(r[0]) for r in rows]
         self.rows = {seq: i for i, seq in enumerate(self.seqs)}
         self.size = len(rows)
-        good = [i for i, (_, b, m) in enumerate(rows) if m == model and b and len(b) == width]
+        good = [i for i, r in enumerate(rows) if r[2] == model and r[1] and len(r[1]) == width]
         self.missing = set(self.seqs) - {self.seqs[i] for i in good}
         self.matrix = np.zeros((max(self.size * 5 // 4, 64), self.dims), dtype=np.float32)
         if good and self.dims:
@@ -261,37 +259,48 @@ class BucketVectors:
         return [(int(seqs[r]), float(scores[r])) for r in order]
 
 
-class BucketTerms:
-    """One bucket's keyword statistics per row: its token count, and the terms it holds more than once.
+class RowTerms:
+    """Keyword statistics of the rows keyword ranking has met: each row's token count and the terms it
+    holds more than once, by sequence number (a row's terms never change).
 
-    With these, a keyword window (the row ids FTS5 returns for one term) is scored without reading
-    any row: a row in a term's window holds the term once unless `repeats` says otherwise.
+    Filled on demand: the rows of a window not known yet are read once (one query for all of them);
+    later windows holding them are scored without reading any row. Rows added through the change
+    log are learnt from the row the cache reads anyway, removed rows are dropped. A row in a term's
+    window holds the term once unless `repeats` says otherwise.
     """
 
     def __init__(self) -> None:
         self.lengths: dict[int, int] = {}
         self.repeats: dict[str, dict[int, int]] = {}
-        """term -> {seq: how many times} for the rows holding the term more than once."""
+        """term -> {seq: how many times} for the known rows holding the term more than once."""
         self._repeated: dict[int, list[str]] = {}
+        self.read = 0
+        """Rows read so far to learn them (a test checks a warm search reads none)."""
 
-    def load(self, rows: Iterable[tuple[Any, str]]) -> None:
-        for seq, terms in rows:
-            self.put(int(seq), terms)
+    def learn(self, fetch: Fetch, seqs: Iterable[int]) -> set[int]:
+        """Read the rows of `seqs` not known yet; the seqs of rows that do not exist come back."""
+        missing = [s for s in seqs if s not in self.lengths]
+        for start in range(0, len(missing), 900):
+            chunk = missing[start : start + 900]
+            self.load(fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk))
+            self.read += len(chunk)
+        return {s for s in missing if s not in self.lengths} if missing else set()
 
-    def put(self, seq: int, terms: str) -> None:
-        if seq in self.lengths:
-            self.remove(seq)
-        words = terms.split()
-        self.lengths[seq] = len(words)
-        if len(set(words)) == len(words):
-            return
-        counts: dict[str, int] = {}
-        for word in words:
-            counts[word] = counts.get(word, 0) + 1
-        repeated = [w for w, n in counts.items() if n > 1]
-        self._repeated[seq] = repeated
-        for word in repeated:
-            self.repeats.setdefault(word, {})[seq] = counts[word]
+    def load(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Learn rows whose first item is the seq and last the terms (inlined: thousands in a cold search)."""
+        lengths, repeats, repeated = self.lengths, self.repeats, self._repeated
+        for row in rows:
+            seq, words = int(row[0]), row[-1].split()
+            if seq in lengths:
+                self.remove(seq)
+            count = len(words)
+            lengths[seq] = count
+            if count != len(set(words)):
+                seen: set[str] = set()
+                twice = {w for w in words if w in seen or seen.add(w)}  # type: ignore[func-returns-value]
+                repeated[seq] = list(twice)
+                for word in twice:
+                    repeats.setdefault(word, {})[seq] = words.count(word)
 
     def remove(self, seq: int) -> None:
         self.lengths.pop(seq, None)
@@ -356,18 +365,16 @@ Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
 class VectorCache:
-    """Per (bucket tag, model) vectors and per bucket keyword statistics, kept current from the
-    `memory_changes` log of a SQLite store."""
+    """Per (bucket tag, model) vectors, and the keyword statistics of the rows met so far, kept current
+    from the `memory_changes` log of a SQLite store."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.seen = -1
         self.buckets: dict[tuple[str, str], BucketVectors] = {}
-        self.terms: dict[str, BucketTerms] = {}
+        self.terms = RowTerms()
         self.loads = 0
-        """Whole-bucket loads of vectors so far (a test checks another process's write does not cause one)."""
-        self.term_loads = 0
-        """The same for keyword statistics."""
+        """Whole-bucket loads so far (a test checks another process's write does not cause one)."""
 
     def sync(self, fetch: Fetch) -> None:
         """Apply the changes logged since the last one seen (call inside one read transaction)."""
@@ -384,18 +391,20 @@ class VectorCache:
             if self.seen < 0 or (low and low > self.seen + 1):
                 # First use, or the log no longer reaches back to what this cache saw: start over.
                 self.buckets.clear()
-                self.terms.clear()
+                self.terms = RowTerms()
                 self.seen = int(high)
                 return
             changes = fetch(
                 "SELECT memory_seq, bucket, op FROM memory_changes WHERE seq > ? AND seq <= ? ORDER BY seq",
                 (self.seen, high),
             )
-            cached_tags = {tag for tag, _ in self.buckets} | set(self.terms)
+            cached_tags = {tag for tag, _ in self.buckets}
             final: dict[int, tuple[str, str]] = {}
             for memory_seq, tag, op in changes:
                 if tag in cached_tags:
                     final[int(memory_seq)] = (tag, op)
+                elif op == "del":
+                    self.terms.remove(int(memory_seq))
             added = [s for s, (_, op) in final.items() if op == "add"]
             rows: dict[int, tuple[Any, ...]] = {}
             for start in range(0, len(added), 500):
@@ -414,15 +423,12 @@ class VectorCache:
                         vectors.remove(memory_seq)
                     else:
                         vectors.put(memory_seq, row[1], row[2] == model)
-            for tag, stats in self.terms.items():
-                for memory_seq, (change_tag, _op) in final.items():
-                    if change_tag != tag:
-                        continue
-                    row = rows.get(memory_seq)
-                    if row is None:
-                        stats.remove(memory_seq)
-                    else:
-                        stats.put(memory_seq, row[3])
+            for memory_seq in final:
+                row = rows.get(memory_seq)
+                if row is None:
+                    self.terms.remove(memory_seq)
+                elif memory_seq not in self.terms.lengths:
+                    self.terms.load([row])
             self.seen = int(high)
 
     def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:
@@ -439,15 +445,3 @@ class VectorCache:
             self.buckets[(tag, model)] = vectors
             self.loads += 1
             return vectors
-
-    def bucket_terms(self, fetch: Fetch, tag: str) -> BucketTerms:
-        """The keyword statistics of one bucket (loaded whole the first time; call after `sync`)."""
-        with self.lock:
-            found = self.terms.get(tag)
-            if found is not None:
-                return found
-            stats = BucketTerms()
-            stats.load(fetch("SELECT seq, terms FROM memories WHERE bucket = ?", (tag,)))
-            self.terms[tag] = stats
-            self.term_loads += 1
-            return stats

@@ -16,6 +16,7 @@ import random
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -229,17 +230,32 @@ def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
 BM25 = "bm25(memory_fts)"
 
 
+@dataclass
+class Windows:
+    """What one keyword ranking read: each (bucket, term)'s IDF, its window's rows and, when the window
+    was cut, its oldest row (0 when it holds every row with the term), and the average row length."""
+
+    weights: dict[tuple[str, str], float] = field(default_factory=dict)
+    rows: dict[tuple[str, str], tuple[set[int], int]] = field(default_factory=dict)
+    average: float = 1.0
+
+
 def keyword_top(
-    fetch: ranking.Fetch, cache: ranking.VectorCache, tags: Sequence[str], query_terms: Sequence[str], depth: int
+    fetch: ranking.Fetch,
+    cache: ranking.VectorCache,
+    tags: Sequence[str],
+    query_terms: Sequence[str],
+    depth: int,
+    seen: Windows | None = None,
 ) -> list[tuple[int, float]]:
     """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
 
     Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows; a
     row's score is the sum of FTS5's bm25 shares of the terms whose window holds it, so it is the
     full BM25 wherever no window cut a term off. FTS5 gives only the row ids (its index alone);
-    each row's token count and repeated terms come from the bucket's statistics that `cache`
-    keeps in the process (bm25() or reading the rows' terms costs a lookup per row and term,
-    about 5 ms per 1,000-row window).
+    each row's token count and repeated terms come from `cache`, which reads a row the first time
+    a window holds it (bm25(), or reading the rows' terms on every search, costs a lookup per row
+    and term: about 5 ms per 1,000-row window). `seen`, when given, is filled with what was read.
     """
     unique = sorted(set(t for t in query_terms if t))
     found: list[tuple[str, str, list[int]]] = []
@@ -254,20 +270,18 @@ def keyword_top(
     if not found:
         return []
     weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
+    if seen is not None:
+        seen.weights, seen.average = weights, average
+        seen.rows = {(tag, term): (set(seqs), seqs[-1] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
     with cache.lock:
         cache.sync(fetch)
-        windows = []
-        for tag, term, seqs in found:
-            stats = cache.bucket_terms(fetch, tag)
-            lengths, repeats = stats.lengths, stats.repeats.get(term, {})
-            missing = [s for s in seqs if s not in lengths]
-            if missing:  # not expected (the cache follows this snapshot's change log); read those rows
-                extra = ranking.BucketTerms()
-                extra.load(fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(missing))})", missing))
-                lengths = {**lengths, **extra.lengths}
-                repeats = {**repeats, **extra.repeats.get(term, {})}
-                seqs = [s for s in seqs if s in lengths]
-            windows.append((seqs, weights[(tag, term)], lengths, repeats))
+        known = cache.terms
+        gone = known.learn(fetch, sorted({s for _, _, seqs in found for s in seqs}))
+        windows = [
+            ([s for s in seqs if s not in gone] if gone else seqs, weights[(tag, term)], known.lengths,
+             known.repeats.get(term, {}))
+            for tag, term, seqs in found
+        ]
         return ranking.window_scores(windows, average, depth)
 
 
@@ -289,6 +303,55 @@ def _term_weights(fetch: ranking.Fetch, rows_having: dict[tuple[str, str], int])
         for (tag, term), n in rows_having.items()
     }
     return weights, average
+
+
+def _bm25_from_windows(
+    fetch: ranking.Fetch,
+    known: ranking.RowTerms,
+    seqs: Sequence[int],
+    owner: dict[int, str],
+    query_terms: Sequence[str],
+    seen: Windows,
+) -> dict[int, float]:
+    """The full BM25 of rows no keyword window ranked (the rows found by meaning), as `_bm25_of` gives it.
+
+    A row's count of a term is known without reading it when the term's window holds the row, or
+    the window was not cut, or the row is newer than the cut; other rows are read (and learnt).
+    """
+    unique = sorted(set(t for t in query_terms if t))
+    k1, b, average = ranking.K1, ranking.B, seen.average
+    out: dict[int, float] = {}
+    unread: list[int] = []
+    for seq in seqs:
+        tag, length = owner.get(seq), known.lengths.get(seq)
+        if tag is None or length is None:
+            unread.append(seq)
+            continue
+        score = 0.0
+        for term in unique:
+            weight = seen.weights.get((tag, term))
+            if weight is None:
+                continue  # no row of the bucket holds the term
+            rows, oldest = seen.rows[(tag, term)]
+            if seq in rows:
+                tf = known.repeats.get(term, {}).get(seq, 1)
+            elif oldest and seq < oldest:
+                break  # older than the window's cut: whether it holds the term is not known here
+            else:
+                continue
+            score += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+        else:
+            out[seq] = score
+            continue
+        unread.append(seq)
+    if unread:
+        found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({', '.join('?' * len(unread))})", unread)
+        known.load([(seq, terms) for seq, terms, _ in found])
+        for seq, terms, tag in found:
+            words = terms.split()
+            weights = {t: seen.weights[(tag, t)] for t in unique if (tag, t) in seen.weights}
+            out[int(seq)] = ranking.bm25_row(words, len(words), average, weights)
+    return out
 
 
 def _keyword_matches(
@@ -638,13 +701,14 @@ class SqliteStore(Store):
                     (match, limit),
                 )
                 return self._named(fetch, [(int(s), float(k)) for s, k in rows])
-            keyword: dict[int, float] = {}
-            if match is not None:
-                keyword = dict(keyword_top(fetch, self.vectors, tags, query_terms, ranking.CANDIDATES))
-            best = max(keyword.values(), default=0.0)
             with self.vectors.lock:
                 self.vectors.sync(fetch)
                 pools = [self.vectors.bucket(fetch, tag, model) for tag in tags]
+                keyword: dict[int, float] = {}
+                seen = Windows()
+                if match is not None:
+                    keyword = dict(keyword_top(fetch, self.vectors, tags, query_terms, ranking.CANDIDATES, seen))
+                best = max(keyword.values(), default=0.0)
                 near: list[tuple[int, float]] = []
                 for pool in pools:
                     near += pool.nearest(vector, ranking.CANDIDATES)
@@ -653,9 +717,10 @@ class SqliteStore(Store):
                 for seq in keyword:
                     if seq not in cosine:
                         cosine[seq] = next((p.cosine_of(seq, vector) for p in pools if seq in p.rows), 0.0)
-            others = [s for s in cosine if s not in keyword]
-            if match is not None and others:
-                keyword.update(self._bm25_of(fetch, others, query_terms))
+                others = [s for s in cosine if s not in keyword]
+                if match is not None and others:
+                    owner = {s: tag for tag, pool in zip(tags, pools, strict=True) for s in others if s in pool.rows}
+                    keyword.update(_bm25_from_windows(fetch, self.vectors.terms, others, owner, query_terms, seen))
             top = ranking.combine(
                 (("", seq, keyword.get(seq, 0.0), cos) for seq, cos in cosine.items()),
                 best, mode, limit, keyword_weight, floor,
