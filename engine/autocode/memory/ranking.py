@@ -21,10 +21,12 @@ the last change it saw), so a teammate's write costs one row, not a rebuild.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import math
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -364,6 +366,75 @@ def window_scores(
 Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
+class TermWindows:
+    """The keyword windows searches read lately: per (bucket tag, term), the seqs of the newest rows
+    holding the term, at most WINDOW, oldest first. Kept current from the change log: a new row
+    holding a cached term joins its window (the oldest leaves a full one), a removed row leaves it;
+    a full window that loses a row is dropped (the next older row is not known here) and read again.
+    """
+
+    KEEP = 256
+    """Windows kept (the least recently used go first): at most about 256 x 1,000 row numbers."""
+
+    def __init__(self) -> None:
+        self.windows: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        self.by_tag: dict[str, set[str]] = {}
+
+    def get(self, tag: str, term: str) -> list[int] | None:
+        found = self.windows.get((tag, term))
+        if found is not None:
+            self.windows.move_to_end((tag, term))
+        return found
+
+    def put(self, tag: str, term: str, oldest_first: list[int]) -> None:
+        self.windows[(tag, term)] = oldest_first
+        self.windows.move_to_end((tag, term))
+        self.by_tag.setdefault(tag, set()).add(term)
+        while len(self.windows) > self.KEEP:
+            (old_tag, old_term), _ = self.windows.popitem(last=False)
+            self._forget(old_tag, old_term)
+
+    def _forget(self, tag: str, term: str) -> None:
+        terms = self.by_tag.get(tag)
+        if terms is not None:
+            terms.discard(term)
+            if not terms:
+                del self.by_tag[tag]
+
+    def _drop(self, tag: str, term: str) -> None:
+        self.windows.pop((tag, term), None)
+        self._forget(tag, term)
+
+    def added(self, tag: str, seq: int, terms: str) -> None:
+        """A row of bucket `tag` was added, or its embedding changed (the change log says 'add' for both)."""
+        cached = self.by_tag.get(tag)
+        if not cached:
+            return
+        for term in cached & set(terms.split()):
+            window = self.windows[(tag, term)]
+            at = bisect.bisect_left(window, seq)
+            if at < len(window) and window[at] == seq:
+                continue  # already in (an embedding change)
+            if at == len(window):
+                window.append(seq)  # a new row: newer than every row of the window
+                if len(window) > WINDOW:
+                    del window[0]
+            elif len(window) >= WINDOW and at == 0:
+                continue  # older than a full window: not part of it
+            else:
+                self._drop(tag, term)  # an old row not seen in the window: trust the index instead
+
+    def removed(self, tag: str, seq: int) -> None:
+        for term in list(self.by_tag.get(tag, ())):
+            window = self.windows[(tag, term)]
+            at = bisect.bisect_left(window, seq)
+            if at < len(window) and window[at] == seq:
+                if len(window) >= WINDOW:
+                    self._drop(tag, term)
+                else:
+                    del window[at]
+
+
 class VectorCache:
     """Per (bucket tag, model) vectors, and the keyword statistics of the rows met so far, kept current
     from the `memory_changes` log of a SQLite store."""
@@ -373,6 +444,7 @@ class VectorCache:
         self.seen = -1
         self.buckets: dict[tuple[str, str], BucketVectors] = {}
         self.terms = RowTerms()
+        self.windows = TermWindows()
         self.loads = 0
         """Whole-bucket loads so far (a test checks another process's write does not cause one)."""
 
@@ -392,13 +464,14 @@ class VectorCache:
                 # First use, or the log no longer reaches back to what this cache saw: start over.
                 self.buckets.clear()
                 self.terms = RowTerms()
+                self.windows = TermWindows()
                 self.seen = int(high)
                 return
             changes = fetch(
                 "SELECT memory_seq, bucket, op FROM memory_changes WHERE seq > ? AND seq <= ? ORDER BY seq",
                 (self.seen, high),
             )
-            cached_tags = {tag for tag, _ in self.buckets}
+            cached_tags = {tag for tag, _ in self.buckets} | set(self.windows.by_tag)
             final: dict[int, tuple[str, str]] = {}
             for memory_seq, tag, op in changes:
                 if tag in cached_tags:
@@ -423,12 +496,15 @@ class VectorCache:
                         vectors.remove(memory_seq)
                     else:
                         vectors.put(memory_seq, row[1], row[2] == model)
-            for memory_seq in final:
+            for memory_seq, (tag, _op) in final.items():
                 row = rows.get(memory_seq)
                 if row is None:
                     self.terms.remove(memory_seq)
-                elif memory_seq not in self.terms.lengths:
-                    self.terms.load([row])
+                    self.windows.removed(tag, memory_seq)
+                else:
+                    if memory_seq not in self.terms.lengths:
+                        self.terms.load([row])
+                    self.windows.added(tag, memory_seq, row[3])
             self.seen = int(high)
 
     def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:

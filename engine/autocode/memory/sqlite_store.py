@@ -255,26 +255,32 @@ def keyword_top(
     full BM25 wherever no window cut a term off. FTS5 gives only the row ids (its index alone);
     each row's token count and repeated terms come from `cache`, which reads a row the first time
     a window holds it (bm25(), or reading the rows' terms on every search, costs a lookup per row
-    and term: about 5 ms per 1,000-row window). `seen`, when given, is filled with what was read.
+    and term: about 5 ms per 1,000-row window), and a window read lately comes from `cache` too
+    (ranking.TermWindows). `seen`, when given, is filled with what was read.
     """
     unique = sorted(set(t for t in query_terms if t))
-    found: list[tuple[str, str, list[int]]] = []
-    for tag in tags:
-        for term in unique:
-            rows = fetch(
-                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-                (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
-            )
-            if rows:
-                found.append((tag, term, [int(r[0]) for r in rows]))
-    if not found:
-        return []
-    weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
-    if seen is not None:
-        seen.weights, seen.average = weights, average
-        seen.rows = {(tag, term): (set(seqs), seqs[-1] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
     with cache.lock:
         cache.sync(fetch)
+        found: list[tuple[str, str, list[int]]] = []
+        for tag in tags:
+            for term in unique:
+                seqs = cache.windows.get(tag, term)
+                if seqs is None:
+                    rows = fetch(
+                        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                        (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
+                    )
+                    if not rows:
+                        continue
+                    seqs = [int(r[0]) for r in reversed(rows)]
+                    cache.windows.put(tag, term, seqs)
+                found.append((tag, term, seqs))  # oldest first
+        if not found:
+            return []
+        weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
+        if seen is not None:
+            seen.weights, seen.average = weights, average
+            seen.rows = {(tag, term): (set(seqs), seqs[0] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
         known = cache.terms
         gone = known.learn(fetch, sorted({s for _, _, seqs in found for s in seqs}))
         windows = [
