@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import itertools
 import math
 import sys
 import threading
@@ -279,9 +280,12 @@ class RowTerms:
         self.read = 0
         """Rows read so far to learn them (a test checks a warm search reads none)."""
 
-    def learn(self, fetch: Fetch, seqs: Iterable[int]) -> set[int]:
-        """Read the rows of `seqs` not known yet; the seqs of rows that do not exist come back."""
-        missing = [s for s in seqs if s not in self.lengths]
+    def learn(self, fetch: Fetch, windows: Iterable[Sequence[int]]) -> set[int]:
+        """Read the rows of the windows not known yet; the seqs of rows that do not exist come back."""
+        unknown: set[int] = set()
+        for seqs in windows:
+            unknown.update(itertools.filterfalse(self.lengths.__contains__, seqs))  # no Python frame per row
+        missing = sorted(unknown)
         for start in range(0, len(missing), 900):
             chunk = missing[start : start + 900]
             self.load(fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk))
@@ -341,11 +345,22 @@ def window_scores(
     shares = []
     for seqs, weight, lengths, repeats in windows:
         seq_array = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
-        length = np.fromiter((lengths[s] for s in seqs), dtype=np.float64, count=len(seqs))
+        # map() over the dict's own lookup: no Python frame per row.
+        length = np.fromiter(map(lengths.__getitem__, seqs), dtype=np.float64, count=len(seqs))
+        tf = np.ones(len(seqs), dtype=np.float64)
         if repeats:
-            tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
-        else:
-            tf = np.ones(len(seqs), dtype=np.float64)
+            if len(repeats) < len(seqs):
+                # The repeated rows placed by binary search (seqs come sorted, oldest first).
+                repeated = np.fromiter(repeats.keys(), dtype=np.int64, count=len(repeats))
+                counts = np.fromiter(repeats.values(), dtype=np.float64, count=len(repeats))
+                if len(seq_array) > 1 and bool(np.all(seq_array[1:] > seq_array[:-1])):
+                    at = np.minimum(np.searchsorted(seq_array, repeated), len(seq_array) - 1)
+                    hit = seq_array[at] == repeated
+                    tf[at[hit]] = counts[hit]
+                else:
+                    tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
+            else:
+                tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
         # The same operations in the same order as the plain-Python branch (and as before).
         shares.append(weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)))
         all_seqs.append(seq_array)

@@ -282,7 +282,7 @@ def keyword_top(
             seen.weights, seen.average = weights, average
             seen.rows = {(tag, term): (set(seqs), seqs[0] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
         known = cache.terms
-        gone = known.learn(fetch, sorted({s for _, _, seqs in found for s in seqs}))
+        gone = known.learn(fetch, [seqs for _, _, seqs in found])
         windows = [
             ([s for s in seqs if s not in gone] if gone else seqs, weights[(tag, term)], known.lengths,
              known.repeats.get(term, {}))
@@ -352,7 +352,7 @@ def _bm25_from_windows(
         unread.append(seq)
     if unread:
         found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({', '.join('?' * len(unread))})", unread)
-        known.load([(seq, terms) for seq, terms, _ in found])
+        known.load([(seq, terms) for seq, terms, _ in found if seq not in known.lengths])
         for seq, terms, tag in found:
             words = terms.split()
             weights = {t: seen.weights[(tag, t)] for t in unique if (tag, t) in seen.weights}
