@@ -319,7 +319,7 @@ def _bm25_from_windows(
     query_terms: Sequence[str],
     seen: Windows,
 ) -> dict[int, float]:
-    """The full BM25 of rows no keyword window ranked (the rows found by meaning), as `_bm25_of` gives it.
+    """The full BM25 of rows no keyword window ranked (the rows found by meaning), as FTS5's bm25() gives it.
 
     A row's count of a term is known without reading it when the term's window holds the row, or
     the window was not cut, or the row is newer than the cut; other rows are read (and learnt).
@@ -732,29 +732,6 @@ class SqliteStore(Store):
                 best, mode, limit, keyword_weight, floor,
             )
             return self._named(fetch, [(seq, score) for _, seq, score in top])
-
-    @staticmethod
-    def _bm25_of(fetch: ranking.Fetch, seqs: Sequence[int], query_terms: Sequence[str]) -> dict[int, float]:
-        """FTS5's bm25 of the given rows for the query, from its statistics (a MATCH per row is far slower)."""
-        wanted = sorted(set(t for t in query_terms if t))
-        marks = ", ".join("?" for _ in seqs)
-        found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({marks})", list(seqs))
-        tokens = sorted({bucket_term(tag, t) for _, _, tag in found for t in wanted})
-        marks = ", ".join("?" for _ in tokens)
-        having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", tokens)) if tokens else {}
-        meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
-        rows, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
-        average = total / rows if rows else 1.0
-        out: dict[int, float] = {}
-        for seq, terms, tag in found:
-            weights = {
-                t: ranking.idf(rows, float(having[bucket_term(tag, t)]))
-                for t in wanted
-                if having.get(bucket_term(tag, t))
-            }
-            words = terms.split()
-            out[int(seq)] = ranking.bm25_row(words, len(words), average, weights)
-        return out
 
     @staticmethod
     def _named(fetch: ranking.Fetch, ranked: list[tuple[int, float]]) -> list[Scored]:
