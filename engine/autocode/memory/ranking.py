@@ -3,10 +3,11 @@
 Keyword relevance is BM25 (bounded by `WINDOW`, see there) with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
 log((N - n + 0.5) / (n + 0.5)) floored at 1e-6): N rows and the average
 length over the whole store, the document frequency n inside the row's
-bucket (the full-text index holds bucket-prefixed terms). SQLite computes it
-with FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its
-postings and term statistics tables. Meaning is the cosine of unit-length
-embeddings.
+bucket (the full-text index holds bucket-prefixed terms). SQLite computes
+FTS5's `bm25()` sum from FTS5's statistics and each row's length and term
+counts (`RowTerms`, `window_scores`); PostgreSQL computes the same sum in
+SQL from its postings and term statistics tables. Meaning is the cosine of
+unit-length embeddings.
 
 A hybrid or semantic search scores the union of the best `CANDIDATES` rows by
 keywords and the best `CANDIDATES` rows by meaning:
@@ -14,9 +15,11 @@ hybrid = (1 - w) * cosine + w * BM25 / best BM25 of the query; semantic =
 cosine. With a floor, a row is kept only when it shares a term with the query
 or its cosine reaches the floor. Ties go to the newer row (higher sequence).
 
-SQLite keeps each searched bucket's vectors in a matrix in the process and
-brings it up to date from the store's change log (rows added or removed since
-the last change it saw), so a teammate's write costs one row, not a rebuild.
+SQLite keeps each searched bucket's vectors in a matrix in the process, with
+the length and repeated terms of the rows its searches met and the term
+windows searched lately, and brings them up to date from the store's change
+log (rows added or removed since the last change it saw), so a teammate's
+write costs one row, not a rebuild.
 """
 
 from __future__ import annotations
@@ -131,12 +134,12 @@ class BucketVectors:
             for seq, blob, row_model in rows:
                 self.put(int(seq), blob, row_model == model)
             return
-        self.dims = next((len(r[1]) // 4 for r in rows if r[2] == model and r[1]), 0)
+        self.dims = next((len(b) // 4 for _, b, m in rows if m == model and b), 0)
         width = self.dims * 4
         self.seqs = [int(r[0]) for r in rows]
         self.rows = {seq: i for i, seq in enumerate(self.seqs)}
         self.size = len(rows)
-        good = [i for i, r in enumerate(rows) if r[2] == model and r[1] and len(r[1]) == width]
+        good = [i for i, (_, b, m) in enumerate(rows) if m == model and b and len(b) == width]
         self.missing = set(self.seqs) - {self.seqs[i] for i in good}
         self.matrix = np.zeros((max(self.size * 5 // 4, 64), self.dims), dtype=np.float32)
         if good and self.dims:
