@@ -5,8 +5,13 @@ through cut windows, repeated terms, and another connection's adds and deletes."
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import random
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -147,3 +152,32 @@ def test_hybrid_search_on_the_cached_statistics_is_unchanged_by_a_reload(tmp_pat
             fresh_hits = [(h.memory.id, h.score) for h in fresh.search(ctx, "which job retries the deploy step").hits]
     assert warm_hits == fresh_hits
     assert not {m for m, _ in first[:3]} & {m for m, _ in warm_hits}
+
+
+def test_numpy_is_imported_with_one_blas_thread_and_the_environment_put_back() -> None:
+    """A 100,000-row product on OpenBLAS's thread per core spun on a busy machine (4x the wall time)."""
+    pytest.importorskip("numpy")
+    code = textwrap.dedent(
+        """
+        import ctypes, glob, json, os, subprocess, sys
+        from autocode.memory import ranking
+        np = ranking._numpy()
+        libs = glob.glob(os.path.join(os.path.dirname(np.__file__), "..", "numpy.libs", "*openblas*"))
+        threads = None
+        for lib in libs:
+            for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+                function = getattr(ctypes.CDLL(lib), name, None)
+                if function is not None:
+                    threads = function()
+                    break
+        child = subprocess.run([sys.executable, "-c", "import os; print(os.environ.get('OPENBLAS_NUM_THREADS'))"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        print(json.dumps({"threads": threads, "env": os.environ.get("OPENBLAS_NUM_THREADS"), "child": child}))
+        """
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    found = json.loads(done.stdout)
+    assert found["env"] is None and found["child"] == "None", found
+    if found["threads"] is not None:  # an OpenBLAS build that answers (numpy's wheels do)
+        assert found["threads"] == 1, found
