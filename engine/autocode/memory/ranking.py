@@ -3,10 +3,11 @@
 Keyword relevance is BM25 (bounded by `WINDOW`, see there) with SQLite FTS5's formula (k1 1.2, b 0.75, IDF
 log((N - n + 0.5) / (n + 0.5)) floored at 1e-6): N rows and the average
 length over the whole store, the document frequency n inside the row's
-bucket (the full-text index holds bucket-prefixed terms). SQLite computes it
-with FTS5's `bm25()`; PostgreSQL computes the same sum in SQL from its
-postings and term statistics tables. Meaning is the cosine of unit-length
-embeddings.
+bucket (the full-text index holds bucket-prefixed terms). SQLite computes
+FTS5's `bm25()` sum from FTS5's statistics and each row's length and term
+counts (`RowTerms`, `window_scores`); PostgreSQL computes the same sum in
+SQL from its postings and term statistics tables. Meaning is the cosine of
+unit-length embeddings.
 
 A hybrid or semantic search scores the union of the best `CANDIDATES` rows by
 keywords and the best `CANDIDATES` rows by meaning:
@@ -14,17 +15,22 @@ hybrid = (1 - w) * cosine + w * BM25 / best BM25 of the query; semantic =
 cosine. With a floor, a row is kept only when it shares a term with the query
 or its cosine reaches the floor. Ties go to the newer row (higher sequence).
 
-SQLite keeps each searched bucket's vectors in a matrix in the process and
-brings it up to date from the store's change log (rows added or removed since
-the last change it saw), so a teammate's write costs one row, not a rebuild.
+SQLite keeps each searched bucket's vectors in a matrix in the process, with
+the length and repeated terms of the rows its searches met and the term
+windows searched lately, and brings them up to date from the store's change
+log (rows added or removed since the last change it saw), so a teammate's
+write costs one row, not a rebuild.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import math
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -49,11 +55,9 @@ large the bucket grows. Both stores apply the same window."""
 @functools.lru_cache(maxsize=1)
 def _numpy() -> Any:
     """numpy when installed (the semantic extra brings it), else None; imported on first use."""
-    try:
-        import numpy
-    except ImportError:  # pragma: no cover - exercised only without the extra
-        return None
-    return numpy
+    from autocode.memory.static_lean import import_numpy  # with its BLAS on one thread (see there)
+
+    return import_numpy()
 
 
 NUMPY_ROWS = 1000
@@ -261,16 +265,204 @@ class BucketVectors:
         return [(int(seqs[r]), float(scores[r])) for r in order]
 
 
+class RowTerms:
+    """Keyword statistics of the rows keyword ranking has met: each row's token count and the terms it
+    holds more than once, by sequence number (a row's terms never change).
+
+    Filled on demand: the rows of a window not known yet are read once (one query for all of them);
+    later windows holding them are scored without reading any row. Rows added through the change
+    log are learnt from the row the cache reads anyway, removed rows are dropped. A row in a term's
+    window holds the term once unless `repeats` says otherwise.
+    """
+
+    def __init__(self) -> None:
+        self.lengths: dict[int, int] = {}
+        self.repeats: dict[str, dict[int, int]] = {}
+        """term -> {seq: how many times} for the known rows holding the term more than once."""
+        self._repeated: dict[int, list[str]] = {}
+        self.read = 0
+        """Rows read so far to learn them (a test checks a warm search reads none)."""
+
+    def learn(self, fetch: Fetch, windows: Iterable[Sequence[int]]) -> set[int]:
+        """Read the rows of the windows not known yet; the seqs of rows that do not exist come back."""
+        unknown: set[int] = set()
+        for seqs in windows:
+            unknown.update(itertools.filterfalse(self.lengths.__contains__, seqs))  # no Python frame per row
+        missing = sorted(unknown)
+        for start in range(0, len(missing), 900):
+            chunk = missing[start : start + 900]
+            self.load(fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk))
+            self.read += len(chunk)
+        return {s for s in missing if s not in self.lengths} if missing else set()
+
+    def load(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        """Learn rows whose first item is the seq and last the terms (inlined: thousands in a cold search)."""
+        lengths, repeats, repeated = self.lengths, self.repeats, self._repeated
+        for row in rows:
+            seq, words = int(row[0]), row[-1].split()
+            if seq in lengths:
+                self.remove(seq)
+            count = len(words)
+            lengths[seq] = count
+            if count != len(set(words)):
+                seen: set[str] = set()
+                twice = {w for w in words if w in seen or seen.add(w)}  # type: ignore[func-returns-value]
+                repeated[seq] = list(twice)
+                for word in twice:
+                    repeats.setdefault(word, {})[seq] = words.count(word)
+
+    def remove(self, seq: int) -> None:
+        self.lengths.pop(seq, None)
+        for word in self._repeated.pop(seq, ()):
+            found = self.repeats.get(word)
+            if found is not None:
+                found.pop(seq, None)
+                if not found:
+                    del self.repeats[word]
+
+
+def window_scores(
+    windows: Sequence[tuple[Sequence[int], float, dict[int, int], dict[int, int]]],
+    average: float,
+    depth: int,
+) -> list[tuple[int, float]]:
+    """(seq, BM25) of the best `depth` rows of keyword windows, best first, newer first on ties.
+
+    Each window is (its rows' seqs, the term's IDF, the rows' token counts, tf of the rows holding the
+    term more than once); a row's score is the sum of its shares in window order, so numpy and plain
+    Python give the same floats.
+    """
+    rows = sum(len(w[0]) for w in windows)
+    np = _numpy_for(rows)
+    k1, b = K1, B
+    if np is None:
+        scores: dict[int, float] = {}
+        for seqs, weight, lengths, repeats in windows:
+            for seq in seqs:
+                tf = repeats.get(seq, 1)
+                share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * lengths[seq] / average))
+                scores[seq] = scores.get(seq, 0.0) + share
+        ranked = sorted(scores.items(), key=lambda r: (-r[1], -r[0]))
+        return ranked[:depth]
+    all_seqs = []
+    shares = []
+    for seqs, weight, lengths, repeats in windows:
+        seq_array = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
+        # map() over the dict's own lookup: no Python frame per row.
+        length = np.fromiter(map(lengths.__getitem__, seqs), dtype=np.float64, count=len(seqs))
+        tf = np.ones(len(seqs), dtype=np.float64)
+        if repeats:
+            if len(repeats) < len(seqs):
+                # The repeated rows placed by binary search (seqs come sorted, oldest first).
+                repeated = np.fromiter(repeats.keys(), dtype=np.int64, count=len(repeats))
+                counts = np.fromiter(repeats.values(), dtype=np.float64, count=len(repeats))
+                if len(seq_array) > 1 and bool(np.all(seq_array[1:] > seq_array[:-1])):
+                    at = np.minimum(np.searchsorted(seq_array, repeated), len(seq_array) - 1)
+                    hit = seq_array[at] == repeated
+                    tf[at[hit]] = counts[hit]
+                else:
+                    tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
+            else:
+                tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs))
+        # The same operations in the same order as the plain-Python branch (and as before).
+        shares.append(weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average)))
+        all_seqs.append(seq_array)
+    if not all_seqs:
+        return []
+    unique, where = np.unique(np.concatenate(all_seqs), return_inverse=True)
+    # bincount adds each row's shares one by one in window order, starting from 0.0.
+    totals = np.bincount(where, weights=np.concatenate(shares), minlength=len(unique))
+    if len(unique) > depth:
+        cut = np.partition(totals, len(unique) - depth)[len(unique) - depth]
+        keep = np.nonzero(totals >= cut)[0]
+    else:
+        keep = np.arange(len(unique))
+    order = keep[np.lexsort((-unique[keep], -totals[keep]))][:depth]
+    return [(int(unique[i]), float(totals[i])) for i in order]
+
+
 Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
+class TermWindows:
+    """The keyword windows searches read lately: per (bucket tag, term), the seqs of the newest rows
+    holding the term, at most WINDOW, oldest first. Kept current from the change log: a new row
+    holding a cached term joins its window (the oldest leaves a full one), a removed row leaves it;
+    a full window that loses a row is dropped (the next older row is not known here) and read again.
+    """
+
+    KEEP = 256
+    """Windows kept (the least recently used go first): at most about 256 x 1,000 row numbers."""
+
+    def __init__(self) -> None:
+        self.windows: OrderedDict[tuple[str, str], list[int]] = OrderedDict()
+        self.by_tag: dict[str, set[str]] = {}
+
+    def get(self, tag: str, term: str) -> list[int] | None:
+        found = self.windows.get((tag, term))
+        if found is not None:
+            self.windows.move_to_end((tag, term))
+        return found
+
+    def put(self, tag: str, term: str, oldest_first: list[int]) -> None:
+        self.windows[(tag, term)] = oldest_first
+        self.windows.move_to_end((tag, term))
+        self.by_tag.setdefault(tag, set()).add(term)
+        while len(self.windows) > self.KEEP:
+            (old_tag, old_term), _ = self.windows.popitem(last=False)
+            self._forget(old_tag, old_term)
+
+    def _forget(self, tag: str, term: str) -> None:
+        terms = self.by_tag.get(tag)
+        if terms is not None:
+            terms.discard(term)
+            if not terms:
+                del self.by_tag[tag]
+
+    def _drop(self, tag: str, term: str) -> None:
+        self.windows.pop((tag, term), None)
+        self._forget(tag, term)
+
+    def added(self, tag: str, seq: int, terms: str) -> None:
+        """A row of bucket `tag` was added, or its embedding changed (the change log says 'add' for both)."""
+        cached = self.by_tag.get(tag)
+        if not cached:
+            return
+        for term in cached & set(terms.split()):
+            window = self.windows[(tag, term)]
+            at = bisect.bisect_left(window, seq)
+            if at < len(window) and window[at] == seq:
+                continue  # already in (an embedding change)
+            if at == len(window):
+                window.append(seq)  # a new row: newer than every row of the window
+                if len(window) > WINDOW:
+                    del window[0]
+            elif len(window) >= WINDOW and at == 0:
+                continue  # older than a full window: not part of it
+            else:
+                self._drop(tag, term)  # an old row not seen in the window: trust the index instead
+
+    def removed(self, tag: str, seq: int) -> None:
+        for term in list(self.by_tag.get(tag, ())):
+            window = self.windows[(tag, term)]
+            at = bisect.bisect_left(window, seq)
+            if at < len(window) and window[at] == seq:
+                if len(window) >= WINDOW:
+                    self._drop(tag, term)
+                else:
+                    del window[at]
+
+
 class VectorCache:
-    """Per (bucket tag, model) vectors, kept current from the `memory_changes` log of a SQLite store."""
+    """Per (bucket tag, model) vectors, and the keyword statistics of the rows met so far, kept current
+    from the `memory_changes` log of a SQLite store."""
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.seen = -1
         self.buckets: dict[tuple[str, str], BucketVectors] = {}
+        self.terms = RowTerms()
+        self.windows = TermWindows()
         self.loads = 0
         """Whole-bucket loads so far (a test checks another process's write does not cause one)."""
 
@@ -289,24 +481,28 @@ class VectorCache:
             if self.seen < 0 or (low and low > self.seen + 1):
                 # First use, or the log no longer reaches back to what this cache saw: start over.
                 self.buckets.clear()
+                self.terms = RowTerms()
+                self.windows = TermWindows()
                 self.seen = int(high)
                 return
             changes = fetch(
                 "SELECT memory_seq, bucket, op FROM memory_changes WHERE seq > ? AND seq <= ? ORDER BY seq",
                 (self.seen, high),
             )
-            cached_tags = {tag for tag, _ in self.buckets}
+            cached_tags = {tag for tag, _ in self.buckets} | set(self.windows.by_tag)
             final: dict[int, tuple[str, str]] = {}
             for memory_seq, tag, op in changes:
                 if tag in cached_tags:
                     final[int(memory_seq)] = (tag, op)
+                elif op == "del":
+                    self.terms.remove(int(memory_seq))
             added = [s for s, (_, op) in final.items() if op == "add"]
             rows: dict[int, tuple[Any, ...]] = {}
             for start in range(0, len(added), 500):
                 chunk = added[start : start + 500]
                 marks = ", ".join("?" for _ in chunk)
                 for found in fetch(
-                    f"SELECT seq, embedding, embedding_model FROM memories WHERE seq IN ({marks})", chunk
+                    f"SELECT seq, embedding, embedding_model, terms FROM memories WHERE seq IN ({marks})", chunk
                 ):
                     rows[int(found[0])] = found
             for (tag, model), vectors in self.buckets.items():
@@ -318,6 +514,15 @@ class VectorCache:
                         vectors.remove(memory_seq)
                     else:
                         vectors.put(memory_seq, row[1], row[2] == model)
+            for memory_seq, (tag, _op) in final.items():
+                row = rows.get(memory_seq)
+                if row is None:
+                    self.terms.remove(memory_seq)
+                    self.windows.removed(tag, memory_seq)
+                else:
+                    if memory_seq not in self.terms.lengths:
+                        self.terms.load([row])
+                    self.windows.added(tag, memory_seq, row[3])
             self.seen = int(high)
 
     def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:

@@ -11,12 +11,12 @@ Embeddings are compared in the process against a per-bucket matrix that the
 from __future__ import annotations
 
 import contextlib
-import heapq
 import os
 import random
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -230,57 +230,140 @@ def fts_match(tags: Sequence[str], query_terms: Sequence[str]) -> str | None:
 BM25 = "bm25(memory_fts)"
 
 
-def keyword_top(fetch: ranking.Fetch, tags: Sequence[str], query_terms: Sequence[str], depth: int) -> list[tuple[int, float]]:
+@dataclass
+class Windows:
+    """What one keyword ranking read: each (bucket, term)'s IDF, its window's rows and, when the window
+    was cut, its oldest row (0 when it holds every row with the term), and the average row length."""
+
+    weights: dict[tuple[str, str], float] = field(default_factory=dict)
+    rows: dict[tuple[str, str], tuple[set[int], int]] = field(default_factory=dict)
+    average: float = 1.0
+
+
+def keyword_top(
+    fetch: ranking.Fetch,
+    cache: ranking.VectorCache,
+    tags: Sequence[str],
+    query_terms: Sequence[str],
+    depth: int,
+    seen: Windows | None = None,
+) -> list[tuple[int, float]]:
     """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
 
     Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows; a
     row's score is the sum of FTS5's bm25 shares of the terms whose window holds it, so it is the
-    full BM25 wherever no window cut a term off. The shares are computed here from FTS5's own
-    statistics (as `_bm25_of`): bm25() itself costs a lookup per row and term.
+    full BM25 wherever no window cut a term off. FTS5 gives only the row ids (its index alone);
+    each row's token count and repeated terms come from `cache`, which reads a row the first time
+    a window holds it (bm25(), or reading the rows' terms on every search, costs a lookup per row
+    and term: about 5 ms per 1,000-row window), and a window read lately comes from `cache` too
+    (ranking.TermWindows). `seen`, when given, is filled with what was read.
     """
     unique = sorted(set(t for t in query_terms if t))
-    windows: list[tuple[str, str, list[int]]] = []
-    for tag in tags:
-        for term in unique:
-            rows = fetch(
-                "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-                (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
-            )
-            if rows:
-                windows.append((tag, term, [int(r[0]) for r in rows]))
-    if not windows:
-        return []
-    wanted = sorted({bucket_term(tag, term) for tag, term, _ in windows})
-    marks = ", ".join("?" for _ in wanted)
-    having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", wanted))
+    with cache.lock:
+        cache.sync(fetch)
+        found: list[tuple[str, str, list[int]]] = []
+        for tag in tags:
+            for term in unique:
+                seqs = cache.windows.get(tag, term)
+                if seqs is None:
+                    rows = fetch(
+                        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
+                        (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
+                    )
+                    if not rows:
+                        continue
+                    seqs = [int(r[0]) for r in reversed(rows)]
+                    cache.windows.put(tag, term, seqs)
+                found.append((tag, term, seqs))  # oldest first
+        if not found:
+            return []
+        weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
+        if seen is not None:
+            seen.weights, seen.average = weights, average
+            seen.rows = {(tag, term): (set(seqs), seqs[0] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
+        known = cache.terms
+        gone = known.learn(fetch, [seqs for _, _, seqs in found])
+        windows = [
+            ([s for s in seqs if s not in gone] if gone else seqs, weights[(tag, term)], known.lengths,
+             known.repeats.get(term, {}))
+            for tag, term, seqs in found
+        ]
+        return ranking.window_scores(windows, average, depth)
+
+
+def _term_weights(fetch: ranking.Fetch, rows_having: dict[tuple[str, str], int]) -> tuple[dict[tuple[str, str], float], float]:
+    """Each (bucket, term)'s IDF and the average row length, from FTS5's statistics.
+
+    `rows_having` holds how many rows each term's window found: fewer than the window is every
+    row of the bucket holding the term; a full window asks FTS5's vocabulary for the count.
+    """
+    full = sorted(bucket_term(tag, term) for (tag, term), n in rows_having.items() if n >= ranking.WINDOW)
+    having: dict[str, int] = {}
+    if full:
+        having = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({', '.join('?' * len(full))})", full))
     meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
     count, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
     average = total / count if count else 1.0
-    seqs = sorted({s for _, _, window in windows for s in window})
-    words: dict[int, list[str]] = {}
-    for start in range(0, len(seqs), 900):
-        chunk = seqs[start : start + 900]
-        for seq, terms in fetch(f"SELECT seq, terms FROM memories WHERE seq IN ({', '.join('?' * len(chunk))})", chunk):
-            words[int(seq)] = terms.split()
-    scores: dict[int, float] = {}
-    k1, b = ranking.K1, ranking.B
-    for tag, term, window in windows:
-        weight = ranking.idf(count, float(having.get(bucket_term(tag, term), 0)))
-        for seq in window:
-            row = words.get(seq)
-            if not row:
+    weights = {
+        (tag, term): ranking.idf(count, float(having.get(bucket_term(tag, term), 0) if n >= ranking.WINDOW else n))
+        for (tag, term), n in rows_having.items()
+    }
+    return weights, average
+
+
+def _bm25_from_windows(
+    fetch: ranking.Fetch,
+    known: ranking.RowTerms,
+    seqs: Sequence[int],
+    owner: dict[int, str],
+    query_terms: Sequence[str],
+    seen: Windows,
+) -> dict[int, float]:
+    """The full BM25 of rows no keyword window ranked (the rows found by meaning), as FTS5's bm25() gives it.
+
+    A row's count of a term is known without reading it when the term's window holds the row, or
+    the window was not cut, or the row is newer than the cut; other rows are read (and learnt).
+    """
+    unique = sorted(set(t for t in query_terms if t))
+    k1, b, average = ranking.K1, ranking.B, seen.average
+    out: dict[int, float] = {}
+    unread: list[int] = []
+    for seq in seqs:
+        tag, length = owner.get(seq), known.lengths.get(seq)
+        if tag is None or length is None:
+            unread.append(seq)
+            continue
+        score = 0.0
+        for term in unique:
+            weight = seen.weights.get((tag, term))
+            if weight is None:
+                continue  # no row of the bucket holds the term
+            rows, oldest = seen.rows[(tag, term)]
+            if seq in rows:
+                tf = known.repeats.get(term, {}).get(seq, 1)
+            elif oldest and seq < oldest:
+                break  # older than the window's cut: whether it holds the term is not known here
+            else:
                 continue
-            tf = row.count(term)
-            if tf:
-                share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(row) / average))
-                scores[seq] = scores.get(seq, 0.0) + share
-    return heapq.nsmallest(depth, scores.items(), key=lambda r: (-r[1], -r[0]))
+            score += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))
+        else:
+            out[seq] = score
+            continue
+        unread.append(seq)
+    if unread:
+        found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({', '.join('?' * len(unread))})", unread)
+        known.load([(seq, terms) for seq, terms, _ in found if seq not in known.lengths])
+        for seq, terms, tag in found:
+            words = terms.split()
+            weights = {t: seen.weights[(tag, t)] for t in unique if (tag, t) in seen.weights}
+            out[int(seq)] = ranking.bm25_row(words, len(words), average, weights)
+    return out
 
 
 def _keyword_matches(
-    fetch: ranking.Fetch, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
+    fetch: ranking.Fetch, cache: ranking.VectorCache, owner: str, repo_key: str, query_terms: Sequence[str], limit: int
 ) -> list[Candidate]:
-    top = keyword_top(fetch, [bucket_tag(owner, repo_key)], query_terms, limit)
+    top = keyword_top(fetch, cache, [bucket_tag(owner, repo_key)], query_terms, limit)
     if not top:
         return []
     marks = ", ".join("?" for _ in top)
@@ -324,7 +407,7 @@ class _SqliteWriter(Writer):
         return [candidate_from_row(r) for r in rows]
 
     def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
-        return _keyword_matches(self._fetch, owner, repo_key, query_terms, limit)
+        return _keyword_matches(self._fetch, self.store.vectors, owner, repo_key, query_terms, limit)
 
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         return _nearest_memory(self._fetch, self.store.vectors, owner, repo_key, vector, model)
@@ -618,19 +701,20 @@ class SqliteStore(Store):
                 if match is None:
                     return []
                 if mode != "recent":
-                    return self._named(fetch, keyword_top(fetch, tags, query_terms, limit))
+                    return self._named(fetch, keyword_top(fetch, self.vectors, tags, query_terms, limit))
                 rows = fetch(
                     f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
                     (match, limit),
                 )
                 return self._named(fetch, [(int(s), float(k)) for s, k in rows])
-            keyword: dict[int, float] = {}
-            if match is not None:
-                keyword = dict(keyword_top(fetch, tags, query_terms, ranking.CANDIDATES))
-            best = max(keyword.values(), default=0.0)
             with self.vectors.lock:
                 self.vectors.sync(fetch)
                 pools = [self.vectors.bucket(fetch, tag, model) for tag in tags]
+                keyword: dict[int, float] = {}
+                seen = Windows()
+                if match is not None:
+                    keyword = dict(keyword_top(fetch, self.vectors, tags, query_terms, ranking.CANDIDATES, seen))
+                best = max(keyword.values(), default=0.0)
                 near: list[tuple[int, float]] = []
                 for pool in pools:
                     near += pool.nearest(vector, ranking.CANDIDATES)
@@ -639,37 +723,15 @@ class SqliteStore(Store):
                 for seq in keyword:
                     if seq not in cosine:
                         cosine[seq] = next((p.cosine_of(seq, vector) for p in pools if seq in p.rows), 0.0)
-            others = [s for s in cosine if s not in keyword]
-            if match is not None and others:
-                keyword.update(self._bm25_of(fetch, others, query_terms))
+                others = [s for s in cosine if s not in keyword]
+                if match is not None and others:
+                    owner = {s: tag for tag, pool in zip(tags, pools, strict=True) for s in others if s in pool.rows}
+                    keyword.update(_bm25_from_windows(fetch, self.vectors.terms, others, owner, query_terms, seen))
             top = ranking.combine(
                 (("", seq, keyword.get(seq, 0.0), cos) for seq, cos in cosine.items()),
                 best, mode, limit, keyword_weight, floor,
             )
             return self._named(fetch, [(seq, score) for _, seq, score in top])
-
-    @staticmethod
-    def _bm25_of(fetch: ranking.Fetch, seqs: Sequence[int], query_terms: Sequence[str]) -> dict[int, float]:
-        """FTS5's bm25 of the given rows for the query, from its statistics (a MATCH per row is far slower)."""
-        wanted = sorted(set(t for t in query_terms if t))
-        marks = ", ".join("?" for _ in seqs)
-        found = fetch(f"SELECT seq, terms, bucket FROM memories WHERE seq IN ({marks})", list(seqs))
-        tokens = sorted({bucket_term(tag, t) for _, _, tag in found for t in wanted})
-        marks = ", ".join("?" for _ in tokens)
-        having: dict[str, int] = dict(fetch(f"SELECT term, doc FROM memory_fts_terms WHERE term IN ({marks})", tokens)) if tokens else {}
-        meta: dict[str, int] = dict(fetch("SELECT key, value FROM memory_meta WHERE key IN ('fts_rows', 'fts_tokens')", ()))
-        rows, total = float(meta.get("fts_rows", 0)), float(meta.get("fts_tokens", 0))
-        average = total / rows if rows else 1.0
-        out: dict[int, float] = {}
-        for seq, terms, tag in found:
-            weights = {
-                t: ranking.idf(rows, float(having[bucket_term(tag, t)]))
-                for t in wanted
-                if having.get(bucket_term(tag, t))
-            }
-            words = terms.split()
-            out[int(seq)] = ranking.bm25_row(words, len(words), average, weights)
-        return out
 
     @staticmethod
     def _named(fetch: ranking.Fetch, ranked: list[tuple[int, float]]) -> list[Scored]:
@@ -687,7 +749,7 @@ class SqliteStore(Store):
 
     def keyword_matches(self, owner: str, repo_key: str, query_terms: Sequence[str], limit: int) -> list[Candidate]:
         with self._snapshot() as fetch:
-            return _keyword_matches(fetch, owner, repo_key, query_terms, limit)
+            return _keyword_matches(fetch, self.vectors, owner, repo_key, query_terms, limit)
 
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         with self._snapshot() as fetch:

@@ -342,7 +342,15 @@ def test_a_write_in_progress_does_not_hold_up_a_search(kind: str, request: pytes
 
 
 def test_sqlite_bm25_from_statistics_equals_fts5_bm25(tmp_path: Path) -> None:
-    from autocode.memory.sqlite_store import BM25, SqliteStore, fts_match
+    from autocode.memory import ranking
+    from autocode.memory.sqlite_store import (
+        BM25,
+        SqliteStore,
+        Windows,
+        _bm25_from_windows,
+        fts_match,
+        keyword_top,
+    )
     from bench.memory_eval import build_store, load_eval
 
     data = load_eval()
@@ -356,17 +364,24 @@ def test_sqlite_bm25_from_statistics_equals_fts5_bm25(tmp_path: Path) -> None:
         assert isinstance(store, SqliteStore)
         from autocode.memory import rules
 
+        tag = bucket_tag("", "")
         for query, _ in data.queries[:20]:
             terms = rules.terms(query)
-            match = fts_match([bucket_tag("", "")], terms)
+            match = fts_match([tag], terms)
             assert match is not None
             exact = {int(s): float(k) for s, k in store.query(
                 f"SELECT rowid, -{BM25} FROM memory_fts WHERE memory_fts MATCH ?", (match,)
             )}
+            owner = dict.fromkeys(exact, tag)
             with store._snapshot() as fetch:
-                computed = store._bm25_of(fetch, list(exact), terms)
-            assert computed.keys() == exact.keys()
-            assert all(abs(computed[s] - exact[s]) < 1e-9 for s in exact), query
+                cache, seen = ranking.VectorCache(), Windows()
+                ranked = dict(keyword_top(fetch, cache, [tag], terms, len(exact) + 1, seen))
+                # The rows by meaning: known from the windows (rows met), and read (a process that met none).
+                met = _bm25_from_windows(fetch, cache.terms, list(exact), owner, terms, seen)
+                read = _bm25_from_windows(fetch, ranking.RowTerms(), list(exact), owner, terms, seen)
+            for computed in (ranked, met, read):
+                assert computed.keys() == exact.keys()
+                assert all(abs(computed[s] - exact[s]) < 1e-9 for s in exact), query
 
 
 def test_bucket_vectors_stay_exact_through_adds_replacements_and_removals() -> None:
