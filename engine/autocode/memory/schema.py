@@ -13,7 +13,6 @@ and its per-model HNSW indexes) stay beside their store's migrations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Literal
 
 Dialect = Literal["sqlite", "postgresql"]
@@ -31,21 +30,23 @@ TYPES: dict[str, dict[Dialect, str]] = {
 }
 
 
-@dataclass(frozen=True)
 class Column:
-    name: str
-    type: str
-    """A key of TYPES, or the dialect's own type text for a column only one store has."""
-    null: bool = True
-    primary: bool = False
-    unique: bool = False
-    default: str | dict[Dialect, str] | None = None
-    """SQL text of the default; a dict when it differs by dialect (a missing dialect: none)."""
-    check: str | None = None
-    only: Dialect | None = None
-    since: int = 1
-    until: int | None = None
-    """The version that dropped it: it is created by migrations before that one only."""
+    """One column: `type` is a key of TYPES, or the dialect's own type text for a column only one
+    store has; `default` is SQL text, or a dict when it differs by dialect (a missing dialect: none);
+    `until` is the version that dropped it (migrations before that one create it).
+
+    Plain classes with slots rather than dataclasses: the CLI's memory commands import this module,
+    and three dataclasses cost more to create than all of the rendering."""
+
+    __slots__ = ("check", "default", "name", "null", "only", "primary", "since", "type", "unique", "until")
+
+    def __init__(
+        self, name: str, type: str, *, null: bool = True, primary: bool = False, unique: bool = False,
+        default: str | dict[Dialect, str] | None = None, check: str | None = None, only: Dialect | None = None,
+        since: int = 1, until: int | None = None,
+    ) -> None:
+        self.name, self.type, self.null, self.primary, self.unique = name, type, null, primary, unique
+        self.default, self.check, self.only, self.since, self.until = default, check, only, since, until
 
     def render(self, dialect: Dialect) -> str:
         parts = [self.name, TYPES[self.type][dialect] if self.type in TYPES else self.type]
@@ -63,18 +64,19 @@ class Column:
         return " ".join(parts)
 
 
-@dataclass(frozen=True)
 class Table:
-    name: str
-    columns: tuple[Column, ...]
-    since: int
-    unique: tuple[tuple[str, ...], ...] = ()
-    checks: tuple[str, ...] = ()
-    key: tuple[str, ...] = ()
-    """A primary key of several columns."""
-    key_include: tuple[str, ...] = ()
-    """Columns PostgreSQL keeps in the key's index too (a covering index; SQLite has none)."""
-    only: Dialect | None = None
+    """A table: `key` is a primary key of several columns, `key_include` the columns PostgreSQL
+    keeps in that key's index too (a covering index; SQLite has none)."""
+
+    __slots__ = ("checks", "columns", "key", "key_include", "name", "only", "since", "unique")
+
+    def __init__(
+        self, name: str, columns: tuple[Column, ...], *, since: int, unique: tuple[tuple[str, ...], ...] = (),
+        checks: tuple[str, ...] = (), key: tuple[str, ...] = (), key_include: tuple[str, ...] = (),
+        only: Dialect | None = None,
+    ) -> None:
+        self.name, self.columns, self.since, self.unique, self.checks = name, columns, since, unique, checks
+        self.key, self.key_include, self.only = key, key_include, only
 
     def column(self, name: str, dialect: Dialect) -> Column:
         for col in self.columns:
@@ -83,15 +85,15 @@ class Table:
         raise KeyError(f"{self.name} has no column {name} in {dialect}")
 
 
-@dataclass(frozen=True)
 class Index:
-    name: str
-    table: str
-    columns: str
-    since: int
-    using: str | None = None
-    only: Dialect | None = None
-    until: int | None = None
+    __slots__ = ("columns", "name", "only", "since", "table", "until", "using")
+
+    def __init__(
+        self, name: str, table: str, columns: str, *, since: int, using: str | None = None,
+        only: Dialect | None = None, until: int | None = None,
+    ) -> None:
+        self.name, self.table, self.columns, self.since = name, table, columns, since
+        self.using, self.only, self.until = using, only, until
 
 
 def _col(name: str, type_: str = "text", **kw: Any) -> Column:
