@@ -47,7 +47,7 @@ def __getattr__(name: str) -> Any:
     # The service (rules, stores, ranking) loads on first use: the protocol module imports this
     # package's result models on the server's first command, which may never touch a store.
     if name in ("MemoryService", "SAVE_DESCRIPTION"):
-        from autocode.memory import service
+        from autocode.memory import service  # on first use: see above
 
         return getattr(service, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,6 +7,10 @@ server sends them as they are (the protocol module reuses these classes) and
 see `autocode.wire` for why they are dataclasses rather than pydantic models).
 The records a store reads back (`Memory`, `Skill`) and the other answers keep
 `to_dict()`. Nothing here touches a store.
+
+Kept whole: these are the memory part's plain data (its errors, the records a
+store reads back and every call's answer), read together when a face or a
+store needs to know what it may receive.
 """
 
 from __future__ import annotations

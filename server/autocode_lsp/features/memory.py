@@ -64,7 +64,7 @@ async def _run(
 
 
 def _memory(memory: Memory, score: float | None = None) -> MemoryView:
-    from autocode.memory.model import MemoryView
+    from autocode.memory.model import MemoryView  # the engine loads with the first memory command
 
     return MemoryView.of(memory, score)
 

@@ -47,6 +47,7 @@ from autocode.tasks.models import Question as Question
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import TaskList as TaskList
 from autocode.tasks.models import TaskSnapshot as TaskSnapshot
+from autocode.wire import wire_fields
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -715,8 +716,6 @@ class ModelField:
 
 def model_fields(cls: type[Any]) -> list[ModelField]:
     if is_result(cls):
-        from autocode.wire import wire_fields
-
         hints = typing.get_type_hints(cls)
         docs = _field_docs(cls)
         result_fields = []
