@@ -1,7 +1,9 @@
 """`autocode memory`: save, find, list, delete and recall agent and team memories; skills, reflection, promotion.
 
 Every verb takes --json, --agent (whose memories; none = the team's) and
---workspace (the repository in context; none = global memories only).
+--workspace (the repository in context; none = global memories only). For
+save, search and plan-promotion, --json prints the engine's typed result as the
+language server sends it (camelCase, `wire()`).
 Engine modules are imported inside `run` so `autocode --help` stays light.
 """
 
@@ -110,11 +112,11 @@ def run(args: argparse.Namespace) -> int:
     with lease_for(workspace) as memory:
         if verb == "save":
             result = memory.save(ctx, args.content, category=args.category, scope=args.scope, shared=args.shared)
-            emit(args, result.to_dict(), _render_save)
+            emit(args, result.wire(), _render_save)
             return save_status(result)
         if verb == "search":
             found = memory.search(ctx, args.query, scope=args.scope, owner=args.owner, limit=args.limit, mode=args.mode)
-            emit(args, found.to_dict(), _render_search)
+            emit(args, found.wire(), _render_search)
             return 0
         if verb == "list":
             items = memory.list(ctx, scope=args.scope, owner=args.owner, limit=args.limit)
@@ -142,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             emit(args, reflection.to_dict(), _render_reflect)
             return 0
         if verb == "plan-promotion":
-            emit(args, memory.plan_promotion(ctx).to_dict(), _render_plan)
+            emit(args, memory.plan_promotion(ctx).wire(), _render_plan)
             return 0
         if verb == "apply-promotion":
             _person_required("memory apply-promotion")
@@ -166,8 +168,8 @@ def save_status(result: Any) -> int:
 def _render_save(d: dict[str, Any]) -> str:
     if d["saved"]:
         lines = [f"saved {d['id']} ({d['scope']})"]
-        if d.get("similar_to"):
-            lines.append(f"close to memory {d['similar_to']}, kept both: they differ in a detail")
+        if d.get("similarTo"):
+            lines.append(f"close to memory {d['similarTo']}, kept both: they differ in a detail")
         lines += [f"evicted {e['id']} (oldest over the cap): {e['excerpt']}" for e in d["evicted"]]
         return "\n".join(lines)
     if d["refused"]:
@@ -178,7 +180,7 @@ def _render_save(d: dict[str, Any]) -> str:
         return text
     if d["skill"]:
         return f"not saved as a memory: this is reusable know-how, kept as skill {d['skill']!r}"
-    return f"not saved: it duplicates memory {d['duplicate_of']} ({d['duplicate_method']})"
+    return f"not saved: it duplicates memory {d['duplicateOf']} ({d['duplicateMethod']})"
 
 
 def _line(m: dict[str, Any]) -> str:
@@ -188,9 +190,9 @@ def _line(m: dict[str, Any]) -> str:
 
 
 def _render_search(d: dict[str, Any]) -> str:
-    if not d["hits"]:
+    if not d["memories"]:
         return f"no memories match ({d['method']})"
-    return "\n".join(f"{h['score']:.3f}  {_line(h)}" for h in d["hits"])
+    return "\n".join(f"{h['score']:.3f}  {_line(h)}" for h in d["memories"])
 
 
 def _render_list(d: dict[str, Any]) -> str:
@@ -216,7 +218,7 @@ def _render_plan(d: dict[str, Any]) -> str:
         return f"no promotion candidates among {d['scanned']} team memories"
     lines = []
     for c in d["candidates"]:
-        lines.append(f"{c['memory_id']}  skill {c['name']!r} -> {', '.join(c['agents'])}\n    {c['description']}")
+        lines.append(f"{c['memoryId']}  skill {c['name']!r} -> {', '.join(c['agents'])}\n    {c['description']}")
     lines.append("apply with: autocode memory apply-promotion ID ...")
     return "\n".join(lines)
 

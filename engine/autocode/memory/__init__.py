@@ -7,7 +7,7 @@ set. Heavy modules (psycopg, the embedding model) load only when used.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.memory.config import (
     SETTING_NAMES,
@@ -23,6 +23,7 @@ from autocode.memory.model import (
     MemoryContext,
     MemoryNotFound,
     MemoryStoreError,
+    MemoryView,
     NoRepositoryInContext,
     PromotionCandidate,
     PromotionPlan,
@@ -37,7 +38,20 @@ from autocode.memory.model import (
     StoreUnavailable,
 )
 from autocode.memory.repokey import NotARepository, is_repository_key, repository_key
-from autocode.memory.service import SAVE_DESCRIPTION, MemoryService
+
+if TYPE_CHECKING:
+    from autocode.memory.service import SAVE_DESCRIPTION, MemoryService
+
+
+def __getattr__(name: str) -> Any:
+    # The service (rules, stores, ranking) loads on first use: the protocol module imports this
+    # package's result models on the server's first command, which may never touch a store.
+    if name in ("MemoryService", "SAVE_DESCRIPTION"):
+        from autocode.memory import service  # on first use: see above
+
+        return getattr(service, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_ROLES",
@@ -49,6 +63,7 @@ __all__ = [
     "MemoryNotFound",
     "MemoryService",
     "MemoryStoreError",
+    "MemoryView",
     "NoRepositoryInContext",
     "NotARepository",
     "PromotionCandidate",

@@ -1,7 +1,16 @@
 """Plain data of the memory part: what a memory is, who is asking, and what each call answers.
 
-Every result that crosses into the CLI or the language server has `to_dict()`
-with stable keys. Nothing here touches a store.
+The answers of save, search and promotion planning (`SaveResult`, `SearchResult`,
+`PromotionPlan` and what they hold) are the protocol's shapes: the language
+server sends them as they are (the protocol module reuses these classes) and
+`autocode memory ... --json` prints the same dump, camelCase only (`wire()`,
+see `autocode.wire` for why they are dataclasses rather than pydantic models).
+The records a store reads back (`Memory`, `Skill`) and the other answers keep
+`to_dict()`. Nothing here touches a store.
+
+Kept whole: these are the memory part's plain data (its errors, the records a
+store reads back and every call's answer), read together when a face or a
+store needs to know what it may receive.
 """
 
 from __future__ import annotations
@@ -11,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from autocode.errors import AutoCodeError, NoRepository
+from autocode.wire import INTERNAL, Wire
 
 Scope = Literal["project", "global"]
 ScopeFilter = Literal["all", "project", "global"]
@@ -124,56 +134,90 @@ class Skill:
 
 
 @dataclass(frozen=True)
-class Refusal:
+class Refusal(Wire):
     """Why content is not a memory, where it belongs instead, and a durable version when there is one."""
 
     kind: str
+    """What made it task-bound: `task_key`, `credential`, `machine_path`, ..."""
     reason: str
     belongs: str
+    """Where the note belongs instead."""
     suggestion: str | None = None
+    """A durable version of the content that could be saved instead."""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "reason": self.reason,
-            "belongs": self.belongs,
-            "suggestion": self.suggestion,
-        }
+        return self.wire()
 
 
 @dataclass(frozen=True)
-class Eviction:
+class Eviction(Wire):
+    """A memory removed because its agent's bucket went over the cap."""
+
     id: str
     owner: str | None
-    repo_key: str | None
+    repository: str | None
     created_at: str
     excerpt: str
+
+    @property
+    def repo_key(self) -> str | None:
+        return self.repository
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "owner": self.owner,
-            "repository": self.repo_key,
+            "repository": self.repository,
             "created_at": self.created_at,
             "excerpt": self.excerpt,
         }
 
 
 @dataclass(frozen=True)
-class SaveResult:
+class SaveResult(Wire):
+    """A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes."""
+
     saved: bool
     id: str | None = None
+    """The new memory's id when `saved`."""
     duplicate_of: str | None = None
+    """Id of the memory that already says the same thing (then `saved` is false)."""
     duplicate_method: str | None = None
+    """How the duplicate was found: `exact`, `terms` or `meaning`."""
     skill: str | None = None
+    """Name of the skill made instead, when the content is reusable know-how."""
     refused: Refusal | None = None
+    """Why the content was not saved (the server sends this as the `memoryRefused` error instead)."""
     evicted: list[Eviction] = field(default_factory=list)
+    """Oldest memories removed because the agent's bucket went over its cap."""
     scope: str | None = None
     repository: str | None = None
-    # Saved beside a close memory that was not a duplicate (docs/memory.md).
     similar_to: str | None = None
+    """Id of the closest memory when this one was saved beside it because they
+    differ in a number, identifier, quoted token, negation or word (nothing is
+    merged away unless it says the same thing)."""
+    message: str = ""
+    """What happened, in words a person can read."""
+
+    def __post_init__(self) -> None:
+        if not self.message:
+            object.__setattr__(self, "message", self._describe())
+
+    def _describe(self) -> str:
+        if self.refused is not None:
+            text = f"not saved: {self.refused.reason} {self.refused.belongs}".strip()
+            return text + (f" A durable version: {self.refused.suggestion}" if self.refused.suggestion else "")
+        if self.saved:
+            text = f"saved {self.id} ({self.scope})"
+            if self.similar_to:
+                text += f"; close to memory {self.similar_to}, kept both since they differ in a detail"
+            return text
+        if self.duplicate_of:
+            return f"not saved again: memory {self.duplicate_of} already says this"
+        return f"saved as the skill {self.skill!r} instead: it is reusable know-how"
 
     def to_dict(self) -> dict[str, Any]:
+        """The snake_case form a run's own records and `memory reflect` keep."""
         return {
             "saved": self.saved,
             "id": self.id,
@@ -198,10 +242,48 @@ class Hit:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class MemoryView(Wire):
+    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
+
+    id: str
+    content: str
+    category: str | None
+    scope: str
+    repository: str | None
+    """The portable repository key (never a path of this machine) of a project memory."""
+    owner: str | None
+    """The agent the memory belongs to; null for a team memory."""
+    shared: bool
+    created_at: str
+    updated_at: str
+    run_id: str | None
+    score: float | None
+    """Relevance for search and recall results; null elsewhere."""
+
+    @classmethod
+    def of(cls, memory: Memory, score: float | None = None) -> MemoryView:
+        return cls(
+            id=memory.id, content=memory.content, category=memory.category, scope=memory.scope,
+            repository=memory.repo_key, owner=memory.owner, shared=memory.shared,
+            created_at=memory.created_at, updated_at=memory.updated_at, run_id=memory.run_id,
+            score=None if score is None else round(score, 4),
+        )
+
+
+@dataclass(frozen=True)
+class SearchResult(Wire):
+    """Memories found for a query, best first."""
+
     query: str
     method: str
-    hits: list[Hit]
+    """How results were ranked: by meaning and keywords, or keywords and recency."""
+    memories: list[MemoryView]
+    hits: list[Hit] = field(default_factory=list, metadata=INTERNAL, repr=False, compare=False)
+    """Each memory's whole record and exact score, for the engine's own callers (not on the wire)."""
+
+    @classmethod
+    def of(cls, query: str, method: str, hits: list[Hit]) -> SearchResult:
+        return cls(query=query, method=method, memories=[MemoryView.of(h.memory, h.score) for h in hits], hits=list(hits))
 
     def to_dict(self) -> dict[str, Any]:
         return {"query": self.query, "method": self.method, "hits": [h.to_dict() for h in self.hits]}
@@ -262,13 +344,16 @@ def _render_hit(hit: Hit) -> str:
 
 
 @dataclass(frozen=True)
-class PromotionCandidate:
+class PromotionCandidate(Wire):
+    """A team memory that could become a skill, and the skill it would be."""
+
     memory_id: str
     name: str
     description: str
     category: str | None
     content: str
     agents: list[str]
+    """The roles the skill would be given to."""
     scope: str
     repository: str | None
 
@@ -286,9 +371,12 @@ class PromotionCandidate:
 
 
 @dataclass(frozen=True)
-class PromotionPlan:
-    candidates: list[PromotionCandidate]
+class PromotionPlan(Wire):
+    """Team memories worth turning into skills (nothing is written until they are applied)."""
+
     scanned: int
+    """Team memories looked at."""
+    candidates: list[PromotionCandidate]
 
     def to_dict(self) -> dict[str, Any]:
         return {"scanned": self.scanned, "candidates": [c.to_dict() for c in self.candidates]}

@@ -19,9 +19,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-from autocode.memory import ranking
+from autocode.memory import ranking, schema
 from autocode.memory.embeddings import dot, pack, unpack
 from autocode.memory.model import StoreUnavailable
+from autocode.memory.schema import POSTGRESQL
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
     MEMORY_COLUMNS,
@@ -43,81 +44,32 @@ T = TypeVar("T")
 
 RECONNECT_SECONDS = 10.0
 
+# Tables and indexes are rendered from the one declaration in `memory.schema`; the tsvector
+# column's later form, the functions and triggers are PostgreSQL's own.
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         1,
         [
-            """CREATE TABLE memories (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
-                content TEXT NOT NULL,
-                norm_hash TEXT NOT NULL,
-                terms TEXT NOT NULL,
-                tsv TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple', terms)) STORED,
-                category TEXT,
-                scope TEXT NOT NULL CHECK (scope IN ('project', 'global')),
-                repo_key TEXT NOT NULL DEFAULT '',
-                owner TEXT NOT NULL DEFAULT '',
-                created_at TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                run_id TEXT,
-                embedding BYTEA,
-                embedding_model TEXT,
-                CHECK ((scope = 'global') = (repo_key = ''))
-            )""",
-            "CREATE INDEX memories_bucket ON memories (owner, repo_key, created_at)",
-            "CREATE INDEX memories_hash ON memories (norm_hash)",
-            "CREATE INDEX memories_repo ON memories (repo_key, owner)",
-            "CREATE INDEX memories_tsv ON memories USING gin (tsv)",
-            """CREATE TABLE skills (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
-                name TEXT NOT NULL,
-                owner TEXT NOT NULL DEFAULT '',
-                description TEXT NOT NULL,
-                category TEXT,
-                content TEXT NOT NULL,
-                norm_hash TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                repo_key TEXT NOT NULL DEFAULT '',
-                origin TEXT NOT NULL,
-                source_memory_id TEXT,
-                created_at TEXT NOT NULL,
-                UNIQUE (owner, repo_key, name)
-            )""",
-            """CREATE TABLE memory_events (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                at TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                memory_id TEXT,
-                owner TEXT NOT NULL DEFAULT '',
-                repo_key TEXT NOT NULL DEFAULT '',
-                detail TEXT NOT NULL
-            )""",
+            schema.table(POSTGRESQL, "memories"),
+            schema.index(POSTGRESQL, "memories_bucket"),
+            schema.index(POSTGRESQL, "memories_hash"),
+            schema.index(POSTGRESQL, "memories_repo"),
+            schema.index(POSTGRESQL, "memories_tsv"),
+            schema.table(POSTGRESQL, "skills"),
+            schema.table(POSTGRESQL, "memory_events"),
         ],
     ),
     (
         2,
         [
-            """CREATE TABLE reflection_lessons (
-                seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-                id TEXT NOT NULL UNIQUE,
-                content TEXT NOT NULL,
-                category TEXT,
-                owner TEXT NOT NULL DEFAULT '',
-                run_id TEXT,
-                repo_key TEXT NOT NULL DEFAULT '',
-                created_at TEXT NOT NULL,
-                status TEXT NOT NULL DEFAULT 'pending',
-                memory_id TEXT
-            )""",
-            "CREATE INDEX reflection_status ON reflection_lessons (status, seq)",
+            schema.table(POSTGRESQL, "reflection_lessons"),
+            schema.index(POSTGRESQL, "reflection_status"),
         ],
     ),
     (
         3,
         [
-            "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+            schema.table(POSTGRESQL, "memory_meta"),
             "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
         ],
     ),
@@ -129,7 +81,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "ALTER TABLE memories DROP COLUMN tsv",
             "ALTER TABLE memories ADD COLUMN tsv TSVECTOR GENERATED ALWAYS AS "
             "(to_tsvector('simple', terms || ' b' || md5(owner || '|' || repo_key))) STORED",
-            "CREATE INDEX memories_tsv ON memories USING gin (tsv)",
+            schema.index(POSTGRESQL, "memories_tsv"),
         ],
     ),
 ]
@@ -150,26 +102,10 @@ _BUCKET_SQL = "('x' || substr(md5(owner || '|' || repo_key), 1, 15))::bit(60)::b
 # replaces dropped. Existing rows are indexed afterwards in batches that each commit their
 # position, so a killed upgrade resumes where it stopped.
 INDEX_SETUP = [
-    "ALTER TABLE memories ADD COLUMN IF NOT EXISTS bucket BIGINT",
-    """CREATE TABLE memory_buckets (
-        bucket BIGINT PRIMARY KEY,
-        rows BIGINT NOT NULL DEFAULT 0,
-        tokens BIGINT NOT NULL DEFAULT 0
-    )""",
-    """CREATE TABLE memory_term_df (
-        term TEXT NOT NULL,
-        bucket BIGINT NOT NULL,
-        df BIGINT NOT NULL,
-        PRIMARY KEY (term, bucket)
-    )""",
-    """CREATE TABLE memory_terms (
-        bucket BIGINT NOT NULL,
-        term TEXT NOT NULL,
-        seq BIGINT NOT NULL,
-        tf INTEGER NOT NULL,
-        dl INTEGER NOT NULL,
-        PRIMARY KEY (bucket, term, seq) INCLUDE (tf, dl)
-    )""",
+    schema.add_column(POSTGRESQL, "memories", "bucket", if_not_exists=True),
+    schema.table(POSTGRESQL, "memory_buckets"),
+    schema.table(POSTGRESQL, "memory_term_df"),
+    schema.table(POSTGRESQL, "memory_terms"),
     """CREATE FUNCTION memory_index_rows(seqs BIGINT[]) RETURNS void LANGUAGE sql AS $$
         INSERT INTO memory_buckets AS b (bucket, rows, tokens)
             SELECT bucket, count(*), sum(cardinality(string_to_array(terms, ' ')))
@@ -214,7 +150,7 @@ INDEX_SETUP = [
         REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION memory_index_removed()""",
     "DROP INDEX IF EXISTS memories_tsv",
     "ALTER TABLE memories DROP COLUMN IF EXISTS tsv",
-    "CREATE INDEX memories_by_bucket ON memories (bucket, seq)",
+    schema.index(POSTGRESQL, "memories_by_bucket"),
     "INSERT INTO memory_meta (key, value) VALUES ('index_next', 1) ON CONFLICT (key) DO UPDATE SET value = 1",
     "INSERT INTO memory_meta (key, value) SELECT 'index_last', coalesce(max(seq), 0) FROM memories "
     "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value",
@@ -590,7 +526,7 @@ class PostgresStore(Store):
             with conn.transaction():
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
                 conn.execute(
-                    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())"
+                    schema.table(POSTGRESQL, "schema_migrations", if_not_exists=True)
                 )
                 current = conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
                 if current > LATEST:

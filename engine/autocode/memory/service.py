@@ -515,7 +515,7 @@ class MemoryService:
         found = {t.id: t.memory for t in top if t.memory is not None}
         if len(found) < len(top):
             found.update(self.store.get_memories([t.id for t in top if t.memory is None]))
-        return SearchResult(query, method, [Hit(found[t.id], t.score) for t in top if t.id in found])
+        return SearchResult.of(query, method, [Hit(found[t.id], t.score) for t in top if t.id in found])
 
     def _embed_query(self, text: str) -> builtins.list[float] | None:
         if self.choice.embedder is None:

@@ -20,9 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from autocode.memory import ranking
+from autocode.memory import ranking, schema
 from autocode.memory.embeddings import pack
 from autocode.memory.model import StoreUnavailable
+from autocode.memory.schema import SQLITE
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
     MEMORY_COLUMNS,
@@ -40,31 +41,16 @@ T = TypeVar("T")
 
 BUSY_TIMEOUT_MS = 30_000
 
-# Each entry is one schema version; a database records the highest it has.
+# Each entry is one schema version; a database records the highest it has. Tables and indexes
+# are rendered from the one declaration in `memory.schema`; the FTS5 tables and triggers are SQLite's own.
 MIGRATIONS: list[tuple[int, list[str]]] = [
     (
         1,
         [
-            """CREATE TABLE memories (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                id TEXT NOT NULL UNIQUE,
-                content TEXT NOT NULL,
-                norm_hash TEXT NOT NULL,
-                terms TEXT NOT NULL,
-                category TEXT,
-                scope TEXT NOT NULL CHECK (scope IN ('project', 'global')),
-                repo_key TEXT NOT NULL DEFAULT '',
-                owner TEXT NOT NULL DEFAULT '',
-                created_at TEXT NOT NULL,
-                updated_at TEXT NOT NULL,
-                run_id TEXT,
-                embedding BLOB,
-                embedding_model TEXT,
-                CHECK ((scope = 'global') = (repo_key = ''))
-            )""",
-            "CREATE INDEX memories_bucket ON memories (owner, repo_key, created_at)",
-            "CREATE INDEX memories_hash ON memories (norm_hash)",
-            "CREATE INDEX memories_repo ON memories (repo_key, owner)",
+            schema.table(SQLITE, "memories"),
+            schema.index(SQLITE, "memories_bucket"),
+            schema.index(SQLITE, "memories_hash"),
+            schema.index(SQLITE, "memories_repo"),
             """CREATE VIRTUAL TABLE memories_fts USING fts5 (
                 terms, content='memories', content_rowid='seq', tokenize="unicode61 tokenchars '.+#_'"
             )""",
@@ -74,55 +60,21 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             """CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
                 INSERT INTO memories_fts (memories_fts, rowid, terms) VALUES ('delete', old.seq, old.terms);
             END""",
-            """CREATE TABLE skills (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                id TEXT NOT NULL UNIQUE,
-                name TEXT NOT NULL,
-                owner TEXT NOT NULL DEFAULT '',
-                description TEXT NOT NULL,
-                category TEXT,
-                content TEXT NOT NULL,
-                norm_hash TEXT NOT NULL,
-                scope TEXT NOT NULL,
-                repo_key TEXT NOT NULL DEFAULT '',
-                origin TEXT NOT NULL,
-                source_memory_id TEXT,
-                created_at TEXT NOT NULL,
-                UNIQUE (owner, repo_key, name)
-            )""",
-            """CREATE TABLE memory_events (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                at TEXT NOT NULL,
-                kind TEXT NOT NULL,
-                memory_id TEXT,
-                owner TEXT NOT NULL DEFAULT '',
-                repo_key TEXT NOT NULL DEFAULT '',
-                detail TEXT NOT NULL
-            )""",
+            schema.table(SQLITE, "skills"),
+            schema.table(SQLITE, "memory_events"),
         ],
     ),
     (
         2,
         [
-            """CREATE TABLE reflection_lessons (
-                seq INTEGER PRIMARY KEY AUTOINCREMENT,
-                id TEXT NOT NULL UNIQUE,
-                content TEXT NOT NULL,
-                category TEXT,
-                owner TEXT NOT NULL DEFAULT '',
-                run_id TEXT,
-                repo_key TEXT NOT NULL DEFAULT '',
-                created_at TEXT NOT NULL,
-                status TEXT NOT NULL DEFAULT 'pending',
-                memory_id TEXT
-            )""",
-            "CREATE INDEX reflection_status ON reflection_lessons (status, seq)",
+            schema.table(SQLITE, "reflection_lessons"),
+            schema.index(SQLITE, "reflection_status"),
         ],
     ),
     (
         3,
         [
-            "CREATE TABLE memory_meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+            schema.table(SQLITE, "memory_meta"),
             "INSERT INTO memory_meta (key, value) VALUES ('generation', 0)",
         ],
     ),
@@ -134,7 +86,7 @@ MIGRATIONS: list[tuple[int, list[str]]] = [
             "DROP TRIGGER memories_ai",
             "DROP TRIGGER memories_ad",
             "DROP TABLE memories_fts",
-            "ALTER TABLE memories ADD COLUMN bucket TEXT NOT NULL DEFAULT ''",
+            schema.add_column(SQLITE, "memories", "bucket"),
             """CREATE VIRTUAL TABLE memories_fts USING fts5 (
                 terms, tokenize="unicode61 tokenchars '.+#_'"
             )""",
@@ -168,12 +120,7 @@ INDEX_SETUP = [
     """CREATE VIRTUAL TABLE memory_fts USING fts5 (
         terms, tokenize="unicode61 tokenchars '.+#_'"
     )""",
-    """CREATE TABLE memory_changes (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        memory_seq INTEGER NOT NULL,
-        bucket TEXT NOT NULL,
-        op TEXT NOT NULL CHECK (op IN ('add', 'del'))
-    )""",
+    schema.table(SQLITE, "memory_changes"),
     "DROP TRIGGER IF EXISTS memories_ai",
     "DROP TRIGGER IF EXISTS memories_ad",
     # fts_rows and fts_tokens are FTS5's own row count and token total (each row's terms plus
@@ -197,7 +144,7 @@ INDEX_SETUP = [
     """CREATE TRIGGER memories_au AFTER UPDATE OF embedding, embedding_model ON memories BEGIN
         INSERT INTO memory_changes (memory_seq, bucket, op) VALUES (new.seq, new.bucket, 'add');
     END""",
-    "CREATE INDEX memories_by_bucket ON memories (bucket, seq)",
+    schema.index(SQLITE, "memories_by_bucket"),
     "INSERT OR REPLACE INTO memory_meta (key, value) VALUES ('index_next', 1)",
     "INSERT OR REPLACE INTO memory_meta (key, value) SELECT 'index_last', coalesce(max(seq), 0) FROM memories",
 ]
@@ -525,7 +472,7 @@ class SqliteStore(Store):
 
     def _plain_migrations(self, target: int) -> None:
         self.conn.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)"
+            schema.table(SQLITE, "schema_migrations", if_not_exists=True)
         )
         current = self.conn.execute("SELECT coalesce(max(version), 0) FROM schema_migrations").fetchone()[0]
         if current > LATEST:

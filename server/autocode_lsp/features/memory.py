@@ -2,9 +2,10 @@
 
 A session with a workspace folder has that repository in context (project and
 global memories); one without sees global memories only. A refused save
-becomes the `memoryRefused` error so every client notices it. Handlers take the
-engine's typed results (`SaveResult`, `SearchResult`, `RecallReceipt`,
-`PromotionPlan`, ...) and build the protocol's shapes from their fields.
+becomes the `memoryRefused` error so every client notices it. Save, search and
+promotion planning return the engine's typed results (`SaveResult`,
+`SearchResult`, `PromotionPlan`) as they are; the protocol reuses those models.
+List, delete and recall show each memory as the engine's `MemoryView`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
         Memory,
         MemoryContext,
         MemoryService,
+        MemoryView,
         PromotionPlan,
         PromotionResult,
         RecallReceipt,
@@ -61,59 +63,37 @@ async def _run(
     return await engine_call(_with_service, folder, agent, use)
 
 
-def _memory(memory: Memory, score: float | None = None) -> protocol.Memory:
-    return protocol.Memory(
-        id=memory.id, content=memory.content, category=memory.category, scope=memory.scope,
-        repository=memory.repo_key, owner=memory.owner, shared=memory.shared,
-        created_at=memory.created_at, updated_at=memory.updated_at, run_id=memory.run_id, score=score,
-    )
+def _memory(memory: Memory, score: float | None = None) -> MemoryView:
+    from autocode.memory.model import MemoryView  # the engine loads with the first memory command
+
+    return MemoryView.of(memory, score)
 
 
-def _hit(hit: Hit) -> protocol.Memory:
-    return _memory(hit.memory, round(hit.score, 4))
+def _hit(hit: Hit) -> MemoryView:
+    return _memory(hit.memory, hit.score)
 
 
 @command(protocol.MEMORY_SAVE)
-async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> protocol.MemorySaveResult:
+async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> SaveResult:
     def use(service: MemoryService, ctx: MemoryContext) -> SaveResult:
         return service.save(ctx, args.content, category=args.category, scope=args.scope, shared=args.shared)
 
     result = await _run(server, protocol.MEMORY_SAVE, args.workspace, args.agent, use)
     refused = result.refused
     if refused:
-        message = f"not saved: {refused.reason} {refused.belongs}".strip()
-        if refused.suggestion:
-            message += f" A durable version: {refused.suggestion}"
         raise domain_error(
-            "memoryRefused", message, reason=refused.kind, belongs=refused.belongs,
+            "memoryRefused", result.message, reason=refused.kind, belongs=refused.belongs,
             suggestion=refused.suggestion,
         )
-    if result.saved:
-        message = f"saved {result.id} ({result.scope})"
-        if result.similar_to:
-            message += f"; close to memory {result.similar_to}, kept both since they differ in a detail"
-    elif result.duplicate_of:
-        message = f"not saved again: memory {result.duplicate_of} already says this"
-    else:
-        message = f"saved as the skill {result.skill!r} instead: it is reusable know-how"
-    return protocol.MemorySaveResult(
-        saved=result.saved, id=result.id, duplicate_of=result.duplicate_of,
-        skill=result.skill, scope=result.scope, repository=result.repository,
-        evicted=[e.to_dict() for e in result.evicted], message=message, similar_to=result.similar_to,
-    )
+    return result
 
 
 @command(protocol.MEMORY_SEARCH)
-async def search(
-    server: AutoCodeServer, args: protocol.MemorySearchArgs
-) -> protocol.MemorySearchResult:
+async def search(server: AutoCodeServer, args: protocol.MemorySearchArgs) -> SearchResult:
     def use(service: MemoryService, ctx: MemoryContext) -> SearchResult:
         return service.search(ctx, args.query, scope=args.scope, owner=args.owner, limit=args.limit)
 
-    found = await _run(server, protocol.MEMORY_SEARCH, args.workspace, args.agent, use)
-    return protocol.MemorySearchResult(
-        query=found.query, method=found.method, memories=[_hit(h) for h in found.hits],
-    )
+    return await _run(server, protocol.MEMORY_SEARCH, args.workspace, args.agent, use)
 
 
 @command(protocol.MEMORY_LIST)
@@ -149,23 +129,11 @@ async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> pro
 
 
 @command(protocol.MEMORY_PLAN_PROMOTION)
-async def plan_promotion(
-    server: AutoCodeServer, args: protocol.MemoryPlanPromotionArgs
-) -> protocol.PromotionPlan:
+async def plan_promotion(server: AutoCodeServer, args: protocol.MemoryPlanPromotionArgs) -> PromotionPlan:
     def use(service: MemoryService, ctx: MemoryContext) -> PromotionPlan:
         return service.plan_promotion(ctx)
 
-    plan = await _run(server, protocol.MEMORY_PLAN_PROMOTION, args.workspace, None, use)
-    return protocol.PromotionPlan(
-        scanned=plan.scanned,
-        candidates=[
-            protocol.PromotionCandidate(
-                memory_id=c.memory_id, name=c.name, description=c.description, category=c.category,
-                content=c.content, agents=list(c.agents), scope=c.scope, repository=c.repository,
-            )
-            for c in plan.candidates
-        ],
-    )
+    return await _run(server, protocol.MEMORY_PLAN_PROMOTION, args.workspace, None, use)
 
 
 @command(protocol.MEMORY_APPLY_PROMOTION)

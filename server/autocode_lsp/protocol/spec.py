@@ -12,6 +12,7 @@ one file keeps the wire reviewable in one place.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import types
 import typing
@@ -23,6 +24,16 @@ import attrs
 import cattrs
 import pydantic
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
+
+# The memory answers are the engine's result dataclasses (autocode.memory.model, camelCase
+# `wire()`); importing them does not load the memory service.
+from autocode.memory.model import Eviction as Eviction
+from autocode.memory.model import MemoryView as Memory
+from autocode.memory.model import PromotionCandidate as PromotionCandidate
+from autocode.memory.model import PromotionPlan as PromotionPlan
+from autocode.memory.model import Refusal as Refusal
+from autocode.memory.model import SaveResult as MemorySaveResult
+from autocode.memory.model import SearchResult as MemorySearchResult
 
 # A task's shapes are the engine's own typed results (pydantic models, camelCase on the
 # wire): the server sends what the engine returns, nothing is mapped by hand.
@@ -49,6 +60,7 @@ from autocode.tasks.models import TaskResult as TaskResult
 from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode.tasks.models import TestRun as TestRun
 from autocode.tasks.models import TokenUsage as TokenUsage
+from autocode.wire import wire_fields
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -92,30 +104,6 @@ T = TypeVar("T")
 def camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-# --------------------------------------------------------------------------- shared shapes
-
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class Memory:
-    """One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner)."""
-
-    id: str
-    content: str
-    category: str | None
-    scope: str
-    repository: str | None
-    """The portable repository key (never a path of this machine) of a project memory."""
-    owner: str | None
-    """The agent the memory belongs to; null for a team memory."""
-    shared: bool
-    created_at: str
-    updated_at: str
-    run_id: str | None
-    score: float | None
-    """Relevance for search and recall results; null elsewhere."""
 
 
 # --------------------------------------------------------------------------- command arguments
@@ -332,38 +320,7 @@ class OpenedDocument:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class MemorySaveResult:
-    """A refused save is an error (`memoryRefused`); these are the other outcomes."""
-
-    saved: bool
-    id: str | None
-    """The new memory's id when `saved`."""
-    duplicate_of: str | None
-    """Id of the memory that already says the same thing (then `saved` is false)."""
-    skill: str | None
-    """Name of the skill made instead, when the content is reusable know-how."""
-    scope: str | None
-    repository: str | None
-    evicted: list[dict[str, Any]]
-    """Oldest memories removed because the agent's bucket went over its cap."""
-    message: str
-    """What happened, in words a person can read."""
-    similar_to: str | None = None
-    """Id of the closest memory when this one was saved beside it because they
-    differ in a number, identifier, quoted token, negation or word (nothing is
-    merged away unless it says the same thing)."""
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class MemoryList:
-    memories: list[Memory]
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class MemorySearchResult:
-    query: str
-    method: str
-    """How results were ranked: by meaning and keywords, or keywords and recency."""
     memories: list[Memory]
 
 
@@ -381,24 +338,6 @@ class RecallReceipt:
     global_: list[Memory]
     text: str
     """Both sections as Markdown, as a task would receive them."""
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class PromotionCandidate:
-    memory_id: str
-    name: str
-    description: str
-    category: str | None
-    content: str
-    agents: list[str]
-    scope: str
-    repository: str | None
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class PromotionPlan:
-    scanned: int
-    candidates: list[PromotionCandidate]
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -764,9 +703,14 @@ def is_pydantic(tp: Any) -> bool:
     return isinstance(tp, type) and issubclass(tp, pydantic.BaseModel)
 
 
+def is_result(tp: Any) -> bool:
+    """An engine result dataclass with a wire form (`autocode.wire.Wire`, e.g. the memory answers)."""
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp) and hasattr(tp, "wire")
+
+
 def is_model(tp: Any) -> bool:
-    """A shape of the protocol: an attrs class of this module or an engine pydantic model."""
-    return isinstance(tp, type) and (attrs.has(tp) or is_pydantic(tp))
+    """A shape of the protocol: an attrs class of this module, an engine pydantic model or result dataclass."""
+    return isinstance(tp, type) and (attrs.has(tp) or is_pydantic(tp) or is_result(tp))
 
 
 @dataclass(frozen=True)
@@ -784,6 +728,18 @@ class ModelField:
 
 
 def model_fields(cls: type[Any]) -> list[ModelField]:
+    if is_result(cls):
+        hints = typing.get_type_hints(cls)
+        docs = _field_docs(cls)
+        result_fields = []
+        for f in wire_fields(cls):
+            required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            default = None
+            if not required:
+                default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            result_fields.append(ModelField(f.name, camel(f.name.rstrip("_")), hints[f.name], required, default,
+                                            docs.get(f.name, "")))
+        return result_fields
     if attrs.has(cls):
         hints = typing.get_type_hints(cls)
         docs = _field_docs(cls)
@@ -856,6 +812,8 @@ def _make_converter() -> cattrs.Converter:
     conv.register_unstructure_hook_func(
         is_pydantic, lambda value: value.model_dump(mode="json", by_alias=True)
     )
+    # The engine's result dataclasses (the memory answers): their own camelCase `wire()`.
+    conv.register_unstructure_hook_func(is_result, lambda value: value.wire())
     return conv
 
 

@@ -47,7 +47,7 @@ def test_save_list_search_recall_delete(cli: Any, tmp_path: Path) -> None:
     assert {m["id"] for m in listed["memories"]} == {saved["id"], team["id"]}
     assert cli("list")["memories"][0]["id"] == team["id"], "no agent: the team's view, global only"
     found = cli("search", "SQLAlchemy models", "--agent", "implementer", "--workspace", str(repo))
-    assert [h["id"] for h in found["hits"]] == [saved["id"]]
+    assert [h["id"] for h in found["memories"]] == [saved["id"]]
     recall = cli("recall", "add a model", "--agent", "implementer", "--workspace", str(repo))
     assert [h["id"] for h in recall["project"]] == [saved["id"]] and [h["id"] for h in recall["global"]] == [team["id"]]
     text = subprocess.run(
@@ -72,12 +72,12 @@ def test_refusal_and_skill_answers(cli: Any) -> None:
 
 def test_save_says_by_its_exit_status_when_nothing_was_saved(cli: Any, tmp_path: Path) -> None:
     first = cli("save", "The integration tests need Redis running on port 6380")
-    assert first["saved"] and first["similar_to"] is None
+    assert first["saved"] and first["similarTo"] is None
     again = cli("save", "the integration tests need Redis running on port 6380.", code=5)
-    assert again["saved"] is False and again["duplicate_of"] == first["id"] and again["duplicate_method"] == "exact"
+    assert again["saved"] is False and again["duplicateOf"] == first["id"] and again["duplicateMethod"] == "exact"
     # Another port is another fact: saved (exit 0), and the close one is named.
     other = cli("save", "The integration tests need Redis running on port 6381")
-    assert other["saved"] and other["similar_to"] == first["id"]
+    assert other["saved"] and other["similarTo"] == first["id"]
     assert {m["id"] for m in cli("list")["memories"]} == {first["id"], other["id"]}
     text = subprocess.run(
         [sys.executable, "-m", "autocode", "memory", "save", "Integration tests need Redis running on port 6380"],
@@ -104,7 +104,7 @@ def test_bad_input_is_an_error_that_writes_nothing(cli: Any, tmp_path: Path) -> 
 def test_promotion_and_reflection_need_a_person(cli: Any) -> None:
     memory = cli("save", "Always run make lint before pushing; CI rejects unformatted code")
     plan = cli("plan-promotion")
-    assert [c["memory_id"] for c in plan["candidates"]] == [memory["id"]]
+    assert [c["memoryId"] for c in plan["candidates"]] == [memory["id"]]
     refused = cli("apply-promotion", memory["id"], code=3, extra_env={"AUTOCODE_UNATTENDED": "1"})
     assert refused["error"]["kind"] == "refused"
     assert cli("list")["memories"][0]["id"] == memory["id"]

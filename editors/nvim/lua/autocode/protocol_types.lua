@@ -96,6 +96,14 @@
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
 ---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
+--- A memory removed because its agent's bucket went over the cap.
+---@class autocode.Eviction
+---@field id string
+---@field owner string|nil
+---@field repository string|nil
+---@field createdAt string
+---@field excerpt string
+
 ---@class autocode.ForgetArgs
 ---@field workspace? string|nil
 ---@field confirm? boolean Must be `true`: forgetting removes the learned record for good.
@@ -121,20 +129,6 @@
 ---@field framework string|nil
 ---@field testCommand string|nil The test command learned (only after it passed, never for --package runs).
 
---- One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner).
----@class autocode.Memory
----@field id string
----@field content string
----@field category string|nil
----@field scope string
----@field repository string|nil The portable repository key (never a path of this machine) of a project memory.
----@field owner string|nil The agent the memory belongs to; null for a team memory.
----@field shared boolean
----@field createdAt string
----@field updatedAt string
----@field runId string|nil
----@field score number|nil Relevance for search and recall results; null elsewhere.
-
 ---@class autocode.MemoryApplyPromotionArgs
 ---@field ids string[] Ids of memories from a plan returned by `autocode.memory.planPromotion`.
 ---@field workspace? string|nil
@@ -145,10 +139,10 @@
 ---@field agent? string|nil
 
 ---@class autocode.MemoryDeleteResult
----@field deleted autocode.Memory
+---@field deleted autocode.MemoryView
 
 ---@class autocode.MemoryList
----@field memories autocode.Memory[]
+---@field memories autocode.MemoryView[]
 
 ---@class autocode.MemoryListArgs
 ---@field workspace? string|nil
@@ -172,18 +166,6 @@
 ---@field shared? boolean With `agent`: `true` saves a team memory, `false` a memory of that agent only.
 ---@field agent? string|nil The agent whose memory this is. Default: none, a person saving for the team.
 
---- A refused save is an error (`memoryRefused`); these are the other outcomes.
----@class autocode.MemorySaveResult
----@field saved boolean
----@field id string|nil The new memory's id when `saved`.
----@field duplicateOf string|nil Id of the memory that already says the same thing (then `saved` is false).
----@field skill string|nil Name of the skill made instead, when the content is reusable know-how.
----@field scope string|nil
----@field repository string|nil
----@field evicted table<string, any>[] Oldest memories removed because the agent's bucket went over its cap.
----@field message string What happened, in words a person can read.
----@field similarTo? string|nil Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing).
-
 ---@class autocode.MemorySearchArgs
 ---@field query string
 ---@field workspace? string|nil
@@ -192,14 +174,23 @@
 ---@field limit? integer
 ---@field agent? string|nil
 
----@class autocode.MemorySearchResult
----@field query string
----@field method string How results were ranked: by meaning and keywords, or keywords and recency.
----@field memories autocode.Memory[]
-
 ---@class autocode.MemoryStoresInfo
 ---@field open integer Memory services this server process holds open now (one per distinct store configuration).
 ---@field opened integer Memory services opened since the process started; repeated memory commands on one configuration reuse its service, so this grows only with new configurations.
+
+--- One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner).
+---@class autocode.MemoryView
+---@field id string
+---@field content string
+---@field category string|nil
+---@field scope string
+---@field repository string|nil The portable repository key (never a path of this machine) of a project memory.
+---@field owner string|nil The agent the memory belongs to; null for a team memory.
+---@field shared boolean
+---@field createdAt string
+---@field updatedAt string
+---@field runId string|nil
+---@field score number|nil Relevance for search and recall results; null elsewhere.
 
 ---@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts
 
@@ -242,18 +233,20 @@
 ---@field skills table<string, any>[]
 ---@field removed string[] Ids of the memories that became skills (and are gone).
 
+--- A team memory that could become a skill, and the skill it would be.
 ---@class autocode.PromotionCandidate
 ---@field memoryId string
 ---@field name string
 ---@field description string
 ---@field category string|nil
 ---@field content string
----@field agents string[]
+---@field agents string[] The roles the skill would be given to.
 ---@field scope string
 ---@field repository string|nil
 
+--- Team memories worth turning into skills (nothing is written until they are applied).
 ---@class autocode.PromotionPlan
----@field scanned integer
+---@field scanned integer Team memories looked at.
 ---@field candidates autocode.PromotionCandidate[]
 
 ---@class autocode.ProtocolInfo
@@ -278,9 +271,16 @@
 ---@field method string
 ---@field reason string
 ---@field repository string|nil
----@field project autocode.Memory[]
----@field global autocode.Memory[]
+---@field project autocode.MemoryView[]
+---@field global autocode.MemoryView[]
 ---@field text string Both sections as Markdown, as a task would receive them.
+
+--- Why content is not a memory, where it belongs instead, and a durable version when there is one.
+---@class autocode.Refusal
+---@field kind string What made it task-bound: `task_key`, `credential`, `machine_path`, ...
+---@field reason string
+---@field belongs string Where the note belongs instead.
+---@field suggestion? string|nil A durable version of the content that could be saved instead.
 
 ---@class autocode.ResolveConflicts
 ---@field kind 'resolve_conflicts'
@@ -305,6 +305,26 @@
 ---@class autocode.ReviewPlanResult
 ---@field decision 'approve'|'reject'|'later'
 ---@field feedback? string|nil Required when `decision` is `reject`.
+
+--- A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes.
+---@class autocode.SaveResult
+---@field saved boolean
+---@field id? string|nil The new memory's id when `saved`.
+---@field duplicateOf? string|nil Id of the memory that already says the same thing (then `saved` is false).
+---@field duplicateMethod? string|nil How the duplicate was found: `exact`, `terms` or `meaning`.
+---@field skill? string|nil Name of the skill made instead, when the content is reusable know-how.
+---@field refused? autocode.Refusal|nil Why the content was not saved (the server sends this as the `memoryRefused` error instead).
+---@field evicted? autocode.Eviction[] Oldest memories removed because the agent's bucket went over its cap.
+---@field scope? string|nil
+---@field repository? string|nil
+---@field similarTo? string|nil Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing).
+---@field message? string What happened, in words a person can read.
+
+--- Memories found for a query, best first.
+---@class autocode.SearchResult
+---@field query string
+---@field method string How results were ranked: by meaning and keywords, or keywords and recency.
+---@field memories autocode.MemoryView[]
 
 ---@class autocode.TaskAnswerArgs
 ---@field taskId string

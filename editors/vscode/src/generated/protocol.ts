@@ -141,6 +141,15 @@ export interface DoctorResult {
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
 export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
+/** A memory removed because its agent's bucket went over the cap. */
+export interface Eviction {
+  id: string;
+  owner: string | null;
+  repository: string | null;
+  createdAt: string;
+  excerpt: string;
+}
+
 export interface ForgetArgs {
   workspace?: string | null;
   /** Must be `true`: forgetting removes the learned record for good. */
@@ -181,24 +190,6 @@ export interface Learning {
   testCommand: string | null;
 }
 
-/** One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner). */
-export interface Memory {
-  id: string;
-  content: string;
-  category: string | null;
-  scope: string;
-  /** The portable repository key (never a path of this machine) of a project memory. */
-  repository: string | null;
-  /** The agent the memory belongs to; null for a team memory. */
-  owner: string | null;
-  shared: boolean;
-  createdAt: string;
-  updatedAt: string;
-  runId: string | null;
-  /** Relevance for search and recall results; null elsewhere. */
-  score: number | null;
-}
-
 export interface MemoryApplyPromotionArgs {
   /** Ids of memories from a plan returned by `autocode.memory.planPromotion`. */
   ids: string[];
@@ -212,11 +203,11 @@ export interface MemoryDeleteArgs {
 }
 
 export interface MemoryDeleteResult {
-  deleted: Memory;
+  deleted: MemoryView;
 }
 
 export interface MemoryList {
-  memories: Memory[];
+  memories: MemoryView[];
 }
 
 export interface MemoryListArgs {
@@ -248,25 +239,6 @@ export interface MemorySaveArgs {
   agent?: string | null;
 }
 
-/** A refused save is an error (`memoryRefused`); these are the other outcomes. */
-export interface MemorySaveResult {
-  saved: boolean;
-  /** The new memory's id when `saved`. */
-  id: string | null;
-  /** Id of the memory that already says the same thing (then `saved` is false). */
-  duplicateOf: string | null;
-  /** Name of the skill made instead, when the content is reusable know-how. */
-  skill: string | null;
-  scope: string | null;
-  repository: string | null;
-  /** Oldest memories removed because the agent's bucket went over its cap. */
-  evicted: Record<string, unknown>[];
-  /** What happened, in words a person can read. */
-  message: string;
-  /** Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing). */
-  similarTo?: string | null;
-}
-
 export interface MemorySearchArgs {
   query: string;
   workspace?: string | null;
@@ -276,18 +248,29 @@ export interface MemorySearchArgs {
   agent?: string | null;
 }
 
-export interface MemorySearchResult {
-  query: string;
-  /** How results were ranked: by meaning and keywords, or keywords and recency. */
-  method: string;
-  memories: Memory[];
-}
-
 export interface MemoryStoresInfo {
   /** Memory services this server process holds open now (one per distinct store configuration). */
   open: number;
   /** Memory services opened since the process started; repeated memory commands on one configuration reuse its service, so this grows only with new configurations. */
   opened: number;
+}
+
+/** One memory. `scope` is `project` or `global`; `shared` means a team memory (no owner). */
+export interface MemoryView {
+  id: string;
+  content: string;
+  category: string | null;
+  scope: string;
+  /** The portable repository key (never a path of this machine) of a project memory. */
+  repository: string | null;
+  /** The agent the memory belongs to; null for a team memory. */
+  owner: string | null;
+  shared: boolean;
+  createdAt: string;
+  updatedAt: string;
+  runId: string | null;
+  /** Relevance for search and recall results; null elsewhere. */
+  score: number | null;
 }
 
 export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts;
@@ -342,18 +325,22 @@ export interface PromotionApplied {
   removed: string[];
 }
 
+/** A team memory that could become a skill, and the skill it would be. */
 export interface PromotionCandidate {
   memoryId: string;
   name: string;
   description: string;
   category: string | null;
   content: string;
+  /** The roles the skill would be given to. */
   agents: string[];
   scope: string;
   repository: string | null;
 }
 
+/** Team memories worth turning into skills (nothing is written until they are applied). */
 export interface PromotionPlan {
+  /** Team memories looked at. */
   scanned: number;
   candidates: PromotionCandidate[];
 }
@@ -388,10 +375,21 @@ export interface RecallReceipt {
   method: string;
   reason: string;
   repository: string | null;
-  project: Memory[];
-  global: Memory[];
+  project: MemoryView[];
+  global: MemoryView[];
   /** Both sections as Markdown, as a task would receive them. */
   text: string;
+}
+
+/** Why content is not a memory, where it belongs instead, and a durable version when there is one. */
+export interface Refusal {
+  /** What made it task-bound: `task_key`, `credential`, `machine_path`, ... */
+  kind: string;
+  reason: string;
+  /** Where the note belongs instead. */
+  belongs: string;
+  /** A durable version of the content that could be saved instead. */
+  suggestion?: string | null;
 }
 
 export interface ResolveConflicts {
@@ -425,6 +423,37 @@ export interface ReviewPlanResult {
   decision: "approve" | "reject" | "later";
   /** Required when `decision` is `reject`. */
   feedback?: string | null;
+}
+
+/** A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes. */
+export interface SaveResult {
+  saved: boolean;
+  /** The new memory's id when `saved`. */
+  id?: string | null;
+  /** Id of the memory that already says the same thing (then `saved` is false). */
+  duplicateOf?: string | null;
+  /** How the duplicate was found: `exact`, `terms` or `meaning`. */
+  duplicateMethod?: string | null;
+  /** Name of the skill made instead, when the content is reusable know-how. */
+  skill?: string | null;
+  /** Why the content was not saved (the server sends this as the `memoryRefused` error instead). */
+  refused?: Refusal | null;
+  /** Oldest memories removed because the agent's bucket went over its cap. */
+  evicted?: Eviction[];
+  scope?: string | null;
+  repository?: string | null;
+  /** Id of the closest memory when this one was saved beside it because they differ in a number, identifier, quoted token, negation or word (nothing is merged away unless it says the same thing). */
+  similarTo?: string | null;
+  /** What happened, in words a person can read. */
+  message?: string;
+}
+
+/** Memories found for a query, best first. */
+export interface SearchResult {
+  query: string;
+  /** How results were ranked: by meaning and keywords, or keywords and recency. */
+  method: string;
+  memories: MemoryView[];
 }
 
 export interface TaskAnswerArgs {
@@ -587,8 +616,8 @@ export interface Commands {
   "autocode.task.resume": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.get": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.list": { arguments: WorkspaceArgs; result: TaskList };
-  "autocode.memory.save": { arguments: MemorySaveArgs; result: MemorySaveResult };
-  "autocode.memory.search": { arguments: MemorySearchArgs; result: MemorySearchResult };
+  "autocode.memory.save": { arguments: MemorySaveArgs; result: SaveResult };
+  "autocode.memory.search": { arguments: MemorySearchArgs; result: SearchResult };
   "autocode.memory.delete": { arguments: MemoryDeleteArgs; result: MemoryDeleteResult };
   "autocode.memory.list": { arguments: MemoryListArgs; result: MemoryList };
   "autocode.memory.recall": { arguments: MemoryRecallArgs; result: RecallReceipt };
