@@ -12,6 +12,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from autocode.cli._common import emit
+from autocode.cli.unattended import refuse_if_unattended
+
 # `memory save` tells scripts when nothing was saved as a memory; --json still
 # prints the answer. 0 saved (also when saved beside a similar one), 2 bad input.
 EXIT_REFUSED = 3  # refused: tied to one task, a credential or a machine path
@@ -91,16 +94,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _person_required(what: str) -> None:
-    from autocode.cli.unattended import refuse_if_unattended
-
     refuse_if_unattended(what)
 
 
 def run(args: argparse.Namespace) -> int:
-    from autocode.cli._common import emit
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
+
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.memory import MemoryContext
+
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.memory.pool import lease_for
+
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.workspace import folder
 
     verb = getattr(args, "verb", None)
@@ -136,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
         if verb == "reflect":
             if args.approve:
                 _person_required("memory reflect --approve")
+            # start-up: `autocode --help` loads this module but not this import
             import getpass
 
             reflection = memory.reflect(

@@ -112,6 +112,7 @@ def _workspace(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks import Source, TaskRun, list_tasks
 
     source = Source("cli", _actor())
@@ -120,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return _start(args, source)
     if verb == "list":
         tasks = list_tasks(args.workspace)
+        # start-up: `autocode --help` loads this module but not this import
         from autocode.tasks.models import TaskList
 
         emit(args, TaskList(tasks=tasks).wire(), _render_list)
@@ -151,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _choices(items: list[str]) -> dict[str, str]:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
 
     out: dict[str, str] = {}
@@ -163,6 +166,7 @@ def _choices(items: list[str]) -> dict[str, str]:
 
 
 def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[str, Any]:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
 
     if args.accept_default or args.delegate:
@@ -179,7 +183,10 @@ def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[
 
 
 def _start(args: argparse.Namespace, source: Any) -> int:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
+
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks import TaskOptions, TaskRun
 
     if args.brief_file:
@@ -228,6 +235,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
 
 
 def _read_answers(path_text: str) -> dict[str, Any]:
+    # start-up: `autocode --help` loads this module but not this import
     from autocode.errors import UsageError
 
     path = Path(path_text)

@@ -104,6 +104,7 @@ def sqlite_path(url: str) -> Path:
 
 
 def _open_sqlite(url: str, upgrade: bool) -> Store:
+    # a backend's module loads when a store of its kind is opened (the registry rule)
     from autocode.memory.sqlite_store import SqliteStore
 
     return SqliteStore(sqlite_path(url), upgrade=upgrade)
@@ -137,12 +138,14 @@ SQLITE = register(Backend(
 
 
 def _open_postgres(url: str, upgrade: bool) -> Store:
+    # a backend's module loads when a store of its kind is opened (the registry rule)
     from autocode.memory.pg_store import PostgresStore
 
     return PostgresStore(url, upgrade=upgrade)
 
 
 def _redact_postgres(url: str) -> str:
+    # psycopg only for a PostgreSQL store (the registry rule)
     from autocode.memory.pg_store import redact_url
 
     return redact_url(url)

@@ -61,6 +61,7 @@ class StaticEmbedder:
 
     def _load(self) -> Any:
         if self._encode is None:
+            # start-up: the CLI's memory commands loads this module but not this import
             from autocode.memory import static_lean
 
             try:
@@ -109,6 +110,8 @@ class OpenAIEmbedder:
         # The one HTTP client of the engine, shared with the chat providers (retries on 429 and
         # 5xx with backoff, a timeout that says so); imported here: http.client costs a server tens of ms.
         from autocode.providers.agent.http import ChatClient
+
+        # start-up: the CLI's memory commands loads this module but not this import
         from autocode.providers.base import ProviderError
 
         # An unset key variable sends no key (an endpoint that needs none), as before.

@@ -37,12 +37,14 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from autocode.errors import UsageError
+from autocode.memory.backends import backend_for
 from autocode.memory.config import StoreConfig, config_for
-
-if TYPE_CHECKING:
-    from autocode.memory.service import MemoryService
+from autocode.memory.embeddings import select_embedder
+from autocode.memory.model import DEFAULT_ROLES
+from autocode.memory.service import MemoryService
 
 log = logging.getLogger("autocode.memory")
 
@@ -51,8 +53,6 @@ MAX_OPEN = 8
 
 
 def _max_count(value: Any) -> int:
-    from autocode.errors import UsageError
-
     try:
         count = int(value)
     except (TypeError, ValueError):
@@ -64,11 +64,6 @@ def _max_count(value: Any) -> int:
 
 def open_config(config: StoreConfig, *, upgrade: bool = True, roles: Any = None) -> MemoryService:
     """A new MemoryService for a store configuration: the URL's backend and the embedder chosen."""
-    from autocode.memory.backends import backend_for
-    from autocode.memory.embeddings import select_embedder
-    from autocode.memory.model import DEFAULT_ROLES
-    from autocode.memory.service import MemoryService
-
     max_count = _max_count(config.max_count)
     store = backend_for(config.url).open(config.url, upgrade)
     choice = select_embedder(
@@ -89,8 +84,6 @@ class _Entry:
 
 
 def _identity(config: StoreConfig) -> Hashable | None:
-    from autocode.memory.backends import backend_for
-
     return backend_for(config.url).identity(config.url)
 
 

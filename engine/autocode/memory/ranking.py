@@ -20,6 +20,11 @@ the length and repeated terms of the rows its searches met and the term
 windows searched lately, and brings them up to date from the store's change
 log (rows added or removed since the last change it saw), so a teammate's
 write costs one row, not a rebuild.
+
+Kept whole: the one ranking rule both stores follow (the bounded keyword
+window, meaning, the hybrid fusion) and the in-process caches SQLite keeps
+current from the change log; the cross-store test relies on there being one
+definition of each.
 """
 
 from __future__ import annotations

@@ -5,6 +5,10 @@ embedder. Every public method takes a MemoryContext saying who is asking and
 which repository (if any) is in context; visibility follows from it:
 the caller's own memories plus the team's, global ones always, project ones
 only for the repository in context.
+
+Kept whole: one policy over one store; each public method is a short path
+through the same judgement (visibility, duplicates, eviction), which split
+over files would be read in pieces.
 """
 
 from __future__ import annotations

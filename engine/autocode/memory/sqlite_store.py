@@ -6,6 +6,10 @@ duplicate check; searches read on a second connection, so a write in
 progress never holds them up. Keywords are ranked by FTS5's `bm25()`.
 Embeddings are compared in the process against a per-bucket matrix that the
 `memory_changes` log keeps current (see ranking.VectorCache).
+
+Kept whole: one backend is one module (its migrations, writer and ranking
+queries), as `pg_store` is; `store.py` is the interface the rest of the engine
+sees.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import importlib.util
 import itertools
 import json
 import mmap
@@ -34,6 +35,8 @@ import zlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+import platformdirs
 
 MAGIC = b"ACVOCAB1"
 HEADER = struct.Struct("<8sQQQqd")  # magic, pieces kept, vocabulary size, longest piece, unknown id and score
@@ -63,6 +66,7 @@ def import_numpy() -> Any:
     for name in BLAS_THREADS:
         os.environ.setdefault(name, "1")
     try:
+        # optional: numpy may not be installed
         import numpy
     except ImportError:
         return None
@@ -84,8 +88,6 @@ def piece_key(piece: str) -> int:
 
 def model_dir() -> Path:
     """The installed model folder, found without importing the package's native module."""
-    import importlib.util
-
     spec = importlib.util.find_spec("static_model")
     if spec is None or not spec.submodule_search_locations:
         raise LeanUnavailable("tokenlearn-static-model is not installed")
@@ -93,8 +95,6 @@ def model_dir() -> Path:
 
 
 def cache_dir() -> Path:
-    import platformdirs
-
     return Path(platformdirs.user_cache_dir("autocode", appauthor=False))
 
 

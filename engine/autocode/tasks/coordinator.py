@@ -13,6 +13,7 @@ from typing import Any
 
 from autocode import gitsafe
 from autocode.errors import UsageError
+from autocode.prep import make_prep_copy
 from autocode.tasks import store
 from autocode.tasks.begin import workspace_root as _workspace_root
 from autocode.tasks.run import TaskRun
@@ -28,8 +29,6 @@ def pilot_prep(
     options: TaskOptions | None = None,
 ) -> dict[str, Any]:
     """Run the checked copy and preflight, start the task, write the JSON report; return it."""
-    from autocode.prep import make_prep_copy
-
     root = _workspace_root(workspace)
     manifest_path = Path(manifest)
     brief_path = Path(brief_file)

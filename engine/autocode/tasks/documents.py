@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import SetupError
+from autocode.record import ensure_gitignore
 from autocode.record.location import AUTOCODE_DIR
 from autocode.tasks import store
 from autocode.tasks.models import AnswerQuestions, ApprovePlan, TaskSnapshot
@@ -44,8 +45,6 @@ _KEY = re.compile(r"<!--\s*autocode:(?P<key>[A-Za-z0-9_.-]+)")
 def runs_folder(workspace: Path) -> Path:
     """`.autocode/runs` of the workspace, made when missing; refuses a `.autocode` that is a
     link or not a plain folder (AutoCode never writes through one)."""
-    from autocode.record import ensure_gitignore
-
     auto = workspace / AUTOCODE_DIR
     try:
         mode = os.lstat(auto).st_mode

@@ -12,6 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from autocode.memory import MemoryContext, config_of
+from autocode.memory.pool import lease, lease_for
+from autocode.settings import resolve_settings
+
 SETTING_NAMES = (
     "test_command",
     "framework",
@@ -42,8 +46,6 @@ class Launch:
 
 
 def resolve_launch(workspace: Path, flags: dict[str, Any], package: str | None) -> Launch:
-    from autocode.settings import resolve_settings
-
     snapshot = resolve_settings(workspace, flags=flags or None, package=package)
     values = {name: _plain(snapshot.value(name)) for name in SETTING_NAMES}
     origins = {name: snapshot[name].origin for name in SETTING_NAMES}
@@ -72,9 +74,6 @@ def resolve_launch(workspace: Path, flags: dict[str, Any], package: str | None) 
 
 def recall_memories(settings_obj: Any, workspace: Path, agent: str, run_id: str, brief: str) -> dict[str, Any]:
     """What memory recalls for this run: both sections with content, the receipt, the rendered text."""
-    from autocode.memory import MemoryContext, config_of
-    from autocode.memory.pool import lease
-
     with lease(config_of(settings_obj)) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         recalled = service.recall(ctx, brief)
@@ -90,9 +89,6 @@ def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: di
     The store is opened from the workspace's settings as they are now: the
     launch snapshot keeps database URLs masked, so it cannot name the store.
     """
-    from autocode.memory import MemoryContext
-    from autocode.memory.pool import lease_for
-
     with lease_for(workspace) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         result = service.save(
@@ -107,9 +103,6 @@ def save_memory(workspace: Path, agent: str, run_id: str, content: str, item: di
 
 def record_lessons(workspace: Path, agent: str, run_id: str, lessons: list[str]) -> list[str]:
     """Queue a completed run's lessons for `autocode memory reflect` (which applies the refusal rules)."""
-    from autocode.memory import MemoryContext
-    from autocode.memory.pool import lease_for
-
     with lease_for(workspace) as service:
         ctx = MemoryContext(agent=agent, repository=workspace, run_id=run_id)
         return list(service.record_lessons(ctx, lessons))

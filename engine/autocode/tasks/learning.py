@@ -14,13 +14,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from autocode.record import Convention, ObservedFacts, Route, merge_record
+from autocode.scrub import contains_secret
 from autocode.tasks.ledger import eligible_conventions
 
 
 def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
-    from autocode.record import Convention, ObservedFacts, Route, merge_record
-    from autocode.scrub import contains_secret
-
     package = bool((launch.get("options") or {}).get("package"))
     values = launch.get("values") or {}
     tests = state.get("tests") or {}

@@ -9,7 +9,7 @@ import contextlib
 from pathlib import Path
 from typing import Any
 
-from autocode.errors import AutoCodeError, UsageError
+from autocode.errors import AutoCodeError, UsageError, fault_error
 from autocode.providers import (
     Plan,
     ProviderConfig,
@@ -17,6 +17,7 @@ from autocode.providers import (
     RequirementsReport,
     provider_for,
 )
+from autocode.providers.base import clean_lessons
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store, verify
 from autocode.tasks.applying import ApplyPhase
@@ -48,8 +49,6 @@ class PhaseMachine(ApplyPhase):
                     return
                 self._fail(exc.kind, exc.message)
             except Exception as exc:
-                from autocode.errors import fault_error
-
                 # A full or read-only disk is named as such (kind and remedy), anything else is a bug.
                 fault = fault_error(exc)
                 if fault is not None:
@@ -113,6 +112,7 @@ class PhaseMachine(ApplyPhase):
         return verify.run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
+        # start-up: `autocode task list` loads this module but not this import
         from autocode.tasks.launch import save_memory
 
         try:
@@ -244,6 +244,7 @@ class PhaseMachine(ApplyPhase):
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("verified", {"exit_code": tests["exit_code"]})
     def _learn(self) -> None:
+        # start-up: `autocode task list` loads this module but not this import
         from autocode.tasks.learning import learn
 
         try:
@@ -267,9 +268,11 @@ class PhaseMachine(ApplyPhase):
 
     def _release_prep_copy(self) -> None:
         """The task has ended: its copy goes (evidence stays), unless `keep_prep_copies` keeps it."""
+        # start-up: `autocode task list` loads this module but not this import
         from autocode.prep.retention import release_task_copy
 
         try:
+            # start-up: `autocode task list` loads this module but not this import
             from autocode.settings import resolve_settings
 
             keep = int(resolve_settings(self.workspace).value("keep_prep_copies") or 0)
@@ -286,11 +289,10 @@ class PhaseMachine(ApplyPhase):
 
     def _record_lessons(self) -> None:
         """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
-        from autocode.providers.base import clean_lessons
-
         lessons = clean_lessons((self._state.review or {}).get("lessons") or [])
         if not lessons:
             return
+        # start-up: `autocode task list` loads this module but not this import
         from autocode.tasks.launch import record_lessons
 
         agent = str(self._launch.get("values", {}).get("agent") or "implementer")

@@ -27,9 +27,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from autocode.doctor import build_report, render_text
+from autocode.errors import AutoCodeError
+from autocode.tasks import TaskRun, documents, list_tasks
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
+from autocode_lsp.features import memory, tasks
 from autocode_lsp.features.tasks import Reply
 
 if TYPE_CHECKING:
@@ -148,9 +152,6 @@ def general_actions(folder: Path) -> list[types.CodeAction]:
 
 
 def _open_tasks(folder: Path) -> list[TaskSnapshot]:
-    from autocode.errors import AutoCodeError
-    from autocode.tasks import list_tasks
-
     try:
         return [s for s in reversed(list_tasks(folder)) if not s.done]
     except AutoCodeError:  # not a repository: no task can live here
@@ -187,7 +188,6 @@ async def code_lens(server: AutoCodeServer, params: types.CodeLensParams) -> lis
     folder = folder_of(server, params.text_document.uri)
     if folder is None:
         return []
-    from autocode.tasks import documents
 
     path = workspaces.to_path(params.text_document.uri, server)
     which = documents.kind_of(folder, path)
@@ -213,9 +213,6 @@ async def code_lens(server: AutoCodeServer, params: types.CodeLensParams) -> lis
 
 
 def _snapshot_or_none(folder: Path, task_id: str) -> TaskSnapshot | None:
-    from autocode.errors import AutoCodeError
-    from autocode.tasks import TaskRun
-
     try:
         return TaskRun.load(folder, task_id).snapshot()
     except AutoCodeError:
@@ -243,8 +240,6 @@ async def show(server: AutoCodeServer, path: Path, what: str) -> protocol.Opened
 
 
 def _task_folder(folder: Path, task_id: str) -> tuple[TaskSnapshot, Path]:
-    from autocode.tasks import TaskRun, documents
-
     snap = TaskRun.load(folder, task_id).snapshot()
     documents.runs_folder(folder)
     return snap, Path(snap.run_dir)
@@ -270,8 +265,6 @@ async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol
     folder = await _task_folders(server, args, protocol.TASK_REVIEW)
 
     def work() -> tuple[Path | None, TaskSnapshot]:
-        from autocode.tasks import documents
-
         snap, run_dir = _task_folder(folder, args.task_id)
         needs = snap.needs
         if isinstance(needs, protocol.ApprovePlan):
@@ -296,8 +289,6 @@ async def request_changes(
     folder = await _task_folders(server, args, protocol.TASK_REQUEST_CHANGES)
 
     def work() -> tuple[Path | None, TaskSnapshot]:
-        from autocode.tasks import documents
-
         snap, run_dir = _task_folder(folder, args.task_id)
         if not isinstance(snap.needs, protocol.ApprovePlan):
             return None, snap
@@ -312,8 +303,6 @@ async def request_changes(
 
 
 def _form_in_runs(folder: Path, name: str, text: str) -> Path:
-    from autocode.tasks import documents
-
     runs = documents.runs_folder(folder)
     path = runs / name
     if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
@@ -324,7 +313,6 @@ def _form_in_runs(folder: Path, name: str, text: str) -> Path:
 @command(protocol.TASK_COMPOSE)
 async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_COMPOSE)
-    from autocode.tasks import documents
 
     path = await engine_call(_form_in_runs, folder, documents.NEW_TASK, documents.new_task_form())
     watch(server, folder, path)
@@ -336,7 +324,6 @@ async def compose_search(
     server: AutoCodeServer, args: protocol.WorkspaceArgs
 ) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.MEMORY_COMPOSE_SEARCH)
-    from autocode.tasks import documents
 
     path = await engine_call(
         _form_in_runs, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
@@ -350,9 +337,6 @@ async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> p
     folder = workspaces.resolve(server, args.workspace, command=protocol.DOCTOR_OPEN)
 
     def work() -> Path:
-        from autocode.doctor import build_report, render_text
-        from autocode.tasks import documents
-
         text = render_text(build_report(folder))
         return documents.write(documents.runs_folder(folder), documents.DOCTOR, text)
 
@@ -418,8 +402,6 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
 
 
 async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> None:
-    from autocode_lsp.features import tasks
-
     reply = await prompt(server, snap, question)
     if reply is None:
         return
@@ -434,8 +416,6 @@ async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question
 
 async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> protocol.OpenedDocument:
     def work() -> Path:
-        from autocode.tasks import documents
-
         snap, run_dir = _task_folder(folder, task_id)
         return documents.write(run_dir, documents.ANSWERS, documents.answers_form(snap))
 
@@ -509,8 +489,6 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
 
 async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
     """Act on a form the person saved (each distinct content once)."""
-    from autocode.tasks import documents
-
     which = documents.kind_of(folder, path)
     if which is None:
         return
@@ -542,8 +520,6 @@ async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
 
 
 async def _answers_saved(server: AutoCodeServer, folder: Path, task_id: str, form: dict[str, str]) -> None:
-    from autocode_lsp.features import tasks
-
     snap = await engine_call(_snapshot_or_none, folder, task_id)
     if snap is None:
         return
@@ -565,8 +541,6 @@ async def _answers_saved(server: AutoCodeServer, folder: Path, task_id: str, for
 
 
 async def _feedback_saved(server: AutoCodeServer, folder: Path, task_id: str, feedback: str) -> None:
-    from autocode_lsp.features import tasks
-
     snap = await engine_call(_snapshot_or_none, folder, task_id)
     if snap is None or not isinstance(snap.needs, protocol.ApprovePlan):
         server.show(f"AutoCode task {task_id} is not waiting for plan feedback; nothing sent")
@@ -579,12 +553,9 @@ async def _feedback_saved(server: AutoCodeServer, folder: Path, task_id: str, fe
 
 
 async def _brief_saved(server: AutoCodeServer, folder: Path, brief: str) -> None:
-    from autocode_lsp.features import tasks
-
     snap = await tasks.start(server, protocol.TaskStartArgs(brief=brief, workspace=str(folder)))
 
     def reset() -> Path:  # the next "start a task…" opens an empty form
-        from autocode.tasks import documents
 
         return documents.write(documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
 
@@ -598,13 +569,9 @@ async def _brief_saved(server: AutoCodeServer, folder: Path, brief: str) -> None
 
 
 async def _query_saved(server: AutoCodeServer, folder: Path, query: str) -> None:
-    from autocode_lsp.features import memory
-
     result = await memory.search(server, protocol.MemorySearchArgs(query=query, workspace=str(folder)))
 
     def work() -> Path:
-        from autocode.tasks import documents
-
         rows = [protocol.to_wire(m) for m in result.memories]
         return documents.write(
             documents.runs_folder(folder), documents.MEMORY_RESULTS, documents.memory_results(query, rows)

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
+from autocode.memory import MemoryContext
+from autocode.memory.pool import lease_for
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
@@ -44,9 +46,6 @@ def _with_service(
     The service stays open between commands (`autocode.memory.pool`), so its ranking
     index and embedding model survive from one search to the next.
     """
-    from autocode.memory import MemoryContext
-    from autocode.memory.pool import lease_for
-
     ctx = MemoryContext(agent=agent, repository=workspace)
     with lease_for(workspace) as service:
         return use(service, ctx)

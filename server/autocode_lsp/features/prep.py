@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autocode.prep import make_prep_copy
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call
@@ -35,8 +36,6 @@ async def prep_run(server: AutoCodeServer, args: protocol.PrepRunArgs) -> protoc
         progress.report(f"copied {done} of {total}", percent)
 
     def work() -> dict[str, Any]:
-        from autocode.prep import make_prep_copy
-
         result: dict[str, Any] = make_prep_copy(workspace, manifest, copied).to_dict()
         return result
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from autocode.doctor import doctor_report, render_text
+from autocode.record import forget_record
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
@@ -14,8 +16,6 @@ if TYPE_CHECKING:
 
 
 def _doctor(workspace: Path) -> tuple[dict[str, Any], str]:
-    from autocode.doctor import doctor_report, render_text
-
     report = doctor_report(workspace)
     return report.to_dict(), render_text(report)
 
@@ -30,8 +30,6 @@ async def doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protoc
 
 
 def _forget(workspace: Path) -> tuple[bool, str]:
-    from autocode.record import forget_record
-
     result = forget_record(workspace)
     return bool(result.removed), str(result.path)
 

@@ -7,6 +7,10 @@ and `autocode/task/reviewPlan`; plain clients get `window/showMessageRequest`
 for a question with choices and `window/showDocument` for the plan. Answers and
 approvals that come back are recorded with the source `lsp:<client name>`.
 The engine decides everything else; the tasks live on disk.
+
+Kept whole: the conversation with the person about a task (commands in;
+questions, reviews and announcements out) shares one session state per client;
+each handler is short.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call
@@ -75,6 +80,7 @@ def source_channel(server: AutoCodeServer) -> str:
 
 
 def _source(server: AutoCodeServer) -> Any:
+    # start-up: the server's start loads this module but not this import
     from autocode.tasks import Source
 
     return Source(channel=source_channel(server), actor=server.client_name)
@@ -141,6 +147,7 @@ class _Hooks:
 
 
 def _request_cancel(workspace: Path, task_id: str) -> None:
+    # start-up: the server's start loads this module but not this import
     from autocode.tasks import TaskRun
 
     try:
@@ -150,8 +157,8 @@ def _request_cancel(workspace: Path, task_id: str) -> None:
 
 
 def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
+    # start-up: the server's start loads this module but not this import
     from autocode.tasks import NoRepository, TaskNotFound, TaskRun
-    from autocode.workspace import WorkspaceInvalid
 
     last: Exception | None = None
     for folder in folders:
@@ -270,6 +277,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
     )
 
     def work() -> TaskSnapshot:
+        # start-up: the server's start loads this module but not this import
         from autocode.tasks import TaskOptions, TaskRun
 
         options = TaskOptions(
@@ -361,6 +369,7 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
         return None
+    # start-up: the server's start loads this module but not this import
     from autocode_lsp.apply_edit import ClientEditor
 
     return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
@@ -390,6 +399,7 @@ async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protoco
     folders = _folders_for(server, args.workspace, protocol.TASK_LIST)
 
     def work() -> list[TaskSnapshot]:
+        # start-up: the server's start loads this module but not this import
         from autocode.tasks import list_tasks
 
         found: list[TaskSnapshot] = []
@@ -602,6 +612,7 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
 
 async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
     def waiting() -> list[TaskSnapshot]:
+        # start-up: the server's start loads this module but not this import
         from autocode.tasks import list_tasks
 
         found: list[TaskSnapshot] = []

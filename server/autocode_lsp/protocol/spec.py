@@ -12,8 +12,12 @@ one file keeps the wire reviewable in one place.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
+import inspect
 import itertools
+import json
+import textwrap
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -919,10 +923,6 @@ def _type_text(tp: Any) -> str:
 
 def _field_docs(cls: type[Any]) -> dict[str, str]:
     """Attribute docstrings (the string literal after a field) from the class source."""
-    import ast
-    import inspect
-    import textwrap
-
     tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
     docs: dict[str, str] = {}
     body = tree.body[0].body  # type: ignore[attr-defined]
@@ -986,8 +986,6 @@ def _models_in(tp: Any) -> list[type[Any]]:
 
 
 def _json(value: Any) -> str:
-    import json
-
     return json.dumps(value)
 
 
@@ -1032,8 +1030,6 @@ def _remote_section() -> list[str]:
 
 def render_markdown() -> str:
     """The text of docs/protocol.md."""
-    import json
-
     out: list[str] = [
         "# AutoCode language server protocol",
         "",
