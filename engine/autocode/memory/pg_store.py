@@ -262,8 +262,9 @@ _STATS = f"""stats AS (
     SELECT coalesce(sum(rows), 0)::float8 AS n,
            CASE WHEN coalesce(sum(rows), 0) > 0 THEN sum(tokens)::float8 / sum(rows) ELSE 1 END AS avgdl
     FROM memory_buckets
-), q AS (
-    SELECT d.bucket, d.term, greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), {ranking.IDF_FLOOR}) AS idf
+), q AS MATERIALIZED (
+    SELECT d.bucket, d.term,
+           greatest(ln((s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)), {ranking.IDF_FLOOR}::float8) AS idf
     FROM memory_term_df d CROSS JOIN stats s
     WHERE d.term = ANY(%(terms)s::text[]) AND d.bucket = ANY(%(buckets)s::bigint[]) AND d.df > 0
 )"""
@@ -283,8 +284,13 @@ _KEYWORD_TOP = f"""kw AS (
         ORDER BY p.seq DESC LIMIT {ranking.WINDOW}) x
     GROUP BY x.seq ORDER BY kw DESC, x.seq DESC LIMIT %(depth)s
 )"""
-_ROW_KW = f"""(SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
-    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)"""
+# One row's exact BM25, read from its postings; a row that shares no word with the query (most of
+# the rows found by meaning) scores 0 without reading them (the array test costs far less than
+# one index probe per query term).
+_ROW_KW = f"""(CASE WHEN string_to_array(m.terms, ' ') && %(terms)s::text[] THEN
+    (SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
+    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)
+    ELSE 0::float8 END)"""
 
 
 def _near(model: str, dims: int, limit: str) -> str:
@@ -921,18 +927,20 @@ class PostgresStore(Store):
             self.ensure_model(model, None)
         ids = [bucket_id(o, r) for o, r in buckets]
 
-        def steps(conn: Any) -> tuple[bool, list[str]]:
-            present = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM memories WHERE bucket = ANY(%(b)s::bigint[]))", {"b": ids}
-            )
-            missing = conn.execute(
-                f"SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
-                f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s",
-                {"b": ids, "limit": limit},
-            ) if model else None
-            return bool(present.fetchone()[0]), [r[0] for r in missing.fetchall()] if missing is not None else []
-
-        return self._pipeline(steps)
+        # One statement: whether the buckets hold anything (their row counts, which the triggers keep,
+        # so an empty bucket beside a million-row one is one index entry, not a scan) and which of
+        # their rows lack embeddings of the model (through the model's partial index).
+        missing = (
+            f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
+            f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
+            if model else "ARRAY[]::text[]"
+        )
+        row = self._fetch(
+            "SELECT EXISTS (SELECT 1 FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[]) AND rows > 0), "
+            + missing,
+            {"b": ids, "limit": limit},
+        )[0]
+        return bool(row[0]), list(row[1])
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         self.ensure_model(model, None)
@@ -992,7 +1000,7 @@ class PostgresStore(Store):
         sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
         near AS ({_near(model, dims, '%(depth)s')}),
         cand AS (SELECT seq FROM kw UNION SELECT seq FROM near),
-        c AS (
+        c AS MATERIALIZED (
             SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw,
                    CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL
                         THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
