@@ -408,6 +408,23 @@ def _nearest_memory(
     return best
 
 
+def _search_state_sql(model: str | None) -> str:
+    """Whether the buckets hold anything (their row counts, kept by the triggers: an empty bucket
+    beside a million-row one is one index entry, not a scan) and which of their rows lack
+    embeddings of `model` (through the model's partial index), in one statement."""
+    missing = (
+        f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
+        f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
+        if model else "ARRAY[]::text[]"
+    )
+    return f"SELECT EXISTS (SELECT 1 FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[]) AND rows > 0), {missing}"
+
+
+def _scored(rows: Sequence[tuple[Any, ...]]) -> list[Scored]:
+    """Rows of the ranking query (seq, score, the memory's columns) as ranked memories."""
+    return [Scored(r[2], int(r[0]), float(r[1]), memory_from_row(r[2:])) for r in rows]
+
+
 class _Pool:
     """Connections of one process: at most `size` open at once (a caller waits for a free one),
     idle ones kept for reuse. A long-lived server process thus holds a bounded share of the
@@ -926,20 +943,7 @@ class PostgresStore(Store):
         if model:
             self.ensure_model(model, None)
         ids = [bucket_id(o, r) for o, r in buckets]
-
-        # One statement: whether the buckets hold anything (their row counts, which the triggers keep,
-        # so an empty bucket beside a million-row one is one index entry, not a scan) and which of
-        # their rows lack embeddings of the model (through the model's partial index).
-        missing = (
-            f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
-            f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
-            if model else "ARRAY[]::text[]"
-        )
-        row = self._fetch(
-            "SELECT EXISTS (SELECT 1 FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[]) AND rows > 0), "
-            + missing,
-            {"b": ids, "limit": limit},
-        )[0]
+        row = self._fetch(_search_state_sql(model), {"b": ids, "limit": limit})[0]
         return bool(row[0]), list(row[1])
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
@@ -987,6 +991,14 @@ class PostgresStore(Store):
             return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
         if not self.has_vector:
             return self._rank_in_process(params, vector, model, mode, limit, keyword_weight, floor)
+        sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
+        return _scored(self._fetch(sql, params))
+
+    def _ranking_sql(
+        self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str,
+        keyword_weight: float, floor: float | None,
+    ) -> tuple[str, dict[str, Any]]:
+        """The one query of a semantic or hybrid search (pgvector), and its parameters."""
         dims = len(vector)
         self.ensure_model(model, dims)
         params["vector"] = vector_literal(vector)
@@ -1009,7 +1021,39 @@ class PostgresStore(Store):
         , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)
         SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq
         ORDER BY top.score DESC, top.seq DESC"""
-        return [Scored(r[2], int(r[0]), float(r[1]), memory_from_row(r[2:])) for r in self._fetch(sql, params)]
+        return sql, params
+
+    def rank_with_state(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float],
+        model: str,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+        missing_limit: int,
+    ) -> tuple[bool, list[str], list[Scored]]:
+        if not self.has_vector or not buckets:
+            return super().rank_with_state(
+                buckets, query_terms, vector, model, mode, limit, keyword_weight, floor, missing_limit
+            )
+        self.ensure_model(model, len(vector))
+        ids = [bucket_id(o, r) for o, r in buckets]
+        params: dict[str, Any] = {
+            "terms": sorted(set(t for t in query_terms if t)), "buckets": ids, "limit": limit,
+            "depth": ranking.CANDIDATES, "b": ids, "missing": missing_limit,
+        }
+        sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
+
+        def steps(conn: Any) -> tuple[bool, list[str], list[Scored]]:
+            state = conn.execute(_search_state_sql(model).replace("%(limit)s", "%(missing)s"), params)
+            ranked = conn.execute(sql, params)
+            present, missing = state.fetchone()
+            return bool(present), list(missing), _scored(ranked.fetchall())
+
+        return self._pipeline(steps)
 
     def _rank_in_process(
         self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str, limit: int,
