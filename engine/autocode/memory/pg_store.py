@@ -374,10 +374,14 @@ def _keyword_matches(
     terms = sorted(set(t for t in query_terms if t))
     if not terms:
         return []
+    params = {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit}
     found = rows(
-        f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
-        "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
-        {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit},
+        _inline_limits(
+            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
+            "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
+            params,
+        ),
+        params,
     )
     return [candidate_from_row(r) for r in found]
 
@@ -406,6 +410,21 @@ def _nearest_memory(
         if best is None or best.cosine is None or score > best.cosine:
             best = candidate_from_row(row, score)
     return best
+
+
+def _inline_limits(sql: str, params: dict[str, Any]) -> str:
+    """`sql` with its LIMIT %(depth)s and %(limit)s written as numbers.
+
+    psycopg prepares a statement after a few uses, and PostgreSQL then weighs a generic plan
+    against re-planning each call: with the row counts unknown it guessed a tenth of the table
+    for each LIMIT, so the generic plan of a search read the whole table (0.7 s) and every
+    search was planned afresh instead (about a millisecond of server CPU). With the numbers in
+    the text the generic plan is the right one, and a search is planned once per connection.
+    """
+    for name in ("depth", "limit"):
+        if name in params:
+            sql = sql.replace(f"LIMIT %({name})s", f"LIMIT {int(params[name])}")
+    return sql
 
 
 def _search_state_sql(model: str | None) -> str:
@@ -844,6 +863,9 @@ class PostgresStore(Store):
                 if not conn.closed and not conn.broken and conn.info.transaction_status != 0:
                     with contextlib.suppress(Exception):
                         conn.execute("ROLLBACK")
+                if not conn.closed and not conn.broken:
+                    with contextlib.suppress(Exception):
+                        conn.execute("RESET plan_cache_mode")  # a search's setting never outlives it
                 raise
 
         try:
@@ -866,11 +888,10 @@ class PostgresStore(Store):
             cursors = []
             terms = sorted(set(t for t in query_terms if t))
             if terms:
-                cursors.append(conn.execute(
+                params = {"terms": terms, "buckets": [bucket], "depth": limit}
+                cursors.append(conn.execute(_inline_limits(
                     f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
-                    "ORDER BY kw.kw DESC, kw.seq DESC",
-                    {"terms": terms, "buckets": [bucket], "depth": limit},
-                ))
+                    "ORDER BY kw.kw DESC, kw.seq DESC", params), params))
             near = None
             if vector is not None and model and self.has_vector:
                 dims = len(vector)
@@ -988,7 +1009,7 @@ class PostgresStore(Store):
                 params["depth"] = limit
                 sql = f"""WITH {_STATS}, {_KEYWORD_TOP}
                 SELECT m.id, m.seq, kw.kw FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, m.seq DESC"""
-            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
+            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(_inline_limits(sql, params), params)]
         if not self.has_vector:
             return self._rank_in_process(params, vector, model, mode, limit, keyword_weight, floor)
         sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
@@ -1021,7 +1042,7 @@ class PostgresStore(Store):
         , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)
         SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq
         ORDER BY top.score DESC, top.seq DESC"""
-        return sql, params
+        return _inline_limits(sql, params), params
 
     def rank_with_state(
         self,
@@ -1048,8 +1069,14 @@ class PostgresStore(Store):
         sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
 
         def steps(conn: Any) -> tuple[bool, list[str], list[Scored]]:
+            # The ranking's generic plan (LIMITs written as numbers, the HNSW or exact branch chosen
+            # when it runs) is planned once per connection; PostgreSQL's own choice re-planned it
+            # on every call, about a millisecond of server CPU (its cost estimate of the
+            # switched-off exact branch is the same either way).
+            conn.execute("SET plan_cache_mode = force_generic_plan")
             state = conn.execute(_search_state_sql(model).replace("%(limit)s", "%(missing)s"), params)
             ranked = conn.execute(sql, params)
+            conn.execute("RESET plan_cache_mode")
             present, missing = state.fetchone()
             return bool(present), list(missing), _scored(ranked.fetchall())
 
