@@ -591,6 +591,10 @@ class PostgresStore(Store):
                 # that branch is switched off) costs more than such a query does.
                 conn.execute("SET max_parallel_workers_per_gather = 0")
                 conn.execute("SET hnsw.iterative_scan = relaxed_order")
+                # The planner's cost of a search (its switched-off exact branch) is above
+                # jit_above_cost, so a server built with LLVM would compile every search, which
+                # takes longer than running it.
+                conn.execute("SET jit = off")
                 return conn
             except self._psycopg.OperationalError as exc:
                 if time.monotonic() >= deadline:
