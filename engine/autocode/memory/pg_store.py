@@ -891,6 +891,8 @@ class PostgresStore(Store):
             keyword: list[Candidate] = []
             cursors = []
             terms = sorted(set(t for t in query_terms if t))
+            # Planned once per connection, as a search's ranking is (see rank_with_state).
+            conn.execute("SET plan_cache_mode = force_generic_plan")
             if terms:
                 params = {"terms": terms, "buckets": [bucket], "depth": limit}
                 cursors.append(conn.execute(_inline_limits(
@@ -904,6 +906,7 @@ class PostgresStore(Store):
                     f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
                     {"buckets": [bucket], "vector": vector_literal(vector)},
                 )
+            conn.execute("RESET plan_cache_mode")
             found = exact.fetchone()
             high = int(seen.fetchone()[0])
             for cur in cursors:
