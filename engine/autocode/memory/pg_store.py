@@ -198,8 +198,9 @@ _STATS = f"""stats AS (
     SELECT coalesce(sum(rows), 0)::float8 AS n,
            CASE WHEN coalesce(sum(rows), 0) > 0 THEN sum(tokens)::float8 / sum(rows) ELSE 1 END AS avgdl
     FROM memory_buckets
-), q AS (
-    SELECT d.bucket, d.term, greatest(ln((s.n - d.df + 0.5) / (d.df + 0.5)), {ranking.IDF_FLOOR}) AS idf
+), q AS MATERIALIZED (
+    SELECT d.bucket, d.term,
+           greatest(ln((s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)), {ranking.IDF_FLOOR}::float8) AS idf
     FROM memory_term_df d CROSS JOIN stats s
     WHERE d.term = ANY(%(terms)s::text[]) AND d.bucket = ANY(%(buckets)s::bigint[]) AND d.df > 0
 )"""
@@ -219,8 +220,13 @@ _KEYWORD_TOP = f"""kw AS (
         ORDER BY p.seq DESC LIMIT {ranking.WINDOW}) x
     GROUP BY x.seq ORDER BY kw DESC, x.seq DESC LIMIT %(depth)s
 )"""
-_ROW_KW = f"""(SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
-    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)"""
+# One row's exact BM25, read from its postings; a row that shares no word with the query (most of
+# the rows found by meaning) scores 0 without reading them (the array test costs far less than
+# one index probe per query term).
+_ROW_KW = f"""(CASE WHEN string_to_array(m.terms, ' ') && %(terms)s::text[] THEN
+    (SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
+    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)
+    ELSE 0::float8 END)"""
 
 
 def _near(model: str, dims: int, limit: str) -> str:
@@ -304,10 +310,14 @@ def _keyword_matches(
     terms = sorted(set(t for t in query_terms if t))
     if not terms:
         return []
+    params = {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit}
     found = rows(
-        f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
-        "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
-        {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit},
+        _inline_limits(
+            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
+            "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
+            params,
+        ),
+        params,
     )
     return [candidate_from_row(r) for r in found]
 
@@ -336,6 +346,38 @@ def _nearest_memory(
         if best is None or best.cosine is None or score > best.cosine:
             best = candidate_from_row(row, score)
     return best
+
+
+def _inline_limits(sql: str, params: dict[str, Any]) -> str:
+    """`sql` with its LIMIT %(depth)s and %(limit)s written as numbers.
+
+    psycopg prepares a statement after a few uses, and PostgreSQL then weighs a generic plan
+    against re-planning each call: with the row counts unknown it guessed a tenth of the table
+    for each LIMIT, so the generic plan of a search read the whole table (0.7 s) and every
+    search was planned afresh instead (about a millisecond of server CPU). With the numbers in
+    the text the generic plan is the right one, and a search is planned once per connection.
+    """
+    for name in ("depth", "limit"):
+        if name in params:
+            sql = sql.replace(f"LIMIT %({name})s", f"LIMIT {int(params[name])}")
+    return sql
+
+
+def _search_state_sql(model: str | None) -> str:
+    """Whether the buckets hold anything (their row counts, kept by the triggers: an empty bucket
+    beside a million-row one is one index entry, not a scan) and which of their rows lack
+    embeddings of `model` (through the model's partial index), in one statement."""
+    missing = (
+        f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
+        f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
+        if model else "ARRAY[]::text[]"
+    )
+    return f"SELECT EXISTS (SELECT 1 FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[]) AND rows > 0), {missing}"
+
+
+def _scored(rows: Sequence[tuple[Any, ...]]) -> list[Scored]:
+    """Rows of the ranking query (seq, score, the memory's columns) as ranked memories."""
+    return [Scored(r[2], int(r[0]), float(r[1]), memory_from_row(r[2:])) for r in rows]
 
 
 class _Pool:
@@ -485,6 +527,10 @@ class PostgresStore(Store):
                 # that branch is switched off) costs more than such a query does.
                 conn.execute("SET max_parallel_workers_per_gather = 0")
                 conn.execute("SET hnsw.iterative_scan = relaxed_order")
+                # The planner's cost of a search (its switched-off exact branch) is above
+                # jit_above_cost, so a server built with LLVM would compile every search, which
+                # takes longer than running it.
+                conn.execute("SET jit = off")
                 return conn
             except self._psycopg.OperationalError as exc:
                 if time.monotonic() >= deadline:
@@ -757,6 +803,9 @@ class PostgresStore(Store):
                 if not conn.closed and not conn.broken and conn.info.transaction_status != 0:
                     with contextlib.suppress(Exception):
                         conn.execute("ROLLBACK")
+                if not conn.closed and not conn.broken:
+                    with contextlib.suppress(Exception):
+                        conn.execute("RESET plan_cache_mode")  # a search's setting never outlives it
                 raise
 
         try:
@@ -778,12 +827,13 @@ class PostgresStore(Store):
             keyword: list[Candidate] = []
             cursors = []
             terms = sorted(set(t for t in query_terms if t))
+            # Planned once per connection, as a search's ranking is (see rank_with_state).
+            conn.execute("SET plan_cache_mode = force_generic_plan")
             if terms:
-                cursors.append(conn.execute(
+                params = {"terms": terms, "buckets": [bucket], "depth": limit}
+                cursors.append(conn.execute(_inline_limits(
                     f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
-                    "ORDER BY kw.kw DESC, kw.seq DESC",
-                    {"terms": terms, "buckets": [bucket], "depth": limit},
-                ))
+                    "ORDER BY kw.kw DESC, kw.seq DESC", params), params))
             near = None
             if vector is not None and model and self.has_vector:
                 dims = len(vector)
@@ -792,6 +842,7 @@ class PostgresStore(Store):
                     f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
                     {"buckets": [bucket], "vector": vector_literal(vector)},
                 )
+            conn.execute("RESET plan_cache_mode")
             found = exact.fetchone()
             high = int(seen.fetchone()[0])
             for cur in cursors:
@@ -856,19 +907,8 @@ class PostgresStore(Store):
         if model:
             self.ensure_model(model, None)
         ids = [bucket_id(o, r) for o, r in buckets]
-
-        def steps(conn: Any) -> tuple[bool, list[str]]:
-            present = conn.execute(
-                "SELECT EXISTS (SELECT 1 FROM memories WHERE bucket = ANY(%(b)s::bigint[]))", {"b": ids}
-            )
-            missing = conn.execute(
-                f"SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
-                f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s",
-                {"b": ids, "limit": limit},
-            ) if model else None
-            return bool(present.fetchone()[0]), [r[0] for r in missing.fetchall()] if missing is not None else []
-
-        return self._pipeline(steps)
+        row = self._fetch(_search_state_sql(model), {"b": ids, "limit": limit})[0]
+        return bool(row[0]), list(row[1])
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         self.ensure_model(model, None)
@@ -912,9 +952,17 @@ class PostgresStore(Store):
                 params["depth"] = limit
                 sql = f"""WITH {_STATS}, {_KEYWORD_TOP}
                 SELECT m.id, m.seq, kw.kw FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, m.seq DESC"""
-            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(sql, params)]
+            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(_inline_limits(sql, params), params)]
         if not self.has_vector:
             return self._rank_in_process(params, vector, model, mode, limit, keyword_weight, floor)
+        sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
+        return _scored(self._fetch(sql, params))
+
+    def _ranking_sql(
+        self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str,
+        keyword_weight: float, floor: float | None,
+    ) -> tuple[str, dict[str, Any]]:
+        """The one query of a semantic or hybrid search (pgvector), and its parameters."""
         dims = len(vector)
         self.ensure_model(model, dims)
         params["vector"] = vector_literal(vector)
@@ -928,7 +976,7 @@ class PostgresStore(Store):
         sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
         near AS ({_near(model, dims, '%(depth)s')}),
         cand AS (SELECT seq FROM kw UNION SELECT seq FROM near),
-        c AS (
+        c AS MATERIALIZED (
             SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw,
                    CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL
                         THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
@@ -937,7 +985,45 @@ class PostgresStore(Store):
         , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)
         SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq
         ORDER BY top.score DESC, top.seq DESC"""
-        return [Scored(r[2], int(r[0]), float(r[1]), memory_from_row(r[2:])) for r in self._fetch(sql, params)]
+        return _inline_limits(sql, params), params
+
+    def rank_with_state(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float],
+        model: str,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+        missing_limit: int,
+    ) -> tuple[bool, list[str], list[Scored]]:
+        if not self.has_vector or not buckets:
+            return super().rank_with_state(
+                buckets, query_terms, vector, model, mode, limit, keyword_weight, floor, missing_limit
+            )
+        self.ensure_model(model, len(vector))
+        ids = [bucket_id(o, r) for o, r in buckets]
+        params: dict[str, Any] = {
+            "terms": sorted(set(t for t in query_terms if t)), "buckets": ids, "limit": limit,
+            "depth": ranking.CANDIDATES, "b": ids, "missing": missing_limit,
+        }
+        sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
+
+        def steps(conn: Any) -> tuple[bool, list[str], list[Scored]]:
+            # The ranking's generic plan (LIMITs written as numbers, the HNSW or exact branch chosen
+            # when it runs) is planned once per connection; PostgreSQL's own choice re-planned it
+            # on every call, about a millisecond of server CPU (its cost estimate of the
+            # switched-off exact branch is the same either way).
+            conn.execute("SET plan_cache_mode = force_generic_plan")
+            state = conn.execute(_search_state_sql(model).replace("%(limit)s", "%(missing)s"), params)
+            ranked = conn.execute(sql, params)
+            conn.execute("RESET plan_cache_mode")
+            present, missing = state.fetchone()
+            return bool(present), list(missing), _scored(ranked.fetchall())
+
+        return self._pipeline(steps)
 
     def _rank_in_process(
         self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str, limit: int,

@@ -13,6 +13,7 @@ docs/memory.md follows the same order.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -446,15 +447,18 @@ def duplicate_method(
     return None
 
 
+@functools.lru_cache(maxsize=512)
+def _shape(text: str) -> frozenset[str]:
+    # Cached: a save compares its own text with each of its ~20 candidates, and a busy bucket's
+    # candidates recur from save to save.
+    return frozenset("#" if any(ch.isdigit() for ch in w) else w for w in _content_sequence(text))
+
+
 def shape_similarity(a: str, b: str) -> float:
     """Jaccard of the content words with every word holding a digit read as one
     placeholder: "port 8001" and "port 8002", or two sentences around different
     UUIDs, have the same shape."""
-
-    def shape(text: str) -> set[str]:
-        return {"#" if any(ch.isdigit() for ch in w) else w for w in _content_sequence(text)}
-
-    return term_similarity(shape(a), shape(b))
+    return term_similarity(_shape(a), _shape(b))
 
 
 def is_similar(shape: float, cosine: float | None) -> bool:

@@ -174,6 +174,9 @@ class MemoryService:
         self.max_count = max_count
         self.roles = tuple(dict.fromkeys(roles))
         self._keys: dict[Path, str] = {}
+        self._present: set[tuple[tuple[str, str], ...]] = set()
+        """Bucket sets a search of this process found holding memories (the model is loaded by then):
+        later searches of them send the state check and the ranking together."""
 
     # Context and visibility.
 
@@ -499,9 +502,28 @@ class MemoryService:
         query_terms = sorted(set(rules.terms(query)))
         if mode in ("semantic", "hybrid") and self.choice.embedder is not None:
             model = self.choice.embedder.model
+            seen = tuple(buckets)
+            if seen in self._present:
+                # Searched before, so embedding costs nothing to load: the state check and the
+                # ranking go together (one round trip on PostgreSQL); the ranking is used only
+                # when nothing is missing, else the search goes on as below.
+                if vector is None:
+                    vector = self._embed_query(query)
+                if vector is not None:
+                    present, missing, top = self.store.rank_with_state(
+                        buckets, query_terms, vector, model, mode, limit, HYBRID_KEYWORD_WEIGHT, floor, BACKFILL_BATCH
+                    )
+                    if not present:
+                        self._present.discard(seen)
+                        return self._result(query, mode, [])
+                    if not missing:
+                        return self._result(query, mode, top)
             present, missing = self.store.search_state(buckets, model, BACKFILL_BATCH)
             if not present:  # nothing to compare: the model stays unloaded
                 return self._result(query, mode, [])
+            if len(self._present) >= 1000:
+                self._present.clear()
+            self._present.add(seen)
             if vector is None:
                 vector = self._embed_query(query)
             if vector is not None:

@@ -382,6 +382,25 @@ class Store(abc.ABC):
             return False, []
         return True, self.missing_embeddings(buckets, model, limit) if model else []
 
+    def rank_with_state(
+        self,
+        buckets: Sequence[tuple[str, str]],
+        query_terms: Sequence[str],
+        vector: Sequence[float],
+        model: str,
+        mode: str,
+        limit: int,
+        keyword_weight: float,
+        floor: float | None,
+        missing_limit: int,
+    ) -> tuple[bool, list[str], list[Scored]]:
+        """`search_state` and `rank` together (a store may send both in one round trip). The
+        ranking counts only when the buckets hold memories and none lacks an embedding of `model`."""
+        present, missing = self.search_state(buckets, model, missing_limit)
+        if not present or missing:
+            return present, missing, []
+        return True, [], self.rank(buckets, query_terms, vector, model, mode, limit, keyword_weight, floor)
+
     @abc.abstractmethod
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         """Ids of memories in `buckets` with no embedding made by `model` (at most `limit`)."""

@@ -524,3 +524,34 @@ def test_a_near_duplicate_saved_between_the_checks_and_the_insert_is_caught(
     finally:
         first.close()
         other.close()
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
+def test_a_repeated_search_still_backfills_and_notices_an_emptied_bucket(
+    kind: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """A second search of the same buckets sends the state check with the ranking (one round trip
+    on PostgreSQL): a memory saved meanwhile without an embedding is still embedded and ranked by
+    meaning, and a bucket emptied meanwhile answers nothing."""
+    location = _location(kind, request, tmp_path)
+    ctx = MemoryContext(None, None)
+    with open_memory(embedding_provider="static", **location) as searcher:
+        searcher.save(ctx, "Feature flags are read once at start-up")
+        assert [h.memory.content for h in searcher.search(ctx, "feature flags").hits]
+        if kind == "postgresql":
+            store: Any = searcher.store
+            trips: list[int] = []
+            retrying = store._retrying
+            store._retrying = lambda action: trips.append(1) or retrying(action)
+            assert [h.memory.content for h in searcher.search(ctx, "feature flags").hits]
+            store._retrying = retrying
+            assert len(trips) == 1, "a repeated search is one round trip"
+        with open_memory(embedding_provider="none", **location) as keyword_only:
+            saved = keyword_only.save(ctx, "The invoice exporter writes UTF-8 CSV files")
+        assert saved.id and searcher.store.missing_embeddings([("", "")], searcher.choice.embedder.model, 10) == [saved.id]
+        hits = searcher.search(ctx, "invoice CSV export", mode="semantic").hits
+        assert hits and hits[0].memory.id == saved.id and hits[0].score > 0.3, "ranked by meaning after the backfill"
+        assert searcher.store.missing_embeddings([("", "")], searcher.choice.embedder.model, 10) == []
+        with searcher.store.write() as w:
+            w.execute("DELETE FROM memories")
+        assert searcher.search(ctx, "invoice CSV export").hits == []
