@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
         if verb == "reflect":
             if args.approve:
                 _person_required("memory reflect --approve")
-            # start-up: `autocode --help` loads this module but not this import
+            # lazy: not needed by `autocode --help`, which imports this module
             import getpass
 
             reflection = memory.reflect(
