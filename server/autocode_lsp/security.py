@@ -64,7 +64,7 @@ STDIO = Access(transport="stdio", allow_client_overrides=True)
 
 def token_matches(expected: str, given: object) -> bool:
     """Constant-time comparison; anything but a string is a mismatch."""
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     import hmac
 
     if not isinstance(given, str):
@@ -73,7 +73,7 @@ def token_matches(expected: str, given: object) -> bool:
 
 
 def new_token() -> str:
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     import secrets
 
     return secrets.token_urlsafe(TOKEN_BYTES)

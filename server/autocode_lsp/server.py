@@ -375,7 +375,7 @@ def _token_of(params: Any) -> Any:
 def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
     """Confinement: a `workspace` inside the session's folders; command-naming arguments
     from a network client only when the person allowed them."""
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from autocode_lsp import workspaces
 
     workspace = getattr(args, "workspace", None)
@@ -400,7 +400,7 @@ async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]
     handler = handler_for(spec.name)
     try:
         if _needs_task_id(spec, arguments):
-            # start-up: the server's `initialize` loads this module but not this import
+            # lazy: not needed by the server's `initialize`, which imports this module
             from autocode_lsp.features.actions import fill_task
 
             raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
@@ -442,7 +442,7 @@ def create_server(
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: AutoCodeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
-        # start-up: the server's `initialize` loads this module but not this import
+        # lazy: not needed by the server's `initialize`, which imports this module
         from autocode_lsp.workspaces import to_path
 
         added = []
@@ -472,7 +472,7 @@ def _tasks_joined(server: AutoCodeServer, folders: list[Any] | None) -> None:
     if "tasks" not in available_features():
         return
     try:
-        # start-up: the server's `initialize` loads this module but not this import
+        # lazy: not needed by the server's `initialize`, which imports this module
         from autocode_lsp.features import tasks
 
         tasks.joined(server, folders)

@@ -280,13 +280,9 @@ def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
 
 
 def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from websockets.asyncio.server import ServerConnection, serve
-
-    # start-up: the server's `initialize` loads this module but not this import
     from websockets.exceptions import ConnectionClosed
-
-    # start-up: the server's `initialize` loads this module but not this import
     from websockets.http11 import Request, Response
 
 

@@ -92,10 +92,8 @@ def _warm() -> None:
     _prepare_wire()
     _imported.set()
     try:
-        # start-up: the server's `initialize` loads this module but not this import
+        # lazy: not needed by the server's `initialize`, which imports this module
         from autocode.memory import static_lean
-
-        # start-up: the server's `initialize` loads this module but not this import
         from autocode.memory.embeddings import static_model_installed
 
         if static_model_installed():
@@ -111,7 +109,7 @@ def _prepare_wire() -> None:
     each); done here, a person's first command of any kind does not pay for it.
     """
     try:
-        # start-up: the server's `initialize` loads this module but not this import
+        # lazy: not needed by the server's `initialize`, which imports this module
         from autocode_lsp.protocol import spec
 
         for command in spec.COMMANDS:

@@ -74,7 +74,7 @@ def session_folders(server: AutoCodeServer) -> list[Path]:
 def given_workspace(text: str, server: AutoCodeServer | None = None) -> Path:
     """The `workspace` argument as a folder, checked by the engine's one workspace check
     (`autocode.workspace.folder`: a missing folder, a file or a `.git` folder is `workspaceInvalid`)."""
-    # start-up: the server's start loads this module but not this import
+    # lazy: not needed by the server's start, which imports this module
     from autocode.workspace import WorkspaceInvalid, folder
 
     path = to_path(text, server)

@@ -320,6 +320,10 @@ def test_long_modules_say_why_they_are_kept_whole() -> None:
     assert not unexplained, "modules over 400 lines without a `Kept whole:` reason: " + ", ".join(unexplained)
 
 
+def _is_import(lines: list[str], i: int) -> bool:
+    return lines[i].lstrip().startswith(("import ", "from "))
+
+
 def test_imports_inside_functions_say_why() -> None:
     """An import inside a function is there for a start-up budget (or an optional dependency, or a
     registry entry loaded when used); a comment on its line, or on the line above its group of
@@ -335,9 +339,16 @@ def test_imports_inside_functions_say_why() -> None:
                 if not isinstance(node, (ast.Import, ast.ImportFrom)):
                     continue
                 row = node.lineno - 1
-                while row > 0 and lines[row - 1].lstrip().startswith(("import ", "from ")) \
-                        and "#" not in lines[row]:
-                    row -= 1  # the first import of a contiguous group carries the reason
+
+                # The first import of a group (its sections may be split by one blank line)
+                # carries the reason.
+                while row > 0 and "#" not in lines[row]:
+                    if _is_import(lines, row - 1):
+                        row -= 1
+                    elif row > 1 and not lines[row - 1].strip() and _is_import(lines, row - 2):
+                        row -= 2
+                    else:
+                        break
                 if "#" in lines[node.lineno - 1] or "#" in lines[row] or lines[row - 1].lstrip().startswith("#"):
                     continue
                 unexplained.append(f"{module}:{node.lineno} {ast.unparse(node)}")

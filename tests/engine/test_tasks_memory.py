@@ -86,7 +86,7 @@ def test_a_completed_tasks_lesson_is_proposed_by_reflect_and_applied_only_with_a
 
     code, data = _reflect()
     assert code == 0, data
-    [proposal] = [p for p in data["proposals"] if p["source_run"] == snap["id"]]
+    [proposal] = [p for p in data["proposals"] if p["sourceRun"] == snap["id"]]
     assert proposal["content"] == REFLECTED and proposal["scope"] == "global" and proposal["verdict"] == "proposed"
     with open_memory(resolve_settings(repo)) as service:
         assert REFLECTED not in [m.content for m in service.list(MemoryContext(agent="implementer", repository=None))]

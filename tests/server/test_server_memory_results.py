@@ -63,7 +63,11 @@ def test_the_protocol_reuses_the_engines_memory_results() -> None:
     assert results[protocol.MEMORY_SAVE] is model.SaveResult
     assert results[protocol.MEMORY_SEARCH] is model.SearchResult
     assert results[protocol.MEMORY_PLAN_PROMOTION] is model.PromotionPlan
-    assert protocol.Memory is model.MemoryView
+    assert results[protocol.MEMORY_LIST] is model.MemoryList
+    assert results[protocol.MEMORY_DELETE] is model.MemoryDeleteResult
+    assert results[protocol.MEMORY_RECALL] is model.RecallView
+    assert results[protocol.MEMORY_APPLY_PROMOTION] is model.PromotionApplied
+    assert protocol.MemoryView is model.MemoryView
 
 
 def _schema_keys(name: str) -> set[str]:
@@ -100,3 +104,28 @@ async def test_the_server_and_the_cli_answer_with_the_same_typed_results(
     assert [c["memoryId"] for c in plan_cli["candidates"]] == [advice["id"]]
     for candidate in plan_cli["candidates"]:
         assert set(candidate) == _schema_keys("PromotionCandidate")
+
+    # Listing and recall: the same answers from both, in the schema's shapes (camelCase only).
+    listed_server = await session.command(protocol.MEMORY_LIST, {})
+    listed_cli = cli(place, "list")
+    assert listed_server == listed_cli and set(listed_cli) == _schema_keys("MemoryList")
+    assert {m["id"] for m in listed_cli["memories"]} == {saved["id"], advice["id"]}
+    assert all(set(m) == _schema_keys("MemoryView") for m in listed_cli["memories"])
+    recalled_server = await session.command(protocol.MEMORY_RECALL, {"brief": "TEST_DATABASE_URL tests"})
+    recalled_cli = cli(place, "recall", "TEST_DATABASE_URL tests")
+    assert recalled_server == recalled_cli and set(recalled_cli) == _schema_keys("RecallView")
+    assert saved["id"] in recalled_cli["text"]
+
+    # Applying the promotion (a person's act in the CLI; the server's client is a person too).
+    applied = cli(place, "apply-promotion", advice["id"])
+    assert set(applied) == _schema_keys("PromotionApplied") and applied["removed"] == [advice["id"]]
+    assert all(set(s) == _schema_keys("SkillView") for s in applied["skills"])
+    owner = applied["skills"][0]["owner"]
+    skills = cli(place, "skills", "--agent", owner)
+    assert {s["name"] for s in skills["skills"]} >= {s["name"] for s in applied["skills"] if s["owner"] == owner}
+    assert all("sourceMemoryId" in s and "source_memory_id" not in s for s in skills["skills"])
+
+    # Delete: the removed memory, as the listing showed it.
+    deleted = await session.command(protocol.MEMORY_DELETE, {"id": saved["id"]})
+    assert set(deleted) == _schema_keys("MemoryDeleteResult")
+    assert deleted["deleted"] == next(m for m in listed_cli["memories"] if m["id"] == saved["id"])

@@ -34,10 +34,8 @@ def emit(args: argparse.Namespace, data: Any, render: Callable[[Any], str]) -> N
 
 def run_command(args: argparse.Namespace) -> int:
     """Run a parsed sub-command; an AutoCodeError becomes its message and exit code."""
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import AutoCodeError, fault_error
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.extensions import load as load_extensions
 
     try:

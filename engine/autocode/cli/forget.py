@@ -21,7 +21,7 @@ def _render(data: dict[str, Any]) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.record import forget_record
 
     refuse_if_unattended("forget")

@@ -98,16 +98,11 @@ def _person_required(what: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.memory import MemoryContext
-
-    # start-up: `autocode --help` loads this module but not this import
+    from autocode.memory.model import MemoryDeleteResult, MemoryList, SkillList
     from autocode.memory.pool import lease_for
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.workspace import folder
 
     verb = getattr(args, "verb", None)
@@ -127,29 +122,29 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if verb == "list":
             items = memory.list(ctx, scope=args.scope, owner=args.owner, limit=args.limit)
-            emit(args, {"memories": [m.to_dict() for m in items]}, _render_list)
+            emit(args, MemoryList.of(items).wire(), _render_list)
             return 0
         if verb == "delete":
             removed = memory.delete(ctx, args.id)
-            emit(args, {"deleted": removed.to_dict()}, lambda d: f"deleted {d['deleted']['id']}")
+            emit(args, MemoryDeleteResult.of(removed).wire(), lambda d: f"deleted {d['deleted']['id']}")
             return 0
         if verb == "skills":
-            emit(args, {"skills": [s.to_dict() for s in memory.skills(ctx)]}, _render_skills)
+            emit(args, SkillList.of(memory.skills(ctx)).wire(), _render_skills)
             return 0
         if verb == "recall":
             receipt = memory.recall(ctx, args.brief)
-            emit(args, receipt.to_dict(), lambda _d: receipt.render())
+            emit(args, receipt.view().wire(), lambda d: d["text"])
             return 0
         if verb == "reflect":
             if args.approve:
                 _person_required("memory reflect --approve")
-            # start-up: `autocode --help` loads this module but not this import
+            # lazy: not needed by `autocode --help`, which imports this module
             import getpass
 
             reflection = memory.reflect(
                 ctx, approve=args.approve, reject=args.reject, approved_by=getpass.getuser() if args.approve else None
             )
-            emit(args, reflection.to_dict(), _render_reflect)
+            emit(args, reflection.wire(), _render_reflect)
             return 0
         if verb == "plan-promotion":
             emit(args, memory.plan_promotion(ctx).wire(), _render_plan)
@@ -157,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
         if verb == "apply-promotion":
             _person_required("memory apply-promotion")
             applied = memory.apply_promotion(ctx, args.ids)
-            emit(args, applied.to_dict(), _render_applied)
+            emit(args, applied.view().wire(), _render_applied)
             return 0
     raise UsageError(f"unknown memory verb {verb!r}")  # pragma: no cover - argparse limits choices
 
@@ -213,7 +208,7 @@ def _render_skills(d: dict[str, Any]) -> str:
 
 
 def _render_reflect(d: dict[str, Any]) -> str:
-    lines = [f"applied: {a['id'] or a['duplicate_of'] or a['skill']}" for a in d["applied"]]
+    lines = [f"applied: {a['id'] or a['duplicateOf'] or a['skill']}" for a in d["applied"]]
     for p in d["proposals"]:
         lines.append(f"{p['id']}  {p['verdict']}  (global)  {p['content']}")
     if d["proposals"]:

@@ -24,10 +24,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.tasks import TaskOptions
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks.coordinator import pilot_prep
 
     options = TaskOptions(scenario=args.scenario, provider=args.provider)

@@ -79,7 +79,7 @@ def _render(data: dict[str, Any]) -> str:
 
 def _check_report_path(report: str, workspace: str) -> None:
     """Refuse an unusable --report before any copy is made."""
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
 
     path = Path(report)
@@ -101,16 +101,10 @@ def _render_prune(data: dict[str, Any]) -> str:
 
 
 def _prune(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.prep.retention import prune
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.record import workspace_root
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.settings import resolve_settings
 
     if args.manifest or args.report:
@@ -125,13 +119,13 @@ def _prune(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.prep import make_prep_copy, write_report
 
     if args.action == "prune":
         return _prune(args)
     if args.keep is not None:
-        # start-up: `autocode --help` loads this module but not this import
+        # lazy: not needed by `autocode --help`, which imports this module
         from autocode.errors import UsageError
 
         raise UsageError("--keep is for `autocode prep prune`")

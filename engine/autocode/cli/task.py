@@ -112,7 +112,7 @@ def _workspace(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.tasks import Source, TaskRun, list_tasks
 
     source = Source("cli", _actor())
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
         return _start(args, source)
     if verb == "list":
         tasks = list_tasks(args.workspace)
-        # start-up: `autocode --help` loads this module but not this import
+        # lazy: not needed by `autocode --help`, which imports this module
         from autocode.tasks.models import TaskList
 
         emit(args, TaskList(tasks=tasks).wire(), _render_list)
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _choices(items: list[str]) -> dict[str, str]:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
 
     out: dict[str, str] = {}
@@ -166,7 +166,7 @@ def _choices(items: list[str]) -> dict[str, str]:
 
 
 def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[str, Any]:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
 
     if args.accept_default or args.delegate:
@@ -183,10 +183,8 @@ def _answer_from_args(task: Any, args: argparse.Namespace, source: Any) -> dict[
 
 
 def _start(args: argparse.Namespace, source: Any) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
-
-    # start-up: `autocode --help` loads this module but not this import
     from autocode.tasks import TaskOptions, TaskRun
 
     if args.brief_file:
@@ -235,7 +233,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
 
 
 def _read_answers(path_text: str) -> dict[str, Any]:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
 
     path = Path(path_text)

@@ -23,7 +23,7 @@ def is_unattended() -> bool:
 def refuse_if_unattended(command: str) -> None:
     """Raise RefusedError (exit 3) when an operator-only command runs unattended."""
     if is_unattended():
-        # start-up: `autocode --help` loads this module but not this import
+        # lazy: not needed by `autocode --help`, which imports this module
         from autocode.errors import RefusedError
 
         raise RefusedError(
@@ -40,7 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # start-up: `autocode --help` loads this module but not this import
+    # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
 
     argv = list(args.argv)

@@ -97,7 +97,7 @@ def open_memory(settings: Any = None, **overrides: Any) -> MemoryService:
     The store is the backend of the URL's scheme (`memory.backends`). Most callers
     lease a long-lived service from `memory.pool` instead.
     """
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from autocode.memory.pool import open_config
 
     upgrade = bool(overrides.get("_upgrade", True))  # doctor looks without upgrading
@@ -109,10 +109,8 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
 
     A SQLite file that does not exist yet is reported, not created.
     """
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from autocode.memory.backends import backend_for
-
-    # start-up: the server's `initialize` loads this module but not this import
     from autocode.memory.embeddings import select_embedder
 
     config = config_of(settings, **overrides)
@@ -158,7 +156,7 @@ def doctor_section(settings: Any = None, **overrides: Any) -> dict[str, Any]:
 def _look(config: StoreConfig) -> dict[str, Any]:
     """The store's doctor figures: through the pool's open service when there is one, else a
     service opened just for the look (without upgrading the schema) and closed again."""
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from autocode.memory.pool import open_config, pool
 
     with pool().lease_if_open(config) as pooled:

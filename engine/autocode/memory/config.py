@@ -27,7 +27,7 @@ SQLITE_PREFIX = "sqlite://"
 
 def default_memory_path() -> Path:
     """memory.sqlite3 in the user data folder (XDG_DATA_HOME on Linux)."""
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     import platformdirs
 
     return Path(platformdirs.user_data_dir("autocode", appauthor=False)) / "memory.sqlite3"
@@ -95,7 +95,7 @@ def config_for(workspace: Path | str | None) -> StoreConfig:
     """The configuration of `workspace`'s settings (only the memory ones); the defaults without one."""
     if workspace is None:
         return config_of(None)
-    # start-up: the server's `initialize` loads this module but not this import
+    # lazy: not needed by the server's `initialize`, which imports this module
     from autocode.settings import resolve_settings
 
     return config_of(resolve_settings(workspace, only=SETTING_NAMES))

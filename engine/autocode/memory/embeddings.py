@@ -61,7 +61,7 @@ class StaticEmbedder:
 
     def _load(self) -> Any:
         if self._encode is None:
-            # start-up: the CLI's memory commands loads this module but not this import
+            # lazy: not needed by the CLI's memory commands, which imports this module
             from autocode.memory import static_lean
 
             try:
@@ -111,7 +111,7 @@ class OpenAIEmbedder:
         # 5xx with backoff, a timeout that says so); imported here: http.client costs a server tens of ms.
         from autocode.providers.agent.http import ChatClient
 
-        # start-up: the CLI's memory commands loads this module but not this import
+        # lazy: not needed by the CLI's memory commands, which imports this module
         from autocode.providers.base import ProviderError
 
         # An unset key variable sends no key (an endpoint that needs none), as before.

@@ -290,6 +290,77 @@ class SearchResult(Wire):
 
 
 @dataclass(frozen=True)
+class MemoryList(Wire):
+    """Memories in a listing, newest first."""
+
+    memories: list[MemoryView]
+
+    @classmethod
+    def of(cls, memories: list[Memory]) -> MemoryList:
+        return cls(memories=[MemoryView.of(m) for m in memories])
+
+
+@dataclass(frozen=True)
+class MemoryDeleteResult(Wire):
+    """The memory a delete removed."""
+
+    deleted: MemoryView
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryDeleteResult:
+        return cls(deleted=MemoryView.of(memory))
+
+
+@dataclass(frozen=True)
+class SkillView(Wire):
+    """One skill: know-how given to agents, made from a memory or written by a person."""
+
+    id: str
+    name: str
+    owner: str | None
+    """The agent the skill belongs to; null for a team skill."""
+    description: str
+    category: str | None
+    content: str
+    scope: str
+    repository: str | None
+    """The portable repository key of a project skill."""
+    origin: str
+    source_memory_id: str | None
+    created_at: str
+
+    @classmethod
+    def of(cls, skill: Skill) -> SkillView:
+        return cls(
+            id=skill.id, name=skill.name, owner=skill.owner, description=skill.description,
+            category=skill.category, content=skill.content, scope=skill.scope, repository=skill.repo_key,
+            origin=skill.origin, source_memory_id=skill.source_memory_id, created_at=skill.created_at,
+        )
+
+
+@dataclass(frozen=True)
+class SkillList(Wire):
+    skills: list[SkillView]
+
+    @classmethod
+    def of(cls, skills: list[Skill]) -> SkillList:
+        return cls(skills=[SkillView.of(s) for s in skills])
+
+
+@dataclass(frozen=True)
+class RecallView(Wire):
+    """What a task would be given at its start for a brief, in two sections."""
+
+    method: str
+    reason: str
+    repository: str | None
+    project: list[MemoryView]
+    global_: list[MemoryView]
+    text: str
+    """Both sections as Markdown, as a task would receive them."""
+
+
+@dataclass(frozen=True)
 class RecallReceipt:
     """What a run was given at its start: ids, scores and the ranking method, in two sections."""
 
@@ -320,6 +391,14 @@ class RecallReceipt:
             "project": [{"id": h.memory.id, "score": round(h.score, 4)} for h in self.project],
             "global": [{"id": h.memory.id, "score": round(h.score, 4)} for h in self.global_],
         }
+
+    def view(self) -> RecallView:
+        """The receipt as the wire and `--json` show it."""
+        return RecallView(
+            method=self.method, reason=self.reason, repository=self.repository,
+            project=[MemoryView.of(h.memory, h.score) for h in self.project],
+            global_=[MemoryView.of(h.memory, h.score) for h in self.global_], text=self.render(),
+        )
 
     def render(self) -> str:
         """Markdown with one section per scope, for a provider's context or a person."""
@@ -387,12 +466,24 @@ class PromotionResult:
     skills: list[Skill]
     removed: list[str]
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"skills": [s.to_dict() for s in self.skills], "removed": list(self.removed)}
+    def view(self) -> PromotionApplied:
+        """The result as the wire and `--json` show it."""
+        return PromotionApplied(skills=[SkillView.of(s) for s in self.skills], removed=list(self.removed))
 
 
 @dataclass(frozen=True)
-class ReflectionProposal:
+class PromotionApplied(Wire):
+    """Skills made from team memories, and the memories that became them."""
+
+    skills: list[SkillView]
+    removed: list[str]
+    """Ids of the memories that became skills (and are gone)."""
+
+
+@dataclass(frozen=True)
+class ReflectionProposal(Wire):
+    """A lesson a run left, proposed as a global memory (saved only when a person approves it)."""
+
     id: str
     content: str
     category: str | None
@@ -401,28 +492,11 @@ class ReflectionProposal:
     verdict: str
     refused: Refusal | None = None
     duplicate_of: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "content": self.content,
-            "category": self.category,
-            "scope": "global",
-            "source_run": self.source_run,
-            "source_repository": self.source_repository,
-            "verdict": self.verdict,
-            "refused": self.refused.to_dict() if self.refused else None,
-            "duplicate_of": self.duplicate_of,
-        }
+    scope: str = "global"
+    """Always `global`: a lesson holds beyond the repository it came from."""
 
 
 @dataclass(frozen=True)
-class ReflectionResult:
+class ReflectionResult(Wire):
     proposals: list[ReflectionProposal]
     applied: list[SaveResult]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "proposals": [p.to_dict() for p in self.proposals],
-            "applied": [a.to_dict() for a in self.applied],
-        }

@@ -191,7 +191,7 @@ def copy_id(root: Path, copy: Path | str | None) -> str | None:
 
 def write_inventory(copy: Path, dest: Path) -> dict[str, Any]:
     """List the copy's files (path, size) into `dest` as evidence; (count, bytes) returned."""
-    # start-up: `autocode doctor` loads this module but not this import
+    # lazy: not needed by `autocode doctor`, which imports this module
     from autocode.tasks import store
 
     paths: list[list[Any]] = []

@@ -182,14 +182,14 @@ class FixtureSettings:
 
 
 def _fixture_settings(config: ProviderConfig, role: str, model: str | None) -> FixtureSettings:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.providers.fixture import load_scenario
 
     return FixtureSettings(load_scenario(config.scenario), model)
 
 
 def _fixture_build(settings: FixtureSettings, config: ProviderConfig, role: str) -> Provider:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.providers.fixture import FixtureProvider
 
     return FixtureProvider(dict(settings.scenario), model=settings.model)
@@ -232,10 +232,8 @@ def _azure_settings(config: ProviderConfig, role: str, model: str | None) -> Htt
 
 def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Provider]:
     def build(settings: HttpSettings, config: ProviderConfig, role: str) -> Provider:
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.providers.agent.loop import Budgets
-
-        # start-up: `autocode task list` loads this module but not this import
         from autocode.providers.openai import OpenAIProvider
 
         return OpenAIProvider(

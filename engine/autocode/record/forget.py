@@ -43,7 +43,7 @@ def forget_record(workspace: Path | str) -> ForgetResult:
         return ForgetResult(False, path)
     if stat.S_ISDIR(mode):
         raise SetupError(f"{path} is a directory, not AutoCode's record; remove or rename it yourself")
-    # start-up: the server's first memory save loads this module but not this import
+    # lazy: not needed by the server's first memory save, which imports this module
     from filelock import FileLock, Timeout
 
     try:

@@ -265,7 +265,7 @@ def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
 
     Nothing is written while there is nothing to say, so the common merge costs no extra file.
     """
-    # start-up: the server's first memory save loads this module but not this import
+    # lazy: not needed by the server's first memory save, which imports this module
     from autocode.record.atomic import write_atomically
 
     path = folder / LAST_MERGE_NAME
@@ -303,10 +303,9 @@ def _merge_locked(
     env: Mapping[str, str] | None,
     lock_timeout: float,
 ) -> MergeResult:
-    # start-up: the server's first memory save loads this module but not this import
+    # lazy: not needed by the server's first memory save, which imports this module
     from filelock import FileLock, Timeout
 
-    # start-up: the server's first memory save loads this module but not this import
     from autocode.record.atomic import write_atomically
 
     path = record_path(root)

@@ -261,7 +261,7 @@ DETECTED_SETTINGS = frozenset({"framework", "test_command"})
 
 
 def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
-    # start-up: the server's first memory save loads this module but not this import
+    # lazy: not needed by the server's first memory save, which imports this module
     from autocode.detect import detect_tests
 
     folder = package or workspace

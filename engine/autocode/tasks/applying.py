@@ -97,7 +97,7 @@ class ApplyPhase(RunCore):
         """Write the planned files: the ones open in an editor that applies edits go through it
         (unsaved edits and undo included), the others to disk. Returns (written, through the
         editor), or None when the apply was refused (then nothing was written)."""
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
         editor = self._editor
@@ -156,7 +156,7 @@ class ApplyPhase(RunCore):
 
     def _plan_apply(self) -> list[Any]:
         """Each touched file's three versions and what to do with it (the person's choices in)."""
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
         copy = Path(self._launch["prep"]["copy"])
@@ -194,7 +194,7 @@ class ApplyPhase(RunCore):
     def _base_reader(self, copy: Path, theirs: Callable[[str], bytes | None]) -> Callable[[str], bytes | None]:
         """The files as the copy captured them (saved before the change); else worked back from the
         task's result and its diff."""
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
         saved = self.run_dir / "evidence" / "base"

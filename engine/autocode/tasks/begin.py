@@ -38,7 +38,7 @@ class Prepared:
 
 def checked_runs_root(root: Path, *, create: bool = False) -> Path:
     """`.autocode/runs`, refused (exit 2, with the remedy) when it or `.autocode` is a link or a file."""
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.record.location import checked_folder
 
     return checked_folder(root, RUNS_DIR.name, create=create)
@@ -54,7 +54,7 @@ def new_task_id() -> str:
 
 def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
     """Check the request and make the run folder (nothing is written when a check fails)."""
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.tasks.launch import resolve_launch
 
     root = workspace_root(workspace)
@@ -160,7 +160,7 @@ def _check_manifest(manifest: str | Path | None) -> Path | None:
 
 
 def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str], None] | None) -> Any:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.prep import make_prep_copy
 
     if progress is None:
@@ -175,7 +175,7 @@ def _make_copy(root: Path, manifest: Path | None, progress: Callable[[str, str],
 
 
 def _recall(settings_obj: Any, root: Path, agent: str, task_id: str, brief: str) -> dict[str, Any]:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.tasks.launch import recall_memories
 
     try:
@@ -195,7 +195,7 @@ def citation_fallback(prep: Any) -> list[str]:
 
 
 def _citations(root: Path, prep: Any) -> list[str]:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.prep import citations
 
     # The copy's own inventory when it has one: no second walk of the git listing.
@@ -204,7 +204,7 @@ def _citations(root: Path, prep: Any) -> list[str]:
 
 
 def _prep_dict(prep: Any) -> dict[str, Any]:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.tasks.launch import _plain
 
     data = _plain(prep)
@@ -214,7 +214,7 @@ def _prep_dict(prep: Any) -> dict[str, Any]:
 
 
 def _ensure_gitignore(root: Path) -> None:
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.record import ensure_gitignore
 
     ensure_gitignore(root)

@@ -215,7 +215,7 @@ class RunCore:
         return (self.run_dir / "cancel.request").exists()
 
     def _agent_status(self) -> AgentStatus | None:
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.providers.agent import read_status
 
         return self._typed(AgentStatus, read_status(self.run_dir), "agent status (agent/status.json)")

@@ -112,7 +112,7 @@ class PhaseMachine(ApplyPhase):
         return verify.run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks.launch import save_memory
 
         try:
@@ -244,7 +244,7 @@ class PhaseMachine(ApplyPhase):
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("verified", {"exit_code": tests["exit_code"]})
     def _learn(self) -> None:
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks.learning import learn
 
         try:
@@ -268,11 +268,11 @@ class PhaseMachine(ApplyPhase):
 
     def _release_prep_copy(self) -> None:
         """The task has ended: its copy goes (evidence stays), unless `keep_prep_copies` keeps it."""
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.prep.retention import release_task_copy
 
         try:
-            # start-up: `autocode task list` loads this module but not this import
+            # lazy: not needed by `autocode task list`, which imports this module
             from autocode.settings import resolve_settings
 
             keep = int(resolve_settings(self.workspace).value("keep_prep_copies") or 0)
@@ -292,7 +292,7 @@ class PhaseMachine(ApplyPhase):
         lessons = clean_lessons((self._state.review or {}).get("lessons") or [])
         if not lessons:
             return
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks.launch import record_lessons
 
         agent = str(self._launch.get("values", {}).get("agent") or "implementer")

@@ -243,7 +243,7 @@ class TaskRun(PhaseMachine):
     ) -> TaskSnapshot:
         """The person's choice per conflicted file (mine, theirs or markers); once every conflict
         has one, the whole change is applied and the task completes."""
-        # start-up: `autocode task list` loads this module but not this import
+        # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks.apply import CHOICES
 
         src = Source.coerce(source)

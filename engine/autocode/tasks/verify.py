@@ -65,7 +65,7 @@ def capture_base(
 
 def agent_originals(run_dir: Path) -> dict[str, str | None]:
     """What the agent loop found in each file before its first edit (its own record)."""
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     from autocode.providers.agent import AGENT_DIR
 
     try:
@@ -108,7 +108,7 @@ def diff_files(diff: str) -> list[str]:
 
 def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
     """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
-    # start-up: `autocode task list` loads this module but not this import
+    # lazy: not needed by `autocode task list`, which imports this module
     import difflib
 
     chunks: list[str] = []

@@ -5,7 +5,8 @@ global memories); one without sees global memories only. A refused save
 becomes the `memoryRefused` error so every client notices it. Save, search and
 promotion planning return the engine's typed results (`SaveResult`,
 `SearchResult`, `PromotionPlan`) as they are; the protocol reuses those models.
-List, delete and recall show each memory as the engine's `MemoryView`.
+List, delete, recall and applying a promotion answer with the engine's wire shapes too
+(`MemoryList`, `MemoryDeleteResult`, `RecallView`, `PromotionApplied`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from autocode.memory import MemoryContext
+from autocode.memory.model import MemoryDeleteResult, MemoryList, PromotionApplied, RecallView
 from autocode.memory.pool import lease_for
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
@@ -22,11 +24,9 @@ from autocode_lsp.errors import domain_error, engine_call
 
 if TYPE_CHECKING:
     from autocode.memory import (
-        Hit,
         Memory,
         MemoryContext,
         MemoryService,
-        MemoryView,
         PromotionPlan,
         PromotionResult,
         RecallReceipt,
@@ -62,16 +62,6 @@ async def _run(
     return await engine_call(_with_service, folder, agent, use)
 
 
-def _memory(memory: Memory, score: float | None = None) -> MemoryView:
-    from autocode.memory.model import MemoryView  # the engine loads with the first memory command
-
-    return MemoryView.of(memory, score)
-
-
-def _hit(hit: Hit) -> MemoryView:
-    return _memory(hit.memory, hit.score)
-
-
 @command(protocol.MEMORY_SAVE)
 async def save(server: AutoCodeServer, args: protocol.MemorySaveArgs) -> SaveResult:
     def use(service: MemoryService, ctx: MemoryContext) -> SaveResult:
@@ -96,35 +86,30 @@ async def search(server: AutoCodeServer, args: protocol.MemorySearchArgs) -> Sea
 
 
 @command(protocol.MEMORY_LIST)
-async def list_(server: AutoCodeServer, args: protocol.MemoryListArgs) -> protocol.MemoryList:
+async def list_(server: AutoCodeServer, args: protocol.MemoryListArgs) -> MemoryList:
     def use(service: MemoryService, ctx: MemoryContext) -> list[Memory]:
         return list(service.list(ctx, scope=args.scope, owner=args.owner))
 
     found = await _run(server, protocol.MEMORY_LIST, args.workspace, args.agent, use)
-    return protocol.MemoryList(memories=[_memory(m) for m in found])
+    return MemoryList.of(found)
 
 
 @command(protocol.MEMORY_DELETE)
-async def delete(server: AutoCodeServer, args: protocol.MemoryDeleteArgs) -> protocol.MemoryDeleteResult:
+async def delete(server: AutoCodeServer, args: protocol.MemoryDeleteArgs) -> MemoryDeleteResult:
     def use(service: MemoryService, ctx: MemoryContext) -> Memory:
         return service.delete(ctx, args.id)
 
     removed = await _run(server, protocol.MEMORY_DELETE, args.workspace, args.agent, use)
-    return protocol.MemoryDeleteResult(deleted=_memory(removed))
+    return MemoryDeleteResult.of(removed)
 
 
 @command(protocol.MEMORY_RECALL)
-async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> protocol.RecallReceipt:
+async def recall(server: AutoCodeServer, args: protocol.MemoryRecallArgs) -> RecallView:
     def use(service: MemoryService, ctx: MemoryContext) -> RecallReceipt:
         return service.recall(ctx, args.brief)
 
     receipt = await _run(server, protocol.MEMORY_RECALL, args.workspace, args.agent, use)
-    return protocol.RecallReceipt(
-        method=receipt.method, reason=receipt.reason, repository=receipt.repository,
-        project=[_hit(h) for h in receipt.project],
-        global_=[_hit(h) for h in receipt.global_],
-        text=receipt.render(),
-    )
+    return receipt.view()
 
 
 @command(protocol.MEMORY_PLAN_PROMOTION)
@@ -138,11 +123,9 @@ async def plan_promotion(server: AutoCodeServer, args: protocol.MemoryPlanPromot
 @command(protocol.MEMORY_APPLY_PROMOTION)
 async def apply_promotion(
     server: AutoCodeServer, args: protocol.MemoryApplyPromotionArgs
-) -> protocol.PromotionApplied:
+) -> PromotionApplied:
     def use(service: MemoryService, ctx: MemoryContext) -> PromotionResult:
         return service.apply_promotion(ctx, args.ids)
 
     applied = await _run(server, protocol.MEMORY_APPLY_PROMOTION, args.workspace, None, use)
-    return protocol.PromotionApplied(
-        skills=[s.to_dict() for s in applied.skills], removed=[str(i) for i in applied.removed]
-    )
+    return applied.view()

@@ -80,7 +80,7 @@ def source_channel(server: AutoCodeServer) -> str:
 
 
 def _source(server: AutoCodeServer) -> Any:
-    # start-up: the server's start loads this module but not this import
+    # lazy: not needed by the server's start, which imports this module
     from autocode.tasks import Source
 
     return Source(channel=source_channel(server), actor=server.client_name)
@@ -147,7 +147,7 @@ class _Hooks:
 
 
 def _request_cancel(workspace: Path, task_id: str) -> None:
-    # start-up: the server's start loads this module but not this import
+    # lazy: not needed by the server's start, which imports this module
     from autocode.tasks import TaskRun
 
     try:
@@ -157,7 +157,7 @@ def _request_cancel(workspace: Path, task_id: str) -> None:
 
 
 def _find_task(folders: list[Path], task_id: str, hooks: _Hooks) -> TaskRun:
-    # start-up: the server's start loads this module but not this import
+    # lazy: not needed by the server's start, which imports this module
     from autocode.tasks import NoRepository, TaskNotFound, TaskRun
 
     last: Exception | None = None
@@ -277,7 +277,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
     )
 
     def work() -> TaskSnapshot:
-        # start-up: the server's start loads this module but not this import
+        # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import TaskOptions, TaskRun
 
         options = TaskOptions(
@@ -369,7 +369,7 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
         return None
-    # start-up: the server's start loads this module but not this import
+    # lazy: not needed by the server's start, which imports this module
     from autocode_lsp.apply_edit import ClientEditor
 
     return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
@@ -399,7 +399,7 @@ async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protoco
     folders = _folders_for(server, args.workspace, protocol.TASK_LIST)
 
     def work() -> list[TaskSnapshot]:
-        # start-up: the server's start loads this module but not this import
+        # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import list_tasks
 
         found: list[TaskSnapshot] = []
@@ -612,7 +612,7 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
 
 async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
     def waiting() -> list[TaskSnapshot]:
-        # start-up: the server's start loads this module but not this import
+        # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import list_tasks
 
         found: list[TaskSnapshot] = []

@@ -32,12 +32,17 @@ from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, overrid
 # The memory answers are the engine's result dataclasses (autocode.memory.model, camelCase
 # `wire()`); importing them does not load the memory service.
 from autocode.memory.model import Eviction as Eviction
-from autocode.memory.model import MemoryView as Memory
+from autocode.memory.model import MemoryDeleteResult as MemoryDeleteResult
+from autocode.memory.model import MemoryList as MemoryList
+from autocode.memory.model import MemoryView as MemoryView
+from autocode.memory.model import PromotionApplied as PromotionApplied
 from autocode.memory.model import PromotionCandidate as PromotionCandidate
 from autocode.memory.model import PromotionPlan as PromotionPlan
+from autocode.memory.model import RecallView as RecallReceipt
 from autocode.memory.model import Refusal as Refusal
 from autocode.memory.model import SaveResult as MemorySaveResult
 from autocode.memory.model import SearchResult as MemorySearchResult
+from autocode.memory.model import SkillView as SkillView
 
 # A task's shapes are the engine's own typed results (pydantic models, camelCase on the
 # wire): the server sends what the engine returns, nothing is mapped by hand.
@@ -321,34 +326,6 @@ class OpenedDocument:
     path: str
     uri: str
     shown: bool
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class MemoryList:
-    memories: list[Memory]
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class MemoryDeleteResult:
-    deleted: Memory
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class RecallReceipt:
-    method: str
-    reason: str
-    repository: str | None
-    project: list[Memory]
-    global_: list[Memory]
-    text: str
-    """Both sections as Markdown, as a task would receive them."""
-
-
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
-class PromotionApplied:
-    skills: list[dict[str, Any]]
-    removed: list[str]
-    """Ids of the memories that became skills (and are gone)."""
 
 
 # --------------------------------------------------------------------------- custom methods

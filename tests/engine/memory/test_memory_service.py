@@ -289,7 +289,7 @@ def test_reflection_is_global_only_and_needs_approval(make_memory: MemoryFactory
     )
     proposals = memory.reflect(MemoryContext(None, None)).proposals
     assert [p.verdict for p in proposals] == ["proposed", "refused", "skill"]
-    assert all(p.to_dict()["scope"] == "global" for p in proposals)
+    assert all(p.wire()["scope"] == "global" for p in proposals)
     assert proposals[0].source_repository == "origin:github.com/example/alpha"
     assert memory.store.count_memories() == 0, "proposing writes no memory"
     with pytest.raises(UsageError, match="approval"):

@@ -138,9 +138,11 @@
 ---@field workspace? string|nil
 ---@field agent? string|nil
 
+--- The memory a delete removed.
 ---@class autocode.MemoryDeleteResult
 ---@field deleted autocode.MemoryView
 
+--- Memories in a listing, newest first.
 ---@class autocode.MemoryList
 ---@field memories autocode.MemoryView[]
 
@@ -229,8 +231,9 @@
 ---@field workspace? string|nil
 ---@field manifest? string|nil Path of a JSON manifest of declared public inputs (relative to the workspace or absolute).
 
+--- Skills made from team memories, and the memories that became them.
 ---@class autocode.PromotionApplied
----@field skills table<string, any>[]
+---@field skills autocode.SkillView[]
 ---@field removed string[] Ids of the memories that became skills (and are gone).
 
 --- A team memory that could become a skill, and the skill it would be.
@@ -267,7 +270,8 @@
 ---@field default string|nil The proposed default answer, if any.
 ---@field choices string[] Answers a client may offer as buttons (the proposed default when there is one).
 
----@class autocode.RecallReceipt
+--- What a task would be given at its start for a brief, in two sections.
+---@class autocode.RecallView
 ---@field method string
 ---@field reason string
 ---@field repository string|nil
@@ -325,6 +329,20 @@
 ---@field query string
 ---@field method string How results were ranked: by meaning and keywords, or keywords and recency.
 ---@field memories autocode.MemoryView[]
+
+--- One skill: know-how given to agents, made from a memory or written by a person.
+---@class autocode.SkillView
+---@field id string
+---@field name string
+---@field owner string|nil The agent the skill belongs to; null for a team skill.
+---@field description string
+---@field category string|nil
+---@field content string
+---@field scope string
+---@field repository string|nil The portable repository key of a project skill.
+---@field origin string
+---@field sourceMemoryId string|nil
+---@field createdAt string
 
 ---@class autocode.TaskAnswerArgs
 ---@field taskId string

@@ -202,10 +202,12 @@ export interface MemoryDeleteArgs {
   agent?: string | null;
 }
 
+/** The memory a delete removed. */
 export interface MemoryDeleteResult {
   deleted: MemoryView;
 }
 
+/** Memories in a listing, newest first. */
 export interface MemoryList {
   memories: MemoryView[];
 }
@@ -319,8 +321,9 @@ export interface PrepRunArgs {
   manifest?: string | null;
 }
 
+/** Skills made from team memories, and the memories that became them. */
 export interface PromotionApplied {
-  skills: Record<string, unknown>[];
+  skills: SkillView[];
   /** Ids of the memories that became skills (and are gone). */
   removed: string[];
 }
@@ -371,7 +374,8 @@ export interface Question {
   choices: string[];
 }
 
-export interface RecallReceipt {
+/** What a task would be given at its start for a brief, in two sections. */
+export interface RecallView {
   method: string;
   reason: string;
   repository: string | null;
@@ -454,6 +458,23 @@ export interface SearchResult {
   /** How results were ranked: by meaning and keywords, or keywords and recency. */
   method: string;
   memories: MemoryView[];
+}
+
+/** One skill: know-how given to agents, made from a memory or written by a person. */
+export interface SkillView {
+  id: string;
+  name: string;
+  /** The agent the skill belongs to; null for a team skill. */
+  owner: string | null;
+  description: string;
+  category: string | null;
+  content: string;
+  scope: string;
+  /** The portable repository key of a project skill. */
+  repository: string | null;
+  origin: string;
+  sourceMemoryId: string | null;
+  createdAt: string;
 }
 
 export interface TaskAnswerArgs {
@@ -620,7 +641,7 @@ export interface Commands {
   "autocode.memory.search": { arguments: MemorySearchArgs; result: SearchResult };
   "autocode.memory.delete": { arguments: MemoryDeleteArgs; result: MemoryDeleteResult };
   "autocode.memory.list": { arguments: MemoryListArgs; result: MemoryList };
-  "autocode.memory.recall": { arguments: MemoryRecallArgs; result: RecallReceipt };
+  "autocode.memory.recall": { arguments: MemoryRecallArgs; result: RecallView };
   "autocode.memory.planPromotion": { arguments: MemoryPlanPromotionArgs; result: PromotionPlan };
   "autocode.memory.applyPromotion": { arguments: MemoryApplyPromotionArgs; result: PromotionApplied };
   "autocode.task.ask": { arguments: TaskAskArgs; result: TaskSnapshot };
