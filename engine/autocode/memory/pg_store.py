@@ -7,6 +7,11 @@ exact scan for small buckets), combined by the rule in `ranking`. No process
 keeps an index of its own. Connections come from a small pool, so a search
 never waits behind a save of the same process; a connection lost to a server
 restart is replaced, transparently, once.
+
+Kept whole: one backend is one module (its migrations, the SQL of its postings
+triggers, its writer and its ranking queries), as `sqlite_store` is; the SQL
+text is most of its length, and `store.py` is the interface the rest of the
+engine sees.
 """
 
 from __future__ import annotations
@@ -487,6 +492,7 @@ class PostgresStore(Store):
         self, url: str, *, migrate_to: int | None = None, connect_timeout: float = 5.0, upgrade: bool = True
     ) -> None:
         try:
+            # optional: psycopg comes with the [pg] extra, and only a PostgreSQL store needs it
             import psycopg
         except ImportError as exc:
             raise StoreUnavailable(
