@@ -197,18 +197,20 @@ def main() -> int:
     parser.add_argument("--count", type=int, default=100_000)
     parser.add_argument("--samples", type=int, default=200)
     parser.add_argument("--skip-pg", action="store_true")
+    parser.add_argument("--skip-sqlite", action="store_true", help="only the PostgreSQL part")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-memory-") as tmp:
         work = Path(tmp)
         for line in quality({}, work):
             print(line, flush=True)
-        lines = measure(
-            "sqlite",
-            lambda **kw: open_memory(memory_path=work / "bench.sqlite3", **kw),
-            args.count,
-            args.samples,
-        )
-        print("\n".join(lines), flush=True)
+        if not args.skip_sqlite:
+            lines = measure(
+                "sqlite",
+                lambda **kw: open_memory(memory_path=work / "bench.sqlite3", **kw),
+                args.count,
+                args.samples,
+            )
+            print("\n".join(lines), flush=True)
         if not args.skip_pg:
             with postgres() as url:
                 lines = measure("postgresql", lambda **kw: open_memory(database_url=url, **kw), args.count, args.samples)

@@ -360,7 +360,8 @@ def _inline_limits(sql: str, params: dict[str, Any]) -> str:
     against re-planning each call: with the row counts unknown it guessed a tenth of the table
     for each LIMIT, so the generic plan of a search read the whole table (0.7 s) and every
     search was planned afresh instead (about a millisecond of server CPU). With the numbers in
-    the text the generic plan is the right one, and a search is planned once per connection.
+    the text a generic plan is no longer a trap; the search itself is still planned for its
+    buckets (see `rank_with_state`).
     """
     for name in ("depth", "limit"):
         if name in params:
@@ -1018,14 +1019,12 @@ class PostgresStore(Store):
         sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
 
         def steps(conn: Any) -> tuple[bool, list[str], list[Scored]]:
-            # The ranking's generic plan (LIMITs written as numbers, the HNSW or exact branch chosen
-            # when it runs) is planned once per connection; PostgreSQL's own choice re-planned it
-            # on every call, about a millisecond of server CPU (its cost estimate of the
-            # switched-off exact branch is the same either way).
-            conn.execute("SET plan_cache_mode = force_generic_plan")
+            # PostgreSQL plans the ranking for the buckets at hand. Forcing its generic plan saved
+            # about a millisecond per search on one huge bucket, but on many small buckets the
+            # generic plan of the exact branch read far more rows: search p50 28 -> 52 ms and
+            # recall 26 -> 131 ms in bench_memory.py (100,000 memories in 500 buckets).
             state = conn.execute(_search_state_sql(model).replace("%(limit)s", "%(missing)s"), params)
             ranked = conn.execute(sql, params)
-            conn.execute("RESET plan_cache_mode")
             present, missing = state.fetchone()
             return bool(present), list(missing), _scored(ranked.fetchall())
 
