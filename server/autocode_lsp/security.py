@@ -18,10 +18,6 @@ import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    import socket
 
 TOKEN_BYTES = 32
 """256 random bits per start (the issue asks for at least 128)."""

@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
@@ -30,17 +30,14 @@ from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
 from autocode_lsp import framing
 from autocode_lsp.security import (
     TOKEN_HEADER,
+    Access,
     host_header_ok,
     peer_uid,
     prepare_socket_path,
     private_dir,
     token_matches,
 )
-from autocode_lsp.server import ClientLogHandler, create_server
-
-if TYPE_CHECKING:
-    from autocode_lsp.security import Access
-    from autocode_lsp.server import AutoCodeServer
+from autocode_lsp.server import AutoCodeServer, ClientLogHandler, create_server
 
 log = logging.getLogger("autocode_lsp")
 

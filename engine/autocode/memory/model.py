@@ -285,9 +285,6 @@ class SearchResult(Wire):
     def of(cls, query: str, method: str, hits: list[Hit]) -> SearchResult:
         return cls(query=query, method=method, memories=[MemoryView.of(h.memory, h.score) for h in hits], hits=list(hits))
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"query": self.query, "method": self.method, "hits": [h.to_dict() for h in self.hits]}
-
 
 @dataclass(frozen=True)
 class MemoryList(Wire):
@@ -436,18 +433,6 @@ class PromotionCandidate(Wire):
     scope: str
     repository: str | None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "memory_id": self.memory_id,
-            "name": self.name,
-            "description": self.description,
-            "category": self.category,
-            "content": self.content,
-            "agents": list(self.agents),
-            "scope": self.scope,
-            "repository": self.repository,
-        }
-
 
 @dataclass(frozen=True)
 class PromotionPlan(Wire):
@@ -456,9 +441,6 @@ class PromotionPlan(Wire):
     scanned: int
     """Team memories looked at."""
     candidates: list[PromotionCandidate]
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"scanned": self.scanned, "candidates": [c.to_dict() for c in self.candidates]}
 
 
 @dataclass(frozen=True)

@@ -15,19 +15,14 @@ import types
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
 from autocode.errors import SetupError, UsageError
-from autocode.record.load import load_record
+from autocode.record.load import RecordLoad, load_record
 from autocode.record.location import check_workspace, display_path
 from autocode.settings.schema import LEARNED_SETTINGS, SETTING_NAMES, Settings, flag_name
-
-if TYPE_CHECKING:
-    from pydantic import ValidationError
-
-    from autocode.record.load import RecordLoad
 
 Origin = Literal["flag", "config", "pyproject", "learned", "detected", "default"]
 ORIGINS: tuple[Origin, ...] = ("flag", "config", "pyproject", "learned", "detected", "default")

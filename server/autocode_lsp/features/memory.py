@@ -25,7 +25,6 @@ from autocode_lsp.errors import domain_error, engine_call
 if TYPE_CHECKING:
     from autocode.memory import (
         Memory,
-        MemoryContext,
         MemoryService,
         PromotionPlan,
         PromotionResult,
