@@ -31,17 +31,14 @@ from autocode.memory.schema import POSTGRESQL
 from autocode.memory.store import (
     CANDIDATE_COLUMNS,
     MEMORY_COLUMNS,
-    Attempt,
     Candidate,
     NewMemory,
     SaveChecks,
     Scored,
-    Screen,
     Store,
     Writer,
     bucket_id,
     candidate_from_row,
-    eviction_detail,
     memory_from_row,
 )
 
@@ -225,25 +222,31 @@ _KEYWORD_TOP = f"""kw AS (
         ORDER BY p.seq DESC LIMIT {ranking.WINDOW}) x
     GROUP BY x.seq ORDER BY kw DESC, x.seq DESC LIMIT %(depth)s
 )"""
-# One row's exact BM25, read from its postings; a row that shares no word with the query (most of
-# the rows found by meaning) scores 0 without reading them (the array test costs far less than
-# one index probe per query term).
+# One row's exact BM25, counted in its own terms (as the triggers count its postings: tf the term's
+# occurrences, dl all of them), where reading its postings would be an index probe per query term;
+# a row that shares no word with the query (most of the rows found by meaning) scores 0 at once.
 _ROW_KW = f"""(CASE WHEN string_to_array(m.terms, ' ') && %(terms)s::text[] THEN
-    (SELECT coalesce(sum({_POSTING}), 0) FROM q JOIN memory_terms p
-    ON p.bucket = q.bucket AND p.term = q.term AND p.bucket = m.bucket AND p.seq = m.seq CROSS JOIN stats s)
+    (SELECT coalesce(sum({_POSTING.replace("p.tf", "cardinality(array_positions(w.words, q.term))").replace(
+        "p.dl", "cardinality(w.words)")}), 0)
+     FROM (SELECT string_to_array(m.terms, ' ') AS words) w
+     JOIN q ON q.bucket = m.bucket AND q.term = ANY(w.words) CROSS JOIN stats s)
     ELSE 0::float8 END)"""
 
 
-def _near(model: str, dims: int, limit: str) -> str:
-    """Rows closest in meaning: HNSW when the buckets are large, an exact scan when they are small."""
+def _near(model: str, dims: int, limit: str, large: bool | None = None) -> str:
+    """Rows closest in meaning: HNSW when the buckets are large, an exact scan when they are small.
+
+    `large` None tests the buckets' size in the statement; True or False writes only that branch
+    (the caller knows the size: the statement then has one plan whatever the buckets, which
+    PostgreSQL keeps instead of planning each search)."""
     vec = f"vec::vector({dims})"
     where = f"bucket = ANY(%(buckets)s::bigint[]) AND embedding_model = {_literal(model)}"
     size = "(SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(buckets)s::bigint[]))"
-    return f"""(SELECT seq FROM memories WHERE {where} AND {size} > {EXACT_ROWS}
-        ORDER BY {vec} <=> %(vector)s::vector({dims}) LIMIT {limit})
-    UNION ALL
-    (SELECT seq FROM memories WHERE {where} AND {size} <= {EXACT_ROWS}
+    hnsw = f"""(SELECT seq FROM memories WHERE {where}{f" AND {size} > {EXACT_ROWS}" if large is None else ""}
+        ORDER BY {vec} <=> %(vector)s::vector({dims}) LIMIT {limit})"""
+    exact = f"""(SELECT seq FROM memories WHERE {where}{f" AND {size} <= {EXACT_ROWS}" if large is None else ""}
         ORDER BY -({vec} <#> %(vector)s::vector({dims})) DESC, seq DESC LIMIT {limit})"""
+    return hnsw if large else exact if large is False else f"{hnsw}\n    UNION ALL\n    {exact}"
 
 
 _M_COLUMNS = ", ".join("m." + c for c in MEMORY_COLUMNS.split(", "))
@@ -256,57 +259,10 @@ _EXACT = (
     "SELECT id FROM memories WHERE owner = %(owner)s AND repo_key = %(repo)s AND norm_hash = %(hash)s "
     "ORDER BY seq LIMIT 1"
 )
-# Under the bucket lock, in one round trip: what blocks the insert (an exact duplicate, or rows
-# other writers added since the save's checks), the insert only when nothing does, and for an
-# agent's bucket the eviction of its oldest memories beyond the cap, logged in the same transaction.
-# Rows other writers added since the save's checks that might duplicate it: enough terms in common
-# (Jaccard of the term sets) or, embedded by the same model, a cosine near the rules' threshold.
-_MIGHT_DUPLICATE = """f.bucket = %(bucket)s AND f.seq > %(seen)s AND NOT f.seq = ANY(%(cleared)s::bigint[]) AND (
-        (SELECT count(*) FROM (SELECT unnest(string_to_array(f.terms, ' ')) INTERSECT SELECT unnest(%(tarr)s::text[])) i)
-        >= %(jaccard)s * (SELECT count(*) FROM (SELECT unnest(string_to_array(f.terms, ' ')) UNION SELECT unnest(%(tarr)s::text[])) u)
-        OR CASE WHEN f.embedding_model = %(model)s AND vector_dims(f.vec) = %(dims)s
-                THEN -(f.vec <#> %(vec)s::vector) ELSE -2 END >= %(cosine)s)"""
-_BLOCKERS = f"""({_EXACT.replace("SELECT id", "SELECT 'exact', id, 0::bigint, '', '', NULL::bytea, NULL")})
-    UNION ALL
-    (SELECT 'fresh', {", ".join("f." + c for c in CANDIDATE_COLUMNS.split(", "))} FROM
-        (SELECT * FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s ORDER BY seq LIMIT %(limit)s) f
-     WHERE {_MIGHT_DUPLICATE} ORDER BY f.seq)"""
-_INSERT_UNLESS_BLOCKED = f"""INSERT INTO memories ({_INSERT_COLUMNS})
-    SELECT %(id)s, %(content)s, %(hash)s, %(terms)s, %(category)s, %(scope)s, %(repo)s, %(owner)s, %(at)s, %(at)s,
-           %(run)s, %(embedding)s, %(model)s, %(bucket)s, %(vec)s::vector
-    WHERE NOT EXISTS (SELECT 1 FROM memories WHERE norm_hash = %(hash)s AND owner = %(owner)s AND repo_key = %(repo)s)
-      AND NOT EXISTS (SELECT 1 FROM
-        (SELECT * FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s ORDER BY seq LIMIT %(limit)s) f
-        WHERE {_MIGHT_DUPLICATE})
-      AND (SELECT count(*) FROM (SELECT 1 FROM memories WHERE bucket = %(bucket)s AND seq > %(seen)s LIMIT %(limit)s) x)
-          < %(limit)s"""
-# (Each part reads one index entry, or the few rows added since the checks, through the
-# (bucket, seq) index, so that even a generic plan of the prepared statement stays cheap: a first
-# `NOT EXISTS (... seq > %(seen)s)` was planned as a scan of the whole table once prepared.)
-_EVICT = f"""WITH doomed AS (
-        SELECT seq FROM memories
-        WHERE owner = %(owner)s AND repo_key = %(repo)s AND EXISTS (SELECT 1 FROM memories WHERE id = %(id)s)
-        ORDER BY created_at, seq
-        LIMIT greatest(0, (SELECT count(*) FROM memories WHERE owner = %(owner)s AND repo_key = %(repo)s) - %(cap)s)
-    ), gone AS (
-        DELETE FROM memories m USING doomed WHERE m.seq = doomed.seq RETURNING {_M_COLUMNS}
-    )
-    SELECT {MEMORY_COLUMNS} FROM gone ORDER BY created_at"""
-_LOG_EVICTED = """INSERT INTO memory_events (at, kind, memory_id, owner, repo_key, detail)
-    SELECT %(at)s, 'evicted', x.id, %(owner)s, %(repo)s, x.detail
-    FROM unnest(%(ids)s::text[], %(details)s::text[]) WITH ORDINALITY AS x(id, detail, n) ORDER BY x.n"""
-
 _ADDED_SINCE = (
     f"SELECT {CANDIDATE_COLUMNS} FROM memories WHERE bucket = %(bucket)s AND seq > %(seq)s ORDER BY seq LIMIT %(limit)s"
 )
 Rows = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
-
-
-def rows_of(conn: Any) -> Rows:
-    def rows(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        return list(conn.execute(sql, params).fetchall())
-
-    return rows
 
 
 def _keyword_matches(
@@ -370,7 +326,7 @@ def _inline_limits(sql: str, params: dict[str, Any]) -> str:
 
 
 def _search_state_sql(model: str | None) -> str:
-    """Whether the buckets hold anything (their row counts, kept by the triggers: an empty bucket
+    """How many rows the buckets hold (their row counts, kept by the triggers: an empty bucket
     beside a million-row one is one index entry, not a scan) and which of their rows lack
     embeddings of `model` (through the model's partial index), in one statement."""
     missing = (
@@ -378,7 +334,16 @@ def _search_state_sql(model: str | None) -> str:
         f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
         if model else "ARRAY[]::text[]"
     )
-    return f"SELECT EXISTS (SELECT 1 FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[]) AND rows > 0), {missing}"
+    return f"SELECT (SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[])), {missing}"
+
+
+def _plans(conn: Any, generic: bool) -> None:
+    """Plan the connection's next statements once and keep the plan (`generic`), or plan them for
+    each call's parameters (PostgreSQL's default). The setting is the session's and is sent only
+    when it changes, so a process that searches one large bucket sends it once per connection."""
+    if getattr(conn, "autocode_generic_plans", False) != generic:
+        conn.execute("SET plan_cache_mode = force_generic_plan" if generic else "RESET plan_cache_mode")
+        conn.autocode_generic_plans = generic
 
 
 def _scored(rows: Sequence[tuple[Any, ...]]) -> list[Scored]:
@@ -468,6 +433,47 @@ class _PgWriter(Writer):
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         return _nearest_memory(self._rows, self.has_vector, owner, repo_key, vector, model)
 
+    def save_checks(
+        self, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
+        vector: Sequence[float] | None, model: str | None, limit: int,
+    ) -> SaveChecks:
+        """The exact, keyword and meaning checks in one round trip (see Store.CHECKS_UNDER_LOCK)."""
+        if vector is not None and model:
+            self.store.ensure_model(model, len(vector))
+        bucket = bucket_id(owner, repo_key)
+        conn = self.conn
+        terms = sorted(set(t for t in query_terms if t))
+        with conn.pipeline():
+            exact = conn.execute(_EXACT, {"owner": owner, "repo": repo_key, "hash": norm_hash})
+            # Planned once per connection: one bucket's keyword and meaning checks are the same
+            # statements whatever its size. (For this transaction only: see _plans.)
+            conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+            keyword = None
+            if terms:
+                params = {"terms": terms, "buckets": [bucket], "depth": limit}
+                keyword = conn.execute(_inline_limits(
+                    f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
+                    "ORDER BY kw.kw DESC, kw.seq DESC", params), params)
+            near = None
+            if vector is not None and model and self.has_vector:
+                dims = len(vector)
+                near = conn.execute(
+                    f"SELECT {_C_COLUMNS}, -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
+                    f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
+                    {"buckets": [bucket], "vector": vector_literal(vector)},
+                )
+            found = exact.fetchone()
+            if found:
+                return SaveChecks(found[0], 0, [], None)
+            candidates = [candidate_from_row(r) for r in keyword.fetchall()] if keyword is not None else []
+            nearest: Candidate | None = None
+            if near is not None:
+                row = near.fetchone()
+                nearest = candidate_from_row(row, float(row[6])) if row else None
+        if near is None and vector is not None and model:
+            nearest = _nearest_memory(self._rows, False, owner, repo_key, vector, model)
+        return SaveChecks(None, 0, candidates, nearest)
+
     def insert_memory(self, row: NewMemory) -> None:
         columns = (
             "id, content, norm_hash, terms, category, scope, repo_key, owner, created_at, updated_at, "
@@ -488,6 +494,7 @@ class _PgWriter(Writer):
 
 class PostgresStore(Store):
     kind = "postgresql"
+    CHECKS_UNDER_LOCK = True
 
     def __init__(
         self, url: str, *, migrate_to: int | None = None, connect_timeout: float = 5.0, upgrade: bool = True
@@ -506,6 +513,7 @@ class PostgresStore(Store):
         self.has_vector = False
         self.reconnect_seconds = RECONNECT_SECONDS
         self._models: set[str] = set()
+        self._large: dict[tuple[int, ...], bool] = {}  # bucket sets by size, as last searched (see _near)
         if upgrade or not self.query("SELECT to_regclass('schema_migrations') IS NOT NULL")[0][0]:
             self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty database is simply set up
         else:
@@ -739,8 +747,12 @@ class PostgresStore(Store):
         except self._psycopg.Error as exc:
             raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
-    def _fetch(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+    def _fetch(self, sql: str, params: dict[str, Any], generic: bool | None = None) -> list[tuple[Any, ...]]:
+        """The rows of one statement; with `generic` True or False, planned so (see _plans)."""
+
         def run(conn: Any) -> list[tuple[Any, ...]]:
+            if generic is not None:
+                _plans(conn, generic)
             return list(conn.execute(sql, params).fetchall())
 
         try:
@@ -750,22 +762,37 @@ class PostgresStore(Store):
 
     @contextlib.contextmanager
     def write(self, lock_key: str = "") -> Iterator[Writer]:
-        conn = self.pool.get()
-        try:
-            conn.execute("SELECT 1")
-        except (self._psycopg.OperationalError, self._psycopg.InterfaceError):
-            self.pool.discard(conn)
-            self.pool.clear()
-            conn = self.pool.get(self.reconnect_seconds)
-        try:
-            with conn.transaction():
+        psycopg = self._psycopg
+
+        def begin(conn: Any) -> None:
+            # The transaction and its lock in one round trip, which also finds a dropped connection.
+            with conn.pipeline():
+                conn.execute("BEGIN")
                 if lock_key:
                     conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", (lock_key,))
-                yield _PgWriter(conn, self)
-        except self._psycopg.Error as exc:
-            raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+
+        conn: Any = self.pool.get()
+        try:
+            try:
+                begin(conn)
+            except (psycopg.OperationalError, psycopg.InterfaceError):
+                self.pool.discard(conn)
+                self.pool.clear()
+                conn = None
+                conn = self.pool.get(self.reconnect_seconds)
+                begin(conn)
+            yield _PgWriter(conn, self)
+            conn.execute("COMMIT")
+        except BaseException as exc:
+            if conn is not None and not conn.closed and not conn.broken and conn.info.transaction_status != 0:
+                with contextlib.suppress(Exception):
+                    conn.execute("ROLLBACK")
+            if isinstance(exc, psycopg.Error):
+                raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
+            raise
         finally:
-            self.pool.put(conn)
+            if conn is not None:
+                self.pool.put(conn)
 
     def set_embeddings(self, items: Sequence[tuple[str, Sequence[float]]], model: str) -> None:
         if not items:
@@ -812,7 +839,8 @@ class PostgresStore(Store):
                         conn.execute("ROLLBACK")
                 if not conn.closed and not conn.broken:
                     with contextlib.suppress(Exception):
-                        conn.execute("RESET plan_cache_mode")  # a search's setting never outlives it
+                        conn.execute("RESET plan_cache_mode")
+                        conn.autocode_generic_plans = False
                 raise
 
         try:
@@ -820,102 +848,13 @@ class PostgresStore(Store):
         except self._psycopg.Error as exc:
             raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
-    def save_checks(
-        self, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
-        vector: Sequence[float] | None, model: str | None, limit: int,
-    ) -> SaveChecks:
-        if vector is not None and model:
-            self.ensure_model(model, len(vector))
-        bucket = bucket_id(owner, repo_key)
-
-        def steps(conn: Any) -> SaveChecks:
-            exact = conn.execute(_EXACT, {"owner": owner, "repo": repo_key, "hash": norm_hash})
-            seen = conn.execute("SELECT coalesce(max(seq), 0) FROM memories WHERE bucket = %(b)s", {"b": bucket})
-            keyword: list[Candidate] = []
-            cursors = []
-            terms = sorted(set(t for t in query_terms if t))
-            # Planned once per connection, as a search's ranking is (see rank_with_state).
-            conn.execute("SET plan_cache_mode = force_generic_plan")
-            if terms:
-                params = {"terms": terms, "buckets": [bucket], "depth": limit}
-                cursors.append(conn.execute(_inline_limits(
-                    f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
-                    "ORDER BY kw.kw DESC, kw.seq DESC", params), params))
-            near = None
-            if vector is not None and model and self.has_vector:
-                dims = len(vector)
-                near = conn.execute(
-                    f"SELECT {_C_COLUMNS}, -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) FROM "
-                    f"({_near(model, dims, '1')}) n JOIN memories m ON m.seq = n.seq",
-                    {"buckets": [bucket], "vector": vector_literal(vector)},
-                )
-            conn.execute("RESET plan_cache_mode")
-            found = exact.fetchone()
-            high = int(seen.fetchone()[0])
-            for cur in cursors:
-                keyword = [candidate_from_row(r) for r in cur.fetchall()]
-            nearest: Candidate | None = None
-            if near is not None:
-                row = near.fetchone()
-                nearest = candidate_from_row(row, float(row[6])) if row else None
-            elif vector is not None and model:
-                nearest = _nearest_memory(rows_of(conn), False, owner, repo_key, vector, model)
-            return SaveChecks(found[0] if found else None, high, keyword, nearest)
-
-        return self._pipeline(steps)
-
-    def try_insert(
-        self, row: NewMemory, seen: int, cleared: Sequence[int], cap: int | None, screen: Screen, fresh_limit: int
-    ) -> Attempt | None:
-        vector = unpack(row.embedding) if row.embedding is not None else None
-        params: dict[str, Any] = {
-            "key": f"{row.owner}|{row.repo_key}", "owner": row.owner, "repo": row.repo_key, "hash": row.norm_hash,
-            "bucket": bucket_id(row.owner, row.repo_key), "seen": seen, "limit": fresh_limit + 1,
-            "id": row.id, "content": row.content, "terms": row.terms, "category": row.category, "scope": row.scope,
-            "at": row.created_at, "run": row.run_id, "embedding": row.embedding, "model": row.embedding_model,
-            "vec": vector_literal(vector) if vector is not None else None,
-            "cap": cap, "cleared": list(cleared), "tarr": sorted(set(row.terms.split())), "jaccard": screen.terms,
-            "dims": len(vector) if vector is not None else 1,
-            # Slightly below the rules' threshold: the server's float arithmetic may differ in the last bits.
-            "cosine": screen.cosine - 1e-4 if screen.cosine is not None and vector is not None else 2.0,
-        }
-        if not self.has_vector:
-            return None  # the plain table has no vec column: the locked path inserts
-
-        def steps(conn: Any) -> tuple[list[tuple[Any, ...]], int, list[tuple[Any, ...]]]:
-            conn.execute("BEGIN")
-            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%(key)s))", params)
-            blockers = conn.execute(_BLOCKERS, params)
-            inserted = conn.execute(_INSERT_UNLESS_BLOCKED, params)
-            evict = conn.execute(_EVICT, params) if cap is not None else None
-            if evict is None:
-                conn.execute("COMMIT")
-                return blockers.fetchall(), inserted.rowcount, []
-            gone = evict.fetchall()  # (a second round trip, only when the cap evicted something)
-            if gone:
-                conn.execute(_LOG_EVICTED, {**params, "ids": [g[0] for g in gone], "details": [
-                    eviction_detail(row.owner, row.repo_key, int(params["cap"]), g[1]) for g in gone]})
-            conn.execute("COMMIT")
-            return blockers.fetchall(), inserted.rowcount, gone
-
-        blockers, inserted, gone = self._pipeline(steps)
-        exact = next((b[1] for b in blockers if b[0] == "exact"), None)
-        if inserted == 1:
-            return Attempt(saved=True, evicted=tuple(memory_from_row(g) for g in gone))
-        if exact is not None:
-            return Attempt(saved=False, exact=exact)
-        fresh = tuple(candidate_from_row(b[1:]) for b in blockers if b[0] == "fresh")
-        if not fresh:
-            # More rows than the limit were added meanwhile: the caller checks under the lock.
-            return Attempt(saved=False, fresh=tuple(Candidate("", 0, "", "") for _ in range(fresh_limit + 1)))
-        return Attempt(saved=False, fresh=fresh)
-
     def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
         if model:
             self.ensure_model(model, None)
         ids = [bucket_id(o, r) for o, r in buckets]
         row = self._fetch(_search_state_sql(model), {"b": ids, "limit": limit})[0]
-        return bool(row[0]), list(row[1])
+        self._large[tuple(sorted(ids))] = int(row[0]) > EXACT_ROWS
+        return int(row[0]) > 0, list(row[1])
 
     def missing_embeddings(self, buckets: Sequence[tuple[str, str]], model: str, limit: int) -> list[str]:
         self.ensure_model(model, None)
@@ -959,17 +898,19 @@ class PostgresStore(Store):
                 params["depth"] = limit
                 sql = f"""WITH {_STATS}, {_KEYWORD_TOP}
                 SELECT m.id, m.seq, kw.kw FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, m.seq DESC"""
-            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(_inline_limits(sql, params), params)]
+            return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(_inline_limits(sql, params), params, False)]
         if not self.has_vector:
             return self._rank_in_process(params, vector, model, mode, limit, keyword_weight, floor)
         sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
-        return _scored(self._fetch(sql, params))
+        return _scored(self._fetch(sql, params, False))
 
     def _ranking_sql(
         self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str,
-        keyword_weight: float, floor: float | None,
+        keyword_weight: float, floor: float | None, large: bool | None = None, state: bool = False,
     ) -> tuple[str, dict[str, Any]]:
-        """The one query of a semantic or hybrid search (pgvector), and its parameters."""
+        """The one query of a semantic or hybrid search (pgvector), and its parameters (`large`: see
+        _near). With `state`, every row starts with the buckets' search state (_search_state_sql),
+        and there is one row even when nothing ranks."""
         dims = len(vector)
         self.ensure_model(model, dims)
         params["vector"] = vector_literal(vector)
@@ -981,7 +922,7 @@ class PostgresStore(Store):
         )
         keep = "TRUE" if floor is None else "(c.kw > 0 OR c.cos >= %(floor)s)"
         sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
-        near AS ({_near(model, dims, '%(depth)s')}),
+        near AS ({_near(model, dims, '%(depth)s', large)}),
         cand AS (SELECT seq FROM kw UNION SELECT seq FROM near),
         c AS MATERIALIZED (
             SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw,
@@ -989,9 +930,14 @@ class PostgresStore(Store):
                         THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
             FROM cand JOIN memories m ON m.seq = cand.seq LEFT JOIN kw k ON k.seq = cand.seq
         )
-        , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)
-        SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq
-        ORDER BY top.score DESC, top.seq DESC"""
+        , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)"""
+        ranked = f"SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq"
+        if state:
+            state_sql = _search_state_sql(model).replace("%(limit)s", "%(missing)s")
+            sql += f""", st AS ({state_sql})
+            SELECT st.*, r.* FROM st LEFT JOIN ({ranked}) r ON TRUE ORDER BY r.score DESC, r.seq DESC"""
+        else:
+            sql += f"\n        {ranked} ORDER BY top.score DESC, top.seq DESC"
         return _inline_limits(sql, params), params
 
     def rank_with_state(
@@ -1016,19 +962,24 @@ class PostgresStore(Store):
             "terms": sorted(set(t for t in query_terms if t)), "buckets": ids, "limit": limit,
             "depth": ranking.CANDIDATES, "b": ids, "missing": missing_limit,
         }
-        sql, params = self._ranking_sql(params, vector, model, mode, keyword_weight, floor)
+        key = tuple(sorted(ids))
+        large = self._large.get(key)
 
-        def steps(conn: Any) -> tuple[bool, list[str], list[Scored]]:
-            # PostgreSQL plans the ranking for the buckets at hand. Forcing its generic plan saved
-            # about a millisecond per search on one huge bucket, but on many small buckets the
-            # generic plan of the exact branch read far more rows: search p50 28 -> 52 ms and
-            # recall 26 -> 131 ms in bench_memory.py (100,000 memories in 500 buckets).
-            state = conn.execute(_search_state_sql(model).replace("%(limit)s", "%(missing)s"), params)
-            ranked = conn.execute(sql, params)
-            present, missing = state.fetchone()
-            return bool(present), list(missing), _scored(ranked.fetchall())
-
-        return self._pipeline(steps)
+        # One statement: its rows start with the state, followed by the ranked memory (none when
+        # nothing ranks). One message each way is less work on both sides than a pipeline of two.
+        found = self._fetch(*self._ranking_sql(dict(params), vector, model, mode, keyword_weight, floor, large, True), bool(large))
+        rows, missing = int(found[0][0]), list(found[0][1])
+        scored = _scored([r[2:] for r in found if r[2] is not None])
+        # The ranking is written for the buckets' size as this process last saw it (see _near). For
+        # large buckets its generic plan is kept (PostgreSQL would plan each search again, about a
+        # millisecond on a million rows); small ones are planned for the buckets at hand, as a
+        # generic plan of the exact scan reads far more rows on many small buckets (search p50
+        # 28 -> 52 ms and recall 26 -> 131 ms in bench_memory.py, 100,000 memories in 500 buckets).
+        self._large[key] = rows > EXACT_ROWS
+        if large and rows <= EXACT_ROWS and rows > 0 and not missing:
+            # The buckets shrank below the exact size since: rank them exactly.
+            scored = _scored(self._fetch(*self._ranking_sql(dict(params), vector, model, mode, keyword_weight, floor, False), False))
+        return rows > 0, missing, scored
 
     def _rank_in_process(
         self, params: dict[str, Any], vector: Sequence[float], model: str, mode: str, limit: int,
@@ -1038,7 +989,7 @@ class PostgresStore(Store):
         rows = self._fetch(
             f"WITH {_STATS}, {_KEYWORD_TOP} SELECT m.id, m.seq, kw.kw, m.embedding, m.embedding_model "
             "FROM kw JOIN memories m ON m.seq = kw.seq",
-            params,
+            params, False,
         ) if params["terms"] else []
         best = max((float(r[2]) for r in rows), default=0.0)
         scored = [

@@ -53,7 +53,6 @@ from autocode.memory.store import (
     NewMemory,
     NewSkill,
     Scored,
-    Screen,
     Store,
     Visibility,
     eviction_detail,
@@ -89,8 +88,6 @@ DUPLICATE_CANDIDATES = 20
 FRESH_LIMIT = 200
 """Memories added by other writers between a save's lock-free checks and its insert that are checked
 one by one; beyond this the checks run again under the lock."""
-OPTIMISTIC_ROUNDS = 3
-"""Tries of a store's one-round-trip insert (PostgreSQL) before the save holds the lock while it checks."""
 
 
 def _eviction(old: Memory) -> Eviction:
@@ -286,15 +283,18 @@ class MemoryService:
         def duplicate_answer(found: str, method: str) -> SaveResult:
             return SaveResult(saved=False, duplicate_of=found, duplicate_method=method, scope=where_scope, repository=where_repo)
 
-        # The duplicate checks read the store without any lock (through its indexes, a bounded
-        # number of candidates). Only the final step holds the bucket lock: the exact check, the
-        # memories other writers added since the checks, and the insert (with eviction).
-        checks = self.store.save_checks(owner, repo, norm_hash, term_list, vector, model, DUPLICATE_CANDIDATES)
-        if checks.exact is not None:
-            return duplicate_answer(checks.exact, "exact")
-        judged = _judge(text, term_list, checks.keyword, checks.nearest, model)
-        if judged.duplicate is not None:
-            return duplicate_answer(judged.duplicate, judged.method or "terms")
+        judged = _Judgement()
+        seen = 0
+        if not self.store.CHECKS_UNDER_LOCK:
+            # The checks read the store without any lock; only the insert below holds it, after a
+            # look at what other writers added meanwhile (see Store.CHECKS_UNDER_LOCK).
+            checks = self.store.save_checks(owner, repo, norm_hash, term_list, vector, model, DUPLICATE_CANDIDATES)
+            if checks.exact is not None:
+                return duplicate_answer(checks.exact, "exact")
+            judged = _judge(text, term_list, checks.keyword, checks.nearest, model)
+            if judged.duplicate is not None:
+                return duplicate_answer(judged.duplicate, judged.method or "terms")
+            seen = checks.seen
         row = NewMemory(
             id=memory_id,
             content=text,
@@ -309,48 +309,28 @@ class MemoryService:
             embedding=pack(vector) if vector is not None else None,
             embedding_model=model,
         )
-        cap = self.max_count if owner else None
-        seen = checks.seen
-        saved = False
-        screen = Screen(rules.TERMS_DUPLICATE, model, rules.meaning_threshold(model) if model else None)
-        cleared: builtins.list[int] = []
-        for _ in range(OPTIMISTIC_ROUNDS):
-            attempt = self.store.try_insert(row, seen, cleared, cap, screen, FRESH_LIMIT)
-            if attempt is None or len(attempt.fresh) > FRESH_LIMIT:
-                break
-            if attempt.exact is not None:
-                return duplicate_answer(attempt.exact, "exact")
-            if attempt.saved:
-                saved = True
-                evicted = [_eviction(m) for m in attempt.evicted]
-                break
-            # Other writers added memories meanwhile: compare with those, then try again.
-            late = _judge(text, term_list, attempt.fresh, _closest(attempt.fresh, vector, model), model)
+        with self.store.write(lock_key=f"{owner}|{repo}") as w:
+            fresh = None if self.store.CHECKS_UNDER_LOCK else w.added_since(owner, repo, seen, FRESH_LIMIT + 1)
+            if fresh is None or len(fresh) > FRESH_LIMIT:
+                # The whole check under the lock: always where the store says so, and when many
+                # saves landed since the lock-free checks.
+                checks = w.save_checks(owner, repo, norm_hash, term_list, vector, model, DUPLICATE_CANDIDATES)
+                exact = checks.exact
+                late = _judge(text, term_list, checks.keyword, checks.nearest, model) if exact is None else _Judgement()
+            else:
+                exact = w.find_exact(owner, repo, norm_hash)
+                late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model) if exact is None else _Judgement()
+            if exact is not None:
+                return duplicate_answer(exact, "exact")
             if late.duplicate is not None:
                 return duplicate_answer(late.duplicate, late.method or "terms")
             judged = judged.merge(late)
-            cleared += [c.seq for c in attempt.fresh]
-        if not saved:
-            with self.store.write(lock_key=f"{owner}|{repo}") as w:
-                exact = w.find_exact(owner, repo, norm_hash)
-                if exact is not None:
-                    return duplicate_answer(exact, "exact")
-                fresh = w.added_since(owner, repo, seen, FRESH_LIMIT + 1)
-                if len(fresh) > FRESH_LIMIT:
-                    # Many saves landed meanwhile: check the bucket again, now under the lock.
-                    nearest = w.nearest_memory(owner, repo, vector, model) if vector is not None and model else None
-                    late = _judge(text, term_list, w.keyword_matches(owner, repo, term_list, DUPLICATE_CANDIDATES), nearest, model)
-                else:
-                    late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model)
-                if late.duplicate is not None:
-                    return duplicate_answer(late.duplicate, late.method or "terms")
-                judged = judged.merge(late)
-                w.insert_memory(row)
-                if owner:
-                    for old in w.bucket_overflow(owner, repo, self.max_count):
-                        w.delete_memory(old.id)
-                        w.log_event("evicted", old.id, owner, repo, eviction_detail(owner, repo, self.max_count, old.content))
-                        evicted.append(_eviction(old))
+            w.insert_memory(row)
+            if owner:
+                for old in w.bucket_overflow(owner, repo, self.max_count):
+                    w.delete_memory(old.id)
+                    w.log_event("evicted", old.id, owner, repo, eviction_detail(owner, repo, self.max_count, old.content))
+                    evicted.append(_eviction(old))
         similar = judged.similar
         for item in evicted:
             log.warning(

@@ -79,35 +79,14 @@ class Scored:
 
 @dataclass(frozen=True)
 class SaveChecks:
-    """What a save's lock-free checks read: an exact duplicate, the bucket's highest sequence
-    number when read, its best keyword matches and its closest memory by meaning."""
+    """What a save's duplicate checks read: an exact duplicate, the bucket's highest sequence
+    number when read (lock-free checks only), its best keyword matches and its closest memory
+    by meaning."""
 
     exact: str | None
     seen: int
     keyword: list[Candidate]
     nearest: Candidate | None
-
-
-@dataclass(frozen=True)
-class Screen:
-    """What could make a memory a duplicate, loosely (the rules decide): this share of common terms
-    (Jaccard), or with an embedding of `model`, this cosine."""
-
-    terms: float
-    model: str | None = None
-    cosine: float | None = None
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """The answer of one optimistic insert: saved (with what the cap evicted), an exact duplicate
-    found, or the memories other writers added since the checks that might be duplicates
-    (nothing was written)."""
-
-    saved: bool
-    exact: str | None = None
-    fresh: tuple[Candidate, ...] = ()
-    evicted: tuple[Memory, ...] = ()
 
 
 def excerpt(text: str, size: int = 80) -> str:
@@ -229,6 +208,17 @@ class Writer(abc.ABC):
     @abc.abstractmethod
     def insert_memory(self, row: NewMemory) -> None: ...
 
+    def save_checks(
+        self, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
+        vector: Sequence[float] | None, model: str | None, limit: int,
+    ) -> SaveChecks:
+        """A save's duplicate checks under the lock (a store may send them in one round trip)."""
+        exact = self.find_exact(owner, repo_key, norm_hash)
+        if exact is not None:
+            return SaveChecks(exact, 0, [], None)
+        nearest = self.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
+        return SaveChecks(None, 0, self.keyword_matches(owner, repo_key, query_terms, limit), nearest)
+
     def find_exact(self, owner: str, repo_key: str, norm_hash: str) -> str | None:
         rows = self.execute(
             "SELECT id FROM memories WHERE owner = ? AND repo_key = ? AND norm_hash = ? ORDER BY seq LIMIT 1",
@@ -304,6 +294,13 @@ class Store(abc.ABC):
     """A memory store. Reads run on their own; writes go through `write()` (one transaction)."""
 
     kind: str = "store"
+    CHECKS_UNDER_LOCK = False
+    """Whether a save checks for duplicates while it holds its bucket's lock (True), or checks
+    first without it and, under the lock, only compares with what other writers added meanwhile.
+    PostgreSQL checks in the database, through its indexes, so the lock serialises whole saves to
+    one bucket: savers that would each compete with searches for the CPU wait their turn. SQLite's
+    lock is the whole database's, and a process's first check may fill its caches of a bucket
+    first, which must not keep every other writer waiting."""
 
     @property
     @abc.abstractmethod
@@ -366,15 +363,6 @@ class Store(abc.ABC):
         seen = self.bucket_high_seq(owner, repo_key)
         nearest = self.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
         return SaveChecks(None, seen, self.keyword_matches(owner, repo_key, query_terms, limit), nearest)
-
-    def try_insert(
-        self, row: NewMemory, seen: int, cleared: Sequence[int], cap: int | None, screen: Screen, fresh_limit: int
-    ) -> Attempt | None:
-        """Insert `row` in one short transaction under the bucket lock unless the bucket has an exact
-        duplicate, or a memory added after `seen` (and not in `cleared`) that `screen` says might be
-        a duplicate; evict beyond `cap` (agent buckets). None: this store has no such shortcut and
-        the caller checks under the lock (`write`)."""
-        return None
 
     def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
         """Whether `buckets` hold any memory, and (with a model) ids of theirs not embedded by it."""

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autocode.memory import MemoryContext, StoreUnavailable, open_memory
+from autocode.memory import MemoryContext, StoreUnavailable, open_memory, rules
 from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -492,13 +492,10 @@ def test_the_connection_pool_bounds_a_process_and_waits_for_a_free_connection(pg
         store.close()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
-def test_a_near_duplicate_saved_between_the_checks_and_the_insert_is_caught(
-    kind: str, request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    """The duplicate checks run without a lock; another writer's save that lands after them and
-    before the insert is checked under the lock (PostgreSQL: the insert's own condition)."""
-    location = _location(kind, request, tmp_path)
+def test_a_near_duplicate_saved_between_the_checks_and_the_insert_is_caught(tmp_path: Path) -> None:
+    """SQLite checks for duplicates without a lock; another writer's save that lands after the
+    checks and before the insert is compared with under the lock."""
+    location = _location("sqlite", None, tmp_path)  # type: ignore[arg-type]
     ctx = MemoryContext(None, None)
     first = open_memory(embedding_provider="static", **location)
     other = open_memory(embedding_provider="none", **location)
@@ -524,6 +521,41 @@ def test_a_near_duplicate_saved_between_the_checks_and_the_insert_is_caught(
     finally:
         first.close()
         other.close()
+
+
+@pytest.mark.pg
+def test_postgresql_checks_a_save_while_it_holds_the_bucket_lock(request: pytest.FixtureRequest) -> None:
+    """On PostgreSQL a save checks for duplicates only once it holds its bucket's lock: a save
+    that starts while another writer holds it waits, and then sees what that writer added."""
+    import threading
+
+    url = request.getfixturevalue("pg_url")
+    ctx = MemoryContext(None, None)
+    with open_memory(embedding_provider="static", database_url=url) as first, \
+            open_memory(embedding_provider="none", database_url=url) as other:
+        first.save(ctx, "The staging database is refreshed every Sunday night")
+
+        def unlocked(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("PostgreSQL checks a save only under the bucket lock")
+
+        first.store.save_checks = unlocked  # type: ignore[method-assign]
+        answers: list[Any] = []
+        saver = threading.Thread(target=lambda: answers.append(first.save(ctx, "Fact 7: the queue q7 drains every hour")))
+        with other.store.write(lock_key="|") as w:  # the team's global bucket
+            saver.start()
+            saver.join(1.0)
+            assert saver.is_alive() and not answers, "the save waits for the bucket lock"
+            landed = new_id("mem")
+            text = "Fact 7 - the queue q7 drains every hour"
+            w.insert_memory(NewMemory(
+                id=landed, content=text, norm_hash="x" * 64, terms=" ".join(rules.terms(text)), category=None,
+                scope="global", repo_key="", owner="", created_at=now_text(), run_id=None, embedding=None,
+                embedding_model=None,
+            ))
+        saver.join(30)
+        assert answers and not answers[0].saved and answers[0].duplicate_of == landed
+        assert answers[0].duplicate_method == "terms"
+        assert len(first.list(ctx)) == 2
 
 
 @pytest.mark.parametrize("kind", ["sqlite", "postgresql"])
