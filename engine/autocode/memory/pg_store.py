@@ -233,8 +233,9 @@ _ROW_KW = f"""(CASE WHEN string_to_array(m.terms, ' ') && %(terms)s::text[] THEN
     ELSE 0::float8 END)"""
 
 
-def _near(model: str, dims: int, limit: str, large: bool | None = None) -> str:
-    """Rows closest in meaning: HNSW when the buckets are large, an exact scan when they are small.
+def _near(model: str, dims: int, limit: str, large: bool | None = None, columns: str = "seq") -> str:
+    """`columns` of the rows closest in meaning: HNSW when the buckets are large, an exact scan when
+    they are small.
 
     `large` None tests the buckets' size in the statement; True or False writes only that branch
     (the caller knows the size: the statement then has one plan whatever the buckets, which
@@ -242,9 +243,9 @@ def _near(model: str, dims: int, limit: str, large: bool | None = None) -> str:
     vec = f"vec::vector({dims})"
     where = f"bucket = ANY(%(buckets)s::bigint[]) AND embedding_model = {_literal(model)}"
     size = "(SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(buckets)s::bigint[]))"
-    hnsw = f"""(SELECT seq FROM memories WHERE {where}{f" AND {size} > {EXACT_ROWS}" if large is None else ""}
+    hnsw = f"""(SELECT {columns} FROM memories WHERE {where}{f" AND {size} > {EXACT_ROWS}" if large is None else ""}
         ORDER BY {vec} <=> %(vector)s::vector({dims}) LIMIT {limit})"""
-    exact = f"""(SELECT seq FROM memories WHERE {where}{f" AND {size} <= {EXACT_ROWS}" if large is None else ""}
+    exact = f"""(SELECT {columns} FROM memories WHERE {where}{f" AND {size} <= {EXACT_ROWS}" if large is None else ""}
         ORDER BY -({vec} <#> %(vector)s::vector({dims})) DESC, seq DESC LIMIT {limit})"""
     return hnsw if large else exact if large is False else f"{hnsw}\n    UNION ALL\n    {exact}"
 
@@ -921,14 +922,20 @@ class PostgresStore(Store):
             else "(1 - %(weight)s) * c.cos + %(weight)s * c.kw / (SELECT CASE WHEN max(kw) > 0 THEN max(kw) ELSE 1 END FROM kw)"
         )
         keep = "TRUE" if floor is None else "(c.kw > 0 OR c.cos >= %(floor)s)"
+        cos = (
+            f"CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL "
+            f"THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END"
+        )
+        # The rows found by meaning come with the columns their score needs (the index scan has
+        # read them); only the keyword rows among the candidates are read again.
+        near = _near(model, dims, "%(depth)s", large, "id, seq, bucket, terms, embedding_model, vec")
         sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
-        near AS ({_near(model, dims, '%(depth)s', large)}),
-        cand AS (SELECT seq FROM kw UNION SELECT seq FROM near),
+        near AS MATERIALIZED ({near}),
         c AS MATERIALIZED (
-            SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw,
-                   CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL
-                        THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END AS cos
-            FROM cand JOIN memories m ON m.seq = cand.seq LEFT JOIN kw k ON k.seq = cand.seq
+            SELECT m.id, m.seq, coalesce(k.kw, {_ROW_KW}) AS kw, {cos} AS cos FROM near m LEFT JOIN kw k ON k.seq = m.seq
+            UNION ALL
+            SELECT m.id, m.seq, k.kw, {cos} AS cos FROM kw k JOIN memories m ON m.seq = k.seq
+            WHERE NOT EXISTS (SELECT 1 FROM near n WHERE n.seq = k.seq)
         )
         , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)"""
         ranked = f"SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq"
