@@ -15,7 +15,7 @@ import abc
 import contextlib
 import hashlib
 import secrets
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -184,6 +184,19 @@ class NewSkill:
     created_at: str
 
 
+def _save_checks(
+    reader: Writer | Store, owner: str, repo_key: str, norm_hash: str, query_terms: Sequence[str],
+    vector: Sequence[float] | None, model: str | None, limit: int, seen: Callable[[], int],
+) -> SaveChecks:
+    """The exact check, then (when it finds nothing) `seen`, the closest by meaning and the keyword matches."""
+    exact = reader.find_exact(owner, repo_key, norm_hash)
+    if exact is not None:
+        return SaveChecks(exact, 0, [], None)
+    high = seen()
+    nearest = reader.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
+    return SaveChecks(None, high, reader.keyword_matches(owner, repo_key, query_terms, limit), nearest)
+
+
 class Writer(abc.ABC):
     """Operations inside one write transaction (the store holds the lock until it ends)."""
 
@@ -213,11 +226,7 @@ class Writer(abc.ABC):
         vector: Sequence[float] | None, model: str | None, limit: int,
     ) -> SaveChecks:
         """A save's duplicate checks under the lock (a store may send them in one round trip)."""
-        exact = self.find_exact(owner, repo_key, norm_hash)
-        if exact is not None:
-            return SaveChecks(exact, 0, [], None)
-        nearest = self.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
-        return SaveChecks(None, 0, self.keyword_matches(owner, repo_key, query_terms, limit), nearest)
+        return _save_checks(self, owner, repo_key, norm_hash, query_terms, vector, model, limit, lambda: 0)
 
     def find_exact(self, owner: str, repo_key: str, norm_hash: str) -> str | None:
         rows = self.execute(
@@ -357,12 +366,10 @@ class Store(abc.ABC):
         vector: Sequence[float] | None, model: str | None, limit: int,
     ) -> SaveChecks:
         """A save's lock-free duplicate checks (a store may send them in one round trip)."""
-        exact = self.find_exact(owner, repo_key, norm_hash)
-        if exact is not None:
-            return SaveChecks(exact, 0, [], None)
-        seen = self.bucket_high_seq(owner, repo_key)
-        nearest = self.nearest_memory(owner, repo_key, vector, model) if vector is not None and model else None
-        return SaveChecks(None, seen, self.keyword_matches(owner, repo_key, query_terms, limit), nearest)
+        return _save_checks(
+            self, owner, repo_key, norm_hash, query_terms, vector, model, limit,
+            lambda: self.bucket_high_seq(owner, repo_key),
+        )
 
     def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
         """Whether `buckets` hold any memory, and (with a model) ids of theirs not embedded by it."""
