@@ -252,10 +252,6 @@ def _near(model: str, dims: int, limit: str, large: bool | None = None, columns:
 
 _M_COLUMNS = ", ".join("m." + c for c in MEMORY_COLUMNS.split(", "))
 _C_COLUMNS = ", ".join("m." + c for c in CANDIDATE_COLUMNS.split(", "))
-_INSERT_COLUMNS = (
-    "id, content, norm_hash, terms, category, scope, repo_key, owner, created_at, updated_at, "
-    "run_id, embedding, embedding_model, bucket, vec"
-)
 _EXACT = (
     "SELECT id FROM memories WHERE owner = %(owner)s AND repo_key = %(repo)s AND norm_hash = %(hash)s "
     "ORDER BY seq LIMIT 1"
@@ -826,28 +822,6 @@ class PostgresStore(Store):
     def nearest_memory(self, owner: str, repo_key: str, vector: Sequence[float], model: str) -> Candidate | None:
         self.ensure_model(model, len(vector))
         return _nearest_memory(self._rows, self.has_vector, owner, repo_key, vector, model)
-
-    def _pipeline(self, steps: Callable[[Any], T]) -> T:
-        """Run `steps(conn)` in pipeline mode: its statements go to the server in one round trip."""
-
-        def run(conn: Any) -> T:
-            try:
-                with conn.pipeline():
-                    return steps(conn)
-            except BaseException:
-                if not conn.closed and not conn.broken and conn.info.transaction_status != 0:
-                    with contextlib.suppress(Exception):
-                        conn.execute("ROLLBACK")
-                if not conn.closed and not conn.broken:
-                    with contextlib.suppress(Exception):
-                        conn.execute("RESET plan_cache_mode")
-                        conn.autocode_generic_plans = False
-                raise
-
-        try:
-            return self._retrying(run)
-        except self._psycopg.Error as exc:
-            raise StoreUnavailable(f"the memory database at {self.location} failed: {exc}") from exc
 
     def search_state(self, buckets: Sequence[tuple[str, str]], model: str | None, limit: int) -> tuple[bool, list[str]]:
         if model:
