@@ -1,6 +1,6 @@
 """Memory at team scale: one big team bucket, searched warm, cold and right after another process wrote.
 
-Run: python tests/bench/bench_memory_scale.py [--count N] [--team-count N] [--seconds S] [--procs P] [--skip-pg]
+Run: python tests/bench/bench_memory_scale.py [--count N] [--team-count N] [--seconds S] [--procs P] [--savers S] [--skip-pg]
 
 Part 1, on SQLite and PostgreSQL: one team bucket of --count memories (with
 embeddings). Warm search p95 in one process; the first search of a new
@@ -8,7 +8,7 @@ process (cold); and searches that each follow a save by another process
 (goal: p95 at most 2x the warm p95 of the same run).
 
 Part 2, PostgreSQL only: --team-count memories in one team bucket, --procs
-processes saving and --procs searching for --seconds: search p95 (goal
+processes saving (--savers, when given) and --procs searching for --seconds: search p95 (goal
 50 ms), save p95, and a count of lost or duplicated rows (goal 0).
 """
 
@@ -325,7 +325,10 @@ def warm_searches(url: str, samples: int) -> list[float]:
     return times
 
 
-def part_two(url: str, count: int, procs: int, seconds: float, loaded: bool = False, samples: int = 100) -> list[str]:
+def part_two(
+    url: str, count: int, procs: int, seconds: float, loaded: bool = False, samples: int = 100, savers: int | None = None
+) -> list[str]:
+    savers = procs if savers is None else savers
     lines = []
     if not loaded:
         load_s = generate_team_bucket(url, count)
@@ -343,8 +346,8 @@ def part_two(url: str, count: int, procs: int, seconds: float, loaded: bool = Fa
     queue = ctx.Queue()
     workers = [
         ctx.Process(target=_worker, args=(role, n, url, seconds, queue, f"r{int(time.time())}"))
-        for role in ("save", "search")
-        for n in range(procs)
+        for role, many in (("save", savers), ("search", procs))
+        for n in range(many)
     ]
     load_before = _load()
     for w in workers:
@@ -366,10 +369,13 @@ def part_two(url: str, count: int, procs: int, seconds: float, loaded: bool = Fa
     extra = len(found - set(saved_ids))
     p95 = percentile(searches, 0.95)
     lines.append(
-        f"postgresql: {procs} saving + {procs} searching for {seconds:.0f} s: {len(searches)} searches p50 "
+        f"postgresql: {savers} saving + {procs} searching for {seconds:.0f} s: {len(searches)} searches p50 "
         f"{statistics.median(searches) * 1000:.1f} ms p95 {p95 * 1000:.1f} ms (goal {SEARCH_GOAL_P95 * 1000:.0f} ms, "
-        f"{p95 / SEARCH_GOAL_P95:.2f}x); {len(saves)} saves p50 {statistics.median(saves) * 1000:.1f} ms "
-        f"p95 {percentile(saves, 0.95) * 1000:.1f} ms"
+        f"{p95 / SEARCH_GOAL_P95:.2f}x); "
+        + (
+            f"{len(saves)} saves ({len(saves) / seconds:.1f}/s) p50 {statistics.median(saves) * 1000:.1f} ms "
+            f"p95 {percentile(saves, 0.95) * 1000:.1f} ms" if saves else "no saves"
+        )
     )
     lines.append(
         f"postgresql: concurrent search p95 vs the warm single-process p95 of this run {p95 / warm_p95:.2f}x; "
@@ -388,13 +394,14 @@ def main() -> int:
     parser.add_argument("--team-count", type=int, default=1_000_000)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--procs", type=int, default=8)
+    parser.add_argument("--savers", type=int, help="processes saving in part 2 (default: --procs; 0 measures the searches alone)")
     parser.add_argument("--samples", type=int, default=100)
     parser.add_argument("--skip-pg", action="store_true")
     parser.add_argument("--team-only", action="store_true", help="only part 2 (PostgreSQL, concurrent)")
     parser.add_argument("--url", help="part 2 on this database (its team bucket already filled) instead of a new server")
     args = parser.parse_args()
     if args.url:
-        for line in part_two(args.url, args.team_count, args.procs, args.seconds, loaded=True, samples=args.samples):
+        for line in part_two(args.url, args.team_count, args.procs, args.seconds, True, args.samples, args.savers):
             print(line, flush=True)
         return 0
     with tempfile.TemporaryDirectory(prefix="bench-memory-scale-") as tmp:
@@ -416,7 +423,7 @@ def main() -> int:
             reuse = args.team_count == args.count and not args.team_only  # the bucket part 1 loaded (plus its few saves)
             if not reuse:
                 url = server.url(server.create_database())
-            for line in part_two(url, args.team_count, args.procs, args.seconds, loaded=reuse, samples=args.samples):
+            for line in part_two(url, args.team_count, args.procs, args.seconds, reuse, args.samples, args.savers):
                 print(line, flush=True)
         finally:
             server.destroy()
