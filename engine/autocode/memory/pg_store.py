@@ -327,11 +327,11 @@ def _search_state_sql(model: str | None) -> str:
     beside a million-row one is one index entry, not a scan) and which of their rows lack
     embeddings of `model` (through the model's partial index), in one statement."""
     missing = (
-        f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(b)s::bigint[]) "
-        f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(limit)s)"
+        f"ARRAY(SELECT id FROM memories WHERE bucket = ANY(%(buckets)s::bigint[]) "
+        f"AND embedding_model IS DISTINCT FROM {_literal(model)} ORDER BY seq LIMIT %(missing)s)"
         if model else "ARRAY[]::text[]"
     )
-    return f"SELECT (SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(b)s::bigint[])), {missing}"
+    return f"SELECT (SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(buckets)s::bigint[])), {missing}"
 
 
 def _plans(conn: Any, generic: bool) -> None:
@@ -827,7 +827,7 @@ class PostgresStore(Store):
         if model:
             self.ensure_model(model, None)
         ids = [bucket_id(o, r) for o, r in buckets]
-        row = self._fetch(_search_state_sql(model), {"b": ids, "limit": limit})[0]
+        row = self._fetch(_search_state_sql(model), {"buckets": ids, "missing": limit})[0]
         self._large[tuple(sorted(ids))] = int(row[0]) > EXACT_ROWS
         return int(row[0]) > 0, list(row[1])
 
@@ -914,8 +914,7 @@ class PostgresStore(Store):
         , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)"""
         ranked = f"SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq"
         if state:
-            state_sql = _search_state_sql(model).replace("%(limit)s", "%(missing)s")
-            sql += f""", st AS ({state_sql})
+            sql += f""", st AS ({_search_state_sql(model)})
             SELECT st.*, r.* FROM st LEFT JOIN ({ranked}) r ON TRUE ORDER BY r.score DESC, r.seq DESC"""
         else:
             sql += f"\n        {ranked} ORDER BY top.score DESC, top.seq DESC"
@@ -941,7 +940,7 @@ class PostgresStore(Store):
         ids = [bucket_id(o, r) for o, r in buckets]
         params: dict[str, Any] = {
             "terms": sorted(set(t for t in query_terms if t)), "buckets": ids, "limit": limit,
-            "depth": ranking.CANDIDATES, "b": ids, "missing": missing_limit,
+            "depth": ranking.CANDIDATES, "missing": missing_limit,
         }
         key = tuple(sorted(ids))
         large = self._large.get(key)

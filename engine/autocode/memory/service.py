@@ -315,13 +315,12 @@ class MemoryService:
                 # The whole check under the lock: always where the store says so, and when many
                 # saves landed since the lock-free checks.
                 checks = w.save_checks(owner, repo, norm_hash, term_list, vector, model, DUPLICATE_CANDIDATES)
-                exact = checks.exact
-                late = _judge(text, term_list, checks.keyword, checks.nearest, model) if exact is None else _Judgement()
+                exact, candidates, nearest = checks.exact, checks.keyword, checks.nearest
             else:
-                exact = w.find_exact(owner, repo, norm_hash)
-                late = _judge(text, term_list, fresh, _closest(fresh, vector, model), model) if exact is None else _Judgement()
+                exact, candidates, nearest = w.find_exact(owner, repo, norm_hash), fresh, _closest(fresh, vector, model)
             if exact is not None:
                 return duplicate_answer(exact, "exact")
+            late = _judge(text, term_list, candidates, nearest, model)
             if late.duplicate is not None:
                 return duplicate_answer(late.duplicate, late.method or "terms")
             judged = judged.merge(late)
