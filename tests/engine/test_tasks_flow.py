@@ -286,6 +286,49 @@ def test_cancel_ends_the_task_and_list_shows_it(unittest_repo: tuple[Path, str])
     assert [t["state"] for t in [t.wire() for t in list_tasks(repo)]] == ["CANCELLED"]
 
 
+def test_a_cancel_that_finds_the_task_busy_is_not_lost(unittest_repo: tuple[Path, str]) -> None:
+    """A cancel arriving while another call holds the task's lock, after that call's last look at
+    the request (here: the call is inside its change when the cancel comes), is honoured when the
+    lock is let go; the task does not wait at its pause with the request unread."""
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"via {patch}")
+    assert run.snapshot().state == "WAITING_FOR_USER"
+    holder = TaskRun.load(repo, run.id)
+    with holder._changing():
+        other = TaskRun.load(repo, run.id)
+        other_snap = other.cancel()
+        assert other_snap.state == "WAITING_FOR_USER"  # busy: the request is left for the holder
+        assert (run.run_dir / "cancel.request").exists()
+    assert TaskRun.load(repo, run.id).snapshot().state == "CANCELLED"
+    assert not (run.run_dir / "cancel.request").exists()
+
+
+def test_a_cancel_waits_out_a_short_hold_of_the_lock(unittest_repo: tuple[Path, str]) -> None:
+    """A lock held only briefly by a reader (a view refresh takes it without looking at requests):
+    the cancel takes the lock itself once it is free and the task ends."""
+    import threading
+    import time
+
+    from autocode.tasks import store
+
+    repo, patch = unittest_repo
+    run = TaskRun.start(repo, f"via {patch}")
+    held, written = threading.Event(), run.run_dir / "cancel.request"
+
+    def hold() -> None:
+        with store.locked(run.run_dir):
+            held.set()
+            while not written.exists():
+                time.sleep(0.001)
+
+    reader = threading.Thread(target=hold)
+    reader.start()
+    held.wait(10)
+    snap = TaskRun.load(repo, run.id).cancel()
+    reader.join(10)
+    assert snap.state == "CANCELLED" and not written.exists()
+
+
 def test_failing_tests_fail_the_task_and_leave_the_workspace_alone(unittest_repo: tuple[Path, str]) -> None:
     repo, patch = unittest_repo
     before = tree_state(repo)

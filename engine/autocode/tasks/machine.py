@@ -6,6 +6,7 @@ pauses for a person or ends, and turns any failure into a FAILED state with its 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from autocode.providers.base import clean_lessons
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store, verify
 from autocode.tasks.applying import ApplyPhase
-from autocode.tasks.state import PAUSES, PHASE_OF, WORKING
+from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
 
 
 class PhaseMachine(ApplyPhase):
@@ -66,6 +67,29 @@ class PhaseMachine(ApplyPhase):
         self._state.result = {"status": "failed", "error": self._state.error, "tests": self._state.tests}
         self._state.state = "FAILED"
         self._commit("failed", {"kind": kind, "message": message})
+
+    @contextlib.contextmanager
+    def _changing(self) -> Iterator[None]:
+        with super()._changing():
+            yield
+        self._honour_late_cancel()
+
+    def _honour_late_cancel(self) -> bool:
+        """A cancel asked for while this process held the lock, after its last look at the request,
+        found the lock busy and left the request: honour it now that the lock is free. Without
+        this the task would wait at its next pause with the person's cancel lying unread."""
+        if not self._cancel_requested():
+            return False
+        with store.locked(self.run_dir, blocking=False) as got:
+            if not got or not self._cancel_requested():
+                return False  # whoever holds the lock now looks at the request when it lets go
+            self._reload()
+            if self._state.state in ENDS:
+                with contextlib.suppress(FileNotFoundError):
+                    (self.run_dir / "cancel.request").unlink()
+                return False
+            self._cancel_now()
+            return True
 
     def _cancel_now(self) -> None:
         self._state.state = "CANCELLED"

@@ -13,6 +13,7 @@ layers beneath are described in `core.py`.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,10 @@ from autocode.tasks.state import (
     answer_rule,
     runs_root,
 )
+
+# How long a cancel that found the task busy keeps trying to take the lock itself; a call that
+# holds it for longer (planning, tests) honours the request at its next step.
+CANCEL_RETRY_S = 0.5
 
 
 class TaskRun(PhaseMachine):
@@ -61,6 +66,7 @@ class TaskRun(PhaseMachine):
                 run._note("memory_recalled", {"receipt": ready.receipt})
             store.kill_point("started")
             run._advance()
+        run._honour_late_cancel()
         return run
 
     @classmethod
@@ -279,14 +285,20 @@ class TaskRun(PhaseMachine):
     def cancel(self) -> TaskSnapshot:
         """End the task. While another call is working, ask it to stop at its next step."""
         with store.locked(self.run_dir, blocking=False) as got:
-            if not got:
-                store.write_text_atomic(self.run_dir / "cancel.request", store.now_iso() + "\n")
-                store.append_event(self.run_dir / "events.jsonl", "cancel_requested", {})
+            if got:
+                self._reload()
+                if self._state.state in ENDS:
+                    raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
+                self._cancel_now()
                 return self.snapshot()
-            self._reload()
-            if self._state.state in ENDS:
-                raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
-            self._cancel_now()
+        store.write_text_atomic(self.run_dir / "cancel.request", store.now_iso() + "\n")
+        store.append_event(self.run_dir / "events.jsonl", "cancel_requested", {})
+        # The holder may be a short look (a view refresh) or a call past its last look at the
+        # request: either way the lock is free soon, and whoever gets it first honours the request.
+        deadline = time.monotonic() + CANCEL_RETRY_S
+        while not self._honour_late_cancel() and self._cancel_requested() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self._reload()
         return self.snapshot()
 
     def resume(self) -> TaskSnapshot:

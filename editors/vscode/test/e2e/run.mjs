@@ -99,7 +99,8 @@ async function scenarioNoFolder(wb) {
   const content = env.AUTOCODE_E2E_MEMORY ?? 'Release notes are written in the past tense.';
   const edited = `${content} Keep them short.`;
   await wb.showAutoCodeViews();
-  result.tasksView = await wb.viewText('Tasks');
+  // The view renders its no-folder text once the extension has activated: wait for it.
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /works inside a folder/.test(t), 60000);
   await wb.palette('AutoCode: Start Task');
   result.startNotification = await wb.waitForNotification('Open the repository folder first', 30000);
   await wb.shot('no-folder-start-task');
@@ -418,7 +419,7 @@ async function scenarioFlow(wb) {
   await applyFromDiff(wb, 'completion-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
   // A server that applies through the editor leaves the changed editors unsaved: the person saves.
-  await wb.palette('File: Save All');
+  await wb.saveAll();
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
   result.diffTabsAfter = await wb.tabTitles();
@@ -481,7 +482,7 @@ async function scenarioFlow(wb) {
   const status = wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first();
   await status.waitFor({ timeout: 240000 });
   result.secondStatusBar = await status.innerText();
-  await wb.palette('File: Save All');
+  await wb.saveAll();
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
   result.doctorSecond = knowsHow
@@ -547,7 +548,7 @@ async function scenarioConflicts(wb) {
   await wb.pickQuickInputRow('Write conflict markers');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 120000);
   result.tabsAfter = await wb.tabTitles();
-  await wb.palette('File: Save All');
+  await wb.saveAll();
   await wb.shot('conflict-markers');
   note('markers written');
 }
@@ -563,7 +564,7 @@ async function scenarioRemoteFlow(wb) {
   await runToReview(wb, { answerWait: 90000, planShot: 'remote-plan' });
   await applyFromDiff(wb, 'remote-diff');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
-  await wb.palette('File: Save All');
+  await wb.saveAll();
   result.notificationsAfter = await wb.notifications();
   await wb.shot('remote-completed');
   note('task completed');

@@ -65,6 +65,20 @@ export class Workbench {
     await this.page.keyboard.press('Enter');
   }
 
+  /** "File: Save All", then waits until no editor tab is left unsaved: the write is
+   *  asynchronous, and a window closed right after the command can lose it. A busy machine can
+   *  drop the palette's Enter, so the command runs again while a tab stays unsaved. */
+  async saveAll(timeout = 30000) {
+    const dirty = this.page.locator('.tabs-container .tab.dirty');
+    const deadline = Date.now() + timeout;
+    for (;;) {
+      await this.palette('File: Save All');
+      const saved = await dirty.first().waitFor({ state: 'detached', timeout: 5000 }).then(() => true).catch(() => false);
+      if (saved) return;
+      if (Date.now() > deadline) throw new Error(`still unsaved after Save All: ${JSON.stringify(await dirty.allInnerTexts())}`);
+    }
+  }
+
   async dismissQuickInput() {
     if (await this.quickInput().isVisible()) {
       await this.page.keyboard.press('Escape');
