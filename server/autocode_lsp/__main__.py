@@ -144,6 +144,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _listen(args: argparse.Namespace) -> int:
     """Check the address and the token options, issue the token, then serve."""
     from autocode_lsp import security, transport  # only when serving (see main)
+    from autocode_lsp.logscrub import ScrubbingFormatter
 
     kind = "tcp" if args.tcp is not None else "ws" if args.ws is not None else "socket"
     host, port = args.tcp or args.ws or ("", 0)
@@ -163,7 +164,7 @@ def _listen(args: argparse.Namespace) -> int:
     if not args.no_token:
         given = Path(args.token_file).expanduser() if args.token_file else None
         token, token_file = security.issue_token(given, kind)
-        transport.ScrubbingFormatter.literals.add(token)
+        ScrubbingFormatter.literals.add(token)
     access = security.Access(
         transport=kind, token=token, allow_client_overrides=args.allow_client_overrides,
         bound_hosts=frozenset({host.lower()}) if host else frozenset(),

@@ -13,6 +13,7 @@ client's event loop are one concern.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib
 import importlib.util
 import logging
@@ -32,6 +33,7 @@ from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
 from autocode_lsp.errors import invalid_arguments
+from autocode_lsp.logscrub import ScrubbingFormatter
 from autocode_lsp.pathmap import PathMap, PathMapError
 from autocode_lsp.security import STDIO, Access
 
@@ -516,8 +518,16 @@ def _documents(server: AutoCodeServer) -> None:
         return None
 
 
+SESSION: contextvars.ContextVar[AutoCodeServer | None] = contextvars.ContextVar("autocode_session", default=None)
+"""The session whose message is being handled (set by the transport for each connection; the
+tasks and engine threads a message starts inherit it)."""
+
+
 class ClientLogHandler(logging.Handler):
-    """Forwards our own log records to the client as `window/logMessage`."""
+    """Forwards our own log records to the client as `window/logMessage`, scrubbed as the log
+    file is. A network listener serves several people's sessions in one process: each hears only
+    the records of its own messages. Over stdio the one session also hears the rest (start-up,
+    the warm-up thread)."""
 
     _by_server: ClassVar[dict[int, ClientLogHandler]] = {}
     _lock: ClassVar[threading.Lock] = threading.Lock()
@@ -525,7 +535,7 @@ class ClientLogHandler(logging.Handler):
     def __init__(self, server: AutoCodeServer) -> None:
         super().__init__(level=logging.getLogger("autocode_lsp").getEffectiveLevel())
         self.server = server
-        self.setFormatter(logging.Formatter("%(name)s: %(message)s"))
+        self.setFormatter(ScrubbingFormatter("%(name)s: %(message)s"))
 
     @classmethod
     def attach(cls, server: AutoCodeServer) -> None:
@@ -546,6 +556,9 @@ class ClientLogHandler(logging.Handler):
                 logging.getLogger(name).removeHandler(handler)
 
     def emit(self, record: logging.LogRecord) -> None:
+        session = SESSION.get()
+        if session is not self.server and (session is not None or self.server.access.network):
+            return
         kind = (
             types.MessageType.Error if record.levelno >= logging.ERROR
             else types.MessageType.Warning if record.levelno >= logging.WARNING

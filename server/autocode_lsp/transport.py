@@ -22,12 +22,13 @@ import os
 import sys
 import threading
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
 
 from autocode_lsp import framing
+from autocode_lsp.logscrub import ScrubbingFormatter
 from autocode_lsp.security import (
     TOKEN_HEADER,
     Access,
@@ -37,7 +38,7 @@ from autocode_lsp.security import (
     private_dir,
     token_matches,
 )
-from autocode_lsp.server import AutoCodeServer, ClientLogHandler, create_server
+from autocode_lsp.server import SESSION, AutoCodeServer, ClientLogHandler, create_server
 
 log = logging.getLogger("autocode_lsp")
 
@@ -90,38 +91,12 @@ def _private_file_handler(log_file: Path) -> logging.Handler:
     return logging.FileHandler(log_file, encoding="utf-8")
 
 
-class ScrubbingFormatter(logging.Formatter):
-    """Every log line passes through the scrub module before it reaches the file.
-
-    Briefs, answers and memory text can hold a credential a person pasted; whatever the
-    log level, the file gets `[redacted:<kind>]` in its place.
-    """
-
-    _env: dict[str, str] | None = None
-    literals: ClassVar[set[str]] = set()
-    """Exact strings never to write (the listener's token: pygls logs `initialize` params)."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        try:
-            # optional: autocode may not be installed
-            from autocode.scrub import redact
-        except ImportError:  # a server installed without the engine logs as it is
-            return text
-        if self._env is None:
-            # The values of secret-named variables are redacted too; PWD (the working
-            # folder, not a password) would only blank out paths.
-            self._env = {k: v for k, v in os.environ.items() if k != "PWD"}
-        for literal in self.literals:
-            text = text.replace(literal, "[redacted:token]")
-        return redact(text, env=self._env, paths=False)
-
-
 # ---------------------------------------------------------------------- one connection
 
 
 async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.Event, where: str) -> bool:
     """Hand every frame of `reader` to the server; False when the framing broke (logged once)."""
+    SESSION.set(server)  # this connection's coroutine, and all its messages start, are its session's
     protocol = server.protocol
 
     def handle(body: bytes) -> None:
@@ -319,6 +294,7 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
         log.info("websocket client connected from %s", websocket.remote_address)
 
         async def messages() -> bool:
+            SESSION.set(server)  # see pump
             while not stop.is_set():
                 try:
                     data = await websocket.recv(decode=False)

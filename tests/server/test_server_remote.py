@@ -538,3 +538,54 @@ def test_the_unix_socket_refuses_a_path_in_use(tmp_path: Path) -> None:
         busy.close()
     assert out.returncode == 2
     assert "already listening" in out.stderr
+
+
+async def test_log_messages_go_scrubbed_to_their_own_session_only(repo: Path, tmp_path: Path) -> None:
+    """`window/logMessage` carries the server's log to the client: through the scrub module, as
+    the log file, and on a listener serving several sessions only to the session whose message
+    the record came from (another person's errors are not theirs to read)."""
+    from support.scrub import load_corpus
+
+    secret = next(str(c["secret"]) for c in load_corpus()["credentials"] if len(str(c.get("secret", ""))) >= 16)
+    listener = await listen("tcp", "127.0.0.1:0", tmp_path / "lsp.log", "--log-level", "debug",
+                            env=private_env(tmp_path))
+    sessions = []
+    try:
+        for _ in range(2):
+            reader, writer = await listener.open()
+            writer.write(initialize_frame(1, listener.token, repo))
+            assert "result" in await reply_to(reader, 1)
+            writer.write(frame({"method": "initialized", "params": {}}))
+            sessions.append((reader, writer))
+        (a_reader, a_writer), (b_reader, b_writer) = sessions
+
+        # A command that fails with the person's own input in its message: the server logs it.
+        a_writer.write(command_frame(2, protocol.TASK_GET, {"taskId": secret, "workspace": str(repo)}))
+        logged = []
+        while True:
+            message = await read_message(a_reader)
+            assert message is not None
+            if message.get("method") == "window/logMessage":
+                logged.append(message["params"]["message"])
+            elif message.get("id") == 2:
+                assert "error" in message, message
+                break
+        failure = [m for m in logged if "task.get failed" in m]
+        assert failure, f"the failure was not sent to its session: the checks below prove nothing ({logged})"
+        assert all(secret not in m for m in logged) and "[redacted:" in failure[0]
+
+        # B asks something after A's failure was logged: nothing of A's reached it before its answer.
+        b_writer.write(command_frame(3, protocol.PROTOCOL_INFO))
+        heard = []
+        while True:
+            message = await read_message(b_reader)
+            assert message is not None
+            if message.get("id") == 3:
+                break
+            if message.get("method") == "window/logMessage":
+                heard.append(message["params"]["message"])
+        assert not [m for m in heard if "task.get" in m], heard
+    finally:
+        for _, writer in sessions:
+            writer.close()
+        await listener.stop()

@@ -40,6 +40,7 @@ from autocode.memory.store import (
     candidate_from_row,
     memory_from_row,
 )
+from autocode.private import private_folder
 
 T = TypeVar("T")
 
@@ -394,7 +395,7 @@ class SqliteStore(Store):
         self._read_lock = threading.RLock()
         self.vectors = ranking.VectorCache()
         try:
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            private_folder(self.path.parent)
             # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes. Only
             # when it does not exist yet: closing a descriptor of a file drops every POSIX lock
             # this process holds on it, including those of another open connection to it.

@@ -21,7 +21,7 @@ from typing import Any
 
 from autocode.errors import SetupError
 from autocode.record import ensure_gitignore
-from autocode.record.location import AUTOCODE_DIR
+from autocode.record.location import AUTOCODE_DIR, checked_folder
 from autocode.tasks import store
 from autocode.tasks.models import AnswerQuestions, ApprovePlan, TaskSnapshot
 
@@ -56,8 +56,8 @@ def runs_folder(workspace: Path) -> Path:
             ".autocode folder: move it away and try again",
             kind="setupError",
         )
-    folder = auto / RUNS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    # `.autocode` as a shared folder, `runs` its owner's alone (0700) whatever the umask.
+    folder = checked_folder(workspace, RUNS_DIR, create=True)
     ensure_gitignore(workspace, check_hidden=False)
     return folder
 

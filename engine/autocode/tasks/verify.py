@@ -20,6 +20,7 @@ from typing import Any
 
 from autocode import gitsafe
 from autocode.errors import AutoCodeError, UsageError
+from autocode.private import private_folder
 from autocode.tasks import store
 
 OUTPUT_TAIL = 8000
@@ -43,6 +44,7 @@ def capture_base(
     `before`: the first content of files already changed in the copy (the agent loop records
     each file as it found it before its first edit); other files are read from the copy."""
     index: dict[str, str | None] = {}
+    private_folder(dest)
     for n, rel in enumerate(files):
         source = copy / rel
         data: bytes | None
@@ -55,8 +57,9 @@ def capture_base(
             data = None
         if data is not None:
             name = f"{n:05d}"
-            (dest / "files").mkdir(parents=True, exist_ok=True)
-            (dest / "files" / name).write_bytes(data)
+            # The run's own evidence: 0700 folders and 0600 files whatever the umask (store.py).
+            private_folder(dest / "files")
+            store.write_bytes_atomic(dest / "files" / name, data, durable=False)
             index[rel] = name
         else:
             index[rel] = None
