@@ -251,6 +251,25 @@ def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
     return 0
 
 
+class _SendsInOrder(WebSocketWriter):
+    """pygls' WebSocket writer, keeping the sends it started: a connection closed right after a
+    message (a refusal before `initialize`) waits for them, so the message is not lost."""
+
+    def __init__(self, websocket: Any) -> None:
+        super().__init__(websocket)
+        self.pending: set[asyncio.Task[None]] = set()
+
+    def write(self, data: bytes) -> asyncio.Task[None]:
+        task = asyncio.ensure_future(super().write(data))
+        self.pending.add(task)
+        task.add_done_callback(self.pending.discard)
+        return task
+
+    async def flushed(self) -> None:
+        while self.pending:
+            await asyncio.gather(*list(self.pending), return_exceptions=True)
+
+
 def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
     # lazy: not needed by the server's `initialize`, which imports this module
     from websockets.asyncio.server import ServerConnection, serve
@@ -285,12 +304,18 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
         stop = threading.Event()
         closing: set[asyncio.Task[None]] = set()
 
+        writer = _SendsInOrder(websocket)
+
+        async def close_after_sends() -> None:
+            await writer.flushed()  # the refusal a closing connection was just sent goes first
+            await websocket.close()
+
         def end_connection() -> None:
             stop.set()
-            closing.add(asyncio.ensure_future(websocket.close()))
+            closing.add(asyncio.ensure_future(close_after_sends()))
 
         server = create_server(end_connection=end_connection, access=session_access)
-        server.protocol.set_writer(WebSocketWriter(websocket), include_headers=False)
+        server.protocol.set_writer(writer, include_headers=False)
         log.info("websocket client connected from %s", websocket.remote_address)
 
         async def messages() -> bool:
@@ -318,6 +343,9 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
         try:
             if not await messages():
                 await websocket.close(1007, "broken message")
+            await writer.flushed()
+            if closing:
+                await asyncio.gather(*closing, return_exceptions=True)
         finally:
             server.close_session()
             ClientLogHandler.detach(server)

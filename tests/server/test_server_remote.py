@@ -110,9 +110,21 @@ async def test_no_token_wrong_token_and_commands_before_initialize_are_refused(
             writer.close()
 
         await asyncio.sleep(0.5)
+        # No task was started for any of them: no run folder (a test command runs only in a task).
         assert not marker.exists(), "a refused client got a command to run"
-        # The listener still serves its owner.
+        assert not (repo / ".autocode" / "runs").exists(), "a refused client started a task"
+        # The listener still serves its owner, and the very start the intruders sent makes a
+        # task for the owner: the run-folder check above is live.
         await good_client_works(listener, repo)
+        reader, writer = await listener.open()
+        try:
+            writer.write(initialize_frame(1, listener.token, repo) + frame({"method": "initialized", "params": {}})
+                         + marker_start(repo, marker))
+            started = await reply_to(reader, 2)
+            assert "result" in started, started
+            assert (repo / ".autocode" / "runs" / started["result"]["id"]).is_dir()
+        finally:
+            writer.close()
     finally:
         await listener.stop()
     text = log_file.read_text(encoding="utf-8")
@@ -121,10 +133,9 @@ async def test_no_token_wrong_token_and_commands_before_initialize_are_refused(
     assert "refused workspace/executeCommand before initialize" in text
     assert listener.token not in text
     # pygls logs every request it dispatches at debug level: none of the refused ones got there.
-    # The one command dispatched is the owner's autocode.protocol.info at the end.
-    assert text.count("Request 'workspace/executeCommand' received") == 1
+    # The commands dispatched are the owner's at the end: autocode.protocol.info and the task start.
+    assert text.count("Request 'workspace/executeCommand' received") == 2
     assert "Request 'shutdown' received" not in text
-    assert not (repo / ".autocode" / "runs").exists()
 
 
 async def test_stdio_answers_requests_before_initialize_with_32002_and_goes_on(tmp_path: Path) -> None:
@@ -419,6 +430,44 @@ async def test_websocket_refuses_an_oversized_message(tmp_path: Path) -> None:
             assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009
     finally:
         await listener.stop()
+
+
+async def test_websocket_refuses_a_request_before_initialize_and_a_message_that_is_not_json(
+    repo: Path, tmp_path: Path
+) -> None:
+    """Over WebSocket as over TCP: a request before `initialize` answers -32002 and the
+    connection closes, nothing dispatched; a message that is not JSON closes it with 1007 and
+    one log line. The listener goes on serving its owner."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosed
+
+    log_file = tmp_path / "l.log"
+    listener = await listen("ws", "127.0.0.1:0", log_file, "--log-level", "debug", env=private_env(tmp_path))
+    url, headers = f"ws://127.0.0.1:{listener.port}", {"X-AutoCode-Token": str(listener.token)}
+
+    def body(data: bytes) -> bytes:
+        return data.split(b"\r\n\r\n", 1)[1]  # a WebSocket message is the JSON alone, no headers
+
+    try:
+        async with connect(url, additional_headers=headers) as ws:
+            await ws.send(body(command_frame(7, protocol.PROTOCOL_INFO)))
+            reply = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            assert reply["id"] == 7 and reply["error"]["code"] == -32002, reply
+            with pytest.raises(ConnectionClosed):
+                await asyncio.wait_for(ws.recv(), 5)
+        async with connect(url, additional_headers=headers) as ws:
+            await ws.send(b"{not json")
+            with pytest.raises(ConnectionClosed) as closed:
+                await asyncio.wait_for(ws.recv(), 10)
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1007
+        async with connect(url, additional_headers=headers) as ws:
+            await ws.send(body(initialize_frame(1, None, repo)))
+            assert "result" in json.loads(await asyncio.wait_for(ws.recv(), 10))
+    finally:
+        await listener.stop()
+    text = log_file.read_text(encoding="utf-8")
+    assert len([line for line in text.splitlines() if "broken LSP framing" in line]) == 1, text
+    assert "Request 'workspace/executeCommand' received" not in text
 
 
 # ---------------------------------------------------------------------- confinement
