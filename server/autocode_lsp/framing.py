@@ -9,10 +9,13 @@ the connection (over stdio: the process exits non-zero so the editor restarts it
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
+import os
 import re
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -23,6 +26,16 @@ MAX_WS_MESSAGE_BYTES = MAX_BODY_BYTES
 """The same bound for a WebSocket message (websockets refuses bigger frames, close code 1009)."""
 
 _LENGTH = re.compile(rb"[0-9]{1,12}")
+
+
+def frame_timeout_s() -> float:
+    """How long the rest of a frame may take once its first header line came. A peer whose
+    Content-Length is longer than what it sends, and then waits, cannot be told from a slow one
+    any other way; no editor takes seconds between the parts of one message."""
+    try:
+        return max(0.1, float(os.environ.get("AUTOCODE_LSP_FRAME_TIMEOUT_S", "30")))
+    except ValueError:
+        return 30.0
 
 
 class FramingError(Exception):
@@ -38,9 +51,16 @@ class Reader(Protocol):
 async def read_frame(reader: Reader) -> bytes | None:
     """The body of the next frame, or None at a clean end of stream (between frames)."""
     length: int | None = None
+    deadline = 0.0
     for count in range(MAX_HEADER_LINES + 1):
         try:
-            line = await reader.readline()
+            if count == 0:
+                line = await reader.readline()  # between frames a client may be quiet for ever
+                deadline = time.monotonic() + frame_timeout_s()
+            else:
+                line = await asyncio.wait_for(reader.readline(), max(0.0, deadline - time.monotonic()))
+        except TimeoutError:
+            raise FramingError(f"a frame's headers did not arrive within {frame_timeout_s():g} s") from None
         except (ValueError, OSError) as exc:  # asyncio's line limit, a reset connection
             raise FramingError(f"cannot read a header line: {exc}") from None
         if not line:
@@ -68,7 +88,12 @@ async def read_frame(reader: Reader) -> bytes | None:
     if length > MAX_BODY_BYTES:
         raise FramingError(f"Content-Length {length} is over the {MAX_BODY_BYTES}-byte limit")
     try:
-        body = await reader.readexactly(length)
+        body = await asyncio.wait_for(reader.readexactly(length), max(0.0, deadline - time.monotonic()))
+    except TimeoutError:
+        raise FramingError(
+            f"a {length}-byte body did not arrive within {frame_timeout_s():g} s (a Content-Length "
+            "longer than the message?)"
+        ) from None
     except Exception as exc:  # IncompleteReadError, a reset connection
         raise FramingError(f"the stream ended inside a {length}-byte body ({exc})") from None
     if len(body) != length:

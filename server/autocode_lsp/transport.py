@@ -144,7 +144,14 @@ def serve_stdio(*, log_file: Path | None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.shutdown()  # type: ignore[no-untyped-call]
+        if code == 1:
+            # A broken frame: a thread may still be blocked reading stdin (a body that never
+            # came), and the server's shutdown would wait for it. The process ends at once
+            # (os._exit in __main__), so only stop the rest.
+            stop.set()
+            server.thread_pool.shutdown(wait=False, cancel_futures=True)
+        else:
+            server.shutdown()  # type: ignore[no-untyped-call]
     return code
 
 

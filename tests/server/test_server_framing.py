@@ -69,17 +69,45 @@ async def test_each_bad_frame_closes_its_tcp_connection_within_a_second(tmp_path
     assert len(lines) == len(cases), lines  # one line per broken connection
 
 
-@pytest.mark.parametrize("what", list(BAD_FRAMES))
+async def test_a_lying_longer_length_closes_a_connection_that_stays_open(tmp_path: Path) -> None:
+    """The peer sends less than its Content-Length and then waits, connection open: the frame's
+    time runs out and the connection closes with one log line (the listener serves on)."""
+    log_file = tmp_path / "lsp.log"
+    env = {**private_env(tmp_path), "AUTOCODE_LSP_FRAME_TIMEOUT_S": "1"}
+    listener = await listen("tcp", "127.0.0.1:0", log_file, env=env)
+    try:
+        reader, writer = await listener.open()
+        writer.write(initialize_frame(1, listener.token, None))
+        assert "result" in await reply_to(reader, 1)
+        writer.write(LYING_LONGER)  # and no half-close: the connection stays open
+        assert await closed_within(reader, 5.0), "a frame that never completes kept its connection"
+        writer.close()
+        # A client that is merely quiet between frames is not affected.
+        reader, writer = await listener.open()
+        writer.write(initialize_frame(1, listener.token, None))
+        assert "result" in await reply_to(reader, 1)
+        await asyncio.sleep(1.5)
+        writer.write(command_frame(2, protocol.PROTOCOL_INFO))
+        assert "result" in await reply_to(reader, 2)
+        writer.close()
+    finally:
+        await listener.stop()
+    lines = [line for line in log_file.read_text(encoding="utf-8").splitlines() if "broken LSP framing" in line]
+    assert len(lines) == 1 and "did not arrive within 1 s" in lines[0], lines
+
+
+@pytest.mark.parametrize("what", [*BAD_FRAMES, "Content-Length longer than the body"])
 def test_a_bad_frame_on_stdio_ends_the_process_non_zero(what: str, tmp_path: Path) -> None:
     log_file = tmp_path / "lsp.log"
     process = subprocess.Popen(
         [sys.executable, "-m", "autocode_lsp", "--log-file", str(log_file)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=private_env(tmp_path),
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**private_env(tmp_path), "AUTOCODE_LSP_FRAME_TIMEOUT_S": "1"},
     )
     assert process.stdin is not None
     try:
         process.stdin.write(initialize_frame(1, None) + frame({"method": "initialized", "params": {}}))
-        process.stdin.write(BAD_FRAMES[what])
+        process.stdin.write(BAD_FRAMES.get(what, LYING_LONGER))
         process.stdin.flush()
         # stdin stays open: the server must not wait for more, it must end.
         code = process.wait(timeout=20)

@@ -996,7 +996,10 @@ def _remote_section() -> list[str]:
         "`-32002` and the session goes on, as the LSP specification says.",
         "- A broken frame (a missing, non-numeric, negative or lying `Content-Length`, a body "
         "that is not a JSON object) closes that connection with one log line; over stdio the "
-        "process exits with status 1 so the editor restarts it.",
+        "process exits with status 1 so the editor restarts it. A frame must arrive whole within "
+        "30 seconds of its first header line (the variable `AUTOCODE_LSP_FRAME_TIMEOUT_S`): a "
+        "`Content-Length` longer than what the peer sends is found that way; between frames a "
+        "client may stay quiet as long as it likes.",
         "- Every `workspace` argument must be a session folder or inside one "
         "(`workspaceOutsideSession`). A network client may not name a command "
         "(`testCommand`) unless the server was started with `--allow-client-overrides` "
