@@ -10,7 +10,6 @@ function that needs it, so a stdio server pays nothing for it.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import os
 import socket
@@ -18,6 +17,8 @@ import stat
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+
+from autocode.private import private_folder
 
 TOKEN_BYTES = 32
 """256 random bits per start (the issue asks for at least 128)."""
@@ -98,14 +99,7 @@ def private_dir(path: Path) -> Path:
 
     Parents that do not exist yet are created 0700 too, whatever the umask.
     """
-    missing: list[Path] = []
-    at = path
-    while not at.exists() and at != at.parent:
-        missing.append(at)
-        at = at.parent
-    for folder in reversed(missing):
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(folder, 0o700)
+    private_folder(path)
     info = os.lstat(path)
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISDIR(info.st_mode):
         raise SecurityError(f"{path} is not a folder (a symbolic link or a file is in its place)")

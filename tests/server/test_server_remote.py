@@ -638,3 +638,49 @@ async def test_log_messages_go_scrubbed_to_their_own_session_only(repo: Path, tm
         for _, writer in sessions:
             writer.close()
         await listener.stop()
+
+
+def test_the_token_folder_falls_back_to_the_state_folder_when_the_runtime_folder_is_not_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`$XDG_RUNTIME_DIR/autocode` only when that folder is ours; unset, missing or another
+    user's, the token goes to `<state dir>/run`, made 0700."""
+    from autocode_lsp import security
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    fallback = tmp_path / "state" / "autocode" / "run"
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert security.runtime_dir() == fallback
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
+    assert security.runtime_dir() == fallback
+    ours = tmp_path / "runtime"
+    ours.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(ours))
+    assert security.runtime_dir() == ours / "autocode"
+    if os.getuid() == 0:  # only root can give a folder away
+        theirs = tmp_path / "theirs"
+        theirs.mkdir(mode=0o700)
+        os.chown(theirs, 65534, 65534)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(theirs))
+        assert security.runtime_dir() == fallback
+    monkeypatch.delenv("XDG_RUNTIME_DIR")
+    token, path = security.issue_token(None, "tcp")
+    assert path.parent == fallback and len(token) >= security.MIN_TOKEN_CHARS
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    for folder in (fallback, fallback.parent, fallback.parent.parent):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700, folder
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="only root can make a socket belong to another user")
+def test_an_existing_socket_of_another_user_is_refused(tmp_path: Path) -> None:
+    from autocode_lsp import security
+
+    folder = tmp_path / "sock"
+    folder.mkdir(mode=0o700)
+    path = folder / "lsp.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as held:
+        held.bind(str(path))
+    os.chown(path, 65534, 65534)
+    with pytest.raises(security.SecurityError, match="belongs to another user"):
+        security.prepare_socket_path(path)
+    assert path.exists(), "another user's socket was removed"
