@@ -44,7 +44,14 @@ def test_killed_preps_are_reclaimed_by_the_next_prep(tmp_path: Path) -> None:
     # kill more (up to 60) until some landed inside the copy (else this test shows nothing).
     while kills < 20 or (left_behind == 0 and kills < 60):
         proc = subprocess.Popen(command, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.1, 1.0) * whole)
+        if kills < 20:
+            time.sleep(rng.uniform(0.1, 1.0) * whole)
+        else:
+            # None of the random moments landed inside a copy (a loaded machine starts slower
+            # than the timed run): kill as soon as the copy's staging folder is there.
+            deadline = time.monotonic() + 60
+            while not _staging(ws) and proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.002)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
         kills += 1
