@@ -393,6 +393,8 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     server = code_server({"autocode.python": sys.executable})
     result = run_scenario("no-folder", server.url(None))
     assert "AutoCode works inside a folder" in result["tasksView"] and "Open Folder" in result["tasksView"]
+    # Still there once the extension is active (its server listed the global memories).
+    assert "Open Folder" in result["tasksViewActive"] and "only global memory" in result["tasksViewActive"]
     assert "Open the repository folder first" in result["startNotification"]
     assert "this project" not in result["memoryBefore"]
     assert result["memoryTargets"] == ["Agent · global", "Team · global"]
@@ -403,6 +405,8 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     assert "past tense" not in result["memoryAfter"]
     assert "prefer-small-focused-commits" in result["promotionView"].lower() or "Prefer small" in result["promotionView"]
     assert result["promotionCheckboxes"] >= 1
+    assert "Promote 1 memory into skills?" in result["promotionDialog"]
+    assert "will be deleted" in result["promotionDialog"] and "Prefer small focused commits." in result["promotionDialog"]
     assert "promoted 1 memory into the skill" in result["promotionNotification"]
 
 
@@ -660,16 +664,20 @@ def _autocode_servers(group: int) -> list[int]:
 @pytest.mark.timeout(900)
 def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: Path, code_server: Any) -> None:
     """The running server is killed until the extension stops restarting it: every view says so,
-    one notification; Restart starts one fresh server (no "command ... already exists", no server
-    left over from the restarts)."""
+    with Restart Server and Show Output, one notification; Restart starts one fresh server (no
+    "command ... already exists", no server left over from the restarts) and the task is listed again."""
+    from autocode.tasks import TaskOptions, TaskRun
+
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    brief = "Start the project with a README."
+    TaskRun.start(repo, brief, TaskOptions(scenario="no-questions"))
     server = code_server({"autocode.python": sys.executable})
     assert server.proc is not None
     artifacts = ARTIFACTS / "server-killed"
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir(parents=True)
     env = {**os.environ, "AUTOCODE_E2E_URL": server.url(repo), "AUTOCODE_E2E_SCENARIO": "server-killed",
-           "AUTOCODE_E2E_ARTIFACTS": str(artifacts), "CHROMIUM": str(CHROMIUM)}
+           "AUTOCODE_E2E_ARTIFACTS": str(artifacts), "CHROMIUM": str(CHROMIUM), "AUTOCODE_E2E_TASK": brief}
     proc = subprocess.Popen(["node", "test/e2e/run.mjs"], cwd=EXT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     kills = 0
@@ -695,14 +703,18 @@ def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: P
     result = json.loads(lines[-1][len("RESULT "):])
     assert proc.returncode == 0, f"{result.get('error')}\nnotifications: {result.get('notifications')}"
     assert kills >= 1
-    assert "Restart Server" in result["tasksDown"] and "Show Output" in result["tasksDown"]
-    assert "not running" in result["memoryDown"]
+    # Every view says the server is down and offers both ways on, even the one that listed a task.
+    assert brief in result["tasksBefore"]
+    for view in ("tasksDown", "memoryDown", "promotionDown"):
+        assert "not running" in result[view] and "Restart Server" in result[view] and "Show Output" in result[view], \
+            (view, result[view])
+    assert brief not in result["tasksDown"] and "No AutoCode tasks yet" not in result["tasksDown"]
     ours = [n for n in result["notificationsDown"] if "AutoCode" in n and "not running" in n]
     assert len(ours) <= 1, result["notificationsDown"]
     # The language client's own toasts for each failed start do not pile up beside it.
     assert not [n for n in result["notificationsDown"] if "couldn't create connection" in n or "Pending response" in n], \
         result["notificationsDown"]
-    assert "not running" not in result["tasksAfter"]
+    assert "not running" not in result["tasksAfter"] and brief in result["tasksAfter"]
     assert "Team · this project" in result["memoryAfter"]
     seen = " ".join(result["notificationsDown"] + result["notificationsAfter"])
     assert "already exists" not in seen, seen
