@@ -174,6 +174,27 @@ def test_vscode_unit_tests_pass() -> None:
     assert int(failed.group(1)) == 0 and int(passed.group(1)) >= 25, out
 
 
+def test_activates_in_repositories_and_on_use_not_in_every_window() -> None:
+    """Activation events: a folder with `.git`, each view, each command and the walkthrough; never
+    `*` or `onStartupFinished` (which start the extension, and its server, in every window)."""
+    manifest = json.loads((EXT / "package.json").read_text())
+    events = manifest["activationEvents"]
+    assert "*" not in events and "onStartupFinished" not in events, events
+    assert "workspaceContains:.git" in events
+    contributes = manifest["contributes"]
+    views = [v["id"] for group in contributes["views"].values() for v in group]
+    assert views and all(f"onView:{v}" in events for v in views), (views, events)
+    # VS Code (1.74 on) also activates on any contributed command; the ones listed must still exist.
+    commands = {c["command"] for c in contributes["commands"]}
+    listed = [e.removeprefix("onCommand:") for e in events if e.startswith("onCommand:")]
+    assert listed and not set(listed) - commands, set(listed) - commands
+    assert {"autocode.startTask", "autocode.showOutput", "autocode.restartServer"} <= set(listed)
+    assert all(f"onWalkthrough:{w['id']}" in events for w in contributes.get("walkthroughs", []))
+    # Nothing else: each event is one of those kinds.
+    kinds = ("workspaceContains:", "onView:", "onCommand:", "onWalkthrough:")
+    assert all(e.startswith(kinds) for e in events), events
+
+
 def test_vsix_holds_the_bundle_and_no_sources() -> None:
     _require_setup()
     import zipfile
