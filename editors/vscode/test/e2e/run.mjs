@@ -56,6 +56,8 @@ async function scenarioPalette(wb) {
 async function scenarioMissingServer(wb) {
   result.notification = await wb.waitForNotification('pip install autocode-lsp', 60000);
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  // The toast slides in: let it settle so the screenshot shows its buttons.
+  await wb.page.waitForTimeout(1000);
   await wb.shot('missing-server');
   note('install hint shown');
   // Point autocode.python at an interpreter that has AutoCode in the Settings editor, as a person
