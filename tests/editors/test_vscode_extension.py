@@ -174,6 +174,27 @@ def test_vscode_unit_tests_pass() -> None:
     assert int(failed.group(1)) == 0 and int(passed.group(1)) >= 25, out
 
 
+def test_activates_in_repositories_and_on_use_not_in_every_window() -> None:
+    """Activation events: a folder with `.git`, each view, each command and the walkthrough; never
+    `*` or `onStartupFinished` (which start the extension, and its server, in every window)."""
+    manifest = json.loads((EXT / "package.json").read_text())
+    events = manifest["activationEvents"]
+    assert "*" not in events and "onStartupFinished" not in events, events
+    assert "workspaceContains:.git" in events
+    contributes = manifest["contributes"]
+    views = [v["id"] for group in contributes["views"].values() for v in group]
+    assert views and all(f"onView:{v}" in events for v in views), (views, events)
+    # VS Code (1.74 on) also activates on any contributed command; the ones listed must still exist.
+    commands = {c["command"] for c in contributes["commands"]}
+    listed = [e.removeprefix("onCommand:") for e in events if e.startswith("onCommand:")]
+    assert listed and not set(listed) - commands, set(listed) - commands
+    assert {"autocode.startTask", "autocode.showOutput", "autocode.restartServer"} <= set(listed)
+    assert all(f"onWalkthrough:{w['id']}" in events for w in contributes.get("walkthroughs", []))
+    # Nothing else: each event is one of those kinds.
+    kinds = ("workspaceContains:", "onView:", "onCommand:", "onWalkthrough:")
+    assert all(e.startswith(kinds) for e in events), events
+
+
 def test_vsix_holds_the_bundle_and_no_sources() -> None:
     _require_setup()
     import zipfile
@@ -393,6 +414,8 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     server = code_server({"autocode.python": sys.executable})
     result = run_scenario("no-folder", server.url(None))
     assert "AutoCode works inside a folder" in result["tasksView"] and "Open Folder" in result["tasksView"]
+    # Still there once the extension is active (its server listed the global memories).
+    assert "Open Folder" in result["tasksViewActive"] and "only global memory" in result["tasksViewActive"]
     assert "Open the repository folder first" in result["startNotification"]
     assert "this project" not in result["memoryBefore"]
     assert result["memoryTargets"] == ["Agent · global", "Team · global"]
@@ -403,6 +426,8 @@ def test_window_without_folder_has_global_memory_only(tmp_path: Path, code_serve
     assert "past tense" not in result["memoryAfter"]
     assert "prefer-small-focused-commits" in result["promotionView"].lower() or "Prefer small" in result["promotionView"]
     assert result["promotionCheckboxes"] >= 1
+    assert "Promote 1 memory into skills?" in result["promotionDialog"]
+    assert "will be deleted" in result["promotionDialog"] and "Prefer small focused commits." in result["promotionDialog"]
     assert "promoted 1 memory into the skill" in result["promotionNotification"]
 
 
@@ -660,16 +685,20 @@ def _autocode_servers(group: int) -> list[int]:
 @pytest.mark.timeout(900)
 def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: Path, code_server: Any) -> None:
     """The running server is killed until the extension stops restarting it: every view says so,
-    one notification; Restart starts one fresh server (no "command ... already exists", no server
-    left over from the restarts)."""
+    with Restart Server and Show Output, one notification; Restart starts one fresh server (no
+    "command ... already exists", no server left over from the restarts) and the task is listed again."""
+    from autocode.tasks import TaskOptions, TaskRun
+
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    brief = "Start the project with a README."
+    TaskRun.start(repo, brief, TaskOptions(scenario="no-questions"))
     server = code_server({"autocode.python": sys.executable})
     assert server.proc is not None
     artifacts = ARTIFACTS / "server-killed"
     shutil.rmtree(artifacts, ignore_errors=True)
     artifacts.mkdir(parents=True)
     env = {**os.environ, "AUTOCODE_E2E_URL": server.url(repo), "AUTOCODE_E2E_SCENARIO": "server-killed",
-           "AUTOCODE_E2E_ARTIFACTS": str(artifacts), "CHROMIUM": str(CHROMIUM)}
+           "AUTOCODE_E2E_ARTIFACTS": str(artifacts), "CHROMIUM": str(CHROMIUM), "AUTOCODE_E2E_TASK": brief}
     proc = subprocess.Popen(["node", "test/e2e/run.mjs"], cwd=EXT, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     kills = 0
@@ -695,14 +724,18 @@ def test_a_killed_server_is_shown_in_every_view_and_restart_recovers(tmp_path: P
     result = json.loads(lines[-1][len("RESULT "):])
     assert proc.returncode == 0, f"{result.get('error')}\nnotifications: {result.get('notifications')}"
     assert kills >= 1
-    assert "Restart Server" in result["tasksDown"] and "Show Output" in result["tasksDown"]
-    assert "not running" in result["memoryDown"]
+    # Every view says the server is down and offers both ways on, even the one that listed a task.
+    assert brief in result["tasksBefore"]
+    for view in ("tasksDown", "memoryDown", "promotionDown"):
+        assert "not running" in result[view] and "Restart Server" in result[view] and "Show Output" in result[view], \
+            (view, result[view])
+    assert brief not in result["tasksDown"] and "No AutoCode tasks yet" not in result["tasksDown"]
     ours = [n for n in result["notificationsDown"] if "AutoCode" in n and "not running" in n]
     assert len(ours) <= 1, result["notificationsDown"]
     # The language client's own toasts for each failed start do not pile up beside it.
     assert not [n for n in result["notificationsDown"] if "couldn't create connection" in n or "Pending response" in n], \
         result["notificationsDown"]
-    assert "not running" not in result["tasksAfter"]
+    assert "not running" not in result["tasksAfter"] and brief in result["tasksAfter"]
     assert "Team · this project" in result["memoryAfter"]
     seen = " ".join(result["notificationsDown"] + result["notificationsAfter"])
     assert "already exists" not in seen, seen

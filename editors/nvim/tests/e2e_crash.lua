@@ -108,5 +108,12 @@ vim.cmd('AutoCode doctor')
 H.wait_note(15000, 'doctor failed', vim.log.levels.ERROR)
 H.wait_note(15000, 'the language server exited unexpectedly (exit code 3', vim.log.levels.ERROR)
 H.check(vim.uv.now() - t0 < 15000, 'reported without waiting for a timeout')
+-- It never started: the message gives the exact install command, once.
+local hint = require('autocode.config').install_hint()
+H.wait_note(5000, 'may be missing or broken: install it with ' .. hint, vim.log.levels.ERROR)
+H.notes = {}
+vim.cmd('AutoCode doctor')
+H.wait_note(15000, 'the language server exited unexpectedly (exit code 3', vim.log.levels.ERROR)
+H.check(not H.note('install it with'), 'the install command is said once, not at every start')
 H.log('ok exits at once')
 H.done()

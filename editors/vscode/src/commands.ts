@@ -6,7 +6,7 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { NOT_RUNNING } from './status';
 import * as args from './model/args';
-import { memoriesFromResult, promotionCandidates, promotionMessage } from './model/memory';
+import { memoriesFromResult, NOTHING_TO_PROMOTE, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
 import { Commands, field, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, showError, showMarkdownPreview, VirtualDocuments } from './ui';
@@ -339,7 +339,7 @@ async function planPromotion(ctx: Context): Promise<void> {
   const plan = await ctx.server.execute(Commands.memoryPlanPromotion, args.planPromotionArgs(folder?.path));
   const candidates = promotionCandidates(plan);
   ctx.promotionView.show(candidates);
-  if (!candidates.length) void vscode.window.showInformationMessage('AutoCode: no agent memories are ready for promotion to team memory.');
+  if (!candidates.length) void vscode.window.showInformationMessage(NOTHING_TO_PROMOTE);
   await vscode.commands.executeCommand('autocode.promotion.focus');
 }
 

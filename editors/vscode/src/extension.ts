@@ -5,7 +5,7 @@ import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
 import { TaskStore } from './model/tasks';
-import { NOT_RUNNING, ServerStatus } from './status';
+import { ServerStatus } from './status';
 import { DoctorPanel, VirtualDocuments } from './ui';
 import { MemoryView, PromotionView } from './views/memory';
 import { TasksView } from './views/tasks';
@@ -27,7 +27,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onStateChange: (running, problem) => {
       const why = status?.update(running, problem);
       tasksView.setServerProblem(why);
-      if (why) ctx.memoryView.showProblem(NOT_RUNNING);
+      ctx.memoryView.setServerDown(why !== undefined);
+      ctx.promotionView.setServerDown(why !== undefined);
     },
   });
   manager = server;

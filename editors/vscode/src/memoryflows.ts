@@ -5,15 +5,10 @@
 
 import * as vscode from 'vscode';
 import { ServerCommandError } from './client';
+import { Refusal, refusalPrompt, scopeDescriptionFor } from './model/memory';
 import { field, isObject, stringField } from './protocol';
 
 /** The refusal a save error carries (server error kind `memoryRefused`), or undefined. */
-export interface Refusal {
-  message: string;
-  belongs: string | undefined;
-  suggestion: string | undefined;
-}
-
 export function refusalOf(err: unknown): Refusal | undefined {
   if (!(err instanceof ServerCommandError) || err.kind !== 'memoryRefused') return undefined;
   const data = isObject(err.data) ? err.data : {};
@@ -30,11 +25,8 @@ export async function saveOrOfferInstead(save: (text: string) => Promise<unknown
   } catch (err) {
     const refusal = refusalOf(err);
     if (!refusal) throw err;
-    const detail = [refusal.message, refusal.belongs && !refusal.message.includes(refusal.belongs) ? `It belongs in: ${refusal.belongs}` : '']
-      .filter(Boolean)
-      .join('\n\n');
-    const actions = refusal.suggestion ? ['Save this instead'] : [];
-    const choice = await vscode.window.showInformationMessage('AutoCode did not save this memory.', { modal: true, detail }, ...actions);
+    const prompt = refusalPrompt(refusal);
+    const choice = await vscode.window.showInformationMessage(prompt.title, { modal: true, detail: prompt.detail }, ...prompt.actions);
     if (choice === 'Save this instead' && refusal.suggestion) return save(refusal.suggestion);
     return undefined;
   }
@@ -60,8 +52,7 @@ export async function agentNameFor(owner: string): Promise<string | undefined | 
 
 /** Quick pick labels for the four scopes; agent ones say why they need a name while none is set. */
 export function scopeDescription(owner: string): string | undefined {
-  if (owner !== 'agent') return undefined;
-  return vscode.workspace.getConfiguration('autocode').get<string>('memory.agent', '').trim() ? undefined : 'needs an agent name (asked next)';
+  return scopeDescriptionFor(owner, vscode.workspace.getConfiguration('autocode').get<string>('memory.agent', ''));
 }
 
 /** Asks before a promotion: names the memories that will be deleted and the skills they become. */

@@ -6,6 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { ServerManager } from './client';
+import { statusItemContent } from './model/status';
 import { isObject, stringField } from './protocol';
 
 export const NOT_RUNNING = 'The AutoCode language server is not running. Run "AutoCode: Restart Language Server", or "AutoCode: Show Output" to see why.';
@@ -30,20 +31,14 @@ export class ServerStatus implements vscode.Disposable {
     void vscode.commands.executeCommand('setContext', 'autocode.serverDown', down);
     if (running) this.wasStarted = true;
     const info = this.server.serverInfo;
-    const version = this.server.serverVersion;
-    const where = info ? `${info.python}${info.bundled ? ' (bundled server)' : ''}` : '';
-    if (running) {
-      this.item.text = 'AutoCode: running';
-      this.item.severity = vscode.LanguageStatusSeverity.Information;
-      this.item.detail = [version ? `v${version}` : '', where, this.record ? `record: ${this.record}` : ''].filter(Boolean).join(' · ');
-      this.item.command = { title: 'Show Output', command: 'autocode.showOutput' };
-      void this.readRecord();
-    } else {
-      this.item.text = 'AutoCode: not running';
-      this.item.severity = vscode.LanguageStatusSeverity.Error;
-      this.item.detail = problem ? shorten(problem, 120) : where;
-      this.item.command = { title: 'Restart', command: 'autocode.restartServer' };
-    }
+    const content = statusItemContent({
+      running, problem, version: this.server.serverVersion, python: info?.python, bundled: info?.bundled, record: this.record,
+    });
+    this.item.text = content.text;
+    this.item.detail = content.detail;
+    this.item.severity = content.severity === 'error' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
+    this.item.command = content.command;
+    if (running) void this.readRecord();
     return down ? problem ?? NOT_RUNNING : undefined;
   }
 
@@ -66,10 +61,4 @@ export class ServerStatus implements vscode.Disposable {
   dispose(): void {
     this.item.dispose();
   }
-}
-
-/** `text` cut to `max` characters with an ellipsis (the full text goes in a tooltip). */
-export function shorten(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 }

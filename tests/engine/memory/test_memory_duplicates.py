@@ -29,7 +29,7 @@ SET_PATH = ROOT / "fixtures" / "memory" / "duplicates.tsv"
 MemoryFactory = Callable[..., MemoryService]
 
 needs_model = pytest.mark.skipif(
-    not static_model_installed(), reason="the semantic extra is not installed (pip install 'autocode[semantic]')"
+    not static_model_installed(), reason="the semantic extra is not installed (pip install 'autocode-lsp[semantic]')"
 )
 
 

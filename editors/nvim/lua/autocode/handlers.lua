@@ -100,6 +100,24 @@ function M.review_plan(_, params, ctx)
   return decided or { decision = 'later' }
 end
 
+local broken_said = false
+
+--- For a server that exited before it finished starting (a broken or half-installed server, or
+--- a `command` that is not the server): the exact install command, said once per session.
+--- A server that ran and then died, or a remote one, gets nothing: reinstalling is not the fix.
+--- @param c vim.lsp.Client|nil
+--- @return string
+function M.broken_server_hint(c)
+  local config = require('autocode.config')
+  if broken_said or not c or c.initialized or type(config.cmd()) ~= 'table' then
+    return ''
+  end
+  broken_said = true
+  return (' It stopped before it had started, so it may be missing or broken: install it with %s'):format(
+    config.install_hint()
+  )
+end
+
 --- Reports a server that went away on its own.
 function M.on_exit(code, signal, client_id)
   local tasks = require('autocode.tasks')
@@ -121,12 +139,14 @@ function M.on_exit(code, signal, client_id)
   local c = vim.lsp.get_client_by_id(client_id)
   local requested = c and rawget(c, '_is_stopping') == true
   if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
+    local hint = M.broken_server_hint(c)
     vim.schedule(function()
       require('autocode.ui').error(
         ('the language server exited unexpectedly (exit code %s, signal %s). '
-          .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.'):format(
+          .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.%s'):format(
           tostring(code),
-          tostring(signal)
+          tostring(signal),
+          hint
         )
       )
       pcall(vim.cmd.redrawstatus)

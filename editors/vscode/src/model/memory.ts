@@ -100,3 +100,29 @@ export function promotionMessage(result: unknown): string {
   const what = `${removed} memor${removed === 1 ? 'y' : 'ies'}`;
   return `AutoCode: promoted ${what}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`;
 }
+
+/** What a plan with nothing to promote tells the person (promotion turns team memories into skills). */
+export const NOTHING_TO_PROMOTE = 'AutoCode: no team memories read as know-how to turn into skills yet.';
+
+/** A refused save (server error kind `memoryRefused`): why, where it belongs, and a durable version. */
+export interface Refusal {
+  message: string;
+  belongs: string | undefined;
+  suggestion: string | undefined;
+}
+
+/**
+ * How a refusal is shown: whole, as information, with "It belongs in" when the message does not
+ * already say it, and "Save this instead" when the server offers a version it would keep.
+ */
+export function refusalPrompt(refusal: Refusal): { title: string; detail: string; actions: string[] } {
+  const detail = [refusal.message, refusal.belongs && !refusal.message.includes(refusal.belongs) ? `It belongs in: ${refusal.belongs}` : '']
+    .filter(Boolean)
+    .join('\n\n');
+  return { title: 'AutoCode did not save this memory.', detail, actions: refusal.suggestion ? ['Save this instead'] : [] };
+}
+
+/** The description of a scope in the Add Memory pick: agent scopes say they need a name while none is set. */
+export function scopeDescriptionFor(owner: string, agentName: string): string | undefined {
+  return owner === 'agent' && !agentName.trim() ? 'needs an agent name (asked next)' : undefined;
+}

@@ -3,7 +3,7 @@
 // candidate of the server's promotion plan).
 
 import * as vscode from 'vscode';
-import { shorten } from '../status';
+import { shorten } from '../model/status';
 import { groupMemories, MemoryGroup, MemoryItem, PromotionCandidate } from '../model/memory';
 
 type MemoryNode = { kind: 'group'; group: MemoryGroup } | { kind: 'memory'; item: MemoryItem } | { kind: 'note'; text: string };
@@ -34,10 +34,23 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     this.changed.fire(undefined);
   }
 
+  /**
+   * While the server is down the view is empty (no stale memories, no search message), so its
+   * welcome content shows: not running, with Restart Server and Show Output buttons.
+   */
+  setServerDown(down: boolean): void {
+    if (this.down === down) return;
+    this.down = down;
+    this.view.message = !down && this.search ? searchMessage(this.search.query, this.search.results.length) : undefined;
+    this.changed.fire(undefined);
+  }
+
+  private down = false;
+
   showSearch(query: string, results: MemoryItem[]): void {
     this.search = { query, results };
     void vscode.commands.executeCommand('setContext', 'autocode.memorySearchActive', true);
-    this.view.message = `${results.length} result${results.length === 1 ? '' : 's'} for “${query}”`;
+    if (!this.down) this.view.message = searchMessage(query, results.length);
     this.changed.fire(undefined);
   }
 
@@ -65,7 +78,8 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
     }
     const m = node.item;
     const firstLine = m.content.split('\n')[0];
-    const item = new vscode.TreeItem(firstLine.length > 80 ? `${firstLine.slice(0, 79)}…` : firstLine);
+    // The label is the first line, shortened; the tooltip below has the whole memory.
+    const item = new vscode.TreeItem(shorten(firstLine, 80));
     item.id = `${this.search ? 'search/' : ''}memory/${m.id}`;
     item.description = [m.category, this.search ? `${m.owner} · ${m.scope}` : '', m.score !== undefined ? m.score.toFixed(2) : ''].filter(Boolean).join(' · ');
     const tooltip = new vscode.MarkdownString();
@@ -78,6 +92,7 @@ export class MemoryView implements vscode.TreeDataProvider<MemoryNode>, vscode.D
   }
 
   getChildren(node?: MemoryNode): MemoryNode[] {
+    if (this.down) return [];
     if (!node) {
       const notes: MemoryNode[] = this.note ? [{ kind: 'note', text: this.note }] : [];
       if (this.search) return [...notes, ...this.search.results.map((item): MemoryNode => ({ kind: 'memory', item }))];
@@ -114,6 +129,16 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
     });
   }
 
+  private down = false;
+
+  /** While the server is down the view is empty, so its welcome content (Restart, Show Output) shows. */
+  setServerDown(down: boolean): void {
+    if (this.down === down) return;
+    this.down = down;
+    this.updateMessage();
+    this.changed.fire(undefined);
+  }
+
   show(candidates: PromotionCandidate[]): void {
     this.candidates = candidates;
     this.updateMessage();
@@ -130,7 +155,7 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
 
   private updateMessage(): void {
     const chosen = this.candidates.filter((c) => c.selected).length;
-    this.view.message = this.candidates.length
+    this.view.message = this.candidates.length && !this.down
       ? `${chosen} of ${this.candidates.length} candidates selected. Apply with the ✓ button.`
       : undefined;
   }
@@ -146,7 +171,7 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
   }
 
   getChildren(node?: PromotionCandidate): PromotionCandidate[] {
-    return node ? [] : this.candidates;
+    return node || this.down ? [] : this.candidates;
   }
 
   dispose(): void {
@@ -154,4 +179,9 @@ export class PromotionView implements vscode.TreeDataProvider<PromotionCandidate
     this.view.dispose();
     this.changed.dispose();
   }
+}
+
+/** The Memory view's message while a search's results are shown. */
+export function searchMessage(query: string, count: number): string {
+  return `${count} result${count === 1 ? '' : 's'} for “${query}”`;
 }

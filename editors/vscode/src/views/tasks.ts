@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { buildTaskTree, statusText, TaskNode, TaskStore } from '../model/tasks';
-import { shorten } from '../status';
+import { labelAndTooltip } from '../model/status';
 
 /** Tree labels longer than this are cut with an ellipsis. */
 const LABEL_MAX = 60;
@@ -34,7 +34,11 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
 
   refresh(): void {
     const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => ({ name: f.name, path: f.uri.fsPath }));
-    this.roots = buildTaskTree(this.store.all(), folders);
+    // While the server is down the tree is empty, so the view shows its welcome content: the
+    // server is not running, with Restart Server and Show Output buttons. The tasks it last listed
+    // cannot be acted on until it runs again; they come back with it. A message would hide those
+    // buttons (and, without a folder, the Open Folder button), so none is set.
+    this.roots = this.serverProblem ? [] : buildTaskTree(this.store.all(), folders);
     this.parents = new Map();
     const walk = (nodes: TaskNode[], parent: TaskNode | undefined): void => {
       for (const n of nodes) {
@@ -43,10 +47,6 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
       }
     };
     walk(this.roots, undefined);
-    // Tasks still listed while the server is down are what it last said: the message says it is down.
-    this.view.message = this.serverProblem && this.roots.length
-      ? shorten(this.serverProblem, 200)
-      : vscode.workspace.workspaceFolders?.length ? undefined : 'Open a folder to run tasks; without one only global memory is available.';
     this.changed.fire(undefined);
     this.refreshStatus();
   }
@@ -66,12 +66,11 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
 
   getTreeItem(node: TaskNode): vscode.TreeItem {
     const collapsible = node.children.length ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None;
-    const label = shorten(node.label, LABEL_MAX);
+    // A shortened label keeps its full text in the tooltip.
+    const { label, tooltip } = labelAndTooltip(node.label, LABEL_MAX, node.tooltip);
     const item = new vscode.TreeItem(label, collapsible);
     item.id = node.id;
     item.description = node.description;
-    // A shortened label keeps its full text in the tooltip.
-    const tooltip = node.tooltip ?? (label !== node.label ? node.label : undefined);
     item.tooltip = tooltip ? new vscode.MarkdownString(tooltip) : undefined;
     item.contextValue = node.contextValue;
     item.iconPath = new vscode.ThemeIcon(node.icon);

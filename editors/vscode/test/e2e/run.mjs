@@ -6,7 +6,8 @@
 // Environment: AUTOCODE_E2E_URL (workbench URL, with ?folder= when a folder is
 // open), AUTOCODE_E2E_ARTIFACTS, AUTOCODE_E2E_SCENARIO (palette | missing-server |
 // no-folder | multi-root | doctor | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
-// AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names).
+// AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names),
+// AUTOCODE_E2E_TASK (server-killed: the brief of a task the folder already holds).
 
 import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -55,6 +56,8 @@ async function scenarioPalette(wb) {
 async function scenarioMissingServer(wb) {
   result.notification = await wb.waitForNotification('pip install autocode-lsp', 60000);
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  // The toast slides in: let it settle so the screenshot shows its buttons.
+  await wb.page.waitForTimeout(1000);
   await wb.shot('missing-server');
   note('install hint shown');
   // Point autocode.python at an interpreter that has AutoCode in the Settings editor, as a person
@@ -107,6 +110,10 @@ async function scenarioNoFolder(wb) {
   note('start task refused without a folder');
   await wb.clearNotifications();
   result.memoryBefore = await wb.waitForViewText('Memory', (t) => /global only/.test(t) && /Team · global/.test(t), 60000);
+  // The extension is active now (the Memory view shows what its server listed): the Tasks view
+  // must still offer Open Folder, which a view message would hide.
+  result.tasksViewActive = await wb.viewText('Tasks');
+  await wb.shot('no-folder-active');
 
   await wb.palette('AutoCode: Add Memory');
   await wb.waitForQuickInput('Where should the memory live');
@@ -194,20 +201,25 @@ async function scenarioDoctor(wb) {
  * then: closing it ends the extension host and the server with it).
  */
 async function scenarioServerKilled(wb) {
+  // With AUTOCODE_E2E_TASK the folder holds that task: the view lists it, not "No AutoCode tasks yet".
+  const task = env.AUTOCODE_E2E_TASK;
+  const listed = (t) => (task ? t.includes(task) : /No AutoCode tasks yet/.test(t));
   await wb.showAutoCodeViews();
-  result.tasksBefore = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t), 90000);
+  result.tasksBefore = await wb.waitForViewText('Tasks', listed, 90000);
   writeFileSync(join(wb.artifacts, 'ready'), '');
   note('server running');
-  result.tasksDown = await wb.waitForViewText('Tasks', (t) => /language server is not running/.test(t), 180000);
+  const down = (t) => /language server is not running/.test(t) && /Restart Server/.test(t) && /Show Output/.test(t);
+  result.tasksDown = await wb.waitForViewText('Tasks', down, 180000);
   writeFileSync(join(wb.artifacts, 'down-seen'), '');
-  result.memoryDown = await wb.waitForViewText('Memory', (t) => /not running/.test(t), 30000);
+  result.memoryDown = await wb.waitForViewText('Memory', down, 30000);
+  result.promotionDown = await wb.waitForViewText('Team Memory Promotion', down, 30000);
   result.notificationsDown = await wb.notifications();
   await wb.shot('server-down');
   note('views say the server is down');
   await wb.clearNotifications();
   const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Tasks' }) }).first();
   await pane.locator('.monaco-button', { hasText: 'Restart Server' }).first().click();
-  result.tasksAfter = await wb.waitForViewText('Tasks', (t) => /No AutoCode tasks yet/.test(t) && !/not running/.test(t), 90000);
+  result.tasksAfter = await wb.waitForViewText('Tasks', (t) => listed(t) && !/not running/.test(t), 90000);
   // Only a running server fills the Memory view with the project's scopes.
   result.memoryAfter = await wb.waitForViewText('Memory', (t) => /project:/.test(t) && /Team · this project/.test(t), 90000);
   result.notificationsAfter = await wb.notifications();
