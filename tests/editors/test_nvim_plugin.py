@@ -337,16 +337,23 @@ def test_the_server_records_how_each_answer_was_given(answers_run: tuple[Path, s
     assert [c["answer"] for c in record["conventions"]] == ["Name each test after the behaviour it checks"]
 
 
-def test_task_commands_go_to_the_server_that_owns_the_task(tmp_path: Path) -> None:
+@pytest.mark.parametrize("separate", [False, True], ids=["one-server", "two-servers"])
+def test_task_commands_go_to_the_server_that_owns_the_task(tmp_path: Path, separate: bool) -> None:
+    """With the shipped config both repositories share one server; with a server per repository
+    the current buffer's server does not know the task, so a command sent there would fail."""
     first = sample_repo(tmp_path, "pytest")
     second = tmp_path / "other"
     second.mkdir()
     git(second, "init", "-q")
     (second / "README.md").write_text("other\n", encoding="utf-8")
-    result = run_nvim("e2e_routing.lua", tmp_path, cwd=first,
-                      env={"AUTOCODE_TEST_OTHER": str(second)}, timeout=180)
-    assert ("ok two servers\nok routed to the owner\n" in result.stdout
-            or "ok one server for both repositories\nok routed to the owner\n" in result.stdout)
+    env = {"AUTOCODE_TEST_OTHER": str(second)}
+    if separate:
+        env["AUTOCODE_TEST_SEPARATE_SERVERS"] = "1"
+    result = run_nvim("e2e_routing.lua", tmp_path, cwd=first, env=env, timeout=180)
+    servers = "ok two servers\n" if separate else "ok one server for both repositories\n"
+    assert servers + "ok routed to the owner\n" in result.stdout, result.stdout
+
+
 def _listen(tmp_path: Path, *flags: str) -> tuple[subprocess.Popen[bytes], str]:
     """`autocode-lsp --tcp/--socket ...` as a person starts it; returns it and its address."""
     log = tmp_path / "lsp-remote.err"
