@@ -275,7 +275,7 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
         "e2e_typing.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_ANSWER": answer},
         timeout=300, flag="-S",
     )
-    for step in ("ok question waited", "ok answered as typed", "ok plan waited", "ok diff waited",
+    for step in ("ok question deferred in insert mode", "ok question waited", "ok answered as typed", "ok plan waited", "ok diff waited",
                  "ok applied"):
         assert f"{step}\n" in result.stdout
     if _server_has_three_way_apply():
