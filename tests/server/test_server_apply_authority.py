@@ -395,3 +395,34 @@ async def test_an_editor_refusal_puts_the_disk_files_back(tmp_path: Path) -> Non
         assert _tree(repo) == before and not (repo / "pkg").exists()
     finally:
         await close(session)
+
+
+async def test_a_change_made_through_another_server_process_reaches_this_client(tmp_path: Path) -> None:
+    """Two editors, each with its own stdio server on the same repository: a task started and
+    answered through server A reaches server B's client as autocode/task/didChange."""
+    repo = build_repo(tmp_path / "project")
+    quiet = {"askQuestion": False, "reviewPlan": False}
+    one = await connect("stdio", log_file=tmp_path / "a.log")
+    two = await connect("stdio", log_file=tmp_path / "b.log")
+    try:
+        await initialize(one, preset="neovim", folders=[repo], opt_in=quiet)
+        await initialize(two, preset="vscode", folders=[repo], opt_in=quiet)
+        assert one.process is not None and two.process is not None and one.process.pid != two.process.pid
+        snap = await one.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+        await wait_until(
+            lambda: any(c["task"]["id"] == snap["id"] for c in two.did_change), timeout=30,
+            what="server B's client hearing the task server A started",
+        )
+        answered = await one.command(protocol.TASK_ANSWER, {
+            "taskId": snap["id"], "questionId": "test-naming", "text": NAMING_ANSWER,
+        })
+        await wait_until(
+            lambda: any(c["task"]["id"] == snap["id"] and c["revision"] >= answered["revision"]
+                        for c in two.did_change),
+            timeout=30, what="the answer given through server A reaching server B's client",
+        )
+        revisions = [c["revision"] for c in two.did_change if c["task"]["id"] == snap["id"]]
+        assert revisions == sorted(set(revisions)), revisions  # in order, never twice
+    finally:
+        await close(one)
+        await close(two)
