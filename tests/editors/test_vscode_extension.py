@@ -276,7 +276,8 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
                           AUTOCODE_E2E_ANSWER=NAMING_ANSWER,
                           AUTOCODE_E2E_SECOND_BRIEF="Add shortest_word(): apply patches/add-shortest-word.patch",
                           AUTOCODE_E2E_SECOND_ANSWER=SECOND_ANSWER,
-                          AUTOCODE_E2E_SERVER_KNOWS_HOW="1" if knows_how else "0")
+                          AUTOCODE_E2E_SERVER_KNOWS_HOW="1" if knows_how else "0",
+                          AUTOCODE_E2E_REPO=str(repo))
 
     assert [s["step"] for s in result["steps"]][:5] == [
         "workbench open", "task started", "question answered", "plan approved", "completion applied from the diff"]
@@ -314,11 +315,22 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     assert "AutoCode" in result["secondStatusBar"] and len(result["secondStatusBar"].strip()) < 30
     assert "def shortest_word" in (repo / "textkit" / "words.py").read_text()
     second = _ledger(run_dirs[1])
+    # What project.json held as learned answers once each completed task had finished learning:
+    # the typed answer verbatim and nothing else after the first task.
+    assert result["learnedAfterFirst"] == [NAMING_ANSWER]
     if knows_how:
-        # Enter on the default: recorded as an accepted default and not learned; the third task delegated.
+        # Enter on the default: recorded as an accepted default; the third task delegated. Both
+        # tasks completed and learned, and neither answer was learned (the record was forgotten
+        # before them, so any learned answer would show here).
         assert [a.get("how") for a in second] == ["acceptedDefault"]
-        assert SECOND_ANSWER not in result["doctorSecond"]
         assert [a.get("how") for a in _ledger(run_dirs[2])] == ["delegated"]
+        for run_dir in run_dirs[1:3]:
+            state = json.loads((run_dir / "state.json").read_text())
+            assert state["state"] == "COMPLETED" and state["learning"]["status"] == "done", state["learning"]
+        assert result["learnedAfterSecond"] == []
+        assert result["learnedAfterThird"] == []
+        record = json.loads((repo / ".autocode" / "project.json").read_text())
+        assert record["conventions"] == []
     else:
         # An older server refuses `how`: the editor never lets it record the default or a delegation
         # as the person's own answer; the typed answer goes through and is learned.
@@ -326,8 +338,7 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
         assert "does not know answer kinds" in result["refusedDelegated"]
         assert [(a["text"], a["kind"]) for a in second] == [(SECOND_ANSWER, "human")]
         assert SECOND_ANSWER in result["doctorSecond"]
-        record = json.loads((repo / ".autocode" / "project.json").read_text())
-        assert SECOND_ANSWER in json.dumps(record) and NAMING_ANSWER not in json.dumps(record)
+        assert result["learnedAfterSecond"] == [SECOND_ANSWER]
     # What the editor sent, from its own log: each answer with how it was given.
     logs = "\n".join(p.read_text(errors="replace") for p in server.user_data.rglob("*.log"))
     for how in ("typed", "acceptedDefault"):

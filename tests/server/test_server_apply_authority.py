@@ -16,6 +16,7 @@ from lsprotocol import types
 from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
+from support import git, make_repo
 from support.lsp import (
     Session,
     _offset,
@@ -298,3 +299,130 @@ async def test_every_tcp_session_of_a_workspace_hears_every_change(tmp_path: Pat
         await close(two, stop_process=False)
     finally:
         await stop(process)
+
+
+def _repo_with_more_change(root: Path, more: dict[str, str | None]) -> Path:
+    """build_repo, with a change.patch that also creates (text) or deletes (None) the files in `more`."""
+    make_repo(root, {
+        "greet.py": "def greet():\n    return 'hello'\n",
+        "old.py": "OLD = 1\n",
+        "tests/__init__.py": "",
+        "tests/test_greet.py": (
+            "import unittest\n\nfrom greet import greet\n\n\n"
+            "class GreetTest(unittest.TestCase):\n"
+            "    def test_greet_says_hello(self):\n"
+            "        self.assertIn('hello', greet())\n"
+        ),
+    })
+    (root / GREET).write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    for rel, text in more.items():
+        target = root / rel
+        if text is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+    git(root, "add", "-A")
+    patch = git(root, "diff", "--cached")
+    git(root, "reset", "-q", "--hard")
+    (root / "change.patch").write_text(patch, encoding="utf-8")
+    git(root, "add", "change.patch")
+    git(root, "commit", "-q", "-m", "add the patch")
+    return root
+
+
+async def test_an_unsaved_buffer_of_a_deleted_file_refuses_before_the_editor_changes(tmp_path: Path) -> None:
+    """The task deletes old.py, which is open with unsaved edits, and changes greet.py, open too:
+    the refusal comes before any WorkspaceEdit, so the editor is left as it was."""
+    repo = _repo_with_more_change(tmp_path / "project", {"old.py": None})
+    session = await _client(tmp_path, repo, "lsp")
+    try:
+        snap = await _verified(session, repo)
+        before = _tree(repo)
+        _open(session, repo / GREET, (repo / GREET).read_text())
+        # old.py is open as it was; on disk it has changed since (saved from elsewhere), so the
+        # buffer differs from the file the engine would delete.
+        _open(session, repo / "old.py", (repo / "old.py").read_text())
+        (repo / "old.py").write_text("OLD = 2  # saved from elsewhere\n", encoding="utf-8")
+        before = _tree(repo)
+        refused = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert refused["state"] == "WAITING_FOR_COMPLETION_APPROVAL", refused
+        assert "old.py has unsaved edits" in refused["needs"]["apply"]["message"]
+        assert session.edits == [], "the editor was changed although the apply was refused"
+        assert _tree(repo) == before
+    finally:
+        await close(session)
+
+
+async def test_a_failed_disk_write_leaves_the_editor_and_the_disk_unchanged(tmp_path: Path) -> None:
+    """The task adds pkg/new.py (not open) and changes greet.py (open); `pkg` has become a file in
+    the workspace, so the disk write fails: the editor is never asked, nothing is written."""
+    repo = _repo_with_more_change(tmp_path / "project", {"pkg/new.py": "NEW = 1\n"})
+    session = await _client(tmp_path, repo, "lsp")
+    try:
+        snap = await _verified(session, repo)
+        (repo / "pkg").write_text("in the way\n", encoding="utf-8")
+        before = _tree(repo)
+        _open(session, repo / GREET, (repo / GREET).read_text())
+        refused = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert refused["state"] == "WAITING_FOR_COMPLETION_APPROVAL", refused
+        assert "writing the change failed" in refused["needs"]["apply"]["message"]
+        assert "nothing was written" in refused["needs"]["apply"]["message"]
+        assert session.edits == [], "the editor was changed although the apply was refused"
+        assert _tree(repo) == before
+        # Out of the way, the retry applies both.
+        (repo / "pkg").unlink()
+        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert done["state"] == "COMPLETED", done
+        assert (repo / "pkg" / "new.py").read_text() == "NEW = 1\n", done["result"]["apply"]
+        assert "goodbye" in (repo / GREET).read_text()
+    finally:
+        await close(session)
+
+
+async def test_an_editor_refusal_puts_the_disk_files_back(tmp_path: Path) -> None:
+    """Disk files are written before the editor is asked; when it refuses they are put back."""
+    repo = _repo_with_more_change(tmp_path / "project", {"pkg/new.py": "NEW = 1\n", "old.py": None})
+    session = await _client(tmp_path, repo, "lsp")
+    try:
+        snap = await _verified(session, repo)
+        before = _tree(repo)
+        _open(session, repo / GREET, (repo / GREET).read_text())
+        session.apply_edit = lambda params: types.ApplyWorkspaceEditResult(applied=False, failure_reason="no")
+        refused = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert refused["state"] == "WAITING_FOR_COMPLETION_APPROVAL", refused
+        assert len(session.edits) == 1
+        assert _tree(repo) == before and not (repo / "pkg").exists()
+    finally:
+        await close(session)
+
+
+async def test_a_change_made_through_another_server_process_reaches_this_client(tmp_path: Path) -> None:
+    """Two editors, each with its own stdio server on the same repository: a task started and
+    answered through server A reaches server B's client as autocode/task/didChange."""
+    repo = build_repo(tmp_path / "project")
+    quiet = {"askQuestion": False, "reviewPlan": False}
+    one = await connect("stdio", log_file=tmp_path / "a.log")
+    two = await connect("stdio", log_file=tmp_path / "b.log")
+    try:
+        await initialize(one, preset="neovim", folders=[repo], opt_in=quiet)
+        await initialize(two, preset="vscode", folders=[repo], opt_in=quiet)
+        assert one.process is not None and two.process is not None and one.process.pid != two.process.pid
+        snap = await one.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
+        await wait_until(
+            lambda: any(c["task"]["id"] == snap["id"] for c in two.did_change), timeout=30,
+            what="server B's client hearing the task server A started",
+        )
+        answered = await one.command(protocol.TASK_ANSWER, {
+            "taskId": snap["id"], "questionId": "test-naming", "text": NAMING_ANSWER,
+        })
+        await wait_until(
+            lambda: any(c["task"]["id"] == snap["id"] and c["revision"] >= answered["revision"]
+                        for c in two.did_change),
+            timeout=30, what="the answer given through server A reaching server B's client",
+        )
+        revisions = [c["revision"] for c in two.did_change if c["task"]["id"] == snap["id"]]
+        assert revisions == sorted(set(revisions)), revisions  # in order, never twice
+    finally:
+        await close(one)
+        await close(two)

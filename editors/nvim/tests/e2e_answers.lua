@@ -4,8 +4,10 @@
 -- a server that knows answer kinds records them, an older one refuses the
 -- field and the editor then sends only a typed answer (never an accepted
 -- default or a delegation that server would record as the person's own).
--- cwd: fixtures/samples "pytest". Prints "ok <how> sent" and "ok <how> recorded"
--- or "ok <how> refused by an older server".
+-- Each task the server takes is carried through (plan approved, change
+-- applied) so that learning runs after it.
+-- cwd: fixtures/samples "pytest". Prints "ok <how> sent", "ok <how> recorded"
+-- and "ok <how> completed", or "ok <how> refused by an older server".
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
 local questions = require('autocode.questions')
@@ -71,7 +73,37 @@ for _, how in ipairs({ 'acceptedDefault', 'delegated', 'typed' }) do
       H.log('ok ' .. how .. ' taken (the server shows no answer ledger)')
     end
   end
-  H.call('autocode.task.cancel', { taskId = id })
+  if H.note('answer not sent') then
+    H.call('autocode.task.cancel', { taskId = id })
+  else
+    -- Carried through to completion (plan approved, change applied), so that learning runs
+    -- and the test can see what it kept from each way of answering.
+    H.wait(120000, function()
+      return tasks.reviews[id] ~= nil or tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_plan'
+    end, 'the plan of the ' .. how .. ' task')
+    vim.cmd('AutoCode approve ' .. id)
+    H.wait(240000, function()
+      return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
+    end, 'the verified change of the ' .. how .. ' task')
+    vim.cmd('AutoCode apply ' .. id)
+    local last_poll = 0
+    H.wait(120000, function()
+      local s = tasks.snapshots[id]
+      if s and s.state == 'COMPLETED' and type(s.learning) == 'table' and s.learning.status ~= 'pending' then
+        return true
+      end
+      if vim.uv.now() - last_poll > 500 then
+        last_poll = vim.uv.now()
+        tasks.remember(H.call('autocode.task.get', { taskId = id }), true)
+      end
+      return false
+    end, 'the ' .. how .. ' task to complete and learn')
+    H.eq(tasks.snapshots[id].learning.status, 'done', 'learning worked')
+    H.log('ok ' .. how .. ' completed')
+    -- The next task applies the same patch: take this one's change back out of the work tree.
+    vim.fn.system({ 'git', 'checkout', '--', 'shop', 'tests' })
+    H.eq(vim.v.shell_error, 0, 'the change taken back out')
+  end
   H.log('ok ' .. how .. ' task ' .. id)
 end
 H.done()

@@ -2,6 +2,10 @@
 -- task commands go to the server that owns the task's workspace, not the
 -- current buffer's.
 -- cwd: repository A (fixtures/samples "pytest"); AUTOCODE_TEST_OTHER: repository B.
+-- AUTOCODE_TEST_SEPARATE_SERVERS=1: a config that starts one server per
+-- repository (reuse_client only for the same root), so B's buffer has its own
+-- server, which does not know A's task; otherwise the shipped config (one
+-- server with both as folders).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
 local questions = require('autocode.questions')
@@ -14,6 +18,13 @@ end, function()
   return answering and questions.TYPE or nil
 end)
 
+if vim.env.AUTOCODE_TEST_SEPARATE_SERVERS == '1' then
+  vim.lsp.config('autocode', {
+    reuse_client = function(client, config)
+      return client.name == config.name and client.root_dir == config.root_dir
+    end,
+  })
+end
 vim.lsp.enable('autocode')
 vim.cmd.edit('README.md')
 local a = H.client()
@@ -40,6 +51,8 @@ if b.id == a.id then
   end, 'repository B added to the one server')
   H.log('ok one server for both repositories')
 else
+  H.check(vim.env.AUTOCODE_TEST_SEPARATE_SERVERS == '1', 'two servers only when the config asks for them')
+  H.eq(vim.fs.normalize(b.root_dir), vim.fs.normalize(vim.env.AUTOCODE_TEST_OTHER), "B's server is rooted at B")
   H.log('ok two servers')
 end
 

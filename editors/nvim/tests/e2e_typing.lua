@@ -1,5 +1,8 @@
 -- A person keeps typing in their own buffer through a whole task: every
--- 200 ms one of `ahello<Esc>`, `x`, `:w`, Enter. Nothing the server sends
+-- 200 ms one of `a`, `hello`, `<Esc>`, `x`, `:w`, Enter, each on its own tick
+-- so that insert and command-line mode last across timer ticks (the task is
+-- started while they are typing in insert mode, and they go on typing there
+-- until its question has arrived, which must then wait). Nothing the server sends
 -- takes their cursor or their keys: the question is never asked while they
 -- are in insert or command-line mode, the plan and the diff open without
 -- being entered, and the task never passes a decision point until they decide
@@ -43,8 +46,18 @@ end
 -- The typing person.
 local own_buf
 local typing = false
-local keys = { 'ahello<Esc>', 'x', ':w', '<CR>' }
+local keys = { 'a', 'hello', '<Esc>', 'x', ':w', '<CR>' }
 local tick = 0
+-- While set, the person stays in insert mode (`hello` again each tick) until a question arrives.
+local hold_insert = false
+-- The mode each question arrived in (questions.offer is where it is asked or queued).
+local questions = require('autocode.questions')
+local offered_in = {}
+local offer = questions.offer
+questions.offer = function(entry)
+  table.insert(offered_in, vim.api.nvim_get_mode().mode)
+  return offer(entry)
+end
 local stolen = {}
 local timer = assert(vim.uv.new_timer())
 timer:start(
@@ -56,6 +69,10 @@ timer:start(
     end
     if vim.api.nvim_get_current_buf() ~= own_buf then
       table.insert(stolen, vim.api.nvim_buf_get_name(0))
+    end
+    if hold_insert and #offered_in == 0 and keys[tick % #keys + 1] == '<Esc>' then
+      vim.api.nvim_input(' hello')
+      return
     end
     tick = tick + 1
     vim.api.nvim_input(keys[(tick - 1) % #keys + 1])
@@ -97,7 +114,11 @@ H.async(function()
     return c ~= nil and c.initialized == true
   end, 'the client')
 
+  hold_insert = true
   typing = true
+  H.until_(5000, function()
+    return vim.api.nvim_get_mode().mode == 'i'
+  end, 'insert mode from the typed `a`')
   vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
   H.until_(60000, function()
     return tasks.current ~= nil
@@ -106,8 +127,13 @@ H.async(function()
   H.until_(60000, function()
     return tasks.needs_kind(snap_of(id)) == 'question' or #prompts > 0
   end, 'the question')
+  hold_insert = false
   type_for(4000)
-  -- The question was asked only in normal mode, and dismissed: it still waits.
+  -- The question arrived while the person was in insert mode: it was queued and announced,
+  -- not asked; asked only back in normal mode, and dismissed: it still waits.
+  H.eq(offered_in[1], 'i', 'the question arrived during insert mode: ' .. vim.inspect(offered_in))
+  H.check(H.note('asked when you are back in normal mode'), 'the deferred question was announced')
+  H.log('ok question deferred in insert mode')
   H.check(#prompts > 0 or H.note('asks:'), 'the question was announced or asked')
   for _, p in ipairs(prompts) do
     H.eq(p.mode, 'n', 'a prompt opened outside normal mode: ' .. vim.inspect(p))

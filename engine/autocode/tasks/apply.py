@@ -277,6 +277,41 @@ def write_plans(workspace: Path, plans: Iterable[FilePlan]) -> list[str]:
     return written
 
 
+def save_files(workspace: Path, paths: Iterable[str]) -> dict[str, tuple[bytes, int] | None]:
+    """What each path holds on disk now (its bytes and mode, None when absent), for `restore_files`."""
+    saved: dict[str, tuple[bytes, int] | None] = {}
+    for rel in paths:
+        target = safe_path(workspace, rel)
+        try:
+            saved[rel] = (target.read_bytes(), stat.S_IMODE(target.stat().st_mode))
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            saved[rel] = None
+    return saved
+
+
+def restore_files(workspace: Path, saved: dict[str, tuple[bytes, int] | None]) -> None:
+    """Put each saved path back as `save_files` found it (an absent file is removed again)."""
+    for rel, was in saved.items():
+        target = safe_path(workspace, rel)
+        if was is None:
+            if target.is_file() or target.is_symlink():
+                target.unlink()
+            # and the folders made for it, while they are empty
+            parent = target.parent
+            while parent != workspace and parent.is_dir() and not any(parent.iterdir()):
+                parent.rmdir()
+                parent = parent.parent
+            continue
+        data, mode = was
+        try:
+            if target.is_file() and target.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        _write_atomic(target, data)
+        os.chmod(target, mode)
+
+
 def _write_atomic(target: Path, data: bytes) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     try:

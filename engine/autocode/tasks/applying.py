@@ -96,7 +96,12 @@ class ApplyPhase(RunCore):
     def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
         """Write the planned files: the ones open in an editor that applies edits go through it
         (unsaved edits and undo included), the others to disk. Returns (written, through the
-        editor), or None when the apply was refused (then nothing was written)."""
+        editor), or None when the apply was refused (then nothing was written, in the editor or on
+        disk).
+
+        All or nothing: every check that can refuse comes first, then the disk files are written
+        (each one's earlier content kept), then the editor is asked; if the editor refuses or
+        fails, the disk files are put back as they were."""
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
@@ -110,39 +115,80 @@ class ApplyPhase(RunCore):
                 opened = set(editor.open_paths([p.path for p in changing]))
                 by_editor = [p for p in changing if p.path in opened and p.action == "write"]
             on_disk = [p for p in changing if p not in by_editor]
-            if by_editor:
+            unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
+        except Exception as exc:  # the editor went away or failed: nothing is claimed
+            self._editor_failed(exc, head_moved)
+            return None
+        if unsaved:
+            self._unsaved_refused(unsaved, head_moved)
+            return None
+        written = self._write_disk(apply_mod, on_disk, head_moved)
+        if written is None:
+            return None
+        saved, disk_written = written
+        if by_editor:
+            try:
                 ok, why = editor.apply(label, by_editor)
                 if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
                     self._note("apply_from_disk", {"why": why})
-                    on_disk, by_editor = changing, []
-                elif not ok:
-                    self._apply_refused(
-                        f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
-                        "recorded as applied. Approve the completion again to retry.", head_moved,
-                    )
+                    paths = [p.path for p in by_editor]
+                    unsaved = editor.unsaved(paths)
+            except Exception as exc:
+                apply_mod.restore_files(self.workspace, saved)
+                self._editor_failed(exc, head_moved)
+                return None
+            if ok is False:
+                apply_mod.restore_files(self.workspace, saved)
+                self._apply_refused(
+                    f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
+                    "written. Approve the completion again to retry.", head_moved,
+                )
+                return None
+            if ok is None:
+                if unsaved:
+                    apply_mod.restore_files(self.workspace, saved)
+                    self._unsaved_refused(unsaved, head_moved)
                     return None
-            unsaved = editor.unsaved([p.path for p in on_disk]) if editor is not None and on_disk else []
-        except Exception as exc:  # the editor went away or failed: nothing is claimed
-            self._apply_refused(
-                f"the editor did not take the change (it answered with an error or went away: "
-                f"{type(exc).__name__}: {exc}); nothing was recorded as applied. Approve the "
-                "completion again to retry.",
-                head_moved,
-            )
-            return None
-        if unsaved:
-            self._apply_refused(
-                f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
-                "which cannot take this change itself; save or revert them, then approve again "
-                "(nothing was written)", head_moved,
-            )
-            return None
+                more = self._write_disk(apply_mod, by_editor, head_moved, undo=saved)
+                if more is None:
+                    return None
+                return disk_written + more[1], []
+        return [p.path for p in by_editor] + disk_written, [p.path for p in by_editor]
+
+    def _write_disk(
+        self, apply_mod: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
+    ) -> tuple[dict[str, Any], list[str]] | None:
+        """Write `plans` to disk, keeping what each file held; on a failure put back everything
+        written (these and `undo`) and refuse. Returns (what to put back, paths written) or None."""
+        saved: dict[str, Any] = {}
         try:
-            written = apply_mod.write_plans(self.workspace, on_disk)
+            saved = apply_mod.save_files(self.workspace, [p.path for p in plans])
+            written = apply_mod.write_plans(self.workspace, plans)
         except (ValueError, OSError) as exc:
-            self._apply_refused(f"writing the change failed: {exc}", head_moved)
+            try:
+                apply_mod.restore_files(self.workspace, {**(undo or {}), **saved})
+                put_back = "nothing was written"
+            except OSError as again:
+                put_back = f"putting the files back also failed ({again}); check them with git status"
+            self._apply_refused(f"writing the change failed: {exc}; {put_back}. Fix the cause, then approve "
+                                "the completion again.", head_moved)
             return None
-        return [p.path for p in by_editor] + written, [p.path for p in by_editor]
+        return {**(undo or {}), **saved}, written
+
+    def _editor_failed(self, exc: Exception, head_moved: dict[str, Any] | None) -> None:
+        self._apply_refused(
+            f"the editor did not take the change (it answered with an error or went away: "
+            f"{type(exc).__name__}: {exc}); nothing was written. Approve the "
+            "completion again to retry.",
+            head_moved,
+        )
+
+    def _unsaved_refused(self, unsaved: list[str], head_moved: dict[str, Any] | None) -> None:
+        self._apply_refused(
+            f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
+            "which cannot take this change itself; save or revert them, then approve again "
+            "(nothing was written)", head_moved,
+        )
 
     def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
         """The change was not applied: back to waiting for the completion approval (retry)."""

@@ -602,12 +602,70 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
 def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
     """A session started (`initialized`) or opened more folders: it hears every later change, and
     every task waiting there for a person is announced to it again (in the background)."""
+    if server not in SESSIONS and server.opt_in["didChange"]:
+        server.spawn(_watch_other_processes(server), "notice task changes made by other processes")
     SESSIONS.add(server)
     wanted = folders if folders is not None else workspaces.session_folders(server)
     # Cheap before the engine loads: only folders that hold task runs at all.
     with_runs = [f for f in wanted if (f / ".autocode" / "runs").is_dir()]
     if with_runs:
         server.spawn(_reannounce(server, with_runs), "re-announce waiting tasks")
+
+
+WATCH_INTERVAL_S = 1.0
+"""How often a session looks for task changes made by another process (another editor's own
+server on the same repository, or the CLI): one `stat` of each run's state.json."""
+
+
+def _run_stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
+    """(mtime in ns, size, inode) of each run's state.json in the folder ({} when it has no runs):
+    the engine replaces the file whole on every commit, so a commit changes at least the inode."""
+    stamps: dict[str, tuple[int, int, int]] = {}
+    try:
+        entries = os.scandir(folder / ".autocode" / "runs")
+    except OSError:
+        return stamps
+    with entries:
+        for entry in entries:
+            try:
+                st = os.stat(os.path.join(entry.path, "state.json"))
+            except OSError:
+                continue
+            stamps[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
+    return stamps
+
+
+def _snapshots_of(changed: list[tuple[Path, str]]) -> list[TaskSnapshot]:
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.tasks import TaskRun
+
+    found: list[TaskSnapshot] = []
+    for folder, task_id in changed:
+        try:
+            found.append(TaskRun.load(folder, task_id).snapshot())
+        except Exception as exc:  # not a task (yet), or being written: the next look sees it
+            log.debug("task %s in %s not read: %s", task_id, folder, exc)
+    return found
+
+
+async def _watch_other_processes(server: AutoCodeServer) -> None:
+    """While the session is connected, publish task changes that another process made in its
+    folders, as this process publishes its own. A look is a stat per run; only a run whose
+    state.json changed is read, and `_publish_one` drops revisions already sent (this process's own
+    changes among them)."""
+    seen: dict[Path, dict[str, tuple[int, int, int]]] = {}
+    while not server.closed:
+        changed: list[tuple[Path, str]] = []
+        for folder in workspaces.session_folders(server):
+            stamps = _run_stamps(folder)
+            before = seen.get(folder)
+            seen[folder] = stamps
+            if before is not None:  # the first look only learns what is there (joined announces it)
+                changed += [(folder, task_id) for task_id, stamp in stamps.items() if before.get(task_id) != stamp]
+        if changed:
+            for snap in sorted(await engine_call(_snapshots_of, changed), key=lambda s: s.created):
+                _publish_one(server, snap)
+        await asyncio.sleep(WATCH_INTERVAL_S)
 
 
 async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:

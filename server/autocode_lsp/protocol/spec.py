@@ -519,8 +519,10 @@ COMMANDS: tuple[CommandSpec, ...] = (
 
 METHODS: tuple[MethodSpec, ...] = (
     MethodSpec(TASK_DID_CHANGE, "notification", TaskDidChangeParams, None,
-               "Sent after every change of a task this session started or touched, with the "
-               "full snapshot. Revisions only increase.", "experimental.autocode"),
+               "Sent after every change of a task in this session's folders, with the full "
+               "snapshot: changes made through this session or another session of the same "
+               "server at once, changes made by another process (another server, the CLI) "
+               "within about a second. Revisions only increase.", "experimental.autocode"),
     MethodSpec(TASK_ASK_QUESTION, "request", AskQuestionParams, AskQuestionResult,
                "Asks the person one question of a task. The reply says how it was answered "
                "(`how`, as in `autocode.task.answer`; without it a text equal to the default is "

@@ -9,7 +9,8 @@
 // AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names),
 // AUTOCODE_E2E_TASK (server-killed: the brief of a task the folder already holds).
 
-import { appendFileSync, existsSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Workbench } from './workbench.mjs';
 
@@ -352,6 +353,27 @@ async function answerOnScreen(wb, answer) {
   return text;
 }
 
+/**
+ * The answers `.autocode/project.json` holds as learned conventions, once the newest completed
+ * task has finished learning (learning runs right after COMPLETED is recorded). [] when there is
+ * no record. Needs AUTOCODE_E2E_REPO.
+ */
+async function learnedAnswers(wb, completedRuns) {
+  const repo = env.AUTOCODE_E2E_REPO;
+  const runs = join(repo, '.autocode', 'runs');
+  const learned = () => {
+    const done = readdirSync(runs, { withFileTypes: true }).filter((d) => d.isDirectory()).filter((d) => {
+      const state = JSON.parse(readFileSync(join(runs, d.name, 'state.json'), 'utf8'));
+      return state.state === 'COMPLETED' && state.learning?.status !== 'pending';
+    });
+    return done.length >= completedRuns;
+  };
+  for (let i = 0; i < 120 && !learned(); i++) await wb.page.waitForTimeout(500);
+  const record = join(repo, '.autocode', 'project.json');
+  if (!existsSync(record)) return [];
+  return (JSON.parse(readFileSync(record, 'utf8')).conventions ?? []).map((c) => c.answer);
+}
+
 /** Opens the question's QuickPick from the palette and picks the row showing `label`. */
 async function answerFromPalette(wb, label) {
   await wb.palette('AutoCode: Answer Question');
@@ -438,6 +460,7 @@ async function scenarioFlow(wb) {
   await wb.clearNotifications();
   await wb.shot('tasks-completed');
   note('task completed');
+  if (env.AUTOCODE_E2E_REPO) result.learnedAfterFirst = await learnedAnswers(wb, 1);
 
   await wb.clearNotifications();
   await wb.palette('AutoCode: Doctor');
@@ -503,8 +526,14 @@ async function scenarioFlow(wb) {
   await wb.shot('doctor-after-second-task');
   note('second task completed');
 
+  if (env.AUTOCODE_E2E_REPO) result.learnedAfterSecond = await learnedAnswers(wb, 2);
+
   if (knowsHow) {
-    // A third task, delegated, then cancelled.
+    // A third task, delegated and carried through to completion so that learning runs. The
+    // same patch again: the person first takes the second task's change back out (saved files,
+    // so the editors reload them).
+    execFileSync('git', ['apply', '-R', 'patches/add-shortest-word.patch'], { cwd: env.AUTOCODE_E2E_REPO });
+    await wb.page.waitForTimeout(2000);
     await wb.clearNotifications();
     await wb.palette('AutoCode: Start Task');
     await wb.waitForQuickInput('What should AutoCode do');
@@ -514,6 +543,14 @@ async function scenarioFlow(wb) {
     await answerFromPalette(wb, 'Let AutoCode decide');
     await wb.waitForViewText('Tasks', (t) => /waiting for plan approval/.test(t), 120000);
     note('third question delegated');
+    await approvePlanInEditor(wb, 'lens');
+    await wb.waitForViewText('Tasks', (t) => /waiting for completion approval/.test(t), 240000);
+    await wb.palette('AutoCode: Approve Completion');
+    await applyFromDiff(wb);
+    await wb.page.locator('.statusbar-item', { hasText: 'AutoCode: completed' }).first().waitFor({ timeout: 240000 });
+    await wb.saveAll();
+    result.learnedAfterThird = await learnedAnswers(wb, 3);
+    note('third task completed');
   }
 }
 
