@@ -30,18 +30,22 @@ TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
 BRIEF = "Make greet() say goodbye too: apply change.patch"
 
 
+SOURCES = {
+    "greet.py": "def greet():\n    return 'hello'\n",
+    "tests/__init__.py": "",
+    "tests/test_greet.py": (
+        "import unittest\n\nfrom greet import greet\n\n\n"
+        "class GreetTest(unittest.TestCase):\n"
+        "    def test_greet_says_hello(self):\n"
+        "        self.assertIn('hello', greet())\n"
+    ),
+}
+"""The small unittest project's files before its change."""
+
+
 def build_repo(root: Path) -> Path:
     """A small unittest project with a committed patch the fixture implementer applies."""
-    make_repo(root, {
-        "greet.py": "def greet():\n    return 'hello'\n",
-        "tests/__init__.py": "",
-        "tests/test_greet.py": (
-            "import unittest\n\nfrom greet import greet\n\n\n"
-            "class GreetTest(unittest.TestCase):\n"
-            "    def test_greet_says_hello(self):\n"
-            "        self.assertIn('hello', greet())\n"
-        ),
-    })
+    make_repo(root, SOURCES)
     (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
     patch = git(root, "diff")
     git(root, "checkout", "--", "greet.py")
