@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -43,7 +44,8 @@ def test_killed_preps_are_reclaimed_by_the_next_prep(tmp_path: Path) -> None:
     # 20 kills at random moments; on a loaded machine a process's start-up time varies, so
     # kill more (up to 60) until some landed inside the copy (else this test shows nothing).
     while kills < 20 or (left_behind == 0 and kills < 60):
-        proc = subprocess.Popen(command, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(command, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                start_new_session=True)
         if kills < 20:
             time.sleep(rng.uniform(0.1, 1.0) * whole)
         else:
@@ -52,7 +54,10 @@ def test_killed_preps_are_reclaimed_by_the_next_prep(tmp_path: Path) -> None:
             deadline = time.monotonic() + 60
             while not _staging(ws) and proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.002)
-        proc.send_signal(signal.SIGKILL)
+        # The whole process group, as a closed terminal or a killed editor does: a copy's second
+        # process would otherwise go on writing the staging folder after its parent died.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
         kills += 1
         left_behind += len(_staging(ws))
