@@ -156,7 +156,9 @@ async function scenarioNoFolder(wb) {
   await wb.typeIntoQuickInput(advice);
   await wb.waitForViewText('Memory', (t) => t.includes(advice), 30000);
   await wb.palette('AutoCode: Plan Team Memory Promotion');
-  result.promotionView = await wb.waitForViewText('Team Memory Promotion', (t) => /1 of 1 candidates selected/.test(t), 30000);
+  // The view's message can render before its tree rows: wait for the candidate's row too.
+  result.promotionView = await wb.waitForViewText(
+    'Team Memory Promotion', (t) => /1 of 1 candidates selected/.test(t) && /prefer-small-focused-commits|Prefer small/i.test(t), 30000);
   const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Team Memory Promotion' }) }).first();
   result.promotionCheckboxes = await pane.locator('.monaco-list-row [class*="checkbox"]').count();
   await wb.shot('promotion-plan');
