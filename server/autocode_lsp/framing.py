@@ -51,16 +51,17 @@ class Reader(Protocol):
 async def read_frame(reader: Reader) -> bytes | None:
     """The body of the next frame, or None at a clean end of stream (between frames)."""
     length: int | None = None
-    deadline = 0.0
+    deadline, limit = 0.0, 0.0
     for count in range(MAX_HEADER_LINES + 1):
         try:
             if count == 0:
                 line = await reader.readline()  # between frames a client may be quiet for ever
-                deadline = time.monotonic() + frame_timeout_s()
+                limit = frame_timeout_s()
+                deadline = time.monotonic() + limit
             else:
                 line = await asyncio.wait_for(reader.readline(), max(0.0, deadline - time.monotonic()))
         except TimeoutError:
-            raise FramingError(f"a frame's headers did not arrive within {frame_timeout_s():g} s") from None
+            raise FramingError(f"a frame's headers did not arrive within {limit:g} s") from None
         except (ValueError, OSError) as exc:  # asyncio's line limit, a reset connection
             raise FramingError(f"cannot read a header line: {exc}") from None
         if not line:
@@ -91,7 +92,7 @@ async def read_frame(reader: Reader) -> bytes | None:
         body = await asyncio.wait_for(reader.readexactly(length), max(0.0, deadline - time.monotonic()))
     except TimeoutError:
         raise FramingError(
-            f"a {length}-byte body did not arrive within {frame_timeout_s():g} s (a Content-Length "
+            f"a {length}-byte body did not arrive within {limit:g} s (a Content-Length "
             "longer than the message?)"
         ) from None
     except Exception as exc:  # IncompleteReadError, a reset connection
