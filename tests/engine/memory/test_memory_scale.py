@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from autocode.memory import MemoryContext, StoreUnavailable, open_memory, rules
+from autocode.memory import MemoryContext, StoreUnavailable, open_memory, ranking, rules
 from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,6 +51,38 @@ def test_both_stores_rank_the_evaluation_set_alike(request: pytest.FixtureReques
     differ = [key for key in answers["sqlite"] if answers["sqlite"][key] != answers["postgresql"][key]]
     assert not differ, f"{len(differ)} of {len(answers['sqlite'])} rankings differ, e.g. {differ[:3]}"
     assert all(answers["sqlite"][("hybrid", q)] for q, _ in data.queries)
+
+
+
+@pytest.mark.pg
+def test_rows_found_only_by_meaning_get_the_same_keyword_score_in_both_stores(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With few candidates, most rows found by meaning are not among the keyword candidates, so
+    their keyword score comes from their own words: SQL on PostgreSQL, Python on SQLite. With the
+    usual 100 candidates every matching row of the evaluation set is a keyword candidate, and this
+    path would go untested."""
+    from bench.memory_eval import build_store, load_eval
+
+    monkeypatch.setattr(ranking, "CANDIDATES", 5)
+    data = load_eval()
+    scores: dict[str, dict[str, list[tuple[str, float]]]] = {}
+    for kind in ("sqlite", "postgresql"):
+        location = _location(kind, request, tmp_path)
+        mapping = build_store(tmp_path / "few.sqlite3", data, **location)
+        with open_memory(**{**location, "embedding_provider": "static"}) as memory:
+            vis = memory.visibility(MemoryContext(None, None))
+            scores[kind] = {
+                query: [(mapping[h.memory.id], h.score) for h in memory.rank(vis, query, 8, "hybrid").hits]
+                for query, _ in data.queries
+            }
+    differ = [
+        q for q, found in scores["sqlite"].items()
+        if [i for i, _ in found] != [i for i, _ in scores["postgresql"][q]]
+        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(found, scores["postgresql"][q], strict=True))
+    ]
+    # (cosines are float4 products in pgvector, hence the tolerance)
+    assert not differ, f"{len(differ)} of {len(scores['sqlite'])} rankings differ, e.g. {differ[:2]}"
 
 
 SEARCHER = textwrap.dedent(
