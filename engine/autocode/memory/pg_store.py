@@ -17,7 +17,6 @@ engine sees.
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
 import threading
 import time
@@ -338,44 +337,6 @@ def _search_state_sql(model: str | None) -> str:
         if model else "ARRAY[]::text[]"
     )
     return f"SELECT (SELECT coalesce(sum(rows), 0) FROM memory_buckets WHERE bucket = ANY(%(buckets)s::bigint[])), {missing}"
-
-
-@functools.lru_cache(maxsize=64)
-def _ranking_text(
-    model: str, dims: int, mode: str, with_floor: bool, large: bool | None, state: bool, limit: int, depth: int
-) -> str:
-    """The text of the ranking query for one shape of search (see PostgresStore._ranking_sql).
-
-    A process asks the same few shapes again and again; writing the text once per shape saves
-    the client about 0.1 ms per search."""
-    score = (
-        "c.cos" if mode == "semantic"
-        else "(1 - %(weight)s) * c.cos + %(weight)s * c.kw / (SELECT CASE WHEN max(kw) > 0 THEN max(kw) ELSE 1 END FROM kw)"
-    )
-    keep = "(c.kw > 0 OR c.cos >= %(floor)s)" if with_floor else "TRUE"
-    cos = (
-        f"CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL "
-        f"THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END"
-    )
-    # The rows found by meaning come with the columns their score needs (the index scan has
-    # read them); only the keyword rows among the candidates are read again.
-    near = _near(model, dims, "%(depth)s", large, "id, seq, bucket, string_to_array(terms, ' ') AS words, embedding_model, vec")
-    sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
-    near AS MATERIALIZED ({near}),
-    c AS MATERIALIZED (
-        SELECT m.id, m.seq, coalesce(k.kw, {_row_kw("m.words")}) AS kw, {cos} AS cos FROM near m LEFT JOIN kw k ON k.seq = m.seq
-        UNION ALL
-        SELECT m.id, m.seq, k.kw, {cos} AS cos FROM kw k JOIN memories m ON m.seq = k.seq
-        WHERE NOT EXISTS (SELECT 1 FROM near n WHERE n.seq = k.seq)
-    )
-    , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)"""
-    ranked = f"SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq"
-    if state:
-        sql += f""", st AS ({_search_state_sql(model)})
-        SELECT st.*, r.* FROM st LEFT JOIN ({ranked}) r ON TRUE ORDER BY r.score DESC, r.seq DESC"""
-    else:
-        sql += f"\n    {ranked} ORDER BY top.score DESC, top.seq DESC"
-    return _inline_limits(sql, {"limit": limit, "depth": depth})
 
 
 def _plans(conn: Any, generic: bool) -> None:
@@ -935,8 +896,34 @@ class PostgresStore(Store):
         params["vector"] = vector_literal(vector)
         params["weight"] = keyword_weight
         params["floor"] = floor
-        sql = _ranking_text(model, dims, mode, floor is not None, large, state, int(params["limit"]), int(params["depth"]))
-        return sql, params
+        score = (
+            "c.cos" if mode == "semantic"
+            else "(1 - %(weight)s) * c.cos + %(weight)s * c.kw / (SELECT CASE WHEN max(kw) > 0 THEN max(kw) ELSE 1 END FROM kw)"
+        )
+        keep = "TRUE" if floor is None else "(c.kw > 0 OR c.cos >= %(floor)s)"
+        cos = (
+            f"CASE WHEN m.embedding_model = {_literal(model)} AND m.vec IS NOT NULL "
+            f"THEN -(m.vec::vector({dims}) <#> %(vector)s::vector({dims})) ELSE 0 END"
+        )
+        # The rows found by meaning come with the columns their score needs (the index scan has
+        # read them); only the keyword rows among the candidates are read again.
+        near = _near(model, dims, "%(depth)s", large, "id, seq, bucket, string_to_array(terms, ' ') AS words, embedding_model, vec")
+        sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
+        near AS MATERIALIZED ({near}),
+        c AS MATERIALIZED (
+            SELECT m.id, m.seq, coalesce(k.kw, {_row_kw("m.words")}) AS kw, {cos} AS cos FROM near m LEFT JOIN kw k ON k.seq = m.seq
+            UNION ALL
+            SELECT m.id, m.seq, k.kw, {cos} AS cos FROM kw k JOIN memories m ON m.seq = k.seq
+            WHERE NOT EXISTS (SELECT 1 FROM near n WHERE n.seq = k.seq)
+        )
+        , top AS (SELECT c.seq, {score} AS score FROM c WHERE {keep} ORDER BY score DESC, c.seq DESC LIMIT %(limit)s)"""
+        ranked = f"SELECT top.seq, top.score, {_M_COLUMNS} FROM top JOIN memories m ON m.seq = top.seq"
+        if state:
+            sql += f""", st AS ({_search_state_sql(model)})
+            SELECT st.*, r.* FROM st LEFT JOIN ({ranked}) r ON TRUE ORDER BY r.score DESC, r.seq DESC"""
+        else:
+            sql += f"\n        {ranked} ORDER BY top.score DESC, top.seq DESC"
+        return _inline_limits(sql, params), params
 
     def rank_with_state(
         self,
