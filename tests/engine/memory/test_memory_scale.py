@@ -32,26 +32,35 @@ def _location(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> dict
     return {"database_url": request.getfixturevalue("pg_url")}
 
 
-@pytest.mark.pg
-def test_both_stores_rank_the_evaluation_set_alike(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+def _rank_evaluation_set(
+    request: pytest.FixtureRequest, tmp_path: Path, modes: tuple[str, ...]
+) -> tuple[Any, dict[str, dict[tuple[str, str], list[tuple[str, float]]]]]:
+    """The evaluation set loaded into each store, and each store's top 8 (evaluation id, score)
+    for every (mode, query)."""
     from bench.memory_eval import build_store, load_eval
 
     data = load_eval()
-    answers: dict[str, dict[tuple[str, str], list[str]]] = {}
+    found: dict[str, dict[tuple[str, str], list[tuple[str, float]]]] = {}
     for kind in ("sqlite", "postgresql"):
         location = _location(kind, request, tmp_path)
-        mapping = build_store(tmp_path / "eval.sqlite3", data, **location)
+        mapping = build_store(tmp_path / f"eval-{kind}.sqlite3", data, **location)
         with open_memory(**{**location, "embedding_provider": "static"}) as memory:
             vis = memory.visibility(MemoryContext(None, None))
-            answers[kind] = {
-                (mode, query): [mapping[h.memory.id] for h in memory.rank(vis, query, 8, mode).hits]
-                for mode in MODES
+            found[kind] = {
+                (mode, query): [(mapping[h.memory.id], h.score) for h in memory.rank(vis, query, 8, mode).hits]
+                for mode in modes
                 for query, _ in data.queries
             }
+    return data, found
+
+
+@pytest.mark.pg
+def test_both_stores_rank_the_evaluation_set_alike(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    data, found = _rank_evaluation_set(request, tmp_path, MODES)
+    answers = {kind: {key: [i for i, _ in hits] for key, hits in ranked.items()} for kind, ranked in found.items()}
     differ = [key for key in answers["sqlite"] if answers["sqlite"][key] != answers["postgresql"][key]]
     assert not differ, f"{len(differ)} of {len(answers['sqlite'])} rankings differ, e.g. {differ[:3]}"
     assert all(answers["sqlite"][("hybrid", q)] for q, _ in data.queries)
-
 
 
 @pytest.mark.pg
@@ -62,27 +71,16 @@ def test_rows_found_only_by_meaning_get_the_same_keyword_score_in_both_stores(
     their keyword score comes from their own words: SQL on PostgreSQL, Python on SQLite. With the
     usual 100 candidates every matching row of the evaluation set is a keyword candidate, and this
     path would go untested."""
-    from bench.memory_eval import build_store, load_eval
-
     monkeypatch.setattr(ranking, "CANDIDATES", 5)
-    data = load_eval()
-    scores: dict[str, dict[str, list[tuple[str, float]]]] = {}
-    for kind in ("sqlite", "postgresql"):
-        location = _location(kind, request, tmp_path)
-        mapping = build_store(tmp_path / "few.sqlite3", data, **location)
-        with open_memory(**{**location, "embedding_provider": "static"}) as memory:
-            vis = memory.visibility(MemoryContext(None, None))
-            scores[kind] = {
-                query: [(mapping[h.memory.id], h.score) for h in memory.rank(vis, query, 8, "hybrid").hits]
-                for query, _ in data.queries
-            }
+    _, found = _rank_evaluation_set(request, tmp_path, ("hybrid",))
+    pg = found["postgresql"]
     differ = [
-        q for q, found in scores["sqlite"].items()
-        if [i for i, _ in found] != [i for i, _ in scores["postgresql"][q]]
-        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(found, scores["postgresql"][q], strict=True))
+        key for key, hits in found["sqlite"].items()
+        if [i for i, _ in hits] != [i for i, _ in pg[key]]
+        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(hits, pg[key], strict=True))
     ]
     # (cosines are float4 products in pgvector, hence the tolerance)
-    assert not differ, f"{len(differ)} of {len(scores['sqlite'])} rankings differ, e.g. {differ[:2]}"
+    assert not differ, f"{len(differ)} of {len(found['sqlite'])} rankings differ, e.g. {differ[:2]}"
 
 
 SEARCHER = textwrap.dedent(
