@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from support import git, make_repo
+from support import GREET_SOURCES, git, make_repo
 
 pytestmark = pytest.mark.editor
 
@@ -36,17 +36,7 @@ def emacs() -> str:
 
 
 def build_repo(root: Path) -> Path:
-    make_repo(root, {
-        "greet.py": "def greet():\n    return 'hello'\n",
-        "tests/__init__.py": "",
-        "tests/test_greet.py": (
-            "import unittest\n\nfrom greet import greet\n\n\n"
-            "class GreetTest(unittest.TestCase):\n"
-            "    def test_greet_says_hello(self):\n"
-            "        self.assertIn('hello', greet())\n"
-        ),
-        ".autocode/config.toml": f'test_command = "{TEST_COMMAND}"\n',
-    })
+    make_repo(root, {**GREET_SOURCES, ".autocode/config.toml": f'test_command = "{TEST_COMMAND}"\n'})
     (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
     patch = git(root, "diff")
     git(root, "checkout", "--", "greet.py")

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from lsprotocol import types
-from test_server_tasks_flow import BRIEF, NAMING_ANSWER, SOURCES, TEST_COMMAND, build_repo
+from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
-from support import git, make_repo
+from support import GREET_SOURCES, git, make_repo
 from support.lsp import (
     Session,
     _offset,
@@ -303,7 +303,7 @@ async def test_every_tcp_session_of_a_workspace_hears_every_change(tmp_path: Pat
 
 def _repo_with_more_change(root: Path, more: dict[str, str | None]) -> Path:
     """build_repo, with a change.patch that also creates (text) or deletes (None) the files in `more`."""
-    make_repo(root, {**SOURCES, "old.py": "OLD = 1\n"})
+    make_repo(root, {**GREET_SOURCES, "old.py": "OLD = 1\n"})
     (root / GREET).write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
     for rel, text in more.items():
         target = root / rel

@@ -20,7 +20,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from autocode_lsp import protocol
-from support import git, make_repo
+from support import GREET_SOURCES, git, make_repo
 from support.lsp import CLIENT_NAMES, Session, close, connect, initialize, open_session, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
@@ -30,22 +30,9 @@ TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
 BRIEF = "Make greet() say goodbye too: apply change.patch"
 
 
-SOURCES = {
-    "greet.py": "def greet():\n    return 'hello'\n",
-    "tests/__init__.py": "",
-    "tests/test_greet.py": (
-        "import unittest\n\nfrom greet import greet\n\n\n"
-        "class GreetTest(unittest.TestCase):\n"
-        "    def test_greet_says_hello(self):\n"
-        "        self.assertIn('hello', greet())\n"
-    ),
-}
-"""The small unittest project's files before its change."""
-
-
 def build_repo(root: Path) -> Path:
     """A small unittest project with a committed patch the fixture implementer applies."""
-    make_repo(root, SOURCES)
+    make_repo(root, GREET_SOURCES)
     (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
     patch = git(root, "diff")
     git(root, "checkout", "--", "greet.py")

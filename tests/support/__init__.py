@@ -42,6 +42,19 @@ def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
             path.write_text(content, encoding="utf-8")
 
 
+GREET_SOURCES: dict[str, str] = {
+    "greet.py": "def greet():\n    return 'hello'\n",
+    "tests/__init__.py": "",
+    "tests/test_greet.py": (
+        "import unittest\n\nfrom greet import greet\n\n\n"
+        "class GreetTest(unittest.TestCase):\n"
+        "    def test_greet_says_hello(self):\n"
+        "        self.assertIn('hello', greet())\n"
+    ),
+}
+"""A small unittest project's files (greet() says hello), before any task changes it."""
+
+
 def make_repo(
     root: Path,
     files: Mapping[str, str | bytes] | None = None,
