@@ -68,8 +68,14 @@ def pg_shape(url: str) -> dict[str, Any]:
         indexes = conn.execute(
             "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1, 2"
         ).fetchall()
+        # Storage parameters (such as the postings table's autovacuum settings) are part of the schema too.
+        storage = conn.execute(
+            "SELECT c.relname, c.reloptions FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.reloptions IS NOT NULL ORDER BY 1"
+        ).fetchall()
     return {
         "tables": [list(r) for r in tables],
+        "storage": [[name, sorted(options)] for name, options in storage],
         "columns": [list(r) for r in columns],
         "constraints": [list(r) for r in constraints],
         "indexes": [list(r) for r in indexes],

@@ -91,6 +91,7 @@ def test_an_upgraded_release_postgresql_store_has_the_same_columns_and_indexes(
     assert unordered(got["columns"]) == unordered(want["columns"])
     assert got["indexes"] == want["indexes"]
     assert got["tables"] == want["tables"]
+    assert got["storage"] == want["storage"]
     assert sorted(got["constraints"]) == sorted(want["constraints"])
 
 
