@@ -222,13 +222,18 @@ _POSTING = (
     f"({1 - ranking.B}::float8 + {ranking.B}::float8 * p.dl / s.avgdl))"
 )
 _WINDOW_POSTING = _POSTING.replace("p.", "x.")
-# Each query term read through its postings index newest first, at most WINDOW rows per term and
-# bucket (see ranking.WINDOW): the cost of a search does not grow with the bucket.
-_KEYWORD_TOP = f"""kw AS (
+
+
+def _keyword_top() -> str:
+    """The keyword candidates: each query term read through its postings index newest first, at
+    most ranking.WINDOW rows per term and bucket, so the cost of a search does not grow with the
+    bucket. The window is read when the statement is written (as SQLite reads it per search), so a
+    benchmark can rank one store with another window."""
+    return f"""kw AS (
     SELECT x.seq, sum({_WINDOW_POSTING}) AS kw
     FROM q CROSS JOIN stats s CROSS JOIN LATERAL (
         SELECT p.seq, p.tf, p.dl FROM memory_terms p WHERE p.bucket = q.bucket AND p.term = q.term
-        ORDER BY p.seq DESC LIMIT {ranking.WINDOW}) x
+        ORDER BY p.seq DESC LIMIT {int(ranking.WINDOW)}) x
     GROUP BY x.seq ORDER BY kw DESC, x.seq DESC LIMIT %(depth)s
 )"""
 
@@ -285,7 +290,7 @@ def _keyword_matches(
     params = {"terms": terms, "buckets": [bucket_id(owner, repo_key)], "depth": limit}
     found = rows(
         _inline_limits(
-            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
+            f"WITH {_STATS}, {_keyword_top()} SELECT {', '.join('m.' + c for c in CANDIDATE_COLUMNS.split(', '))} "
             "FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, kw.seq DESC",
             params,
         ),
@@ -463,7 +468,7 @@ class _PgWriter(Writer):
             if terms:
                 params = {"terms": terms, "buckets": [bucket], "depth": limit}
                 keyword = conn.execute(_inline_limits(
-                    f"WITH {_STATS}, {_KEYWORD_TOP} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
+                    f"WITH {_STATS}, {_keyword_top()} SELECT {_C_COLUMNS} FROM kw JOIN memories m ON m.seq = kw.seq "
                     "ORDER BY kw.kw DESC, kw.seq DESC", params), params)
             near = None
             if vector is not None and model and self.has_vector:
@@ -885,7 +890,7 @@ class PostgresStore(Store):
                 SELECT m.id, m.seq, {_row_kw("string_to_array(m.terms, ' ')")} FROM hits JOIN memories m ON m.seq = hits.seq ORDER BY m.seq DESC"""
             else:
                 params["depth"] = limit
-                sql = f"""WITH {_STATS}, {_KEYWORD_TOP}
+                sql = f"""WITH {_STATS}, {_keyword_top()}
                 SELECT m.id, m.seq, kw.kw FROM kw JOIN memories m ON m.seq = kw.seq ORDER BY kw.kw DESC, m.seq DESC"""
             return [Scored(r[0], int(r[1]), float(r[2])) for r in self._fetch(_inline_limits(sql, params), params, False)]
         if not self.has_vector:
@@ -917,7 +922,7 @@ class PostgresStore(Store):
         # The rows found by meaning come with the columns their score needs (the index scan has
         # read them); only the keyword rows among the candidates are read again.
         near = _near(model, dims, "%(depth)s", large, "id, seq, bucket, string_to_array(terms, ' ') AS words, embedding_model, vec")
-        sql = f"""WITH {_STATS}, {_KEYWORD_TOP},
+        sql = f"""WITH {_STATS}, {_keyword_top()},
         near AS MATERIALIZED ({near}),
         c AS MATERIALIZED (
             SELECT m.id, m.seq, coalesce(k.kw, {_row_kw("m.words")}) AS kw, {cos} AS cos FROM near m LEFT JOIN kw k ON k.seq = m.seq
@@ -981,7 +986,7 @@ class PostgresStore(Store):
     ) -> list[Scored]:
         """Without pgvector: keyword candidates from the server, their cosines computed here."""
         rows = self._fetch(
-            f"WITH {_STATS}, {_KEYWORD_TOP} SELECT m.id, m.seq, kw.kw, m.embedding, m.embedding_model "
+            f"WITH {_STATS}, {_keyword_top()} SELECT m.id, m.seq, kw.kw, m.embedding, m.embedding_model "
             "FROM kw JOIN memories m ON m.seq = kw.seq",
             params, False,
         ) if params["terms"] else []

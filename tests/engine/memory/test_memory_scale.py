@@ -83,6 +83,35 @@ def test_rows_found_only_by_meaning_get_the_same_keyword_score_in_both_stores(
     assert not differ, f"{len(differ)} of {len(found['sqlite'])} rankings differ, e.g. {differ[:2]}"
 
 
+@pytest.mark.pg
+def test_full_keyword_windows_keep_the_stores_alike(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 200 memories no term fills a window of ranking.WINDOW rows, so the window rule itself
+    (each term counts in its newest rows only) would go uncompared between the stores. A window of
+    3 rows is full for every common term of the evaluation set."""
+    monkeypatch.setattr(ranking, "WINDOW", 3)
+    _, found = _rank_evaluation_set(request, tmp_path, ("keyword", "hybrid"))
+    pg = found["postgresql"]
+    differ = [
+        key for key, hits in found["sqlite"].items()
+        if [i for i, _ in hits] != [i for i, _ in pg[key]]
+        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(hits, pg[key], strict=True))
+    ]
+    assert not differ, f"{len(differ)} of {len(found['sqlite'])} rankings differ, e.g. {differ[:2]}"
+    # The window is really in force: with no window, SQLite ranks some queries otherwise.
+    monkeypatch.setattr(ranking, "WINDOW", 10**9)
+    with open_memory(memory_path=tmp_path / "memory.sqlite3", embedding_provider="static") as memory:
+        vis = memory.visibility(MemoryContext(None, None))
+        queries = [query for mode, query in pg if mode == "keyword"]
+        wide = {query: [h.memory.id for h in memory.rank(vis, query, 8, "keyword").hits] for query in queries}
+    with open_memory(memory_path=tmp_path / "memory.sqlite3", embedding_provider="static") as memory:
+        monkeypatch.setattr(ranking, "WINDOW", 3)
+        vis = memory.visibility(MemoryContext(None, None))
+        narrow = {query: [h.memory.id for h in memory.rank(vis, query, 8, "keyword").hits] for query in wide}
+    assert any(wide[q] != narrow[q] for q in wide), "a 3-row window ranked every query as no window does"
+
+
 SEARCHER = textwrap.dedent(
     """
     import json, sys, time
