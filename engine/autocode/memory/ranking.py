@@ -48,13 +48,35 @@ B = 0.75
 IDF_FLOOR = 1e-6
 CANDIDATES = 100
 """Rows taken by keywords and by meaning before the hybrid rule picks the best."""
-WINDOW = 1000
-"""Per query term and bucket, the newest rows holding the term that keyword ranking reads.
+WINDOW = 750
+"""Per query term and bucket, the rows holding the term that keyword ranking reads: the
+WINDOW rows that hold it most strongly (highest `impact`, the newer first on ties).
 
-A term in at most this many rows of a bucket (every distinctive term) counts in
-all of them; a term in more (a common one, with a low IDF) counts only in its
-newest WINDOW rows, so a search reads at most WINDOW postings per term however
-large the bucket grows. Both stores apply the same window."""
+A term in at most this many rows of a bucket counts in all of them; a term in more
+counts only in the rows where it weighs most, so a search reads at most WINDOW
+postings per term however large the bucket grows, and the rows it drops are those
+the term would have ranked last. Both stores apply the same window. (Until schema 6
+the window was a term's newest 1,000 rows: among 100,000 other memories that cost recall@8
+0.83 -> 0.75, as tests/bench/bench_memory_recall.py measures. By impact, 750 rows rank those
+100,000 as no window does, and a search reads a quarter fewer postings than with 1,000;
+docs/memory.md and docs/performance.md give the figures.)"""
+IMPACT_LENGTH = 16.0
+"""The row length (in terms) `impact` takes as average: a constant, so that a posting's
+impact never changes and an index can keep each term's postings in its order."""
+_IMPACT_PLUS = K1 * (1 - B)
+_IMPACT_PER_TERM = K1 * B / IMPACT_LENGTH
+
+
+def impact(tf: int, length: int) -> float:
+    """How strongly a row of `length` terms holding a term `tf` times holds it: BM25's share of one
+    term without the IDF, against IMPACT_LENGTH instead of the store's average length. It orders
+    a term's rows for its keyword window; scores use the real average. PostgreSQL's index
+    computes the same float (`IMPACT_SQL`)."""
+    return tf / (tf + _IMPACT_PLUS + _IMPACT_PER_TERM * length)
+
+
+IMPACT_SQL = f"(tf::float8 / (tf + {_IMPACT_PLUS!r}::float8 + {_IMPACT_PER_TERM!r}::float8 * dl))"
+"""`impact` over a postings row's `tf` and `dl`, in PostgreSQL, in the same operations and order."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -389,11 +411,36 @@ def window_scores(
 Fetch = Callable[[str, Sequence[Any]], list[tuple[Any, ...]]]
 
 
+def _strength(term: str, seq: int, known: RowTerms) -> tuple[float, int]:
+    """A known row's place in `term`'s window order: higher impact first, then the newer."""
+    return impact(known.repeats.get(term, {}).get(seq, 1), known.lengths[seq]), seq
+
+
+def strongest(term: str, seqs: Sequence[int], known: RowTerms) -> list[int]:
+    """The WINDOW rows of `seqs` (known rows holding `term`) that hold it most strongly, oldest first.
+
+    The first search of a common term in a process ranks every row holding it: numpy computes the
+    same floats as `impact` (the same operations in the same order), some 10x faster than a key
+    function per row."""
+    np = _numpy_for(len(seqs))
+    if np is None:
+        ranked = sorted(seqs, key=lambda seq: _strength(term, seq, known), reverse=True)
+        return sorted(ranked[:WINDOW])
+    seq_array = np.fromiter(seqs, dtype=np.int64, count=len(seqs))
+    length = np.fromiter(map(known.lengths.__getitem__, seqs), dtype=np.float64, count=len(seqs))
+    repeats = known.repeats.get(term, {})
+    tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs)) if repeats else np.ones(len(seqs))
+    strength = tf / (tf + _IMPACT_PLUS + _IMPACT_PER_TERM * length)
+    order = np.lexsort((-seq_array, -strength))[:WINDOW]
+    return sorted(int(s) for s in seq_array[order])
+
+
 class TermWindows:
-    """The keyword windows searches read lately: per (bucket tag, term), the seqs of the newest rows
-    holding the term, at most WINDOW, oldest first. Kept current from the change log: a new row
-    holding a cached term joins its window (the oldest leaves a full one), a removed row leaves it;
-    a full window that loses a row is dropped (the next older row is not known here) and read again.
+    """The keyword windows searches read lately: per (bucket tag, term), the seqs of the rows holding
+    the term most strongly (see WINDOW), at most WINDOW, oldest first. Kept current from the change
+    log: a new row holding a cached term joins its window when it holds the term at least as
+    strongly as the weakest row of a full window (which then leaves), a removed row leaves it; a
+    full window that loses a row is dropped (the next row is not known here) and read again.
     """
 
     KEEP = 256
@@ -428,8 +475,9 @@ class TermWindows:
         self.windows.pop((tag, term), None)
         self._forget(tag, term)
 
-    def added(self, tag: str, seq: int, terms: str) -> None:
-        """A row of bucket `tag` was added, or its embedding changed (the change log says 'add' for both)."""
+    def added(self, tag: str, seq: int, terms: str, known: RowTerms) -> None:
+        """A row of bucket `tag` was added, or its embedding changed (the change log says 'add' for
+        both); `known` knows it and every row of the cached windows."""
         cached = self.by_tag.get(tag)
         if not cached:
             return
@@ -438,14 +486,17 @@ class TermWindows:
             at = bisect.bisect_left(window, seq)
             if at < len(window) and window[at] == seq:
                 continue  # already in (an embedding change)
-            if at == len(window):
-                window.append(seq)  # a new row: newer than every row of the window
-                if len(window) > WINDOW:
-                    del window[0]
-            elif len(window) >= WINDOW and at == 0:
-                continue  # older than a full window: not part of it
-            else:
-                self._drop(tag, term)  # an old row not seen in the window: trust the index instead
+            try:
+                if len(window) >= WINDOW:
+                    weakest = min(window, key=lambda s: _strength(term, s, known))
+                    if _strength(term, seq, known) < _strength(term, weakest, known):
+                        continue  # holds the term more weakly than every row of a full window
+                    window.remove(weakest)
+                    at = bisect.bisect_left(window, seq)
+            except KeyError:
+                self._drop(tag, term)  # a row of the window not known here: read the window again
+                continue
+            window.insert(at, seq)
 
     def removed(self, tag: str, seq: int) -> None:
         for term in list(self.by_tag.get(tag, ())):
@@ -527,7 +578,7 @@ class VectorCache:
                 else:
                     if memory_seq not in self.terms.lengths:
                         self.terms.load([row])
-                    self.windows.added(tag, memory_seq, row[3])
+                    self.windows.added(tag, memory_seq, row[3], self.terms)
             self.seen = int(high)
 
     def bucket(self, fetch: Fetch, tag: str, model: str) -> BucketVectors:

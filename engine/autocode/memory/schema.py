@@ -8,7 +8,8 @@ later version removed says so with `until`. Each store's migrations render the
 statements of the version they apply from here (`table`, `index`, `add_column`), so a
 fresh store and an upgraded one get the same text. Store-only extras that are not
 plain tables and indexes (FTS5 virtual tables, triggers, functions, pgvector's column
-and its per-model HNSW indexes) stay beside their store's migrations.
+and its per-model HNSW indexes, the postings' index over their impact) stay beside their
+store's migrations.
 """
 
 from __future__ import annotations

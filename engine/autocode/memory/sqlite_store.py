@@ -184,11 +184,11 @@ BM25 = "bm25(memory_fts)"
 
 @dataclass
 class Windows:
-    """What one keyword ranking read: each (bucket, term)'s IDF, its window's rows and, when the window
-    was cut, its oldest row (0 when it holds every row with the term), and the average row length."""
+    """What one keyword ranking read: each (bucket, term)'s IDF, its window's rows and whether the
+    window was cut (False when it holds every row with the term), and the average row length."""
 
     weights: dict[tuple[str, str], float] = field(default_factory=dict)
-    rows: dict[tuple[str, str], tuple[set[int], int]] = field(default_factory=dict)
+    rows: dict[tuple[str, str], tuple[set[int], bool]] = field(default_factory=dict)
     average: float = 1.0
 
 
@@ -202,29 +202,32 @@ def keyword_top(
 ) -> list[tuple[int, float]]:
     """(seq, BM25) of the best `depth` rows of the tagged buckets, best first, newer first on ties.
 
-    Each (bucket, term) is matched on its own, newest rows first, at most ranking.WINDOW rows; a
-    row's score is the sum of FTS5's bm25 shares of the terms whose window holds it, so it is the
-    full BM25 wherever no window cut a term off. FTS5 gives only the row ids (its index alone);
-    each row's token count and repeated terms come from `cache`, which reads a row the first time
-    a window holds it (bm25(), or reading the rows' terms on every search, costs a lookup per row
-    and term: about 5 ms per 1,000-row window), and a window read lately comes from `cache` too
-    (ranking.TermWindows). `seen`, when given, is filled with what was read.
+    Each (bucket, term) is matched on its own, and its window is its ranking.WINDOW rows of highest
+    impact (ranking.impact, the newer first on ties); a row's score is the sum of FTS5's bm25 shares
+    of the terms whose window holds it, so it is the full BM25 wherever no window cut a term off.
+    FTS5 gives the row ids (its index alone); each row's token count and repeated terms come from
+    `cache`, which reads a row the first time a term's rows are ranked (bm25(), or reading the
+    rows' terms on every search, costs a lookup per row and term), and a window read lately comes
+    from `cache` too, kept current from the change log (ranking.TermWindows). So the first search
+    of a term in a process reads every row holding it, and later ones none. `seen`, when given, is
+    filled with what was read.
     """
     unique = sorted(set(t for t in query_terms if t))
     with cache.lock:
         cache.sync(fetch)
+        known = cache.terms
         found: list[tuple[str, str, list[int]]] = []
         for tag in tags:
             for term in unique:
                 seqs = cache.windows.get(tag, term)
                 if seqs is None:
-                    rows = fetch(
-                        "SELECT rowid FROM memory_fts WHERE memory_fts MATCH ? ORDER BY rowid DESC LIMIT ?",
-                        (fts_query([bucket_term(tag, term)]), ranking.WINDOW),
-                    )
+                    rows = fetch("SELECT rowid FROM memory_fts WHERE memory_fts MATCH ?", (fts_query([bucket_term(tag, term)]),))
                     if not rows:
                         continue
-                    seqs = [int(r[0]) for r in reversed(rows)]
+                    seqs = sorted(int(r[0]) for r in rows)
+                    if len(seqs) > ranking.WINDOW:
+                        gone = known.learn(fetch, [seqs])
+                        seqs = ranking.strongest(term, [s for s in seqs if s not in gone], known)
                     cache.windows.put(tag, term, seqs)
                 found.append((tag, term, seqs))  # oldest first
         if not found:
@@ -232,8 +235,7 @@ def keyword_top(
         weights, average = _term_weights(fetch, {(tag, term): len(seqs) for tag, term, seqs in found})
         if seen is not None:
             seen.weights, seen.average = weights, average
-            seen.rows = {(tag, term): (set(seqs), seqs[0] if len(seqs) >= ranking.WINDOW else 0) for tag, term, seqs in found}
-        known = cache.terms
+            seen.rows = {(tag, term): (set(seqs), len(seqs) >= ranking.WINDOW) for tag, term, seqs in found}
         gone = known.learn(fetch, [seqs for _, _, seqs in found])
         windows = [
             ([s for s in seqs if s not in gone] if gone else seqs, weights[(tag, term)], known.lengths,
@@ -274,7 +276,7 @@ def _bm25_from_windows(
     """The full BM25 of rows no keyword window ranked (the rows found by meaning), as FTS5's bm25() gives it.
 
     A row's count of a term is known without reading it when the term's window holds the row, or
-    the window was not cut, or the row is newer than the cut; other rows are read (and learnt).
+    the window was not cut; other rows are read (and learnt).
     """
     unique = sorted(set(t for t in query_terms if t))
     k1, b, average = ranking.K1, ranking.B, seen.average
@@ -290,11 +292,11 @@ def _bm25_from_windows(
             weight = seen.weights.get((tag, term))
             if weight is None:
                 continue  # no row of the bucket holds the term
-            rows, oldest = seen.rows[(tag, term)]
+            rows, cut = seen.rows[(tag, term)]
             if seq in rows:
                 tf = known.repeats.get(term, {}).get(seq, 1)
-            elif oldest and seq < oldest:
-                break  # older than the window's cut: whether it holds the term is not known here
+            elif cut:
+                break  # outside a cut window: whether it holds the term is not known here
             else:
                 continue
             score += weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * length / average))

@@ -1,5 +1,6 @@
-"""Ranking in the database: both stores agree, other processes' writes are seen without a rebuild,
-large buckets are searched from a new process, and the schema-5 upgrade resumes after a kill."""
+"""Ranking in the database: both stores agree (with full keyword windows too), other processes'
+writes are seen without a rebuild, large buckets are searched from a new process, and the
+upgrades to schema 5 and (PostgreSQL) 6 complete after a kill."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from autocode.memory.store import NewMemory, bucket_tag, new_id, now_text
 ROOT = Path(__file__).resolve().parents[3]
 RELEASE = ROOT / "fixtures" / "memory-stores"
 MODES = ("keyword", "recent", "semantic", "hybrid")
+LATEST = {"sqlite": 5, "postgresql": 6}
 
 
 def _env() -> dict[str, str]:
@@ -289,7 +291,7 @@ def test_upgrade_from_the_release_store_killed_halfway_then_run_again(
 
     with open_memory(embedding_provider="static", **location) as memory:
         store = memory.store
-        assert store.schema_version() == 5 and store.index_state()["state"] == "ready"
+        assert store.schema_version() == LATEST[kind] and store.index_state()["state"] == "ready"
         assert _raw_rows(kind, where) == rows
         repo = "origin:git.example.com/team/fixture-service"
         vis = memory.visibility(MemoryContext("reviewer", repo))
@@ -309,7 +311,61 @@ def test_upgrade_from_the_release_store_killed_halfway_then_run_again(
         content = next(r[1] for r in rows if r[2] == "")
         assert memory.save(MemoryContext(None, None), content).duplicate_method == "exact"
     again = doctor_section(embedding_provider="none", **location)
-    assert again["index"]["state"] == "ready" and again["schema_version"] == 5
+    assert again["index"]["state"] == "ready" and again["schema_version"] == LATEST[kind]
+
+
+IMPACT_KILLER = textwrap.dedent(
+    """
+    import os, sys
+    from autocode.memory import pg_store
+    def die():
+        os._exit(9)
+    pg_store._impact_built = die
+    pg_store.PostgresStore(sys.argv[1])
+    """
+)
+
+
+@pytest.mark.pg
+def test_upgrade_of_the_current_release_store_to_the_impact_index_killed_then_run_again(
+    request: pytest.FixtureRequest,
+) -> None:
+    """A store the current release wrote (schema 5) gets the keyword window's index (schema 6). A kill
+    after the index is built but before it commits leaves the store as it was; the next open builds it."""
+    import psycopg
+
+    from autocode.memory import doctor_section
+
+    url = str(request.getfixturevalue("pg_url"))
+    dump = (RELEASE / "release-v5-postgresql.sql").read_text(encoding="utf-8")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("\n".join(line for line in dump.splitlines() if not line.startswith("\\")).encode())  # type: ignore[call-overload]
+    rows = _raw_rows("postgresql", url)
+    assert len(rows) == 47
+    pending = doctor_section(embedding_provider="none", database_url=url, _upgrade=False)
+    assert pending["schema_version"] == 5 and pending["index"]["state"] == "upgrade pending", pending
+    assert "keyword window" in pending["index"]["detail"]
+
+    proc = subprocess.run([sys.executable, "-c", IMPACT_KILLER, url], env=_env(), capture_output=True, timeout=120)
+    assert proc.returncode == 9, proc.stderr.decode()
+    with psycopg.connect(url, autocommit=True) as conn:
+        assert not conn.execute("SELECT 1 FROM pg_indexes WHERE indexname = 'memory_terms_impact'").fetchall()
+    after_kill = doctor_section(embedding_provider="none", database_url=url, _upgrade=False)
+    assert after_kill["schema_version"] == 5 and after_kill["index"]["state"] == "upgrade pending"
+    assert _raw_rows("postgresql", url) == rows, "nothing was lost by the kill"
+
+    with open_memory(embedding_provider="static", database_url=url) as memory:
+        assert memory.store.schema_version() == 6 and memory.store.index_state()["state"] == "ready"
+        plan = memory.store.query(
+            "EXPLAIN SELECT p.seq FROM memory_terms p WHERE p.bucket = 1 AND p.term = 'x' "
+            f"ORDER BY {ranking.IMPACT_SQL.replace('tf', 'p.tf').replace('dl', 'p.dl')} DESC, p.seq DESC LIMIT 5"
+        )
+        assert "memory_terms_impact" in "\n".join(r[0] for r in plan)
+        hits = memory.search(MemoryContext(None, None), "how are money amounts stored", limit=3)
+        assert hits.method == "hybrid" and hits.hits
+        content = next(r[1] for r in rows if r[2] == "")
+        assert memory.save(MemoryContext(None, None), content).duplicate_method == "exact"
+    assert _raw_rows("postgresql", url) == rows
 
 
 def test_bucket_tag_is_the_same_digest_as_the_bucket_number() -> None:

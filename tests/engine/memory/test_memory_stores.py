@@ -98,7 +98,7 @@ def test_migrations_upgrade_in_place_and_refuse_newer_schemas(kind: str, request
         )
     old.close()
     store = _open_at(kind, where)
-    assert store.schema_version() == 5
+    assert store.schema_version() == (5 if kind == "sqlite" else 6)
     assert store.index_state()["state"] == "ready"
     assert store.query("SELECT content FROM memories") == [("Kept across upgrades",)]
     assert store.query("SELECT count(*) FROM reflection_lessons") == [(0,)]

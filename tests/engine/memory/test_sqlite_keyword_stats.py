@@ -46,6 +46,8 @@ def _reference(store: SqliteStore, query_terms: list[str], depth: int) -> list[t
     for term in sorted(set(query_terms)):
         having = [(s, words) for s, words in rows if s in bucket and term in words]
         weight = ranking.idf(count, len(having))
+        # The window: the rows holding the term most strongly, the newer first on ties.
+        having.sort(key=lambda r: (ranking.impact(r[1].count(term), len(r[1])), r[0]), reverse=True)
         for seq, words in having[: ranking.WINDOW]:
             tf = words.count(term)
             share = weight * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(words) / average))
