@@ -1,6 +1,6 @@
 """Retrieval quality at scale: the evaluation memories among many others.
 
-Run: python tests/bench/bench_memory_recall.py [--count N] [--skip-pg] [--skip-sqlite] [--url URL]
+Run: python tests/bench/bench_memory_recall.py [--count N] [--windows W,W] [--skip-pg] [--skip-sqlite] [--url URL]
 
 recall@8 on fixtures/memory alone says nothing about the keyword window (ranking.WINDOW): with
 200 memories no term is in more than a few rows, so no window is ever full. Here the 200
@@ -121,7 +121,7 @@ def recalls(location: dict[str, Any], data: EvalSet, mapping: dict[str, str], wi
         ranking.WINDOW = shipped
 
 
-def measure(name: str, location: dict[str, Any], count: int) -> list[str]:
+def measure(name: str, location: dict[str, Any], count: int, windows: list[int]) -> list[str]:
     data = load_eval()
     rows = layout(data, count)
     digest = hashlib.sha256("\n".join(t for t, _ in rows).encode()).hexdigest()[:12]
@@ -129,7 +129,7 @@ def measure(name: str, location: dict[str, Any], count: int) -> list[str]:
     mapping = load(location, rows)
     lines = [f"{name}: {count} other memories (stdlib docstrings, sha256 {digest}) + {len(mapping)} evaluation "
              f"memories loaded in {time.perf_counter() - started:.0f} s"]
-    for window in (ranking.WINDOW, NO_WINDOW):
+    for window in windows:
         got = recalls(location, data, mapping, window)
         label = f"window {window}" if window != NO_WINDOW else "no window"
         lines.append(f"{name}: recall@8 with {label}: keyword {got['keyword']:.3f}  hybrid {got['hybrid']:.3f}")
@@ -142,15 +142,17 @@ def main() -> int:
     parser.add_argument("--skip-pg", action="store_true")
     parser.add_argument("--skip-sqlite", action="store_true")
     parser.add_argument("--url", help="a PostgreSQL database to fill (empty) instead of a new server")
+    parser.add_argument("--windows", help="comma-separated windows to rank with (default: the shipped one, then none)")
     args = parser.parse_args()
+    windows = [int(w) for w in args.windows.split(",")] if args.windows else [ranking.WINDOW, NO_WINDOW]
     with tempfile.TemporaryDirectory(prefix="bench-memory-recall-") as tmp:
         if not args.skip_sqlite:
-            for line in measure("sqlite", {"memory_path": Path(tmp) / "recall.sqlite3"}, args.count):
+            for line in measure("sqlite", {"memory_path": Path(tmp) / "recall.sqlite3"}, args.count, windows):
                 print(line, flush=True)
         if args.skip_pg:
             return 0
         if args.url:
-            for line in measure("postgresql", {"database_url": args.url}, args.count):
+            for line in measure("postgresql", {"database_url": args.url}, args.count, windows):
                 print(line, flush=True)
             return 0
         from support.pgserver import PgServer
@@ -159,7 +161,7 @@ def main() -> int:
         server.start({"shared_buffers": "512MB"})
         try:
             url = server.url(server.create_database())
-            for line in measure("postgresql", {"database_url": url}, args.count):
+            for line in measure("postgresql", {"database_url": url}, args.count, windows):
                 print(line, flush=True)
         finally:
             server.destroy()
