@@ -56,6 +56,17 @@ def _rank_evaluation_set(
     return data, found
 
 
+def _differing(found: dict[str, dict[tuple[str, str], list[tuple[str, float]]]]) -> list[tuple[str, str]]:
+    """The (mode, query) whose top 8 differ between the stores, in ids or in scores beyond 1e-6
+    (cosines are float4 products in pgvector, hence the tolerance)."""
+    pg = found["postgresql"]
+    return [
+        key for key, hits in found["sqlite"].items()
+        if [i for i, _ in hits] != [i for i, _ in pg[key]]
+        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(hits, pg[key], strict=True))
+    ]
+
+
 @pytest.mark.pg
 def test_both_stores_rank_the_evaluation_set_alike(request: pytest.FixtureRequest, tmp_path: Path) -> None:
     data, found = _rank_evaluation_set(request, tmp_path, MODES)
@@ -75,13 +86,7 @@ def test_rows_found_only_by_meaning_get_the_same_keyword_score_in_both_stores(
     path would go untested."""
     monkeypatch.setattr(ranking, "CANDIDATES", 5)
     _, found = _rank_evaluation_set(request, tmp_path, ("hybrid",))
-    pg = found["postgresql"]
-    differ = [
-        key for key, hits in found["sqlite"].items()
-        if [i for i, _ in hits] != [i for i, _ in pg[key]]
-        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(hits, pg[key], strict=True))
-    ]
-    # (cosines are float4 products in pgvector, hence the tolerance)
+    differ = _differing(found)
     assert not differ, f"{len(differ)} of {len(found['sqlite'])} rankings differ, e.g. {differ[:2]}"
 
 
@@ -90,17 +95,13 @@ def test_full_keyword_windows_keep_the_stores_alike(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With 200 memories no term fills a window of ranking.WINDOW rows, so the window rule itself
-    (each term counts in its newest rows only) would go uncompared between the stores. A window of
+    (each term counts in the rows it weighs most in only) would go uncompared between the stores. A window of
     3 rows is full for every common term of the evaluation set."""
     monkeypatch.setattr(ranking, "WINDOW", 3)
     _, found = _rank_evaluation_set(request, tmp_path, ("keyword", "hybrid"))
-    pg = found["postgresql"]
-    differ = [
-        key for key, hits in found["sqlite"].items()
-        if [i for i, _ in hits] != [i for i, _ in pg[key]]
-        or any(abs(a - b) > 1e-6 for (_, a), (_, b) in zip(hits, pg[key], strict=True))
-    ]
+    differ = _differing(found)
     assert not differ, f"{len(differ)} of {len(found['sqlite'])} rankings differ, e.g. {differ[:2]}"
+    pg = found["postgresql"]
     # The window is really in force: with no window, SQLite ranks some queries otherwise.
     monkeypatch.setattr(ranking, "WINDOW", 10**9)
     with open_memory(memory_path=tmp_path / "memory.sqlite3", embedding_provider="static") as memory:
