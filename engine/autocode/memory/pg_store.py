@@ -174,7 +174,7 @@ INDEX_SETUP = [
 # this index alone; one statement, so an upgrade killed while it builds leaves nothing behind and
 # the next open builds it again.
 IMPACT_INDEX = (
-    f"CREATE INDEX IF NOT EXISTS memory_terms_impact ON memory_terms (bucket, term, {ranking.IMPACT_SQL} DESC, "
+    f"CREATE INDEX IF NOT EXISTS memory_terms_impact ON memory_terms (bucket, term, {ranking.impact_sql()} DESC, "
     "seq DESC) INCLUDE (tf, dl)"
 )
 
@@ -239,7 +239,7 @@ _POSTING = (
 _WINDOW_POSTING = _POSTING.replace("p.", "x.")
 
 
-_IMPACT_ORDER = ranking.IMPACT_SQL.replace("tf", "p.tf").replace("dl", "p.dl")
+_IMPACT_ORDER = ranking.impact_sql("p.")
 
 
 def _keyword_top() -> str:

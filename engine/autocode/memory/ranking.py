@@ -70,13 +70,16 @@ _IMPACT_PER_TERM = K1 * B / IMPACT_LENGTH
 def impact(tf: int, length: int) -> float:
     """How strongly a row of `length` terms holding a term `tf` times holds it: BM25's share of one
     term without the IDF, against IMPACT_LENGTH instead of the store's average length. It orders
-    a term's rows for its keyword window; scores use the real average. PostgreSQL's index
-    computes the same float (`IMPACT_SQL`)."""
+    a term's rows for its keyword window; scores use the real average. numpy arrays of tf and
+    length give an array of the same floats, and PostgreSQL's index too (`impact_sql`)."""
     return tf / (tf + _IMPACT_PLUS + _IMPACT_PER_TERM * length)
 
 
-IMPACT_SQL = f"(tf::float8 / (tf + {_IMPACT_PLUS!r}::float8 + {_IMPACT_PER_TERM!r}::float8 * dl))"
-"""`impact` over a postings row's `tf` and `dl`, in PostgreSQL, in the same operations and order."""
+def impact_sql(alias: str = "") -> str:
+    """`impact` over a postings row's `tf` and `dl` (columns of `alias`, e.g. "p."), in PostgreSQL,
+    in the same operations and order."""
+    tf, dl = f"{alias}tf", f"{alias}dl"
+    return f"({tf}::float8 / ({tf} + {_IMPACT_PLUS!r}::float8 + {_IMPACT_PER_TERM!r}::float8 * {dl}))"
 
 
 @functools.lru_cache(maxsize=1)
@@ -419,9 +422,8 @@ def _strength(term: str, seq: int, known: RowTerms) -> tuple[float, int]:
 def strongest(term: str, seqs: Sequence[int], known: RowTerms) -> list[int]:
     """The WINDOW rows of `seqs` (known rows holding `term`) that hold it most strongly, oldest first.
 
-    The first search of a common term in a process ranks every row holding it: numpy computes the
-    same floats as `impact` (the same operations in the same order), some 10x faster than a key
-    function per row."""
+    The first search of a common term in a process ranks every row holding it: `impact` over numpy
+    arrays gives the same floats, some 10x faster than a key function per row."""
     np = _numpy_for(len(seqs))
     if np is None:
         ranked = sorted(seqs, key=lambda seq: _strength(term, seq, known), reverse=True)
@@ -430,8 +432,7 @@ def strongest(term: str, seqs: Sequence[int], known: RowTerms) -> list[int]:
     length = np.fromiter(map(known.lengths.__getitem__, seqs), dtype=np.float64, count=len(seqs))
     repeats = known.repeats.get(term, {})
     tf = np.fromiter((repeats.get(s, 1) for s in seqs), dtype=np.float64, count=len(seqs)) if repeats else np.ones(len(seqs))
-    strength = tf / (tf + _IMPACT_PLUS + _IMPACT_PER_TERM * length)
-    order = np.lexsort((-seq_array, -strength))[:WINDOW]
+    order = np.lexsort((-seq_array, -impact(tf, length)))[:WINDOW]
     return sorted(int(s) for s in seq_array[order])
 
 

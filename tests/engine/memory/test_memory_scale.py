@@ -237,16 +237,16 @@ KILLER = textwrap.dedent(
 )
 
 
-def _release_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A copy of the store the previous release wrote (schema 4), to upgrade."""
+def _release_store(kind: str, request: pytest.FixtureRequest, tmp_path: Path, version: int = 4) -> str:
+    """A copy of the store a release wrote at schema `version` (fixtures/memory-stores), to upgrade."""
     if kind == "sqlite":
         path = tmp_path / "release.sqlite3"
-        shutil.copy(RELEASE / "release-v4.sqlite3", path)
+        shutil.copy(RELEASE / f"release-v{version}.sqlite3", path)
         return str(path)
     import psycopg
 
     url = str(request.getfixturevalue("pg_url"))
-    dump = (RELEASE / "release-v4-postgresql.sql").read_text(encoding="utf-8")
+    dump = (RELEASE / f"release-v{version}-postgresql.sql").read_text(encoding="utf-8")
     script = "\n".join(line for line in dump.splitlines() if not line.startswith("\\"))
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(script.encode())  # type: ignore[call-overload]
@@ -329,18 +329,15 @@ IMPACT_KILLER = textwrap.dedent(
 
 @pytest.mark.pg
 def test_upgrade_of_the_current_release_store_to_the_impact_index_killed_then_run_again(
-    request: pytest.FixtureRequest,
+    request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     """A store the current release wrote (schema 5) gets the keyword window's index (schema 6). A kill
     after the index is built but before it commits leaves the store as it was; the next open builds it."""
     import psycopg
 
-    from autocode.memory import doctor_section
+    from autocode.memory import doctor_section, pg_store
 
-    url = str(request.getfixturevalue("pg_url"))
-    dump = (RELEASE / "release-v5-postgresql.sql").read_text(encoding="utf-8")
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute("\n".join(line for line in dump.splitlines() if not line.startswith("\\")).encode())  # type: ignore[call-overload]
+    url = _release_store("postgresql", request, tmp_path, version=5)
     rows = _raw_rows("postgresql", url)
     assert len(rows) == 47
     pending = doctor_section(embedding_provider="none", database_url=url, _upgrade=False)
@@ -359,7 +356,7 @@ def test_upgrade_of_the_current_release_store_to_the_impact_index_killed_then_ru
         assert memory.store.schema_version() == 6 and memory.store.index_state()["state"] == "ready"
         plan = memory.store.query(
             "EXPLAIN SELECT p.seq FROM memory_terms p WHERE p.bucket = 1 AND p.term = 'x' "
-            f"ORDER BY {ranking.IMPACT_SQL.replace('tf', 'p.tf').replace('dl', 'p.dl')} DESC, p.seq DESC LIMIT 5"
+            f"ORDER BY {pg_store._IMPACT_ORDER} DESC, p.seq DESC LIMIT 5"
         )
         assert "memory_terms_impact" in "\n".join(r[0] for r in plan)
         hits = memory.search(MemoryContext(None, None), "how are money amounts stored", limit=3)

@@ -145,7 +145,7 @@ def test_the_declaration_names_every_column_and_index_of_a_fresh_postgresql_stor
         actual.setdefault(table, []).append(column)
     actual["memories"] = [c for c in actual["memories"] if c != "vec"]  # pgvector's column, added beside
     assert actual == schema.latest_tables(schema.POSTGRESQL)
-    # The keyword window's index is over an expression (ranking.IMPACT_SQL): made beside the
+    # The keyword window's index is over an expression (ranking.impact_sql): made beside the
     # migrations, as pgvector's are (pg_store.IMPACT_INDEX).
     assert indexes == {**schema.latest_indexes(schema.POSTGRESQL), "memory_terms_impact": "memory_terms"}
 
