@@ -133,7 +133,10 @@ class PhaseMachine(ApplyPhase):
         copy = Path(self._launch["prep"]["copy"])
         package = (self._launch.get("options") or {}).get("package")
         timeout = float(values.get("test_timeout") or 600)
-        return verify.run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
+        cwd = copy / package if package else copy
+        return verify.run_tests(
+            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace
+        )
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -248,7 +251,9 @@ class PhaseMachine(ApplyPhase):
         cwd = copy / package if package else copy
         timeout = float(values.get("test_timeout") or 600)
         self._say("verifying", f"running {command}")
-        tests = verify.run_tests(str(command), cwd, timeout, self._cancel_requested)
+        tests = verify.run_tests(
+            str(command), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace
+        )
         store.write_text_atomic(self.run_dir / "evidence" / "test-output.txt", tests.pop("output"))
         store.write_json_atomic(self.run_dir / "evidence" / "tests.json", tests)
         self._state.tests = tests

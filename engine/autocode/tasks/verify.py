@@ -8,12 +8,8 @@ time limit and a cancel check. Nothing here touches the person's work tree.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import signal
 import subprocess
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -136,55 +132,34 @@ def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str |
 
 
 def run_tests(
-    command: str, cwd: Path, timeout: float, cancelled: Callable[[], bool]
+    command: str,
+    cwd: Path,
+    timeout: float,
+    cancelled: Callable[[], bool],
+    *,
+    copy: Path | None = None,
+    workspace: Path | None = None,
 ) -> dict[str, Any]:
+    """The test command in the copy, through the task's one runner (autocode.sandbox)."""
+    # lazy: not needed by `autocode task list`, which imports this module
+    from autocode import sandbox
+
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise UsageError(f"the test command {command!r} cannot be split into words: {exc}") from exc
-    started = time.monotonic()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-    except (FileNotFoundError, PermissionError) as exc:
-        return {
-            "command": command,
-            "cwd": cwd.name,
-            "exit_code": 127,
-            "status": "could_not_run",
-            "seconds": 0.0,
-            "output": f"could not run {argv[0]!r}: {exc}\n",
-            "output_tail": f"could not run {argv[0]!r}: {exc}\n",
-        }
-    status = "finished"
-    output = b""
-    while True:
-        try:
-            output, _ = proc.communicate(timeout=0.25)
-            break
-        except subprocess.TimeoutExpired:
-            over = time.monotonic() - started > timeout
-            if over or cancelled():
-                status = "timed_out" if over else "cancelled"
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                output, _ = proc.communicate()
-                break
-    text = output.decode("utf-8", "replace")
+    if not argv:
+        raise UsageError("the test command is empty; set test_command in .autocode/config.toml")
+    outcome = sandbox.run(
+        argv, copy=copy or cwd, workspace=workspace or cwd, cwd=cwd, timeout=timeout, cancelled=cancelled
+    )
     return {
         "command": command,
         "cwd": cwd.name,
-        "exit_code": proc.returncode,
-        "status": status,
-        "seconds": round(time.monotonic() - started, 3),
-        "output": text,
-        "output_tail": text[-OUTPUT_TAIL:],
+        "exit_code": outcome.exit_code,
+        "status": outcome.status,
+        "seconds": outcome.seconds,
+        "sandbox": outcome.sandbox,
+        "output": outcome.output,
+        "output_tail": outcome.output[-OUTPUT_TAIL:],
     }
