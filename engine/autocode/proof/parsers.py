@@ -431,9 +431,24 @@ def go_results(output: str, where: Where) -> list[TestResult]:
     logs: dict[tuple[str, str], list[str]] = {}
     failed_packages: dict[str, bool] = {}
     any_event = False
+    build_log: dict[str, list[str]] = {}  # go before 1.24 prints build errors as plain text
+    building: str | None = None
     for line in output.splitlines():
         if not line.startswith("{"):
+            header = re.match(r"^# (\S+)", line)
+            failed = re.match(r"^FAIL\t(\S+) \[(?:build|setup) failed\]", line)
+            if header:
+                building = header.group(1)
+                build_log.setdefault(building, [])
+            elif failed:
+                package = failed.group(1)
+                failed_packages[package] = True
+                logs.setdefault((package, ""), []).extend(build_log.get(package, [line + "\n"]))
+                any_event = True
+            elif building is not None and len(build_log[building]) < 200:
+                build_log[building].append(line + "\n")
             continue
+        building = None
         try:
             event = json.loads(line)
         except ValueError:
