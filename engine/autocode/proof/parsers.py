@@ -241,6 +241,7 @@ def mocha_results(data: bytes, where: Where) -> list[TestResult]:
 _TAP_LINE = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<num>\d+)?\s*(?:-\s*)?(?P<desc>[^#]*?)\s*(?:#\s*(?P<dir>.*))?$")
 _TAP_SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest: (?P<name>.*)$")
 _PROVE_FILE = re.compile(r"^(?P<file>\S(?:.*\S)?) \.{2,} ?(?P<rest>.*)$")
+_TAP_FILE = re.compile(r"\.(?:[cm]?[jt]sx?|t|pl)$")
 _TAP_PLAN = re.compile(r"^\s*1\.\.(?P<n>\d+)")
 
 
@@ -292,8 +293,10 @@ def tap_results(output: str, where: Where) -> list[TestResult]:
             ran += 1
         label = desc or f"#{match.group('num') or ran}"
         path = [name for _, name in trail] + [label]
-        base = f"{file}::" if file else ""
-        key = base + " > ".join(path)
+        owner = file
+        if owner is None and len(path) > 1 and _TAP_FILE.search(path[0]):
+            owner, path = path[0], path[1:]  # node-tap: each file is a top-level subtest
+        key = (f"{owner}::" if owner else "") + " > ".join(path)
         count = names.get(key, 0) + 1
         names[key] = count
         test_id = key if count == 1 else f"{key} ({count})"
@@ -305,7 +308,7 @@ def tap_results(output: str, where: Where) -> list[TestResult]:
             outcome = "skipped"  # a TODO test's result does not count either way
         else:
             outcome = "passed" if match.group("ok") == "ok" else "failed"
-        found.append(result(test_id, outcome, where.file(file) if file else None))
+        found.append(result(test_id, outcome, where.file(owner) if owner else None))
         if len(found) > RESULT_LIMIT:
             raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
     close_file()
