@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from support.proof import instrumented, outcomes, run, same_output, write
+from support.proof import instrumented, outcomes, run, write
 
 
 def needs(tool: str) -> None:

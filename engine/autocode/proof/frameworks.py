@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autocode.proof import parsers
+from autocode.proof import compiled, parsers
 from autocode.proof.commands import Command, parse
 from autocode.proof.reading import FILE_LIMIT, Unreadable, read_bytes
 from autocode.proof.results import Report, merge, unavailable
@@ -197,13 +197,13 @@ def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: P
             data = read_bytes(path) if path.exists() else parsers.mocha_json(output)
             found = parsers.mocha_results(data, where)
         elif kind == "go":
-            found = parsers.go_results(output, where)
+            found = compiled.go_results(output, where)
         elif kind == "cargo":
-            found = parsers.cargo_results(output, where)
+            found = compiled.cargo_results(output, where)
         elif kind in ("prove", "tap"):
             found = parsers.tap_results(output, where)
         elif kind in ("maven", "gradle"):
-            found = parsers.junit_results(_junit_reports(inst, project), where)
+            found = compiled.junit_results(_junit_reports(inst, project), where)
         else:
             return unavailable(kind, f"{kind} has no per-test output AutoCode reads")
     except Unreadable as exc:
@@ -218,7 +218,7 @@ def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: P
 def shown_output(inst: Instrumented, output: str) -> str:
     """What the person would have read: the same output, except go's JSON events, turned back
     into the text `go test -v` prints."""
-    return parsers.go_output(output) if inst.framework == "go" else output
+    return compiled.go_output(output) if inst.framework == "go" else output
 
 
 def why_not(argv: Sequence[str], *, project: Path, cwd: Path | None = None) -> str:

@@ -1,5 +1,6 @@
-"""One reader per framework's machine output: each turns a report (JSON lines from a shipped
-helper, a JSON or XML document, or the stable text a tool prints) into TestResults.
+"""One reader per framework's machine output (pytest, unittest, node --test, jest, vitest,
+mocha, TAP; `compiled` holds go, cargo and JUnit XML): each turns a report (JSON lines from a
+shipped helper, a JSON document, or the TAP a tool prints) into TestResults.
 
 Every reader gets the report and `Where` (the host folder the command ran in and the project
 root) and raises `Unreadable` for anything it cannot use; it never guesses a result.
@@ -7,15 +8,14 @@ root) and raises `Unreadable` for anything it cannot use; it never guesses a res
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
-from autocode.proof.reading import Unreadable, json_document, json_lines, xml_document
+from autocode.proof.reading import Unreadable, json_document, json_lines
 from autocode.proof.results import RESULT_LIMIT, Outcome, TestResult, result
 
 
@@ -52,7 +52,8 @@ def _bounded(items: Iterable[TestResult]) -> list[TestResult]:
     return found
 
 
-def _text(value: Any) -> str | None:
+def as_text(value: Any) -> str | None:
+    """`value` when it is a string (report fields may be anything)."""
     return value if isinstance(value, str) else None
 
 
@@ -64,18 +65,18 @@ def pytest_results(data: bytes, where: Where) -> list[TestResult]:
     start = next((e for e in events if e.get("event") == "start"), None)
     if start is None:
         raise Unreadable("pytest did not load AutoCode's results plugin (no start line in its report)")
-    where = Where(where.cwd, where.project, _text(start.get("cwd")))
-    rootdir = _text(start.get("rootdir"))
+    where = Where(where.cwd, where.project, as_text(start.get("cwd")))
+    rootdir = as_text(start.get("rootdir"))
 
     def items() -> Iterator[TestResult]:
         for event in events:
             kind = event.get("event")
-            nodeid = _text(event.get("nodeid"))
+            nodeid = as_text(event.get("nodeid"))
             outcome = event.get("outcome")
             if kind not in ("test", "collect") or nodeid is None or outcome not in ("passed", "failed", "skipped"):
                 continue
-            file = where.file(_text(event.get("file")), rootdir)
-            message = _text(event.get("message"))
+            file = where.file(as_text(event.get("file")), rootdir)
+            message = as_text(event.get("message"))
             if kind == "collect":
                 shown: Outcome = "skipped" if outcome == "skipped" else "error"
                 yield result(nodeid or "<collection>", shown, file, message)
@@ -95,15 +96,15 @@ def unittest_results(data: bytes, where: Where) -> list[TestResult]:
     start = next((e for e in events if e.get("event") == "start"), None)
     if start is None:
         raise Unreadable("the unittest launcher did not start (no start line in its report)")
-    where = Where(where.cwd, where.project, _text(start.get("cwd")))
+    where = Where(where.cwd, where.project, as_text(start.get("cwd")))
 
     def items() -> Iterator[TestResult]:
         for event in events:
-            test_id = _text(event.get("id"))
+            test_id = as_text(event.get("id"))
             outcome = event.get("outcome")
             if event.get("event") != "test" or not test_id or outcome not in ("passed", "failed", "error", "skipped"):
                 continue
-            yield result(test_id, outcome, where.file(_text(event.get("file"))), _text(event.get("message")))
+            yield result(test_id, outcome, where.file(as_text(event.get("file"))), as_text(event.get("message")))
 
     return _bounded(items())
 
@@ -116,7 +117,7 @@ def node_results(data: bytes, where: Where) -> list[TestResult]:
 
     def items() -> Iterator[TestResult]:
         for event in json_lines(data, "node --test"):
-            name, nesting, file = _text(event.get("name")), event.get("nesting"), _text(event.get("file"))
+            name, nesting, file = as_text(event.get("name")), event.get("nesting"), as_text(event.get("file"))
             if name is None or not isinstance(nesting, int) or not 0 <= nesting < 1000:
                 continue
             key = file or ""
@@ -131,11 +132,11 @@ def node_results(data: bytes, where: Where) -> list[TestResult]:
             failed = event.get("event") == "test:fail"
             if nesting == 0 and file and name == file:  # the file itself: it failed to load or run
                 if failed:
-                    yield result(rel or name, "error", rel, _text(event.get("error")) or "the test file failed")
+                    yield result(rel or name, "error", rel, as_text(event.get("error")) or "the test file failed")
                 continue
             title = " > ".join([*stack[:nesting], name])
             outcome: Outcome = "skipped" if event.get("skip") or event.get("todo") else "failed" if failed else "passed"
-            yield result(f"{rel or file or ''}::{title}", outcome, rel, _text(event.get("error")))
+            yield result(f"{rel or file or ''}::{title}", outcome, rel, as_text(event.get("error")))
 
     return _bounded(items())
 
@@ -163,14 +164,14 @@ def jest_results(data: bytes, where: Where, name: str = "jest") -> list[TestResu
         for entry in files:
             if not isinstance(entry, dict):
                 continue
-            path = _text(entry.get("name")) or _text(entry.get("testFilePath"))
+            path = as_text(entry.get("name")) or as_text(entry.get("testFilePath"))
             rel = where.file(path)
             shown = rel or path or ""
             assertions = entry.get("assertionResults") or entry.get("testResults") or []
             if not isinstance(assertions, list):
                 assertions = []
             if not assertions and entry.get("status") == "failed":
-                message = _text(entry.get("message")) or _text(entry.get("failureMessage"))
+                message = as_text(entry.get("message")) or as_text(entry.get("failureMessage"))
                 yield result(shown, "error", rel, message or f"{name} could not run this file")
                 continue
             for case in assertions:
@@ -209,7 +210,7 @@ def mocha_results(data: bytes, where: Where) -> list[TestResult]:
 
     def keys(name: str) -> set[tuple[str | None, str | None]]:
         entries = listed(name)
-        return {(_text(e.get("file")), _text(e.get("fullTitle"))) for e in entries if isinstance(e, dict)}
+        return {(as_text(e.get("file")), as_text(e.get("fullTitle"))) for e in entries if isinstance(e, dict)}
 
     failed, pending = keys("failures"), keys("pending")
 
@@ -219,14 +220,14 @@ def mocha_results(data: bytes, where: Where) -> list[TestResult]:
         # hook failures are listed under failures only
         entries += [e for e in listed("failures") if isinstance(e, dict)]
         for case in entries:
-            path, title = _text(case.get("file")), _text(case.get("fullTitle"))
+            path, title = as_text(case.get("file")), as_text(case.get("fullTitle"))
             if title is None or (path, title) in seen:
                 continue
             seen.add((path, title))
             rel = where.file(path)
             err: dict[str, Any] = case["err"] if isinstance(case.get("err"), dict) else {}
-            message = _text(err.get("stack")) or _text(err.get("message"))
-            hook = _MOCHA_HOOK.match(_text(case.get("title")) or "")
+            message = as_text(err.get("stack")) or as_text(err.get("message"))
+            hook = _MOCHA_HOOK.match(as_text(case.get("title")) or "")
             outcome: Outcome = (
                 "error" if hook else "failed" if (path, title) in failed else
                 "skipped" if (path, title) in pending else "passed"
@@ -315,232 +316,3 @@ def tap_results(output: str, where: Where) -> list[TestResult]:
     if not found:
         raise Unreadable("the output holds no TAP test lines")
     return found
-
-
-# ---- cargo test (its stable human output)
-
-_CARGO_TARGET = re.compile(r"^\s*Running (?:unittests )?(?P<src>\S+) \(")
-_CARGO_DOC = re.compile(r"^\s*Doc-tests (?P<name>\S+)")
-_CARGO_TEST = re.compile(r"^test (?P<name>.+?) \.\.\. (?P<status>ok|FAILED|ignored(?:, .*)?)$")
-_CARGO_BLOCK = re.compile(r"^---- (?P<name>.+?) stdout ----$")
-
-
-def _rust_module_file(where: Where, src: str, name: str) -> str | None:
-    """The file of a unit test `a::b::tests::name` in the crate whose root is `src`."""
-    root = where.file(src)
-    if root is None:
-        return None
-    parts = name.split("::")[:-1]
-    base = PurePosixPath(root).parent
-    best = root
-    for n in range(1, len(parts) + 1):
-        stem = base.joinpath(*parts[:n])
-        for candidate in (f"{stem}.rs", f"{stem}/mod.rs"):
-            if (where.project / candidate).is_file():
-                best = candidate
-    return best
-
-
-def cargo_results(output: str, where: Where) -> list[TestResult]:
-    target: str | None = None
-    doc = False
-    found: list[TestResult] = []
-    messages: dict[str, list[str]] = {}
-    block: str | None = None
-    for line in output.splitlines():
-        running = _CARGO_TARGET.match(line)
-        if running:
-            target, doc, block = running.group("src"), False, None
-            continue
-        docs = _CARGO_DOC.match(line)
-        if docs:
-            target, doc, block = None, True, None
-            continue
-        header = _CARGO_BLOCK.match(line)
-        if header:
-            block = f"{target or ''}::{header.group('name')}"
-            messages[block] = []
-            continue
-        if block is not None:
-            if line.startswith(("failures:", "test result:")):
-                block = None
-            else:
-                messages[block].append(line)
-            continue
-        test = _CARGO_TEST.match(line)
-        if not test or (target is None and not doc):
-            continue
-        name = test.group("name").removesuffix(" - should panic")
-        status = test.group("status")
-        outcome: Outcome = "passed" if status == "ok" else "failed" if status == "FAILED" else "skipped"
-        if doc:  # "src/lib.rs - add (line 5)"
-            file = where.file(name.split(" - ", 1)[0])
-            found.append(result(f"doc::{name}", outcome, file))
-        else:
-            found.append(result(f"{target}::{name}", outcome, _rust_module_file(where, target or "", name)))
-        if len(found) > RESULT_LIMIT:
-            raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
-    if not found:
-        raise Unreadable("cargo printed no test results (did the build fail? see the output)")
-    return [
-        TestResult(r.id, r.outcome, r.file, result(r.id, r.outcome, None, "\n".join(messages[r.id])).message)
-        if r.outcome == "failed" and r.id in messages else r
-        for r in found
-    ]
-
-
-# ---- go test -json (events on stdout)
-
-
-def _go_module(where: Where) -> tuple[str, Path] | None:
-    for folder in (where.cwd, *where.cwd.parents):
-        mod = folder / "go.mod"
-        if mod.is_file():
-            try:
-                text = mod.read_text(encoding="utf-8", errors="replace")[: 1 << 16]
-            except OSError:
-                return None
-            found = re.search(r"^module\s+(\S+)", text, re.MULTILINE)
-            return (found.group(1).strip('"'), folder) if found else None
-        if folder == where.project:
-            break
-    return None
-
-
-def _go_test_files(where: Where, module: tuple[str, Path] | None, package: str) -> dict[str, str]:
-    """Top-level test function name -> project-relative file, for one package."""
-    if module is None or not (package == module[0] or package.startswith(module[0] + "/")):
-        return {}
-    folder = module[1] / package[len(module[0]) :].lstrip("/")
-    names: dict[str, str] = {}
-    try:
-        files = sorted(p for p in folder.iterdir() if p.name.endswith("_test.go") and p.is_file())
-    except OSError:
-        return {}
-    for path in files[:500]:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")[: 1 << 20]
-        except OSError:
-            continue
-        rel = where.file(str(path))
-        for match in re.finditer(r"^func\s+((?:Test|Example|Fuzz)\w*)\s*\(", text, re.MULTILINE):
-            names.setdefault(match.group(1), rel or "")
-    return names
-
-
-def go_results(output: str, where: Where) -> list[TestResult]:
-    module = _go_module(where)
-    outcomes: dict[tuple[str, str], Outcome] = {}
-    logs: dict[tuple[str, str], list[str]] = {}
-    failed_packages: dict[str, bool] = {}
-    any_event = False
-    build_log: dict[str, list[str]] = {}  # go before 1.24 prints build errors as plain text
-    building: str | None = None
-    for line in output.splitlines():
-        if not line.startswith("{"):
-            header = re.match(r"^# (\S+)", line)
-            failed = re.match(r"^FAIL\t(\S+) \[(?:build|setup) failed\]", line)
-            if header:
-                building = header.group(1)
-                build_log.setdefault(building, [])
-            elif failed:
-                package = failed.group(1)
-                failed_packages[package] = True
-                logs.setdefault((package, ""), []).extend(build_log.get(package, [line + "\n"]))
-                any_event = True
-            elif building is not None and len(build_log[building]) < 200:
-                build_log[building].append(line + "\n")
-            continue
-        building = None
-        try:
-            event = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(event, dict) or not isinstance(event.get("Package"), str):
-            continue
-        any_event = True
-        package, test, action = event["Package"], _text(event.get("Test")) or "", event.get("Action")
-        key = (package, test)
-        if action == "output" and isinstance(event.get("Output"), str):
-            kept = logs.setdefault(key, [])
-            if sum(map(len, kept)) < 8000:
-                kept.append(event["Output"])
-        elif action in ("pass", "fail", "skip"):
-            if test:
-                outcomes[key] = {"pass": "passed", "fail": "failed", "skip": "skipped"}[action]  # type: ignore[assignment]
-            else:
-                failed_packages[package] = action == "fail"
-        if len(outcomes) > RESULT_LIMIT:
-            raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
-    if not any_event:
-        raise Unreadable("go test printed no JSON events (did the build fail? see the output)")
-    files: dict[str, dict[str, str]] = {}
-    found: list[TestResult] = []
-    for (package, test), outcome in outcomes.items():
-        known = files.setdefault(package, _go_test_files(where, module, package))
-        file = known.get(test.split("/", 1)[0]) or None
-        found.append(result(f"{package}::{test}", outcome, file, "".join(logs.get((package, test), [])) or None))
-    for package, failed in failed_packages.items():
-        if failed and not any(p == package and o == "failed" for (p, _), o in outcomes.items()):
-            found.append(result(package, "error", None, "".join(logs.get((package, ""), [])) or "the package failed"))
-    return found
-
-
-def go_output(output: str) -> str:
-    """What plain `go test -v` would have printed: the events' output, in order."""
-    shown: list[str] = []
-    for line in output.splitlines(keepends=True):
-        if line.startswith("{"):
-            try:
-                event = json.loads(line)
-            except ValueError:
-                shown.append(line)
-                continue
-            if isinstance(event, dict) and event.get("Action") == "output" and isinstance(event.get("Output"), str):
-                shown.append(event["Output"])
-            continue
-        shown.append(line)
-    return "".join(shown)
-
-
-# ---- JUnit XML (Maven surefire, Gradle; any tool writing TEST-*.xml)
-
-
-def _java_file(where: Where, report: Path, classname: str) -> str | None:
-    module = report.parent
-    for marker in ("surefire-reports", "failsafe-reports", "test-results"):
-        parts = module.parts
-        if marker in parts:
-            # <module>/target/surefire-reports, <module>/build/test-results/<task>
-            module = Path(*parts[: parts.index(marker) - 1])
-            break
-    outer = classname.split("$", 1)[0].replace(".", "/")
-    for lang, ext in (("java", "java"), ("kotlin", "kt"), ("groovy", "groovy"), ("scala", "scala")):
-        candidate = module / "src" / "test" / lang / f"{outer}.{ext}"
-        if candidate.is_file():
-            return where.file(str(candidate))
-    return None
-
-
-def junit_results(reports: list[tuple[Path, bytes]], where: Where) -> list[TestResult]:
-    found: list[TestResult] = []
-    for path, data in reports:
-        root = xml_document(data, path.name)
-        for case in root.iter("testcase"):
-            classname, name = case.get("classname") or "", case.get("name") or ""
-            if not name:
-                continue
-            outcome: Outcome = "passed"
-            message: str | None = None
-            for child in case:
-                tag = child.tag if isinstance(child.tag, str) else ""
-                if tag in ("failure", "error", "skipped"):
-                    outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]  # type: ignore[assignment]
-                    message = (child.get("message") or "") + ("\n" + child.text if child.text else "")
-                    break
-            test_id = f"{classname}#{name}" if classname else name
-            found.append(result(test_id, outcome, _java_file(where, path, classname) if classname else None, message))
-            if len(found) > RESULT_LIMIT:
-                raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
-    return found
-
