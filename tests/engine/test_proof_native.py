@@ -206,3 +206,53 @@ def test_prove_tap(tmp_path: Path) -> None:
     assert outcome.exit_code == plain.exit_code == 1
     assert "Result: FAIL" in outcome.output
 
+
+
+MAVEN_PROJECT = {
+    "pom.xml": """
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>com.example</groupId><artifactId>demo</artifactId><version>1.0</version>
+          <properties><maven.compiler.release>17</maven.compiler.release>
+            <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
+          <dependencies><dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter-engine</artifactId>
+            <version>5.10.2</version><scope>test</scope></dependency></dependencies>
+          <build><plugins>
+            <plugin><artifactId>maven-resources-plugin</artifactId><version>3.3.1</version></plugin>
+            <plugin><artifactId>maven-compiler-plugin</artifactId><version>3.11.0</version></plugin>
+            <plugin><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version></plugin>
+          </plugins></build>
+        </project>
+    """,
+    "src/main/java/com/example/Calc.java": "package com.example;\npublic class Calc { public static int add(int a, int b) { return a + b; } }\n",
+    "src/test/java/com/example/CalcTest.java": """
+        package com.example;
+        import org.junit.jupiter.api.Test;
+        import org.junit.jupiter.api.Disabled;
+        import static org.junit.jupiter.api.Assertions.*;
+        public class CalcTest {
+          @Test public void adds() { assertEquals(5, Calc.add(2, 3)); }
+          @Test public void breaks() { assertEquals(-1, Calc.add(2, 3)); }
+          @Test public void explodes() { throw new IllegalStateException("boom"); }
+          @Disabled("later") @Test public void waits() {}
+        }
+    """,
+}
+
+
+def test_maven_surefire_reports_of_a_real_offline_build(tmp_path: Path) -> None:
+    needs("mvn")
+    project = write(tmp_path / "p", MAVEN_PROJECT)
+    repository = Path(pwd.getpwuid(os.getuid()).pw_dir) / ".m2" / "repository"
+    argv = ["mvn", "-o", "-q", f"-Dmaven.repo.local={repository}", "test"]
+    report, outcome, _ = instrumented(argv, project, tmp_path / "r", env={"HOME": str(tmp_path)})
+    if "in offline mode" in outcome.output:
+        pytest.skip("the local Maven repository lacks the pinned plugins (an offline build cannot fetch them)")
+    assert outcomes(report) == {
+        "com.example.CalcTest#adds": "passed",
+        "com.example.CalcTest#breaks": "failed",
+        "com.example.CalcTest#explodes": "error",
+        "com.example.CalcTest#waits": "skipped",
+    }, outcome.output
+    assert {r.file for r in report.results or ()} == {"src/test/java/com/example/CalcTest.java"}
+    assert outcome.exit_code == 1
