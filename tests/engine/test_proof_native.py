@@ -68,6 +68,17 @@ def test_npm_test_running_node_test_reads_the_script(tmp_path: Path) -> None:
     assert outcomes(report)["test/broken.test.js"] == "error"
 
 
+def test_npm_test_running_node_test_on_a_folder_uses_node_options(tmp_path: Path) -> None:
+    needs("npm")
+    project = write(tmp_path / "my p", {**NODE_PROJECT, "package.json": '{"scripts": {"test": "node --test test/"}}'})
+    plain = run(["npm", "test"], project)
+    report, outcome, inst = instrumented(["npm", "test"], project, tmp_path / "report dir")
+    assert inst.argv == ["npm", "test"] and "--test-reporter=spec" in inst.env["NODE_OPTIONS"]
+    assert outcome.exit_code == plain.exit_code == 1
+    assert outcomes(report)["test/a.test.js::suite one > inner > deep ünï"] == "passed"
+    assert outcomes(report)["test/broken.test.js"] == "error"
+
+
 GO_PROJECT = {
     "go.mod": "module example.com/demo\n\ngo 1.19\n",
     "calc/calc.go": "package calc\n\nfunc Add(a, b int) int { return a + b }\n",

@@ -33,7 +33,7 @@ class Instrumented:
     """A test command that also writes per-test output.
 
     `env` is added to the program's environment; `PYTHONPATH` in it is a folder to put
-    first on any PYTHONPATH the caller sets. `framework` is the runner that writes the
+    first on any PYTHONPATH the caller sets, `NODE_OPTIONS` words to add to the caller's. `framework` is the runner that writes the
     results (for `npm test` running jest: "jest").
     """
 
@@ -99,6 +99,18 @@ def _reporter_args(runner: Command, report_dir: Path) -> tuple[list[str], dict[s
     return None
 
 
+def _node_options(
+    inner: Command, report_dir: Path, words: list[str], folder: Path, now: float
+) -> Instrumented | None:
+    if any(a.startswith("--test-reporter") for a in inner.argv):
+        return None  # reporters of its own: how they would pair with ours is not defined
+    found = _reporter_args(inner, report_dir)
+    if found is None or any(ch in str(report_dir) for ch in '"\\'):
+        return None
+    options = " ".join(f'"{a}"' if " " in a else a for a in found[0])
+    return Instrumented(words, {"NODE_OPTIONS": options}, "node", folder, now)
+
+
 def instrument(
     argv: Sequence[str], *, framework: str | None, report_dir: Path, project: Path, cwd: Path | None = None
 ) -> Instrumented | None:
@@ -141,7 +153,9 @@ def instrument(
         if inner is None:
             return None
         if inner.framework == "node" and inner.argv[inner.at :]:
-            return None  # `node --test files`: node reads words after a file as the tests' own arguments
+            # `node --test test/`: node would read appended words as the tests' own arguments,
+            # so the reporter goes in through NODE_OPTIONS (node allows these two flags there)
+            return _node_options(inner, report_dir, words, folder, now)
         found = _reporter_args(inner, report_dir)
         if found is None:
             return None
