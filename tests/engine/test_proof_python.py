@@ -210,3 +210,31 @@ def test_unittest_src_layout_with_non_ascii_names_round_trips(tmp_path: Path) ->
     assert outcome.exit_code == 0
     assert outcomes(first) == {"tests.test_ünï.TestSümme.test_grün": "passed"}
     assert first.results == second.results and first.results[0].file == "tests/test_ünï.py"  # type: ignore[index]
+
+
+def test_a_run_that_dies_midway_keeps_the_results_it_reached_and_says_so(tmp_path: Path) -> None:
+    project = write(tmp_path / "p", {
+        "pytest.ini": "[pytest]\n",
+        "tests/test_dies.py": "import os, signal\n\ndef test_a():\n    pass\n\ndef test_b():\n    assert False\n\n"
+                              "def test_c():\n    os.kill(os.getpid(), signal.SIGKILL)\n\ndef test_d():\n    pass\n",
+    })
+    report, outcome, inst = instrumented([PY, "-m", "pytest"], project, tmp_path / "r", env=QUIET)
+    assert outcome.exit_code == -9
+    assert outcomes(report) == {"tests/test_dies.py::test_a": "passed", "tests/test_dies.py::test_b": "failed",
+                                "tests/test_dies.py::test_c": "error"}
+    assert "did not finish" in (report.by_id()["tests/test_dies.py::test_c"].message or "")
+    assert "stopped before it finished" in (report.reason or "")
+    assert frameworks.progress(inst, report_dir=tmp_path / "r") == 2
+
+
+def test_unittest_module_that_skips_itself_and_progress(tmp_path: Path) -> None:
+    project = write(tmp_path / "p", {
+        "tests/__init__.py": "",
+        "tests/test_later.py": "import unittest\nraise unittest.SkipTest('needs a database')\n",
+        "tests/test_ok.py": "import unittest\n\nclass T(unittest.TestCase):\n    def test_ok(self):\n        pass\n",
+    })
+    report, outcome, inst = instrumented([PY, "-m", "unittest"], project, tmp_path / "r")
+    assert outcome.exit_code == 0 and report.reason is None
+    assert outcomes(report) == {"tests.test_later": "skipped", "tests.test_ok.T.test_ok": "passed"}
+    assert report.by_id()["tests.test_later"].file == "tests/test_later.py"
+    assert frameworks.progress(inst, report_dir=tmp_path / "r") == 2

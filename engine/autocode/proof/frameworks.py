@@ -226,7 +226,23 @@ def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: P
         return unavailable(kind, "the test report is too deeply nested or too large to read")
     if not found:
         return Report(kind, (), "the run reported no tests")
+    if kind in ("pytest", "unittest") and not parsers.session_finished(data):
+        return Report(kind, merge(found), "the run stopped before it finished (timed out, killed or crashed): "
+                      "these are the results it reached")
     return Report(kind, merge(found))
+
+
+def progress(inst: Instrumented, *, report_dir: Path) -> int | None:
+    """How many tests have finished so far in a run of `inst` that is still going (read from
+    its report file as it grows), or None for runners whose progress is only in their output."""
+    name = REPORT_FILES.get(inst.framework)
+    if name is None or inst.framework in ("jest", "vitest", "mocha"):
+        return None  # these write their report once, at the end
+    try:
+        data = read_bytes(report_dir / name)
+    except Unreadable:
+        return 0
+    return parsers.finished_count(inst.framework, data)
 
 
 def shown_output(inst: Instrumented, output: str) -> str:

@@ -59,6 +59,22 @@ def as_text(value: Any) -> str | None:
 
 # ---- pytest (the shipped plugin's JSON lines)
 
+# Markers the shipped helpers write (json.dumps with its default separators).
+_FINISH = b'{"event": "finish"'
+_DONE = {"pytest": (b'"when": "call"', b'"event": "collect"'), "unittest": (b'"event": "test"',),
+         "node": (b'"event":"test:pass"', b'"event":"test:fail"')}
+
+
+def session_finished(data: bytes) -> bool:
+    """Whether the helper saw the end of the session (a run cut short never writes it)."""
+    return _FINISH in data
+
+
+def finished_count(framework: str, data: bytes) -> int:
+    """Tests finished so far, counted in a report that is still being written."""
+    return sum(data.count(marker) for marker in _DONE.get(framework, ()))
+
+
 
 def pytest_results(data: bytes, where: Where) -> list[TestResult]:
     events = list(json_lines(data, "pytest"))
@@ -67,6 +83,9 @@ def pytest_results(data: bytes, where: Where) -> list[TestResult]:
         raise Unreadable("pytest did not load AutoCode's results plugin (no start line in its report)")
     where = Where(where.cwd, where.project, as_text(start.get("cwd")))
     rootdir = as_text(start.get("rootdir"))
+
+    # a test whose setup passed but whose call was never reported did not finish (the run died in it)
+    called = {as_text(e.get("nodeid")) for e in events if e.get("event") == "test" and e.get("when") != "setup"}
 
     def items() -> Iterator[TestResult]:
         for event in events:
@@ -82,6 +101,8 @@ def pytest_results(data: bytes, where: Where) -> list[TestResult]:
                 yield result(nodeid or "<collection>", shown, file, message)
             elif outcome == "failed":
                 yield result(nodeid, "failed" if event.get("when") == "call" else "error", file, message)
+            elif outcome == "passed" and event.get("when") == "setup" and nodeid not in called:
+                yield result(nodeid, "error", file, "the test did not finish: the run stopped while it ran")
             else:
                 yield result(nodeid, "skipped" if outcome == "skipped" else "passed", file, message)
 

@@ -51,7 +51,7 @@ def _describe(test: Any) -> tuple[str, str | None, bool]:
     if isinstance(test, unittest.case._SubTest):  # type: ignore[attr-defined]
         test = test.test_case
     name = type(test).__name__
-    if name == "_FailedTest" or name == "ModuleImportFailure":
+    if name in ("_FailedTest", "ModuleImportFailure", "ModuleSkipped"):
         method = getattr(test, "_testMethodName", "") or test.id()
         return method, method, True
     if name == "_ErrorHolder":
@@ -124,7 +124,10 @@ def main() -> None:
         sys.path[0] = os.getcwd()
     sys.argv[0] = os.path.basename(sys.executable) + " -m unittest"
     _SINK.write({"event": "start", "cwd": os.getcwd()})
-    unittest.main(module=None, testRunner=RecordingRunner)
+    try:
+        unittest.main(module=None, testRunner=RecordingRunner)
+    finally:
+        _SINK.write({"event": "finish"})
 
 
 if __name__ == "__main__":
