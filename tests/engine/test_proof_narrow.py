@@ -56,3 +56,25 @@ def test_commands_that_cannot_be_narrowed(tmp_path: Path) -> None:
                              project=project) == ["go", "test", "-count", "1", "./calc"]
     assert frameworks.narrow(["node", "--test"], test_files=["test/a.test.js"], project=project) == [
         "node", "--test", "test/a.test.js"]
+
+
+def test_launchers_and_prefixes_keep_their_words(tmp_path: Path) -> None:
+    project = write(tmp_path / "p", FILES)
+    report_dir = tmp_path / "r"
+
+    def made(argv: list[str]) -> list[str] | None:
+        inst = frameworks.instrument(argv, framework=None, report_dir=report_dir, project=project)
+        return None if inst is None else inst.argv
+
+    plugin = ["-p", "autocode_proof_pytest"]
+    assert made(["uv", "run", "--frozen", "pytest", "-x"]) == ["uv", "run", "--frozen", "pytest", *plugin, "-x"]
+    assert made(["poetry", "run", "python", "-m", "pytest"]) == ["poetry", "run", "python", "-m", "pytest", *plugin]
+    assert made(["env", "DJANGO_SETTINGS_MODULE=x", "python3", "-m", "pytest"]) == [
+        "env", "DJANGO_SETTINGS_MODULE=x", "python3", "-m", "pytest", *plugin]
+    launcher = str(report_dir / "unittest" / "autocode_proof_unittest.py")
+    assert made(["pipenv", "run", "python3", "-X", "dev", "-m", "unittest", "-v"]) == [
+        "pipenv", "run", "python3", "-X", "dev", launcher, "-v"]
+    assert made(["go", "test", "-run", "TestX", "./..."]) == ["go", "test", "-json", "-run", "TestX", "./..."]
+    assert made(["uv", "run", "--with", "pytest", "pytest"]) is None  # the value of --with looks like the runner
+    assert made(["python3", "run_tests.py"]) is None
+    assert made(["bash", "-c", "pytest"]) is None

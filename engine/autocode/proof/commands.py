@@ -20,6 +20,11 @@ _PYTHON_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
 _JS_RUNNERS = ("jest", "vitest", "mocha", "tap")
 _PACKAGE_MANAGERS = ("npm", "yarn", "pnpm")
 _LAUNCHERS = ("npx", "bunx")
+_ENV_MANAGERS = ("uv", "poetry", "pipenv", "pdm", "rye", "hatch")
+# flags of `uv run` and the like that take no value
+_MANAGER_FLAGS = frozenset({"--frozen", "--locked", "--no-sync", "--isolated", "--no-project", "--all-extras",
+                            "--no-dev", "--offline", "--no-cache", "--active", "--exact", "-q", "--quiet",
+                            "-v", "--verbose"})
 
 
 @dataclass(frozen=True)
@@ -37,13 +42,23 @@ def _base(word: str) -> str:
     return os.path.basename(word)
 
 
-def _env_prefix(argv: list[str]) -> int:
-    """Words of an `env A=B` / `A=B` prefix."""
+def _prefix(argv: list[str]) -> int:
+    """Words before the runner: an `env A=B` / `A=B` prefix, then an environment manager's
+    `uv run` / `poetry run` (and the like) with its flags. A flag that takes a value
+    (`uv run --with x pytest`) leaves the value where the runner should be: not recognised."""
     at = 0
     if argv and _base(argv[0]) == "env":
         at = 1
     while at < len(argv) and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", argv[at]):
         at += 1
+    if at + 1 < len(argv) and _base(argv[at]) in _ENV_MANAGERS and argv[at + 1] == "run":
+        at += 2
+        while at < len(argv) and argv[at].startswith("-") and argv[at] != "--":
+            if "=" not in argv[at] and argv[at] not in _MANAGER_FLAGS:
+                return len(argv)  # a flag that may take the next word: the runner cannot be told
+            at += 1
+        if at < len(argv) and argv[at] == "--":
+            at += 1
     return at
 
 
@@ -130,7 +145,7 @@ def _script_words(project: Path, cwd: Path) -> list[str] | None:
 def parse(argv: list[str], *, project: Path, cwd: Path | None = None) -> Command | None:
     """The command's framework and the runner's arguments, or None when it is not one we know."""
     folder = cwd or project
-    at = _env_prefix(argv)
+    at = _prefix(argv)
     if at >= len(argv):
         return None
     word = _base(argv[at])
