@@ -31,7 +31,7 @@ START = json.dumps({"event": "start", "rootdir": "/nowhere", "cwd": "/nowhere"})
 def test_missing_report(tmp_path: Path) -> None:
     inst, report_dir, project = _pytest(tmp_path)
     report = _read(inst, report_dir, project)
-    assert report.results is None and report.reason == "the test run wrote no report file (pytest.jsonl)"
+    assert report.results is None and (report.reason or "").startswith("pytest stopped before it ran any test")
 
 
 def test_huge_report_is_refused_without_reading_it_all(tmp_path: Path) -> None:

@@ -238,3 +238,12 @@ def test_unittest_module_that_skips_itself_and_progress(tmp_path: Path) -> None:
     assert outcomes(report) == {"tests.test_later": "skipped", "tests.test_ok.T.test_ok": "passed"}
     assert report.by_id()["tests.test_later"].file == "tests/test_later.py"
     assert frameworks.progress(inst, report_dir=tmp_path / "r") == 2
+
+
+def test_pytest_with_a_broken_conftest_says_it_ran_nothing(tmp_path: Path) -> None:
+    project = write(tmp_path / "p", {**PYTEST_PROJECT, "conftest.py": "import no_such_plugin_module\n"})
+    plain = run([PY, "-m", "pytest"], project, env=QUIET)
+    report, outcome, _ = instrumented([PY, "-m", "pytest"], project, tmp_path / "r", env=QUIET)
+    assert outcome.exit_code == plain.exit_code != 0
+    assert report.results is None and "conftest.py" in (report.reason or "")
+    assert same_output(plain.output, outcome.output)

@@ -25,6 +25,11 @@ from autocode.proof.results import Report, merge, unavailable
 HELPERS = Path(__file__).with_name("helpers")
 REPORT_FILES = {"pytest": "pytest.jsonl", "unittest": "unittest.jsonl", "node": "node.jsonl",
                 "jest": "jest.json", "vitest": "vitest.json", "mocha": "mocha.json"}
+_NO_REPORT = {
+    "pytest": "pytest stopped before it ran any test (a conftest.py, plugin or option failed; the output says which)",
+    "unittest": "python -m unittest stopped before it ran any test (the output says why)",
+    "node": "node --test stopped before it ran any test (the output says why)",
+}
 _JUNIT_LIMIT = 5000  # report files read from target/ or build/
 
 
@@ -202,6 +207,8 @@ def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: P
     kind = inst.framework
     try:
         if kind in ("pytest", "unittest", "node", "jest", "vitest"):
+            if not (report_dir / REPORT_FILES[kind]).exists() and not (report_dir / REPORT_FILES[kind]).is_symlink():
+                return unavailable(kind, _NO_REPORT.get(kind, f"{kind} wrote no report (see the output)"))
             data = read_bytes(report_dir / REPORT_FILES[kind])
             reader = {"pytest": parsers.pytest_results, "unittest": parsers.unittest_results,
                       "node": parsers.node_results, "jest": parsers.jest_results}.get(kind)
