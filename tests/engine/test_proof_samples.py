@@ -112,6 +112,8 @@ def _surefire(project: Path, module: str, folder: str) -> Path:
     target = project / module / folder
     target.mkdir(parents=True)
     shutil.copyfile(SAMPLES / "TEST-com.example.CalcTest.xml", target / "TEST-com.example.CalcTest.xml")
+    build_file = "pom.xml" if folder.startswith("target") else "build.gradle"
+    (project / module / build_file).write_text("", encoding="utf-8")
     source = project / module / "src/test/java/com/example/CalcTest.java"
     source.parent.mkdir(parents=True)
     source.write_text("class CalcTest {}\n", encoding="utf-8")

@@ -176,12 +176,31 @@ def instrument(
     return Instrumented([*words, *extra], env, kind, folder, now)
 
 
+def _build_modules(top: Path) -> list[Path]:
+    """Folders under `top` holding a Maven or Gradle build file, skipping what never holds one
+    (sources, outputs, dependencies), so a large tree costs a walk of its build folders only."""
+    skip = {"node_modules", "target", "build", "src", ".git", ".gradle", ".idea", ".mvn", "__pycache__"}
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        depth = len(Path(dirpath).relative_to(top).parts)
+        dirnames[:] = sorted(d for d in dirnames if d not in skip and not d.startswith(".") and depth < 8)
+        if {"pom.xml", "build.gradle", "build.gradle.kts"} & set(filenames):
+            found.append(Path(dirpath))
+        if len(found) > 2000:
+            break
+    return found or [top]
+
+
 def _junit_reports(inst: Instrumented, project: Path) -> list[tuple[Path, bytes]]:
-    patterns = {"maven": ("**/target/surefire-reports/TEST-*.xml",), "gradle": ("**/build/test-results/**/*.xml",)}
+    del project
     found: list[tuple[Path, bytes]] = []
     total = 0
-    for pattern in patterns[inst.framework]:
-        for path in sorted(inst.cwd.glob(pattern)):
+    for module in _build_modules(inst.cwd):
+        if inst.framework == "maven":
+            paths = sorted((module / "target" / "surefire-reports").glob("TEST-*.xml"))
+        else:
+            paths = sorted((module / "build" / "test-results").glob("*/*.xml"))
+        for path in paths:
             if len(found) >= _JUNIT_LIMIT:
                 raise Unreadable(f"more than {_JUNIT_LIMIT} report files under {inst.cwd.name}")
             try:
