@@ -40,6 +40,7 @@ def test_node_test_ids_outcomes_and_output(tmp_path: Path) -> None:
     needs("node")
     project = write(tmp_path / "p", NODE_PROJECT)
     argv = ["node", "--test"]
+    plain = run(argv, project)
     report, outcome, inst = instrumented(argv, project, tmp_path / "r")
     assert outcomes(report) == {
         "test/a.test.js::suite one > passes": "passed",
@@ -53,7 +54,7 @@ def test_node_test_ids_outcomes_and_output(tmp_path: Path) -> None:
     }
     assert report.by_id()["test/a.test.js::suite one > fails"].file == "test/a.test.js"
     assert "1 !== 2" in (report.by_id()["test/a.test.js::suite one > fails"].message or "")
-    assert outcome.exit_code == 1
+    assert outcome.exit_code == plain.exit_code == 1
     assert "✖ fails" in outcome.output and "▶ suite one" in outcome.output  # the spec reporter still prints
     assert inst.framework == "node"
 

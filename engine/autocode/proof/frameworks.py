@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autocode.proof import compiled, parsers
 from autocode.proof.commands import Command, parse
 from autocode.proof.reading import FILE_LIMIT, Unreadable, read_bytes
 from autocode.proof.results import Report, merge, unavailable
@@ -222,6 +221,9 @@ def _junit_reports(inst: Instrumented, project: Path) -> list[tuple[Path, bytes]
 def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: Path) -> Report:
     """The per-test results of a run of `inst`: from `report_dir`, or from `output` (what the
     program printed) for runners whose machine output is their stdout (go, cargo, TAP)."""
+    # lazy: the readers' patterns and the XML parser are needed only once a run is over
+    from autocode.proof import compiled, parsers
+
     where = parsers.Where(inst.cwd, project)
     kind = inst.framework
     try:
@@ -261,6 +263,8 @@ def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: P
 def progress(inst: Instrumented, *, report_dir: Path) -> int | None:
     """How many tests have finished so far in a run of `inst` that is still going (read from
     its report file as it grows), or None for runners whose progress is only in their output."""
+    from autocode.proof import parsers  # lazy, as in read_report
+
     name = REPORT_FILES.get(inst.framework)
     if name is None or inst.framework in ("jest", "vitest", "mocha"):
         return None  # these write their report once, at the end
@@ -274,6 +278,8 @@ def progress(inst: Instrumented, *, report_dir: Path) -> int | None:
 def shown_output(inst: Instrumented, output: str) -> str:
     """What the person would have read: the same output, except go's JSON events, turned back
     into the text `go test -v` prints."""
+    from autocode.proof import compiled  # lazy, as in read_report
+
     return compiled.go_output(output) if inst.framework == "go" else output
 
 

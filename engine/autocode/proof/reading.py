@@ -11,8 +11,10 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, cast
-from xml.etree import ElementTree
+from typing import TYPE_CHECKING, Any, cast
+
+if TYPE_CHECKING:
+    from xml.etree import ElementTree
 
 FILE_LIMIT = 64 << 20  # bytes of one report file
 LINE_LIMIT = 1 << 20  # bytes of one JSON line
@@ -71,6 +73,8 @@ def json_document(data: bytes, name: str) -> Any:
 def xml_document(data: bytes, name: str) -> ElementTree.Element:
     """The root of an XML report. Documents with a DOCTYPE (entities are how XML bombs and
     external fetches start) or nested deeper than XML_DEPTH_LIMIT are refused."""
+    from xml.etree import ElementTree  # lazy: only Maven and Gradle reports are XML
+
     if _DECLARATION.search(data):
         raise Unreadable(f"the report {name} declares a DOCTYPE or entities; AutoCode does not read those")
     parser: ElementTree.XMLPullParser[ElementTree.Element] = ElementTree.XMLPullParser(events=("start", "end"))
