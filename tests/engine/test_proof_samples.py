@@ -145,3 +145,61 @@ def test_maven_and_gradle_read_the_reports_of_this_run_only(tmp_path: Path) -> N
     inst = _instrument(["mvn", "test"], empty, tmp_path / "r")
     report = frameworks.read_report(inst, report_dir=tmp_path / "r", output="", project=empty)
     assert report.results is None and "wrote no test report" in (report.reason or "")
+
+
+def _real(argv: list[str], name: str, tmp_path: Path, *, stdout: bool = False) -> dict[str, str]:
+    project = tmp_path / "p"
+    project.mkdir(exist_ok=True)
+    inst = _instrument(argv, project, tmp_path / "r")
+    text = sample(name, project)
+    if not stdout:
+        (tmp_path / "r" / frameworks.REPORT_FILES[inst.framework]).write_text(text, encoding="utf-8")
+    report = frameworks.read_report(inst, report_dir=tmp_path / "r", output=text if stdout else "", project=project)
+    assert {r.file for r in report.results or ()} <= {None, *(r.id.split("::")[0] for r in report.results or ())}
+    return outcomes(report)
+
+
+def test_real_jest_30_output(tmp_path: Path) -> None:
+    # src/sum.test.js: describe('sum') { adds; describe('edge') { overflows (fails) } }, test.skip,
+    # test.todo, a non-ASCII name, a name with a line break; src/broken.test.js requires a missing module
+    assert _real(["jest"], "jest-30.json", tmp_path) == {
+        "src/sum.test.js::sum > adds": "passed",
+        "src/sum.test.js::sum > edge > overflows": "failed",
+        "src/sum.test.js::later": "skipped",
+        "src/sum.test.js::some day": "skipped",
+        "src/sum.test.js::naïve ünï": "passed",
+        "src/sum.test.js::with\\nnewline": "passed",
+        "src/broken.test.js": "error",
+    }
+
+
+def test_real_vitest_4_output(tmp_path: Path) -> None:
+    assert _real(["vitest", "run"], "vitest-4.json", tmp_path) == {
+        "test/broken.test.js": "error",
+        "test/math.test.js::math > adds": "passed",
+        "test/math.test.js::math > subtracts": "failed",
+        "test/math.test.js::math > skipped": "skipped",
+        "test/math.test.js::math > later": "skipped",
+        "test/math.test.js::math > inner > naïve ünï": "passed",
+    }
+
+
+def test_real_mocha_12_output(tmp_path: Path) -> None:
+    assert _real(["mocha"], "mocha-12.json", tmp_path) == {
+        "test/calc.js::calc adds": "passed",
+        "test/calc.js::calc breaks": "failed",
+        "test/calc.js::calc waits": "skipped",
+        "test/calc.js::calc naïve ünï": "passed",
+        'test/db.js::db "before all" hook for "connects"': "error",
+    }
+
+
+def test_real_tap_21_output(tmp_path: Path) -> None:
+    # YAML diagnostics quote the test's source (lines that look like TAP); test/broken.js fails to load
+    assert _real(["tap"], "tap-21.txt", tmp_path, stdout=True) == {
+        "test/broken.js": "error",
+        "test/calc.js::adds > should be equal": "passed",
+        "test/calc.js::adds > should be equal (2)": "passed",
+        "test/calc.js::breaks > should be equal": "failed",
+        "test/calc.js::waits": "skipped",
+    }

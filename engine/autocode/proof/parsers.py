@@ -269,20 +269,45 @@ _TAP_PLAN = re.compile(r"^\s*1\.\.(?P<n>\d+)")
 
 def tap_results(output: str, where: Where) -> list[TestResult]:
     """TAP as prove -v prints it (a `file .. ` line before each file's TAP), or nested TAP
-    (`# Subtest:` blocks, indented) as node-tap prints it."""
+    (`# Subtest:` blocks, indented) as node-tap prints it. YAML diagnostics are skipped; a
+    subtest stands as a result itself when it has none inside or failed with none failing."""
     found: list[TestResult] = []
     names: dict[str, int] = {}
     file: str | None = None
     planned: int | None = None
     ran = 0
-    trail: list[tuple[int, str]] = []  # open subtests: (indent, name)
+    trail: list[tuple[int, str, int]] = []  # open subtests: (indent, name, results before it)
+    yaml: int | None = None  # indent of an open YAML block's `---`
 
     def close_file() -> None:
         if file is not None and (ran == 0 or (planned is not None and ran < planned)):
             why = "no tests ran" if ran == 0 else f"planned {planned} tests, {ran} ran"
             found.append(result(file, "error", where.file(file), f"{file}: {why} (see the output)"))
 
+    def add(path: list[str], outcome: Outcome) -> None:
+        owner = file
+        if owner is None and _TAP_FILE.search(path[0]):
+            owner, path = path[0], path[1:]  # node-tap: each file is a top-level subtest
+            if not path:  # the file itself failed (it did not load, or died)
+                found.append(result(owner, "error" if outcome == "failed" else outcome, where.file(owner),
+                                    f"{owner} failed outside its tests (see the output)"))
+                return
+        key = (f"{owner}::" if owner else "") + " > ".join(path)
+        count = names.get(key, 0) + 1
+        names[key] = count
+        found.append(result(key if count == 1 else f"{key} ({count})", outcome, where.file(owner) if owner else None))
+        if len(found) > RESULT_LIMIT:
+            raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
+
     for line in output.splitlines():
+        stripped = line.strip()
+        if yaml is not None:
+            if stripped == "..." and len(line) - len(line.lstrip()) <= yaml:
+                yaml = None
+            continue
+        if stripped == "---":
+            yaml = len(line) - len(line.lstrip())
+            continue
         header = _PROVE_FILE.match(line)
         if header and not line.startswith((" ", "\t", "#")) and not _TAP_LINE.match(line):
             close_file()
@@ -295,7 +320,7 @@ def tap_results(output: str, where: Where) -> list[TestResult]:
         sub = _TAP_SUBTEST.match(line)
         if sub:
             depth = len(sub.group("indent"))
-            trail = [t for t in trail if t[0] < depth] + [(depth, sub.group("name"))]
+            trail = [t for t in trail if t[0] < depth] + [(depth, sub.group("name"), len(found))]
             continue
         plan = _TAP_PLAN.match(line)
         if plan and file is not None and not line.startswith((" ", "\t")):
@@ -306,33 +331,25 @@ def tap_results(output: str, where: Where) -> list[TestResult]:
             continue
         depth = len(match.group("indent"))
         desc = match.group("desc").strip()
-        directive = (match.group("dir") or "").strip()
-        if trail and trail[-1][0] >= depth and trail[-1][1] == desc:
-            trail.pop()  # the line that closes a subtest: its assertions were the results
+        lowered = (match.group("dir") or "").strip().lower()
+        outcome: Outcome = (
+            "skipped" if lowered.startswith(("skip", "todo"))  # a TODO's result counts neither way
+            else "passed" if match.group("ok") == "ok" else "failed"
+        )
+        trail = [t for t in trail if t[0] < depth or (t[0] == depth and t[1] == desc)]
+        if trail and trail[-1][0] == depth and trail[-1][1] == desc:
+            # the line that closes a subtest: its results were inside it, unless there were none
+            # or none of them failed while it did
+            _, name, before = trail.pop()
+            inside = found[before:]
+            if not inside or (outcome == "failed" and all(r.outcome != "failed" for r in inside)):
+                add([t[1] for t in trail] + [name], outcome)
+            if depth == 0:
+                ran += 1
             continue
-        trail = [t for t in trail if t[0] < depth]
         if depth == 0:
             ran += 1
-        label = desc or f"#{match.group('num') or ran}"
-        path = [name for _, name in trail] + [label]
-        owner = file
-        if owner is None and len(path) > 1 and _TAP_FILE.search(path[0]):
-            owner, path = path[0], path[1:]  # node-tap: each file is a top-level subtest
-        key = (f"{owner}::" if owner else "") + " > ".join(path)
-        count = names.get(key, 0) + 1
-        names[key] = count
-        test_id = key if count == 1 else f"{key} ({count})"
-        lowered = directive.lower()
-        outcome: Outcome
-        if lowered.startswith("skip"):
-            outcome = "skipped"
-        elif lowered.startswith("todo"):
-            outcome = "skipped"  # a TODO test's result does not count either way
-        else:
-            outcome = "passed" if match.group("ok") == "ok" else "failed"
-        found.append(result(test_id, outcome, where.file(owner) if owner else None))
-        if len(found) > RESULT_LIMIT:
-            raise Unreadable(f"the run reported more than {RESULT_LIMIT} results")
+        add([t[1] for t in trail] + [desc or f"#{match.group('num') or ran}"], outcome)
     close_file()
     if not found:
         raise Unreadable("the output holds no TAP test lines")
