@@ -216,7 +216,8 @@ def mocha_json(text: str) -> bytes:
     """The JSON document the json reporter printed to stdout, among whatever else was printed."""
     at = text.rfind('{\n  "stats"')
     if at < 0:
-        raise Unreadable("mocha printed no JSON report (its json reporter did not run)")
+        raise Unreadable("mocha wrote no JSON report: it stopped before running its tests (a test file that "
+                         "fails to load stops it; the output says why)")
     return text[at:].encode("utf-8", "surrogateescape")
 
 
