@@ -85,7 +85,8 @@ class ApplyPhase(RunCore):
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
         self._state.result = {
             "status": "completed",
-            "verified": True,
+            "verified": (self._state.proof or {}).get("status") == "verified",
+            "proof": self._state.proof,
             "tests": self._state.tests,
             "apply": outcome,
             "files": (self._state.implementation or {}).get("files", []),

@@ -2,11 +2,13 @@
 
 Runs only after the completed checkpoint and its evidence are written. It
 hands the record part the observed framework and test command (not for
---package runs, not for a command that could not run), the eligible
+--package runs, not for a command that could not run, never one given as a flag or
+already set in config.toml or pyproject), the eligible
 convention answers verbatim, the routes used and the pause states that
 needed a person. Answers that carry a credential are dropped whole here
 (and the record part checks again). Nothing here can change the task's
-state or result; problems are returned for the run's events and doctor.
+state or result; problems are returned for the run's events and doctor. A change
+that was not proved (verdict other than verified) teaches nothing.
 """
 
 from __future__ import annotations
@@ -18,15 +20,28 @@ from autocode.record import Convention, ObservedFacts, Route, merge_record
 from autocode.scrub import contains_secret
 from autocode.tasks.ledger import eligible_conventions
 
+# Where a learned test command may come from: detection (or the record itself). A flag is for
+# one invocation and config.toml or pyproject already hold theirs; none is copied into the record.
+LEARNABLE_ORIGINS = frozenset({"detected", "learned"})
+
 
 def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
     package = bool((launch.get("options") or {}).get("package"))
     values = launch.get("values") or {}
     tests = state.get("tests") or {}
     ran = tests.get("status") == "finished" and tests.get("exit_code") == 0
+    origin = (values.get("origins") or {}).get("test_command")
     framework = values.get("framework") if not package else None
-    command = values.get("test_command") if (ran and not package) else None
+    command = values.get("test_command") if (ran and not package and origin in LEARNABLE_ORIGINS) else None
 
+    proof = state.get("proof") or {}
+    if proof.get("status") != "verified":
+        # A change nothing proved (applied on the person's typed confirmation) teaches nothing.
+        return {
+            "status": "done",
+            "written": False,
+            "omitted": [f"nothing learned: the change was {proof.get('status') or 'unproven'}, not verified"],
+        }
     eligible = eligible_conventions(state["ledger"])
     kept: list[dict[str, str]] = []
     dropped: list[str] = []

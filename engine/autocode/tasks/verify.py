@@ -62,6 +62,18 @@ def capture_base(
     store.write_json_atomic(dest / "index.json", {"files": index})
 
 
+def base_files(base: Path) -> dict[str, bytes | None]:
+    """The base's bytes of each file the change touches, as `capture_base` saved them (None: absent)."""
+    try:
+        index = store.read_json(base / "index.json").get("files") or {}
+    except (FileNotFoundError, ValueError):
+        return {}
+    out: dict[str, bytes | None] = {}
+    for rel, name in dict(index).items():
+        out[str(rel)] = (base / "files" / str(name)).read_bytes() if name else None
+    return out
+
+
 def agent_originals(run_dir: Path) -> dict[str, str | None]:
     """What the agent loop found in each file before its first edit (its own record)."""
     # lazy: not needed by `autocode task list`, which imports this module
