@@ -229,6 +229,14 @@ class PhaseMachine(ApplyPhase):
                 verify.apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = verify.diff_files(diff)
+        changed = verify.changed_files(ctx.copy, files, self.run_dir / "evidence" / "base")
+        if not changed:
+            named = ", ".join(files) if files else "no file AutoCode could read"
+            raise AutoCodeError(
+                f"the change leaves every file as it was (its diff names {named}); nothing would be "
+                f"applied, so the task cannot complete. See {diff_path}; ask for the change again.",
+                kind="emptyChange",
+            )
         store.write_text_atomic(
             self.run_dir / "evidence" / "head.diff",
             verify.diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
