@@ -198,6 +198,10 @@ def _cache_write(cache_dir: Path | None, key: str, report: Report) -> None:
         store.write_json_atomic(cache_dir / f"{key}.json", data, durable=False)
 
 
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
 def _put(tree: Path, rel: str, data: bytes | None) -> None:
     target = tree / rel
     if data is None:
@@ -277,7 +281,10 @@ def prove(
         source_files=frozenset(r for r in changes if not weakening.is_test_path(r)),
         added_names=added_names(changes),
     )
-    concerns = [c.to_dict() for c in weakening.find_concerns([(rel, old, new) for rel, (old, new) in changes.items()])]
+    concerns = [
+        {"kind": c.kind, "path": c.path, "sentence": c.detail, "line": c.line}
+        for c in weakening.weakening_concerns([(rel, _text(old), _text(new)) for rel, (old, new) in changes.items()])
+    ]
     common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
               "cancelled": cancelled, "policy": policy, "progress": progress}
     if progress:
@@ -315,7 +322,7 @@ def prove(
             probe = _run_suite("probe", narrowed or argv, tree=base_tree, output_file=None, **common)
     finally:
         shutil.rmtree(base_tree, ignore_errors=True)
-    weak = [str(c["sentence"]) for c in concerns if c.get("weakens", True)]
+    weak = [str(c["sentence"]) for c in concerns]
     verdict = decide(
         candidate=candidate.report,
         base=base.report if base.status == "finished" else Report(base.report.framework, None, f"the base run {base.status}"),

@@ -64,7 +64,9 @@ class PhaseMachine(ApplyPhase):
 
     def _fail(self, kind: str, message: str) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
-        self._state.result = {"status": "failed", "error": self._state.error, "tests": self._state.tests}
+        self._state.result = {
+            "status": "failed", "error": self._state.error, "tests": self._state.tests, "proof": self._state.proof,
+        }
         self._state.state = "FAILED"
         self._commit("failed", {"kind": kind, "message": message})
 

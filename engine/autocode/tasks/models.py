@@ -146,8 +146,11 @@ class ProofConcern(PhaseResult):
     kind: str
     """testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ..."""
     path: str
+    """The file ("" for the change as a whole)."""
     sentence: str
     """The concern in words a person can read."""
+    line: int | None = None
+    """1-based, in the new file (in the base file for what the change removed)."""
 
 
 class ProofRun(PhaseResult):
