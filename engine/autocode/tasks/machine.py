@@ -6,6 +6,7 @@ pauses for a person or ends, and turns any failure into a FAILED state with its 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -135,8 +136,29 @@ class PhaseMachine(ApplyPhase):
         timeout = float(values.get("test_timeout") or 600)
         cwd = copy / package if package else copy
         return verify.run_tests(
-            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace
+            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,
+            policy=self._sandbox_policy(),
         )
+
+    def _test_progress(self) -> Any:
+        """A line callback for the test command's output: the latest line as progress, at most
+        a few times a second (a suite prints thousands of lines; editors show the last)."""
+        last = [0.0]
+
+        def show(line: str) -> None:
+            now = time.monotonic()
+            if line.strip() and now - last[0] >= 0.25:
+                last[0] = now
+                self._say("verifying", line.strip()[:200])
+
+        return show
+
+    def _sandbox_policy(self) -> Any:
+        """The sandbox policy frozen at launch (`autocode.sandbox.Policy`); strict when absent."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode import sandbox
+
+        return sandbox.Policy.from_dict(self._launch.get("sandbox"))
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -251,10 +273,14 @@ class PhaseMachine(ApplyPhase):
         cwd = copy / package if package else copy
         timeout = float(values.get("test_timeout") or 600)
         self._say("verifying", f"running {command}")
+        output_path = self.run_dir / "evidence" / "test-output.txt"
         tests = verify.run_tests(
-            str(command), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace
+            str(command), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,
+            policy=self._sandbox_policy(), output_file=output_path,
+            on_output=self._test_progress(),
         )
-        store.write_text_atomic(self.run_dir / "evidence" / "test-output.txt", tests.pop("output"))
+        # The output was streamed there as it came; the file now holds all of it.
+        tests.pop("output")
         store.write_json_atomic(self.run_dir / "evidence" / "tests.json", tests)
         self._state.tests = tests
         if tests["status"] == "cancelled":
