@@ -87,11 +87,13 @@ def describe(policy: Policy | None = None) -> dict[str, Any]:
              "folders the run names (reports)"]
             if kind == KIND
             else ["everything your user may write (no sandbox)"]
+            if state == "off"
+            else ["nothing: tasks refuse to run code here"]
         ),
         "hidden": ["the work tree and its .git", "your home folder and /root (toolchains there read-only)"]
         if kind == KIND
         else [],
-        "network": "allowed" if policy.network or kind != KIND else "denied",
+        "network": "allowed" if policy.network or state == "off" else "denied",
         "env_names": environment.allowed_names(policy.env_names),
         "env_refused": [n for n in policy.env_names if environment.refused(n, policy.refused_names)],
         "notes": list(policy.notes),
