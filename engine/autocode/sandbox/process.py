@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
 import threading
@@ -146,20 +147,46 @@ def run_streaming(
     return Ended(proc.returncode, status, seconds, data.decode("utf-8", "replace"), dropped)
 
 
+def _pidfd(pid: int) -> int | None:
+    """A descriptor that becomes readable when `pid` exits (Linux 5.3+), else None."""
+    opener = getattr(os, "pidfd_open", None)
+    if opener is None:
+        return None
+    try:
+        fd: int = opener(pid)
+    except OSError:
+        return None
+    return fd
+
+
 def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, cancelled: Callable[[], bool]) -> str:
     """How the program ended: by itself, by the time limit or by a cancel (then it is killed)."""
-    while True:
-        try:
-            proc.wait(timeout=POLL_SECONDS)
-            return "finished"
-        except subprocess.TimeoutExpired:
-            pass
-        if time.monotonic() - started > timeout:
-            status = "timed_out"
-        elif cancelled():
-            status = "cancelled"
-        else:
-            continue
-        _kill_group(proc.pid)
-        proc.wait()
-        return status
+    fd = _pidfd(proc.pid)
+    watch = select.poll()
+    if fd is not None:
+        watch.register(fd, select.POLLIN)
+    try:
+        while True:
+            if fd is not None:
+                # Wakes the moment the program ends (Popen.wait(timeout) sleeps in steps of up to 50 ms).
+                if watch.poll(POLL_SECONDS * 1000):
+                    proc.wait()
+                    return "finished"
+            else:
+                try:
+                    proc.wait(timeout=POLL_SECONDS)
+                    return "finished"
+                except subprocess.TimeoutExpired:
+                    pass
+            if time.monotonic() - started > timeout:
+                status = "timed_out"
+            elif cancelled():
+                status = "cancelled"
+            else:
+                continue
+            _kill_group(proc.pid)
+            proc.wait()
+            return status
+    finally:
+        if fd is not None:
+            os.close(fd)
