@@ -241,10 +241,40 @@ def prep_section() -> Section:
     return Section("prep", _prep, _render_prep)
 
 
+def _sandbox(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode import sandbox
+
+    return sandbox.describe(sandbox.policy_from_settings(ctx.snapshot))
+
+
+def _render_sandbox(data: Json) -> list[str]:
+    if "error" in data:
+        return [f"Sandbox: PROBLEM: {data['error']}"]
+    lines = []
+    if data["state"] == "unavailable":
+        lines.append(f"Sandbox: PROBLEM: none can be made here, so tasks refuse to run code: {data['why']}")
+    elif data["state"] == "off":
+        lines.append("Sandbox: off (sandbox = \"off\"): tests and commands run unconfined")
+    else:
+        lines.append(f"Sandbox: {data['kind']} ({data['why']})")
+    lines.append("  writable: " + "; ".join(data["writable"]))
+    if data["hidden"]:
+        lines.append("  hidden: " + "; ".join(data["hidden"]))
+    lines.append(f"  network: {data['network']}")
+    lines.append("  environment: " + ", ".join(data["env_names"]) + " (credential names never)")
+    lines += [f"  note: {note}" for note in data["notes"]]
+    return lines
+
+
+def sandbox_section() -> Section:
+    return Section("sandbox", _sandbox, _render_sandbox)
+
+
 SectionProvider = str | Callable[[], Section]
 """A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
 
-SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section]
+SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section, sandbox_section]
 """The registered sections after the core ones, in report order."""
 
 

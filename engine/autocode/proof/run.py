@@ -112,6 +112,7 @@ def _run_suite(
     policy: Any,
     output_file: Path | None,
     progress: Progress | None,
+    on_output: Callable[[str], None] | None,
 ) -> RunRecord:
     # lazy: the runner pulls in subprocess machinery only a verification needs
     from autocode import sandbox
@@ -120,13 +121,6 @@ def _run_suite(
     with tempfile.TemporaryDirectory(prefix="autocode-report-") as scratch:
         report_dir = Path(scratch)
         inst = frameworks.instrument(argv, framework=framework, report_dir=report_dir, project=tree, cwd=cwd)
-        seen: list[int] = [0]
-
-        def on_line(line: str) -> None:
-            seen[0] += 1
-            if progress is not None and seen[0] % 50 == 0:
-                progress(f"{role}: {seen[0]} lines of test output so far")
-
         outcome = sandbox.run(
             inst.argv if inst else argv,
             copy=tree,
@@ -138,7 +132,7 @@ def _run_suite(
             env=inst.env if inst else None,
             writable=[report_dir],
             output_file=output_file,
-            on_output=on_line,
+            on_output=on_output,
         )
         if inst is None:
             report = Report(framework or "unknown", None, frameworks.why_not(argv, project=tree, cwd=cwd))
@@ -261,8 +255,11 @@ def prove(
     cache_dir: Path | None = None,
     blockers: Sequence[str] = (),
     progress: Progress | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> Proof:
-    """Run the candidate, the base (or its cache) and the probe, and decide."""
+    """Run the candidate, the base (or its cache) and the probe, and decide.
+
+    `progress` gets a sentence as each run starts; `on_output` each line the tests print."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -286,7 +283,7 @@ def prove(
         for c in weakening.weakening_concerns([(rel, _text(old), _text(new)) for rel, (old, new) in changes.items()])
     ]
     common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
-              "cancelled": cancelled, "policy": policy, "progress": progress}
+              "cancelled": cancelled, "policy": policy, "progress": progress, "on_output": on_output}
     if progress:
         progress(f"running {command} on the change")
     candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)

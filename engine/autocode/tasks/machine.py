@@ -6,6 +6,7 @@ pauses for a person or ends, and turns any failure into a FAILED state with its 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,8 +138,29 @@ class PhaseMachine(ApplyPhase):
         timeout = float(values.get("test_timeout") or 600)
         cwd = copy / package if package else copy
         return verify.run_tests(
-            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace
+            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,
+            policy=self._sandbox_policy(),
         )
+
+    def _test_progress(self) -> Any:
+        """A line callback for the test command's output: the latest line as progress, at most
+        a few times a second (a suite prints thousands of lines; editors show the last)."""
+        last = [0.0]
+
+        def show(line: str) -> None:
+            now = time.monotonic()
+            if line.strip() and now - last[0] >= 0.25:
+                last[0] = now
+                self._say("verifying", line.strip()[:200])
+
+        return show
+
+    def _sandbox_policy(self) -> Any:
+        """The sandbox policy frozen at launch (`autocode.sandbox.Policy`); strict when absent."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode import sandbox
+
+        return sandbox.Policy.from_dict(self._launch.get("sandbox"))
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -276,7 +298,9 @@ class PhaseMachine(ApplyPhase):
             cancelled=self._cancel_requested,
             output_file=evidence / "test-output.txt",
             cache_dir=self.workspace / ".autocode" / "cache" / "baseline",
+            policy=self._sandbox_policy(),
             progress=lambda message: self._say("verifying", message),
+            on_output=self._test_progress(),
         )
         run = proof.candidate
         tests = {

@@ -129,6 +129,10 @@ class TestRun(PhaseResult):
     seconds: float
     output_tail: str = ""
     """The last 8000 characters of its output."""
+    sandbox: str = "none"
+    """What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`)."""
+    sandbox_notes: list[str] = Field(default_factory=list)
+    """What the sandbox did beyond the rule (folders shown from the workspace, names refused)."""
 
 
 class Regression(PhaseResult):

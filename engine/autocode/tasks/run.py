@@ -118,7 +118,7 @@ class TaskRun(PhaseMachine):
             # The phase results in their typed wire form, as the snapshot carries them.
             "tests": tests.wire() if (tests := self._typed(TestRun, s.tests, "tests in state.json")) else None,
             "apply": apply_result(s.apply).wire() if s.apply else None,
-            "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
+            "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep", "sandbox")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
 

@@ -148,8 +148,14 @@ def run_tests(
     *,
     copy: Path | None = None,
     workspace: Path | None = None,
+    policy: Any = None,
+    output_file: Path | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """The test command in the copy, through the task's one runner (autocode.sandbox)."""
+    """The test command in the copy, through the task's one runner (autocode.sandbox).
+
+    `policy`: the task's `sandbox.Policy` (the strict default when None); `output_file` and
+    `on_output` receive the output as it comes. The result's `sandbox` says what confined it."""
     # lazy: not needed by `autocode task list`, which imports this module
     from autocode import sandbox
 
@@ -160,7 +166,15 @@ def run_tests(
     if not argv:
         raise UsageError("the test command is empty; set test_command in .autocode/config.toml")
     outcome = sandbox.run(
-        argv, copy=copy or cwd, workspace=workspace or cwd, cwd=cwd, timeout=timeout, cancelled=cancelled
+        argv,
+        copy=copy or cwd,
+        workspace=workspace or cwd,
+        cwd=cwd,
+        timeout=timeout,
+        cancelled=cancelled,
+        policy=policy,
+        output_file=output_file,
+        on_output=on_output,
     )
     return {
         "command": command,
@@ -169,6 +183,7 @@ def run_tests(
         "status": outcome.status,
         "seconds": outcome.seconds,
         "sandbox": outcome.sandbox,
+        "sandbox_notes": list(outcome.notes),
         "output": outcome.output,
         "output_tail": outcome.output[-OUTPUT_TAIL:],
     }

@@ -654,6 +654,11 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "the prep copy.", "Start again; a model that edits files directly avoids this."),
     ErrorKind("noTestCommand", REQUEST_FAILED, "The task needs tests to pass and no test command "
               "is set or detected.", "Set `test_command` in the project's settings."),
+    ErrorKind("sandboxUnavailable", REQUEST_FAILED, "A task runs the project's tests and commands in a "
+              "sandbox, and none can be made on this machine (no bubblewrap, no user namespaces, "
+              "not Linux); `autocode doctor` says why.",
+              "Install bubblewrap, or have the person set `sandbox = \"off\"` in their user config or "
+              "pass `--sandbox off`."),
     ErrorKind("testsFailed", REQUEST_FAILED, "The tests failed on the change.",
               "Read the test output in the task's evidence; request changes or start again."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "

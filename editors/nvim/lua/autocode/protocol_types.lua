@@ -96,7 +96,7 @@
 ---@field text string The same report as readable text; the server also logs it.
 
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
----@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
 --- A memory removed because its agent's bucket went over the cap.
 ---@class autocode.Eviction
@@ -482,6 +482,8 @@
 ---@field status 'finished'|'timed_out'|'cancelled'|'could_not_run'
 ---@field seconds number
 ---@field outputTail string The last 8000 characters of its output.
+---@field sandbox string What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`).
+---@field sandboxNotes string[] What the sandbox did beyond the rule (folders shown from the workspace, names refused).
 
 --- Token counts the endpoint reported.
 ---@class autocode.TokenUsage

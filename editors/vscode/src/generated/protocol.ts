@@ -143,7 +143,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {
@@ -679,6 +679,10 @@ export interface TestRun {
   seconds: number;
   /** The last 8000 characters of its output. */
   outputTail: string;
+  /** What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`). */
+  sandbox: string;
+  /** What the sandbox did beyond the rule (folders shown from the workspace, names refused). */
+  sandboxNotes: string[];
 }
 
 /** Token counts the endpoint reported. */
