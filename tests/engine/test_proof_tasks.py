@@ -204,3 +204,38 @@ def test_a_flag_test_command_is_never_learned(tmp_path: Path) -> None:
     record = repo / ".autocode" / "project.json"
     learned = json.loads(record.read_text())["test_command"] if record.exists() else None
     assert learned is None
+
+
+SRC_LAYOUT = {
+    "pyproject.toml": (
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n\n'
+        '[project]\nname = "calcpkg"\nversion = "0.1"\n\n[tool.setuptools.packages.find]\nwhere = ["src"]\n\n'
+        '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    ),
+    "src/calcpkg/__init__.py": CALC,
+    "tests/test_calc.py": TESTS.replace("from calc import", "from calcpkg import"),
+    ".gitignore": ".venv/\n__pycache__/\n*.egg-info/\n",
+}
+
+
+def test_an_editable_src_layout_tests_the_copy_not_the_work_tree(tmp_path: Path) -> None:
+    """`pip install -e .` points the venv at the work tree's src/: the proof must still see the
+    copy's code (the real fix verified), and a change that breaks the code must not pass."""
+    import subprocess
+    import sysconfig
+
+    repo = _repo(tmp_path, {"src/calcpkg/__init__.py": FIXED}, SRC_LAYOUT)
+    venv = repo / ".venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           check=True, capture_output=True, text=True)
+    site = Path(found.stdout.strip())
+    # What `pip install -e .` leaves for a src/ layout: a .pth naming the work tree's src/
+    # (and, here, this venv's packages so pytest is importable).
+    (site / "__editable__.calcpkg-0.1.pth").write_text(f"{repo / 'src'}\n")
+    (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    command = f"env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {venv / 'bin' / 'python'} -m pytest -q"
+    proof = _proof(_verify(repo, command))
+    assert proof["status"] == "verified", proof
+    assert proof["proofs"] == ["tests/test_calc.py::test_add"]
+    assert (repo / "src" / "calcpkg" / "__init__.py").read_text() == CALC  # the work tree untouched
