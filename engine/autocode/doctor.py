@@ -77,7 +77,14 @@ def _render_warnings(data: Json) -> list[str]:
 
 
 def _record(ctx: DoctorContext) -> Json:
-    return ctx.snapshot.record.to_dict()
+    data = ctx.snapshot.record.to_dict()
+    record = data.get("data") or {}
+    if record.get("test_command"):
+        # lazy: read only when the record has a learned command
+        from autocode.record.origin import learned_origin
+
+        data["test_command_origin"] = learned_origin(ctx.snapshot.workspace, record["test_command"])
+    return data
 
 
 def _render_record(data: Json) -> list[str]:
@@ -88,6 +95,12 @@ def _render_record(data: Json) -> list[str]:
     record = data["data"]
     if record:
         lines.append(f"  framework: {_show(record['framework'])}  test_command: {_show(record['test_command'])}")
+        if record["test_command"]:
+            origin = data.get("test_command_origin")
+            lines.append(
+                f"  test_command learned by task {origin['task_id']} ({origin['time']})" if origin
+                else "  test_command learned by a task this machine has no record of (a teammate's, or cleaned up)"
+            )
         for route in record["routes"]:
             lines.append(f"  route: {route['role']} -> {route['provider']}:{route['model']}")
         if record["human_pause_states"]:

@@ -9,6 +9,7 @@ goes to `.autocode/runs/verify-<time>/`.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -81,8 +82,8 @@ def verify_change(
     """Prove a change with the project's tests in a fresh copy; the verdict with its evidence."""
     # lazy: settings, prep and the runner are needed only once a verification starts
     from autocode.proof.run import prove
+    from autocode.record.atomic import write_atomically
     from autocode.settings import resolve_settings
-    from autocode.tasks import store
     from autocode.workspace import root as workspace_root
 
     root = workspace_root(workspace)
@@ -152,6 +153,6 @@ def verify_change(
 
             release_task_copy(root, prep.copy, run_dir, 0)
     data = {"change": described, "files": paths, "evidence": str(run_dir), **proof.to_dict()}
-    store.write_json_atomic(run_dir / "proof.json", data)
-    store.write_json_atomic(run_dir / "tests.json", proof.results())
+    write_atomically(run_dir / "proof.json", json.dumps(data, indent=2).encode())
+    write_atomically(run_dir / "tests.json", json.dumps(proof.results()).encode())
     return data

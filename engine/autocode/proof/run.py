@@ -27,6 +27,7 @@ from autocode.errors import UsageError
 from autocode.proof import frameworks, weakening
 from autocode.proof.results import Report, TestResult
 from autocode.proof.verdict import Change, Verdict, decide
+from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 1
@@ -180,16 +181,14 @@ def _cache_read(cache_dir: Path | None, key: str) -> Report | None:
 def _cache_write(cache_dir: Path | None, key: str, report: Report) -> None:
     if cache_dir is None or report.results is None:
         return
-    # lazy: the store's atomic writer
-    from autocode.tasks import store
-
     data = {
         "framework": report.framework,
         "results": [{"id": r.id, "outcome": r.outcome, "file": r.file, "message": r.message} for r in report.results],
     }
     # A cache that cannot be written costs the next task one base run, nothing more.
     with contextlib.suppress(OSError):
-        store.write_json_atomic(cache_dir / f"{key}.json", data, durable=False)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(cache_dir / f"{key}.json", json.dumps(data).encode(), durable=False)
 
 
 def _text(data: bytes | None) -> str | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.record import Convention, ObservedFacts, Route, merge_record
+from autocode.record.origin import note_origin
 from autocode.scrub import contains_secret
 from autocode.tasks.ledger import eligible_conventions
 
@@ -61,6 +62,8 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
     answers = [Convention(question=item["question"], answer=item["answer"]) for item in kept]
     result = merge_record(workspace, observed, answers, package=package)
     errors = [str(e) for e in getattr(result, "errors", []) or []]
+    if command is not None and getattr(result, "written", False) and not errors:
+        note_origin(workspace, command, str(state.get("id") or launch.get("task_id") or ""))
     omitted = [str(o) for o in getattr(result, "omitted", []) or []]
     return {
         "status": "failed" if errors else "done",
@@ -73,3 +76,4 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
         "framework": framework,
         "test_command": command,
     }
+
