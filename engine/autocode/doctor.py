@@ -77,7 +77,14 @@ def _render_warnings(data: Json) -> list[str]:
 
 
 def _record(ctx: DoctorContext) -> Json:
-    return ctx.snapshot.record.to_dict()
+    data = ctx.snapshot.record.to_dict()
+    record = data.get("data") or {}
+    if record.get("test_command"):
+        # lazy: read only when the record has a learned command
+        from autocode.record.origin import learned_origin
+
+        data["test_command_origin"] = learned_origin(ctx.snapshot.workspace, record["test_command"])
+    return data
 
 
 def _render_record(data: Json) -> list[str]:
@@ -88,6 +95,12 @@ def _render_record(data: Json) -> list[str]:
     record = data["data"]
     if record:
         lines.append(f"  framework: {_show(record['framework'])}  test_command: {_show(record['test_command'])}")
+        if record["test_command"]:
+            origin = data.get("test_command_origin")
+            lines.append(
+                f"  test_command learned by task {origin['task_id']} ({origin['time']})" if origin
+                else "  test_command learned by a task this machine has no record of (a teammate's, or cleaned up)"
+            )
         for route in record["routes"]:
             lines.append(f"  route: {route['role']} -> {route['provider']}:{route['model']}")
         if record["human_pause_states"]:
@@ -241,10 +254,40 @@ def prep_section() -> Section:
     return Section("prep", _prep, _render_prep)
 
 
+def _sandbox(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode import sandbox
+
+    return sandbox.describe(sandbox.policy_from_settings(ctx.snapshot))
+
+
+def _render_sandbox(data: Json) -> list[str]:
+    if "error" in data:
+        return [f"Sandbox: PROBLEM: {data['error']}"]
+    lines = []
+    if data["state"] == "unavailable":
+        lines.append(f"Sandbox: PROBLEM: none can be made here, so tasks refuse to run code: {data['why']}")
+    elif data["state"] == "off":
+        lines.append("Sandbox: off (sandbox = \"off\"): tests and commands run unconfined")
+    else:
+        lines.append(f"Sandbox: {data['kind']} ({data['why']})")
+    lines.append("  writable: " + "; ".join(data["writable"]))
+    if data["hidden"]:
+        lines.append("  hidden: " + "; ".join(data["hidden"]))
+    lines.append(f"  network: {data['network']}")
+    lines.append("  environment: " + ", ".join(data["env_names"]) + " (credential names never)")
+    lines += [f"  note: {note}" for note in data["notes"]]
+    return lines
+
+
+def sandbox_section() -> Section:
+    return Section("sandbox", _sandbox, _render_sandbox)
+
+
 SectionProvider = str | Callable[[], Section]
 """A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
 
-SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section]
+SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section, sandbox_section]
 """The registered sections after the core ones, in report order."""
 
 

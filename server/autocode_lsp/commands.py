@@ -33,6 +33,7 @@ H = TypeVar("H", bound=Handler)
 FEATURE_MODULES = {
     "core": "core", "doctor": "project", "forget": "project",
     "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
+    "verify": "verify",
 }
 """Which `features/` module handles each protocol feature area."""
 

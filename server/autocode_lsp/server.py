@@ -314,6 +314,7 @@ def available_features() -> list[str]:
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",
         "actions": "autocode.tasks",
+        "verify": "autocode.proof",
     }
     found = []
     for feature in protocol.FEATURES:

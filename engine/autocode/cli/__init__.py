@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pilot-prep": ("autocode.cli.pilot", "checked copy + preflight, then start a task (coordinator)"),
     "task": ("autocode.cli.task", "start and drive coding tasks"),
     "memory": ("autocode.cli.memory", "agent and team memories"),
+    "verify": ("autocode.cli.verify", "prove a change with the project's tests in a fresh copy (exit 0 only if verified)"),
     "unattended": ("autocode.cli.unattended", "run an autocode command for automation (no person present)"),
 }
 

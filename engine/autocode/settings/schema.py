@@ -12,6 +12,8 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 RouteTarget = Annotated[str, StringConstraints(pattern=r"^[^:\s]+:\S.*$", max_length=300)]
 # An empty string is never a useful value; unset a setting by leaving it out.
 Text = Annotated[str, StringConstraints(min_length=1)]
+HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 
 
 class Settings(BaseModel):
@@ -73,6 +75,15 @@ class Settings(BaseModel):
     embedding_base_url: Text | None = Field(default=None, description="base URL of an embedding endpoint")
     embedding_api_key_env: Text | None = Field(
         default=None, description="name of the environment variable holding the embedding API key"
+    )
+    sandbox: Literal["on", "off"] = Field(default="on", description="run what a task starts in the sandbox (person only)")
+    sandbox_network: Literal["deny", "allow"] | list[HostName] = Field(
+        default="deny",
+        description="network for sandboxed processes: deny, allow, or a list of host names (person only)",
+    )
+    sandbox_env: list[EnvName] = Field(
+        default_factory=list,
+        description="extra environment variable names let into sandboxed processes (person only)",
     )
 
 

@@ -91,6 +91,12 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         }
     )
     check_config(config)
+    # A task runs the project's code (tests, baselines, agent commands): refuse before any copy
+    # is made when it cannot be confined and the person did not turn the sandbox off.
+    from autocode import sandbox  # lazy: not needed by `autocode task list`
+
+    policy = sandbox.policy_from_settings(launch.settings_obj)
+    sandbox.require(policy)
     if opts.progress:
         opts.progress("requirements", "making the prep copy")
     task_id = new_task_id()
@@ -128,6 +134,7 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         "record": launch.record,
         "project_conventions": launch.conventions,
         "provider": config.to_dict(),
+        "sandbox": policy.to_dict(),
         "prep": _prep_dict(prep),
         "citations": cites,
         "recall": recall,

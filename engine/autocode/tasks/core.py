@@ -36,6 +36,7 @@ from autocode.tasks.models import (
     NoNeeds,
     PhaseResult,
     Plan,
+    Proof,
     Question,
     ResolveConflicts,
     Review,
@@ -44,7 +45,16 @@ from autocode.tasks.models import (
     TaskSnapshot,
     TestRun,
 )
-from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
+from autocode.tasks.state import (
+    ENDS,
+    NEEDS_OF,
+    PAUSES,
+    PHASE_OF,
+    TaskState,
+    confirmation_needed,
+    render_plan,
+    runs_root,
+)
 
 DIFF_IN_SNAPSHOT = 200_000
 R = TypeVar("R", bound=PhaseResult)
@@ -130,6 +140,8 @@ class RunCore:
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
                 tests=self._typed(TestRun, s.tests, "tests in state.json"),
+                proof=self._typed(Proof, s.proof, "proof in state.json"),
+                confirmation=confirmation_needed(s.proof),
                 review=self._typed(Review, s.review, "review in state.json"),
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,

@@ -83,6 +83,7 @@ class TaskState(BaseModel):
     routes: list[dict[str, Any]] = Field(default_factory=list)
     implementation: dict[str, Any] | None = None
     tests: dict[str, Any] | None = None
+    proof: dict[str, Any] | None = None
     review: dict[str, Any] | None = None
     apply: dict[str, Any] | None = None
     apply_choices: dict[str, str] = Field(default_factory=dict)
@@ -216,3 +217,16 @@ def render_plan(plan: Mapping[str, Any] | None, revision: int) -> str:
         lines += ["", "## Cited", ""]
         lines += [f"- `{c}`" for c in plan["citations"]]
     return "\n".join(lines) + "\n"
+
+
+# The word a person types to apply a change nothing proves (or that weakens the tests).
+CONFIRM_UNPROVEN = "unproven"
+
+
+def confirmation_needed(proof: Mapping[str, Any] | None) -> str | None:
+    """The confirmation applying needs: None for a verified change with no concern."""
+    if proof is None:
+        return CONFIRM_UNPROVEN  # the tests never ran through the proof: nothing proves the change
+    if proof.get("status") == "verified" and not proof.get("concerns"):
+        return None
+    return CONFIRM_UNPROVEN

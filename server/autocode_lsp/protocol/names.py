@@ -21,6 +21,7 @@ PROTOCOL_INFO = C + "protocol.info"
 DOCTOR = C + "doctor"
 PROJECT_FORGET = C + "project.forget"
 PREP_RUN = C + "prep.run"
+VERIFY = C + "verify"
 TASK_START = C + "task.start"
 TASK_ANSWER = C + "task.answer"
 TASK_APPROVE_PLAN = C + "task.approvePlan"
@@ -50,7 +51,7 @@ TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
 
 FEATURES: tuple[str, ...] = (
-    "doctor", "forget", "prep", "tasks", "memory", "progress", "actions",
+    "doctor", "forget", "prep", "tasks", "memory", "progress", "actions", "verify",
 )
 """What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
@@ -60,6 +61,7 @@ COMMAND_FEATURES: dict[str, str] = {
     DOCTOR: "doctor",
     PROJECT_FORGET: "forget",
     PREP_RUN: "prep",
+    VERIFY: "verify",
     TASK_START: "tasks",
     TASK_ANSWER: "tasks",
     TASK_APPROVE_PLAN: "tasks",

@@ -60,7 +60,11 @@ from autocode.tasks.models import HeadMoved as HeadMoved
 from autocode.tasks.models import Learning as Learning
 from autocode.tasks.models import NoNeeds as NoNeeds
 from autocode.tasks.models import Plan as Plan
+from autocode.tasks.models import Proof as Proof
+from autocode.tasks.models import ProofConcern as ProofConcern
+from autocode.tasks.models import ProofRun as ProofRun
 from autocode.tasks.models import Question as Question
+from autocode.tasks.models import Regression as Regression
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import Review as Review
 from autocode.tasks.models import TaskError as TaskError
@@ -105,6 +109,7 @@ from autocode_lsp.protocol.names import (
     TASK_REVIEW,
     TASK_REVIEW_PLAN,
     TASK_START,
+    VERIFY,
 )
 
 T = TypeVar("T")
@@ -156,10 +161,30 @@ class TaskStartArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class VerifyArgs:
+    workspace: str | None = None
+    range: str | None = None
+    """Commits `A..B`: B is the change, A its base. Default: the work tree against HEAD."""
+    branch: str | None = None
+    """A branch, against its merge base with HEAD."""
+    test_command: str | None = None
+    """The test command for this verification only (never learned)."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRefArgs:
     task_id: str
     workspace: str | None = None
     """Where the task lives. Default: the session's folders are searched for the task."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskApproveCompletionArgs:
+    task_id: str
+    confirm: str | None = None
+    """The word `needs.confirmation` names (`unproven`), typed by the person, when the change is
+    not proved by named tests or weakens them; refused with `confirmationRequired` without it."""
+    workspace: str | None = None
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -298,6 +323,17 @@ class DoctorResult:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class VerifyResult:
+    change: str
+    """What was verified, in words (the work tree against HEAD, or a range of commits)."""
+    files: list[str]
+    evidence: str
+    """The folder holding `proof.json`, `tests.json` and the test output."""
+    proof: Proof
+    """The verdict; `proof.verified` is true only for `verified`."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetResult:
     removed: bool
     path: str
@@ -414,6 +450,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Every setting with its origin, the learned record's health, memory and environment. "
                 "The text is also written to the log (window/logMessage).",
                 "doctor", ("noRepository",)),
+    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
+                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
+                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
+                "verdict as a task's (`verified` only when a named test failed before the change and "
+                "passes with it, and nothing regressed).",
+                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
@@ -441,15 +483,17 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
                 "Send the plan back with feedback; the task plans again.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
-    CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
-                "Accept the verified result and apply it: a three-way merge per file (base: the "
+    CommandSpec(TASK_APPROVE_COMPLETION, TaskApproveCompletionArgs, TaskSnapshot,
+                "Accept the result and apply it: a three-way merge per file (base: the "
                 "file as the task's copy started from it; mine: the workspace now; theirs: the "
                 "task's result). Files the client has open (synchronised) go through "
                 "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
                 "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
                 "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
-                "COMPLETED only once applied; `result.apply` says what was written.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
+                "COMPLETED only once applied; `result.apply` says what was written. A change whose "
+                "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
+                "set to `needs.confirmation`, typed by the person.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
     CommandSpec(TASK_RESOLVE_CONFLICTS, TaskResolveConflictsArgs, TaskSnapshot,
                 "Choose, for each conflicted file, the person's version, the task's version or "
                 "conflict markers to resolve in the editor; then the whole change is applied and "
@@ -544,8 +588,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "The command needs a repository and the session has no workspace folder "
               "(also: a memory with `scope: project` there).",
               "Open a folder or pass `workspace`."),
-    ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
-              "Ask the person, then call again with `confirm: true`."),
+    ErrorKind("confirmationRequired", REQUEST_FAILED,
+              "The command removes data, or applies a change nothing proves (`data.confirmation` "
+              "names the word to confirm with).",
+              "Ask the person, then call again with `confirm` (`true`, or the word `data.confirmation` names)."),
     ErrorKind("taskNotFound", REQUEST_FAILED, "No task with that id in the workspace.",
               "List tasks with `autocode.task.list`."),
     ErrorKind("notAwaitingInput", REQUEST_FAILED, "The task is not waiting for that input now.",
@@ -608,6 +654,11 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "the prep copy.", "Start again; a model that edits files directly avoids this."),
     ErrorKind("noTestCommand", REQUEST_FAILED, "The task needs tests to pass and no test command "
               "is set or detected.", "Set `test_command` in the project's settings."),
+    ErrorKind("sandboxUnavailable", REQUEST_FAILED, "A task runs the project's tests and commands in a "
+              "sandbox, and none can be made on this machine (no bubblewrap, no user namespaces, "
+              "not Linux); `autocode doctor` says why.",
+              "Install bubblewrap, or have the person set `sandbox = \"off\"` in their user config or "
+              "pass `--sandbox off`."),
     ErrorKind("testsFailed", REQUEST_FAILED, "The tests failed on the change.",
               "Read the test output in the task's evidence; request changes or start again."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
