@@ -110,6 +110,11 @@ def _compare_test(path: str, was: pytests.PyTest, now: pytests.PyTest) -> list[C
             what = "expected exception" if c.form == "raises" else "expected value"
             out.append(Concern("expectationChanged", path, f"{path}: {name}'s {what} changed from {old} to "
                                f"{c.expected}", c.line))
+    for var, literal in now.expected.items():
+        old_literal = was.expected.get(var)
+        if old_literal is not None and old_literal != literal:
+            out.append(Concern("expectationChanged", path, f"{path}: {name}'s expected value {var} changed from "
+                               f"{old_literal} to {literal}", now.line))
     dropped = [case for case in was.cases if case not in now.cases]
     if dropped and now.cases != was.cases:
         out.append(Concern("expectationChanged", path, f"{path}: {name}'s parametrized case(s) "
