@@ -118,6 +118,31 @@ def test_a_flat_layout_resolves_inside_the_copy(tmp_path: Path) -> None:
     ]
 
 
+def test_a_flat_layout_installed_editable_reaches_the_workspace_only_through_a_pytest_script(tmp_path: Path) -> None:
+    workspace = _project(tmp_path / "workspace", layout="flat")
+    (workspace / "pyproject.toml").write_text((workspace / "pyproject.toml").read_text()
+                                              + '\n[tool.setuptools]\npackages = ["clicky"]\n')
+    python = _venv(tmp_path / "venv")
+    _pip_install(python, workspace, "-e")  # a flat layout: setuptools installs a finder, not a path
+    script = python.parent / "pytest"
+    script.write_text(f"#!{python}\nimport sys, pytest\nsys.exit(pytest.console_main())\n")
+    script.chmod(0o755)
+    copy = tmp_path / "copy"
+    shutil.copytree(workspace, copy)
+    # `python -m pytest` puts the copy's own folder first on sys.path: the copy's clicky.
+    probe, output = _probe_in(copy, f"{python} -m pytest")
+    assert resolution.classify_output(probe, output, copy_seen_at=copy, workspace=workspace).ok
+    # The pytest script does not, so the editable finder answers with the workspace's clicky.
+    probe, output = _probe_in(copy, f"{script} -q")
+    assert "--no-cwd" in probe.argv
+    verdict = resolution.classify_output(probe, output, copy_seen_at=copy, workspace=workspace)
+    assert not verdict.ok and verdict.packages[0]["path"] == str(workspace / "clicky")
+    # ... unless a conftest.py at the root makes pytest put the root on sys.path.
+    (copy / "conftest.py").write_text("")
+    probe, output = _probe_in(copy, f"{script} -q")
+    assert resolution.classify_output(probe, output, copy_seen_at=copy, workspace=workspace).ok
+
+
 def test_a_regular_install_resolves_outside_the_copy(tmp_path: Path) -> None:
     workspace = _project(tmp_path / "workspace")
     python = _venv(tmp_path / "venv")

@@ -16,7 +16,8 @@ from typing import Any
 PYTHON_NAME = re.compile(r"^(python|pypy)(\d+(\.\d+)?)?$")
 
 
-def _words(test_command: str) -> list[str]:
+def command_words(test_command: str) -> list[str]:
+    """The command's words from its program on (`VAR=1 pytest -q` -> pytest -q); [] if it cannot be split."""
     try:
         argv = shlex.split(test_command)
     except ValueError:
@@ -48,7 +49,7 @@ def interpreter_for(test_command: str, path: str | None = None, cwd: Path | None
     `pytest` runs the interpreter of its `#!` line; anything else (`make test`) is not Python
     based, and `python3` from PATH stands for it. `path` is the PATH to look programs up in;
     `cwd` is where the command runs (a relative `.venv/bin/python` is taken from there)."""
-    argv = _words(test_command)
+    argv = command_words(test_command)
     if argv and "/" in argv[0] and not os.path.isabs(argv[0]) and cwd is not None:
         argv[0] = str(cwd / argv[0])
     fallback = shutil.which("python3", path=path)
@@ -69,7 +70,7 @@ def interpreter_for(test_command: str, path: str | None = None, cwd: Path | None
 
 def framework_of(test_command: str) -> str | None:
     """The Python test framework a command runs: pytest, unittest, or None (cannot tell)."""
-    argv = _words(test_command)
+    argv = command_words(test_command)
     if not argv:
         return None
     if Path(argv[0]).name in ("pytest", "py.test") or (len(argv) > 2 and argv[1] == "-m" and argv[2] == "pytest"):

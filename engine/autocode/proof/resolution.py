@@ -21,19 +21,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autocode.proof.interpreter import framework_of, interpreter_for
+from autocode.proof.interpreter import PYTHON_NAME, command_words, framework_of, interpreter_for
 
 MARK = "AUTOCODE-RESOLVE "
 MAX_NAMES = 20
 SKIP_DIRS = {"tests", "test", "testing", "docs", "doc", "examples", "example", "benchmarks", "bench", "scripts",
              "build", "dist", "tools", "site-packages", "node_modules", "venv", "env"}
 
-# Run as `python -c PY_PROBE [--path DIR]... NAME...` in the copy. `find_spec` of a top-level
+# Run as `python -c PY_PROBE [--no-cwd] [--path DIR]... NAME...` in the copy (`--no-cwd`: the
+# test command does not put its folder on sys.path, as a `pytest` script does not). `find_spec` of a top-level
 # name reads the finders (sys.path, .pth entries, editable-install finders) without importing
 # the package, so none of the project's code runs.
 PY_PROBE = """
 import importlib.util, json, sys
 args = sys.argv[1:]
+if args[:1] == ["--no-cwd"]:
+    if sys.path and sys.path[0] == "":
+        del sys.path[0]
+    args = args[1:]
 while args[:1] == ["--path"]:
     sys.path.insert(0, args[1])
     args = args[2:]
@@ -206,6 +211,19 @@ def _pytest_paths(root: Path) -> list[str]:
     return [str(v) for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
+def _cwd_on_path(root: Path, test_command: str, path: str | None) -> bool:
+    """Whether the tests see the folder they run in on sys.path: `python -m ...` puts it there;
+    a `pytest` script does not, unless a conftest.py at the root makes pytest insert it. For a
+    command that is no Python (`make test`), the `python -m` case is assumed."""
+    argv = command_words(test_command)
+    if not argv or PYTHON_NAME.match(Path(argv[0]).name):
+        return True
+    _, python_based = interpreter_for(test_command, path, root)
+    if not python_based:
+        return True
+    return framework_of(test_command) == "pytest" and (root / "conftest.py").is_file()
+
+
 def probes(root: Path, test_command: str, *, path: str | None = None) -> list[Probe]:
     """The programs to run in the copy (cwd `root`, the copy or its package folder) that say
     where the project's packages resolve: one for Python, one for Node, as the project has."""
@@ -213,7 +231,7 @@ def probes(root: Path, test_command: str, *, path: str | None = None) -> list[Pr
     names = python_packages(root)
     if names:
         interpreter, _ = interpreter_for(test_command, path, root)
-        extra: list[str] = []
+        extra: list[str] = [] if _cwd_on_path(root, test_command, path) else ["--no-cwd"]
         if framework_of(test_command) == "pytest":
             for folder in _pytest_paths(root):
                 extra += ["--path", folder]
