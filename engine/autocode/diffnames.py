@@ -196,6 +196,8 @@ def read_changes(diff: str) -> list[FileChange]:
             new_left = int(match.group(2)) if match.group(2) is not None else 1
             while i < len(rows) and (old_left > 0 or new_left > 0 or rows[i].startswith("\\")):
                 line = rows[i]
+                if line.startswith("diff --git "):
+                    break  # a hunk shorter than its header said (a hand-made diff): the next file starts
                 i += 1
                 if line.startswith("\\"):
                     continue

@@ -284,10 +284,39 @@ def sandbox_section() -> Section:
     return Section("sandbox", _sandbox, _render_sandbox)
 
 
+def _test_interpreter(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode.proof.interpreter import interpreter_report
+
+    item = ctx.snapshot["test_command"]
+    cwd = ctx.package if ctx.package is not None else ctx.workspace
+    return interpreter_report(item.value, origin=item.origin, cwd=cwd)
+
+
+def _render_test_interpreter(data: Json) -> list[str]:
+    if not data.get("test_command"):
+        return [f"Tests: {data['message']}"]
+    lines = [f"Tests: {data['test_command']}  ({data['origin']})"]
+    if data["python_based"]:
+        lines.append(f"  interpreter: {data['interpreter'] or '(not found)'}")
+    if data["framework"]:
+        state = {True: "installed", False: "NOT INSTALLED", None: "not checked"}[data["framework_installed"]]
+        lines.append(f"  {data['framework']}: {state}")
+    if data["framework_installed"] is False or not data["python_based"]:
+        lines.append(f"  {data['message']}")
+    return lines
+
+
+def test_interpreter_section() -> Section:
+    return Section("test_interpreter", _test_interpreter, _render_test_interpreter)
+
+
 SectionProvider = str | Callable[[], Section]
 """A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
 
-SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section, sandbox_section]
+SECTION_PROVIDERS: list[SectionProvider] = [
+    test_interpreter_section, memory_section, autocode_folder_section, prep_section, sandbox_section,
+]
 """The registered sections after the core ones, in report order."""
 
 

@@ -68,6 +68,13 @@ def test_the_expected_value_rewritten_to_the_buggy_output_is_named() -> None:
     assert plain.kind == "expectationChanged" and "test_add_plain's expected value changed from 2 to 0" in plain.detail
 
 
+def test_an_expected_value_kept_in_a_variable_is_named_too() -> None:
+    base = "def test_add():\n    expected = 5\n    assert add(2, 3) == expected\n"
+    [concern] = _with_source(base.replace("= 5", "= -1"), base=base)
+    assert concern.detail == "tests/test_calc.py: test_add's expected value expected changed from 5 to -1"
+    assert _with_source(base.replace("add(2, 3)", "add(3, 2)"), base=base) == []  # not an expected value
+
+
 def test_a_real_fix_with_a_new_test_raises_nothing() -> None:
     added = PY_BASE + "\n\ndef test_add_large():\n    assert add(10**6, 1) == 10**6 + 1\n"
     assert _with_source(added) == []

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from autocode import diffnames
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support import git
-from support.tasks import build_sample
+from support.tasks import answers_file, build_sample, cli_env
 
 CLI = Source("cli", "tester")
 LATIN1 = os.fsdecode(b"r\xe9sum\xe9.py")  # latin-1 bytes, not UTF-8: a surrogateescape str
@@ -119,3 +120,20 @@ def test_names_in_renames_deletions_and_a_removed_line_that_looks_like_a_header(
     assert diffnames.diff_paths(diff) == ["old café.py", "new\tname.py", "gone.py", "empty new.py"]
     assert diffnames.renamed_from(diff) == {"old café.py"}
     assert diffnames.unquote('"broken') == '"broken'  # not a whole quoted name: kept as it is
+
+
+def test_the_cli_prints_a_task_with_such_names_on_a_strict_terminal(tmp_path: Path) -> None:
+    repo = _repo_with_names(tmp_path)
+    answers = answers_file(tmp_path / "answers.json", {})
+    env = cli_env(PYTHONIOENCODING="utf-8:strict")  # as a terminal with a UTF-8 locale has it
+    proc = subprocess.run(
+        [sys.executable, "-m", "autocode", "task", "start", "--workspace", str(repo), "--brief", "apply names.patch",
+         "--scenario", "no-questions", "--answers", str(answers), "--no-interactive"],
+        capture_output=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr.decode("utf-8", "replace")
+    out = proc.stdout + proc.stderr
+    assert b"COMPLETED" in proc.stdout and b"Review: 8 file(s) changed" in out
+    # A name with a newline or bytes that are not UTF-8 is shown quoted, as git shows it.
+    assert b'"new\\nline.py"' in out and b'"r\\351sum\\351.py"' in out and b"caf\xc3\xa9.py" in out
+    assert _read(repo, LATIN1) == "value = 2\n"

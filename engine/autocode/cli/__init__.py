@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 from collections.abc import Sequence
 
@@ -43,7 +44,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """File names that are not UTF-8 (latin-1 bytes kept by surrogateescape) are printed as the
+    bytes they are, and text the terminal cannot show is escaped, instead of a crash mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            utf8 = stream.encoding.lower().replace("-", "") == "utf8"
+            stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:

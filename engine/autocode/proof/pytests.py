@@ -24,6 +24,7 @@ SKIP_DECORATOR = re.compile(
 SKIP_CALL = re.compile(r"^(self\.skipTest|pytest\.(skip|xfail|importorskip)|(unittest\.)?SkipTest)$")
 BROAD_ERRORS = {"Exception", "BaseException"}
 TESTCASE_BASE = re.compile(r"(^|\.)\w*TestCase$")
+EXPECTED_NAME = re.compile(r"^(expected?|exp|want(ed)?|correct|answer|should)(_\w*)?$", re.I)
 
 
 @dataclass
@@ -47,6 +48,7 @@ class PyTest:
     checks: list[Check] = field(default_factory=list)
     skips: list[tuple[str, int, str]] = field(default_factory=list)  # (marker, line, class or "")
     cases: list[str] = field(default_factory=list)  # parametrize cases, as source
+    expected: dict[str, str] = field(default_factory=dict)  # `expected = 5` and kin: name -> literal
     collected: bool = True  # False for a function a runner would not collect (no test name)
 
 
@@ -146,6 +148,17 @@ def _cases(decorators: list[ast.expr]) -> list[str]:
     return out
 
 
+def _expected_in(func: ast.AST) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for node in ast.walk(func):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            literal = _literal(node.value) if EXPECTED_NAME.match(name) else None
+            if literal is not None:
+                out.setdefault(name, literal)
+    return out
+
+
 def _test_of(func: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, class_skips: list[tuple[str, int, str]],
              collected: bool) -> PyTest:
     body = "\n".join(ast.dump(stmt) for stmt in func.body)
@@ -156,6 +169,7 @@ def _test_of(func: ast.FunctionDef | ast.AsyncFunctionDef, prefix: str, class_sk
         checks=_checks_in(func),
         skips=[(m, n, "") for m, n in _skips(func.decorator_list) + _skips_in_body(func)] + class_skips,
         cases=_cases(func.decorator_list),
+        expected=_expected_in(func),
         collected=collected,
     )
 

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from autocode.proof.concerns import Concern, vanished
 
 MAX_DIFF_LINES = 20_000  # longer files are not line-diffed for changed expectations
+MAX_LINE = 2_000
 
 
 LITERAL = re.compile(
@@ -99,7 +100,9 @@ def _skeleton(line: str) -> tuple[str, list[str]]:
 
 def by_lines(path: str, base: str, new: str, language: str, *, names: bool = True) -> list[Concern]:
     out: list[Concern] = []
-    old_lines, new_lines = base.splitlines(), new.splitlines()
+    # Lines past MAX_LINE characters are cut: every pattern below stays linear on hostile input.
+    old_lines = [line[:MAX_LINE] for line in base.splitlines()]
+    new_lines = [line[:MAX_LINE] for line in new.splitlines()]
     old_tests, new_tests = blocks_of(old_lines, language), blocks_of(new_lines, language)
     if names:
         out += vanished(path, {k: "\n".join(v[1][1:]) for k, v in old_tests.items()},

@@ -19,6 +19,11 @@ from autocode.tasks.core import RunCore
 from autocode.tasks.state import runs_root
 
 
+def _names(paths: list[str]) -> str:
+    """Paths for a sentence: a name with a newline, quote or odd bytes is shown quoted as git shows it."""
+    return ", ".join(diffnames.quote(p) for p in paths)
+
+
 class ApplyPhase(RunCore):
     """The APPLYING phase and what it needs."""
 
@@ -54,7 +59,7 @@ class ApplyPhase(RunCore):
                     "details": [p.conflict_dict() for p in conflicts],
                     "via": None,
                     "head_moved": head_moved,
-                    "message": "both you and the task changed " + ", ".join(paths)
+                    "message": "both you and the task changed " + _names(paths)
                     + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
                     "conflict markers to resolve in the editor.",
                 }
@@ -77,8 +82,8 @@ class ApplyPhase(RunCore):
             "via": via,
             "choices": chosen,
             "head_moved": head_moved,
-            "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
-            + (f" ({', '.join(by_editor)} through the editor)" if by_editor else ""),
+            "message": (f"wrote {_names(written)}" if written else "nothing needed writing")
+            + (f" ({_names(by_editor)} through the editor)" if by_editor else ""),
         }
         self._state.apply = outcome
         checkpoint = {
