@@ -62,6 +62,13 @@ def _python_folder(word: str, workspace: Path, cwd_seen: Path) -> Path | None:
     return Path(rel.parts[0]) if len(rel.parts) > 1 else None
 
 
+def _empty_folder(path: Path) -> bool:
+    if path.is_symlink() or not path.is_dir():
+        return False
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
 def dependency_folders(copy: Path, workspace: Path, cwd: Path, argv: Sequence[str]) -> list[Path]:
     """Folders of the workspace (relative paths) to show read-only inside the copy: those the
     copy lacks and the workspace has, named `.venv`, `venv` or `node_modules`, or holding a
@@ -83,8 +90,8 @@ def dependency_folders(copy: Path, workspace: Path, cwd: Path, argv: Sequence[st
     others: list[Path] = []
     for rel in dict.fromkeys(candidates):
         source = workspace / rel
-        if not source.is_dir() or os.path.lexists(copy / rel):
-            continue
+        if not source.is_dir() or (os.path.lexists(copy / rel) and not _empty_folder(copy / rel)):
+            continue  # (an empty folder there is a mount point a killed run left behind)
         # The conventional names are dependency folders; any other folder only when git ignores
         # it (one prep left out for another reason stays out). Asking git costs two processes.
         (shown if rel.name in DEPENDENCY_NAMES else others).append(rel)
