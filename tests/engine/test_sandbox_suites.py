@@ -73,6 +73,11 @@ def test_a_pytest_suite_uses_the_workspace_venv(tmp_path: Path) -> None:
     assert write.exit_code == 1 and "Read-only file system" in write.output
     assert not (workspace / ".venv" / "planted").exists()
     assert not (copy / ".venv").exists()
+    # A mount point a killed run left behind (an empty folder) does not hide the venv next time.
+    (copy / ".venv").mkdir()
+    again = _run([".venv/bin/python", *PYTEST, "tests"], copy, workspace)
+    assert again.exit_code == 0, again.output
+    assert (copy / ".venv").is_dir() and not any((copy / ".venv").iterdir())
 
 
 @pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")

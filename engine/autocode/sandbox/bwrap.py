@@ -107,10 +107,10 @@ def toolchains(homes: Sequence[Path], workspace: Path) -> list[Path]:
             top = home / path.relative_to(home).parts[0]
             # ~/.local/bin and the like: the entry itself (and its parent when it is a bin folder).
             shown.append(path.parent if path.name == "bin" and top != path.parent else path)
-    out = []
-    for path in dict.fromkeys(shown):
-        if not path.is_dir() or inside(workspace, path):
-            continue
+    out: list[Path] = []
+    for path in sorted(dict.fromkeys(shown), key=lambda p: len(p.parts)):
+        if not path.is_dir() or inside(workspace, path) or any(inside(path, kept) for kept in out):
+            continue  # (a folder inside one already shown needs no mount of its own)
         out.append(path)
     return out
 

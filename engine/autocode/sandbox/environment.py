@@ -74,6 +74,7 @@ def build(
     `extra`: the caller's own variables (the proof's report paths...), which win, but a
     credential-shaped name among them is refused the same way."""
     environ = os.environ if source is None else source
+    listed = tuple(listed)
     refused_set = tuple(refused_names)
     notes: list[str] = []
     names = allowed_names(listed)
@@ -81,7 +82,7 @@ def build(
     for name in names:
         why = refused(name, refused_set)
         if why is not None:
-            if name in set(listed):
+            if name in listed:
                 notes.append(f"sandbox_env names {name}, which is never passed: {why}")
             continue
         if name in environ:

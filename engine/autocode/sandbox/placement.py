@@ -62,9 +62,17 @@ def _python_folder(word: str, workspace: Path, cwd_seen: Path) -> Path | None:
     return Path(rel.parts[0]) if len(rel.parts) > 1 else None
 
 
+def _empty_folder(path: Path) -> bool:
+    if path.is_symlink() or not path.is_dir():
+        return False
+    with os.scandir(path) as entries:
+        return next(entries, None) is None
+
+
 def dependency_folders(copy: Path, workspace: Path, cwd: Path, argv: Sequence[str]) -> list[Path]:
     """Folders of the workspace (relative paths) to show read-only inside the copy: those the
-    copy lacks, the workspace has, and git ignores there."""
+    copy lacks and the workspace has, named `.venv`, `venv` or `node_modules`, or holding a
+    python the command names and ignored by git there."""
     if copy == workspace:
         return []
     cwd_seen = shown_at(copy, workspace, cwd)
@@ -78,23 +86,25 @@ def dependency_folders(copy: Path, workspace: Path, cwd: Path, argv: Sequence[st
         folder = _python_folder(word, workspace, cwd_seen)
         if folder is not None:
             candidates.append(folder)
-    wanted: list[Path] = []
+    shown: list[Path] = []
+    others: list[Path] = []
     for rel in dict.fromkeys(candidates):
         source = workspace / rel
-        if not source.is_dir() or os.path.lexists(copy / rel):
-            continue
-        # Only what git ignores: a folder prep left out on purpose for another reason stays out.
-        wanted.append(rel)
-    if not wanted:
-        return []
-    # lazy: gitsafe is only needed when there is something to show
-    from autocode import gitsafe
+        if not source.is_dir() or (os.path.lexists(copy / rel) and not _empty_folder(copy / rel)):
+            continue  # (an empty folder there is a mount point a killed run left behind)
+        # The conventional names are dependency folders; any other folder only when git ignores
+        # it (one prep left out for another reason stays out). Asking git costs two processes.
+        (shown if rel.name in DEPENDENCY_NAMES else others).append(rel)
+    if others:
+        # lazy: gitsafe is only needed when a python lives in another left-out folder
+        from autocode import gitsafe
 
-    try:
-        ignored = gitsafe.ignore_rules(workspace, [str(r) + "/" for r in wanted])
-    except Exception:
-        return []
-    return [r for r in wanted if (str(r) + "/") in ignored or str(r) in ignored]
+        try:
+            ignored = gitsafe.ignore_rules(workspace, [str(r) + "/" for r in others])
+        except Exception:
+            ignored = {}
+        shown += [r for r in others if (str(r) + "/") in ignored or str(r) in ignored]
+    return shown
 
 
 @contextlib.contextmanager

@@ -139,10 +139,10 @@ class PhaseMachine(ApplyPhase):
         cwd = copy / package if package else copy
         return verify.run_tests(
             str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,
-            policy=self._sandbox_policy(),
+            policy=self._sandbox_policy(), on_output=self._test_progress("implementing"),
         )
 
-    def _test_progress(self) -> Any:
+    def _test_progress(self, phase: str) -> Any:
         """A line callback for the test command's output: the latest line as progress, at most
         a few times a second (a suite prints thousands of lines; editors show the last)."""
         last = [0.0]
@@ -151,7 +151,7 @@ class PhaseMachine(ApplyPhase):
             now = time.monotonic()
             if line.strip() and now - last[0] >= 0.25:
                 last[0] = now
-                self._say("verifying", line.strip()[:200])
+                self._say(phase, line.strip()[:200])
 
         return show
 
@@ -300,7 +300,7 @@ class PhaseMachine(ApplyPhase):
             cache_dir=self.workspace / ".autocode" / "cache" / "baseline",
             policy=self._sandbox_policy(),
             progress=lambda message: self._say("verifying", message),
-            on_output=self._test_progress(),
+            on_output=self._test_progress("verifying"),
         )
         run = proof.candidate
         tests = {
