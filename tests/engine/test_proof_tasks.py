@@ -239,3 +239,32 @@ def test_an_editable_src_layout_tests_the_copy_not_the_work_tree(tmp_path: Path)
     assert proof["status"] == "verified", proof
     assert proof["proofs"] == ["tests/test_calc.py::test_add"]
     assert (repo / "src" / "calcpkg" / "__init__.py").read_text() == CALC  # the work tree untouched
+
+
+def test_without_the_sandbox_an_editable_install_of_the_work_tree_makes_the_verdict_unproven(tmp_path: Path) -> None:
+    """sandbox = "off": the copy sits at its own path and the editable .pth still names the work
+    tree's src/, so the copy's tests would import the work tree. The verdict says so, with a remedy."""
+    import shutil
+    import subprocess
+    import sysconfig
+
+    from autocode.proof.run import prove
+    from autocode.sandbox import Policy
+
+    repo = make_repo(tmp_path / "proj", SRC_LAYOUT)
+    venv = repo / ".venv"
+    subprocess.run([PY, "-m", "venv", "--without-pip", str(venv)], check=True)
+    found = subprocess.run([str(venv / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                           check=True, capture_output=True, text=True)
+    site = Path(found.stdout.strip())
+    (site / "__editable__.calcpkg-0.1.pth").write_text(f"{repo / 'src'}\n")
+    (site / "deps.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy, ignore=shutil.ignore_patterns(".git", ".venv"))
+    (copy / "src" / "calcpkg" / "__init__.py").write_text(FIXED)
+    command = f"env PYTEST_DISABLE_PLUGIN_AUTOLOAD=1 {venv / 'bin' / 'python'} -m pytest -q"
+    proof = prove(command, copy=copy, workspace=repo, base_files={"src/calcpkg/__init__.py": CALC.encode()},
+                  policy=Policy(enabled=False))
+    assert proof.verdict.status == "unproven", proof.to_dict()
+    why = " ".join(proof.verdict.reasons)
+    assert "calcpkg resolves to" in why and "editable install" in why and "sandbox" in why, why

@@ -218,6 +218,30 @@ def _copy_tree(source: Path, dest: Path) -> None:
         )
 
 
+def _resolution_problems(
+    command: str, *, copy: Path, workspace: Path, cwd_rel: str, timeout: float,
+    cancelled: Callable[[], bool], policy: Any,
+) -> list[str]:
+    """Why the copy's tests would not test the copy (its packages resolve into the work tree or
+    an installed copy), asked of the test command's own interpreter, in the same sandbox."""
+    # lazy: the resolution probes, only for a verification
+    from autocode import sandbox
+    from autocode.proof import resolution
+
+    cwd = copy / cwd_rel if cwd_rel else copy
+    found = []
+    for probe in resolution.probes(cwd, command):
+        outcome = sandbox.run(probe.argv, copy=copy, workspace=workspace, cwd=cwd, timeout=min(timeout, 60),
+                              cancelled=cancelled, policy=policy)
+        found.append(resolution.classify_output(
+            probe, outcome.output, copy_seen_at=sandbox.seen_at(copy, workspace, copy, policy=policy), workspace=workspace,
+        ))
+    judged = resolution.merge(found) if found else None
+    if judged is None or judged.ok:
+        return []
+    return [f"{judged.reason} ({judged.remedy})" if judged.remedy else str(judged.reason)]
+
+
 def added_names(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> frozenset[str]:
     """Top-level names the change's source files define that their base did not."""
     # lazy: a regular expression only a verification needs
@@ -281,6 +305,8 @@ def prove(
         {"kind": c.kind, "path": c.path, "sentence": c.detail, "line": c.line}
         for c in weakening.weakening_concerns([(rel, _text(old), _text(new)) for rel, (old, new) in changes.items()])
     ]
+    blockers = [*blockers, *_resolution_problems(command, copy=copy, workspace=workspace, cwd_rel=cwd_rel,
+                                                  timeout=timeout, cancelled=cancelled, policy=policy)]
     common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
               "cancelled": cancelled, "policy": policy, "progress": progress, "on_output": on_output}
     if progress:

@@ -148,9 +148,14 @@ def decide(
     exit_code: int | None = 0,
 ) -> Verdict:
     """The one verdict. `weakening`: sentences naming how the change weakens the tests (they
-    cap the verdict at unproven); `blockers`: reasons no proof can be trusted (the copy imports
-    the workspace, no sandbox...); `finished`/`exit_code`: how the candidate run ended."""
+    cap the verdict at unproven); `blockers`: reasons the runs did not test the change at all
+    (the copy imports the work tree...), which make the verdict unproven whatever the runs said; `finished`/`exit_code`: how the candidate run ended."""
     reasons = list(blockers)
+    if reasons:
+        # The runs did not test the change (the copy imports the work tree...): whatever they
+        # said, pass or fail, is not about the change.
+        failing = [r.id for r in candidate.results or () if r.outcome in ("failed", "error")]
+        return Verdict("unproven", failing=failing, reasons=reasons)
     if not finished:
         return Verdict("failed", reasons=["the candidate run did not finish", *reasons])
     now = _by_id(candidate)
