@@ -88,7 +88,7 @@ def _validate_layer(values: Mapping[str, Any], source: str, *, strict: bool) -> 
         model = Settings.model_validate(dict(values), strict=strict)
     except ValidationError as exc:
         raise _type_errors(exc, source) from None
-    return {name: getattr(model, name) for name in model.model_fields_set}
+    return {name: getattr(model, name) for name in Settings.model_fields if name in model.model_fields_set}
 
 
 _TOML_LINE = re.compile(r"line (\d+)")

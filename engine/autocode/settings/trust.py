@@ -157,12 +157,11 @@ def describe_requests(asks: Sequence[AskedValue], effective: Mapping[str, Any]) 
     if asked & {"provider", "base_url", "routes"}:
         where = f"the {provider} provider" + (f" at {endpoint}" if provider != "fixture" and endpoint else "")
         out.append(f"send task briefs, answers and code to {where}")
-        routes = effective.get("routes") or {}
-        if "routes" in asked and routes:
-            for role, target in sorted(dict(routes).items()):
-                name = str(target).partition(":")[0]
-                place = f" at {endpoint}" if name != "fixture" and endpoint else ""
-                out.append(f"send the {role} role's requests to {target}{place}")
+        for ask in asks:
+            if ask.name == "routes":  # only the routes that name a provider with an endpoint
+                for role, target in sorted(dict(ask.value).items()):
+                    place = f" at {endpoint}" if endpoint else ""
+                    out.append(f"send the {role} role's requests to {target}{place}")
     if "api_key_env" in asked and effective.get("api_key_env"):
         out.append(f"send the variable {effective['api_key_env']} to {endpoint or 'the provider endpoint'}")
     embed = _endpoint(effective.get("embedding_base_url"))
