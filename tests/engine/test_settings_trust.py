@@ -132,12 +132,13 @@ def test_trust_is_per_workspace_and_outside_it(tmp_path: Path) -> None:
 
 def test_routes_to_the_offline_provider_are_team_settings(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo", {
-        ".autocode/config.toml": '[routes]\nplanner = "fixture:m1"\nreviewer = "openai:gpt"\n',
+        ".autocode/config.toml": 'provider = "fixture"\n[routes]\nplanner = "fixture:m1"\nreviewer = "openai:gpt"\n',
     })
     snapshot = resolve_settings(repo)
     assert snapshot.value("routes") == {"planner": "fixture:m1"}
     assert snapshot.trust is not None
     assert [(a.name, a.value) for a in snapshot.trust.asks] == [("routes", {"reviewer": "openai:gpt"})]
+    assert snapshot["provider"].origin == "config"  # the offline provider sends nothing: no trust needed
     trust_repository(repo)
     assert resolve_settings(repo).value("routes") == {"planner": "fixture:m1", "reviewer": "openai:gpt"}
 

@@ -179,6 +179,8 @@ def _gate_repository(layers: Mapping[str, Layer], root: Path, ignored: list[Igno
                     value = _networked_routes(value)
                     if not value:
                         continue  # every route names the offline provider: a team setting
+                if name == "provider" and value in OFFLINE_PROVIDERS:
+                    continue  # the offline provider sends nothing anywhere
                 asks.append(AskedValue(name, value, origin, source))
     return asks
 

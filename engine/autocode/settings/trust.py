@@ -25,6 +25,7 @@ from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from autocode.errors import RefusedError, SetupError
+from autocode.settings.schema import OFFLINE_PROVIDERS
 from autocode.settings.values import mask, thaw
 
 TrustStatus = Literal["nothing-asked", "trusted", "not-trusted", "changed"]
@@ -154,9 +155,12 @@ def describe_requests(asks: Sequence[AskedValue], effective: Mapping[str, Any]) 
     out: list[str] = []
     provider = str(effective.get("provider") or "fixture")
     endpoint = _endpoint(effective.get("base_url"))
-    if asked & {"provider", "base_url", "routes"}:
-        where = f"the {provider} provider" + (f" at {endpoint}" if provider != "fixture" and endpoint else "")
-        out.append(f"send task briefs, answers and code to {where}")
+    if asked & {"provider", "base_url"}:
+        if provider in OFFLINE_PROVIDERS:
+            out.append(f"set the model endpoint to {endpoint} (unused while the provider is {provider})")
+        else:
+            where = f"the {provider} provider" + (f" at {endpoint}" if endpoint else "")
+            out.append(f"send task briefs, answers and code to {where}")
         for ask in asks:
             if ask.name == "routes":  # only the routes that name a provider with an endpoint
                 for role, target in sorted(dict(ask.value).items()):
