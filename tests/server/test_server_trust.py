@@ -25,7 +25,7 @@ async def test_task_start_asks_for_trust_and_the_trust_command_records_exactly_w
         err = await session.command_error(protocol.TASK_START, {"brief": "Do it.", "testCommand": "python3 -c pass"})
         assert err.code == -32803 and err.data["kind"] == "trustRequired"
         assert f"write memories to {store}" in err.data["says"]
-        assert "autocode.project.trust" in err.message and "autocode trust" not in err.message
+        assert "autocode.project.trust with this error's `data.digest`" in err.message
         assert not (repo / ".autocode" / "runs").exists() and not store.exists()
 
         shown = await session.command(protocol.PROJECT_TRUST, {})

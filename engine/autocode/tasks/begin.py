@@ -127,6 +127,9 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
             "scenario": opts.scenario,
         },
         "settings": launch.settings,
+        # Which repository values the person had trusted when this run started (none asked: nothing-asked).
+        "trust": {"status": launch.settings_obj.trust.status, "digest": launch.settings_obj.trust.digest}
+        if launch.settings_obj.trust is not None else None,
         "values": values,
         "record": launch.record,
         "project_conventions": launch.conventions,
