@@ -76,6 +76,38 @@ def _render_warnings(data: Json) -> list[str]:
     return [f"Warning: {w}" for w in data]
 
 
+def _trust(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode.settings import user_config_path
+
+    trust = ctx.snapshot.trust
+    data: dict[str, Any] = trust.to_dict() if trust is not None else {}
+    data["ignored"] = [item.to_dict() for item in ctx.snapshot.ignored]
+    config = user_config_path()
+    data["user_config"] = {"path": str(config), "exists": config.is_file()}
+    return data
+
+
+def _render_trust(data: Json) -> list[str]:
+    status = data.get("status")
+    config = data["user_config"]
+    lines = [f"User config: {config['path']}" + ("" if config["exists"] else " (not created)")]
+    if status == "trusted":
+        lines.append("Repository trust: trusted; its files may name these destinations:")
+    elif status in ("not-trusted", "changed"):
+        why = "its values changed since you trusted it" if status == "changed" else "not trusted"
+        lines.append(f"Repository trust: {why}; its files ask to (not done until you trust them):")
+    else:
+        lines.append("Repository trust: its files name no destination")
+    lines += [f"  - {sentence}" for sentence in data.get("says", [])]
+    if status in ("not-trusted", "changed"):
+        lines.append(f"  to trust exactly these values: {data['command']}")
+    for item in data["ignored"]:
+        lines.append(f"Ignored: {item['name']} = {_show(item['value'])} ({item['origin']}, {item['source']})")
+        lines.append(f"  {item['reason']}")
+    return lines
+
+
 def _record(ctx: DoctorContext) -> Json:
     data = ctx.snapshot.record.to_dict()
     record = data.get("data") or {}
@@ -167,6 +199,7 @@ def _render_git(data: Json) -> list[str]:
 CORE_SECTIONS: tuple[Section, ...] = (
     Section("settings", _settings, _render_settings),
     Section("warnings", _warnings, _render_warnings),
+    Section("trust", _trust, _render_trust),
     Section("record", _record, _render_record),
     Section("conventions", _conventions, _render_conventions),
     Section("omitted", _omitted, _render_omitted),

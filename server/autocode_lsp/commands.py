@@ -31,7 +31,7 @@ Handler = Callable[[Any, Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 FEATURE_MODULES = {
-    "core": "core", "doctor": "project", "forget": "project",
+    "core": "core", "doctor": "project", "forget": "project", "trust": "project",
     "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
     "verify": "verify",
 }

@@ -310,6 +310,7 @@ def available_features() -> list[str]:
     modules = {
         "doctor": "autocode.doctor",
         "forget": "autocode.record",
+        "trust": "autocode.settings",
         "prep": "autocode.prep",
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",

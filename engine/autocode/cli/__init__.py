@@ -19,6 +19,7 @@ from autocode.cli._common import run_command
 # `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("autocode.cli.doctor", "show every setting with its origin, and the record's health"),
+    "trust": ("autocode.cli.trust", "show the destinations a repository's files name, and trust them"),
     "forget": ("autocode.cli.forget", "remove the learned project record (.autocode/project.json)"),
     "prep": ("autocode.cli.prep", "make a checked prep copy of the workspace with declared inputs"),
     "pilot-prep": ("autocode.cli.pilot", "checked copy + preflight, then start a task (coordinator)"),

@@ -226,7 +226,15 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         scenario=args.scenario,
         progress=progress,
     )
-    task = TaskRun.start(args.workspace, brief, options)
+    # lazy: not needed by `autocode --help`, which imports this module
+    from autocode.settings import TrustRequired
+
+    try:
+        task = TaskRun.start(args.workspace, brief, options)
+    except TrustRequired as exc:
+        if not (tty and args.interactive is not False and not args.json and _trusted_on_terminal(args, exc)):
+            raise  # unattended: the error names the command that trusts
+        task = TaskRun.start(args.workspace, brief, options)
     if interactive:
         snap = _drive_interactively(task, source)
     elif answers is not None:
@@ -235,6 +243,25 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         snap = task.snapshot().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
+
+
+def _trusted_on_terminal(args: argparse.Namespace, exc: Any) -> bool:
+    """Ask the person at the terminal whether to trust what the repository asks for; record a yes."""
+    # lazy: not needed by `autocode --help`, which imports this module
+    from autocode.cli.unattended import is_unattended
+    from autocode.settings import trust_repository
+
+    if is_unattended():
+        return False
+    changed = " (its values changed since you trusted it)" if exc.data.get("status") == "changed" else ""
+    _say(f"\nThis repository's settings{changed} ask to:")
+    _say("\n".join(f"  - {sentence}" for sentence in exc.data.get("says", [])))
+    answer = _input("Trust exactly these values for this repository? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        return False
+    trust_repository(args.workspace, digest=exc.data.get("digest"))
+    _say(f"trusted; `autocode trust --revoke --workspace {args.workspace}` forgets it")
+    return True
 
 
 def _read_answers(path_text: str) -> dict[str, Any]:

@@ -52,6 +52,7 @@ from autocode.tasks.state import (
     PHASE_OF,
     TaskState,
     confirmation_needed,
+    planned_tests,
     render_plan,
     runs_root,
 )
@@ -129,7 +130,7 @@ class RunCore:
             return ApprovePlan(
                 plan_revision=s.plan_revision,
                 plan=Plan.model_validate(s.plan or {}),
-                markdown=render_plan(s.plan, s.plan_revision),
+                markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
         moved = self.head_moved()
@@ -305,7 +306,8 @@ class RunCore:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
         if s.plan is not None:
             store.write_text_atomic(
-                self.run_dir / "plan.md", render_plan(s.plan, s.plan_revision), durable=False
+                self.run_dir / "plan.md", render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
+                durable=False,
             )
 
     def _refresh_views_if_stale(self) -> None:

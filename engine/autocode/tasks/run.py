@@ -39,6 +39,7 @@ from autocode.tasks.state import (
     TaskState,
     answer_rule,
     confirmation_needed,
+    planned_tests,
     runs_root,
 )
 
@@ -186,8 +187,10 @@ class TaskRun(PhaseMachine):
             if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
                 self._raise_if_decided("plan", revision)
             self._expect_plan(revision)
+            # The approval names the exact test command it let run, and where it came from.
             self._state.approvals.append(
-                {"kind": "plan", "plan_revision": revision, "source": src.to_dict()}
+                {"kind": "plan", "plan_revision": revision, "source": src.to_dict(),
+                 "tests": planned_tests(self._launch)}
             )
             self._mark_pause_resolved("WAITING_FOR_PLAN_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "IMPLEMENTING"

@@ -89,6 +89,7 @@ from autocode_lsp.protocol.names import (
     MEMORY_SEARCH,
     PREP_RUN,
     PROJECT_FORGET,
+    PROJECT_TRUST,
     PROTOCOL_INFO,
     PROTOCOL_VERSION,
     REQUEST_FAILED,
@@ -139,6 +140,18 @@ class ForgetArgs:
     workspace: str | None = None
     confirm: bool = False
     """Must be `true`: forgetting removes the learned record for good."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TrustArgs:
+    workspace: str | None = None
+    confirm: bool = False
+    """`true` records the person's trust; without it the command only says what the repository asks."""
+    digest: str | None = None
+    """With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's
+    `data.digest`, or this command's answer without `confirm`)."""
+    revoke: bool = False
+    """`true` forgets the person's trust in this repository instead."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -340,6 +353,25 @@ class ForgetResult:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TrustResult:
+    """What the repository's files ask for, in words, and whether its person trusted exactly that."""
+
+    workspace: str
+    status: str
+    """`nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values)."""
+    trusted: bool
+    """True when the repository's destination values apply (trusted, or it sets none)."""
+    says: list[str]
+    """One sentence per destination, for the editor's one prompt ("send the variable X to URL")."""
+    digest: str
+    """Pass it back with `confirm: true` to trust exactly these values."""
+    asks: list[dict[str, Any]]
+    """Each value: `name`, `value` (passwords masked), `origin`, `source`."""
+    recorded: bool = False
+    """True when this call recorded (or, with `revoke`, removed) a trust record."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepResult:
     """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
 
@@ -460,6 +492,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
                 {"workspace": "file:///path/to/project", "confirm": True}),
+    CommandSpec(PROJECT_TRUST, TrustArgs, TrustResult,
+                "What the workspace's settings files ask for (endpoints, key variables, memory "
+                "stores), in words, and the person's trust in exactly those values. Without "
+                "`confirm` nothing is recorded; show `says` to the person and, on their yes, call "
+                "again with `confirm: true` and the `digest`. `revoke: true` forgets the trust.",
+                "trust", ("trustChanged", "noRepository"),
+                {"workspace": "file:///path/to/project", "confirm": True, "digest": "sha256:…"}),
     CommandSpec(PREP_RUN, PrepRunArgs, PrepResult,
                 "Make a checked prep copy of the workspace with its declared public inputs. "
                 "Reports $/progress when the client supports it.",
@@ -467,7 +506,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
                 "Start a coding task. Returns the first snapshot; the task goes on in the server "
                 "and asks for what it needs (see the custom methods and the plain-client flow).",
-                "tasks", ("noRepository", "setupError"),
+                "tasks", ("noRepository", "setupError", "trustRequired"),
                 {"brief": "Add a --verbose flag to the CLI", "workspace": "file:///path/to/project"}),
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task with the source lsp:<client name> and how it "
@@ -685,6 +724,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
               "See the message."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
+    ErrorKind("trustRequired", REQUEST_FAILED, "The workspace's settings files name destinations "
+              "(endpoints, key variables, memory stores) its person has not trusted; nothing was "
+              "started.", "Show `data.says` to the person; on their yes call `autocode.project.trust` "
+              "with `confirm: true` and `data.digest`, then retry."),
+    ErrorKind("trustChanged", REQUEST_FAILED, "The settings files changed since the person was "
+              "shown them; nothing was trusted.", "Show the new `data.says` and ask again."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
     ErrorKind("taskChoiceNeeded", REQUEST_FAILED,

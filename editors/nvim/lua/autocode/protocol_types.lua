@@ -96,7 +96,7 @@
 ---@field text string The same report as readable text; the server also logs it.
 
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
----@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
 --- A memory removed because its agent's bucket went over the cap.
 ---@class autocode.Eviction
@@ -271,8 +271,9 @@
 --- Something in the change that weakens the tests (a person sees it before approving).
 ---@class autocode.ProofConcern
 ---@field kind string testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ...
----@field path string
+---@field path string The file ("" for the change as a whole).
 ---@field sentence string The concern in words a person can read.
+---@field line integer|nil 1-based, in the new file (in the base file for what the change removed).
 
 --- One run of the suite behind the verdict.
 ---@class autocode.ProofRun
@@ -490,6 +491,22 @@
 ---@field promptTokens integer
 ---@field completionTokens integer
 ---@field totalTokens integer
+
+---@class autocode.TrustArgs
+---@field workspace? string|nil
+---@field confirm? boolean `true` records the person's trust; without it the command only says what the repository asks.
+---@field digest? string|nil With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's `data.digest`, or this command's answer without `confirm`).
+---@field revoke? boolean `true` forgets the person's trust in this repository instead.
+
+--- What the repository's files ask for, in words, and whether its person trusted exactly that.
+---@class autocode.TrustResult
+---@field workspace string
+---@field status string `nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values).
+---@field trusted boolean True when the repository's destination values apply (trusted, or it sets none).
+---@field says string[] One sentence per destination, for the editor's one prompt ("send the variable X to URL").
+---@field digest string Pass it back with `confirm: true` to trust exactly these values.
+---@field asks table<string, any>[] Each value: `name`, `value` (passwords masked), `origin`, `source`.
+---@field recorded? boolean True when this call recorded (or, with `revoke`, removed) a trust record.
 
 ---@class autocode.VerifyArgs
 ---@field workspace? string|nil

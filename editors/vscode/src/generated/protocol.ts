@@ -143,7 +143,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {
@@ -378,9 +378,12 @@ export interface Proof {
 export interface ProofConcern {
   /** testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ... */
   kind: string;
+  /** The file ("" for the change as a whole). */
   path: string;
   /** The concern in words a person can read. */
   sentence: string;
+  /** 1-based, in the new file (in the base file for what the change removed). */
+  line: number | null;
 }
 
 /** One run of the suite behind the verdict. */
@@ -692,6 +695,33 @@ export interface TokenUsage {
   totalTokens: number;
 }
 
+export interface TrustArgs {
+  workspace?: string | null;
+  /** `true` records the person's trust; without it the command only says what the repository asks. */
+  confirm?: boolean;
+  /** With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's `data.digest`, or this command's answer without `confirm`). */
+  digest?: string | null;
+  /** `true` forgets the person's trust in this repository instead. */
+  revoke?: boolean;
+}
+
+/** What the repository's files ask for, in words, and whether its person trusted exactly that. */
+export interface TrustResult {
+  workspace: string;
+  /** `nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values). */
+  status: string;
+  /** True when the repository's destination values apply (trusted, or it sets none). */
+  trusted: boolean;
+  /** One sentence per destination, for the editor's one prompt ("send the variable X to URL"). */
+  says: string[];
+  /** Pass it back with `confirm: true` to trust exactly these values. */
+  digest: string;
+  /** Each value: `name`, `value` (passwords masked), `origin`, `source`. */
+  asks: Record<string, unknown>[];
+  /** True when this call recorded (or, with `revoke`, removed) a trust record. */
+  recorded?: boolean;
+}
+
 export interface VerifyArgs {
   workspace?: string | null;
   /** Commits `A..B`: B is the change, A its base. Default: the work tree against HEAD. */
@@ -723,6 +753,7 @@ export interface Commands {
   "autocode.doctor": { arguments: WorkspaceArgs; result: DoctorResult };
   "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.project.forget": { arguments: ForgetArgs; result: ForgetResult };
+  "autocode.project.trust": { arguments: TrustArgs; result: TrustResult };
   "autocode.prep.run": { arguments: PrepRunArgs; result: PrepResult };
   "autocode.task.start": { arguments: TaskStartArgs; result: TaskSnapshot };
   "autocode.task.answer": { arguments: TaskAnswerArgs; result: TaskSnapshot };
