@@ -120,15 +120,6 @@ class Settings(BaseModel):
         description="extra environment variable names let into sandboxed processes (person only)",
         json_schema_extra=PERSON,
     )
-    sandbox: Literal["on", "off"] = Field(default="on", description="run what a task starts in the sandbox (person only)")
-    sandbox_network: Literal["deny", "allow"] | list[HostName] = Field(
-        default="deny",
-        description="network for sandboxed processes: deny, allow, or a list of host names (person only)",
-    )
-    sandbox_env: list[EnvName] = Field(
-        default_factory=list,
-        description="extra environment variable names let into sandboxed processes (person only)",
-    )
 
 
 SETTING_NAMES: tuple[str, ...] = tuple(Settings.model_fields)
