@@ -112,25 +112,34 @@ def _import_failure_names(result: TestResult) -> set[str]:
     return found
 
 
-def _probe_failed(result: TestResult, probe: Mapping[str, TestResult], probe_files: Mapping[str, list[TestResult]],
-                  change: Change) -> bool:
+def _loads(error: TestResult, result: TestResult) -> bool:
+    """Whether `error` (a file or module that failed to load) is where `result` lives."""
+    if error.file is not None and error.file == result.file:
+        return True
+    # A module named by the runner (unittest's `tests.test_x`, or just `test_x`): a dotted part of the id.
+    dotted = f".{result.id}."
+    return f".{error.id}." in dotted or result.id.startswith(f"{error.id}::")
+
+
+def _probe_failed(result: TestResult, probe: Mapping[str, TestResult], load_errors: Sequence[TestResult],
+                  change: Change, *, was_passing: bool) -> bool:
     """Whether the test is shown failing over the base source (the half of a proof before the change)."""
     before = probe.get(result.id)
     if before is not None:
         return before.outcome in ("failed", "error")
+    if was_passing:
+        return False  # it passed on the base and the probe never ran it on its own: nothing flipped
     # Not run on its own: only a whole-file import failure that names what the change adds counts.
-    for error in probe_files.get(result.file or "", []):
-        if _import_failure_names(error) & change.added_names:
-            return True
-    return False
+    return any(_loads(e, result) and _import_failure_names(e) & change.added_names for e in load_errors)
 
 
 def _proves(result: TestResult, before: Mapping[str, TestResult], probe: Mapping[str, TestResult],
-            probe_files: Mapping[str, list[TestResult]], change: Change) -> bool:
+            load_errors: Sequence[TestResult], change: Change) -> bool:
     """Whether a test that passes with the change shows the change is what made it pass."""
     if _of_change(result, change, before):
         # The change wrote or edited this test: only the probe (its code over the base source) counts.
-        return _probe_failed(result, probe, probe_files, change)
+        passed = result.id in before and before[result.id].outcome == "passed"
+        return _probe_failed(result, probe, load_errors, change, was_passing=passed)
     # A test the change left alone that failed on the base: the change made it pass.
     was = before.get(result.id)
     return was is not None and was.outcome in ("failed", "error")
@@ -184,12 +193,9 @@ def decide(
         why = (base.reason if base is not None else None) or "the base run gave no per-test results"
         return Verdict("unproven", already_failing=already, reasons=[why, *reasons])
     probe_ids = _by_id(probe)
-    probe_files: dict[str, list[TestResult]] = {}
-    for r in probe_ids.values():
-        # An error for a name the candidate never reports is a whole file that failed to load.
-        if r.outcome == "error" and r.file is not None and r.id not in now:
-            probe_files.setdefault(r.file, []).append(r)
-    proofs = sorted(r.id for r in now.values() if r.outcome == "passed" and _proves(r, before, probe_ids, probe_files, change))
+    # An error for a name the candidate never reports is a whole file or module that failed to load.
+    load_errors = [r for r in probe_ids.values() if r.outcome == "error" and r.id not in now]
+    proofs = sorted(r.id for r in now.values() if r.outcome == "passed" and _proves(r, before, probe_ids, load_errors, change))
     weak = list(weakening)
     if weak:
         reasons = [*reasons, *(f"the change weakens the tests: {w}" for w in weak)]
