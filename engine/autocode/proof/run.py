@@ -18,6 +18,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 1
+PROGRESS_EVERY_S = 2.0
 _ADDED_NAME = r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
 
 
@@ -122,6 +124,19 @@ def _run_suite(
     with tempfile.TemporaryDirectory(prefix="autocode-report-") as scratch:
         report_dir = Path(scratch)
         inst = frameworks.instrument(argv, framework=framework, report_dir=report_dir, project=tree, cwd=cwd)
+        counted = [time.monotonic()]
+
+        def on_line(line: str) -> None:
+            if on_output is not None:
+                on_output(line)
+            # Every few seconds, the tests finished so far (read from the growing report).
+            if inst is None or progress is None or time.monotonic() - counted[0] < PROGRESS_EVERY_S:
+                return
+            counted[0] = time.monotonic()
+            done = frameworks.progress(inst, report_dir=report_dir)
+            if done:
+                progress(f"{role}: {done} tests finished so far")
+
         outcome = sandbox.run(
             inst.argv if inst else argv,
             copy=tree,
@@ -133,7 +148,7 @@ def _run_suite(
             env=inst.env if inst else None,
             writable=[report_dir],
             output_file=output_file,
-            on_output=on_output,
+            on_output=on_line,
         )
         if inst is None:
             report = Report(framework or "unknown", None, frameworks.why_not(argv, project=tree, cwd=cwd))
