@@ -137,3 +137,12 @@ def test_the_cli_prints_a_task_with_such_names_on_a_strict_terminal(tmp_path: Pa
     # A name with a newline or bytes that are not UTF-8 is shown quoted, as git shows it.
     assert b'"new\\nline.py"' in out and b'"r\\351sum\\351.py"' in out and b"caf\xc3\xa9.py" in out
     assert _read(repo, LATIN1) == "value = 2\n"
+
+
+def test_quote_and_unquote_round_trip_every_byte() -> None:
+    names = [os.fsdecode(bytes([b]) + b"x") for b in range(1, 256) if b != 0x2F]
+    names += [os.fsdecode(bytes(range(1, 47)) + bytes(range(48, 256)))]
+    for name in names:
+        quoted = diffnames.quote(name)
+        assert diffnames.unquote(quoted) == name, (name, quoted)
+        assert "\n" not in quoted and "\t" not in quoted  # one header line, whatever the name
