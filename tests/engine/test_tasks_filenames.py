@@ -120,6 +120,11 @@ def test_names_in_renames_deletions_and_a_removed_line_that_looks_like_a_header(
     assert diffnames.diff_paths(diff) == ["old café.py", "new\tname.py", "gone.py", "empty new.py"]
     assert diffnames.renamed_from(diff) == {"old café.py"}
     assert diffnames.unquote('"broken') == '"broken'  # not a whole quoted name: kept as it is
+    # A folder named "a" is not a prefix in a rename line; a form feed in a line is not a line end.
+    moved = ("diff --git a/a/x.py b/b/x.py\nrename from a/x.py\nrename to b/x.py\n"
+             "diff --git a/f.py b/f.py\n--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n-x\x0c\n--- y\n+z\n+w\n"
+             "diff --git a/g.py b/g.py\n--- a/g.py\n+++ b/g.py\n@@ -1 +1 @@\n-1\r\n+2\r\n")
+    assert diffnames.diff_paths(moved) == ["a/x.py", "b/x.py", "f.py", "g.py"]
 
 
 def test_the_cli_prints_a_task_with_such_names_on_a_strict_terminal(tmp_path: Path) -> None:
