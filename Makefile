@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv sandbox demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -21,6 +21,10 @@ venv: $(STAMP)
 sandbox:
 	bash scripts/sandbox-setup.sh
 
+# the test runners the per-test results tests run for real (go, node, prove); they skip without them.
+proof-tools:
+	bash scripts/proof-tools-setup.sh
+
 demo: venv sandbox
 	$(PY) scripts/demo.py $(DEMO_ARGS)
 
@@ -29,7 +33,7 @@ lint: venv
 	$(VENV)/bin/mypy --strict engine/autocode
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 
-unit: venv sandbox
+unit: venv sandbox proof-tools
 	$(PYTEST) tests/engine tests/server
 
 editors: venv sandbox

@@ -36,6 +36,10 @@ CREDENTIAL_PREFIXES = (
 )
 
 
+# Variables AutoCode itself sets for a run (the proof's report files); never read from outside.
+OWN_PREFIX = "AUTOCODE_PROOF_"
+
+
 def refused(name: str, extra_refused: Iterable[str] = ()) -> str | None:
     """Why `name` may never enter a sandboxed program's environment, or None when it may."""
     upper = name.upper()
@@ -88,7 +92,9 @@ def build(
             env[name] = value
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "HOME": home, "TMPDIR": "/tmp"})
     for name, value in (extra or {}).items():
-        why = refused(name, refused_set) if name not in ("HOME", "TMPDIR") else None
+        # The proof's own report paths are set here by AutoCode, never taken from the environment.
+        own = name in ("HOME", "TMPDIR") or name.startswith(OWN_PREFIX)
+        why = None if own else refused(name, refused_set)
         if why is not None:
             notes.append(f"the variable {name} was not passed: {why}")
             continue

@@ -20,6 +20,7 @@ from autocode import gitsafe
 from autocode import workspace as workspace_mod
 from autocode.errors import UsageError
 from autocode.providers import LOOP_SETTINGS, ProviderConfig, check_config
+from autocode.settings import require_trust
 from autocode.tasks import store
 from autocode.tasks.state import RUNS_DIR, TaskOptions
 
@@ -77,6 +78,8 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         if v is not None
     }
     launch = resolve_launch(root, flags, package)
+    # Before anything is written or sent: the repository's destination values need its person's trust.
+    require_trust(launch.settings_obj, "task start")
     values = launch.values
     config = ProviderConfig.from_dict(
         {
@@ -130,6 +133,9 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
             "scenario": opts.scenario,
         },
         "settings": launch.settings,
+        # Which repository values the person had trusted when this run started (none asked: nothing-asked).
+        "trust": {"status": launch.settings_obj.trust.status, "digest": launch.settings_obj.trust.digest}
+        if launch.settings_obj.trust is not None else None,
         "values": values,
         "record": launch.record,
         "project_conventions": launch.conventions,

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from autocode import gitsafe
+from autocode import diffnames, gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.private import private_folder
 from autocode.tasks import store
@@ -62,6 +62,18 @@ def capture_base(
     store.write_json_atomic(dest / "index.json", {"files": index})
 
 
+def base_files(base: Path) -> dict[str, bytes | None]:
+    """The base's bytes of each file the change touches, as `capture_base` saved them (None: absent)."""
+    try:
+        index = store.read_json(base / "index.json").get("files") or {}
+    except (FileNotFoundError, ValueError):
+        return {}
+    out: dict[str, bytes | None] = {}
+    for rel, name in dict(index).items():
+        out[str(rel)] = (base / "files" / str(name)).read_bytes() if name else None
+    return out
+
+
 def agent_originals(run_dir: Path) -> dict[str, str | None]:
     """What the agent loop found in each file before its first edit (its own record)."""
     # lazy: not needed by `autocode task list`, which imports this module
@@ -88,28 +100,33 @@ def patch_already_applied(copy: Path, diff_path: Path) -> bool:
 
 
 def diff_files(diff: str) -> list[str]:
-    files: list[str] = []
-    for line in diff.splitlines():
-        if line.startswith(("rename from ", "rename to ")):
-            # A rename (maybe with no content change, so no ---/+++ lines): both paths are touched.
-            name = line.split(" ", 2)[2].strip()
-            if name not in files:
-                files.append(name)
-        elif line.startswith("+++ ") or line.startswith("--- "):
-            name = line[4:].split("\t")[0].strip()
-            if name == "/dev/null":
-                continue
-            name = name[2:] if name[:2] in ("a/", "b/") else name
-            if name not in files:
-                files.append(name)
-    return files
+    """The paths a diff touches, git's quoted names read back (`autocode.diffnames`)."""
+    return diffnames.diff_paths(diff)
+
+
+def changed_files(copy: Path, files: list[str], base: Path) -> list[str]:
+    """Of `files`, those whose content in the copy differs from the base `capture_base` saved
+    in `base` (a file made or removed counts). An empty answer: the change changed nothing."""
+    try:
+        index = dict(store.read_json(base / "index.json").get("files", {}))
+    except (FileNotFoundError, ValueError):
+        return list(files)  # no saved base to compare with: take the diff's word
+    out: list[str] = []
+    for rel in files:
+        entry = index.get(rel, "missing")
+        if entry == "missing":
+            out.append(rel)
+            continue
+        target = copy / rel
+        now = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        was = (base / "files" / entry).read_bytes() if entry else None
+        if now != was:
+            out.append(rel)
+    return out
 
 
 def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
     """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
-    # lazy: not needed by `autocode task list`, which imports this module
-    import difflib
-
     chunks: list[str] = []
     for rel in files:
         old: str | None = None
@@ -119,15 +136,7 @@ def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str |
                 old = proc.stdout.decode("utf-8", "surrogateescape")
         target = copy / rel
         new = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
-        if old == new:
-            continue
-        lines = difflib.unified_diff(
-            (old or "").splitlines(keepends=True),
-            (new or "").splitlines(keepends=True),
-            fromfile=f"a/{rel}" if old is not None else "/dev/null",
-            tofile=f"b/{rel}" if new is not None else "/dev/null",
-        )
-        chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(lines))
+        chunks.append(diffnames.file_diff(rel, old, new))
     return "".join(chunks)
 
 
