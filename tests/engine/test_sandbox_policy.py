@@ -24,16 +24,63 @@ def _policy(workspace: Path, **flags: object) -> sandbox.Policy:
     return sandbox.policy_from_settings(resolve_settings(workspace, flags=flags or None))
 
 
-def test_the_default_policy_is_strict_and_a_repository_cannot_relax_it(tmp_path: Path) -> None:
+def _user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """The person's own user config (`$XDG_CONFIG_HOME/autocode/config.toml`), with `text`."""
+    folder = tmp_path / "person-config"
+    (folder / "autocode").mkdir(parents=True)
+    (folder / "autocode" / "config.toml").write_text(text)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+
+
+def test_the_default_policy_is_strict_and_a_repository_cannot_relax_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _user_config(tmp_path, monkeypatch, "")
     workspace = make_workspace(tmp_path / "ws")
     assert _policy(workspace) == sandbox.Policy()
     (workspace / ".autocode").mkdir()
     (workspace / ".autocode" / "config.toml").write_text(
         'sandbox = "off"\nsandbox_network = "allow"\nsandbox_env = ["DEPLOY_KEY_PATH"]\n'
     )
-    policy = _policy(workspace)
+    snapshot = resolve_settings(workspace)
+    policy = sandbox.policy_from_settings(snapshot)
+    assert (policy.enabled, policy.network, policy.env_names) == (True, False, ())
+    # The settings say why the repository's values are not used (doctor shows them).
+    assert {"sandbox", "sandbox_network", "sandbox_env"} <= {i.name for i in snapshot.ignored}
+
+
+def test_the_person_relaxes_it_in_their_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _user_config(tmp_path, monkeypatch, 'sandbox = "off"\nsandbox_network = "allow"\nsandbox_env = ["MY_FLAG"]\n')
+    policy = _policy(make_workspace(tmp_path / "ws"))
+    assert (policy.enabled, policy.network, policy.env_names) == (False, True, ("MY_FLAG",))
+
+
+class _Resolved:
+    def __init__(self, value: object, origin: str) -> None:
+        self.value, self.origin, self.source = value, origin, f"a {origin} file"
+
+
+class _Snapshot:
+    """Resolved settings as an older resolver gave them: repository layers included."""
+
+    def __init__(self, **items: _Resolved) -> None:
+        self.items = items
+
+    def __getitem__(self, name: str) -> _Resolved:
+        return self.items[name]
+
+    def value(self, name: str) -> object:
+        return self.items[name].value
+
+
+def test_a_repository_value_that_reaches_the_policy_is_still_ignored() -> None:
+    snapshot = _Snapshot(sandbox=_Resolved("off", "config"), sandbox_network=_Resolved("allow", "pyproject"),
+                         sandbox_env=_Resolved(["X"], "config"))
+    policy = sandbox.policy_from_settings(snapshot)
     assert (policy.enabled, policy.network, policy.env_names) == (True, False, ())
     assert len(policy.notes) == 3 and all("only a flag or your user config" in n for n in policy.notes)
+    # A snapshot without the keys at all keeps the strict default.
+    assert sandbox.policy_from_settings(_Snapshot()) == sandbox.Policy()
 
 
 def test_the_person_turns_it_off_allows_the_network_and_lists_names(tmp_path: Path) -> None:
