@@ -14,9 +14,10 @@ from autocode.doctor import build_report, render_text
 from autocode.prep import make_prep_copy
 from autocode.sandbox import environment
 from autocode.settings import resolve_settings
-from autocode.tasks import TaskOptions, TaskRun
+from autocode.tasks import Source, TaskOptions, TaskRun
 from support.sandbox import KEY_VALUE, git, make_workspace, tree_hash
 
+CLI = Source("cli", "tester")
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot make a sandbox here")
 
 
@@ -188,3 +189,23 @@ def test_a_writable_report_folder_and_the_callers_variables_reach_the_program(tm
     denied = sandbox.run([sys.executable, "-c", f"open({str(other / 'x')!r}, 'w')"], copy=copy,
                          workspace=workspace, cwd=copy, timeout=30, cancelled=lambda: False)
     assert denied.exit_code == 1 and not (other / "x").exists()
+
+
+@needs_bwrap
+def test_a_tasks_test_output_streams_to_the_evidence_and_the_progress(tmp_path: Path) -> None:
+    from support.tasks import build_sample
+
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    # A wrapper prints a line of its own before the tests (not a shell: the command is split into words).
+    command = f"{sys.executable} -c \"import sys, subprocess; print('suite starting', flush=True); " \
+              f"sys.exit(subprocess.call([sys.executable, '-m', 'unittest']))\""
+    run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="no-questions", test_command=command))
+    said: list[tuple[str, str]] = []
+    run = TaskRun.load(repo, run.id, progress=lambda phase, message: said.append((phase, message)))
+    snap = run.approve_plan(1, CLI).wire()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    assert ("verifying", "suite starting") in said
+    evidence = (run.run_dir / "evidence" / "test-output.txt").read_text()
+    assert evidence.startswith("suite starting\n") and "OK" in evidence
+    assert (run.run_dir / "evidence" / "test-output.txt").stat().st_mode & 0o077 == 0  # the owner's alone
+    assert run.details()["tests"]["sandbox"] == "bwrap"
