@@ -156,7 +156,7 @@ def main() -> int:
                 task_id="bench", brief="bench", workspace=repo, copy=copy, citations=[], run_dir=run_dir,
                 note=lambda e, d, r=run_dir: store.append_event(r / "events.jsonl", e, d),
                 say=lambda m: None, cancelled=lambda: False,
-                run_tests=lambda: _run_tests(command, copy, 600, lambda: False),
+                run_tests=lambda limit=None: _run_tests(command, copy, 600 if limit is None else min(600, limit), lambda: False),
             )
             _times(url)
             sent: list[float] = []
