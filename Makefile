@@ -26,6 +26,7 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 
 unit: venv
+	bash scripts/engine-setup.sh
 	$(PYTEST) tests/engine tests/server
 
 editors: venv
@@ -42,6 +43,7 @@ bundle: venv
 test: lint unit package editors
 
 bench: venv
+	@bash scripts/engine-setup.sh
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
 
 clean:
