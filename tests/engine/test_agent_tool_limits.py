@@ -108,6 +108,8 @@ def test_cancel_during_a_hanging_run_tests_ends_the_task_and_its_process(endpoin
     last = tool_events(run)[-1]
     assert last["name"] == "run_tests" and last["stopped"] == "cancelled" and not last["ok"]
     assert "the task was cancelled while it ran" in last["result"]
+    events = [json.loads(line) for line in (run.run_dir / "events.jsonl").read_text().splitlines()]
+    assert [e["report"] for e in events if e["event"] == "agent_tool"][-1] == "running tests: cancelled"
 
 
 def test_cancel_during_a_search_that_never_ends_stops_it(

@@ -352,7 +352,7 @@ class AgentLoop:
             if stopped is not None:
                 entry["stopped"] = stopped
             self._append("tool", entry)
-            self._announce_after(name, args, ok, result)
+            self._announce_after(name, args, ok, result, stopped)
             if repeats > REPEATS:
                 first = result.removeprefix("error: ").split("\n")[0][:300]
                 st.stuck = f"{name} failed {repeats} times with the same arguments ({first})"
@@ -534,7 +534,7 @@ class AgentLoop:
         if name == "run_tests":
             self._tell("running tests")
 
-    def _announce_after(self, name: str, args: dict[str, Any], ok: bool, result: str) -> None:
+    def _announce_after(self, name: str, args: dict[str, Any], ok: bool, result: str, stopped: str | None = None) -> None:
         path = args.get("path") if isinstance(args.get("path"), str) else None
         what = {
             "read_file": f"reading {path}",
@@ -547,6 +547,8 @@ class AgentLoop:
         }.get(name, f"calling {name[:40]}")
         if name == "run_tests" and ok:
             what = "running tests: " + _outcome_from_text(result)
+        elif stopped is not None:
+            what = ("running tests" if name == "run_tests" else what) + ": " + stopped.replace("_", " ")
         elif not ok:
             what += ": not applied" if name in ("edit_file", "write_file") else ": refused"
         self._tell(what)

@@ -373,9 +373,12 @@ class Toolbox:
             if exc.reason == "cancelled":
                 raise ToolStopped(f"the search was stopped after {exc.seconds:.1f} s: the task was cancelled", "cancelled") from None
             why = "its limit" if seconds == self.search_seconds else "the task's time budget left"
+            hint = "a path or a plainer pattern"
+            if search.engine() == "python":
+                hint += " (this machine searches with Python's re, where nested repeats such as (a+)+ backtrack)"
             raise ToolStopped(
                 f"the search did not finish within {seconds:g} s ({why}) and was stopped; nothing is shown. "
-                "Narrow it: a path, a plainer pattern (nested repeats such as (a+)+ backtrack in Python's engine)",
+                f"Narrow it: {hint}",
                 "timed_out",
             ) from None
         text = "\n".join(f"{h.path}:{h.line}: {h.text}" for h in found.hits) if found.hits else "(no match)"
