@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from autocode import scrub
 from autocode.providers.agent import session
 from autocode.providers.agent.http import ChatClient
 from autocode.providers.agent.loop import Budgets
@@ -144,7 +145,8 @@ class OpenAIProvider:
                 "response_format": {"type": "json_object"},
                 "messages": [
                     {"role": "system", "content": system},
-                    {"role": "user", "content": user_text},
+                    # The diff and excerpts are the code as it is; credentials in them never leave.
+                    {"role": "user", "content": scrub.redact(user_text, paths=False)},
                 ],
             }
             reply = self._post("/chat/completions", body, ctx)

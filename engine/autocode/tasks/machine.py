@@ -130,12 +130,16 @@ class PhaseMachine(ApplyPhase):
             agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
         )
 
-    def _tests_in_copy(self) -> dict[str, Any]:
-        """The project's test command in the copy, for the implementer's run_tests tool."""
+    def _tests_in_copy(self, limit: float | None = None) -> dict[str, Any]:
+        """The project's test command in the copy, for the implementer's run_tests tool.
+
+        `limit` is the agent's time left: the run stops there if the test timeout is later."""
         values = self._launch.get("values", {})
         copy = Path(self._launch["prep"]["copy"])
         package = (self._launch.get("options") or {}).get("package")
         timeout = float(values.get("test_timeout") or 600)
+        if limit is not None:
+            timeout = min(timeout, limit)
         cwd = copy / package if package else copy
         return verify.run_tests(
             str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,

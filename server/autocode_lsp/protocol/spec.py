@@ -704,6 +704,9 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
               "tokens or time); what it changed so far is kept in the evidence.",
               "Raise the budget the message names and start again."),
+    ErrorKind("agentLoop", REQUEST_FAILED, "The model repeated the same failing tool call after "
+              "being told it fails; what it changed so far is kept in the evidence.",
+              "Start again with a brief that names the file and the change, or use another model."),
     ErrorKind("skillConflict", REQUEST_FAILED, "A skill memory with that name already exists with "
               "different content.", "Pick another name or delete the old skill first."),
     ErrorKind("fileSystemFault", REQUEST_FAILED, "The disk or file system failed (an I/O error, a "
