@@ -453,7 +453,13 @@ async def test_a_late_reply_to_an_old_prompt_says_what_happened(tmp_path: Path) 
         await close(a)
 
 
-async def test_reconnecting_mid_question_and_mid_approval_asks_again(tmp_path: Path) -> None:
+RECONNECT_LOOPS = int(os.environ.get("AUTOCODE_RECONNECT_LOOPS", "1"))
+"""How many times the reconnect test runs: once in the suite; `AUTOCODE_RECONNECT_LOOPS=50` runs
+the loop that showed the start-up import race under load (docs/dev/architecture.md)."""
+
+
+@pytest.mark.parametrize("loop", range(RECONNECT_LOOPS))
+async def test_reconnecting_mid_question_and_mid_approval_asks_again(tmp_path: Path, loop: int) -> None:
     """An editor that went away and came back (a new server process over stdio) is asked the
     open question again, then told of the plan waiting for it; nothing was decided meanwhile."""
     repo = build_repo(tmp_path / "project")
