@@ -517,6 +517,7 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
         if result.how in ("acceptedDefault", "delegated"):
             return Reply(result.answer or "", result.how)
         if not (result.answer and result.answer.strip()):
+            log.info("task %s: question %s was closed without an answer; nothing recorded", snap.id, question.id)
             return None
         return Reply(result.answer, result.how)
     # Plain clients: every way to answer, none of them a free-text box they may not have.
@@ -537,6 +538,7 @@ async def _review(
         )
         result = protocol.structure(_plain(raw), protocol.ReviewPlanResult, what="reviewPlan's answer")
         if result.decision == "later":
+            log.info("task %s: plan revision %s left for later; it still waits", view.id, needs.plan_revision)
             return None
         if result.decision == "reject" and not (result.feedback or "").strip():
             server.show(
