@@ -134,3 +134,35 @@ def test_the_tracer_sees_two_threads_importing_at_once(tmp_path: Path) -> None:
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
     rows = [json.loads(line) for line in log.read_text().splitlines()]
     assert overlaps(rows)
+
+
+async def test_an_engine_failure_while_re_announcing_is_an_error_not_an_empty_list(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The import race was logged at INFO as "no tasks listed", like a folder without tasks, and
+    the waiting question was never asked again. An engine failure is now an error with its
+    traceback; only the engine's own refusals (a folder that is not a repository) stay INFO."""
+    import logging
+
+    import autocode.tasks
+    from autocode_lsp.features import tasks as feature
+
+    def broken(folder: Path) -> list[object]:
+        raise ImportError("cannot import name 'STATUSES' from partially initialized module 'autocode.record.load'")
+
+    class Session:
+        closed = False
+
+    monkeypatch.setattr(autocode.tasks, "list_tasks", broken)
+    with caplog.at_level(logging.INFO, logger="autocode_lsp"):
+        await feature._reannounce(Session(), [tmp_path])  # type: ignore[arg-type]
+    [record] = [r for r in caplog.records if str(tmp_path) in r.getMessage()]
+    assert record.levelno == logging.ERROR and record.exc_info is not None
+    assert "listing the waiting tasks" in record.getMessage() and "no tasks listed" not in record.getMessage()
+
+    monkeypatch.undo()
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="autocode_lsp"):
+        await feature._reannounce(Session(), [tmp_path])  # not a repository: an ordinary empty state
+    [record] = [r for r in caplog.records if str(tmp_path) in r.getMessage()]
+    assert record.levelno == logging.INFO and "no tasks listed" in record.getMessage()
