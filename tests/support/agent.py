@@ -36,6 +36,9 @@ class Step:
     check: Check | None = None
     usage: dict[str, int] | None = None
     on_receive: Callable[[], None] | None = None
+    hold: threading.Event | None = None
+    """When set, the answer waits until the test sets this event (at most a minute): a request
+    the client gave up on is proved by the client returning while the answer is still held."""
 
 
 def text(content: str, **kw: Any) -> Step:
@@ -112,6 +115,8 @@ def serve() -> Iterator[ScriptedEndpoint]:
                     state.failures.append(f"request {len(state.requests)}: {exc}")
             if step.delay:
                 time.sleep(step.delay)
+            if step.hold is not None:
+                step.hold.wait(60)
             payload = step.body
             if payload is None:
                 payload = {

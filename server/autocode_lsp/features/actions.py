@@ -394,6 +394,8 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
     title = reply.title if reply is not None else None
     if title is None:
         forms.unasked[task_key] = Path(snap.workspace)
+        log.info("task %s: question %s dismissed; nothing recorded, asked again at the next interaction",
+                 snap.id, question.id)
         return None
     forms.unasked.pop(task_key, None)
     if title == ACCEPT_DEFAULT and question.default:
@@ -480,7 +482,7 @@ async def _watch_forms(server: AutoCodeServer) -> None:
                 forms.watched.pop(path, None)
             elif now != seen:
                 forms.watched[path] = (folder, now, until)
-                await form_saved(server, folder, path)
+                await form_saved(server, folder, path, via="on disk")
 
 
 async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -493,11 +495,12 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
     if path in forms.watched:
         found, _, until = forms.watched[path]
         forms.watched[path] = (found, _stamp(path), until)
-    await form_saved(server, folder, path)
+    await form_saved(server, folder, path, via="didSave")
 
 
-async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
-    """Act on a form the person saved (each distinct content once)."""
+async def form_saved(server: AutoCodeServer, folder: Path, path: Path, *, via: str) -> None:
+    """Act on a form the person saved (each distinct content once). A save that changes nothing
+    is logged (`via` says how it was noticed), so the person and the tests see it was read."""
     which = documents.kind_of(folder, path)
     if which is None:
         return
@@ -511,6 +514,7 @@ async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
     key = (str(path), digest)
     forms = _forms(server)
     if not form or key in forms.handled:
+        log.info("%s saved (%s): %s", path.name, via, "already taken" if form else "nothing filled in")
         return
     forms.handled.add(key)
     try:
@@ -522,6 +526,8 @@ async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
             await _brief_saved(server, folder, form["brief"])
         elif name == documents.MEMORY_SEARCH and form.get("query"):
             await _query_saved(server, folder, form["query"])
+        else:
+            log.info("%s saved (%s): nothing to act on", path.name, via)
     except Exception as exc:
         forms.handled.discard(key)  # saving again tries again
         message = getattr(exc, "message", None) or str(exc)
