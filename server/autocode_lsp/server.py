@@ -28,7 +28,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from autocode.extensions import load as load_extensions
-from autocode_lsp import __version__, pathmap, protocol, warmup
+from autocode_lsp import __version__, gate, pathmap, protocol, warmup
 from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
@@ -45,7 +45,7 @@ Handler = Callable[["AutoCodeServer", Any], Awaitable[Any]]
 OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan")
 
 
-SERVER_NOT_INITIALIZED = -32002
+SERVER_NOT_INITIALIZED = gate.SERVER_NOT_INITIALIZED
 
 
 class AutoCodeProtocol(LanguageServerProtocol):
@@ -73,34 +73,32 @@ class AutoCodeProtocol(LanguageServerProtocol):
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if method == types.INITIALIZE and msg_id is not None:
-            token = _token_of(getattr(message, "params", None))
+            token = gate.token_of(getattr(message, "params", None))
             if server.access.token_ok(token):
                 server.ready = True
                 super().handle_message(message)
                 return
             what = "no token" if token is None else "a wrong token"
             log.warning("refused a client that sent %s in initialize", what)
-            self._refuse(
-                msg_id, REQUEST_FAILED_CODE, "unauthorized",
-                f"this server needs its token: initialize came with {what}. Pass the token from "
-                "the token file printed where the server was started, in "
-                "initializationOptions.autocode.token. The connection is now closed.",
-            )
+            self._refuse(msg_id, REQUEST_FAILED_CODE, "unauthorized", gate.unauthorized_text(what))
             return
         if method == types.EXIT and msg_id is None:
             super().handle_message(message)
             return
         if msg_id is not None and method is not None:
-            log.warning("refused %s before initialize", method)
+            shown = gate.shorten(str(method))
+            log.warning("refused %s before initialize", shown)
             self._refuse(
                 msg_id, SERVER_NOT_INITIALIZED, "serverNotInitialized",
-                f"{method} before initialize: send initialize first"
-                + (" (the connection is now closed)" if server.access.network else ""),
+                gate.not_initialized_text(shown, network=server.access.network),
                 close=server.access.network,
             )
             return
         if server.access.network:
-            log.warning("refused a %s message before initialize", method or "response")
+            log.warning(
+                "refused a message before initialize: %s",
+                f"the notification {gate.shorten(str(method))}" if method else "a response",
+            )
             server.refused = True
             if server.end_connection is not None:
                 server.end_connection()
@@ -177,7 +175,8 @@ class AutoCodeServer(LanguageServer):
 
     def remember_client(self, params: types.InitializeParams) -> None:
         self.loop = asyncio.get_running_loop()
-        self.loop.set_exception_handler(_quiet_when_cancelled)
+        if self.loop.get_exception_handler() is None:  # a listener sets its own (gate)
+            self.loop.set_exception_handler(_quiet_when_cancelled)
         if params.client_info is not None and params.client_info.name:
             self.client_name = params.client_info.name
         caps = params.capabilities
@@ -363,15 +362,6 @@ REQUEST_FAILED_CODE = protocol.REQUEST_FAILED
 
 COMMAND_NAMING_FIELDS = ("test_command", "base_url")
 """Arguments that name a program or an endpoint the server would use as this user."""
-
-
-def _token_of(params: Any) -> Any:
-    options = getattr(params, "initialization_options", None)
-    if isinstance(options, dict):
-        autocode = options.get("autocode")
-        if isinstance(autocode, dict):
-            return autocode.get("token")
-    return None
 
 
 def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
