@@ -116,6 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="let network clients name commands (testCommand, provider base URLs)",
     )
     parser.add_argument(
+        "--manifest-folder", action="append", default=[], metavar="DIR",
+        help="a folder besides the workspace that a client's `manifest` argument may name "
+        "(repeatable; default: only the workspace)",
+    )
+    parser.add_argument(
         "--path-map", action="append", default=[], metavar="CLIENT_PREFIX=SERVER_PREFIX",
         help="the editor names the server's folder SERVER_PREFIX as CLIENT_PREFIX (a container "
         "bind mount); repeatable. Every path in and out is translated.",
@@ -154,6 +159,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except pathmap.PathMapError as exc:
         build_parser().error(str(exc))
     log_file = logfile.setup_logging(args.log_file, args.log_level)
+    if args.manifest_folder:
+        from autocode_lsp import workspaces
+
+        workspaces.MANIFEST_FOLDERS[:] = [Path(d).expanduser().absolute() for d in args.manifest_folder]
     if pathmap.DEFAULT:
         logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:

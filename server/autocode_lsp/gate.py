@@ -18,9 +18,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import fcntl
 import json
 import logging
 import resource
+import sys
+import termios
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -38,6 +41,9 @@ FIRST_MESSAGE_BYTES = 32 * 1024
 (VS Code, Neovim, Emacs) are 2 to 5 KiB."""
 LINE_BYTES = 8 * 1024
 """The longest line a listener's stream reader buffers (header lines; bodies are read by size)."""
+BACKLOG = 1024
+"""Connections the kernel keeps for the listener before it accepts them: a full queue makes
+the next connect (the owner's) wait a second for its retry; a long one is cheap (the kernel's)."""
 MAX_WAITING = 64
 """Connections of one listener that may wait for their `initialize` at once."""
 SHOWN_CHARS = 60
@@ -76,18 +82,32 @@ class Waiting:
 
     def __init__(self, cap: int) -> None:
         self.cap = cap
-        self._order: OrderedDict[object, Callable[[], None]] = OrderedDict()
+        self._order: OrderedDict[object, tuple[Callable[[], None], Callable[[], bool]]] = OrderedDict()
+        self._dropped = 0
+        self._telling = False
 
-    def admit(self, key: object, drop: Callable[[], None]) -> None:
-        """Count a new connection in; over the cap the oldest waiting one is dropped."""
-        self._order[key] = drop
+    def admit(self, key: object, drop: Callable[[], None], spoke: Callable[[], bool]) -> None:
+        """Count a new connection in; over the cap one waiting connection is dropped: the oldest
+        that has not sent a byte (an editor sends its initialize at once), else the oldest."""
+        self._order[key] = (drop, spoke)
         while len(self._order) > self.cap:
-            _, oldest = self._order.popitem(last=False)
-            log.warning(
-                "dropped the oldest connection that had not sent its initialize (%d were waiting, "
-                "the limit)", self.cap,
-            )
-            oldest()
+            victim = next((k for k, (_, said) in self._order.items() if not said()), None)
+            if victim is None:
+                victim = next(iter(self._order))
+            dropping, _ = self._order.pop(victim)
+            dropping()
+            self._dropped += 1
+        if self._dropped and not self._telling:  # one line a second, not one a drop
+            self._telling = True
+            asyncio.get_running_loop().call_later(1.0, self._tell)
+
+    def _tell(self) -> None:
+        self._telling = False
+        log.warning(
+            "dropped %d waiting connection(s) that had not sent their initialize (%d may wait at once)",
+            self._dropped, self.cap,
+        )
+        self._dropped = 0
 
     def settle(self, key: object) -> None:
         """The connection authenticated or ended: it no longer counts."""
@@ -97,14 +117,24 @@ class Waiting:
         return len(self._order)
 
 
+def spoke(reader: asyncio.StreamReader | None, sock: Any) -> bool:
+    """Whether a connection sent anything yet: bytes the stream holds or the kernel queued."""
+    if getattr(reader, "_buffer", b""):  # asyncio's buffer (no public way to ask)
+        return True
+    try:
+        queued = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return int.from_bytes(queued, sys.byteorder) > 0
+
+
 async def read_first(reader: asyncio.StreamReader, limits: Limits) -> bytes | None:
     """The first frame's body, within the deadline and the size bound; None when the peer left.
 
     Raises framing.FramingError for a broken or oversized frame, TimeoutError past the deadline.
     """
-    return await asyncio.wait_for(
-        framing.read_frame(reader, max_body=limits.first_message_bytes), limits.auth_timeout_s
-    )
+    async with asyncio.timeout(limits.auth_timeout_s):  # no extra task per connection
+        return await framing.read_frame(reader, max_body=limits.first_message_bytes)
 
 
 @dataclass(frozen=True)

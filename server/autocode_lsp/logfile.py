@@ -28,7 +28,7 @@ BURST_LINES = 20
 LINES_PER_SECOND = 1.0
 """Lines of one kind written per second after a burst."""
 KINDS_TRACKED = 512
-"""Distinct kinds of line with their own allowance; further kinds share one."""
+"""Kinds of line whose allowance is remembered (the ones heard from most recently)."""
 
 _LIBRARIES = ("pygls", "asyncio", "websockets", "concurrent")
 
@@ -139,13 +139,12 @@ class RateLimit(logging.Filter):
         key = (record.name, template)
         now = time.monotonic()
         with self._lock:
-            bucket = self._buckets.get(key)
+            bucket = self._buckets.pop(key, None)
             if bucket is None:
-                if len(self._buckets) >= self.kinds:
-                    key = ("", "")  # every further kind shares one allowance
-                    bucket = self._buckets.get(key)
-                if bucket is None:
-                    bucket = self._buckets[key] = [self.burst, now, 0.0]
+                if len(self._buckets) >= self.kinds:  # forget the kind heard from longest ago
+                    del self._buckets[next(iter(self._buckets))]
+                bucket = [self.burst, now, 0.0]
+            self._buckets[key] = bucket  # the most recent kind goes last
             allowance = min(self.burst, bucket[0] + (now - bucket[1]) * self.per_second)
             bucket[1] = now
             if allowance < 1.0:

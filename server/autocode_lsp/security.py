@@ -233,3 +233,54 @@ def prepare_socket_path(path: Path) -> None:
     finally:
         probe.close()
     raise SecurityError(f"another server is already listening on {path}")
+
+
+_DIAG: list[socket.socket] = []
+"""One netlink socket, kept: a listener asks for every connection (from its event loop only)."""
+
+
+def _diag_socket(netlink: int) -> socket.socket:
+    if not _DIAG:
+        diag = socket.socket(netlink, socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
+        diag.settimeout(0.05)  # the kernel answers within the send; never hold the loop long
+        _DIAG.append(diag)
+    return _DIAG[0]
+
+
+def loopback_peer_uid(local: object, peer: object) -> int | None:
+    """The uid that owns the other end of a TCP connection on this machine (Linux sock_diag),
+    or None when it cannot be told (not loopback, another system, an error)."""
+    if not (isinstance(local, tuple) and isinstance(peer, tuple) and len(local) >= 2 and len(peer) >= 2):
+        return None
+    if not is_loopback(str(peer[0])):
+        return None
+    family = socket.AF_INET6 if ":" in str(peer[0]) else socket.AF_INET
+    netlink = getattr(socket, "AF_NETLINK", None)
+    if netlink is None:
+        return None
+
+    def address(host: str) -> bytes:
+        packed = socket.inet_pton(family, host.split("%")[0])
+        return packed.ljust(16, b"\0")
+
+    try:
+        # inet_diag_sockid of the peer's socket: its source is our peer, its destination is us.
+        sockid = struct.pack(
+            "!HH16s16s", int(peer[1]), int(local[1]), address(str(peer[0])), address(str(local[0]))
+        ) + struct.pack("=III", 0, 0xFFFFFFFF, 0xFFFFFFFF)
+        request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+        header = struct.pack("=IHHII", 16 + len(request), 20, 1, 1, 0)  # SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST
+        diag = _diag_socket(netlink)
+        diag.sendto(header + request, (0, 0))
+        reply = diag.recv(8192)
+    except (OSError, ValueError, OverflowError):
+        while _DIAG:
+            _DIAG.pop().close()
+        return None
+    if len(reply) < 16 + 72:
+        return None
+    _length, kind = struct.unpack_from("=IH", reply)
+    if kind != 20:  # NLMSG_ERROR (2) or anything else: not found
+        return None
+    (uid,) = struct.unpack_from("=I", reply, 16 + 64)
+    return int(uid)

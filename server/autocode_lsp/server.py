@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import importlib
 import importlib.util
 import logging
@@ -143,6 +144,7 @@ class AutoCodeServer(LanguageServer):
             name="autocode-lsp",
             version=__version__,
             protocol_cls=AutoCodeProtocol,
+            converter_factory=_shared_converter,
             # Open documents are followed so an apply merges into unsaved buffers.
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
@@ -288,6 +290,15 @@ class AutoCodeServer(LanguageServer):
         log.error("error while handling a message: %s", error)
 
 
+@functools.cache
+def _shared_converter() -> Any:
+    """pygls' message converter, built once per process: a listener's sessions share it, so a new
+    connection does not pay the 20-50 ms of building its hooks again."""
+    from pygls.protocol import default_converter
+
+    return default_converter()  # type: ignore[no-untyped-call]
+
+
 def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """A client that vanishes mid-command cancels its requests' tasks; pygls' done-callbacks then
     re-raise the cancellation. That is expected, not an error worth a traceback in the log."""
@@ -396,6 +407,11 @@ async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]
             from autocode_lsp.features.actions import fill_task
 
             raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+            if isinstance(raw.get("workspace"), str):
+                # lazy: not needed by the server's `initialize`, which imports this module
+                from autocode_lsp import workspaces
+
+                workspaces.confine(ls, raw["workspace"], command=spec.name)  # before any task is read
             # The rest of the object must be right before the server goes looking.
             placeholder = {"taskId": "-", "revision": 0} if spec.name == protocol.TASK_APPROVE_PLAN else {"taskId": "-"}
             protocol.parse_arguments(spec, [{**placeholder, **raw}])

@@ -32,6 +32,7 @@ from autocode_lsp.security import (
     TOKEN_HEADER,
     Access,
     host_header_ok,
+    loopback_peer_uid,
     peer_uid,
     prepare_socket_path,
     token_matches,
@@ -188,7 +189,9 @@ async def _authenticated_first(
     """The first frame when it is an `initialize` with the token; else the connection is closed
     (after the refusal, when there is one to send) and None. Nothing else is held meanwhile."""
     key = object()
-    waiting.admit(key, writer.transport.abort)
+    sock = writer.get_extra_info("socket")
+    if not _owners_own(writer.transport, access):
+        waiting.admit(key, writer.transport.abort, lambda: gate.spoke(reader, sock))
     refusal: gate.Refusal | None = None
     try:
         first = await gate.read_first(reader, limits)
@@ -227,7 +230,8 @@ def serve_tcp(
     async def listen() -> None:
         asyncio.get_running_loop().set_exception_handler(gate.listener_loop_errors)
         listener = await asyncio.start_server(
-            _stream_session(access, "tcp", chosen), host, port, limit=gate.LINE_BYTES
+            _stream_session(access, "tcp", chosen), host, port, limit=gate.LINE_BYTES,
+            backlog=gate.BACKLOG,
         )
         _announce("tcp", _addresses(listener.sockets), token_file)
         async with listener:
@@ -250,7 +254,8 @@ def serve_socket(
         old = os.umask(0o177)  # the socket file is born 0600: no window where others may connect
         try:
             listener = await asyncio.start_unix_server(
-                _stream_session(access, "socket", chosen), str(path), limit=gate.LINE_BYTES
+                _stream_session(access, "socket", chosen), str(path), limit=gate.LINE_BYTES,
+                backlog=gate.BACKLOG,
             )
         finally:
             os.umask(old)
@@ -266,6 +271,24 @@ def serve_socket(
         with contextlib.suppress(OSError):
             os.unlink(path)
     return 0
+
+
+def _owners_own(transport: asyncio.BaseTransport, access: Access) -> bool:
+    """A TCP connection from a process of the listener's own user (loopback, Linux): it never
+    counts among the waiting strangers, so no flood can push the owner out. It still needs the
+    token, within the same deadline and size."""
+    if access.transport == "socket":
+        return False  # every peer there is the owner already (SO_PEERCRED); the cap stays
+    uid = loopback_peer_uid(transport.get_extra_info("sockname"), transport.get_extra_info("peername"))
+    return uid is not None and uid == access.owner_uid
+
+
+def _ws_spoke(connection: Any, sock: Any) -> bool:
+    """A WebSocket connection sent something: the kernel queued bytes, or websockets holds some."""
+    reader = getattr(getattr(connection, "protocol", None), "reader", None)
+    if getattr(reader, "buffer", b""):
+        return True
+    return gate.spoke(None, sock)
 
 
 class _BadHandshake(Exception):
@@ -312,7 +335,9 @@ def serve_ws(
         """A connection counts as waiting from its connect until its handshake passed."""
 
         def connection_made(self, transport: asyncio.BaseTransport) -> None:
-            waiting.admit(self, transport.abort)  # type: ignore[attr-defined]
+            sock = transport.get_extra_info("socket")
+            if not _owners_own(transport, access):
+                waiting.admit(self, transport.abort, lambda: _ws_spoke(self, sock))  # type: ignore[attr-defined]
             super().connection_made(transport)
 
         def connection_lost(self, exc: Exception | None) -> None:
