@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import socket
 import stat
 import struct
@@ -156,9 +157,51 @@ def issue_token(token_file: Path | None, transport: str) -> tuple[str, Path]:
         return read_token_file(token_file), token_file
     token = new_token()
     folder = private_dir(runtime_dir())
+    remove_stale_tokens(folder)
     path = folder / f"lsp-{transport}-{os.getpid()}.token"
     write_private(path, token + "\n")
     return token, path
+
+
+_TOKEN_NAME = re.compile(r"lsp-(?:tcp|ws|socket)-([0-9]{1,10})\.token")
+
+
+def remove_stale_tokens(folder: Path) -> list[Path]:
+    """Remove the token files of servers that are gone (killed before they could clean up).
+
+    A file counts as stale when its name carries a process id no process has; a file of a
+    server still running, or anything that is not our own regular file, stays.
+    """
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TOKEN_NAME.fullmatch(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        path = folder / name
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                os.unlink(path)
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # a process of someone else has that id: not ours to judge
+    return True
 
 
 def is_loopback(host: str) -> bool:

@@ -322,3 +322,27 @@ async def test_out_of_file_descriptors_the_listener_logs_a_few_lines_and_recover
     lines = [line for line in text.splitlines() if "open files" in line.lower()]
     assert 1 <= len(lines) <= 30, lines
     assert os.path.getsize(log_file) < 100_000
+
+
+async def test_the_token_files_of_killed_servers_are_removed_on_the_next_start(tmp_path: Path) -> None:
+    env = private_env(tmp_path)
+    killed = await listen("tcp", "127.0.0.1:0", tmp_path / "k.log", env=env)
+    running = await listen("socket", str(tmp_path / "s" / "lsp.sock"), tmp_path / "r.log", env=env)
+    try:
+        assert killed.token_file is not None and running.token_file is not None
+        killed.process.kill()  # SIGKILL: no clean-up of its own
+        await killed.process.wait()
+        assert killed.token_file.exists()
+        folder = killed.token_file.parent
+        keep = [folder / "notes.txt", folder / "lsp-tcp-x.token"]  # not a server's token file
+        for path in keep:
+            path.write_text("mine\n", encoding="utf-8")
+        third = await listen("ws", "127.0.0.1:0", tmp_path / "w.log", env=env)
+        try:
+            assert not killed.token_file.exists(), "the killed server's token file is still there"
+            assert running.token_file.exists(), "a running server's token file was removed"
+            assert all(path.exists() for path in keep)
+        finally:
+            await third.stop()
+    finally:
+        await running.stop()
