@@ -10,6 +10,7 @@ function that needs it, so a stdio server pays nothing for it.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import re
@@ -119,11 +120,18 @@ def write_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            os.fchmod(fd, 0o600)
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read_token_file(path: Path) -> str:
@@ -172,7 +180,7 @@ def remove_stale_tokens(folder: Path) -> list[Path]:
     A file counts as stale when its name carries a process id no process has; a file of a
     server still running, or anything that is not our own regular file, stays.
     """
-    removed = []
+    removed: list[Path] = []
     try:
         names = os.listdir(folder)
     except OSError:
