@@ -251,4 +251,47 @@ def listener_loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any
     if isinstance(error, OSError):  # a peer that reset mid-write, and the like
         log.info("a connection failed: %s", error)
         return
-    loop.default_exception_handler(context)
+    # One format string, so the log's rate limit holds whatever the message says.
+    log.error("event loop: %s%s", context.get("message", "an error"),
+              f": {type(error).__name__}: {error}" if error is not None else "")
+
+
+class ListenerLoop(asyncio.SelectorEventLoop):
+    """asyncio's event loop with one accept retry per listening socket, not one per attempt.
+
+    Out of file descriptors, asyncio's accept loop goes on trying the rest of its backlog
+    and schedules a retry for every failed attempt (CPython 3.11-3.13): a thousand retries a
+    second, each of which tries the backlog again. That is the flood of "too many open files"
+    lines. Here a retry already pending for a socket is not scheduled again.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._retrying: set[int] = set()
+
+    def call_later(  # type: ignore[override]
+        self, delay: float, callback: Any, *args: Any, context: Any = None
+    ) -> asyncio.TimerHandle:
+        if getattr(callback, "__name__", "") == "_start_serving" and len(args) > 1:
+            key = id(args[1])  # the listening socket
+            if key in self._retrying:
+                return super().call_later(delay, _nothing)
+            self._retrying.add(key)
+
+            def retry(*given: Any) -> None:
+                self._retrying.discard(key)
+                callback(*given)
+
+            return super().call_later(delay, retry, *args, context=context)
+        return super().call_later(delay, callback, *args, context=context)
+
+
+def _nothing() -> None:
+    return None
+
+
+def run_listener(main: Any) -> None:
+    """Run a listener's coroutine on a ListenerLoop (with its error handler)."""
+    with asyncio.Runner(loop_factory=ListenerLoop) as runner:
+        runner.get_loop().set_exception_handler(listener_loop_errors)
+        runner.run(main)

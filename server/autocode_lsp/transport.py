@@ -228,7 +228,6 @@ def serve_tcp(
     chosen = (limits or gate.Limits()).for_this_process()
 
     async def listen() -> None:
-        asyncio.get_running_loop().set_exception_handler(gate.listener_loop_errors)
         listener = await asyncio.start_server(
             _stream_session(access, "tcp", chosen), host, port, limit=gate.LINE_BYTES,
             backlog=gate.BACKLOG,
@@ -238,7 +237,7 @@ def serve_tcp(
             await listener.serve_forever()
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(listen())
+        gate.run_listener(listen())
     return 0
 
 
@@ -250,7 +249,6 @@ def serve_socket(
     chosen = (limits or gate.Limits()).for_this_process()
 
     async def listen() -> None:
-        asyncio.get_running_loop().set_exception_handler(gate.listener_loop_errors)
         old = os.umask(0o177)  # the socket file is born 0600: no window where others may connect
         try:
             listener = await asyncio.start_unix_server(
@@ -266,7 +264,7 @@ def serve_socket(
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(listen())
+            gate.run_listener(listen())
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
@@ -435,7 +433,6 @@ def serve_ws(
             log.info("websocket client disconnected; still listening")
 
     async def listen() -> None:
-        asyncio.get_running_loop().set_exception_handler(gate.listener_loop_errors)
         async with serve(
             connection, host, port, process_request=check_handshake,
             max_size=framing.MAX_WS_MESSAGE_BYTES, open_timeout=chosen.auth_timeout_s,
@@ -445,5 +442,5 @@ def serve_ws(
             await listener.serve_forever()
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(listen())
+        gate.run_listener(listen())
     return 0

@@ -26,23 +26,13 @@ from support.remote import (
     frame,
     initialize_frame,
     listen,
+    logged,
     private_env,
     read_message,
     reply_to,
 )
 
 pytestmark = pytest.mark.timeout(180)
-
-
-async def logged(log_file: Path, text: str, seconds: float) -> bool:
-    """True once `text` is in the log file (polled for at most `seconds`)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + seconds
-    while loop.time() < deadline:
-        if text in log_file.read_text(encoding="utf-8"):
-            return True
-        await asyncio.sleep(0.1)
-    return False
 
 
 async def owner_gets_in(listener) -> None:  # type: ignore[no-untyped-def]
