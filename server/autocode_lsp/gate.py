@@ -18,12 +18,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import fcntl
 import json
 import logging
-import resource
 import sys
-import termios
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -62,6 +59,11 @@ class Limits:
     def for_this_process(self) -> Limits:
         """The waiting cap never above a quarter of the open-file limit, so strangers alone cannot
         exhaust the file descriptors (the owner's sessions, the stores and git need theirs)."""
+        try:
+            # Unix only, and not needed by the server's `initialize`, which imports this module
+            import resource
+        except ImportError:
+            return self
         soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         if soft == resource.RLIM_INFINITY:
             return self
@@ -71,6 +73,10 @@ class Limits:
 
 def raise_open_file_limit() -> None:
     """Use the hard limit of open files: a listener holds one per connection."""
+    try:
+        import resource  # Unix only
+    except ImportError:
+        return
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     if soft != hard:
         with contextlib.suppress(ValueError, OSError):
@@ -122,8 +128,11 @@ def spoke(reader: asyncio.StreamReader | None, sock: Any) -> bool:
     if getattr(reader, "_buffer", b""):  # asyncio's buffer (no public way to ask)
         return True
     try:
+        import fcntl  # Unix only
+        import termios
+
         queued = fcntl.ioctl(sock.fileno(), termios.FIONREAD, b"\0\0\0\0")
-    except (OSError, ValueError, AttributeError):
+    except (ImportError, OSError, ValueError, AttributeError):
         return False
     return int.from_bytes(queued, sys.byteorder) > 0
 
@@ -242,6 +251,8 @@ def listener_loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any
         log.debug("cancelled as its connection closed: %s", context.get("message"))
         return
     if isinstance(error, OSError) and error.errno in _OUT_OF_RESOURCES:
+        import resource  # only listeners get here, on Unix
+
         soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         log.error(
             "cannot accept connections for now: %s (open-file limit %s); retrying every second",

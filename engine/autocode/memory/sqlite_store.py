@@ -386,8 +386,11 @@ def storage_cause(path: Path) -> str | None:
     needs the cause and its fix instead.
     """
     folder = path.parent
+    statvfs = getattr(os, "statvfs", None)  # not on Windows
+    if statvfs is None:
+        return None
     try:
-        info = os.statvfs(folder)
+        info = statvfs(folder)
     except OSError:
         return None
     if info.f_flag & os.ST_RDONLY:
