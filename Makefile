@@ -26,6 +26,7 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 
 unit: venv
+	bash scripts/test-tools-setup.sh
 	$(PYTEST) tests/engine tests/server
 
 editors: venv
