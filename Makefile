@@ -34,7 +34,6 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 
 unit: venv sandbox proof-tools
-	bash scripts/engine-setup.sh
 	$(PYTEST) tests/engine tests/server
 
 editors: venv sandbox
@@ -51,7 +50,6 @@ bundle: venv
 test: lint unit package editors
 
 bench: venv sandbox
-	@bash scripts/engine-setup.sh
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
 
 clean:

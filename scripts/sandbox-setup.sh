@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Installs what a task's sandbox and the agent's search need on Debian/Ubuntu: bubblewrap
-# (bwrap, the sandbox every task program runs in) and ripgrep (rg, a linear-time search).
+# Installs the Debian tools a task and its tests need: bubblewrap (bwrap, the sandbox every
+# task program runs in; the tests also make small full or read-only disks with it), ripgrep
+# (rg, the agent's linear-time search) and util-linux (setpriv: a client of another user).
 # Skips what is already there, so a repeated run costs one dpkg query. Idempotent.
 set -euo pipefail
 missing=()
-for pkg in bubblewrap ripgrep; do
+for pkg in bubblewrap ripgrep util-linux; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -428,7 +428,7 @@ def _completion_text(snap: dict[str, Any]) -> str:
         *proof_lines(needs.get("proof")),
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
         "Changes:",
-        needs.get("diff", ""),
+        diff_for_terminal(needs.get("diff", ""), Path(snap.get("runDir") or ".") / "evidence" / "changes.diff"),
     ]
     return "\n".join(lines)
 
@@ -445,6 +445,39 @@ def proof_lines(proof: dict[str, Any] | None) -> list[str]:
         cached = " (cached)" if run.get("cached") else ""
         lines.append(f"  {run.get('role')}: {counts}{cached}, sandbox {run.get('sandbox')}")
     return lines
+
+
+DIFF_LINES_SHOWN = 200
+"""A longer diff is paged ($PAGER, on a terminal) or summarised with the path of the whole."""
+DIFF_CHARS_SHOWN = 20_000
+
+
+def diff_for_terminal(diff: str, full: Path) -> str:
+    """The diff as the terminal shows it: whole when short; else through $PAGER when stdout is a
+    terminal and PAGER is set, else its first lines and where the whole diff is."""
+    lines = diff.splitlines()
+    try:
+        size = full.stat().st_size
+    except OSError:
+        size = len(diff.encode("utf-8", "surrogateescape"))
+    if len(lines) <= DIFF_LINES_SHOWN and len(diff) <= DIFF_CHARS_SHOWN and size <= DIFF_CHARS_SHOWN * 4:
+        return diff
+    pager = os.environ.get("PAGER", "").strip()
+    if pager and sys.stdout.isatty() and full.is_file():
+        # lazy: only when a long diff is paged
+        import shlex
+        import subprocess
+
+        try:
+            if subprocess.run([*shlex.split(pager), str(full)], check=False).returncode == 0:
+                return f"(the whole diff, {size:,} bytes, was shown in {pager}; it is in {full})"
+        except (OSError, ValueError):
+            pass  # a PAGER that cannot run: summarise instead
+    shown = "\n".join(lines[:DIFF_LINES_SHOWN])[:DIFF_CHARS_SHOWN]
+    return (
+        f"{shown}\n... the diff is {size:,} bytes; the first {DIFF_LINES_SHOWN} lines are above and "
+        f"the whole diff is in {full} (read it with: less {full})"
+    )
 
 
 def _headMoved_text(moved: dict[str, Any]) -> str:

@@ -612,10 +612,13 @@ NEEDED_BY = {
 async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -> dict[str, Any]:
     """A task command sent without `taskId` acts on the one open task it fits (and a plan
     approval on that task's current plan revision); otherwise the reply lists the tasks."""
-    folders = (
-        [workspaces.given_workspace(raw["workspace"], server)] if isinstance(raw.get("workspace"), str)
-        else workspaces.repository_folders(server)
-    )
+    if isinstance(raw.get("workspace"), str):
+        # Confined before any task is read: the reply lists tasks, and a folder outside the
+        # session must not have its tasks' ids and briefs named to this client.
+        workspaces.confine(server, raw["workspace"], command=command)
+        folders = [workspaces.given_workspace(raw["workspace"], server)]
+    else:
+        folders = workspaces.repository_folders(server)
 
     def work() -> list[TaskSnapshot]:
         return [s for folder in folders for s in _open_tasks(folder)]

@@ -264,6 +264,9 @@ def _state_text(snap: TaskSnapshot) -> str:
 @command(protocol.TASK_START)
 async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSnapshot:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.TASK_START)
+    manifest = None if args.manifest is None else workspaces.confine_manifest(
+        server, args.manifest, workspace, command=protocol.TASK_START
+    )
     hooks = _Hooks(server)
 
     def on_cancel() -> None:
@@ -282,7 +285,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
         from autocode.tasks import TaskOptions, TaskRun
 
         options = TaskOptions(
-            test_command=args.test_command, package=args.package, manifest=args.manifest,
+            test_command=args.test_command, package=args.package, manifest=manifest,
             on_change=hooks.on_change, progress=hooks.on_progress,
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()

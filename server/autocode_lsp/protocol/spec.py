@@ -74,6 +74,7 @@ from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode.tasks.models import TestRun as TestRun
 from autocode.tasks.models import TokenUsage as TokenUsage
 from autocode.wire import wire_fields
+from autocode_lsp.protocol import limits
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -749,6 +750,11 @@ REMOTE_ERROR_KINDS: tuple[ErrorKind, ...] = (
               "The `workspace` argument is not one of the session's workspace folders nor inside "
               "one (symbolic links resolved).",
               "Add the folder to the editor's workspace, or leave `workspace` out."),
+    ErrorKind("manifestOutsideWorkspace", INVALID_PARAMS,
+              "The `manifest` argument is not a file inside the task's workspace nor inside a "
+              "folder the server was started with `--manifest-folder` (symbolic links resolved). "
+              "Nothing outside was looked at.",
+              "Put the manifest in the workspace, or restart the server with `--manifest-folder`."),
     ErrorKind("clientOverrideRefused", INVALID_PARAMS,
               "A network client named a command or endpoint (`testCommand`, a provider base URL; "
               "`data.field` says which) and the server was started without "
@@ -923,6 +929,10 @@ def parse_arguments(spec: CommandSpec, arguments: Sequence[Any]) -> Any:
         raise InvalidArguments(
             f"{spec.name} takes one JSON object as its argument, got {type(raw).__name__}"
         )
+    try:
+        limits.check(spec.name, raw)
+    except limits.TooLarge as exc:
+        raise InvalidArguments(str(exc)) from None
     return structure(raw, spec.args, what=spec.name)
 
 
@@ -1102,9 +1112,21 @@ def _remote_section() -> list[str]:
         "30 seconds of its first header line (the variable `AUTOCODE_LSP_FRAME_TIMEOUT_S`): a "
         "`Content-Length` longer than what the peer sends is found that way; between frames a "
         "client may stay quiet as long as it likes.",
+        "- Before the token: a new connection must send its `initialize` within 5 seconds "
+        "(`--auth-timeout`), that first message may be at most 32 KiB, and at most 64 "
+        "connections of a listener wait for theirs at once (`--max-unauthenticated`, never "
+        "over a quarter of the open-file limit): a newer one drops the oldest that has sent "
+        "nothing. Loopback connections of the server's own user never count among them, so a "
+        "flood from another account cannot keep the owner out. A WebSocket handshake has the "
+        "same deadline and at most 32 header lines of 8 KiB; a header given twice is a 400. The "
+        "log file rotates at 8 MiB (one old file is kept) and each kind of line is "
+        "rate-limited, with the number left out said on the next one.",
         "- Every `workspace` argument must be a session folder or inside one "
-        "(`workspaceOutsideSession`). A network client may not name a command "
-        "(`testCommand`) unless the server was started with `--allow-client-overrides` "
+        "(`workspaceOutsideSession`), checked before any task is read (a command without "
+        "`taskId` lists only the tasks of the session's folders). A `manifest` must be a file "
+        "inside the workspace or a folder given with `--manifest-folder` "
+        "(`manifestOutsideWorkspace`); nothing outside is looked at. A network client may not "
+        "name a command (`testCommand`) unless the server was started with `--allow-client-overrides` "
         "(`clientOverrideRefused`); over stdio it may.",
         "",
     ]
@@ -1194,6 +1216,14 @@ def render_markdown() -> str:
         "both sides. The server log's first lines show the map.",
         "",
         *_remote_section(),
+        "## Argument limits",
+        "",
+        f"Every argument has a bound, checked before anything else; a bigger one fails with "
+        f"`{INVALID_PARAMS}` naming the field and its size (never its value). Sizes count "
+        "characters; lists and objects count entries.",
+        "",
+        *limits.markdown_rows(),
+        "",
         "## Errors",
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "

@@ -21,6 +21,7 @@ reads.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -177,10 +178,15 @@ class Edits:
             write_text_atomic(self.store, json.dumps(self.originals))
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.autocode-tmp")
-        tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(tmp, target)
+        try:
+            tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
 
     def files(self) -> list[str]:
         return [rel for rel in self.originals if self.current(rel) != self.originals[rel]]
