@@ -33,6 +33,10 @@ def domain_error(kind: str, message: str, **data: Any) -> JsonRpcException:
 
 
 _CLI_TO_LSP = (
+    (re.compile(r"run `autocode trust --workspace ([^`]+)` \(it shows them and records your yes\)"),
+     r"say yes to your editor's prompt (autocode.project.trust with this error's `data.digest`), or run "
+     r"`autocode trust --workspace \1` in a terminal"),
+    (re.compile(r"(?<!`)autocode trust --workspace (\S+)"), r"autocode.project.trust (workspace \1)"),
     (re.compile(r"`autocode task list --workspace ([^`]+)`"), r"autocode.task.list (workspace \1)"),
     (re.compile(r"`autocode (task|memory) (list|show)`"), r"autocode.\1.list"),
     (re.compile(r"`autocode doctor`"), "autocode.doctor"),

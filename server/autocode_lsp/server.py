@@ -310,10 +310,12 @@ def available_features() -> list[str]:
     modules = {
         "doctor": "autocode.doctor",
         "forget": "autocode.record",
+        "trust": "autocode.settings",
         "prep": "autocode.prep",
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",
         "actions": "autocode.tasks",
+        "verify": "autocode.proof",
     }
     found = []
     for feature in protocol.FEATURES:

@@ -48,7 +48,7 @@ def no_ripgrep(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def needs_ripgrep() -> None:
-    assert shutil.which("rg"), "ripgrep is missing: scripts/engine-setup.sh installs it (make unit runs it)"
+    assert shutil.which("rg"), "ripgrep is missing: scripts/sandbox-setup.sh installs it (make unit runs it)"
 
 
 # --------------------------------------------------------------------------- read_file pages

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from autocode import diffnames
+
 MARK_MINE = b"<<<<<<< mine (your workspace)\n"
 MARK_BASE = b"||||||| base (where the task started)\n"
 MARK_SPLIT = b"=======\n"
@@ -382,10 +384,10 @@ def _parse_hunks(file_diff: str) -> tuple[bool, bool, list[tuple[list[bytes], li
         raw = rows[i]
         i += 1
         if raw.startswith("--- "):
-            created = raw[4:].strip().split("\t")[0] == "/dev/null"
+            created = _name(raw[4:]) is None
             continue
         if raw.startswith("+++ "):
-            deleted = raw[4:].strip().split("\t")[0] == "/dev/null"
+            deleted = _name(raw[4:]) is None
             continue
         match = _HUNK.match(raw)
         if not match:
@@ -469,7 +471,4 @@ def split_diff(diff: str) -> dict[str, str]:
 
 
 def _name(field_text: str) -> str | None:
-    name = field_text.strip().split("\t")[0]
-    if name == "/dev/null":
-        return None
-    return name[2:] if name[:2] in ("a/", "b/") else name
+    return diffnames.header_name(field_text)

@@ -33,6 +33,9 @@ SETTING_NAMES = (
     "reading_roles",
     "api_version",
     "deployment",
+    "sandbox",
+    "sandbox_network",
+    "sandbox_env",
 )
 
 

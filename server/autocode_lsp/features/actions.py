@@ -135,8 +135,16 @@ def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
     elif isinstance(needs, protocol.ApproveCompletion):
         found.append(_action(f"AutoCode: review the changes of '{brief}'", "review",
                              protocol.TASK_REVIEW, ref))
-        found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
-                             protocol.TASK_APPROVE_COMPLETION, ref))
+        if needs.confirmation:
+            # Nothing proves this change: the only way to apply it says so in its title.
+            verdict = needs.proof.status if needs.proof else "unproven"
+            found.append(_action(
+                f"AutoCode: apply the {verdict} changes of '{brief}' (no test proves them)", "apply",
+                protocol.TASK_APPROVE_COMPLETION, _arg(folder, taskId=task_id, confirm=needs.confirmation),
+            ))
+        else:
+            found.append(_action(f"AutoCode: apply the verified changes of '{brief}'", "apply",
+                                 protocol.TASK_APPROVE_COMPLETION, ref))
     if not snap.done:
         found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
     return found
@@ -147,6 +155,7 @@ def general_actions(folder: Path) -> list[types.CodeAction]:
     return [
         _action("AutoCode: start a task…", "start", protocol.TASK_COMPOSE, ws),
         _action("AutoCode: doctor", "doctor", protocol.DOCTOR_OPEN, ws),
+        _action("AutoCode: verify my changes", "verify", protocol.VERIFY, ws),
         _action("AutoCode: search memories…", "searchMemories", protocol.MEMORY_COMPOSE_SEARCH, ws),
     ]
 

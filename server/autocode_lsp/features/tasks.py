@@ -341,12 +341,12 @@ async def reject_plan(
 
 @command(protocol.TASK_APPROVE_COMPLETION)
 async def approve_completion(
-    server: AutoCodeServer, args: protocol.TaskRefArgs
+    server: AutoCodeServer, args: protocol.TaskApproveCompletionArgs
 ) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace)),
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm),
         "AutoCode: applying the change",
     )
 

@@ -69,7 +69,7 @@ end
 local waiting_text = {
   [NEEDS.question] = 'it has a question for you (:AutoCode answer)',
   [NEEDS.approve_plan] = 'its plan waits for you: :AutoCode review shows it, then :AutoCode approve or :AutoCode reject',
-  [NEEDS.approve_completion] = 'its change is verified: :AutoCode review shows the diff, :AutoCode apply applies it, :AutoCode cancel drops it',
+  [NEEDS.approve_completion] = 'its change waits for you: :AutoCode review shows the diff and the verdict, :AutoCode apply applies it, :AutoCode cancel drops it',
   [NEEDS.resolve_conflicts] = 'some files overlap your own edits: :AutoCode review lists them, :AutoCode resolve chooses per file (nothing was written yet)',
 }
 
@@ -611,7 +611,20 @@ function M.complete(id)
         return
       end
     end
-    local err, result = task_call(C.task_approve_completion, id)
+    local extra = nil
+    local needed = M.needs(snap).confirmation
+    if needed and needed ~= vim.NIL then
+      -- Nothing proves this change: apply it only on the word typed by the person.
+      local proof = M.needs(snap).proof
+      local summary = (proof and proof ~= vim.NIL and proof.summary) or 'the tests did not prove it'
+      local typed = ui.input(('Nothing proves this change (%s). Type %s to apply it anyway: '):format(summary, needed))
+      if typed ~= needed then
+        ui.notify('not applied: the change is ' .. tostring(proof and proof ~= vim.NIL and proof.status or 'unproven'))
+        return
+      end
+      extra = { confirm = needed }
+    end
+    local err, result = task_call(C.task_approve_completion, id, extra)
     if failed(err, 'apply') then
       return
     end

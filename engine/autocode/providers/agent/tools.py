@@ -32,7 +32,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
-from autocode import scrub
+from autocode import diffnames, scrub
 from autocode.providers.agent import search
 from autocode.providers.base import RunTests
 from autocode.tasks.store import write_text_atomic
@@ -195,28 +195,8 @@ class Edits:
 
 
 def unified_diff(rel: str, old: str | None, new: str | None) -> str:
-    if old == new:
-        return ""
-    a_lines = (old or "").splitlines(keepends=True)
-    b_lines = (new or "").splitlines(keepends=True)
-    body: list[str] = []
-    for line in difflib.unified_diff(
-        a_lines,
-        b_lines,
-        fromfile=f"a/{rel}" if old is not None else "/dev/null",
-        tofile=f"b/{rel}" if new is not None else "/dev/null",
-    ):
-        if line.startswith(("---", "+++")) and not line.endswith("\n"):
-            line += "\n"
-        if line[:1] in (" ", "-", "+") and not line.startswith(("---", "+++")) and not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        body.append(line)
-    header = [f"diff --git a/{rel} b/{rel}\n"]
-    if old is None:
-        header.append("new file mode 100644\n")
-    elif new is None:
-        header.append("deleted file mode 100644\n")
-    return "".join(header + body)
+    """One file's git-style diff (names quoted as git quotes them); "" when nothing changed."""
+    return diffnames.file_diff(rel, old, new)
 
 
 class Toolbox:
