@@ -101,10 +101,11 @@ def _strip_prefix(name: str) -> str:
     return name[2:] if name[:2] in ("a/", "b/") else name
 
 
-def header_name(field: str) -> str | None:
-    """The path a `---`/`+++` (or `rename from`) field names: unquoted, without its date or git's
-    trailing tab, without the a/ b/ prefix; None for /dev/null."""
-    field = field.rstrip("\n").rstrip("\r")
+def header_name(field: str, *, prefixed: bool = True) -> str | None:
+    """The path a `---`/`+++` field names: unquoted, without its date or git's trailing tab,
+    without the a/ b/ prefix (`prefixed=False` for `rename from` and kin, which have none);
+    None for /dev/null."""
+    field = field.rstrip("\r\n")
     if field.startswith('"'):
         end = _quoted_end(field)
         name = unquote(field[:end]) if end > 0 else field
@@ -112,13 +113,13 @@ def header_name(field: str) -> str | None:
         name = field.split("\t")[0].rstrip()
     if name == "/dev/null":
         return None
-    return _strip_prefix(name)
+    return _strip_prefix(name) if prefixed else name
 
 
 def _header_names(rest: str) -> tuple[str | None, str | None]:
     """(a, b) of a `diff --git a b` header; None where it cannot be told (spaces, both unquoted,
     names that differ)."""
-    rest = rest.rstrip("\n")
+    rest = rest.rstrip("\r\n")
     if rest.startswith('"'):
         end = _quoted_end(rest)
         if end < 0:
@@ -153,7 +154,8 @@ class FileChange:
 def read_changes(diff: str) -> list[FileChange]:
     """Every file a unified diff (git style or plain) touches, in order. Hunk bodies are read by
     their header's line counts, so a removed line `-- x` is never taken for a `---` header."""
-    rows = diff.splitlines(keepends=True)
+    # Split at newlines only: a form feed or U+2028 inside a changed line is part of that line.
+    rows = [row + "\n" for row in diff.split("\n")]
     changes: list[FileChange] = []
     current: FileChange | None = None
     git_header = False
@@ -168,11 +170,11 @@ def read_changes(diff: str) -> list[FileChange]:
             git_header = True
             continue
         if raw.startswith(("rename from ", "copy from ")) and current is not None:
-            current.old = header_name(raw.split(" ", 2)[2])
+            current.old = header_name(raw.split(" ", 2)[2], prefixed=False)
             current.renamed = raw.startswith("rename")
             continue
         if raw.startswith(("rename to ", "copy to ")) and current is not None:
-            current.new = header_name(raw.split(" ", 2)[2])
+            current.new = header_name(raw.split(" ", 2)[2], prefixed=False)
             continue
         if raw.startswith("new file mode") and current is not None:
             current.old = None

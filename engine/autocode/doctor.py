@@ -89,16 +89,13 @@ def _trust(ctx: DoctorContext) -> Json:
 
 
 def _render_trust(data: Json) -> list[str]:
-    status = data.get("status")
-    config = data["user_config"]
+    status, config = data.get("status"), data["user_config"]
     lines = [f"User config: {config['path']}" + ("" if config["exists"] else " (not created)")]
-    if status == "trusted":
-        lines.append("Repository trust: trusted; its files may name these destinations:")
-    elif status in ("not-trusted", "changed"):
-        why = "its values changed since you trusted it" if status == "changed" else "not trusted"
-        lines.append(f"Repository trust: {why}; its files ask to (not done until you trust them):")
-    else:
-        lines.append("Repository trust: its files name no destination")
+    lines.append("Repository trust: " + {
+        "trusted": "trusted; its files may name these destinations:",
+        "not-trusted": "not trusted; its files ask to (not done until you trust them):",
+        "changed": "its values changed since you trusted it; its files ask to (not done until you trust them):",
+    }.get(str(status), "its files name no destination"))
     lines += [f"  - {sentence}" for sentence in data.get("says", [])]
     if status in ("not-trusted", "changed"):
         lines.append(f"  to trust exactly these values: {data['command']}")

@@ -225,6 +225,9 @@ def test_which_interpreter_a_test_command_runs(tmp_path: Path) -> None:
     assert interpreter.interpreter_for("venv/bin/python -m pytest", path, tmp_path) == (str(venv_python), True)
     assert interpreter.interpreter_for("make test", path) == (str(bin_dir / "python3"), False)
     assert interpreter.interpreter_for("py.test", str(tmp_path / "nowhere")) == (None, True)
+    assert interpreter.interpreter_for("python3.99 -m pytest", path) == (None, True)
+    missing = interpreter.interpreter_report(f"{tmp_path / 'gone' / 'python'} -m pytest")
+    assert missing["framework_installed"] is False and "its interpreter is not there" in missing["message"]
     assert interpreter.framework_of("python3 -m pytest -x") == "pytest"
     assert interpreter.framework_of("python -m unittest discover") == "unittest"
     assert interpreter.framework_of("npm test") is None

@@ -234,6 +234,9 @@ def test_go_and_rust() -> None:
         ("tests/conftest.py", "x = 1\n", "x = 2\n", "test configuration changed"),
         ("pytest.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -q -k add\n", "test configuration changed"),
         ("tox.ini", "[pytest]\naddopts = -q\n", "[pytest]\naddopts = -x\n", "[pytest] changed"),
+        ("tox.ini", "[tox]\nenvlist = py\n[testenv]\ncommands = pytest\n", "[tox]\nenvlist = py\n[testenv]\ncommands = true\n",
+         "the [testenv] sections changed"),
+        ("noxfile.py", "import nox\n", "import nox\n# no sessions\n", "test configuration changed"),
         ("setup.cfg", "[tool:pytest]\ntestpaths = tests\n", "[tool:pytest]\ntestpaths = docs\n", "[tool:pytest] changed"),
         ("pyproject.toml", "[tool.pytest.ini_options]\naddopts = '-q'\n",
          "[tool.pytest.ini_options]\naddopts = '-q --deselect tests/test_calc.py'\n", "[tool.pytest] changed"),
@@ -264,6 +267,8 @@ def test_edits_to_shared_files_outside_their_test_parts_raise_nothing() -> None:
         ("package.json", '{"version": "1.0.0", "scripts": {"test": "mocha", "lint": "a"}}',
          '{"version": "1.1.0", "scripts": {"test": "mocha", "lint": "b"}}'),
         ("Makefile", "test:\n\tpytest\nlint:\n\truff\n", "test:\n\tpytest\nlint:\n\truff check\n"),
+        ("tox.ini", "[tox]\nenvlist = py311\n[testenv]\ncommands = pytest\n",
+         "[tox]\nenvlist = py312\n[testenv]\ncommands = pytest\n"),
     ]) == []
 
 

@@ -14,9 +14,10 @@ from autocode.doctor import build_report, render_text
 from autocode.prep import make_prep_copy
 from autocode.sandbox import environment
 from autocode.settings import resolve_settings
-from autocode.tasks import TaskOptions, TaskRun
+from autocode.tasks import Source, TaskOptions, TaskRun
 from support.sandbox import KEY_VALUE, git, make_workspace, tree_hash
 
+CLI = Source("cli", "tester")
 needs_bwrap = pytest.mark.skipif(not sandbox.available(), reason="bubblewrap cannot make a sandbox here")
 
 
@@ -24,16 +25,63 @@ def _policy(workspace: Path, **flags: object) -> sandbox.Policy:
     return sandbox.policy_from_settings(resolve_settings(workspace, flags=flags or None))
 
 
-def test_the_default_policy_is_strict_and_a_repository_cannot_relax_it(tmp_path: Path) -> None:
+def _user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    """The person's own user config (`$XDG_CONFIG_HOME/autocode/config.toml`), with `text`."""
+    folder = tmp_path / "person-config"
+    (folder / "autocode").mkdir(parents=True)
+    (folder / "autocode" / "config.toml").write_text(text)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(folder))
+
+
+def test_the_default_policy_is_strict_and_a_repository_cannot_relax_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _user_config(tmp_path, monkeypatch, "")
     workspace = make_workspace(tmp_path / "ws")
     assert _policy(workspace) == sandbox.Policy()
     (workspace / ".autocode").mkdir()
     (workspace / ".autocode" / "config.toml").write_text(
         'sandbox = "off"\nsandbox_network = "allow"\nsandbox_env = ["DEPLOY_KEY_PATH"]\n'
     )
-    policy = _policy(workspace)
+    snapshot = resolve_settings(workspace)
+    policy = sandbox.policy_from_settings(snapshot)
+    assert (policy.enabled, policy.network, policy.env_names) == (True, False, ())
+    # The settings say why the repository's values are not used (doctor shows them).
+    assert {"sandbox", "sandbox_network", "sandbox_env"} <= {i.name for i in snapshot.ignored}
+
+
+def test_the_person_relaxes_it_in_their_user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _user_config(tmp_path, monkeypatch, 'sandbox = "off"\nsandbox_network = "allow"\nsandbox_env = ["MY_FLAG"]\n')
+    policy = _policy(make_workspace(tmp_path / "ws"))
+    assert (policy.enabled, policy.network, policy.env_names) == (False, True, ("MY_FLAG",))
+
+
+class _Resolved:
+    def __init__(self, value: object, origin: str) -> None:
+        self.value, self.origin, self.source = value, origin, f"a {origin} file"
+
+
+class _Snapshot:
+    """Resolved settings as an older resolver gave them: repository layers included."""
+
+    def __init__(self, **items: _Resolved) -> None:
+        self.items = items
+
+    def __getitem__(self, name: str) -> _Resolved:
+        return self.items[name]
+
+    def value(self, name: str) -> object:
+        return self.items[name].value
+
+
+def test_a_repository_value_that_reaches_the_policy_is_still_ignored() -> None:
+    snapshot = _Snapshot(sandbox=_Resolved("off", "config"), sandbox_network=_Resolved("allow", "pyproject"),
+                         sandbox_env=_Resolved(["X"], "config"))
+    policy = sandbox.policy_from_settings(snapshot)
     assert (policy.enabled, policy.network, policy.env_names) == (True, False, ())
     assert len(policy.notes) == 3 and all("only a flag or your user config" in n for n in policy.notes)
+    # A snapshot without the keys at all keeps the strict default.
+    assert sandbox.policy_from_settings(_Snapshot()) == sandbox.Policy()
 
 
 def test_the_person_turns_it_off_allows_the_network_and_lists_names(tmp_path: Path) -> None:
@@ -141,3 +189,23 @@ def test_a_writable_report_folder_and_the_callers_variables_reach_the_program(tm
     denied = sandbox.run([sys.executable, "-c", f"open({str(other / 'x')!r}, 'w')"], copy=copy,
                          workspace=workspace, cwd=copy, timeout=30, cancelled=lambda: False)
     assert denied.exit_code == 1 and not (other / "x").exists()
+
+
+@needs_bwrap
+def test_a_tasks_test_output_streams_to_the_evidence_and_the_progress(tmp_path: Path) -> None:
+    from support.tasks import build_sample
+
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    # A wrapper prints a line of its own before the tests (not a shell: the command is split into words).
+    command = f"{sys.executable} -c \"import sys, subprocess; print('suite starting', flush=True); " \
+              f"sys.exit(subprocess.call([sys.executable, '-m', 'unittest']))\""
+    run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="no-questions", test_command=command))
+    said: list[tuple[str, str]] = []
+    run = TaskRun.load(repo, run.id, progress=lambda phase, message: said.append((phase, message)))
+    snap = run.approve_plan(1, CLI).wire()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    assert ("verifying", "suite starting") in said
+    evidence = (run.run_dir / "evidence" / "test-output.txt").read_text()
+    assert evidence.startswith("suite starting\n") and "OK" in evidence
+    assert (run.run_dir / "evidence" / "test-output.txt").stat().st_mode & 0o077 == 0  # the owner's alone
+    assert run.details()["tests"]["sandbox"] == "bwrap"

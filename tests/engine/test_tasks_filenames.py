@@ -120,6 +120,11 @@ def test_names_in_renames_deletions_and_a_removed_line_that_looks_like_a_header(
     assert diffnames.diff_paths(diff) == ["old café.py", "new\tname.py", "gone.py", "empty new.py"]
     assert diffnames.renamed_from(diff) == {"old café.py"}
     assert diffnames.unquote('"broken') == '"broken'  # not a whole quoted name: kept as it is
+    # A folder named "a" is not a prefix in a rename line; a form feed in a line is not a line end.
+    moved = ("diff --git a/a/x.py b/b/x.py\nrename from a/x.py\nrename to b/x.py\n"
+             "diff --git a/f.py b/f.py\n--- a/f.py\n+++ b/f.py\n@@ -1,2 +1,2 @@\n-x\x0c\n--- y\n+z\n+w\n"
+             "diff --git a/g.py b/g.py\n--- a/g.py\n+++ b/g.py\n@@ -1 +1 @@\n-1\r\n+2\r\n")
+    assert diffnames.diff_paths(moved) == ["a/x.py", "b/x.py", "f.py", "g.py"]
 
 
 def test_the_cli_prints_a_task_with_such_names_on_a_strict_terminal(tmp_path: Path) -> None:
@@ -137,3 +142,12 @@ def test_the_cli_prints_a_task_with_such_names_on_a_strict_terminal(tmp_path: Pa
     # A name with a newline or bytes that are not UTF-8 is shown quoted, as git shows it.
     assert b'"new\\nline.py"' in out and b'"r\\351sum\\351.py"' in out and b"caf\xc3\xa9.py" in out
     assert _read(repo, LATIN1) == "value = 2\n"
+
+
+def test_quote_and_unquote_round_trip_every_byte() -> None:
+    names = [os.fsdecode(bytes([b]) + b"x") for b in range(1, 256) if b != 0x2F]
+    names += [os.fsdecode(bytes(range(1, 47)) + bytes(range(48, 256)))]
+    for name in names:
+        quoted = diffnames.quote(name)
+        assert diffnames.unquote(quoted) == name, (name, quoted)
+        assert "\n" not in quoted and "\t" not in quoted  # one header line, whatever the name

@@ -130,6 +130,10 @@ def verify_change(
         if made is not None:
             shutil.rmtree(made, ignore_errors=True)
         raise UsageError(f"there is no change to verify ({described} changes no file)")
+    # lazy: the generated .autocode/.gitignore keeps the runs and the cache out of git
+    from autocode.record import ensure_gitignore
+
+    ensure_gitignore(root)
     run_dir = root / ".autocode" / "runs" / time.strftime("verify-%Y%m%d-%H%M%S", time.gmtime())
     run_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     try:

@@ -42,6 +42,13 @@ def _shebang(program: str) -> str | None:
     return words[0] if words else None
 
 
+def _program(name: str, path: str | None) -> str | None:
+    """The program `name` runs (a path is taken as it is), or None when there is none."""
+    if "/" in name:
+        return name if os.path.isfile(name) and os.access(name, os.X_OK) else None
+    return shutil.which(name, path=path)
+
+
 def interpreter_for(test_command: str, path: str | None = None, cwd: Path | None = None) -> tuple[str | None, bool]:
     """(the Python the test command runs, whether the command itself is Python-based).
 
@@ -56,15 +63,15 @@ def interpreter_for(test_command: str, path: str | None = None, cwd: Path | None
     if not argv:
         return fallback, False
     first = argv[0]
+    program = _program(first, path)
     if PYTHON_NAME.match(Path(first).name):
-        return (first if "/" in first else shutil.which(first, path=path) or first), True
-    program = first if "/" in first else shutil.which(first, path=path)
+        return program, True
     if program is None and Path(first).name in ("pytest", "py.test"):
         return None, True  # a Python command whose program is not there
     if program:
         named = _shebang(program)
         if named and PYTHON_NAME.match(Path(named).name):
-            return (named if "/" in named else shutil.which(named, path=path) or named), True
+            return _program(named, path), True
     return fallback, False
 
 
@@ -95,7 +102,8 @@ def interpreter_report(test_command: str | None, *, origin: str | None = None, p
         f"{test_command} is not a Python command; AutoCode cannot tell which interpreter it runs")
     if python_based and interpreter is None:
         installed = False
-        message = f"{test_command}: its interpreter is not on PATH"
+        message = (f"{test_command}: its interpreter is not there (not on PATH, or no such file); "
+                   "set test_command to a Python that exists")
     elif framework == "unittest":
         installed = True  # in the standard library
     elif framework == "pytest" and check and interpreter is not None:

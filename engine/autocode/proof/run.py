@@ -10,6 +10,7 @@ to, the person's work tree.
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -18,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +33,7 @@ from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 1
+PROGRESS_EVERY_S = 2.0
 _ADDED_NAME = r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
 
 
@@ -122,6 +125,19 @@ def _run_suite(
     with tempfile.TemporaryDirectory(prefix="autocode-report-") as scratch:
         report_dir = Path(scratch)
         inst = frameworks.instrument(argv, framework=framework, report_dir=report_dir, project=tree, cwd=cwd)
+        counted = [time.monotonic()]
+
+        def on_line(line: str) -> None:
+            if on_output is not None:
+                on_output(line)
+            # Every few seconds, the tests finished so far (read from the growing report).
+            if inst is None or progress is None or time.monotonic() - counted[0] < PROGRESS_EVERY_S:
+                return
+            counted[0] = time.monotonic()
+            done = frameworks.progress(inst, report_dir=report_dir)
+            if done:
+                progress(f"{role}: {done} tests finished so far")
+
         outcome = sandbox.run(
             inst.argv if inst else argv,
             copy=tree,
@@ -133,7 +149,7 @@ def _run_suite(
             env=inst.env if inst else None,
             writable=[report_dir],
             output_file=output_file,
-            on_output=on_output,
+            on_output=on_line,
         )
         if inst is None:
             report = Report(framework or "unknown", None, frameworks.why_not(argv, project=tree, cwd=cwd))
@@ -308,42 +324,54 @@ def prove(
     blockers = [*blockers, *_resolution_problems(command, copy=copy, workspace=workspace, cwd_rel=cwd_rel,
                                                   timeout=timeout, cancelled=cancelled, policy=policy)]
     common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
-              "cancelled": cancelled, "policy": policy, "progress": progress, "on_output": on_output}
-    if progress:
-        progress(f"running {command} on the change")
-    candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)
-    if candidate.status != "finished" or candidate.report.results is None or cancelled():
-        verdict = decide(candidate=candidate.report, base=None, probe=None, change=change,
-                         blockers=blockers, finished=candidate.status == "finished", exit_code=candidate.exit_code)
-        return Proof(verdict, candidate, concerns=concerns, change=change)
-    base_tree = copy.parent / f"base-{os.getpid()}"
-    if base_tree.exists():
-        shutil.rmtree(base_tree)
+              "cancelled": cancelled, "policy": policy}
+    stamp = f"{os.getpid()}-{time.monotonic_ns()}"
+    base_tree, probe_tree = copy.parent / f"base-{stamp}", copy.parent / f"probe-{stamp}"
+    base: RunRecord | None = None
+    probe: RunRecord | None = None
     try:
+        # The base (before the change) and the probe (the change's tests over the base source)
+        # are trees of their own, so the three runs can go side by side.
         _copy_tree(copy, base_tree)
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
         cached = _cache_read(cache_dir, key)
-        if cached is not None:
-            base = RunRecord("base", argv, "finished", 0, 0.0, candidate.sandbox, cached, cached=True)
-        else:
-            if progress:
-                progress(f"running {command} on the base, before the change (cached for the next task)")
-            base = _run_suite("base", argv, tree=base_tree, output_file=None, **common)
-            if base.status == "finished":
-                _cache_write(cache_dir, key, base.report)
-        probe: RunRecord | None = None
-        if test_files and not cancelled():
+        present = sorted(r for r in test_files if changes[r][1] is not None)
+        if present:
+            _copy_tree(base_tree, probe_tree)
             for rel in test_files:
-                _put(base_tree, rel, changes[rel][1])
-            present = sorted(r for r in test_files if changes[r][1] is not None)
-            narrowed = frameworks.narrow(argv, test_files=present, project=base_tree, cwd=base_tree / cwd_rel)
-            if progress:
-                progress("running the change's tests over the base source")
-            probe = _run_suite("probe", narrowed or argv, tree=base_tree, output_file=None, **common)
+                _put(probe_tree, rel, changes[rel][1])
+        if progress:
+            progress(f"running {command} on the change"
+                     + ("" if cached else ", and on the base before it (cached for the next task)")
+                     + (", and the change's tests over the base source" if present else ""))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            runs = {"candidate": pool.submit(_run_suite, "candidate", argv, tree=copy, output_file=output_file,
+                                             progress=progress, on_output=on_output, **common)}
+            if cached is None:
+                runs["base"] = pool.submit(_run_suite, "base", argv, tree=base_tree, output_file=None,
+                                           progress=None, on_output=None, **common)
+            if present:
+                narrowed = frameworks.narrow(argv, test_files=present, project=probe_tree, cwd=probe_tree / cwd_rel)
+                runs["probe"] = pool.submit(_run_suite, "probe", narrowed or argv, tree=probe_tree, output_file=None,
+                                            progress=None, on_output=None, **common)
+            done = {role: future.result() for role, future in runs.items()}
     finally:
         shutil.rmtree(base_tree, ignore_errors=True)
+        shutil.rmtree(probe_tree, ignore_errors=True)
+    candidate = done["candidate"]
+    if candidate.status != "finished" or candidate.report.results is None or cancelled():
+        verdict = decide(candidate=candidate.report, base=None, probe=None, change=change,
+                         blockers=blockers, finished=candidate.status == "finished", exit_code=candidate.exit_code)
+        return Proof(verdict, candidate, concerns=concerns, change=change)
+    if cached is not None:
+        base = RunRecord("base", argv, "finished", 0, 0.0, candidate.sandbox, cached, cached=True)
+    else:
+        base = done["base"]
+        if base.status == "finished":
+            _cache_write(cache_dir, key, base.report)
+    probe = done.get("probe")
     weak = [str(c["sentence"]) for c in concerns]
     verdict = decide(
         candidate=candidate.report,

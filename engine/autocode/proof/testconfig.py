@@ -2,7 +2,8 @@
 change did to them: `conftest.py`, `pytest.ini`, `[pytest]` in tox.ini, `[tool:pytest]` in
 setup.cfg, `[tool.pytest...]` and `[tool.autocode] test_command` in pyproject.toml, the test
 scripts and jest/mocha/vitest settings of package.json, mocha/jest/vitest config files,
-`test_command` in `.autocode/config.toml`, and a Makefile's `test` target.
+`test_command` in `.autocode/config.toml`, tox's `[testenv]` sections, noxfile.py, and a
+Makefile's `test` target.
 """
 
 from __future__ import annotations
@@ -15,20 +16,24 @@ from pathlib import PurePosixPath
 from typing import Any
 
 # Whole files that only configure tests (by name, or name prefix for `jest.config.ts` and kin).
-WHOLE_NAMES = {"conftest.py", "pytest.ini"}
+WHOLE_NAMES = {"conftest.py", "pytest.ini", ".pytest.ini", "noxfile.py"}
 WHOLE_PREFIXES = (".mocharc", "jest.config", "vitest.config", "vitest.workspace", "karma.conf", "ava.config",
                   "jest.setup")
 MAKEFILES = {"Makefile", "makefile", "GNUmakefile"}
 
 
-def _ini_section(text: str, names: tuple[str, ...]) -> str:
-    """The lines of the INI sections called `names` (a line reader: hostile files never raise)."""
+def _ini_section(text: str, names: tuple[str, ...], prefix: str | None = None) -> str:
+    """The lines of the INI sections called `names` (or starting with `prefix`); a line reader,
+    so hostile files never raise."""
     out: list[str] = []
     inside = False
     for line in text.splitlines():
         header = re.match(r"^\s*\[([^\]]*)\]", line)
         if header:
-            inside = header.group(1).strip() in names
+            title = header.group(1).strip()
+            inside = title in names or (prefix is not None and title.startswith(prefix))
+            if inside and prefix is not None:
+                out.append(f"[{title}]")
             continue
         if inside and line.strip() and not line.lstrip().startswith(("#", ";")):
             out.append(line.rstrip())
@@ -124,7 +129,8 @@ def _reader(path: str) -> Callable[[str], dict[str, Any]] | None:
     if name in WHOLE_NAMES or name.startswith(WHOLE_PREFIXES):
         return lambda text: {"the file": text}
     if name == "tox.ini":
-        return lambda text: {"[pytest]": _ini_section(text, ("pytest",))}
+        return lambda text: {"[pytest]": _ini_section(text, ("pytest",)),
+                             "the [testenv] sections": _ini_section(text, (), prefix="testenv")}
     if name == "setup.cfg":
         return lambda text: {"[tool:pytest]": _ini_section(text, ("tool:pytest",))}
     if name == "pyproject.toml":

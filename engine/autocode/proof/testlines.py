@@ -98,15 +98,15 @@ def _skeleton(line: str) -> tuple[str, list[str]]:
     return LITERAL.sub("#", line.strip()), LITERAL.findall(line)
 
 
-def by_lines(path: str, base: str, new: str, language: str, *, names: bool = True) -> list[Concern]:
+def by_lines(path: str, base: str, new: str, language: str) -> list[Concern]:
+    """The concerns of one test file changed from `base` to `new`, read by its lines."""
     out: list[Concern] = []
     # Lines past MAX_LINE characters are cut: every pattern below stays linear on hostile input.
     old_lines = [line[:MAX_LINE] for line in base.splitlines()]
     new_lines = [line[:MAX_LINE] for line in new.splitlines()]
     old_tests, new_tests = blocks_of(old_lines, language), blocks_of(new_lines, language)
-    if names:
-        out += vanished(path, {k: "\n".join(v[1][1:]) for k, v in old_tests.items()},
-                         {k: "\n".join(v[1][1:]) for k, v in new_tests.items()}, {}, {k: v[0] for k, v in old_tests.items()})
+    out += vanished(path, {k: "\n".join(v[1][1:]) for k, v in old_tests.items()},
+                    {k: "\n".join(v[1][1:]) for k, v in new_tests.items()}, {}, {k: v[0] for k, v in old_tests.items()})
     for pattern in SKIPS.get(language, [p for ps in SKIPS.values() for p in ps]):
         if _count(pattern, new_lines) > _count(pattern, old_lines):
             rx = re.compile(pattern)
@@ -165,7 +165,7 @@ def _changed_expectations(path: str, old_lines: list[str], new_lines: list[str],
             name = _test_at(new_tests, n)
             if new_tests and (name is None or name not in old_tests):
                 continue  # a line of a test the change added, or outside every test
-            changed = [(a, b) for a, b in zip(lits_old, lits_new, strict=True) if a != b]
+            changed = [(a, b) for a, b in zip(lits_old, lits_new, strict=False) if a != b]
             who = f"{name}'s" if name else "an"
             pairs = ", ".join(f"from {a} to {b}" for a, b in changed[:3])
             out.append(Concern("expectationChanged", path, f"{path}: {who} expected value changed {pairs}", n))

@@ -687,7 +687,8 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("taskDamaged", REQUEST_FAILED, "A task's saved files cannot be read; AutoCode never "
               "writes them partially, so they were changed by hand.",
               "Restore the files or start a new task."),
-    ErrorKind("emptyChange", REQUEST_FAILED, "The implementer produced no change.",
+    ErrorKind("emptyChange", REQUEST_FAILED, "The implementer's change changes no file (an empty "
+              "diff, or one that leaves every file's content as it was); such a task never completes.",
               "Reword the brief or the plan and start again."),
     ErrorKind("patchDoesNotApply", REQUEST_FAILED, "The implementer's change does not apply to "
               "the prep copy.", "Start again; a model that edits files directly avoids this."),

@@ -484,6 +484,23 @@ end
 --- Shows a task's diff, by default without entering it. In the buffer `a`
 --- applies and `x` cancels the task, each after asking.
 ---@param snap autocode.TaskSnapshot
+--- The verdict on a change as lines: its summary, each concern, the failing tests.
+---@param proof autocode.Proof|nil
+---@return string[]
+function M.verdict_lines(proof)
+  if proof == nil or proof == vim.NIL then
+    return { 'Verdict: unproven (the tests did not run through the proof)' }
+  end
+  local out = { 'Verdict: ' .. tostring(proof.summary or proof.status) }
+  for _, concern in ipairs(proof.concerns or {}) do
+    table.insert(out, 'concern: ' .. tostring(concern.sentence))
+  end
+  if proof.status ~= 'verified' then
+    table.insert(out, ':AutoCode apply asks you to type "unproven" to apply it anyway')
+  end
+  return out
+end
+
 function M.open_diff(snap, enter)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
@@ -494,6 +511,11 @@ function M.open_diff(snap, enter)
     for _, l in ipairs(ui.lines(needs.apply and needs.apply.message)) do
       table.insert(lines, '# ' .. l)
     end
+  end
+  -- The verdict first: what proves the change (or why nothing does), then each concern.
+  local header = M.verdict_lines(needs.proof)
+  for i = #header, 1, -1 do
+    table.insert(lines, 1, '# ' .. header[i])
   end
   local moved = needs.headMoved
   if moved then
