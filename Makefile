@@ -36,11 +36,11 @@ lint: venv
 unit: venv sandbox proof-tools
 	$(PYTEST) tests/engine tests/server
 
-editors: venv
+editors: venv sandbox
 	bash scripts/editors-setup.sh
 	$(PYTEST) tests/editors
 
-package: venv
+package: venv sandbox
 	bash scripts/package-check.sh
 
 bundle: venv
