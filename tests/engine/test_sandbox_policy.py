@@ -24,16 +24,23 @@ def _policy(workspace: Path, **flags: object) -> sandbox.Policy:
     return sandbox.policy_from_settings(resolve_settings(workspace, flags=flags or None))
 
 
+USER_ENV = ("PYTEST_DISABLE_PLUGIN_AUTOLOAD",)
+"""The one name tests/conftest.py's user config lets into the sandbox (the person's layer)."""
+
+
 def test_the_default_policy_is_strict_and_a_repository_cannot_relax_it(tmp_path: Path) -> None:
     workspace = make_workspace(tmp_path / "ws")
-    assert _policy(workspace) == sandbox.Policy()
+    assert _policy(workspace) == sandbox.Policy(env_names=USER_ENV)
     (workspace / ".autocode").mkdir()
     (workspace / ".autocode" / "config.toml").write_text(
         'sandbox = "off"\nsandbox_network = "allow"\nsandbox_env = ["DEPLOY_KEY_PATH"]\n'
     )
     policy = _policy(workspace)
-    assert (policy.enabled, policy.network, policy.env_names) == (True, False, ())
-    assert len(policy.notes) == 3 and all("only a flag or your user config" in n for n in policy.notes)
+    assert (policy.enabled, policy.network, policy.env_names) == (True, False, USER_ENV)
+    # The settings take the repository's values out before the policy reads them, and say why.
+    ignored = resolve_settings(workspace).ignored
+    assert sorted(i.name for i in ignored) == ["sandbox", "sandbox_env", "sandbox_network"]
+    assert all("a repository cannot relax your sandbox" in i.reason for i in ignored)
 
 
 def test_the_person_turns_it_off_allows_the_network_and_lists_names(tmp_path: Path) -> None:
