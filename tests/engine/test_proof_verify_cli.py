@@ -77,3 +77,18 @@ def test_no_change_and_bad_ranges_are_clear_errors(tmp_path: Path) -> None:
     proc = autocode("verify", "--workspace", str(repo), "--range", "HEAD", "--test-command", PYTEST)
     assert proc.returncode == 2 and "A..B" in proc.stderr
     assert not list((repo / ".autocode" / "runs").glob("verify-*")) if (repo / ".autocode" / "runs").exists() else True
+
+
+def test_the_base_run_is_reused_by_a_different_change_on_the_same_base(tmp_path: Path) -> None:
+    # The candidate run writes into its copy (pytest's .pytest_cache records the test ids and
+    # the failures); the base key must not depend on it, or a cache hit needs the same change.
+    repo = make_repo(tmp_path / "proj", {**BASE, "tests/test_old.py": "def test_old():\n    assert True\n"})
+    write_files(repo, {"calc.py": FIXED, "tests/test_calc.py": TEST})
+    _, first = _verify(repo)
+    git(repo, "checkout", "-q", "--", "calc.py")  # the same base, another change: the test alone, failing
+    _, second = _verify(repo)
+    assert first["status"] == "verified" and second["status"] == "failed", (first, second)
+    [base1] = [r for r in first["runs"] if r["role"] == "base"]
+    [base2] = [r for r in second["runs"] if r["role"] == "base"]
+    assert base1["cached"] is False and base2["cached"] is True, (base1, base2)
+    assert base2["counts"] == {"passed": 1}

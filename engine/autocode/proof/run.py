@@ -309,13 +309,9 @@ def prove(
                                                   timeout=timeout, cancelled=cancelled, policy=policy)]
     common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
               "cancelled": cancelled, "policy": policy, "progress": progress, "on_output": on_output}
-    if progress:
-        progress(f"running {command} on the change")
-    candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)
-    if candidate.status != "finished" or candidate.report.results is None or cancelled():
-        verdict = decide(candidate=candidate.report, base=None, probe=None, change=change,
-                         blockers=blockers, finished=candidate.status == "finished", exit_code=candidate.exit_code)
-        return Proof(verdict, candidate, concerns=concerns, change=change)
+    # The base tree is copied and keyed before the candidate runs: the candidate writes into its
+    # copy (pytest's .pytest_cache, build output), and neither the base run nor its cache key may
+    # depend on what the change did.
     base_tree = copy.parent / f"base-{os.getpid()}"
     if base_tree.exists():
         shutil.rmtree(base_tree)
@@ -324,6 +320,13 @@ def prove(
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
+        if progress:
+            progress(f"running {command} on the change")
+        candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)
+        if candidate.status != "finished" or candidate.report.results is None or cancelled():
+            verdict = decide(candidate=candidate.report, base=None, probe=None, change=change, blockers=blockers,
+                             finished=candidate.status == "finished", exit_code=candidate.exit_code)
+            return Proof(verdict, candidate, concerns=concerns, change=change)
         cached = _cache_read(cache_dir, key)
         if cached is not None:
             base = RunRecord("base", argv, "finished", 0, 0.0, candidate.sandbox, cached, cached=True)
