@@ -31,7 +31,12 @@ from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 1
-_ADDED_NAME = r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
+# A top-level definition on an added line: Python's def/class/assignment, Go's func (or
+# method), type, var and const.
+_ADDED_NAME = (
+    r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
+    r"|^\+func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)|^\+(?:type|var|const)\s+([A-Za-z_]\w*)"
+)
 
 
 @dataclass
@@ -258,7 +263,7 @@ def added_names(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> fro
                 continue
             match = pattern.match("+" + line.strip())
             if match:
-                found.add(match.group(1) or match.group(2))
+                found.add(next(g for g in match.groups() if g))
     stems = {Path(rel).stem for rel, (old, new) in changes.items() if old is None and new is not None}
     return frozenset(found | stems)
 
@@ -347,7 +352,9 @@ def prove(
             probe = _run_suite("probe", narrowed or argv, tree=base_tree, output_file=None, **common)
     finally:
         shutil.rmtree(base_tree, ignore_errors=True)
-    weak = [str(c["sentence"]) for c in concerns]
+    # A change of tests alone is said once, by the verdict's own reason; it is a concern to show,
+    # not a way the tests were weakened.
+    weak = [str(c["sentence"]) for c in concerns if c["kind"] != "testOnlyChange" or change.source_files]
     verdict = decide(
         candidate=candidate.report,
         base=base.report if base.status == "finished" else Report(base.report.framework, None, f"the base run {base.status}"),

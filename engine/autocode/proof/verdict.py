@@ -29,6 +29,7 @@ _MISSING_NAME = (
     re.compile(r"has no attribute '([A-Za-z_][\w]*)'"),
     re.compile(r"No module named '([\w.]+)'"),
     re.compile(r"name '([A-Za-z_][\w]*)' is not defined"),
+    re.compile(r"undefined: ([A-Za-z_][\w.]*)"),  # go: the package does not build
 )
 _LISTED = 20  # names listed in a sentence before "and N more"
 
@@ -203,7 +204,7 @@ def decide(
         if not change.test_files:
             reasons.insert(0, "the change adds or changes no test, so no test shows the change does what it should")
         elif not change.source_files:
-            reasons.insert(0, "the change touches only tests")
+            reasons.insert(0, "the change touches only tests: no source changed, so passing tests prove nothing about the code")
         else:
             reasons.insert(0, "the change's tests also pass without the change")
         return Verdict("unproven", already_failing=already, reasons=reasons)
