@@ -126,3 +126,19 @@ def test_a_go_change_whose_test_does_not_build_on_the_base_is_proved_by_the_name
     data = json.loads(proc.stdout)
     assert proc.returncode == 0 and data["status"] == "verified", data
     assert data["proofs"] == ["example.com/calc::TestSub"]
+
+
+def test_a_go_package_that_no_longer_builds_is_named_first_in_the_regression(tmp_path: Path) -> None:
+    # On google/uuid a test edit that left an unused import made every test "missing": the
+    # summary listed 20 of 189 tests and never said the package did not build.
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed (scripts/proof-tools-setup.sh installs it)")
+    repo = make_repo(tmp_path / "proj", {**GO_BASE, ".gitignore": ""})
+    write_files(repo, {"calc.go": GO_BASE["calc.go"] + "\nfunc Sub(a, b int) int { return a - b }\n",
+                       "calc_test.go": GO_BASE["calc_test.go"].replace('import "testing"', 'import (\n\t"errors"\n\t"testing"\n)')})
+    proc = autocode("verify", "--workspace", str(repo), "--test-command", "go test ./...", "--json", timeout=300)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 1 and data["status"] == "regressed", data
+    assert data["regressions"] == [{"id": "example.com/calc::TestAdd", "base": "passed", "now": "missing"}]
+    assert data["summary"].startswith('regressed: example.com/calc does not load: ./calc_test.go:'), data["summary"]
+    assert '"errors"' in data["summary"] and "imported" in data["summary"]  # go's own words vary by version
