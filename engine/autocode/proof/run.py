@@ -341,13 +341,6 @@ def prove(
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
-        if progress:
-            progress(f"running {command} on the change")
-        candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)
-        if candidate.status != "finished" or candidate.report.results is None or cancelled():
-            verdict = decide(candidate=candidate.report, base=None, probe=None, change=change, blockers=blockers,
-                             finished=candidate.status == "finished", exit_code=candidate.exit_code)
-            return Proof(verdict, candidate, concerns=concerns, change=change)
         cached = _cache_read(cache_dir, key)
         present = sorted(r for r in test_files if changes[r][1] is not None)
         if present:
