@@ -115,6 +115,8 @@ def test_every_declared_setting_is_resolved(tmp_path: Path) -> None:
         "routes", "agent", "memory_max_count", "database_url", "memory_path", "embedding_provider",
         "embedding_model", "embedding_base_url", "embedding_api_key_env", "keep_prep_copies",
         "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
+        "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens",
+        "context_window", "stream",
     }  # fmt: skip
 
 

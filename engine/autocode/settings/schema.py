@@ -52,6 +52,31 @@ class Settings(BaseModel):
         default_factory=lambda: ["investigator"],
         description="roles that may read the copy (read_file, list_files, search) before answering",
     )
+    request_timeout: float = Field(
+        default=120.0, gt=0,
+        description="seconds a model endpoint may send nothing (an idle timeout: a reply that keeps streaming may take longer)",
+    )
+    endpoint_family: Literal["auto", "openai", "azure", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic"] = Field(
+        default="auto",
+        description="which server or service base_url is, for the request parameters it takes; guessed from the URL and model when auto",
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2,
+        description="sampling temperature sent to the model; unset sends 0 where the model takes it and nothing to reasoning models",
+    )
+    response_format: Literal["auto", "json_object", "none"] = Field(
+        default="auto",
+        description="whether JSON answers ask for response_format json_object; auto asks where the endpoint family takes it",
+    )
+    max_output_tokens: int | None = Field(
+        default=None, gt=0,
+        description="the most tokens one reply may have (sent as max_tokens or max_completion_tokens); unset leaves the server's limit",
+    )
+    context_window: int | None = Field(
+        default=None, gt=0,
+        description="the model's context window in tokens; unset uses the endpoint family's (4096 for Ollama, LM Studio, llama.cpp)",
+    )
+    stream: bool = Field(default=True, description="stream chat replies (server-sent events) from the model endpoint")
     api_version: Text | None = Field(default=None, description="Azure OpenAI api-version (provider azure)")
     deployment: Text | None = Field(
         default=None, description="Azure OpenAI deployment name (provider azure); the model name when unset"

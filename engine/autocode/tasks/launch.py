@@ -33,6 +33,13 @@ SETTING_NAMES = (
     "reading_roles",
     "api_version",
     "deployment",
+    "request_timeout",
+    "endpoint_family",
+    "temperature",
+    "response_format",
+    "max_output_tokens",
+    "context_window",
+    "stream",
 )
 
 

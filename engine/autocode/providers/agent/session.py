@@ -10,6 +10,7 @@ from autocode.errors import AutoCodeError
 from autocode.memory import MemoryContext
 from autocode.memory.pool import lease_for
 from autocode.providers.agent import AGENT_DIR, read_status, status_path
+from autocode.providers.agent.families import RequestShape
 from autocode.providers.agent.http import ChatClient, ToolsRefused
 from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage, make_clean
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
@@ -75,6 +76,7 @@ def _loop(
     budgets: Budgets,
     mode: str,
     edits: Edits | None,
+    shape: RequestShape | None = None,
 ) -> AgentLoop:
     if ctx.copy is None or ctx.run_dir is None:
         raise ProviderError(f"the {role} needs the prep copy and the run directory to work in")
@@ -104,6 +106,7 @@ def _loop(
         say=say,
         note=ctx.note,
         status=_status_writer(ctx.run_dir),
+        shape=shape,
     )
 
 
@@ -128,19 +131,28 @@ def _recaller(ctx: ProviderContext) -> Any:
 
 
 def implement(
-    client: ChatClient, model: str, ctx: ProviderContext, user_text: str, budgets: Budgets, edit_format: str
+    client: ChatClient, model: str, ctx: ProviderContext, user_text: str, budgets: Budgets, edit_format: str,
+    *, shape: RequestShape | None = None,
 ) -> Implementation:
-    """Run the implementer's loop; the change is already in the copy when this returns."""
+    """Run the implementer's loop; the change is already in the copy when this returns.
+
+    Whatever stops the loop early (a budget, an endpoint error), what it changed so far is
+    kept in evidence/partial.diff; the transcript lets `task resume` continue from there."""
     if ctx.copy is None or ctx.run_dir is None:
         raise ProviderError("the implementer needs the prep copy and the run directory to work in")
     (ctx.run_dir / AGENT_DIR).mkdir(exist_ok=True)
     edits = Edits.open(ctx.copy, ctx.run_dir / AGENT_DIR / "originals.json")
     tools = ALL_TOOLS if ctx.run_tests is not None else tuple(t for t in ALL_TOOLS if t != "run_tests")
-    loop = _loop(client, model, ctx, "implementer", "implementer", tools, budgets, edit_format, edits)
-    result = loop.run(IMPLEMENTER_SYSTEM, user_text, edit_blocks_intro=_intro(ctx))
+    loop = _loop(client, model, ctx, "implementer", "implementer", tools, budgets, edit_format, edits, shape)
+    partial = ctx.run_dir / "evidence" / "partial.diff"
+    try:
+        result = loop.run(IMPLEMENTER_SYSTEM, user_text, edit_blocks_intro=_intro(ctx))
+    except ProviderError as exc:
+        if exc.kind != "cancelled":
+            write_text_atomic(partial, edits.diff())
+        raise
     diff = edits.diff()
     if not result.answered:
-        partial = ctx.run_dir / "evidence" / "partial.diff"
         write_text_atomic(partial, diff)
         files = edits.files()
         raise AutoCodeError(
@@ -157,11 +169,12 @@ def implement(
 
 
 def read_then_answer(
-    client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets
+    client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets,
+    *, shape: RequestShape | None = None,
 ) -> str | None:
     """Let a role read the copy, then return its final text; None when the endpoint takes no tools."""
     name = role if not ctx.feedback else f"{role}-{len(ctx.feedback)}"
-    loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None)
+    loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None, shape)
     try:
         result = loop.run(system + "\n\n" + READER_NOTE, user_text)
     except ToolsRefused:
