@@ -38,8 +38,8 @@ class Sizing:
 
     @property
     def limit(self) -> int:
-        """Tokens a request may carry: 85% of the window less the reply's share."""
-        return max(1_000, int(self.window * 0.85) - self.reserve)
+        """Tokens a request may carry: 85% of the window less the reply's share (at most a quarter of it)."""
+        return max(500, int(self.window * 0.85) - min(self.reserve, self.window // 4))
 
     def tokens(self, chars: int) -> int:
         return int(chars / max(self.chars_per_token, 1.0)) + 1
@@ -65,7 +65,9 @@ def view(messages: list[dict[str, Any]], sizing: Sizing, *, squeeze: float = 1.0
     """(the messages to send, what was done to them or None). `squeeze` < 1 asks for a smaller view
     (after the endpoint said the last one was too long); `extra_chars` is what the body adds (tools)."""
     limit = int(sizing.limit * squeeze)
-    out = _trim_old(messages)
+    # Recent tool output kept whole: at most a third of what a request may carry.
+    recent = min(RECENT_CHARS, int(limit * sizing.chars_per_token / 3))
+    out = _trim_old(messages, recent)
     done = "trimmed old tool output" if out != messages else None
     if sizing.tokens(size(out) + extra_chars) <= limit:
         return out, done
@@ -99,9 +101,9 @@ def _short_args(raw: Any) -> str:
     return ", ".join(parts)
 
 
-def _trim_old(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _trim_old(messages: list[dict[str, Any]], recent: int) -> list[dict[str, Any]]:
     names = _names(messages)
-    budget = RECENT_CHARS
+    budget = recent
     keep_whole: set[int] = set()
     newest_tool = True
     for i in range(len(messages) - 1, -1, -1):

@@ -62,7 +62,7 @@ __all__ = [
     "ToolsRefused",
 ]
 
-PROGRESS_EVERY = 2.0  # seconds between progress reports while a reply streams
+PROGRESS_EVERY = 2.0  # seconds between progress reports while a reply streams (at most)
 MAX_RETRY_AFTER = 30.0
 
 Progress = Callable[[int, float], None]  # (characters so far, seconds since the request was sent)
@@ -335,6 +335,7 @@ def _read(
         return response.status, headers, response.read(), None  # a server may answer a streamed request whole
     assembly = Assembly()
     reported = started
+    every = min(PROGRESS_EVERY, timeout / 4)  # several reports within one idle window
     while not assembly.done:
         if deadline is not None:
             _arm(conn, timeout, deadline)
@@ -347,7 +348,7 @@ def _read(
             raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
         if progress is not None:
             now = time.monotonic()
-            if now - reported >= PROGRESS_EVERY:
+            if now - reported >= every:
                 reported = now
                 progress(assembly.chars, now - started)
     try:

@@ -228,7 +228,8 @@ class AgentLoop:
                 st.turns -= 1
                 if exc.limit:
                     self.sizing.window = min(self.sizing.window, exc.limit)
-                st.squeeze = 0.5
+                # Once, smaller: at most 60% of what was refused, whatever the window was thought to be.
+                st.squeeze = min(0.6, 0.6 * self.sizing.tokens(chars) / max(1, self.sizing.limit))
                 self._notice(f"the endpoint found the request over its context window ({exc.text}); sending it again condensed")
                 continue
             except ToolsRefused as exc:
