@@ -129,6 +129,11 @@ def serve() -> Iterator[ScriptedEndpoint]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # As real servers do: small writes of a stream leave at once (no Nagle wait for the client's ACK).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def do_POST(self) -> None:
             started = time.perf_counter()
             length = int(self.headers.get("Content-Length", "0"))
