@@ -7,7 +7,13 @@ import json
 import pytest
 
 from autocode.providers.agent import context
-from autocode.providers.agent.endpoint_errors import ContextTooLong, EndpointError, ParamRefused, ToolsRefused, classify
+from autocode.providers.agent.endpoint_errors import (
+    ContextTooLong,
+    EndpointError,
+    ParamRefused,
+    ToolsRefused,
+    classify,
+)
 from autocode.providers.agent.families import RequestShape, family_of
 from autocode.providers.agent.reply import turn_of
 from autocode.providers.agent.stream import Assembly
