@@ -377,3 +377,57 @@ def test_a_context_length_error_that_condensing_cannot_cure_fails_with_the_endpo
 def _has(content: str, *needles: str) -> None:
     for needle in needles:
         assert needle in content, (needle, content)
+
+
+# -- resume after a failure ------------------------------------------------------------------
+
+
+def test_resume_after_a_budget_ran_out_continues_from_the_transcript_under_the_raised_budget(
+    endpoint: ScriptedEndpoint, tmp_path: Path
+) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load(*roles_before_implementing(), call("read_file", {"path": "calc/ops.py"}), call("edit_file", FIX))
+    run = start(repo, endpoint.url, "max_turns = 2\n")
+    snap = run.approve_plan(1, CLI).wire()
+    endpoint.assert_clean()
+    assert snap["state"] == "FAILED" and snap["error"]["kind"] == "budgetExhausted"
+    assert "+    return a + b" in (run.run_dir / "evidence" / "partial.diff").read_text()
+    (repo / ".autocode" / "config.toml").write_text("max_turns = 5\n")
+    endpoint.load(call("run_tests"), text("add adds now."), review())
+    snap = TaskRun.load(repo, run.id).resume().wire()
+    endpoint.assert_clean()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    # The first request after the resume carries the whole conversation so far.
+    assert [m["role"] for m in endpoint.bodies()[0]["messages"]][-4:] == ["assistant", "tool", "assistant", "tool"]
+    assert snap["agent"]["roles"]["implementer"]["turns"] == 4
+    assert snap["agent"]["roles"]["implementer"]["budgets"]["maxTurns"] == 5
+    resumed = [e for e in events(run) if e["event"] == "resumed"]
+    assert resumed[-1]["after"] == "budgetExhausted" and resumed[-1]["settings"] == {"max_turns": 5}
+
+
+def test_resume_after_the_endpoint_failed_sends_the_failed_request_again(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    down = Step(status=502, body="<html>Bad Gateway</html>", headers={"Retry-After": "0"})
+    endpoint.load(*roles_before_implementing(), call("edit_file", FIX), *[down] * 4)
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI).wire()
+    endpoint.assert_clean()
+    assert snap["state"] == "FAILED" and "HTTP 502: <html>Bad Gateway</html>" in snap["error"]["message"]
+    failed = endpoint.bodies()[-1]
+    endpoint.load(call("run_tests"), text("add adds now."), review())
+    snap = TaskRun.load(repo, run.id).resume().wire()
+    endpoint.assert_clean()
+    assert snap["needs"]["kind"] == "approve_completion", snap["error"]
+    assert endpoint.bodies()[0]["messages"] == failed["messages"]
+
+
+def test_resume_does_not_reopen_a_task_whose_tests_failed(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    wrong = {**FIX, "new_text": "a * b"}
+    endpoint.load(*roles_before_implementing(), call("edit_file", wrong), text("done"))
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI).wire()
+    assert snap["state"] == "FAILED" and snap["error"]["kind"] == "testsFailed"
+    endpoint.load()
+    again = TaskRun.load(repo, run.id).resume().wire()
+    assert again["state"] == "FAILED" and again["revision"] == snap["revision"] and endpoint.requests == []

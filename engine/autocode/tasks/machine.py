@@ -24,6 +24,13 @@ from autocode.tasks import store, verify
 from autocode.tasks.applying import ApplyPhase
 from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
 
+# Failures a resume may continue from, and the settings it reads again (setting -> launch key).
+RESUMABLE_FAILURES = ("providerError", "budgetExhausted")
+REFRESHED_ON_RESUME = {
+    "max_turns": "max_turns", "token_budget": "token_budget", "time_budget": "time_budget",
+    "request_timeout": "timeout", "max_output_tokens": "max_output_tokens", "context_window": "context_window",
+}
+
 
 class PhaseMachine(ApplyPhase):
     """The steps of a task between the person's actions."""
@@ -61,6 +68,37 @@ class PhaseMachine(ApplyPhase):
             self._cancel_now()
         if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
             self._learn()
+
+    def _reopen_after_provider_failure(self) -> bool:
+        """A task that FAILED on the endpoint or a budget goes back to the phase it failed in, with the
+        budgets and endpoint limits read from the settings now (so a raised budget counts); False
+        for any other failure."""
+        error = self._state.error or {}
+        phase = {"requirements": "REQUIREMENTS", "planning": "PLANNING", "implementing": "IMPLEMENTING",
+                 "verifying": "VERIFYING"}.get(str(error.get("phase")))
+        if error.get("kind") not in RESUMABLE_FAILURES or phase is None:
+            return False
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.providers.agent.session import reopen_loops
+        from autocode.settings import resolve_settings
+
+        settings = resolve_settings(self.workspace)
+        provider = dict(self._launch.get("provider") or {})
+        changed = {}
+        for name, key in REFRESHED_ON_RESUME.items():
+            value = settings.value(name)
+            if value is not None and value != provider.get(key):
+                changed[name] = value
+                provider[key] = value
+        if changed:
+            self._launch["provider"] = provider
+            store.write_json_atomic(self.run_dir / "launch.json", self._launch)
+        reopened = reopen_loops(self.run_dir)
+        self._state.state = phase
+        self._state.error = None
+        self._state.result = None
+        self._commit("resumed", {"after": error.get("kind"), "settings": changed, "loops": reopened})
+        return True
 
     def _fail(self, kind: str, message: str) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}

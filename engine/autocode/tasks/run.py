@@ -302,9 +302,14 @@ class TaskRun(PhaseMachine):
         return self.snapshot()
 
     def resume(self) -> TaskSnapshot:
-        """Continue a task whose process stopped while it was working (after a crash or kill)."""
+        """Continue a task whose process stopped while it was working (after a crash or kill), or
+        one that FAILED on the model endpoint or a budget: the agent loop goes on from its
+        transcript under the budgets and endpoint limits the settings give now."""
         with self._changing():
             if self._state.state in PAUSES:
+                return self.snapshot()
+            if self._state.state == "FAILED" and self._reopen_after_provider_failure():
+                self._advance()  # from the agent's transcript, under the settings as they are now
                 return self.snapshot()
             if self._state.state in ENDS:
                 if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":

@@ -528,6 +528,8 @@ class AgentLoop:
                 st.unanswered_reply = None
             elif kind == "end":
                 st.end = entry
+            elif kind == "reopen":  # resumed under a raised budget: the loop goes on
+                st.end = None
         if st.started and self._note and st.end is None:
             self._note("agent_resumed", {"role": self.role, "turns": st.turns, "tool_calls": st.tool_calls})
         return st

@@ -16,7 +16,7 @@ from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage,
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
 from autocode.providers.base import Implementation, ProviderContext, ProviderError
 from autocode.providers.excerpts import file_excerpts, strip_fence
-from autocode.tasks.store import write_json_atomic, write_text_atomic
+from autocode.tasks.store import append_event, read_events, write_json_atomic, write_text_atomic
 
 IMPLEMENTER_SYSTEM = """\
 You are the implementer of a coding assistant. You work in a copy of a git repository through tools;
@@ -64,6 +64,18 @@ def record_request(run_dir: Path, role: str, usage: Any) -> None:
     _status_writer(run_dir)(
         {"role": role, "mode": "json", "turns": int(entry.get("turns") or 0) + 1, "tool_calls": 0, "usage": total.to_dict()}
     )
+
+
+def reopen_loops(run_dir: Path) -> list[str]:
+    """Let the loops a budget stopped go on (a `reopen` event after their `end`); the names reopened."""
+    folder = run_dir / AGENT_DIR
+    reopened = []
+    for transcript in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        events = read_events(transcript)
+        if events and events[-1].get("event") == "end" and events[-1].get("stopped") != "answered":
+            append_event(transcript, "reopen", {"after": events[-1].get("stopped")})
+            reopened.append(transcript.stem)
+    return reopened
 
 
 def _loop(
