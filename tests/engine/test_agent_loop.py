@@ -63,8 +63,11 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     def first_request(body: dict[str, Any]) -> None:
         assert tool_names(body) == ALL_TOOLS
         assert body["tool_choice"] == "auto"
-        # The file with the bug is not among the paths the task cites: the model has to find it.
-        assert "calc/ops.py" not in body["messages"][1]["content"]
+        # The repository map: the investigator's citation first, then every file with its definitions.
+        first = body["messages"][1]["content"]
+        assert "Repository map" in first and "Repository paths" not in first
+        assert first.index("README.md") < first.index("a_notes/n00.md")
+        assert "calc/ops.py: def add(a, b), def double(x)" in first
 
     def sees(*needles: str) -> Any:
         def check(body: dict[str, Any]) -> None:

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from autocode.providers import repomap
 from autocode.providers.agent import session
 from autocode.providers.agent.families import RequestShape, family_of
 from autocode.providers.agent.http import ChatClient
@@ -119,11 +120,12 @@ class OpenAIProvider:
         return Plan.from_dict(self._ask("planner", text, ctx))
 
     def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
-        text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
         if ctx.copy is not None and ctx.run_dir is not None:
+            text = _context_text(ctx, mapped=plan.citations) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
             return session.implement(
                 self.client, str(self.model), ctx, text, self.budgets, self.edit_format, shape=self.shape
             )
+        text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
         text += "\n\nFiles:\n" + file_excerpts(ctx, plan.citations)
         return Implementation.from_dict(self._ask("implementer", text, ctx))
 
@@ -195,9 +197,17 @@ class OpenAIProvider:
         return lambda chars, seconds: say(f"the model is answering ({chars:,} characters in {seconds:.0f} s)")
 
 
-def _context_text(ctx: ProviderContext) -> str:
+def _context_text(ctx: ProviderContext, mapped: list[str] | None = None) -> str:
+    """The task's context for a role; with `mapped` (the plan's citations) a repository map of the
+    copy, those and the task's citations first, instead of the bare list of paths."""
     parts = [f"Brief:\n{ctx.brief}"]
-    if ctx.citations:
+    if mapped is not None and ctx.copy is not None:
+        cited = [*ctx.citations, *mapped]
+        parts.append(
+            "Repository map (files, the ones this task cites first, with their top-level definitions):\n"
+            + repomap.render(ctx.copy, cited, ctx.map_paths)
+        )
+    elif ctx.citations:
         parts.append("Repository paths:\n" + "\n".join(ctx.citations))
     if ctx.project_conventions:
         lines = [f"- Q: {c.get('question')}\n  A: {c.get('answer')}" for c in ctx.project_conventions]

@@ -150,7 +150,8 @@ class PhaseMachine(ApplyPhase):
             brief=launch["brief"],
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
-            citations=list(launch.get("citations") or []),
+            # The investigator's citations once it has run, else the first paths of the inventory.
+            citations=list((self._state.requirements or {}).get("investigated") or launch.get("citations") or []),
             inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state.ledger),
@@ -163,6 +164,7 @@ class PhaseMachine(ApplyPhase):
             say=lambda message: self._say(PHASE_OF[self._state.state], message),
             run_tests=self._tests_in_copy if self._launch.get("values", {}).get("test_command") else None,
             agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
+            map_paths=list(launch.get("map_paths") or launch.get("citations") or []),
         )
 
     def _tests_in_copy(self) -> dict[str, Any]:
@@ -202,7 +204,7 @@ class PhaseMachine(ApplyPhase):
         self._say("requirements", "reading the brief and the repository")
         ctx = self._context()
         cites = self._use_role("investigator").investigate(ctx)
-        ctx.citations = list(dict.fromkeys([*ctx.citations, *cites]))
+        ctx.citations = list(dict.fromkeys([*cites, *ctx.citations]))  # the investigator's first
         report = self._use_role("requirements").requirements(ctx)
         known = {c["question"] for c in ctx.project_conventions}
         at = store.now_iso()
@@ -228,6 +230,7 @@ class PhaseMachine(ApplyPhase):
         data = report.to_dict()
         data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
         data["answered_by_project_data"] = reused
+        data["investigated"] = cites
         self._state.requirements = data
         self._state.state = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
         self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-RECENT_CHARS = 16_000  # tool output kept whole, counted back from the newest result
+RECENT_CHARS = 12_000  # tool output kept whole, counted back from the newest result
 LONG = 600  # results and arguments shorter than this are never trimmed
 TAIL_SHARE = 0.5  # of the limit, for the turns kept whole after a summary
 SUMMARY_CHARS = 6_000
@@ -121,8 +121,8 @@ def _trim_old(messages: list[dict[str, Any]], recent: int) -> list[dict[str, Any
         if m.get("role") == "tool" and i not in keep_whole and len(m.get("content") or "") > LONG:
             content = str(m.get("content") or "")
             name, args = names.get(str(m.get("tool_call_id")), ("?", ""))
-            first = content.split("\n", 1)[0][:200]
-            note = f"[trimmed: {len(content):,} more characters of this earlier {name}({args}) result; call it again if you need them]"
+            first = content.split("\n", 1)[0][:100]
+            note = f"[trimmed: {len(content):,} characters of this earlier {name}({args}); call it again to see them]"
             out.append({**m, "content": f"{first}\n{note}"})
         elif m.get("role") == "assistant" and i < last_assistant and m.get("tool_calls"):
             out.append({**m, "tool_calls": [_trim_call(c) for c in m["tool_calls"]]})
