@@ -110,6 +110,7 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     assert len(endpoint.requests) == 11  # investigator, requirements, planner, 7 turns, reviewer
     assert agent["usage"]["totalTokens"] == 110 * 11  # summed over every request of the task
     assert run.details()["snapshot"]["agent"] == agent  # `task show`
+    assert implementer["summary"] == "add subtracted instead of adding; it adds now and both tests pass."
     # Every key the loop writes into its status is declared on the typed model.
     assert undeclared(AgentStatus, read_status(run.run_dir) or {}, "agent") == []
     assert keys_not_camel(agent) == []

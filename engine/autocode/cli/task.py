@@ -511,4 +511,6 @@ def _render_agent(agent: dict[str, Any] | None) -> list[str]:
         if item["mode"] == "edit_blocks":
             text += " (the endpoint takes no tools: edit blocks)"
         lines.append(text)
+        if item.get("summary") and role == "implementer":
+            lines.append("    summary: " + " ".join(str(item["summary"]).split())[:500])
     return lines

@@ -20,6 +20,7 @@
 ---@field budgets autocode.AgentBudgets|nil The loop's limits (loops only).
 ---@field stopped string|nil answered, max_turns, token_budget or time_budget once the loop ended; null while it runs.
 ---@field transcript string|nil The loop's transcript file in the run's agent folder.
+---@field summary string|nil The model's final answer once the loop answered (its reasoning left out); null before.
 
 --- The model's work in a task: per role, with usage summed over them.
 ---@class autocode.AgentStatus

@@ -31,6 +31,8 @@ export interface AgentRole {
   stopped: string | null;
   /** The loop's transcript file in the run's agent folder. */
   transcript: string | null;
+  /** The model's final answer once the loop answered (its reasoning left out); null before. */
+  summary: string | null;
 }
 
 /** The model's work in a task: per role, with usage summed over them. */

@@ -555,6 +555,7 @@ class AgentLoop:
                 },
                 "stopped": (st.end or {}).get("stopped"),
                 "transcript": self.transcript.name,
+                "summary": (st.end or {}).get("text") if (st.end or {}).get("stopped") == "answered" else None,
             }
         )
 
