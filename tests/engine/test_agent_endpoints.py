@@ -324,6 +324,15 @@ def test_reasoning_is_kept_in_the_transcript_and_out_of_requests_and_the_summary
     assert transcript(run)[-1]["text"] == "add adds now."
     sent = json.dumps(endpoint.bodies())
     assert "minus sign" not in sent and "reasoning_content" not in sent
+    # The readable transcript: written to the run folder, printed by `autocode task transcript`.
+    from support.tasks import autocode
+
+    shown = autocode("task", "transcript", run.id, "--workspace", str(repo))
+    assert shown.returncode == 0, shown.stderr
+    page = (run.run_dir / "transcript.md").read_text()
+    assert shown.stdout == page
+    assert "## implementer" in page and "<summary>reasoning</summary>" in page and "> The bug is the minus sign in add." in page
+    assert "calls **edit_file**" in page and "**ended: answered**" in page and "> add adds now." in page
 
 
 def test_tool_calls_left_in_the_text_are_run_not_taken_as_the_summary(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:

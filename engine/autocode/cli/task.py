@@ -21,7 +21,7 @@ from autocode.cli._common import add_json_flag, emit
 
 VERBS = (
     "start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "resolve",
-    "cancel", "resume",
+    "cancel", "resume", "transcript",
 )
 
 
@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("show", "show everything recorded about a task"),
         ("approve-completion", "apply the verified change to the workspace"),
         ("cancel", "cancel a task"),
-        ("resume", "continue a task whose process stopped while it was working"),
+        ("resume", "continue a task whose process stopped while it was working, or that failed on the endpoint or a budget"),
+        ("transcript", "print the model's work as Markdown (also written to transcript.md in the run folder)"),
     ):
         p = sub.add_parser(verb, help=text)
         _workspace(p)
@@ -133,6 +134,13 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "show":
         details = task.details()
         emit(args, details, _render_details)
+        return 0
+    elif verb == "transcript":
+        # lazy: not needed by `autocode --help`, which imports this module
+        from autocode.providers.agent.transcript import write_markdown
+
+        path, text = write_markdown(task.run_dir)
+        emit(args, {"path": str(path), "markdown": text}, lambda d: str(d["markdown"]).rstrip("\n"))
         return 0
     elif verb == "answer":
         snap = _answer_from_args(task, args, source)

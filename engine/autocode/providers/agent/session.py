@@ -14,6 +14,7 @@ from autocode.providers.agent.families import RequestShape
 from autocode.providers.agent.http import ChatClient, ToolsRefused
 from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage, make_clean
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
+from autocode.providers.agent.transcript import write_markdown
 from autocode.providers.base import Implementation, ProviderContext, ProviderError
 from autocode.providers.excerpts import file_excerpts, strip_fence
 from autocode.tasks.store import append_event, read_events, write_json_atomic, write_text_atomic
@@ -163,6 +164,8 @@ def implement(
         if exc.kind != "cancelled":
             write_text_atomic(partial, edits.diff())
         raise
+    finally:
+        write_markdown(ctx.run_dir)
     diff = edits.diff()
     if not result.answered:
         write_text_atomic(partial, diff)
@@ -195,6 +198,9 @@ def read_then_answer(
         if "refused the tools" in exc.message:
             return None
         raise
+    finally:
+        if ctx.run_dir is not None:
+            write_markdown(ctx.run_dir)
     if not result.answered:
         raise ProviderError(f"the {role} did not answer: {_why(result, budgets)}")
     return result.text
