@@ -440,3 +440,44 @@ def test_resume_does_not_reopen_a_task_whose_tests_failed(endpoint: ScriptedEndp
     endpoint.load()
     again = TaskRun.load(repo, run.id).resume().wire()
     assert again["state"] == "FAILED" and again["revision"] == snap["revision"] and endpoint.requests == []
+
+
+# -- doctor --check-provider -------------------------------------------------------------------
+
+
+def test_doctor_check_provider_sends_one_tiny_request_and_reports_tools_and_the_key_variable(
+    endpoint: ScriptedEndpoint, tmp_path: Path
+) -> None:
+    from support.tasks import autocode, cli_env
+
+    repo = build_calc(tmp_path / "calc")
+    key = "sk-check-" + "k" * 20  # assembled at run time
+    endpoint.load(call("ping", {"ok": True}))
+    flags = ("--provider", "openai", "--base-url", endpoint.url, "--model", "scripted", "--api-key-env", "AUTOCODE_CHECK_KEY")
+    shown = autocode("doctor", "--workspace", str(repo), "--check-provider", *flags, "--json",
+                     env=cli_env(AUTOCODE_CHECK_KEY=key))
+    endpoint.assert_clean()
+    assert shown.returncode == 0, shown.stderr
+    check = json.loads(shown.stdout)["provider_check"]
+    assert check["result"] == "answered" and check["tools"] == "called" and check["api_key_set"] is True
+    assert check["endpoint"] == endpoint.url and check["model"] == "scripted" and check["family"] == "generic"
+    assert len(endpoint.requests) == 1 and endpoint.requests[0]["body"]["tools"][0]["function"]["name"] == "ping"
+    assert key not in shown.stdout and key not in shown.stderr
+    # Text, with the variable unset: named, never sent, and the failure says what to do.
+    endpoint.load()
+    text_out = autocode("doctor", "--workspace", str(repo), "--check-provider", *flags, env=cli_env())
+    assert text_out.returncode == 1
+    assert "AUTOCODE_CHECK_KEY is NOT set" in text_out.stdout and "export your API key" in text_out.stdout
+    assert endpoint.requests == []
+
+
+def test_doctor_check_provider_reports_an_endpoint_that_refuses_tools(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    from support.tasks import autocode
+
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load()
+    endpoint.refuse(lambda b: "tools" in b, {"error": {"message": "registry.ollama.ai/library/gemma:2b does not support tools"}})
+    shown = autocode("doctor", "--workspace", str(repo), "--check-provider", "--provider", "openai",
+                     "--base-url", endpoint.url, "--model", "gemma:2b")
+    assert shown.returncode == 0, shown.stderr
+    assert "tools          refused" in shown.stdout and "does not support tools" in shown.stdout
