@@ -10,6 +10,10 @@ arguments in pieces, `gap` seconds apart, then the usage and `[DONE]`); a
 step can reset the connection (`reset="before"` or `"during"` the answer).
 A `refuse(...)` rule answers every request it matches with an error, before
 any step is used, the way a server refuses a parameter on every request.
+
+A POST to `.../messages` is answered as Anthropic's Messages API answers:
+the step's message as content blocks (thinking, text, tool_use), its stop
+reason, and when asked the API's own event stream.
 """
 
 from __future__ import annotations
@@ -159,6 +163,8 @@ def serve() -> Iterator[ScriptedEndpoint]:
             try:
                 if step.reset == "before":
                     self._reset()
+                elif self.path.endswith("/messages") and step.status == 200 and step.body is None:
+                    self._messages(step, body)
                 elif step.status == 200 and step.body is None and body.get("stream") and step.stream is not False:
                     self._stream(step, body)
                 else:
@@ -217,6 +223,54 @@ def serve() -> Iterator[ScriptedEndpoint]:
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 
+        def _messages(self, step: Step, body: dict[str, Any]) -> None:
+            blocks = _blocks(step)
+            usage = step.usage or USAGE
+            stop = {"length": "max_tokens", "content_filter": "refusal"}.get(step.finish_reason)
+            stop = stop or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
+            if not body.get("stream") or step.stream is False:
+                whole = [{**b, "input": _loads(b["input"])} if b["type"] == "tool_use" else b for b in blocks]
+                raw = json.dumps({"id": "msg_script", "type": "message", "role": "assistant", "model": body.get("model"),
+                                  "content": whole, "stop_reason": stop,
+                                  "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+            def send(kind: str, data: dict[str, Any]) -> None:
+                raw = f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+                self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+                self.wfile.flush()
+                if step.gap:
+                    time.sleep(step.gap)
+
+            send("message_start", {"message": {"id": "msg_script", "type": "message", "role": "assistant", "content": [],
+                                               "model": body.get("model"), "stop_reason": None,
+                                               "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1}}})
+            for index, block in enumerate(blocks):
+                kind = block["type"]
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}} if kind == "tool_use" \
+                    else {"type": kind, kind: ""}
+                send("content_block_start", {"index": index, "content_block": start})
+                whole = block["input"] if kind == "tool_use" else block[kind]
+                delta = {"tool_use": ("input_json_delta", "partial_json"), "text": ("text_delta", "text"),
+                         "thinking": ("thinking_delta", "thinking")}[kind]
+                for piece in _split(whole, step.pieces):
+                    send("content_block_delta", {"index": index, "delta": {"type": delta[0], delta[1]: piece}})
+                send("content_block_stop", {"index": index})
+            send("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
+                                   "usage": {"output_tokens": usage["completion_tokens"]}})
+            send("message_stop", {})
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
         def _event(self, data: str) -> None:
             raw = f"data: {data}\n\n".encode()
             self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
@@ -248,6 +302,27 @@ def _deltas(step: Step) -> Iterator[dict[str, Any]]:
         for piece in _split(fn["arguments"], step.pieces):
             yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
     yield {}
+
+
+def _blocks(step: Step) -> list[dict[str, Any]]:
+    """A step's message as Messages API content blocks (tool inputs kept as the raw JSON text)."""
+    message = step.message or {}
+    blocks: list[dict[str, Any]] = []
+    if message.get("reasoning_content"):
+        blocks.append({"type": "thinking", "thinking": message["reasoning_content"]})
+    if message.get("content"):
+        blocks.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        blocks.append({"type": "tool_use", "id": call["id"].replace("call_", "toolu_"), "name": call["function"]["name"],
+                       "input": call["function"]["arguments"]})
+    return blocks
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {}
 
 
 def _split(text: str, pieces: int) -> list[str]:

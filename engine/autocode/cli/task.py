@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--test-command", metavar="CMD", help="the command that runs the tests (overrides settings)")
     start.add_argument("--package", metavar="DIR", help="work on one package of a monorepo (a folder in the workspace)")
     start.add_argument("--manifest", metavar="FILE", help="JSON manifest of declared public inputs for the prep copy")
-    start.add_argument("--provider", choices=("fixture", "openai", "azure"), help="model provider for every role")
+    start.add_argument("--provider", choices=("fixture", "openai", "azure", "anthropic"), help="model provider for every role")
     start.add_argument("--model", help="model name for the provider")
     start.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     start.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")

@@ -215,7 +215,8 @@ def _fixture_build(settings: FixtureSettings, config: ProviderConfig, role: str)
     return FixtureProvider(dict(settings.scenario), model=settings.model)
 
 
-# OpenAI-compatible chat endpoints, and Azure OpenAI (the same client, its own URL and settings).
+# OpenAI-compatible chat endpoints, Azure OpenAI (the same client, its own URL and settings), and
+# Anthropic's Messages API (the same loop through its own wire format: agent.messages).
 
 
 @dataclass(frozen=True)
@@ -250,11 +251,23 @@ def _azure_settings(config: ProviderConfig, role: str, model: str | None) -> Htt
     )
 
 
+def _anthropic_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
+    if not model:
+        raise UsageError(
+            f"role {role} uses the anthropic provider but model is not set; set model in .autocode/config.toml "
+            "or pass --model (e.g. the Claude model your account uses)"
+        )
+    return HttpSettings(config.base_url or "https://api.anthropic.com/v1", model,
+                        config.api_key_env or "ANTHROPIC_API_KEY", config.timeout)
+
+
 def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Provider]:
     def build(settings: HttpSettings, config: ProviderConfig, role: str) -> Provider:
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.providers.agent.families import RequestShape, family_of
+        from autocode.providers.agent.http import ChatClient
         from autocode.providers.agent.loop import Budgets
+        from autocode.providers.agent.messages import MessagesClient
         from autocode.providers.openai import OpenAIProvider
 
         shape = RequestShape(
@@ -277,6 +290,7 @@ def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Pr
             azure_deployment=settings.azure_deployment,
             name=name,
             shape=shape,
+            client_class=MessagesClient if name == "anthropic" else ChatClient,
         )
 
     return build
@@ -285,6 +299,7 @@ def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Pr
 register(ProviderKind("fixture", _fixture_settings, _fixture_build))
 register(ProviderKind("openai", _openai_settings, _http_builder("openai")))
 register(ProviderKind("azure", _azure_settings, _http_builder("azure")))
+register(ProviderKind("anthropic", _anthropic_settings, _http_builder("anthropic")))
 
 
 __all__ = [

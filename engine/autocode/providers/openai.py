@@ -83,6 +83,7 @@ class OpenAIProvider:
         azure_deployment: str | None = None,
         name: str = "openai",
         shape: RequestShape | None = None,
+        client_class: type[ChatClient] = ChatClient,
     ) -> None:
         if not base_url:
             raise ProviderError("the openai provider needs base_url (setting 'base_url' or --base-url)")
@@ -99,7 +100,7 @@ class OpenAIProvider:
         self.edit_format = edit_format
         self.reading = reading
         self.shape = shape or RequestShape(family_of(name, self.base_url, model))
-        self.client = ChatClient(
+        self.client = client_class(
             base_url=self.base_url,
             api_key_env=api_key_env,
             timeout=timeout,

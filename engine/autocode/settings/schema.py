@@ -27,7 +27,9 @@ class Settings(BaseModel):
         default=None, description="test framework name, for context and diagnostics; detected when unset"
     )
     test_timeout: int = Field(default=600, gt=0, description="seconds a test run may take")
-    provider: str = Field(default="fixture", min_length=1, description="model provider for task agents")
+    provider: str = Field(
+        default="fixture", min_length=1, description="model provider for task agents (fixture, openai, azure, anthropic)"
+    )
     model: Text | None = Field(default=None, description="model name passed to the provider")
     base_url: Text | None = Field(default=None, description="base URL of an OpenAI-compatible provider")
     api_key_env: Text | None = Field(
@@ -56,7 +58,9 @@ class Settings(BaseModel):
         default=120.0, gt=0,
         description="seconds a model endpoint may send nothing (an idle timeout: a reply that keeps streaming may take longer)",
     )
-    endpoint_family: Literal["auto", "openai", "azure", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic"] = Field(
+    endpoint_family: Literal[
+        "auto", "openai", "azure", "anthropic", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic"
+    ] = Field(
         default="auto",
         description="which server or service base_url is, for the request parameters it takes; guessed from the URL and model when auto",
     )

@@ -21,7 +21,7 @@ from typing import Any
 
 from autocode.providers.base import ProviderError
 
-RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504, 529})  # 529: Anthropic "overloaded"
 
 # Parameters the client may drop (or rename) when the endpoint names them as unsupported.
 DROPPABLE = ("temperature", "response_format", "max_tokens", "max_completion_tokens", "stream_options", "stream")

@@ -21,7 +21,7 @@ import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
-FAMILIES = ("auto", "openai", "azure", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic")
+FAMILIES = ("auto", "openai", "azure", "anthropic", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic")
 
 # OpenAI's reasoning models, also behind a prefix ("openai/gpt-5", "azure/o3-mini").
 REASONING_MODEL = re.compile(r"(^|/)(o[1-9](-|$)|o[1-9][a-z-]|gpt-5)", re.IGNORECASE)
@@ -41,6 +41,8 @@ class Family:
 _BASE = {
     "openai": Family("openai", True, "max_completion_tokens", True, 128_000, None),
     "azure": Family("azure", True, "max_tokens", True, 128_000, None),
+    # The Messages API: max_tokens is required, there is no response_format.
+    "anthropic": Family("anthropic", True, "max_tokens", False, 200_000, 8_192),
     "ollama": Family(
         "ollama", True, "max_tokens", True, 4_096, None,
         note=(
@@ -75,8 +77,8 @@ def family_of(provider: str, base_url: str, model: str, named: str = "auto") -> 
 
 
 def _guess(provider: str, base_url: str) -> str:
-    if provider == "azure":
-        return "azure"
+    if provider in ("azure", "anthropic"):
+        return provider
     parts = urllib.parse.urlsplit(base_url)
     host = (parts.hostname or "").lower()
     text = (host + parts.path).lower()

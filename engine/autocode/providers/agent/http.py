@@ -93,6 +93,11 @@ _ADJUST_LOCK = threading.Lock()
 
 
 class ChatClient:
+    """An OpenAI-compatible endpoint. A subclass speaking another chat API (`messages`) changes
+    the path, the headers, `wire`/`unwire` (the body out, the answer back) and the stream's assembly."""
+
+    chat_path = "/chat/completions"
+
     def __init__(
         self,
         *,
@@ -168,7 +173,7 @@ class ChatClient:
         while True:
             sent = self.adjusted(body)
             try:
-                return self._request("/chat/completions", sent, cancelled, deadline, progress)
+                return self.unwire(self._request(self.chat_path, self.wire(sent), cancelled, deadline, progress))
             except ParamRefused as exc:
                 param = str(exc.param)
                 if param in tried:
@@ -182,6 +187,18 @@ class ChatClient:
                 what = f"sending '{change}' instead" if change else "leaving it out from now on"
                 if notice is not None:
                     notice(f"the endpoint refused '{param}' ({exc.text}); {what}")
+
+    def wire(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The request body as this API takes it (a chat-completions body here)."""
+        return body
+
+    def unwire(self, reply: dict[str, Any]) -> dict[str, Any]:
+        """The answer as a chat completion (it is one here)."""
+        return reply
+
+    def assembly(self) -> Assembly:
+        """An empty assembly for a streamed answer."""
+        return Assembly()
 
     def adjusted(self, body: dict[str, Any]) -> dict[str, Any]:
         """`body` with what this endpoint and model turned out not to take dropped or renamed."""
@@ -277,7 +294,7 @@ class ChatClient:
                 conn.request("POST", target, body=data, headers=headers)
                 response = conn.getresponse()
                 answered = True
-                reply = _read(response, conn, shown, self.timeout, deadline, streaming, progress, started)
+                reply = _read(response, conn, shown, self.timeout, deadline, streaming, progress, started, self.assembly)
                 keep = not response.will_close
                 return reply
             except TimeoutError as exc:
@@ -328,12 +345,13 @@ def _arm(conn: http.client.HTTPConnection, timeout: float, deadline: float | Non
 def _read(
     response: http.client.HTTPResponse, conn: http.client.HTTPConnection, shown: str, timeout: float,
     deadline: float | None, streaming: bool, progress: Progress | None, started: float,
+    assemble: Callable[[], Assembly] = Assembly,
 ) -> tuple[int, dict[str, str], bytes, Any]:
     headers = {k.lower(): v for k, v in response.getheaders()}
     kind = headers.get("content-type", "")
     if response.status >= 300 or not streaming or "text/event-stream" not in kind:
         return response.status, headers, response.read(), None  # a server may answer a streamed request whole
-    assembly = Assembly()
+    assembly = assemble()
     reported = started
     every = min(PROGRESS_EVERY, timeout / 4)  # several reports within one idle window
     while not assembly.done:

@@ -55,7 +55,7 @@ def check_provider(values: Mapping[str, Any]) -> dict[str, Any]:
         "api_key_env": key_env,
         "api_key_set": bool(key_env and os.environ.get(key_env)),
     }
-    if name not in ("openai", "azure"):
+    if name not in ("openai", "azure", "anthropic"):
         out["result"] = f"the {name} provider has no endpoint to check"
         return out
     try:
