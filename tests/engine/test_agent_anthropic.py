@@ -63,7 +63,10 @@ def test_a_bug_fix_through_the_messages_api_completes(endpoint: ScriptedEndpoint
     repo = build_calc(tmp_path / "calc")
 
     def first(body: dict[str, Any]) -> None:
-        assert "implementer" in body["system"] and body["max_tokens"] == 8192 and body["stream"] is True
+        assert body["system"][0]["type"] == "text" and "implementer" in body["system"][0]["text"]
+        assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
+        assert body["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+        assert body["max_tokens"] == 8192 and body["stream"] is True
         assert body["tool_choice"] == {"type": "auto"}
         assert {t["name"] for t in body["tools"]} >= {"read_file", "edit_file", "run_tests"}
         assert all("input_schema" in t and "function" not in t for t in body["tools"])
