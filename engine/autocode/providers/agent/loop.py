@@ -59,7 +59,6 @@ from autocode.providers.agent.tools import (
 from autocode.providers.base import ProviderError
 from autocode.tasks.store import append_event, kill_point, read_events
 
-NO_TOOL_CALL = "the model answered without calling any tool (a model or server without tool support?)"
 NO_TOOL_NUDGE = (
     "You answered without calling a tool, and nothing has been changed yet. Use the tools to read the "
     "code, edit it and run the tests; answer in words only once the change is made."
@@ -316,8 +315,9 @@ class AgentLoop:
                     self._feedback(st, NO_TOOL_NUDGE, began)
                     continue
                 raise ProviderError(
-                    f"{NO_TOOL_CALL[:-1]}, twice; use a model with tool calls, or set "
-                    'edit_format = "edit_blocks" to have it write edit blocks instead'
+                    f"the {self.role} model answered in words twice without calling any tool (a model or server "
+                    'without tool support?); use a model with tool calls, or set edit_format = "edit_blocks" '
+                    "to have it write edit blocks instead"
                 )
             return self._finish(st, content, "answered", began)
 
