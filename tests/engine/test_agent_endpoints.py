@@ -481,3 +481,19 @@ def test_doctor_check_provider_reports_an_endpoint_that_refuses_tools(endpoint: 
                      "--base-url", endpoint.url, "--model", "gemma:2b")
     assert shown.returncode == 0, shown.stderr
     assert "tools          refused" in shown.stdout and "does not support tools" in shown.stdout
+
+
+def test_ollamas_small_window_is_said_and_the_first_message_fits_it(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    notes = {f"calc/mod{i:03d}.py": f"def helper_{i}(value, *, scale=1):\n    return value * scale\n" for i in range(300)}
+    repo = build_calc(tmp_path / "calc", notes)
+
+    def small(body: dict[str, Any]) -> None:
+        first = body["messages"][1]["content"]
+        section = first.split("Repository map", 1)[1].split("\n\n", 1)[0]
+        assert len(section) <= 2_200 and "more file(s); list_files shows them" in section, len(section)
+
+    endpoint.load(*roles_before_implementing(), *fix_steps(check=small), review())
+    run = start(repo, endpoint.url, 'endpoint_family = "ollama"\n')
+    completed(run, endpoint)
+    notices = [e["text"] for e in transcript(run) if e["event"] == "notice"]
+    assert any("4,096 tokens of context" in n and "OLLAMA_CONTEXT_LENGTH" in n for n in notices), notices

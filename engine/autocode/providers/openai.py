@@ -122,7 +122,10 @@ class OpenAIProvider:
 
     def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
         if ctx.copy is not None and ctx.run_dir is not None:
-            text = _context_text(ctx, mapped=plan.citations) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
+            # A small window (Ollama's 4,096 tokens) gets a small map: about a seventh of it.
+            limit = min(repomap.MAP_CHARS, self.shape.window // 2)
+            text = _context_text(ctx, mapped=plan.citations, map_chars=limit)
+            text += "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
             return session.implement(
                 self.client, str(self.model), ctx, text, self.budgets, self.edit_format, shape=self.shape
             )
@@ -198,7 +201,7 @@ class OpenAIProvider:
         return lambda chars, seconds: say(f"the model is answering ({chars:,} characters in {seconds:.0f} s)")
 
 
-def _context_text(ctx: ProviderContext, mapped: list[str] | None = None) -> str:
+def _context_text(ctx: ProviderContext, mapped: list[str] | None = None, map_chars: int = repomap.MAP_CHARS) -> str:
     """The task's context for a role; with `mapped` (the plan's citations) a repository map of the
     copy, those and the task's citations first, instead of the bare list of paths."""
     parts = [f"Brief:\n{ctx.brief}"]
@@ -206,7 +209,7 @@ def _context_text(ctx: ProviderContext, mapped: list[str] | None = None) -> str:
         cited = [*ctx.citations, *mapped]
         parts.append(
             "Repository map (files, the ones this task cites first, with their top-level definitions):\n"
-            + repomap.render(ctx.copy, cited, ctx.map_paths)
+            + repomap.render(ctx.copy, cited, ctx.map_paths, map_chars)
         )
     elif ctx.citations:
         parts.append("Repository paths:\n" + "\n".join(ctx.citations))
