@@ -139,3 +139,12 @@ def test_the_context_view_trims_old_output_first_then_summarises() -> None:
     assert sent[:2] == messages[:2] and "condensed" in str(sent[2]["content"]) and "read_file(path='f0.py')" in str(sent[2]["content"])
     assert tight.tokens(context.size(sent)) <= tight.limit * 1.5
     assert [m["role"] for m in sent[3:5]] == ["assistant", "tool"]  # a kept turn starts at its call
+
+
+def test_the_endpoint_family_setting_offers_every_family() -> None:
+    from typing import get_args
+
+    from autocode.providers.agent.families import FAMILIES
+    from autocode.settings.schema import Settings
+
+    assert get_args(Settings.model_fields["endpoint_family"].annotation) == FAMILIES
