@@ -497,3 +497,20 @@ def test_ollamas_small_window_is_said_and_the_first_message_fits_it(endpoint: Sc
     completed(run, endpoint)
     notices = [e["text"] for e in transcript(run) if e["event"] == "notice"]
     assert any("4,096 tokens of context" in n and "OLLAMA_CONTEXT_LENGTH" in n for n in notices), notices
+
+
+@pytest.mark.parametrize(("family", "path", "page"), [
+    ("vllm", "/v1/models", {"object": "list", "data": [{"id": "served-model", "object": "model", "max_model_len": 8192}]}),
+    ("llamacpp", "/props", {"default_generation_settings": {"n_ctx": 8192}, "total_slots": 1}),
+])
+def test_the_window_a_local_server_reports_is_the_one_requests_are_kept_within(
+    endpoint: ScriptedEndpoint, tmp_path: Path, family: str, path: str, page: dict[str, Any]
+) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load(*roles_before_implementing(), *fix_steps(), review())
+    endpoint.pages[path] = page
+    run = start(repo, endpoint.url, f'endpoint_family = "{family}"\n', model="served-model")
+    completed(run, endpoint)
+    assert endpoint.looked == [path]  # asked once for the whole process, not per loop
+    notices = [e["text"] for e in transcript(run) if e["event"] == "notice"]
+    assert "the server serves served-model with a context window of 8,192 tokens; requests are kept within it" in notices

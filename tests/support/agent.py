@@ -99,6 +99,8 @@ class ScriptedEndpoint:
         self.seconds_in_handler = 0.0
         self.rules: list[Rule] = []
         self.connections: set[tuple[str, int]] = set()
+        self.pages: dict[str, Any] = {}  # GET path -> JSON answer (what a server tells about itself)
+        self.looked: list[str] = []
 
     def load(self, *steps: Step) -> None:
         with self.lock:
@@ -107,6 +109,8 @@ class ScriptedEndpoint:
             self.failures = []
             self.rules = []
             self.connections = set()
+            self.pages = {}
+            self.looked = []
 
     def refuse(self, matches: Callable[[dict[str, Any]], bool], body: Any, status: int = 400) -> Rule:
         """Answer every request `matches` accepts with this error (a step is not used)."""
@@ -137,6 +141,17 @@ def serve() -> Iterator[ScriptedEndpoint]:
             super().setup()
             # As real servers do: small writes of a stream leave at once (no Nagle wait for the client's ACK).
             self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def do_GET(self) -> None:
+            with state.lock:
+                state.looked.append(self.path)
+                page = state.pages.get(self.path)
+            raw = json.dumps(page if page is not None else {"error": "not found"}).encode()
+            self.send_response(200 if page is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
 
         def do_POST(self) -> None:
             started = time.perf_counter()

@@ -96,6 +96,27 @@ def _guess(provider: str, base_url: str) -> str:
     return "generic"
 
 
+def served_window(look: Any, family: Family, model: str) -> int | None:
+    """The context window a local server says it serves `model` with, or None.
+
+    `look(path)` is a GET returning the JSON object or None (`ChatClient.look`). vLLM lists
+    `max_model_len` per model in /models; llama.cpp's server gives `n_ctx` in /props (at the
+    server root). Other families are not asked: their answer would not be the window in use."""
+    if family.name == "vllm":
+        data = look("/models") or {}
+        for item in data.get("data") or []:
+            if isinstance(item, dict) and item.get("id") == model and isinstance(item.get("max_model_len"), int):
+                return int(item["max_model_len"])
+    if family.name == "llamacpp":
+        data = look("/props", at_root=True) or {}
+        settings = data.get("default_generation_settings") or {}
+        n_ctx = settings.get("n_ctx") if isinstance(settings, dict) else None
+        n_ctx = n_ctx if isinstance(n_ctx, int) else data.get("n_ctx")
+        if isinstance(n_ctx, int) and n_ctx > 0:
+            return n_ctx
+    return None
+
+
 @dataclass(frozen=True)
 class RequestShape:
     """How one provider's chat bodies are built: the family's defaults under the person's settings."""

@@ -158,6 +158,31 @@ class ChatClient:
         """POST a JSON body, return the JSON object answered (retried as the module says)."""
         return self._request(path, body, cancelled, deadline, None)
 
+    def look(self, path: str, *, at_root: bool = False, timeout: float = 5.0) -> dict[str, Any] | None:
+        """GET `path` (under base_url, or at the server's root) once, without retries and with a
+        short timeout, for what a server tells about itself; None on any failure."""
+        base = urllib.parse.urlsplit(self.base_url)
+        url = f"{base.scheme}://{base.netloc}{path}" if at_root else self.base_url + path
+        parts = urllib.parse.urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            return None
+        if self._proxies is None:
+            self._proxies = urllib.request.getproxies()
+        key, conn, _ = POOL.get(parts, timeout, self._proxies, False)
+        keep = False
+        try:
+            _arm(conn, min(timeout, self.timeout), None)
+            conn.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""), headers=self.headers())
+            response = conn.getresponse()
+            raw = response.read()
+            keep = not response.will_close
+            data = json.loads(raw.decode("utf-8")) if response.status == 200 else None
+            return data if isinstance(data, dict) else None
+        except (OSError, http.client.HTTPException, ValueError, ProviderError):
+            return None
+        finally:
+            POOL.done(key, conn, keep)
+
     def chat(
         self,
         body: dict[str, Any],

@@ -157,6 +157,7 @@ class AgentLoop:
         final_anyway: Callable[[str], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
         shape: RequestShape | None = None,
+        start_notes: tuple[str, ...] = (),
     ) -> None:
         self.client = client
         self.model = model
@@ -175,6 +176,7 @@ class AgentLoop:
         self.shape = shape or RequestShape(family_of("openai", client.base_url, model), stream=False)
         self.sizing = context.Sizing(self.shape.window, self.shape.output_limit() or min(4_096, self.shape.window // 8))
         self._tool_chars: int | None = None
+        self._start_notes = start_notes
         self.engine_seconds = 0.0  # the loop's own time, the endpoint's excluded (for the bench)
 
     # -- the loop -------------------------------------------------------------
@@ -189,6 +191,8 @@ class AgentLoop:
             self._begin(st, first, system, user, edit_blocks_intro, None)
             if self.shape.family.note and self.shape.context_window is None:
                 self._notice(self.shape.family.note)
+            for note in self._start_notes:
+                self._notice(note)
         while True:
             mark = self._clock()
             st.elapsed = mark - began

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from autocode.errors import AutoCodeError
 from autocode.memory import MemoryContext
 from autocode.memory.pool import lease_for
 from autocode.providers.agent import AGENT_DIR, read_status, status_path
-from autocode.providers.agent.families import RequestShape
+from autocode.providers.agent.families import Family, RequestShape, served_window
 from autocode.providers.agent.http import ChatClient, ToolsRefused
 from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage, make_clean
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
@@ -67,6 +68,17 @@ def record_request(run_dir: Path, role: str, usage: Any) -> None:
     )
 
 
+_SERVED: dict[tuple[str, str, str], int | None] = {}  # (base_url, model, family) -> the window a server reported
+
+
+def _served(client: ChatClient, family: Family, model: str) -> int | None:
+    """The context window the server reports (asked once per process and endpoint)."""
+    key = (client.base_url, model, family.name)
+    if key not in _SERVED:
+        _SERVED[key] = served_window(client.look, family, model)
+    return _SERVED[key]
+
+
 def reopen_loops(run_dir: Path) -> list[str]:
     """Let the loops a budget stopped go on (a `reopen` event after their `end`); the names reopened."""
     folder = run_dir / AGENT_DIR
@@ -104,8 +116,15 @@ def _loop(
         save_memory=_saver(ctx),
     )
     say = ctx.say
+    notes: tuple[str, ...] = ()
+    if shape is not None and shape.context_window is None:
+        served = _served(client, shape.family, model)
+        if served:
+            shape = dataclasses.replace(shape, context_window=served)
+            notes = (f"the server serves {model} with a context window of {served:,} tokens; requests are kept within it",)
 
     return AgentLoop(
+        start_notes=notes,
         final_anyway=lambda text: _legacy_diff(text) is not None,
         client=client,
         model=model,
