@@ -136,10 +136,7 @@ def run(args: argparse.Namespace) -> int:
         emit(args, details, _render_details)
         return 0
     elif verb == "transcript":
-        # lazy: not needed by `autocode --help`, which imports this module
-        from autocode.providers.agent.transcript import write_markdown
-
-        path, text = write_markdown(task.run_dir)
+        path, text = task.transcript()
         emit(args, {"path": str(path), "markdown": text}, lambda d: str(d["markdown"]).rstrip("\n"))
         return 0
     elif verb == "answer":

@@ -100,6 +100,13 @@ class TaskRun(PhaseMachine):
         run._refresh_views_if_stale()
         return run
 
+    def transcript(self) -> tuple[Path, str]:
+        """The model's work as Markdown, written to transcript.md in the run folder: (its path, its text)."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.providers.agent.transcript import write_markdown
+
+        return write_markdown(self.run_dir)
+
     def details(self) -> dict[str, Any]:
         """Everything recorded about the run (for `task show`)."""
         s = self._committed()

@@ -427,6 +427,11 @@
 ---@field testCommand? string|nil Overrides every other source of the test command for this task (the `flag` layer).
 ---@field manifest? string|nil Make a checked prep copy with these declared inputs first (see `autocode.prep.run`).
 
+--- The model's work in a task as a Markdown page (the agent loops' transcripts, readable).
+---@class autocode.TaskTranscript
+---@field path string transcript.md in the run folder, written by this call: an editor can open it.
+---@field markdown string
+
 --- The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`).
 ---@class autocode.TestRun
 ---@field command string

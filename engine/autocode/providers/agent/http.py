@@ -49,7 +49,7 @@ from autocode.providers.agent.endpoint_errors import (
     ToolsRefused,
     classify,
 )
-from autocode.providers.agent.stream import Assembly, StreamError
+from autocode.providers.agent.stream import Assembly, Progress, arm, read_answer
 from autocode.providers.base import ProviderError
 
 __all__ = [
@@ -62,10 +62,8 @@ __all__ = [
     "ToolsRefused",
 ]
 
-PROGRESS_EVERY = 2.0  # seconds between progress reports while a reply streams (at most)
 MAX_RETRY_AFTER = 30.0
 
-Progress = Callable[[int, float], None]  # (characters so far, seconds since the request was sent)
 
 
 class RequestCancelled(ProviderError):
@@ -171,7 +169,7 @@ class ChatClient:
         key, conn, _ = POOL.get(parts, timeout, self._proxies, False)
         keep = False
         try:
-            _arm(conn, min(timeout, self.timeout), None)
+            arm(conn, min(timeout, self.timeout), None)
             conn.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""), headers=self.headers())
             response = conn.getresponse()
             raw = response.read()
@@ -315,11 +313,11 @@ class ChatClient:
             answered = False
             keep = False
             try:
-                _arm(conn, self.timeout, deadline)
+                arm(conn, self.timeout, deadline)
                 conn.request("POST", target, body=data, headers=headers)
                 response = conn.getresponse()
                 answered = True
-                reply = _read(response, conn, shown, self.timeout, deadline, streaming, progress, started, self.assembly)
+                reply = read_answer(response, conn, shown, self.timeout, deadline, streaming, progress, started, self.assembly)
                 keep = not response.will_close
                 return reply
             except TimeoutError as exc:
@@ -355,54 +353,6 @@ def _replacement(param: str, text: str, sent: dict[str, Any]) -> str | None:
     if param == "max_completion_tokens" and "max_tokens" not in sent:
         return "max_tokens"
     return None
-
-
-def _arm(conn: http.client.HTTPConnection, timeout: float, deadline: float | None) -> None:
-    """The silence allowed on this connection: the idle timeout, never past the deadline."""
-    limit = timeout
-    if deadline is not None:
-        limit = max(0.01, min(limit, deadline - time.monotonic()))
-    conn.timeout = limit
-    if conn.sock is not None:
-        conn.sock.settimeout(limit)
-
-
-def _read(
-    response: http.client.HTTPResponse, conn: http.client.HTTPConnection, shown: str, timeout: float,
-    deadline: float | None, streaming: bool, progress: Progress | None, started: float,
-    assemble: Callable[[], Assembly] = Assembly,
-) -> tuple[int, dict[str, str], bytes, Any]:
-    headers = {k.lower(): v for k, v in response.getheaders()}
-    kind = headers.get("content-type", "")
-    if response.status >= 300 or not streaming or "text/event-stream" not in kind:
-        return response.status, headers, response.read(), None  # a server may answer a streamed request whole
-    assembly = assemble()
-    reported = started
-    every = min(PROGRESS_EVERY, timeout / 4)  # several reports within one idle window
-    while not assembly.done:
-        if deadline is not None:
-            _arm(conn, timeout, deadline)
-        line = response.readline()
-        if not line:
-            break
-        try:
-            assembly.line(line)
-        except StreamError as exc:
-            raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
-        if progress is not None:
-            now = time.monotonic()
-            if now - reported >= every:
-                reported = now
-                progress(assembly.chars, now - started)
-    try:
-        assembly.finish()
-    except StreamError as exc:
-        raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
-    if assembly.done:
-        response.read()  # the end of the chunked body, so the connection can serve the next request
-    elif assembly.finish_reason is None:
-        raise http.client.IncompleteRead(b"", None)  # the stream ended before the answer did
-    return response.status, headers, b"", assembly.completion()
 
 
 def _delay(backoff: float, attempt: int, retry_after: str | None, jitter: Callable[[], float]) -> float:

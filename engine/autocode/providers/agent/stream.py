@@ -6,13 +6,23 @@ calls (by index: the id and name once, the arguments in fragments), then a
 `finish_reason`, and with `stream_options.include_usage` a last chunk with
 the usage. `data: [DONE]` ends the stream. An `error` object in a chunk (vLLM,
 LiteLLM and others report failures mid-stream that way) is the endpoint's error.
+`read_answer` reads one HTTP answer, streamed or whole, under the idle timeout.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from autocode.providers.base import ProviderError
+
+PROGRESS_EVERY = 2.0  # seconds between progress reports while a reply streams (at most)
+
+Progress = Callable[[int, float], None]  # (characters so far, seconds since the request was sent)
 
 
 class StreamError(ValueError):
@@ -133,3 +143,51 @@ class Assembly:
         if self.usage is not None:
             out["usage"] = self.usage
         return out
+
+
+def arm(conn: http.client.HTTPConnection, timeout: float, deadline: float | None) -> None:
+    """The silence allowed on this connection: the idle timeout, never past the deadline."""
+    limit = timeout
+    if deadline is not None:
+        limit = max(0.01, min(limit, deadline - time.monotonic()))
+    conn.timeout = limit
+    if conn.sock is not None:
+        conn.sock.settimeout(limit)
+
+
+def read_answer(
+    response: http.client.HTTPResponse, conn: http.client.HTTPConnection, shown: str, timeout: float,
+    deadline: float | None, streaming: bool, progress: Progress | None, started: float,
+    assemble: Callable[[], Assembly] = Assembly,
+) -> tuple[int, dict[str, str], bytes, Any]:
+    headers = {k.lower(): v for k, v in response.getheaders()}
+    kind = headers.get("content-type", "")
+    if response.status >= 300 or not streaming or "text/event-stream" not in kind:
+        return response.status, headers, response.read(), None  # a server may answer a streamed request whole
+    assembly = assemble()
+    reported = started
+    every = min(PROGRESS_EVERY, timeout / 4)  # several reports within one idle window
+    while not assembly.done:
+        if deadline is not None:
+            arm(conn, timeout, deadline)
+        line = response.readline()
+        if not line:
+            break
+        try:
+            assembly.line(line)
+        except StreamError as exc:
+            raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
+        if progress is not None:
+            now = time.monotonic()
+            if now - reported >= every:
+                reported = now
+                progress(assembly.chars, now - started)
+    try:
+        assembly.finish()
+    except StreamError as exc:
+        raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
+    if assembly.done:
+        response.read()  # the end of the chunked body, so the connection can serve the next request
+    elif assembly.finish_reason is None:
+        raise http.client.IncompleteRead(b"", None)  # the stream ended before the answer did
+    return response.status, headers, b"", assembly.completion()
