@@ -121,6 +121,18 @@ def test_lm_studio_refusing_response_format_gets_json_roles_without_it(endpoint:
     assert any("refused 'response_format'" in e["text"] for e in events(run) if e["event"] == "agent_notice")
 
 
+def test_a_model_that_refuses_streaming_gets_whole_answers(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load(*roles_before_implementing(), *fix_steps(), review())
+    refusal = endpoint.refuse(lambda b: bool(b.get("stream")), {"error": {
+        "message": "Unsupported value: 'stream' does not support true with this model. Supported values are: false.",
+        "type": "invalid_request_error", "param": "stream", "code": "unsupported_value"}})
+    run = start(repo, endpoint.url, model="refuses-stream")
+    completed(run, endpoint)
+    assert refusal.hits == 1
+    assert all("stream" not in b and "stream_options" not in b for b in endpoint.bodies()[1:])
+
+
 def test_the_lm_studio_family_never_asks_for_response_format(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
     repo = build_calc(tmp_path / "calc")
     endpoint.load(*roles_before_implementing(), *fix_steps(), review())
