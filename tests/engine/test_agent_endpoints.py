@@ -509,6 +509,8 @@ def test_ollamas_small_window_is_said_and_the_first_message_fits_it(endpoint: Sc
     completed(run, endpoint)
     notices = [e["text"] for e in transcript(run) if e["event"] == "notice"]
     assert any("4,096 tokens of context" in n and "OLLAMA_CONTEXT_LENGTH" in n for n in notices), notices
+    # The scripted server counts 100 prompt tokens for thousands of characters, as Ollama does once it cut the prompt.
+    assert any("Ollama likely cut the conversation" in n for n in notices), notices
 
 
 @pytest.mark.parametrize(("family", "path", "page"), [

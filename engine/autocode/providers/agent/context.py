@@ -46,8 +46,10 @@ class Sizing:
 
     def calibrate(self, chars: int, prompt_tokens: int) -> None:
         """Learn the ratio from a request of `chars` characters the endpoint counted as `prompt_tokens`."""
+        # Bounded: a server that cuts the prompt silently (Ollama past its window) reports fewer
+        # tokens than it was sent, which must not make the next request look smaller still.
         if prompt_tokens > 50 and chars > 200:
-            self.chars_per_token = min(8.0, max(1.5, chars / prompt_tokens))
+            self.chars_per_token = min(5.0, max(2.0, chars / prompt_tokens))
 
 
 def size(messages: list[dict[str, Any]]) -> int:

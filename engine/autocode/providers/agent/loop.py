@@ -177,6 +177,7 @@ class AgentLoop:
         self.sizing = context.Sizing(self.shape.window, self.shape.output_limit() or min(4_096, self.shape.window // 8))
         self._tool_chars: int | None = None
         self._start_notes = start_notes
+        self._truncation_said = False
         self.engine_seconds = 0.0  # the loop's own time, the endpoint's excluded (for the bench)
 
     # -- the loop -------------------------------------------------------------
@@ -248,6 +249,7 @@ class AgentLoop:
             st.usage.add(turn.usage)
             prompt = _count((turn.usage or {}).get("prompt_tokens"))
             if prompt:
+                self._check_truncation(chars, prompt)
                 self.sizing.calibrate(chars, prompt)
             cut = turn.finish_reason == "length"
             if cut:
@@ -574,6 +576,16 @@ class AgentLoop:
         self._tell(clean)
         if self._note is not None:
             self._note("agent_notice", {"role": self.role, "text": clean})
+
+    def _check_truncation(self, chars: int, prompt: int) -> None:
+        """Ollama cuts a prompt longer than its window without a word; its token count gives it away."""
+        if self._truncation_said or not self.shape.family.name.startswith("ollama") or prompt * 4 >= chars * 0.6:
+            return
+        self._truncation_said = True
+        self._notice(
+            f"the endpoint counted {prompt:,} prompt tokens for about {chars // 4:,}: Ollama likely cut the "
+            "conversation to its context window; start it with a larger OLLAMA_CONTEXT_LENGTH and set context_window to match"
+        )
 
     def _streaming(self, chars: int, seconds: float) -> None:
         self._tell(f"the model is answering ({chars:,} characters in {seconds:.0f} s)")
