@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -17,7 +17,15 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: venv
+# bubblewrap (every program a task starts runs in it) and ripgrep; fast when present.
+sandbox:
+	bash scripts/sandbox-setup.sh
+
+# the test runners the per-test results tests run for real (go, node, prove); they skip without them.
+proof-tools:
+	bash scripts/proof-tools-setup.sh
+
+demo: venv sandbox
 	$(PY) scripts/demo.py $(DEMO_ARGS)
 
 lint: venv
@@ -25,14 +33,14 @@ lint: venv
 	$(VENV)/bin/mypy --strict engine/autocode
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 
-unit: venv
+unit: venv sandbox proof-tools
 	$(PYTEST) tests/engine tests/server
 
-editors: venv
+editors: venv sandbox
 	bash scripts/editors-setup.sh
 	$(PYTEST) tests/editors
 
-package: venv
+package: venv sandbox
 	bash scripts/package-check.sh
 
 bundle: venv
@@ -41,7 +49,7 @@ bundle: venv
 
 test: lint unit package editors
 
-bench: venv
+bench: venv sandbox
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
 
 clean:

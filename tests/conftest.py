@@ -28,6 +28,12 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     os.environ["XDG_STATE_HOME"] = str(home / ".local" / "state")
     os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
     os.environ.pop("AUTOCODE_UNATTENDED", None)
+    # The suites tasks run here are tiny; this venv's pytest plugins (pytest-lsp, hypothesis...)
+    # would cost each of them seconds. The person's own config lets the variable into the sandbox.
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    user_config = home / ".config" / "autocode" / "config.toml"
+    user_config.parent.mkdir(parents=True)
+    user_config.write_text('sandbox_env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]\n', encoding="utf-8")
     try:
         yield
     finally:

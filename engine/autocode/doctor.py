@@ -76,8 +76,44 @@ def _render_warnings(data: Json) -> list[str]:
     return [f"Warning: {w}" for w in data]
 
 
+def _trust(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode.settings import user_config_path
+
+    trust = ctx.snapshot.trust
+    data: dict[str, Any] = trust.to_dict() if trust is not None else {}
+    data["ignored"] = [item.to_dict() for item in ctx.snapshot.ignored]
+    config = user_config_path()
+    data["user_config"] = {"path": str(config), "exists": config.is_file()}
+    return data
+
+
+def _render_trust(data: Json) -> list[str]:
+    status, config = data.get("status"), data["user_config"]
+    lines = [f"User config: {config['path']}" + ("" if config["exists"] else " (not created)")]
+    lines.append("Repository trust: " + {
+        "trusted": "trusted; its files may name these destinations:",
+        "not-trusted": "not trusted; its files ask to (not done until you trust them):",
+        "changed": "its values changed since you trusted it; its files ask to (not done until you trust them):",
+    }.get(str(status), "its files name no destination"))
+    lines += [f"  - {sentence}" for sentence in data.get("says", [])]
+    if status in ("not-trusted", "changed"):
+        lines.append(f"  to trust exactly these values: {data['command']}")
+    for item in data["ignored"]:
+        lines.append(f"Ignored: {item['name']} = {_show(item['value'])} ({item['origin']}, {item['source']})")
+        lines.append(f"  {item['reason']}")
+    return lines
+
+
 def _record(ctx: DoctorContext) -> Json:
-    return ctx.snapshot.record.to_dict()
+    data = ctx.snapshot.record.to_dict()
+    record = data.get("data") or {}
+    if record.get("test_command"):
+        # lazy: read only when the record has a learned command
+        from autocode.record.origin import learned_origin
+
+        data["test_command_origin"] = learned_origin(ctx.snapshot.workspace, record["test_command"])
+    return data
 
 
 def _render_record(data: Json) -> list[str]:
@@ -88,6 +124,12 @@ def _render_record(data: Json) -> list[str]:
     record = data["data"]
     if record:
         lines.append(f"  framework: {_show(record['framework'])}  test_command: {_show(record['test_command'])}")
+        if record["test_command"]:
+            origin = data.get("test_command_origin")
+            lines.append(
+                f"  test_command learned by task {origin['task_id']} ({origin['time']})" if origin
+                else "  test_command learned by a task this machine has no record of (a teammate's, or cleaned up)"
+            )
         for route in record["routes"]:
             lines.append(f"  route: {route['role']} -> {route['provider']}:{route['model']}")
         if record["human_pause_states"]:
@@ -154,6 +196,7 @@ def _render_git(data: Json) -> list[str]:
 CORE_SECTIONS: tuple[Section, ...] = (
     Section("settings", _settings, _render_settings),
     Section("warnings", _warnings, _render_warnings),
+    Section("trust", _trust, _render_trust),
     Section("record", _record, _render_record),
     Section("conventions", _conventions, _render_conventions),
     Section("omitted", _omitted, _render_omitted),
@@ -241,10 +284,69 @@ def prep_section() -> Section:
     return Section("prep", _prep, _render_prep)
 
 
+def _sandbox(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode import sandbox
+
+    return sandbox.describe(sandbox.policy_from_settings(ctx.snapshot))
+
+
+def _render_sandbox(data: Json) -> list[str]:
+    if "error" in data:
+        return [f"Sandbox: PROBLEM: {data['error']}"]
+    lines = []
+    if data["state"] == "unavailable":
+        lines.append(f"Sandbox: PROBLEM: none can be made here, so tasks refuse to run code: {data['why']}")
+    elif data["state"] == "off":
+        lines.append("Sandbox: off (sandbox = \"off\"): tests and commands run unconfined")
+    else:
+        lines.append(f"Sandbox: {data['kind']} ({data['why']})")
+    lines.append("  writable: " + "; ".join(data["writable"]))
+    if data["hidden"]:
+        lines.append("  hidden: " + "; ".join(data["hidden"]))
+    lines.append(f"  network: {data['network']}")
+    lines.append("  environment: " + ", ".join(data["env_names"]) + " (credential names never)")
+    lines += [f"  note: {note}" for note in data["notes"]]
+    return lines
+
+
+def sandbox_section() -> Section:
+    return Section("sandbox", _sandbox, _render_sandbox)
+
+
+def _test_interpreter(ctx: DoctorContext) -> Json:
+    # a section's module loads when a report is built (see the registry rule)
+    from autocode.proof.interpreter import interpreter_report
+
+    item = ctx.snapshot["test_command"]
+    cwd = ctx.package if ctx.package is not None else ctx.workspace
+    return interpreter_report(item.value, origin=item.origin, cwd=cwd)
+
+
+def _render_test_interpreter(data: Json) -> list[str]:
+    if not data.get("test_command"):
+        return [f"Tests: {data['message']}"]
+    lines = [f"Tests: {data['test_command']}  ({data['origin']})"]
+    if data["python_based"]:
+        lines.append(f"  interpreter: {data['interpreter'] or '(not found)'}")
+    if data["framework"]:
+        state = {True: "installed", False: "NOT INSTALLED", None: "not checked"}[data["framework_installed"]]
+        lines.append(f"  {data['framework']}: {state}")
+    if data["framework_installed"] is False or not data["python_based"]:
+        lines.append(f"  {data['message']}")
+    return lines
+
+
+def test_interpreter_section() -> Section:
+    return Section("test_interpreter", _test_interpreter, _render_test_interpreter)
+
+
 SectionProvider = str | Callable[[], Section]
 """A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
 
-SECTION_PROVIDERS: list[SectionProvider] = [memory_section, autocode_folder_section, prep_section]
+SECTION_PROVIDERS: list[SectionProvider] = [
+    test_interpreter_section, memory_section, autocode_folder_section, prep_section, sandbox_section,
+]
 """The registered sections after the core ones, in report order."""
 
 

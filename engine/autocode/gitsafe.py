@@ -25,6 +25,7 @@ import functools
 import os
 import re
 import subprocess
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -220,6 +221,43 @@ def run(
         message = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git {args[0] if args else ''} failed in {cwd}: {message}")
     return proc
+
+
+@dataclass(frozen=True)
+class MergedText:
+    """What `git merge-file` made of three texts: the result (with conflict markers where both
+    sides changed the same lines) and how many such conflicts it holds."""
+
+    text: bytes
+    conflicts: int
+
+
+def merge_file(
+    mine: bytes, base: bytes, theirs: bytes, *, labels: tuple[str, str, str], marker_size: int = 7
+) -> MergedText:
+    """git's own three-way merge of three texts (`git merge-file -p --diff3`).
+
+    The texts go to temporary files in a fresh folder outside every repository, with repository
+    discovery stopped above it, so no work tree's configuration or attributes are consulted;
+    `merge-file` merges the bytes itself (no merge driver, filter or conversion runs).
+    `labels` name mine, base and theirs on the markers. Binary texts are refused by git: the
+    caller decides about them before asking.
+    """
+    with tempfile.TemporaryDirectory(prefix="autocode-merge-") as folder:
+        where = Path(folder)
+        names = ("mine", "base", "theirs")
+        for name, data in zip(names, (mine, base, theirs), strict=True):
+            (where / name).write_bytes(data)
+        args = ["merge-file", "-p", "--diff3", f"--marker-size={marker_size}"]
+        for label in labels:
+            args += ["-L", label]
+        proc = run([*args, "--", *names], where, check=False,
+                   env={"GIT_CEILING_DIRECTORIES": str(where.parent)})
+    # 0..127: the number of conflicts (127 meaning "that many or more"); above: an error.
+    if proc.returncode > 127 or proc.returncode < 0:
+        message = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git merge-file could not merge the three versions: {message}")
+    return MergedText(proc.stdout, proc.returncode)
 
 
 def output(args: Sequence[str], cwd: Path | str) -> str:

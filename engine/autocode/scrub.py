@@ -656,6 +656,11 @@ def _env_name_is_secret(name: str) -> bool:
     )
 
 
+def env_name_is_secret(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential (`*_API_KEY`, `*_TOKEN`...)."""
+    return _env_name_is_secret(name)
+
+
 def _env_secret_values(env: Mapping[str, str]) -> list[str]:
     values = []
     for name, value in env.items():

@@ -38,6 +38,22 @@ def _address(text: str) -> tuple[str, int]:
     return (host.strip("[]") or DEFAULT_HOST), number
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not 0.1 <= value <= 600:
+        raise argparse.ArgumentTypeError(f"expected seconds between 0.1 and 600, got {text[:20]!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100_000:
+        raise argparse.ArgumentTypeError(f"expected a whole number between 1 and 100000, got {text[:20]!r}")
+    return int(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="autocode-lsp",
@@ -87,8 +103,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="a WebSocket Origin to accept (repeatable; default: none, only clients without Origin)",
     )
     guard.add_argument(
+        "--auth-timeout", type=_seconds, metavar="SECONDS",
+        help="how long a new connection may take to send initialize with the token (default: 5)",
+    )
+    guard.add_argument(
+        "--max-unauthenticated", type=_count, metavar="N",
+        help="connections that may wait for their initialize at once; a newer one drops the "
+        "oldest (default: 64, at most a quarter of the open-file limit)",
+    )
+    guard.add_argument(
         "--allow-client-overrides", action="store_true",
         help="let network clients name commands (testCommand, provider base URLs)",
+    )
+    parser.add_argument(
+        "--manifest-folder", action="append", default=[], metavar="DIR",
+        help="a folder besides the workspace that a client's `manifest` argument may name "
+        "(repeatable; default: only the workspace)",
     )
     parser.add_argument(
         "--path-map", action="append", default=[], metavar="CLIENT_PREFIX=SERVER_PREFIX",
@@ -115,19 +145,24 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
     # serving starts here: everything above answers without loading the server
-    from autocode_lsp import pathmap, transport
+    from autocode_lsp import logfile, pathmap, transport
     from autocode_lsp.security import SecurityError
     from autocode_lsp.server import close_memory_services
 
     listening = args.tcp is not None or args.ws is not None or args.socket is not None
     if not listening and (args.token_file or args.no_token or args.allow_remote or args.allow_origin
-                          or args.allow_client_overrides):
+                          or args.allow_client_overrides or args.auth_timeout is not None
+                          or args.max_unauthenticated is not None):
         build_parser().error("the token and access options apply to --tcp, --ws and --socket only")
     try:
         pathmap.DEFAULT = pathmap.PathMap.parse(args.path_map)
     except pathmap.PathMapError as exc:
         build_parser().error(str(exc))
-    log_file = transport.setup_logging(args.log_file, args.log_level)
+    log_file = logfile.setup_logging(args.log_file, args.log_level)
+    if args.manifest_folder:
+        from autocode_lsp import workspaces
+
+        workspaces.MANIFEST_FOLDERS[:] = [Path(d).expanduser().absolute() for d in args.manifest_folder]
     if pathmap.DEFAULT:
         logging.getLogger("autocode_lsp").info("path map: %s", pathmap.DEFAULT.describe())
     try:
@@ -143,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _listen(args: argparse.Namespace) -> int:
     """Check the address and the token options, issue the token, then serve."""
-    from autocode_lsp import security, transport  # only when serving (see main)
+    from autocode_lsp import gate, security, transport  # only when serving (see main)
     from autocode_lsp.logscrub import ScrubbingFormatter
 
     kind = "tcp" if args.tcp is not None else "ws" if args.ws is not None else "socket"
@@ -200,13 +235,20 @@ def _listen(args: argparse.Namespace) -> int:
         raise KeyboardInterrupt  # unwinds like Ctrl-C, so the token file and socket are removed
 
     signal.signal(signal.SIGTERM, stop)
+    gate.raise_open_file_limit()
+    defaults = gate.Limits()
+    limits = gate.Limits(
+        auth_timeout_s=args.auth_timeout if args.auth_timeout is not None else defaults.auth_timeout_s,
+        max_waiting=args.max_unauthenticated if args.max_unauthenticated is not None else defaults.max_waiting,
+    )
     try:
         if kind == "tcp":
-            return transport.serve_tcp(host, port, access=access, token_file=token_file)
+            return transport.serve_tcp(host, port, access=access, token_file=token_file, limits=limits)
         if kind == "ws":
-            return transport.serve_ws(host, port, access=access, token_file=token_file)
+            return transport.serve_ws(host, port, access=access, token_file=token_file, limits=limits)
         return transport.serve_socket(
-            Path(args.socket).expanduser().absolute(), access=access, token_file=token_file
+            Path(args.socket).expanduser().absolute(), access=access, token_file=token_file,
+            limits=limits,
         )
     finally:
         if token_file is not None and not args.token_file:

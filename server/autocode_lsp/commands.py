@@ -31,8 +31,9 @@ Handler = Callable[[Any, Any], Awaitable[Any]]
 H = TypeVar("H", bound=Handler)
 
 FEATURE_MODULES = {
-    "core": "core", "doctor": "project", "forget": "project",
+    "core": "core", "doctor": "project", "forget": "project", "trust": "project",
     "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
+    "verify": "verify",
 }
 """Which `features/` module handles each protocol feature area."""
 

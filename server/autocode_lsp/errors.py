@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 from pygls.exceptions import JsonRpcException
 
 from autocode.errors import AutoCodeError, UsageError, fault_error
+from autocode_lsp import warmup
 from autocode_lsp.protocol import INVALID_PARAMS, REQUEST_FAILED
 
 R = TypeVar("R")
@@ -33,6 +34,10 @@ def domain_error(kind: str, message: str, **data: Any) -> JsonRpcException:
 
 
 _CLI_TO_LSP = (
+    (re.compile(r"run `autocode trust --workspace ([^`]+)` \(it shows them and records your yes\)"),
+     r"say yes to your editor's prompt (autocode.project.trust with this error's `data.digest`), or run "
+     r"`autocode trust --workspace \1` in a terminal"),
+    (re.compile(r"(?<!`)autocode trust --workspace (\S+)"), r"autocode.project.trust (workspace \1)"),
     (re.compile(r"`autocode task list --workspace ([^`]+)`"), r"autocode.task.list (workspace \1)"),
     (re.compile(r"`autocode (task|memory) (list|show)`"), r"autocode.\1.list"),
     (re.compile(r"`autocode doctor`"), "autocode.doctor"),
@@ -65,9 +70,10 @@ def from_engine(exc: BaseException) -> JsonRpcException:
 
 
 async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
-    """Run blocking engine work in a thread; its AutoCodeError becomes a JSON-RPC error."""
+    """Run blocking engine work in a thread, once the warm-up's imports are done (no two threads
+    import engine modules at once); its AutoCodeError becomes a JSON-RPC error."""
     try:
-        return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+        return await asyncio.to_thread(_after_warmup, functools.partial(fn, *args, **kwargs))
     except AutoCodeError as exc:
         raise from_engine(exc) from exc
     except (OSError, RecursionError) as exc:
@@ -79,6 +85,11 @@ async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
         if not (exc.name or "").startswith("autocode"):
             raise
         raise not_available(exc.name or "autocode") from exc
+
+
+def _after_warmup(call: Callable[[], R]) -> R:
+    warmup.settled(bounded=False)
+    return call()
 
 
 def not_available(module: str) -> JsonRpcException:

@@ -24,6 +24,8 @@ MAX_BODY_BYTES = 16 * 1024 * 1024
 """No editor sends AutoCode a 16 MiB message; a bigger length is a broken or hostile peer."""
 MAX_WS_MESSAGE_BYTES = MAX_BODY_BYTES
 """The same bound for a WebSocket message (websockets refuses bigger frames, close code 1009)."""
+MAX_HEADER_BYTES = 4096
+"""A frame's headers are one or two short lines; more is not an LSP client."""
 
 _LENGTH = re.compile(rb"[0-9]{1,12}")
 
@@ -48,9 +50,12 @@ class Reader(Protocol):
     def readexactly(self, n: int) -> Awaitable[bytes]: ...
 
 
-async def read_frame(reader: Reader) -> bytes | None:
-    """The body of the next frame, or None at a clean end of stream (between frames)."""
+async def read_frame(reader: Reader, max_body: int = MAX_BODY_BYTES) -> bytes | None:
+    """The body of the next frame, or None at a clean end of stream (between frames).
+
+    `max_body` is smaller before the peer authenticated (see `gate`)."""
     length: int | None = None
+    header_bytes = 0
     deadline, limit = 0.0, 0.0
     for count in range(MAX_HEADER_LINES + 1):
         try:
@@ -70,6 +75,9 @@ async def read_frame(reader: Reader) -> bytes | None:
             raise FramingError("the stream ended inside a frame's headers")
         if count == MAX_HEADER_LINES:
             raise FramingError(f"more than {MAX_HEADER_LINES} header lines")
+        header_bytes += len(line)
+        if header_bytes > MAX_HEADER_BYTES:
+            raise FramingError(f"more than {MAX_HEADER_BYTES} bytes of headers")
         if line in (b"\r\n", b"\n"):
             break
         name, sep, value = line.partition(b":")
@@ -86,8 +94,8 @@ async def read_frame(reader: Reader) -> bytes | None:
         raise FramingError("a frame without Content-Length")
     if length == 0:
         raise FramingError("Content-Length is 0")
-    if length > MAX_BODY_BYTES:
-        raise FramingError(f"Content-Length {length} is over the {MAX_BODY_BYTES}-byte limit")
+    if length > max_body:
+        raise FramingError(f"Content-Length {length} is over the {max_body}-byte limit")
     try:
         body = await asyncio.wait_for(reader.readexactly(length), max(0.0, deadline - time.monotonic()))
     except TimeoutError:
@@ -108,6 +116,8 @@ def decode(body: bytes | str, structure: Callable[[dict[str, Any]], Any]) -> Any
         message = json.loads(body, object_hook=structure)
     except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError are ValueErrors
         raise FramingError(f"the body is not JSON ({exc})") from None
+    except RecursionError:
+        raise FramingError("the body nests deeper than a JSON-RPC message does") from None
     if isinstance(message, (list, str, int, float, bool)) or message is None:
         raise FramingError(f"the body is JSON but not an object ({type(message).__name__})")
     return message
@@ -117,11 +127,15 @@ async def serve_frames(
     reader: Reader,
     stop: threading.Event,
     handle: Callable[[bytes], None],
+    first: bytes | None = None,
 ) -> None:
-    """Pass each frame's body to `handle` until the stream ends or `stop` is set.
+    """Pass each frame's body to `handle` (`first`, already read, before the rest) until the
+    stream ends or `stop` is set.
 
     Raises FramingError on the first broken frame.
     """
+    if first is not None:
+        handle(first)
     while not stop.is_set():
         body = await read_frame(reader)
         if body is None:

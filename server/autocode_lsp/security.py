@@ -10,8 +10,10 @@ function that needs it, so a stdio server pays nothing for it.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
+import re
 import socket
 import stat
 import struct
@@ -118,11 +120,18 @@ def write_private(path: Path, text: str) -> None:
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
-        os.fchmod(fd, 0o600)
-        os.write(fd, text.encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            os.fchmod(fd, 0o600)
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def read_token_file(path: Path) -> str:
@@ -156,9 +165,51 @@ def issue_token(token_file: Path | None, transport: str) -> tuple[str, Path]:
         return read_token_file(token_file), token_file
     token = new_token()
     folder = private_dir(runtime_dir())
+    remove_stale_tokens(folder)
     path = folder / f"lsp-{transport}-{os.getpid()}.token"
     write_private(path, token + "\n")
     return token, path
+
+
+_TOKEN_NAME = re.compile(r"lsp-(?:tcp|ws|socket)-([0-9]{1,10})\.token")
+
+
+def remove_stale_tokens(folder: Path) -> list[Path]:
+    """Remove the token files of servers that are gone (killed before they could clean up).
+
+    A file counts as stale when its name carries a process id no process has; a file of a
+    server still running, or anything that is not our own regular file, stays.
+    """
+    removed: list[Path] = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        match = _TOKEN_NAME.fullmatch(name)
+        if match is None or _alive(int(match.group(1))):
+            continue
+        path = folder / name
+        try:
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                os.unlink(path)
+                removed.append(path)
+        except OSError:
+            continue
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # a process of someone else has that id: not ours to judge
+    return True
 
 
 def is_loopback(host: str) -> bool:
@@ -233,3 +284,54 @@ def prepare_socket_path(path: Path) -> None:
     finally:
         probe.close()
     raise SecurityError(f"another server is already listening on {path}")
+
+
+_DIAG: list[socket.socket] = []
+"""One netlink socket, kept: a listener asks for every connection (from its event loop only)."""
+
+
+def _diag_socket(netlink: int) -> socket.socket:
+    if not _DIAG:
+        diag = socket.socket(netlink, socket.SOCK_DGRAM, 4)  # NETLINK_SOCK_DIAG
+        diag.settimeout(0.05)  # the kernel answers within the send; never hold the loop long
+        _DIAG.append(diag)
+    return _DIAG[0]
+
+
+def loopback_peer_uid(local: object, peer: object) -> int | None:
+    """The uid that owns the other end of a TCP connection on this machine (Linux sock_diag),
+    or None when it cannot be told (not loopback, another system, an error)."""
+    if not (isinstance(local, tuple) and isinstance(peer, tuple) and len(local) >= 2 and len(peer) >= 2):
+        return None
+    if not is_loopback(str(peer[0])):
+        return None
+    family = socket.AF_INET6 if ":" in str(peer[0]) else socket.AF_INET
+    netlink = getattr(socket, "AF_NETLINK", None)
+    if netlink is None:
+        return None
+
+    def address(host: str) -> bytes:
+        packed = socket.inet_pton(family, host.split("%")[0])
+        return packed.ljust(16, b"\0")
+
+    try:
+        # inet_diag_sockid of the peer's socket: its source is our peer, its destination is us.
+        sockid = struct.pack(
+            "!HH16s16s", int(peer[1]), int(local[1]), address(str(peer[0])), address(str(local[0]))
+        ) + struct.pack("=III", 0, 0xFFFFFFFF, 0xFFFFFFFF)
+        request = struct.pack("=BBBBI", family, socket.IPPROTO_TCP, 0, 0, 0xFFFFFFFF) + sockid
+        header = struct.pack("=IHHII", 16 + len(request), 20, 1, 1, 0)  # SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST
+        diag = _diag_socket(netlink)
+        diag.sendto(header + request, (0, 0))
+        reply = diag.recv(8192)
+    except (OSError, ValueError, OverflowError):
+        while _DIAG:
+            _DIAG.pop().close()
+        return None
+    if len(reply) < 16 + 72:
+        return None
+    _length, kind = struct.unpack_from("=IH", reply)
+    if kind != 20:  # NLMSG_ERROR (2) or anything else: not found
+        return None
+    (uid,) = struct.unpack_from("=I", reply, 16 + 64)
+    return int(uid)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import importlib
 import importlib.util
 import logging
@@ -28,7 +29,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from autocode.extensions import load as load_extensions
-from autocode_lsp import __version__, pathmap, protocol, warmup
+from autocode_lsp import __version__, gate, pathmap, protocol, warmup
 from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
@@ -45,7 +46,7 @@ Handler = Callable[["AutoCodeServer", Any], Awaitable[Any]]
 OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan")
 
 
-SERVER_NOT_INITIALIZED = -32002
+SERVER_NOT_INITIALIZED = gate.SERVER_NOT_INITIALIZED
 
 
 class AutoCodeProtocol(LanguageServerProtocol):
@@ -73,34 +74,32 @@ class AutoCodeProtocol(LanguageServerProtocol):
         method = getattr(message, "method", None)
         msg_id = getattr(message, "id", None)
         if method == types.INITIALIZE and msg_id is not None:
-            token = _token_of(getattr(message, "params", None))
+            token = gate.token_of(getattr(message, "params", None))
             if server.access.token_ok(token):
                 server.ready = True
                 super().handle_message(message)
                 return
             what = "no token" if token is None else "a wrong token"
             log.warning("refused a client that sent %s in initialize", what)
-            self._refuse(
-                msg_id, REQUEST_FAILED_CODE, "unauthorized",
-                f"this server needs its token: initialize came with {what}. Pass the token from "
-                "the token file printed where the server was started, in "
-                "initializationOptions.autocode.token. The connection is now closed.",
-            )
+            self._refuse(msg_id, REQUEST_FAILED_CODE, "unauthorized", gate.unauthorized_text(what))
             return
         if method == types.EXIT and msg_id is None:
             super().handle_message(message)
             return
         if msg_id is not None and method is not None:
-            log.warning("refused %s before initialize", method)
+            shown = gate.shorten(str(method))
+            log.warning("refused %s before initialize", shown)
             self._refuse(
                 msg_id, SERVER_NOT_INITIALIZED, "serverNotInitialized",
-                f"{method} before initialize: send initialize first"
-                + (" (the connection is now closed)" if server.access.network else ""),
+                gate.not_initialized_text(shown, network=server.access.network),
                 close=server.access.network,
             )
             return
         if server.access.network:
-            log.warning("refused a %s message before initialize", method or "response")
+            log.warning(
+                "refused a message before initialize: %s",
+                f"the notification {gate.shorten(str(method))}" if method else "a response",
+            )
             server.refused = True
             if server.end_connection is not None:
                 server.end_connection()
@@ -145,6 +144,7 @@ class AutoCodeServer(LanguageServer):
             name="autocode-lsp",
             version=__version__,
             protocol_cls=AutoCodeProtocol,
+            converter_factory=_shared_converter,
             # Open documents are followed so an apply merges into unsaved buffers.
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
         )
@@ -177,7 +177,8 @@ class AutoCodeServer(LanguageServer):
 
     def remember_client(self, params: types.InitializeParams) -> None:
         self.loop = asyncio.get_running_loop()
-        self.loop.set_exception_handler(_quiet_when_cancelled)
+        if self.loop.get_exception_handler() is None:  # a listener sets its own (gate)
+            self.loop.set_exception_handler(_quiet_when_cancelled)
         if params.client_info is not None and params.client_info.name:
             self.client_name = params.client_info.name
         caps = params.capabilities
@@ -289,6 +290,15 @@ class AutoCodeServer(LanguageServer):
         log.error("error while handling a message: %s", error)
 
 
+@functools.cache
+def _shared_converter() -> Any:
+    """pygls' message converter, built once per process: a listener's sessions share it, so a new
+    connection does not pay the 20-50 ms of building its hooks again."""
+    from pygls.protocol import default_converter
+
+    return default_converter()  # type: ignore[no-untyped-call]
+
+
 def _quiet_when_cancelled(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
     """A client that vanishes mid-command cancels its requests' tasks; pygls' done-callbacks then
     re-raise the cancellation. That is expected, not an error worth a traceback in the log."""
@@ -310,10 +320,12 @@ def available_features() -> list[str]:
     modules = {
         "doctor": "autocode.doctor",
         "forget": "autocode.record",
+        "trust": "autocode.settings",
         "prep": "autocode.prep",
         "tasks": "autocode.tasks",
         "memory": "autocode.memory",
         "actions": "autocode.tasks",
+        "verify": "autocode.proof",
     }
     found = []
     for feature in protocol.FEATURES:
@@ -365,15 +377,6 @@ COMMAND_NAMING_FIELDS = ("test_command", "base_url")
 """Arguments that name a program or an endpoint the server would use as this user."""
 
 
-def _token_of(params: Any) -> Any:
-    options = getattr(params, "initialization_options", None)
-    if isinstance(options, dict):
-        autocode = options.get("autocode")
-        if isinstance(autocode, dict):
-            return autocode.get("token")
-    return None
-
-
 def _check_arguments(server: AutoCodeServer, command: str, args: Any) -> None:
     """Confinement: a `workspace` inside the session's folders; command-naming arguments
     from a network client only when the person allowed them."""
@@ -406,6 +409,11 @@ async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]
             from autocode_lsp.features.actions import fill_task
 
             raw = arguments[0] if arguments and isinstance(arguments[0], dict) else {}
+            if isinstance(raw.get("workspace"), str):
+                # lazy: not needed by the server's `initialize`, which imports this module
+                from autocode_lsp import workspaces
+
+                workspaces.confine(ls, raw["workspace"], command=spec.name)  # before any task is read
             # The rest of the object must be right before the server goes looking.
             placeholder = {"taskId": "-", "revision": 0} if spec.name == protocol.TASK_APPROVE_PLAN else {"taskId": "-"}
             protocol.parse_arguments(spec, [{**placeholder, **raw}])

@@ -27,15 +27,14 @@ from typing import Any
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdinAsyncReader, StdoutWriter, WebSocketWriter
 
-from autocode_lsp import framing
-from autocode_lsp.logscrub import ScrubbingFormatter
+from autocode_lsp import framing, gate
 from autocode_lsp.security import (
     TOKEN_HEADER,
     Access,
     host_header_ok,
+    loopback_peer_uid,
     peer_uid,
     prepare_socket_path,
-    private_dir,
     token_matches,
 )
 from autocode_lsp.server import SESSION, AutoCodeServer, ClientLogHandler, create_server
@@ -43,59 +42,15 @@ from autocode_lsp.server import SESSION, AutoCodeServer, ClientLogHandler, creat
 log = logging.getLogger("autocode_lsp")
 
 
-def default_log_file() -> Path:
-    state = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
-    return Path(state) / "autocode" / "lsp.log"
-
-
-def setup_logging(path: str | None, level: str) -> Path | None:
-    """Log to a file (never to stdout); returns the file, or None when it cannot be opened."""
-    numeric = getattr(logging, level.upper(), logging.INFO)
-    root = logging.getLogger()
-    root.setLevel(logging.DEBUG)
-    for old in list(root.handlers):
-        root.removeHandler(old)
-    log_file = Path(path) if path else default_log_file()
-    written: Path | None = log_file
-    handler: logging.Handler
-    try:
-        handler = _private_file_handler(log_file)
-    except OSError as exc:
-        sys.stderr.write(
-            f"autocode-lsp: cannot write the log file {log_file} ({exc}); logging to stderr\n"
-        )
-        handler = logging.StreamHandler(sys.stderr)
-        written = None
-    handler.setFormatter(
-        ScrubbingFormatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
-    )
-    handler.setLevel(numeric)
-    root.addHandler(handler)
-    logging.getLogger("autocode_lsp").setLevel(numeric)
-    logging.getLogger("autocode").setLevel(numeric)
-    # pygls logs every message it sends at INFO: only keep that when debugging.
-    logging.getLogger("pygls").setLevel(logging.DEBUG if numeric <= logging.DEBUG else logging.WARNING)
-    return written
-
-
-def _private_file_handler(log_file: Path) -> logging.Handler:
-    """A log file only its owner can read (0600 in a 0700 folder, whatever the umask)."""
-    if not log_file.parent.exists():
-        private_dir(log_file.parent)
-    fd = os.open(log_file, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        if os.fstat(fd).st_uid == os.getuid():
-            os.fchmod(fd, 0o600)
-    finally:
-        os.close(fd)
-    return logging.FileHandler(log_file, encoding="utf-8")
-
-
 # ---------------------------------------------------------------------- one connection
 
 
-async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.Event, where: str) -> bool:
-    """Hand every frame of `reader` to the server; False when the framing broke (logged once)."""
+async def pump(
+    reader: framing.Reader, server: AutoCodeServer, stop: threading.Event, where: str,
+    first: bytes | None = None,
+) -> bool:
+    """Hand every frame of `reader` (after `first`, read by the gate) to the server; False when
+    the framing broke (logged once)."""
     SESSION.set(server)  # this connection's coroutine, and all its messages start, are its session's
     protocol = server.protocol
 
@@ -116,7 +71,7 @@ async def pump(reader: framing.Reader, server: AutoCodeServer, stop: threading.E
             server.report_server_error(exc, JsonRpcException)
 
     try:
-        await framing.serve_frames(reader, stop, handle)
+        await framing.serve_frames(reader, stop, handle, first)
     except framing.FramingError as exc:
         framing.log_framing_error(log, where, exc)
         return False
@@ -189,8 +144,10 @@ def warn(text: str) -> None:
     log.warning("%s", text)
 
 
-def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
+def _stream_session(access: Access, kind: str, limits: gate.Limits):  # type: ignore[no-untyped-def]
     """The per-connection coroutine of the TCP and unix-socket listeners."""
+    waiting = gate.Waiting(limits.max_waiting)
+
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername") or "a local process"
         if kind == "socket":
@@ -200,6 +157,9 @@ def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
                 log.warning("refused a unix-socket client of uid %s (the owner is uid %s)", uid, access.owner_uid)
                 writer.close()
                 return
+        first = await _authenticated_first(reader, writer, access, limits, waiting, f"{kind} client {peer}")
+        if first is None:
+            return
         stop = threading.Event()
 
         def end_connection() -> None:
@@ -210,7 +170,7 @@ def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
         server.protocol.set_writer(writer)
         log.info("%s client connected from %s", kind, peer)
         try:
-            await pump(reader, server, stop, f"{kind} client {peer}")
+            await pump(reader, server, stop, f"{kind} client {peer}", first)
         except (ConnectionError, asyncio.IncompleteReadError) as exc:
             log.info("%s client %s dropped: %s", kind, peer, exc)
         finally:
@@ -222,26 +182,79 @@ def _stream_session(access: Access, kind: str):  # type: ignore[no-untyped-def]
     return connection
 
 
-def serve_tcp(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
+async def _authenticated_first(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, access: Access,
+    limits: gate.Limits, waiting: gate.Waiting, where: str,
+) -> bytes | None:
+    """The first frame when it is an `initialize` with the token; else the connection is closed
+    (after the refusal, when there is one to send) and None. Nothing else is held meanwhile."""
+    key = object()
+    sock = writer.get_extra_info("socket")
+    if not _owners_own(writer.transport, access):
+        waiting.admit(key, writer.transport.abort, lambda: gate.spoke(reader, sock))
+    refusal: gate.Refusal | None = None
+    try:
+        first = await gate.read_first(reader, limits)
+        if first is None:
+            log.debug("closing %s: it left before sending initialize", where)
+        else:
+            refusal = gate.screen(first, access)
+    except TimeoutError:
+        log.info("closing %s: no initialize within %g s", where, limits.auth_timeout_s)
+        first = None
+    except framing.FramingError as exc:
+        framing.log_framing_error(log, where, exc)
+        first = None
+    except (ConnectionError, OSError) as exc:
+        log.debug("closing %s: %s", where, exc)
+        first = None
+    finally:
+        waiting.settle(key)
+    if refusal is not None:
+        log.warning("%s", refusal.why)
+        if refusal.reply is not None:
+            with contextlib.suppress(Exception):
+                writer.write(refusal.reply)
+                await asyncio.wait_for(writer.drain(), 1.0)
+        first = None
+    if first is None:
+        writer.close()
+    return first
+
+
+def serve_tcp(
+    host: str, port: int, *, access: Access, token_file: Path | None, limits: gate.Limits | None = None
+) -> int:
+    chosen = (limits or gate.Limits()).for_this_process()
+
     async def listen() -> None:
-        listener = await asyncio.start_server(_stream_session(access, "tcp"), host, port)
+        listener = await asyncio.start_server(
+            _stream_session(access, "tcp", chosen), host, port, limit=gate.LINE_BYTES,
+            backlog=gate.BACKLOG,
+        )
         _announce("tcp", _addresses(listener.sockets), token_file)
         async with listener:
             await listener.serve_forever()
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(listen())
+        gate.run_listener(listen())
     return 0
 
 
-def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
+def serve_socket(
+    path: Path, *, access: Access, token_file: Path | None, limits: gate.Limits | None = None
+) -> int:
     """A unix-domain socket, 0600 in a 0700 folder of its owner; peers of another uid are refused."""
     prepare_socket_path(path)
+    chosen = (limits or gate.Limits()).for_this_process()
 
     async def listen() -> None:
         old = os.umask(0o177)  # the socket file is born 0600: no window where others may connect
         try:
-            listener = await asyncio.start_unix_server(_stream_session(access, "socket"), str(path))
+            listener = await asyncio.start_unix_server(
+                _stream_session(access, "socket", chosen), str(path), limit=gate.LINE_BYTES,
+                backlog=gate.BACKLOG,
+            )
         finally:
             os.umask(old)
         os.chmod(path, 0o600)
@@ -251,11 +264,33 @@ def serve_socket(path: Path, *, access: Access, token_file: Path | None) -> int:
 
     try:
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(listen())
+            gate.run_listener(listen())
     finally:
         with contextlib.suppress(OSError):
             os.unlink(path)
     return 0
+
+
+def _owners_own(transport: asyncio.BaseTransport, access: Access) -> bool:
+    """A TCP connection from a process of the listener's own user (loopback, Linux): it never
+    counts among the waiting strangers, so no flood can push the owner out. It still needs the
+    token, within the same deadline and size."""
+    if access.transport == "socket":
+        return False  # every peer there is the owner already (SO_PEERCRED); the cap stays
+    uid = loopback_peer_uid(transport.get_extra_info("sockname"), transport.get_extra_info("peername"))
+    return uid is not None and uid == access.owner_uid
+
+
+def _ws_spoke(connection: Any, sock: Any) -> bool:
+    """A WebSocket connection sent something: the kernel queued bytes, or websockets holds some."""
+    reader = getattr(getattr(connection, "protocol", None), "reader", None)
+    if getattr(reader, "buffer", b""):
+        return True
+    return gate.spoke(None, sock)
+
+
+class _BadHandshake(Exception):
+    """A handshake that is not one: answered 400 with the reason."""
 
 
 class _SendsInOrder(WebSocketWriter):
@@ -277,30 +312,68 @@ class _SendsInOrder(WebSocketWriter):
             await asyncio.gather(*list(self.pending), return_exceptions=True)
 
 
-def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -> int:
+def serve_ws(
+    host: str, port: int, *, access: Access, token_file: Path | None, limits: gate.Limits | None = None
+) -> int:
     # lazy: not needed by the server's `initialize`, which imports this module
+    from websockets import http11
     from websockets.asyncio.server import ServerConnection, serve
     from websockets.exceptions import ConnectionClosed
     from websockets.http11 import Request, Response
 
+    chosen = (limits or gate.Limits()).for_this_process()
+    # What websockets reads of a handshake before it is checked: a few short lines (an editor
+    # sends no cookies). Module settings of websockets, read at each parse.
+    http11.MAX_NUM_HEADERS = 32
+    http11.MAX_LINE_LENGTH = gate.LINE_BYTES
+    http11.MAX_BODY_SIZE = 0
+    waiting = gate.Waiting(chosen.max_waiting)
+
+    class Counted(ServerConnection):
+        """A connection counts as waiting from its connect until its handshake passed."""
+
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            sock = transport.get_extra_info("socket")
+            if not _owners_own(transport, access):
+                waiting.admit(self, transport.abort, lambda: _ws_spoke(self, sock))  # type: ignore[attr-defined]
+            super().connection_made(transport)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            waiting.settle(self)
+            super().connection_lost(exc)
 
     # The token was checked in the handshake; the session itself asks for none.
     session_access = dataclasses.replace(access, token=None)
 
+    def one(headers: Any, name: str) -> str | None:
+        values = headers.get_all(name)
+        if len(values) > 1:
+            raise _BadHandshake(f"{len(values)} {name} headers; send one")
+        return values[0] if values else None
+
     def check_handshake(connection: ServerConnection, request: Request) -> Response | None:
         """Refuse before the upgrade: a foreign Origin (a web page), a foreign Host (DNS
-        rebinding), a missing or wrong token header."""
+        rebinding), a missing or wrong token header; a header given twice is a bad request."""
+        try:
+            return checked(connection, request)
+        except _BadHandshake as exc:
+            log.warning("refused a websocket handshake: %s", exc)
+            return connection.respond(400, f"{exc}\n")
+
+    def checked(connection: ServerConnection, request: Request) -> Response | None:
         headers = request.headers
-        origin = headers.get("Origin")
+        origin = one(headers, "Origin")
         if origin is not None and origin not in access.allowed_origins:
-            log.warning("refused a websocket handshake from Origin %r", origin)
-            return connection.respond(403, f"Origin {origin} is not allowed (see --allow-origin)\n")
+            log.warning("refused a websocket handshake from Origin %r", gate.shorten(origin))
+            return connection.respond(403, f"Origin {gate.shorten(origin)} is not allowed (see --allow-origin)\n")
         local = connection.local_address[0] if connection.local_address else ""
-        if not host_header_ok(headers.get("Host"), access.bound_hosts | {str(local).lower()}):
-            log.warning("refused a websocket handshake for Host %r", headers.get("Host"))
+        host_header = one(headers, "Host")
+        if not host_header_ok(host_header, access.bound_hosts | {str(local).lower()}):
+            log.warning("refused a websocket handshake for Host %r", gate.shorten(host_header or ""))
             return connection.respond(403, "Host is not this server's address\n")
-        if access.token is not None and not token_matches(access.token, headers.get(TOKEN_HEADER)):
-            what = "no token" if headers.get(TOKEN_HEADER) is None else "a wrong token"
+        token = one(headers, TOKEN_HEADER)
+        if access.token is not None and not token_matches(access.token, token):
+            what = "no token" if token is None else "a wrong token"
             log.warning("refused a websocket handshake with %s", what)
             return connection.respond(
                 401, f"this server needs its token in the {TOKEN_HEADER} header; got {what}\n"
@@ -308,6 +381,7 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
         return None
 
     async def connection(websocket: ServerConnection) -> None:
+        waiting.settle(websocket)  # its handshake passed
         stop = threading.Event()
         closing: set[asyncio.Task[None]] = set()
 
@@ -361,11 +435,12 @@ def serve_ws(host: str, port: int, *, access: Access, token_file: Path | None) -
     async def listen() -> None:
         async with serve(
             connection, host, port, process_request=check_handshake,
-            max_size=framing.MAX_WS_MESSAGE_BYTES,
+            max_size=framing.MAX_WS_MESSAGE_BYTES, open_timeout=chosen.auth_timeout_s,
+            create_connection=Counted,
         ) as listener:
             _announce("ws", _addresses(listener.sockets), token_file)
             await listener.serve_forever()
 
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(listen())
+        gate.run_listener(listen())
     return 0

@@ -35,6 +35,8 @@ MODULES = (
     "autocode.memory.service",
     "autocode.memory.sqlite_store",
 )
+INDEX_MODULES = ("autocode.memory.static_lean", "autocode.memory.embeddings")
+"""What building the static model's index needs: imported with the rest, before other threads may."""
 
 _started = threading.Event()
 _imported = threading.Event()
@@ -57,7 +59,7 @@ def loaded(name: str) -> ModuleType | None:
     spec = getattr(module, "__spec__", None)
     return None if module is None or getattr(spec, "_initializing", False) else module
 
-def settled(command: str | None = None) -> None:
+def settled(command: str | None = None, *, bounded: bool = True) -> None:
     """Wait until the warm-up's imports are done (at once when there is none).
 
     Commands wait for it rather than import beside it: the engine's memory
@@ -67,11 +69,14 @@ def settled(command: str | None = None) -> None:
     after its answer). A command of a `NO_WAIT_FEATURES` area does not wait
     (the protocol shapes it needs have no such cycle: Python's own per-module
     import lock makes it wait for just that module if the warm-up is loading it).
+    Engine work in a worker thread (`errors.engine_call`) waits unbounded: the
+    warm-up always ends its imports, and a thread that imported beside it could see a
+    half-made module (`cannot import name ... from partially initialized module`).
     """
     if command is not None and protocol.COMMAND_FEATURES.get(command) in NO_WAIT_FEATURES:
         return
     if _started.is_set() and not _imported.is_set():
-        _imported.wait(SETTLE_TIMEOUT)
+        _imported.wait(SETTLE_TIMEOUT if bounded else None)
 
 
 def start() -> None:
@@ -84,15 +89,19 @@ def start() -> None:
 
 
 def _warm() -> None:
-    for name in MODULES:
-        try:
-            importlib.import_module(name)
-        except Exception:  # a module that fails here fails again, with its error, in its command
-            log.debug("warm-up: importing %s failed", name, exc_info=True)
-    _prepare_wire()
-    _imported.set()
     try:
-        # lazy: not needed by the server's `initialize`, which imports this module
+        for name in [*MODULES, *INDEX_MODULES]:
+            try:
+                importlib.import_module(name)
+            except Exception:  # a module that fails here fails again, with its error, where it is used
+                log.debug("warm-up: importing %s failed", name, exc_info=True)
+        _prepare_wire()
+    finally:
+        # Every import of the warm-up is done before another thread may import (even when one
+        # failed): engine work in worker threads waits for this.
+        _imported.set()
+    try:
+        # lazy: not needed by the server's `initialize`, which imports this module (loaded above)
         from autocode.memory import static_lean
         from autocode.memory.embeddings import static_model_installed
 

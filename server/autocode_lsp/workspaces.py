@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
@@ -134,6 +135,32 @@ def optional(server: AutoCodeServer, workspace: str | None, *, command: str) -> 
     raise invalid_arguments(
         f"{command}: this session has {len(repos or folders)} {which} ({names}); "
         "pass `workspace` with the one to use (the code actions on a file of it fill this in)"
+    )
+
+
+MANIFEST_FOLDERS: list[Path] = []
+"""Folders besides the workspace a client's `manifest` may lie in (`--manifest-folder`)."""
+
+
+def confine_manifest(server: AutoCodeServer, text: str, workspace: Path, *, command: str) -> Path:
+    """A client's `manifest` path (relative to `workspace`, or absolute), if it lies inside the
+    workspace or a folder the person named with `--manifest-folder` (links resolved).
+
+    Nothing outside is looked at: the refusal is the same whether a file is there or not, so a
+    client cannot use it to learn what exists on the server's disk.
+    """
+    path = to_path(text, server) if Path(text).is_absolute() or "://" in text else workspace / text
+    real = Path(os.path.realpath(path))
+    roots = [Path(os.path.realpath(root)) for root in (workspace, *MANIFEST_FOLDERS)]
+    if any(real == root or real.is_relative_to(root) for root in roots):
+        return path
+    message = (
+        f"{command}: manifest must be a file inside the workspace {workspace} (or a folder the "
+        "server was started with --manifest-folder); put the manifest there and pass its path"
+    )
+    raise JsonRpcException(
+        message=message, code=INVALID_PARAMS,
+        data={"kind": "manifestOutsideWorkspace", "message": message},
     )
 
 

@@ -30,6 +30,9 @@ ROUNDS = 8
 REPO = Path(__file__).resolve().parents[2]
 
 
+CYCLE = ("read_file", "search", "list_files", "edit_file", "read_file")
+
+
 def _script() -> list[dict[str, Any]]:
     cycle = [
         ("read_file", {"path": "textkit/words.py"}),
@@ -177,6 +180,7 @@ def main() -> int:
             assert result["exit_code"] == 0, result["output"]
         TimedClient = _timed_client()
         overheads: list[float] = []
+        by_tool: dict[str, list[float]] = {}
         engine: list[float] = []
         cpu: list[float] = []
         for round_ in range(ROUNDS + 1):
@@ -186,7 +190,7 @@ def main() -> int:
                 task_id="bench", brief="bench", workspace=repo, copy=copy, citations=[], run_dir=run_dir,
                 note=lambda e, d, r=run_dir: store.append_event(r / "events.jsonl", e, d),
                 say=lambda m: None, cancelled=lambda: False,
-                run_tests=lambda: _run_tests(command, copy, 600, lambda: False),
+                run_tests=lambda limit=None: _run_tests(command, copy, 600 if limit is None else min(600, limit), lambda: False),
             )
             _times(url)
             sent: list[float] = []
@@ -201,7 +205,10 @@ def main() -> int:
             if round_ == 0:
                 continue  # warm-up
             assert len(times) == TURNS, len(times)
-            overheads += [times[i + 1][0] - times[i][0] - times[i][1] for i in range(len(times) - 1)]
+            turn_overheads = [times[i + 1][0] - times[i][0] - times[i][1] for i in range(len(times) - 1)]
+            overheads += turn_overheads
+            for i, value in enumerate(turn_overheads):
+                by_tool.setdefault(CYCLE[i % len(CYCLE)], []).append(value)
             engine += [loop.engine_seconds / TURNS]
             cpu += [sent[i + 1] - sent[i] for i in range(len(sent) - 1)]
         tests = statistics.median(test_times)
@@ -216,6 +223,8 @@ def main() -> int:
             print(f"  figure  {label:<38} median {median * 1000:7.2f} ms  {median / tests * 100:5.2f}%"
                   f"   p95 {p95 * 1000:7.2f} ms  {p95 / tests * 100:5.2f}% of run_tests")
             verdicts.append(p95 / tests < 0.05)
+        per_tool = ", ".join(f"{name} {statistics.median(v) * 1000:.2f}" for name, v in sorted(by_tool.items()))
+        print(f"  part    wall-clock overhead by tool, median ms: {per_tool} (search runs ripgrep, a process)")
         print(f"  part    the loop's own work (tools, scrub, transcript, status, events; no HTTP)"
               f" median {statistics.median(engine) * 1000:.2f} ms a turn")
         print(f"  goal < 5% of one run_tests, median and p95: engine CPU {'met' if verdicts[0] else 'over'}, "

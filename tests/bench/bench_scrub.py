@@ -4,6 +4,8 @@ Prints precision and recall on the corpus, recall on random keys assigned to
 secret names (by alphabet and length), and timings as ratios against anchors
 measured in the same run:
 - scanning 1000 strings, against one `\\w+` findall over the same strings;
+- each adversarial input (shaped to make a pattern backtrack), against one `\\w+`
+  findall over the same input (goal: the slowest at most 2 s, as the unit test once asserted);
 - recall on random values of each prefixed credential family;
 - importing autocode.scrub and the first scan (which compiles the large
   patterns), against `python3 -I -c pass`.
@@ -29,7 +31,7 @@ from autocode.scrub import (  # noqa: E402
     find_machine_paths,
     find_secrets,
 )
-from support.scrub import PREFIX_SHAPES, load_corpus  # noqa: E402
+from support.scrub import ADVERSARIAL, PREFIX_SHAPES, load_corpus  # noqa: E402
 
 ALPHABETS = {
     "base62": string.ascii_letters + string.digits,
@@ -161,6 +163,22 @@ def scan_timing() -> None:
     )
 
 
+def adversarial_timing() -> None:
+    import re
+
+    words = re.compile(r"\w+")
+    rows = []
+    for text in ADVERSARIAL:
+        base = best_of(3, lambda text=text: words.findall(text))
+        cost = best_of(3, lambda text=text: (find_secrets(text, env={}), find_machine_paths(text, "/srv/acme")))
+        rows.append((cost, base, text[:16]))
+    cost, base, head = max(rows)
+    print(
+        f"adversarial inputs ({len(rows)}): slowest {head!r}... {cost * 1000:.0f} ms, {cost / base:.0f}x one "
+        f"\\w+ findall over it; goal at most 2 s: {'met' if cost <= 2.0 else 'MISSED'}"
+    )
+
+
 PROBE = """
 import time
 started = time.perf_counter()
@@ -212,6 +230,7 @@ def main() -> None:
     prefix_recall()
     stdlib_false_alarms()
     scan_timing()
+    adversarial_timing()
     process_timing()
 
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support import make_repo
+from support import make_repo, trust
 
 
 def _doctor(workspace: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
@@ -26,6 +26,7 @@ def test_memory_section_reports_store_and_mode_without_creating_it(tmp_path: Pat
     (ws / ".autocode" / "config.toml").write_text(
         f'memory_path = "{store.as_posix()}"\nembedding_provider = "none"\n', encoding="utf-8"
     )
+    trust(ws)
     proc = _doctor(ws, "--json", env=dict(os.environ))
     assert proc.returncode == 0, proc.stderr
     memory = json.loads(proc.stdout)["memory"]

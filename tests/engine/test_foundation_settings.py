@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from autocode.doctor import build_report
 from autocode.errors import UsageError
-from autocode.settings import SettingsError, resolve_settings
+from autocode.settings import SettingsError, resolve_settings, trust_repository
 from support import write_files
 
 # test_command can come from every layer; each writer puts a distinct value in one layer.
@@ -117,6 +117,7 @@ def test_every_declared_setting_is_resolved(tmp_path: Path) -> None:
         "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
         "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens",
         "context_window", "stream",
+        "sandbox", "sandbox_network", "sandbox_env",
     }  # fmt: skip
 
 
@@ -249,6 +250,10 @@ def test_flag_values_are_typed_and_unknown_flags_refused(tmp_path: Path) -> None
 def test_url_passwords_are_masked_in_reports_but_usable(tmp_path: Path) -> None:
     url = "postgresql://team:" + "hunter" + "2x@127.0.0.1:5432/memories"
     write_files(tmp_path, {".autocode/config.toml": f'database_url = "{url}"\n'})
+    untrusted = resolve_settings(tmp_path)
+    assert untrusted.value("database_url") is None
+    assert [i.to_dict()["value"] for i in untrusted.ignored] == ["postgresql://team:***@127.0.0.1:5432/memories"]
+    trust_repository(tmp_path)
     snapshot = resolve_settings(tmp_path)
     assert snapshot.value("database_url") == url
     assert snapshot.to_dict()["database_url"]["value"] == "postgresql://team:***@127.0.0.1:5432/memories"

@@ -1,10 +1,8 @@
 """Properties of scrub over generated text: it never raises, its spans are
 sound, redaction is stable, context never hides a corpus credential, and
-adversarial input stays fast."""
+adversarial input gets an answer (how fast: tests/bench/bench_scrub.py)."""
 
 from __future__ import annotations
-
-import time
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -19,7 +17,7 @@ from autocode.scrub import (
     find_secrets,
     redact,
 )
-from support.scrub import load_corpus
+from support.scrub import ADVERSARIAL, load_corpus
 
 CORPUS = load_corpus()
 
@@ -86,47 +84,14 @@ def test_context_never_hides_a_corpus_credential(index: int, before: str, after:
         assert item["secret"] not in redact(text, env={})
 
 
-def test_adversarial_input_stays_fast() -> None:
-    inputs = [
-        "a" * 200_000,
-        "password=" * 20_000,
-        "/" * 100_000,
-        "/home/" * 20_000,
-        "~/" * 50_000,
-        "a-" * 100_000,
-        "--token " * 20_000,
-        "x://a:b@" * 20_000,
-        "eyJ" + "a" * 100_000 + ".eyJ" + "b" * 50_000,
-        "-----BEGIN PRIVATE KEY-----\n" * 5_000,
-        "C:\\Users\\" * 20_000,
-        "Qw8e" * 50_000,
-        "key-" * 50_000,
-        "M" * 100_000 + ".",
-        ("M" + "a" * 24 + ".") * 10_000,
-        "/srv/a" * 30_000,
-        "/opt/x/" * 30_000,
-        "envs/x/" * 30_000,
-        "D:\\a" * 30_000,
-        "\\\\a\\" * 30_000,
-        "1234567890:AA" * 20_000,
-        "dp.pt." * 30_000,
-    ]
-    for text in inputs:
-        started = time.perf_counter()
-        find_secrets(text, env={})
-        find_machine_paths(text, "/srv/acme")
-        assert time.perf_counter() - started < 2.0, text[:20]
-
-
-def test_a_thousand_ordinary_strings_are_fast() -> None:
-    texts = [item["text"] for section in CORPUS.values() for item in section]
-    texts = (texts * (1000 // len(texts) + 1))[:1000]
-    find_secrets("warm up", env={})
-    started = time.perf_counter()
-    for text in texts:
-        find_secrets(text, env={})
-        find_machine_paths(text, "/srv/acme")
-    assert time.perf_counter() - started < 1.0
+def test_adversarial_input_is_scanned_whole() -> None:
+    """Inputs shaped to make a pattern backtrack get an answer (their time, as a ratio to a plain
+    regex over the same text, is a figure of tests/bench/bench_scrub.py)."""
+    for text in ADVERSARIAL:
+        secrets = find_secrets(text, env={})
+        paths = find_machine_paths(text, "/srv/acme")
+        assert all(0 <= f.start < f.end <= len(text) for f in [*secrets, *paths]), text[:20]
+    assert find_secrets("a" * 200_000, env={}) == [] and find_machine_paths("a" * 200_000, "/srv/acme") == []
 
 
 @settings(max_examples=200, deadline=None)

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from autocode.tasks import AlreadyDecided, Source, TaskOptions, TaskRun
-from autocode.tasks.apply import merge3, render, unapply
+from autocode.tasks.apply import merge_text, unapply
 from support import git
-from support.tasks import autocode, build_sample
+from support.tasks import BRACES_BASE, BRACES_MINE, BRACES_THEIRS, autocode, build_sample
 
 CLI = Source("cli", "tester")
 WORDS = "textkit/words.py"
@@ -184,23 +184,46 @@ def test_no_program_the_repository_configures_runs_while_applying(sample: tuple[
     repo, patch = sample
     run = _verified(repo, patch)
     touched = tmp_path / "filter-ran"
-    (repo / ".gitattributes").write_text("*.py filter=spy\n")
+    (repo / ".gitattributes").write_text("*.py filter=spy merge=spy\n")
     git(repo, "config", "filter.spy.clean", f"sh -c 'touch {touched}; cat'")
     git(repo, "config", "filter.spy.smudge", f"sh -c 'touch {touched}; cat'")
+    git(repo, "config", "merge.spy.driver", f"sh -c 'touch {touched}; false'")  # the file is merged
     (repo / WORDS).write_text(NOTE + (repo / WORDS).read_text())
     snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and not touched.exists()
 
 
-def test_merge3_and_unapply_on_their_own() -> None:
-    base = [b"a\n", b"b\n", b"c\n", b"d\n"]
-    mine = [b"A\n", b"b\n", b"c\n", b"d\n"]
-    theirs = [b"a\n", b"b\n", b"c\n", b"D\n", b"e\n"]
-    assert render(merge3(base, mine, theirs), markers=False) == b"A\nb\nc\nD\ne\n"
-    same = merge3(base, theirs, theirs)
-    assert render(same, markers=False) == b"".join(theirs)
-    clash = merge3(base, [b"x\n", *base[1:]], [b"y\n", *base[1:]])
-    assert [r.kind for r in clash] == ["conflict", "same"]
+def test_a_brace_both_sides_removed_is_removed_once_through_the_task(sample: tuple[Path, str]) -> None:
+    """The task removes one `}` of three (and adds a line) while the person removes the same one:
+    the task completes with two braces, git's merge, not one."""
+    repo, _ = sample
+    code = repo / "code.c"
+    code.write_bytes(BRACES_BASE)
+    git(repo, "add", "code.c")
+    git(repo, "commit", "-qm", "some code")
+    code.write_bytes(BRACES_THEIRS)
+    (repo / "braces.patch").write_text(git(repo, "diff", "HEAD"))
+    code.write_bytes(BRACES_BASE)
+    git(repo, "add", "braces.patch")
+    git(repo, "commit", "-qm", "a patch that removes a brace")
+    run = TaskRun.start(repo, "via braces.patch", TaskOptions(scenario="no-questions"))
+    snap = run.approve_plan(1, CLI).wire()
+    assert snap["needs"]["kind"] == "approve_completion", snap
+    code.write_bytes(BRACES_MINE)  # the person removes the same brace meanwhile
+    snap = run.approve_completion(CLI).wire()
+    assert snap["state"] == "COMPLETED", snap
+    assert snap["result"]["apply"]["written"] == ["code.c"]
+    assert code.read_bytes() == b"int main() {\n\n}\n}\n\n\n  done();\n  run();\n"
+
+
+def test_merge_text_and_unapply_on_their_own() -> None:
+    base = b"a\nb\nc\nd\n"
+    merged = merge_text(base, b"A\nb\nc\nd\n", b"a\nb\nc\nD\ne\n")
+    assert (merged.text, merged.conflicts, merged.hunks) == (b"A\nb\nc\nD\ne\n", 0, [])
+    clash = merge_text(base, b"x\nb\nc\nd\n", b"y\nb\nc\nd\n")
+    assert clash.conflicts == 1
+    assert clash.hunks == [{"mine_start": 1, "mine_lines": 1, "theirs_start": 1, "theirs_lines": 1}]
+    assert clash.text.startswith(b"<<<<<<< mine (your workspace)\nx\n||||||| base")
     # unapply: the file before a diff, from the file after it, at an offset and without a final newline.
     diff = (
         "--- a/f\n+++ b/f\n@@ -1,2 +1,2 @@\n one\n-two\n\\ No newline at end of file\n"

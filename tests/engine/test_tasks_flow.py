@@ -386,3 +386,25 @@ def test_citations_come_from_the_copys_own_inventory(unittest_repo: tuple[Path, 
     cited = json.loads((run_dir / "launch.json").read_text())["citations"]
     assert cited and "late.py" not in cited
     assert all((prep.copy / c).exists() for c in cited)
+
+
+def test_the_plan_and_its_approval_name_the_test_command_and_its_origin(unittest_repo: tuple[Path, str]) -> None:
+    repo, patch = unittest_repo
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text('test_command = "python3 -m unittest -v"\n')
+    run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="no-questions"))
+    snap = run.snapshot().wire()
+    tests_section = "## Tests that will run\n\n`python3 -m unittest -v`\n\nfrom the repository's settings (config, " \
+        "`.autocode/config.toml`), run in `.` of the copy."
+    assert tests_section in snap["needs"]["markdown"]
+    run_dir = Path(snap["runDir"])
+    assert tests_section in (run_dir / "plan.md").read_text()
+    run.approve_plan(1, CLI)
+    [approval] = json.loads((run_dir / "approvals.json").read_text())["approvals"]
+    assert approval["tests"] == {
+        "command": "python3 -m unittest -v", "origin": "config", "source": ".autocode/config.toml", "folder": ".",
+    }
+    flagged = TaskRun.start(repo, f"Add longest_word via {patch}",
+                            TaskOptions(scenario="no-questions", test_command="python3 -m unittest"))
+    assert "`python3 -m unittest`\n\nfrom the command line (flag, `--test-command`)" in \
+        flagged.snapshot().wire()["needs"]["markdown"]

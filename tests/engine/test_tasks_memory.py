@@ -9,7 +9,7 @@ from typing import Any
 from autocode.memory import MemoryContext, open_memory
 from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
-from support import git
+from support import git, trust
 from support.tasks import NAMING_ANSWER, autocode_json, build_sample, cli_env, read_record
 
 CLI = Source("cli", "tester")
@@ -113,6 +113,7 @@ def test_lessons_that_cannot_be_recorded_go_to_events_and_completion_still_succe
     blocker = tmp_path / "blocker"
     blocker.write_text("not a folder\n")
     (repo / ".autocode" / "config.toml").write_text(f'memory_path = "{(blocker / "m.sqlite3").as_posix()}"\n')
+    trust(repo)
     snap = run.approve_completion(CLI).wire()
     assert snap["state"] == "COMPLETED" and snap["result"]["status"] == "completed"
     events = [json.loads(line) for line in (Path(snap["runDir"]) / "events.jsonl").read_text().splitlines()]

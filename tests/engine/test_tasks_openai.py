@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -29,6 +28,7 @@ class Replay:
         self.queue: list[dict[str, Any]] = []
         self.requests: list[dict[str, Any]] = []
         self.lock = threading.Lock()
+        self.answered = threading.Event()
 
     def load(self, *responses: dict[str, Any]) -> None:
         with self.lock:
@@ -50,8 +50,8 @@ def replay() -> Iterator[tuple[Replay, str]]:
             with state.lock:
                 state.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
                 item = state.queue.pop(0) if state.queue else {"status": 500, "body": {"error": "replay exhausted"}}
-            if item.get("delay"):
-                time.sleep(item["delay"])
+            if item.get("hold") is not None:
+                item["hold"].wait(60)  # held until the test has seen the client give up
             raw = item["raw"].encode() if "raw" in item else json.dumps(item["body"]).encode()
             try:
                 self.send_response(item["status"])
@@ -63,6 +63,7 @@ def replay() -> Iterator[tuple[Replay, str]]:
                 self.wfile.write(raw)
             except (BrokenPipeError, ConnectionResetError):
                 pass
+            state.answered.set()
 
     with serve_http(Handler) as url:
         yield state, url
@@ -135,12 +136,16 @@ def test_retries_give_up_with_a_clear_error(replay: tuple[Replay, str], tmp_path
 
 def test_a_timeout_is_a_clear_error(replay: tuple[Replay, str], tmp_path: Path) -> None:
     state, url = replay
-    state.load({**ERRORS["plan"], "delay": 1.5})
-    started = time.monotonic()
-    with pytest.raises(ProviderError, match=r"sent nothing for 0\.3 s"):
-        _provider(url, timeout=0.3).plan(_ctx(tmp_path), RequirementsReport(summary="s"))
-    assert time.monotonic() - started < 1.4
-    time.sleep(1.3)  # let the slow handler finish before the next test loads the queue
+    answer = threading.Event()
+    state.load({**ERRORS["plan"], "hold": answer})
+    state.answered.clear()
+    try:
+        # The answer is held until after the call: only the client's own timeout can end it.
+        with pytest.raises(ProviderError, match=r"sent nothing for 0\.3 s"):
+            _provider(url, timeout=0.3).plan(_ctx(tmp_path), RequirementsReport(summary="s"))
+    finally:
+        answer.set()
+    assert state.answered.wait(30)  # the held handler is done before the next test loads the queue
 
 
 @pytest.mark.parametrize(

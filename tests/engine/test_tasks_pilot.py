@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from autocode.tasks import TaskRun
-from support import git, serve_http
+from support import git, serve_http, trust
 from support.tasks import autocode, build_sample, run_dirs
 
 PROOF = "pilot-public/PUBLIC-PROOF.md"
@@ -102,6 +102,7 @@ def _openai_config(repo: Path, url: str) -> None:
     (repo / ".autocode" / "config.toml").write_text(
         f'provider = "openai"\nbase_url = "{url}"\nmodel = "counting"\n'
     )
+    trust(repo)
 
 
 def test_an_ignored_input_exits_2_with_no_provider_call_and_no_run_directory(

@@ -100,7 +100,9 @@ def test_an_old_completed_task_reads_with_typed_camel_case_phase_results(tmp_pat
     assert snap["state"] == "COMPLETED" and snap["done"] and snap["error"] is None
     result = snap["result"]
     assert result["tests"] == {"command": "python3 -m unittest -q", "cwd": "source", "exitCode": 0, "status": "finished",
-                               "seconds": 0.112, "outputTail": tests["output_tail"]}
+                               "seconds": 0.112, "outputTail": tests["output_tail"],
+                               # runs from before the sandbox ran unconfined, and say so
+                               "sandbox": "none", "sandboxNotes": []}
     assert result["apply"]["writtenByEditor"] == [] and result["apply"]["written"] == old["result"]["apply"]["written"]
     assert result["verified"] is True and result["error"] is None
     assert snap["learning"]["status"] == "failed" and snap["learning"]["error"] == "OSError: disk full"

@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from autocode_lsp import protocol
+from support import trust
 from support.agent import (
     TEST_COMMAND,
     ScriptedEndpoint,
@@ -40,6 +41,7 @@ async def test_tool_calls_are_progress_reports_and_usage_is_in_the_snapshot(
     (repo / ".autocode" / "config.toml").write_text(
         f'provider = "openai"\nbase_url = "{endpoint.url}"\nmodel = "scripted"\n', encoding="utf-8"
     )
+    trust(repo)
     endpoint.load(
         *roles_before_implementing(),
         call("read_file", {"path": "calc/ops.py"}),

@@ -15,7 +15,7 @@ import pytest
 import pytest_asyncio
 
 from autocode_lsp import protocol
-from support import make_repo
+from support import make_repo, trust
 from support.lsp import Session, child_env, close, connect, initialize
 
 pytest.importorskip("autocode.memory", reason="the memory engine part is not merged yet")
@@ -39,11 +39,11 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "a": make_repo(root / "alpha", {"README.md": "a\n"}, origin="https://example.invalid/t/alpha.git"),
         "b": make_repo(root / "beta", {"README.md": "b\n"}, origin="https://example.invalid/t/beta.git"),
         # Its own memory_path: a different store configuration, so a service of its own.
-        "c": make_repo(
+        "c": trust(make_repo(
             root / "gamma",
             {"README.md": "c\n", ".autocode/config.toml": f'memory_path = "{other_store.as_posix()}"\n'},
             origin="https://example.invalid/t/gamma.git",
-        ),
+        )),
         "c_store": other_store,
     }
 

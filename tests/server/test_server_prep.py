@@ -21,7 +21,8 @@ PROOF = b"public proof\n"
 
 
 def manifest(repo: Path, sha: str) -> Path:
-    path = repo.parent / "manifest.json"
+    # Inside the workspace: a client's manifest may not name a file elsewhere (issue 31).
+    path = repo / "manifest.json"
     path.write_text(json.dumps({"inputs": [{
         "path": "pilot-public/PROOF.md", "type": "file", "mode": "0644",
         "size": len(PROOF), "sha256": sha,

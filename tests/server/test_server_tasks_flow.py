@@ -21,7 +21,16 @@ from lsprotocol import types
 
 from autocode_lsp import protocol
 from support import GREET_SOURCES, git, make_repo
-from support.lsp import CLIENT_NAMES, Session, close, connect, initialize, open_session, wait_until
+from support.lsp import (
+    CLIENT_NAMES,
+    Session,
+    close,
+    connect,
+    initialize,
+    logged,
+    open_session,
+    wait_until,
+)
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 
@@ -78,7 +87,8 @@ async def test_no_answer_and_review_later_leave_the_task_waiting(opted_in: tuple
     first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
     task_id = first["id"]
     await wait_until(lambda: session.questions, what="askQuestion")
-    await asyncio.sleep(0.3)
+    await wait_until(lambda: logged(session, f"task {task_id}: question", "closed without an answer"),
+                     what="the closed question handled")
     snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
     assert snap["needs"]["kind"] == "answer_questions" and ledger_sources(snap) == []
 
@@ -88,7 +98,8 @@ async def test_no_answer_and_review_later_leave_the_task_waiting(opted_in: tuple
         protocol.TASK_ANSWER, {"taskId": task_id, "questionId": question, "text": NAMING_ANSWER}
     )
     await wait_until(lambda: session.reviews, what="reviewPlan")
-    await asyncio.sleep(0.3)
+    await wait_until(lambda: logged(session, f"task {task_id}: plan revision", "left for later"),
+                     what="the review left for later handled")
     snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
     assert snap["needs"]["kind"] == "approve_plan"
     assert approval_sources(snap) == []
@@ -205,7 +216,9 @@ async def test_a_dismissed_question_records_nothing_and_cancel_ends_the_task(
     first = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": TEST_COMMAND})
     task_id = first["id"]
     await wait_until(lambda: session.message_requests, timeout=30, what="the question prompt")
-    await asyncio.sleep(0.3)  # let the server act on the dismissal, if it (wrongly) would
+    # The server says it handled the dismissal; had it (wrongly) acted, it would have first.
+    await wait_until(lambda: logged(session, f"task {task_id}: question", "dismissed; nothing recorded"),
+                     what="the dismissal handled")
     snap = await session.command(protocol.TASK_GET, {"taskId": task_id})
     # The server decided nothing on the person's behalf: no answer, still waiting.
     assert snap["needs"]["kind"] == "answer_questions" and snap["revision"] == first["revision"]

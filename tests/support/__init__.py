@@ -85,3 +85,12 @@ def serve_http(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+def trust(repo: Path) -> Path:
+    """Record the person's trust in the destination values `repo`'s files set now (as
+    `autocode trust --yes` does), for tests whose repository names its own store or endpoint."""
+    from autocode.settings import trust_repository
+
+    trust_repository(repo)
+    return repo

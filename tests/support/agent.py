@@ -54,6 +54,9 @@ class Step:
     pieces: int = 3  # chunks the content (and each tool call's arguments) is streamed in
     reset: str | None = None  # "before": close without answering; "during": after part of the stream
     stream: bool | None = None  # None: as the request asks; False: a whole JSON answer even when asked to stream
+    hold: threading.Event | None = None
+    """When set, the answer waits until the test sets this event (at most a minute): a request
+    the client gave up on is proved by the client returning while the answer is still held."""
 
 
 @dataclass
@@ -175,6 +178,8 @@ def serve() -> Iterator[ScriptedEndpoint]:
                     state.failures.append(f"request {len(state.requests)}: {exc}")
             if step.delay:
                 time.sleep(step.delay)
+            if step.hold is not None:
+                step.hold.wait(60)
             try:
                 if step.reset == "before":
                     self._reset()

@@ -365,5 +365,11 @@ async def wait_until(predicate: Callable[[], bool], *, timeout: float = 30, what
         await asyncio.sleep(0.02)
 
 
+def logged(session: Session, *parts: str) -> int:
+    """How many of the server's log messages to this client (`window/logMessage`) hold every one
+    of `parts`: the later message that proves the server acted, where acting shows nothing else."""
+    return sum(all(p in m.message for p in parts) for m in session.client.log_messages)
+
+
 def child_env() -> dict[str, str]:
     return dict(os.environ)

@@ -86,6 +86,17 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
         return True
 
 
+async def logged(log_file: Path, text: str, seconds: float) -> bool:
+    """True once `text` is in the log file (polled for at most `seconds`)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    while loop.time() < deadline:
+        if text in log_file.read_text(encoding="utf-8"):
+            return True
+        await asyncio.sleep(0.1)
+    return False
+
+
 @dataclass
 class Listener:
     process: asyncio.subprocess.Process

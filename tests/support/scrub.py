@@ -27,6 +27,32 @@ from typing import Any
 
 CORPUS_PATH = Path(__file__).resolve().parents[2] / "fixtures" / "scrub" / "corpus.json"
 
+# Inputs shaped to make a pattern backtrack (long runs of a rule's first characters).
+ADVERSARIAL: tuple[str, ...] = (
+    "a" * 200_000,
+    "password=" * 20_000,
+    "/" * 100_000,
+    "/home/" * 20_000,
+    "~/" * 50_000,
+    "a-" * 100_000,
+    "--token " * 20_000,
+    "x://a:b@" * 20_000,
+    "eyJ" + "a" * 100_000 + ".eyJ" + "b" * 50_000,
+    "-----BEGIN PRIVATE KEY-----\n" * 5_000,
+    "C:\\Users\\" * 20_000,
+    "Qw8e" * 50_000,
+    "key-" * 50_000,
+    "M" * 100_000 + ".",
+    ("M" + "a" * 24 + ".") * 10_000,
+    "/srv/a" * 30_000,
+    "/opt/x/" * 30_000,
+    "envs/x/" * 30_000,
+    "D:\\a" * 30_000,
+    "\\\\a\\" * 30_000,
+    "1234567890:AA" * 20_000,
+    "dp.pt." * 30_000,
+)
+
 
 @cache
 def _load() -> dict[str, tuple[dict[str, Any], ...]]:

@@ -14,6 +14,12 @@ REPO = Path(__file__).resolve().parents[2]
 SCENARIOS = REPO / "fixtures" / "providers"
 NAMING_ANSWER = "Use descriptive behavior-based unittest test method names."
 
+# A file where the task and the person removed the same `}` of three (the task also added a
+# line): a merge that applies the shared deletion twice leaves one brace; git leaves two.
+BRACES_BASE = b"int main() {\n\n}\n}\n}\n\n\n  run();\n"
+BRACES_MINE = b"int main() {\n\n}\n}\n\n\n  run();\n"
+BRACES_THEIRS = b"int main() {\n\n}\n}\n\n\n  done();\n  run();\n"
+
 
 def _builder() -> Any:
     spec = importlib.util.spec_from_file_location("autocode_samples_build", REPO / "fixtures" / "samples" / "build.py")

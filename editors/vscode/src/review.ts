@@ -197,7 +197,23 @@ export class Review implements vscode.CodeLensProvider {
         throw new Error(`${dirty.join(', ')} ${dirty.length === 1 ? 'has' : 'have'} unsaved changes and this server writes the files on disk. Save or revert ${dirty.length === 1 ? 'it' : 'them'}, then apply again. Nothing was written.`);
       }
     }
-    const after = this.accept(await this.ctx.server.execute(Commands.taskApproveCompletion, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
+    const request = args.taskArgs(task.id, task.workspace || undefined);
+    const waiting = task.raw.needs;
+    if (waiting.kind === 'approve_completion' && waiting.confirmation) {
+      // Nothing proves this change: the person types the word, a button press is not enough.
+      const summary = waiting.proof?.summary ?? 'the tests did not prove it';
+      const typed = await vscode.window.showInputBox({
+        title: 'AutoCode: Apply unproven change',
+        prompt: `Nothing proves this change (${summary}). Type "${waiting.confirmation}" to apply it anyway.`,
+        ignoreFocusOut: true,
+      });
+      if (typed !== waiting.confirmation) {
+        void vscode.window.showInformationMessage(`AutoCode: not applied; the change is ${waiting.proof?.status ?? 'unproven'}.`);
+        return;
+      }
+      request.confirm = waiting.confirmation;
+    }
+    const after = this.accept(await this.ctx.server.execute(Commands.taskApproveCompletion, request), task.workspace);
     if (after?.awaiting === 'completionApproval') {
       const { needs } = after.raw;
       const attempt = needs.kind === 'approve_completion' ? needs.apply : null;

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import sys
 from collections.abc import Sequence
 
@@ -18,11 +19,13 @@ from autocode.cli._common import run_command
 # `add_arguments(parser)` and `run(args) -> int`.
 COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("autocode.cli.doctor", "show every setting with its origin, and the record's health"),
+    "trust": ("autocode.cli.trust", "show the destinations a repository's files name, and trust them"),
     "forget": ("autocode.cli.forget", "remove the learned project record (.autocode/project.json)"),
     "prep": ("autocode.cli.prep", "make a checked prep copy of the workspace with declared inputs"),
     "pilot-prep": ("autocode.cli.pilot", "checked copy + preflight, then start a task (coordinator)"),
     "task": ("autocode.cli.task", "start and drive coding tasks"),
     "memory": ("autocode.cli.memory", "agent and team memories"),
+    "verify": ("autocode.cli.verify", "prove a change with the project's tests in a fresh copy (exit 0 only if verified)"),
     "unattended": ("autocode.cli.unattended", "run an autocode command for automation (no person present)"),
 }
 
@@ -42,7 +45,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """File names that are not UTF-8 (latin-1 bytes kept by surrogateescape) are printed as the
+    bytes they are, and text the terminal cannot show is escaped, instead of a crash mid-report."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            utf8 = stream.encoding.lower().replace("-", "") == "utf8"
+            stream.reconfigure(errors="surrogateescape" if utf8 else "backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "_run", None) is None:

@@ -57,7 +57,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for verb, text in (
         ("status", "show where a task is and what it needs"),
         ("show", "show everything recorded about a task"),
-        ("approve-completion", "apply the verified change to the workspace"),
+        ("approve-completion", "apply the change to the workspace (an unproven one needs --confirm unproven)"),
         ("cancel", "cancel a task"),
         ("resume", "continue a task whose process stopped while it was working, or that failed on the endpoint or a budget"),
         ("transcript", "print the model's work as Markdown (also written to transcript.md in the run folder)"),
@@ -65,6 +65,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         p = sub.add_parser(verb, help=text)
         _workspace(p)
         p.add_argument("task_id", metavar="TASK")
+        if verb == "approve-completion":
+            p.add_argument(
+                "--confirm", metavar="WORD",
+                help="apply a change nothing proves (or that weakens the tests): type the word the task names (unproven)",
+            )
         add_json_flag(p)
 
     lister = sub.add_parser("list", help="list the workspace's tasks")
@@ -146,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "reject":
         snap = task.reject_plan(args.feedback, source, revision=args.revision).wire()
     elif verb == "approve-completion":
-        snap = task.approve_completion(source).wire()
+        snap = task.approve_completion(source, confirm=args.confirm).wire()
     elif verb == "resolve":
         snap = task.resolve_conflicts(_choices(args.choices), source).wire()
     elif verb == "cancel":
@@ -226,7 +231,15 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         scenario=args.scenario,
         progress=progress,
     )
-    task = TaskRun.start(args.workspace, brief, options)
+    # lazy: not needed by `autocode --help`, which imports this module
+    from autocode.settings import TrustRequired
+
+    try:
+        task = TaskRun.start(args.workspace, brief, options)
+    except TrustRequired as exc:
+        if not (tty and args.interactive is not False and not args.json and _trusted_on_terminal(args, exc)):
+            raise  # unattended: the error names the command that trusts
+        task = TaskRun.start(args.workspace, brief, options)
     if interactive:
         snap = _drive_interactively(task, source)
     elif answers is not None:
@@ -235,6 +248,25 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         snap = task.snapshot().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
+
+
+def _trusted_on_terminal(args: argparse.Namespace, exc: Any) -> bool:
+    """Ask the person at the terminal whether to trust what the repository asks for; record a yes."""
+    # lazy: not needed by `autocode --help`, which imports this module
+    from autocode.cli.unattended import is_unattended
+    from autocode.settings import trust_repository
+
+    if is_unattended():
+        return False
+    changed = " (its values changed since you trusted it)" if exc.data.get("status") == "changed" else ""
+    _say(f"\nThis repository's settings{changed} ask to:")
+    _say("\n".join(f"  - {sentence}" for sentence in exc.data.get("says", [])))
+    answer = _input("Trust exactly these values for this repository? [y/N] ").strip().lower()
+    if answer not in ("y", "yes"):
+        return False
+    trust_repository(args.workspace, digest=exc.data.get("digest"))
+    _say(f"trusted; `autocode trust --revoke --workspace {args.workspace}` forgets it")
+    return True
 
 
 def _read_answers(path_text: str) -> dict[str, Any]:
@@ -281,8 +313,14 @@ def _drive_from_file(task: Any, source: Any, answers: dict[str, Any], name: str)
             _say(_completion_text(snap))
             if answers.get("approve_completion") is not True:
                 break
+            needed = snap["needs"].get("confirmation")
+            if needed and answers.get("confirm") != needed:
+                sys.stderr.write(
+                    f"autocode: the change is not proved; {name} must say \"confirm\": \"{needed}\" to apply it\n"
+                )
+                break
             _say(f"completion approved ({name})")
-            snap = task.approve_completion(source).wire()
+            snap = task.approve_completion(source, confirm=needed).wire()
             if snap["needs"].get("apply"):
                 break  # not applied (said in the snapshot): a person decides what next
         else:
@@ -320,6 +358,18 @@ def _drive_interactively(task: Any, source: Any) -> dict[str, Any]:
                 snap = task.cancel().wire()
         elif kind == "approve_completion":
             _say("\n" + _completion_text(snap))
+            needed = snap["needs"].get("confirmation")
+            if needed:
+                choice = _input(
+                    f"Nothing proves this change. Type {needed} to apply it anyway, [n]ot now, [c]ancel: "
+                ).strip()
+                if choice == needed:
+                    snap = task.approve_completion(source, confirm=needed).wire()
+                elif choice.lower().startswith("c"):
+                    snap = task.cancel().wire()
+                else:
+                    break
+                continue
             choice = _input("Apply these changes to your workspace? [y]es, [n]ot now, [c]ancel: ").strip().lower()
             if choice.startswith("y"):
                 snap = task.approve_completion(source).wire()
@@ -380,11 +430,59 @@ def _completion_text(snap: dict[str, Any]) -> str:
     lines = [_headMoved_text(needs.get("headMoved"))] if needs.get("headMoved") else []
     lines += [
         f"Tests: `{tests.get('command')}` exited {tests.get('exitCode')} in {tests.get('seconds')} s",
+        *proof_lines(needs.get("proof")),
         f"Review: {(needs.get('review') or {}).get('summary', '')}",
         "Changes:",
-        needs.get("diff", ""),
+        diff_for_terminal(needs.get("diff", ""), Path(snap.get("runDir") or ".") / "evidence" / "changes.diff"),
     ]
     return "\n".join(lines)
+
+
+def proof_lines(proof: dict[str, Any] | None) -> list[str]:
+    """The verdict and the tests behind it, for a person reading the terminal."""
+    if not proof:
+        return ["Verdict: unproven (the tests did not run through the proof)"]
+    lines = [f"Verdict: {proof.get('summary') or proof.get('status')}"]
+    for concern in proof.get("concerns") or []:
+        lines.append(f"  concern: {concern.get('sentence')}")
+    for run in proof.get("runs") or []:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted((run.get("counts") or {}).items())) or "no per-test results"
+        cached = " (cached)" if run.get("cached") else ""
+        lines.append(f"  {run.get('role')}: {counts}{cached}, sandbox {run.get('sandbox')}")
+    return lines
+
+
+DIFF_LINES_SHOWN = 200
+"""A longer diff is paged ($PAGER, on a terminal) or summarised with the path of the whole."""
+DIFF_CHARS_SHOWN = 20_000
+
+
+def diff_for_terminal(diff: str, full: Path) -> str:
+    """The diff as the terminal shows it: whole when short; else through $PAGER when stdout is a
+    terminal and PAGER is set, else its first lines and where the whole diff is."""
+    lines = diff.splitlines()
+    try:
+        size = full.stat().st_size
+    except OSError:
+        size = len(diff.encode("utf-8", "surrogateescape"))
+    if len(lines) <= DIFF_LINES_SHOWN and len(diff) <= DIFF_CHARS_SHOWN and size <= DIFF_CHARS_SHOWN * 4:
+        return diff
+    pager = os.environ.get("PAGER", "").strip()
+    if pager and sys.stdout.isatty() and full.is_file():
+        # lazy: only when a long diff is paged
+        import shlex
+        import subprocess
+
+        try:
+            if subprocess.run([*shlex.split(pager), str(full)], check=False).returncode == 0:
+                return f"(the whole diff, {size:,} bytes, was shown in {pager}; it is in {full})"
+        except (OSError, ValueError):
+            pass  # a PAGER that cannot run: summarise instead
+    shown = "\n".join(lines[:DIFF_LINES_SHOWN])[:DIFF_CHARS_SHOWN]
+    return (
+        f"{shown}\n... the diff is {size:,} bytes; the first {DIFF_LINES_SHOWN} lines are above and "
+        f"the whole diff is in {full} (read it with: less {full})"
+    )
 
 
 def _headMoved_text(moved: dict[str, Any]) -> str:
@@ -411,7 +509,8 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
             base.format("reject") + ' --feedback "what to change"',
         ]
     if kind == "approve_completion":
-        return [base.format("show"), base.format("approve-completion")]
+        confirm = snap["needs"].get("confirmation")
+        return [base.format("show"), base.format("approve-completion") + (f" --confirm {confirm}" if confirm else "")]
     if kind == "resolve_conflicts":
         paths = " ".join(f"{c['path']}=mine|theirs|markers" for c in snap["needs"].get("conflicts", []))
         return [base.format("resolve") + f" {paths}"]
@@ -432,7 +531,9 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         lines.append(f"needs plan approval (plan revision {snap['needs']['planRevision']}):")
         lines.append(snap["needs"]["markdown"])
     elif kind == "approve_completion":
-        lines.append("needs completion approval: tests passed in the copy")
+        proof = snap["needs"].get("proof") or {}
+        lines.append(f"needs completion approval: {proof.get('status') or 'unproven'}")
+        lines += proof_lines(proof)
         lines.append("changed: " + ", ".join(snap["needs"].get("files", [])))
         if snap["needs"].get("headMoved"):
             lines.append(_headMoved_text(snap["needs"]["headMoved"]))
@@ -453,6 +554,8 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         lines.append(f"result: {result.get('status')}")
         if result.get("error"):
             lines.append(f"  {result['error'].get('message')}")
+        if result.get("status") == "completed":
+            lines += proof_lines(result.get("proof"))
         apply = result.get("apply") or {}
         if apply:
             lines.append(f"  apply: {apply.get('status')} ({apply.get('via')}) — {apply.get('message')}")

@@ -379,6 +379,48 @@ class _SqliteWriter(Writer):
         )
 
 
+def storage_cause(path: Path) -> str | None:
+    """Why the store's file cannot be written, when the disk says: read-only, full or not ours.
+
+    SQLite reports all of these as "disk I/O error" or "unable to open database file"; a person
+    needs the cause and its fix instead.
+    """
+    folder = path.parent
+    statvfs = getattr(os, "statvfs", None)  # not on Windows
+    if statvfs is None:
+        return None
+    try:
+        info = statvfs(folder)
+    except OSError:
+        return None
+    if info.f_flag & os.ST_RDONLY:
+        return (f"its file system ({folder}) is read-only; remount it read-write, or set "
+                "memory_path to a file on a writable disk")
+    free = (info.f_bfree if os.geteuid() == 0 else info.f_bavail) * info.f_frsize
+    if free < 1024 * 1024 or info.f_ffree == 0:  # a WAL database needs room for its pages
+        return (f"the disk holding {folder} is full ({free} bytes free); free some space, or set "
+                "memory_path to a file on another disk")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return (f"this user may not write {path if path.exists() else folder}; give it write "
+                "access, or set memory_path to a file of your own")
+    return None
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that never writes, for a store on a read-only disk. A WAL database there
+    has no `-shm` file to share, so SQLite is told the file cannot change (`immutable`)."""
+    uri = path.resolve().as_uri()
+    for options in ("mode=ro", "mode=ro&immutable=1"):
+        conn = sqlite3.connect(f"{uri}?{options}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
+                               isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.Error:
+            conn.close()
+    raise sqlite3.OperationalError("unable to open database file read-only")
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -396,6 +438,8 @@ class SqliteStore(Store):
         self._lock = threading.RLock()
         self._read_lock = threading.RLock()
         self.vectors = ranking.VectorCache()
+        self.read_only: str | None = None
+        """Why this store can only be read (a read-only or full disk), or None."""
         try:
             private_folder(self.path.parent)
             # Created 0600 before SQLite opens it: its -wal and -shm files copy these modes. Only
@@ -407,12 +451,30 @@ class SqliteStore(Store):
             self.conn = _connect(self.path)
             self.reader = _connect(self.path)
         except (OSError, sqlite3.Error) as exc:
+            cause = storage_cause(self.path)
+            if cause is not None and self.path.is_file():  # what is stored can still be read
+                self._open_read_only(cause)
+                return
             raise StoreUnavailable(
-                f"cannot open the memory database {self.path}: {exc}; check the folder is writable "
-                "or set memory_path to another file"
+                f"cannot open the memory database {self.path}: "
+                + (cause or f"{exc}; check the folder is writable or set memory_path to another file")
             ) from exc
         if upgrade or self._readable_version() == 0:
             self._migrate(LATEST if migrate_to is None else migrate_to)  # an empty file is simply set up
+
+    def _open_read_only(self, cause: str) -> None:
+        """Serve searches and lists from a store that cannot be written (its disk is read-only or
+        full, or it is not ours); writes say why not."""
+        try:
+            self.conn = _connect_read_only(self.path)
+            self.reader = _connect_read_only(self.path)
+        except sqlite3.Error as exc:
+            raise StoreUnavailable(f"cannot open the memory database {self.path}: {cause}") from exc
+        self.read_only = cause
+        if self._readable_version() != LATEST:
+            raise StoreUnavailable(
+                f"the memory database {self.path} needs an upgrade and {cause}"
+            )
 
     def _readable_version(self) -> int:
         try:
@@ -573,6 +635,12 @@ class SqliteStore(Store):
                 raise self._failure(exc) from exc
 
     def _failure(self, exc: sqlite3.Error) -> StoreUnavailable:
+        cause = self.read_only or storage_cause(self.path)
+        if cause is not None:
+            return StoreUnavailable(
+                f"the memory database {self.path} cannot be written: {cause}. Nothing was written; "
+                "searching and listing memories still work"
+            )
         if "locked" in str(exc) or "busy" in str(exc):
             return StoreUnavailable(
                 f"the memory database {self.path} stayed locked for {BUSY_TIMEOUT_MS // 1000} s by another "
@@ -582,6 +650,11 @@ class SqliteStore(Store):
 
     @contextlib.contextmanager
     def write(self, lock_key: str = "") -> Iterator[Writer]:
+        if self.read_only is not None:
+            raise StoreUnavailable(
+                f"the memory database {self.path} cannot be written: {self.read_only}. Nothing was "
+                "written; searching and listing memories still work"
+            )
         with self._lock:
             try:
                 self.conn.execute("BEGIN IMMEDIATE")

@@ -21,6 +21,7 @@ This reader gives the same vectors for a few MB:
 from __future__ import annotations
 
 import bisect
+import contextlib
 import hashlib
 import importlib.util
 import itertools
@@ -134,8 +135,13 @@ def build_index(tokenizer: Path, out: Path) -> None:
     )
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    tmp.write_bytes(blob)
-    os.replace(tmp, out)
+    try:
+        tmp.write_bytes(blob)
+        os.replace(tmp, out)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
 
 
 def ensure_index(tokenizer: Path) -> Path:

@@ -356,8 +356,15 @@ def write_report(result: PrepResult, report: Path | str) -> Path:
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     fd = os.open(tmp, fsutil.O_NEW_FILE, 0o644)
     try:
-        os.write(fd, (json.dumps(result.to_dict(), indent=2) + "\n").encode("utf-8"))
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
+        try:
+            data = memoryview((json.dumps(result.to_dict(), indent=2) + "\n").encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path

@@ -24,6 +24,7 @@ the package.
 
 from __future__ import annotations
 
+import errno
 import marshal
 import os
 import stat
@@ -347,7 +348,9 @@ def _copy_file(
             if mode & mask:
                 os.fchmod(dst, mode)
             copied = 0
-            if size:
+            if size >= _SPARSE_FROM and listed.st_blocks * 512 < size:
+                copied = _copy_sparse(src, dst, size, mover)
+            elif size:
                 if mover.fast and size <= _CHUNK:
                     try:
                         copied = _copy_file_range(src, dst, size)
@@ -378,6 +381,43 @@ def _copy_file(
         return size
     finally:
         _close(src)
+
+
+_SPARSE_FROM = 1 << 20
+"""Files at least this big whose blocks cover less than their size are copied hole by hole."""
+
+
+def _copy_sparse(src: int, dst: int, size: int, mover: _Mover) -> int:
+    """Copy only the data segments of a sparse file (SEEK_DATA/SEEK_HOLE) and leave the holes
+    holes, so a 2 GB file of zeros costs no disk in the copy; `size` when done.
+
+    Where the file system cannot tell data from holes the whole file is data, copied as usual.
+    """
+    position = 0
+    while position < size:
+        try:
+            start = os.lseek(src, position, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:  # only a hole from here to the end
+                break
+            start = position  # SEEK_DATA unsupported: all of it is data
+        if start >= size:
+            break
+        try:
+            end = min(os.lseek(src, start, os.SEEK_HOLE), size)
+        except OSError:
+            end = size
+        os.lseek(src, start, os.SEEK_SET)
+        os.lseek(dst, start, os.SEEK_SET)
+        left = end - start
+        while left > 0:
+            moved = mover.move(src, dst, left)
+            if moved == 0:
+                return start + (end - start - left)  # the file shrank: the caller's check says so
+            left -= moved
+        position = end
+    os.ftruncate(dst, size)
+    return size
 
 
 _O_FILE = fsutil.O_FILE

@@ -186,6 +186,12 @@ def clean_lessons(raw: Sequence[Any]) -> list[str]:
     return [t for t in dict.fromkeys(texts) if t][:MAX_LESSONS]
 
 
+class RunTests(Protocol):
+    """The project's tests in the copy; `limit` caps the run's seconds below its own timeout."""
+
+    def __call__(self, limit: float | None = None) -> dict[str, Any]: ...
+
+
 @dataclass
 class ProviderContext:
     """Everything a role may look at. Project data is history, not this task's answers."""
@@ -207,7 +213,7 @@ class ProviderContext:
     run_dir: Path | None = None
     cancelled: Callable[[], bool] | None = None
     say: Callable[[str], None] | None = None
-    run_tests: Callable[[], dict[str, Any]] | None = None
+    run_tests: RunTests | None = None
     agent: str = "implementer"
     map_paths: list[str] = field(default_factory=list)  # the repository map's files, in inventory order
 

@@ -10,12 +10,12 @@ the scripted edit.
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
+from autocode import diffnames
 from autocode.providers.base import (
     Implementation,
     MachineDecision,
@@ -178,7 +178,7 @@ class FixtureProvider:
         return list(ctx.citations)
 
     def review(self, ctx: ProviderContext, diff: str, test_exit_code: int | None) -> Review:
-        files = sorted({line[6:] for line in diff.splitlines() if line.startswith("+++ b/")})
+        files = diffnames.diff_paths(diff)
         verdict = "tests pass" if test_exit_code == 0 else "tests did not pass"
         lessons = clean_lessons(self.scenario.get("lessons") or [])
         return Review(summary=f"{len(files)} file(s) changed; {verdict}", concerns=[], lessons=lessons)
@@ -206,17 +206,5 @@ def scripted_diff(copy: Path | None, edits: list[dict[str, Any]]) -> str:
             new = str(edit["content"])
         else:
             new = (old or "") + str(edit.get("append", ""))
-        a = "/dev/null" if old is None else f"a/{rel}"
-        lines = list(
-            difflib.unified_diff(
-                (old or "").splitlines(keepends=True),
-                new.splitlines(keepends=True),
-                fromfile=a,
-                tofile=f"b/{rel}",
-            )
-        )
-        header = [f"diff --git a/{rel} b/{rel}\n"]
-        if old is None:
-            header.append("new file mode 100644\n")
-        chunks.append("".join(header + lines))
+        chunks.append(diffnames.file_diff(rel, old, new))
     return "".join(chunks)

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from autocode import scrub
 from autocode.providers import repomap
 from autocode.providers.agent import session
 from autocode.providers.agent.families import RequestShape, family_of
@@ -154,7 +155,11 @@ class OpenAIProvider:
                 self.client, str(self.model), ctx, role, system, user_text, self.budgets, shape=self.shape
             )
         if content is None:
-            messages = [{"role": "system", "content": system}, {"role": "user", "content": user_text}]
+            # The diff and excerpts are the code as it is; credentials in them never leave.
+            messages = [
+                {"role": "system", "content": system},
+                {"role": "user", "content": scrub.redact(user_text, paths=False)},
+            ]
             body = self.shape.body(str(self.model), messages, json_answer=True)
             reply = self._post("/chat/completions", body, ctx)
             if ctx is not None and ctx.run_dir is not None:

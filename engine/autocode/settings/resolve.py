@@ -1,40 +1,64 @@
 """Resolving settings through their layers into an immutable snapshot with origins.
 
-Layers, highest first: command-line flag, `.autocode/config.toml`,
+Layers: the command-line flag, the person's user config
+(`$XDG_CONFIG_HOME/autocode/config.toml`), `.autocode/config.toml`,
 `[tool.autocode]` in pyproject.toml, the learned record, detection, built-in
-defaults. Each resolved value says which layer and file won and which
-lower-layer values it shadows. A task stores the snapshot at launch, so
+defaults. Which of them may give a setting, and in which order, follows the
+setting's class (`schema.SETTING_CLASSES`):
+
+- team:        flag > config.toml > pyproject > learned > detected > user config > default
+               (the user config never gives `test_command` or `framework`);
+- destination: flag > user config > config.toml > pyproject > default, the
+               repository's files only once the person trusted their values (`trust`);
+- person:      flag > user config > default; never a repository's file.
+
+Each resolved value says which layer and file won and which lower-layer values
+it shadows; values a layer sets but AutoCode does not use are kept, with the
+reason, in `SettingsSnapshot.ignored`. A task stores the snapshot at launch, so
 editing or forgetting files later cannot change a run in progress.
 """
 
 from __future__ import annotations
 
-import re
-import tomllib
+import os
 import types
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import ValidationError
-
-from autocode.errors import SetupError, UsageError
+from autocode.errors import UsageError
 from autocode.record.load import RecordLoad, load_record
-from autocode.record.location import check_workspace, display_path
-from autocode.settings.schema import LEARNED_SETTINGS, SETTING_NAMES, Settings, flag_name
+from autocode.record.location import check_workspace
+from autocode.settings import trust as trust_mod
+from autocode.settings.layers import (
+    DETECTED_SETTINGS,
+    Layer,
+    Origin,
+    config_layer,
+    default_layer,
+    detected_layer,
+    flag_layer,
+    learned_layer,
+    pyproject_layer,
+    short_path,
+    user_layer,
+)
+from autocode.settings.schema import (
+    DESTINATION_SETTINGS,
+    OFFLINE_PROVIDERS,
+    SETTING_CLASSES,
+    SETTING_NAMES,
+)
+from autocode.settings.trust import AskedValue, IgnoredValue, RepositoryTrust
+from autocode.settings.values import freeze as _freeze
+from autocode.settings.values import thaw as _thaw
 
-Origin = Literal["flag", "config", "pyproject", "learned", "detected", "default"]
-ORIGINS: tuple[Origin, ...] = ("flag", "config", "pyproject", "learned", "detected", "default")
-CONFIG_RELPATH = ".autocode/config.toml"
-PYPROJECT_RELPATH = "pyproject.toml"
-DEFAULT_SOURCE = "built-in"
-
-
-class SettingsError(SetupError):
-    """A settings file or flag AutoCode cannot use; the message names the file, line or key."""
-
-    kind = "settingsError"
+PRECEDENCE: dict[str, tuple[Origin, ...]] = {
+    "team": ("flag", "config", "pyproject", "learned", "detected", "user", "default"),
+    "destination": ("flag", "user", "config", "pyproject", "default"),
+    "person": ("flag", "user", "default"),
+}
 
 
 @dataclass(frozen=True)
@@ -73,6 +97,10 @@ class SettingsSnapshot:
     values: Mapping[str, ResolvedValue]
     warnings: tuple[str, ...] = ()
     record: RecordLoad | None = field(default=None, compare=False)
+    trust: RepositoryTrust | None = field(default=None, compare=False)
+    """What the repository's files ask for (destination values) and whether the person trusted it."""
+    ignored: tuple[IgnoredValue, ...] = ()
+    """Values a layer sets that are not used, each with the reason (doctor shows them)."""
 
     def value(self, name: str) -> Any:
         return self[name].value
@@ -91,192 +119,102 @@ class SettingsSnapshot:
         return {name: resolved.to_dict() for name, resolved in self.values.items()}
 
 
-def _freeze(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return types.MappingProxyType({k: _freeze(v) for k, v in value.items()})
-    if isinstance(value, list | tuple):
-        return tuple(_freeze(v) for v in value)
-    return value
+def _memory_file(name: str, value: Any, root: Path) -> tuple[Path, bool] | None:
+    """The file a repository's `memory_path` or SQLite `database_url` names, absolute (relative
+    to the workspace), and whether it was given relative; None when the value names no file."""
+    text = str(value)
+    if name == "database_url":
+        if not text.startswith("sqlite://"):
+            return None
+        text = text[len("sqlite://"):]
+    path = Path(text).expanduser()
+    return (path, False) if path.is_absolute() else (root / path, True)
 
 
-_URL_PASSWORD = re.compile(r"(?<=://)([^:/@\s]*):[^@/\s]+@")
-
-
-def _thaw(value: Any, *, mask: bool = False) -> Any:
-    if isinstance(value, Mapping):
-        return {k: _thaw(v, mask=mask) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thaw(v, mask=mask) for v in value]
-    if mask and isinstance(value, str):
-        return _URL_PASSWORD.sub(r"\1:***@", value)
-    return value
-
-
-_TOML_TYPES = {
-    "str": "a string",
-    "int": "an integer",
-    "float": "a float",
-    "bool": "a boolean",
-    "dict": "a table",
-    "list": "an array",
-    "datetime": "a date-time",
-    "date": "a date",
-    "time": "a time",
-}
-_EXPECTED = {
-    "string_type": "a string",
-    "int_type": "an integer",
-    "int_parsing": "an integer",
-    "dict_type": "a table of strings",
-    "greater_than": "a number greater than {gt}",
-    "string_too_short": "a non-empty string",
-    "string_too_long": "a string of at most {max_length} characters",
-    "string_pattern_mismatch": 'a string of the form "provider:model"',
-    "literal_error": "one of {expected}",
-}
-
-
-def _type_errors(exc: ValidationError, source: str) -> SettingsError:
-    problems = []
-    first: dict[str, Any] = {}
-    for error in exc.errors():
-        key = ".".join(str(part) for part in error["loc"])
-        template = _EXPECTED.get(error["type"])
-        context = error.get("ctx") or {}
-        expected = template.format(**context) if template else error["msg"].lower()
-        found = _TOML_TYPES.get(type(error["input"]).__name__, type(error["input"]).__name__)
-        problems.append(f"{source}: setting '{key}' must be {expected} (found {found})")
-        first = first or {"file": source, "key": key, "expected": expected}
-    message = "; ".join(problems) + f". Fix the value in {source}."
-    return SettingsError(message, data=first)
-
-
-def _validate_layer(values: Mapping[str, Any], source: str, *, strict: bool) -> dict[str, Any]:
-    """The values set in one layer, typed by the schema; raises SettingsError naming source and key."""
+def _inside(path: Path, root: Path) -> bool:
     try:
-        model = Settings.model_validate(dict(values), strict=strict)
-    except ValidationError as exc:
-        raise _type_errors(exc, source) from None
-    return {name: getattr(model, name) for name in model.model_fields_set}
+        Path(os.path.abspath(path)).resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
 
 
-_TOML_LINE = re.compile(r"line (\d+)")
+_STORE_SETTINGS = frozenset({"memory_path", "database_url"})
 
 
-def _read_toml(path: Path, label: str) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as handle:
-            data = tomllib.load(handle)
-    except FileNotFoundError:
-        return None
-    except IsADirectoryError:
-        raise SettingsError(f"{label} is a directory; it must be a TOML file", data={"file": label}) from None
-    except tomllib.TOMLDecodeError as exc:
-        found = _TOML_LINE.search(str(exc))
-        line = int(found.group(1)) if found else None
-        where = f" line {line}" if line else ""
-        raise SettingsError(
-            f"{label}:{where} is not valid TOML ({exc}); fix the syntax on that line",
-            data={"file": label, "line": line},
-        ) from None
-    except UnicodeDecodeError:
-        raise SettingsError(f"{label} is not UTF-8 text; save it as UTF-8", data={"file": label}) from None
-    except OSError as exc:
-        raise SettingsError(
-            f"cannot read {label}: {exc.strerror or exc}; check its permissions", data={"file": label}
-        ) from None
-    return data
+def _gate_repository(layers: Mapping[str, Layer], root: Path, ignored: list[IgnoredValue]) -> list[AskedValue]:
+    """Take the values a repository may never set out of its layers (person-only settings, a
+    memory store inside the repository) and list the destination values it sets: those are
+    used once the person trusted them."""
+    asks: list[AskedValue] = []
+    for origin in ("config", "pyproject"):
+        layer = layers[origin]
+        for name in list(layer.values):
+            kind = SETTING_CLASSES[name]
+            value, source = layer.values[name]
+            if kind == "person":
+                del layer.values[name]
+                ignored.append(IgnoredValue(
+                    name, value, origin, source,
+                    "a repository cannot relax your sandbox, trusted or not; set it in your user config "
+                    f"({short_path(trust_mod.user_config_path())}) or pass it on the command line",
+                ))
+            elif kind == "destination":
+                memory_file = _memory_file(name, value, root) if name in _STORE_SETTINGS else None
+                if memory_file is not None:
+                    path, relative = memory_file
+                    # A relative SQLite URL is opened from the current folder: often the workspace.
+                    if _inside(path, root) or (relative and name == "database_url"):
+                        del layer.values[name]
+                        ignored.append(IgnoredValue(
+                            name, value, origin, source,
+                            "a repository cannot keep your memories inside itself, trusted or not (the "
+                            "store holds what you taught AutoCode in every project); set memory_path "
+                            f"outside it in your user config ({short_path(trust_mod.user_config_path())})",
+                        ))
+                        continue
+                    if name == "memory_path":
+                        layer.values[name] = (str(path), source)
+                if name == "routes":
+                    value = _networked_routes(value)
+                    if not value:
+                        continue  # every route names the offline provider: a team setting
+                if name == "provider" and value in OFFLINE_PROVIDERS:
+                    continue  # the offline provider sends nothing anywhere
+                asks.append(AskedValue(name, value, origin, source))
+    return asks
 
 
-# Names people reach for that AutoCode spells otherwise.
-RENAMED = {"timeout": "request_timeout", "max_tokens": "max_output_tokens", "num_ctx": "context_window"}
+def _networked_routes(routes: Any) -> dict[str, str]:
+    """The routes that name a provider with an endpoint (not the offline fixture provider)."""
+    return {
+        role: str(target) for role, target in dict(routes).items()
+        if str(target).partition(":")[0] not in OFFLINE_PROVIDERS
+    }
 
 
-def _split_unknown(table: Mapping[str, Any], label: str, warnings: list[str]) -> dict[str, Any]:
-    known = {k: v for k, v in table.items() if k in SETTING_NAMES}
-    for key in table:
-        if key not in SETTING_NAMES:
-            hint = f"; did you mean {RENAMED[key]}?" if key in RENAMED else ""
-            warnings.append(f"{label}: unknown setting '{key}' is ignored{hint} (known settings: see docs/settings.md)")
-    return known
-
-
-@dataclass
-class _Layer:
-    origin: Origin
-    values: dict[str, tuple[Any, str]]  # name -> (value, source)
-
-
-def _flag_layer(flags: Mapping[str, Any] | None) -> _Layer:
-    given = {k: v for k, v in (flags or {}).items() if v is not None}
-    unknown = [k for k in given if k not in SETTING_NAMES]
-    if unknown:
-        raise UsageError(f"unknown setting flag(s): {', '.join(unknown)}")
-    values = _validate_layer(given, "command line", strict=False) if given else {}
-    return _Layer("flag", {k: (v, flag_name(k)) for k, v in values.items()})
-
-
-def _config_layer(workspace: Path, warnings: list[str]) -> _Layer:
-    data = _read_toml(workspace / CONFIG_RELPATH, CONFIG_RELPATH)
-    if not data:
-        return _Layer("config", {})
-    values = _validate_layer(_split_unknown(data, CONFIG_RELPATH, warnings), CONFIG_RELPATH, strict=True)
-    return _Layer("config", {k: (v, CONFIG_RELPATH) for k, v in values.items()})
-
-
-def _pyproject_layer(workspace: Path, warnings: list[str]) -> _Layer:
-    data = _read_toml(workspace / PYPROJECT_RELPATH, PYPROJECT_RELPATH)
-    tool = (data or {}).get("tool")
-    table = tool.get("autocode") if isinstance(tool, dict) else None
-    if table is None:
-        return _Layer("pyproject", {})
-    label = f"{PYPROJECT_RELPATH} [tool.autocode]"
-    if not isinstance(table, dict):
-        raise SettingsError(f"{label} must be a table of settings", data={"file": PYPROJECT_RELPATH})
-    values = _validate_layer(_split_unknown(table, label, warnings), label, strict=True)
-    return _Layer("pyproject", {k: (v, PYPROJECT_RELPATH) for k, v in values.items()})
-
-
-def _learned_layer(record: RecordLoad, workspace: Path, package: Path | None, warnings: list[str]) -> _Layer:
-    if record.status in ("invalid", "unsupported", "unavailable"):
-        detail = "; ".join(record.problems)
-        warnings.append(
-            f"the learned record {display_path(record.path, workspace)} is {record.status} and was ignored"
-            + (f": {detail}" if detail else "")
+def _withhold(layers: Mapping[str, Layer], trust: RepositoryTrust, ignored: list[IgnoredValue]) -> None:
+    """Remove the asked values of an untrusted repository from its layers, saying why."""
+    if trust.status == "changed":
+        reason = (
+            "this repository's values changed since you trusted them; ignored until you trust "
+            f"it again: {trust.command}"
         )
-    if record.record is None or package is not None:
-        # The record describes the whole repository, never one package of it.
-        return _Layer("learned", {})
-    source = display_path(record.path, workspace)
-    values: dict[str, tuple[Any, str]] = {}
-    for name in LEARNED_SETTINGS:
-        value = getattr(record.record, name)
-        if value is not None:
-            values[name] = (value, source)
-    return _Layer("learned", values)
-
-
-DETECTED_SETTINGS = frozenset({"framework", "test_command"})
-"""The settings detection can give (`_detected_layer`)."""
-
-
-def _detected_layer(workspace: Path, package: Path | None) -> _Layer:
-    # lazy: not needed by the server's first memory save, which imports this module
-    from autocode.detect import detect_tests
-
-    folder = package or workspace
-    found = detect_tests(folder, workspace)
-    if found is None:
-        return _Layer("detected", {})
-    source = display_path(folder / found.source, workspace)
-    return _Layer("detected", {"framework": (found.framework, source), "test_command": (found.test_command, source)})
-
-
-def _default_layer() -> _Layer:
-    defaults = Settings()
-    return _Layer("default", {name: (getattr(defaults, name), DEFAULT_SOURCE) for name in Settings.model_fields})
-
-
+    else:
+        reason = f"ignored until you trust this repository: {trust.command}"
+    for ask in trust.asks:
+        layer = layers[ask.origin]
+        if ask.name == "routes" and ask.name in layer.values:
+            # Routes to the offline provider stay: they send nothing anywhere.
+            routes, source = layer.values["routes"]
+            kept = {r: t for r, t in dict(routes).items() if r not in ask.value}
+            layer.values["routes"] = (kept, source)
+            if not kept:
+                del layer.values["routes"]
+            ignored.append(IgnoredValue(ask.name, ask.value, ask.origin, ask.source, reason))
+        elif ask.name in layer.values:
+            del layer.values[ask.name]
+            ignored.append(IgnoredValue(ask.name, ask.value, ask.origin, ask.source, reason))
 
 
 def _check_folders(workspace: Path | str, package: Path | str | None) -> tuple[Path, Path | None]:
@@ -293,6 +231,12 @@ def _check_folders(workspace: Path | str, package: Path | str | None) -> tuple[P
     return root, folder
 
 
+def _pick(name: str, layers: Mapping[str, Layer]) -> list[tuple[Origin, Any, str]]:
+    """Every value of `name`, in the order its class gives the layers (the first one wins)."""
+    order = PRECEDENCE[SETTING_CLASSES[name]]
+    return [(origin, *layers[origin].values[name]) for origin in order if name in layers[origin].values]
+
+
 def resolve_settings(
     workspace: Path | str,
     flags: Mapping[str, Any] | None = None,
@@ -306,26 +250,35 @@ def resolve_settings(
     `only` resolves just those names (the snapshot holds no others), and looks for a
     test command only when one of them is detected: the memory store's settings
     are read on every memory command, and detection walks the workspace.
+    A repository's destination values are used only when its person trusted them
+    (`snapshot.trust`); untrusted and person-only values are listed in `snapshot.ignored`.
     Raises SettingsError (exit 2) for malformed TOML or a wrong type, UsageError for a bad path.
     """
     root, package_dir = _check_folders(workspace, package)
     warnings: list[str] = []
+    ignored: list[IgnoredValue] = []
     record = load_record(root)
     wanted = None if only is None else frozenset(only)
     detect = wanted is None or bool(wanted & DETECTED_SETTINGS)
-    layers = [
-        _flag_layer(flags),
-        _config_layer(root, warnings),
-        _pyproject_layer(root, warnings),
-        _learned_layer(record, root, package_dir, warnings),
-        _detected_layer(root, package_dir) if detect else _Layer("detected", {}),
-        _default_layer(),
+    read = [
+        flag_layer(flags),
+        user_layer(warnings, ignored),
+        config_layer(root, warnings),
+        pyproject_layer(root, warnings),
+        learned_layer(record, root, package_dir, warnings),
+        detected_layer(root, package_dir) if detect else Layer("detected", {}),
+        default_layer(),
     ]
+    layers: dict[str, Layer] = {layer.origin: layer for layer in read}
+    asks = _gate_repository(layers, root, ignored)
+    trust = _trust_of(root, asks, layers)
+    if not trust.trusted:
+        _withhold(layers, trust, ignored)
     resolved: dict[str, ResolvedValue] = {}
-    for name in layers[-1].values:
+    for name in SETTING_NAMES:
         if wanted is not None and name not in wanted:
             continue
-        found = [(layer.origin, *layer.values[name]) for layer in layers if name in layer.values]
+        found = _pick(name, layers)
         (origin, value, source), rest = found[0], found[1:]
         shadowed = tuple(
             ShadowedValue(_freeze(v), o, s) for o, v, s in rest if not (o == "default" and v is None)
@@ -337,4 +290,21 @@ def resolve_settings(
         values=types.MappingProxyType(resolved),
         warnings=tuple(warnings),
         record=record,
+        trust=trust,
+        ignored=tuple(ignored),
     )
+
+
+def _trust_of(root: Path, asks: list[AskedValue], layers: Mapping[str, Layer]) -> RepositoryTrust:
+    """Whether the person trusted exactly `asks`, and what they would do (described with the
+    destination values as they would be once trusted)."""
+    real = root.resolve()
+    digest = trust_mod.digest_of(real, asks)
+    status = trust_mod.status_of(real, asks, digest)
+    effective: dict[str, Any] = {}
+    if asks:
+        for name in DESTINATION_SETTINGS:
+            found = _pick(name, layers)
+            effective[name] = _thaw(found[0][1]) if found else None
+    says = tuple(trust_mod.describe_requests(asks, effective)) if asks else ()
+    return RepositoryTrust(real, tuple(asks), digest, status, says)

@@ -1,17 +1,36 @@
 """Every setting, declared once. The same model reads `.autocode/config.toml`,
-`[tool.autocode]` in pyproject.toml and command-line flags; adding a setting
-is adding one field here (its default, type and description)."""
+`[tool.autocode]` in pyproject.toml, the person's user config and command-line
+flags; adding a setting is adding one field here (its default, type and
+description) and, when it decides where data or secrets go, one word: its class.
+
+Who may set what is declared once, by the `json_schema_extra` of each field
+(`DESTINATION` or `PERSON`; a field without one is a team setting):
+
+- team: shared in the repository's files without asking anyone (test command, timeouts...);
+- destination: where data or secrets go (endpoints, key variables, stores); read from a
+  repository's files only once the person trusted that repository's values;
+- person: relaxations of the person's own protection (the sandbox); never read from a
+  repository's files, trusted or not.
+"""
 
 from __future__ import annotations
 
 import json
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+SettingClass = Literal["team", "destination", "person"]
+DESTINATION: dict[str, Any] = {"x-autocode-class": "destination"}
+"""A field's `json_schema_extra` for a setting that decides where data or secrets go."""
+PERSON: dict[str, Any] = {"x-autocode-class": "person"}
+"""A field's `json_schema_extra` for a setting only the person may give (flag or user config)."""
 
 RouteTarget = Annotated[str, StringConstraints(pattern=r"^[^:\s]+:\S.*$", max_length=300)]
 # An empty string is never a useful value; unset a setting by leaving it out.
 Text = Annotated[str, StringConstraints(min_length=1)]
+HostName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([A-Za-z0-9.:-]{0,252})$")]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 
 
 class Settings(BaseModel):
@@ -28,15 +47,24 @@ class Settings(BaseModel):
     )
     test_timeout: int = Field(default=600, gt=0, description="seconds a test run may take")
     provider: str = Field(
-        default="fixture", min_length=1, description="model provider for task agents (fixture, openai, azure, anthropic)"
+        default="fixture",
+        min_length=1,
+        description="model provider for task agents (fixture, openai, azure, anthropic)",
+        json_schema_extra=DESTINATION,
     )
     model: Text | None = Field(default=None, description="model name passed to the provider")
-    base_url: Text | None = Field(default=None, description="base URL of an OpenAI-compatible provider")
+    base_url: Text | None = Field(
+        default=None, description="base URL of an OpenAI-compatible provider", json_schema_extra=DESTINATION
+    )
     api_key_env: Text | None = Field(
-        default=None, description="name of the environment variable holding the provider's API key"
+        default=None,
+        description="name of the environment variable holding the provider's API key",
+        json_schema_extra=DESTINATION,
     )
     routes: dict[str, RouteTarget] = Field(
-        default_factory=dict, description='per-role model routes, role = "provider:model"'
+        default_factory=dict,
+        description='per-role model routes, role = "provider:model"',
+        json_schema_extra=DESTINATION,
     )
     agent: str = Field(default="implementer", min_length=1, description="agent name used for memories")
     max_turns: int = Field(
@@ -90,22 +118,57 @@ class Settings(BaseModel):
         default=0, ge=0, description="prep copies of finished tasks kept on disk (newest first); 0 removes each"
     )
     database_url: Text | None = Field(
-        default=None, description="PostgreSQL URL of a shared memory store; SQLite file when unset"
+        default=None,
+        description="PostgreSQL URL of a shared memory store; SQLite file when unset",
+        json_schema_extra=DESTINATION,
     )
     memory_path: Text | None = Field(
-        default=None, description="SQLite memory file; the user data folder when unset"
+        default=None, description="SQLite memory file; the user data folder when unset", json_schema_extra=DESTINATION
     )
     embedding_provider: Literal["auto", "none", "static", "openai"] = Field(
         default="auto", description="embeddings for memory search"
     )
     embedding_model: Text | None = Field(default=None, description="embedding model name")
-    embedding_base_url: Text | None = Field(default=None, description="base URL of an embedding endpoint")
+    embedding_base_url: Text | None = Field(
+        default=None, description="base URL of an embedding endpoint", json_schema_extra=DESTINATION
+    )
     embedding_api_key_env: Text | None = Field(
-        default=None, description="name of the environment variable holding the embedding API key"
+        default=None,
+        description="name of the environment variable holding the embedding API key",
+        json_schema_extra=DESTINATION,
+    )
+    sandbox: Literal["on", "off"] = Field(
+        default="on", description="run what a task starts in the sandbox (person only)", json_schema_extra=PERSON
+    )
+    sandbox_network: Literal["deny", "allow"] | list[HostName] = Field(
+        default="deny",
+        description="network for sandboxed processes: deny, allow, or a list of host names (person only)",
+        json_schema_extra=PERSON,
+    )
+    sandbox_env: list[EnvName] = Field(
+        default_factory=list,
+        description="extra environment variable names let into sandboxed processes (person only)",
+        json_schema_extra=PERSON,
     )
 
 
 SETTING_NAMES: tuple[str, ...] = tuple(Settings.model_fields)
+
+
+def _class_of(name: str) -> SettingClass:
+    extra = Settings.model_fields[name].json_schema_extra
+    found = extra.get("x-autocode-class") if isinstance(extra, dict) else None
+    return "destination" if found == "destination" else "person" if found == "person" else "team"
+
+
+SETTING_CLASSES: dict[str, SettingClass] = {name: _class_of(name) for name in SETTING_NAMES}
+"""Each setting's class, read from its field (the one declaration)."""
+DESTINATION_SETTINGS: tuple[str, ...] = tuple(n for n, c in SETTING_CLASSES.items() if c == "destination")
+PERSON_SETTINGS: tuple[str, ...] = tuple(n for n, c in SETTING_CLASSES.items() if c == "person")
+OFFLINE_PROVIDERS: tuple[str, ...] = ("fixture",)
+"""Providers that send nothing anywhere: a route to one of them is not a destination."""
+REPOSITORY_ORDERED: tuple[str, ...] = ("framework", "test_command")
+"""Team settings whose precedence the spec orders down to detection; the user config never gives them."""
 
 # The learned record may only supply these; everything else it holds is context.
 LEARNED_SETTINGS: tuple[str, ...] = ("framework", "test_command")
@@ -118,15 +181,22 @@ def flag_name(name: str) -> str:
 
 def settings_table() -> str:
     """Markdown table of every setting, as published in docs/settings.md."""
-    lines = ["| setting | type | default | meaning |", "| --- | --- | --- | --- |"]
+    lines = [
+        "| setting | type | default | from a repository | meaning |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     schema = Settings.model_json_schema()["properties"]
     for name, info in Settings.model_fields.items():
         default = info.get_default(call_default_factory=True)
         prop = schema[name]
         kind = _type_text(prop)
         default_text = "unset" if default is None else f"`{json.dumps(default)}`"
-        lines.append(f"| `{name}` | {kind} | {default_text} | {info.description} |")
+        repository = _REPOSITORY_MAY[SETTING_CLASSES[name]]
+        lines.append(f"| `{name}` | {kind} | {default_text} | {repository} | {info.description} |")
     return "\n".join(lines) + "\n"
+
+
+_REPOSITORY_MAY = {"team": "yes", "destination": "once trusted", "person": "never"}
 
 
 def _type_text(prop: dict[str, object]) -> str:

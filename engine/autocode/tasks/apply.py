@@ -1,16 +1,17 @@
-"""Applying a verified task to the person's workspace: a three-way merge per file, in Python.
+"""Applying a verified task to the person's workspace: a three-way merge per file, by git.
 
 For every file the task touched there are three versions: `base` (the file as
 the task's prep copy captured it, uncommitted edits included), `mine` (the
-workspace file now) and `theirs` (the task's result). Edits that do not
-overlap are merged; overlapping edits, and a file deleted on one side while
-changed on the other, are conflicts. Nothing here runs git, so no program a
-repository configures (filters, hooks, merge drivers) can run, and nothing is
-written while any file is in conflict: the person chooses first.
+workspace file now) and `theirs` (the task's result). The text of each file is
+merged by `git merge-file` (through `gitsafe`, on temporary copies outside the
+repository, so no filter, hook or merge driver a repository configures runs);
+overlapping edits, a file deleted on one side while changed on the other, and
+binary files changed on both sides are conflicts, and nothing is written while
+any file is in conflict: the person chooses first.
 
-Kept whole: the line merge, its conflict hunks, the marker rendering and the
-safe writes are one algorithm read top to bottom; the task's APPLYING phase
-that calls it lives in `applying.py`.
+Kept whole: the per-file decision, the person's choice and the safe writes are
+one path read top to bottom; the task's APPLYING phase that calls it lives in
+`applying.py`.
 """
 
 from __future__ import annotations
@@ -26,10 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-MARK_MINE = b"<<<<<<< mine (your workspace)\n"
-MARK_BASE = b"||||||| base (where the task started)\n"
-MARK_SPLIT = b"=======\n"
-MARK_THEIRS = b">>>>>>> theirs (AutoCode's result)\n"
+from autocode import diffnames, gitsafe
+
+LABELS = ("mine (your workspace)", "base (where the task started)", "theirs (AutoCode's result)")
 
 CHOICES = ("mine", "theirs", "markers")
 
@@ -37,101 +37,121 @@ CHOICES = ("mine", "theirs", "markers")
 # --------------------------------------------------------------------------- the merge
 
 
-@dataclass(frozen=True)
-class Region:
-    """One stretch of the merge: `same` (taken as is) or `conflict` (both sides changed it)."""
-
-    kind: str
-    lines: list[bytes]
-    base: list[bytes] = field(default_factory=list)
-    mine: list[bytes] = field(default_factory=list)
-    theirs: list[bytes] = field(default_factory=list)
-    mine_start: int = 0
-    theirs_start: int = 0
-
-
 def _lines(data: bytes) -> list[bytes]:
-    return data.splitlines(keepends=True)
+    """Lines as git counts them: split after each LF only (a lone CR stays inside its line)."""
+    parts = data.split(b"\n")
+    lines = [part + b"\n" for part in parts[:-1]]
+    return [*lines, parts[-1]] if parts[-1] else lines
 
 
-def _sync_regions(base: list[bytes], mine: list[bytes], theirs: list[bytes]) -> list[tuple[int, int, int, int, int, int]]:
-    """Stretches of base matched unchanged on both sides: (base lo, hi, mine lo, hi, theirs lo, hi)."""
-    ours_blocks = difflib.SequenceMatcher(None, base, mine, autojunk=False).get_matching_blocks()
-    theirs_blocks = difflib.SequenceMatcher(None, base, theirs, autojunk=False).get_matching_blocks()
-    out: list[tuple[int, int, int, int, int, int]] = []
-    i = j = 0
-    while i < len(ours_blocks) and j < len(theirs_blocks):
-        a_base, a_other, a_len = ours_blocks[i]
-        b_base, b_other, b_len = theirs_blocks[j]
-        lo = max(a_base, b_base)
-        hi = min(a_base + a_len, b_base + b_len)
-        if lo < hi:
-            m_lo = a_other + (lo - a_base)
-            t_lo = b_other + (lo - b_base)
-            out.append((lo, hi, m_lo, m_lo + hi - lo, t_lo, t_lo + hi - lo))
-        # Move on from whichever block ends first in base.
-        if a_base + a_len < b_base + b_len:
-            i += 1
+def is_binary(data: bytes | None) -> bool:
+    """git's own test for a file it will not merge line by line: a NUL among the first 8000 bytes."""
+    return data is not None and b"\0" in data[:8000]
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One file merged: its text (with conflict markers where both sides changed the same
+    lines), how many conflicts git found, and where each lies in mine and theirs."""
+
+    text: bytes
+    conflicts: int
+    hunks: list[dict[str, int]]
+
+
+_MARKER_RUN = re.compile(rb"^(<+|\|+|=+|>+)", re.MULTILINE)
+
+
+def _marker_size(*texts: bytes) -> int:
+    """Markers longer than any run of a marker character starting a line of the texts (at least
+    git's 7), so every marker line in git's answer is told apart from the text."""
+    longest = max((len(m.group(1)) for text in texts for m in _MARKER_RUN.finditer(text)), default=0)
+    return max(7, longest + 1)
+
+
+def merge_text(base: bytes, mine: bytes, theirs: bytes) -> Merge:
+    """git's three-way merge of one text file (`git merge-file --diff3`)."""
+    size = _marker_size(base, mine, theirs)
+    merged = gitsafe.merge_file(mine, base, theirs, labels=LABELS, marker_size=size)
+    found = _conflict_hunks(merged.text, size, _lines(mine), _lines(theirs)) if merged.conflicts else []
+    return Merge(merged.text, merged.conflicts, found)
+
+
+def _conflict_hunks(text: bytes, size: int, mine: list[bytes], theirs: list[bytes]) -> list[dict[str, int]]:
+    """Where each conflict of git's answer lies in mine and in theirs (1-based lines)."""
+    views: tuple[list[bytes], list[bytes]] = ([], [])  # the merge with every conflict taken from mine / theirs
+    spans: list[tuple[int, int, int, int]] = []
+    section, at = "common", (0, 0)
+    for line in _lines(text):
+        marker = line[:size]
+        if marker == b"<" * size:
+            section, at = "mine", (len(views[0]), len(views[1]))
+        elif marker == b"|" * size:
+            section = "base"
+        elif marker == b"=" * size:
+            section = "theirs"
+        elif marker == b">" * size:
+            section = "common"
+            spans.append((at[0], len(views[0]) - at[0], at[1], len(views[1]) - at[1]))
         else:
-            j += 1
-    out.append((len(base), len(base), len(mine), len(mine), len(theirs), len(theirs)))
-    return out
+            if section in ("common", "mine"):
+                views[0].append(line)
+            if section in ("common", "theirs"):
+                views[1].append(line)
+    found: list[dict[str, int]] = []
+    ends = [0, 0]
+    for m_at, m_len, t_at, t_len in spans:
+        m_start = _locate(views[0], mine, m_at, m_len, ends[0])
+        t_start = _locate(views[1], theirs, t_at, t_len, ends[1])
+        ends = [m_start + m_len, t_start + t_len]
+        found.append({"mine_start": m_start + 1, "mine_lines": m_len, "theirs_start": t_start + 1, "theirs_lines": t_len})
+    return found
 
 
-def merge3(base: list[bytes], mine: list[bytes], theirs: list[bytes]) -> list[Region]:
-    """The diff3 merge of line lists: regions in order, each `same` or `conflict`."""
-    regions: list[Region] = []
-    b_at = m_at = t_at = 0
-    for b_lo, b_hi, m_lo, m_hi, t_lo, t_hi in _sync_regions(base, mine, theirs):
-        old, ours, other = base[b_at:b_lo], mine[m_at:m_lo], theirs[t_at:t_lo]
-        if ours or other or old:
-            if ours == other:
-                regions.append(Region("same", ours))
-            elif ours == old:
-                regions.append(Region("same", other))
-            elif other == old:
-                regions.append(Region("same", ours))
-            else:
-                regions.append(
-                    Region("conflict", [], base=old, mine=ours, theirs=other, mine_start=m_at, theirs_start=t_at)
-                )
-        if b_hi > b_lo:
-            regions.append(Region("same", base[b_lo:b_hi]))
-        b_at, m_at, t_at = b_hi, m_hi, t_hi
-    return regions
+def _key(line: bytes) -> bytes:
+    """A line without its ending: git ends a conflict's last line where the file did not."""
+    return line.rstrip(b"\r\n")
 
 
-def _ended(lines: list[bytes]) -> list[bytes]:
-    """Lines to put before a marker: the last one gets a newline if it lacks one."""
-    if lines and not lines[-1].endswith(b"\n"):
-        return [*lines[:-1], lines[-1] + b"\n"]
-    return lines
+def _locate(view: list[bytes], side: list[bytes], at: int, length: int, not_before: int) -> int:
+    """Where the conflict at line `at` of `view` (the merge with every conflict taken from one
+    side) starts in that side. The two differ only by the other side's clean edits, so matching
+    their lines gives the place; in text that repeats itself the nearest copy of the conflict's own
+    lines is taken, so a hunk always names exactly the lines git put between its markers."""
+    keys, side_keys = [_key(line) for line in view], [_key(line) for line in side]
+    guess = max(_aligned(keys, side_keys, at), not_before)
+    wanted = keys[at : at + length]
+    starts = [i for i in range(not_before, len(side) - length + 1) if side_keys[i : i + length] == wanted]
+    return min(starts, key=lambda i: abs(i - guess)) if starts and length else min(guess, len(side))
 
 
-def render(regions: Iterable[Region], *, markers: bool) -> bytes:
-    out: list[bytes] = []
-    for region in regions:
-        if region.kind == "same":
-            out += region.lines
-        elif markers:
-            out += [MARK_MINE, *_ended(region.mine), MARK_BASE, *_ended(region.base), MARK_SPLIT,
-                    *_ended(region.theirs), MARK_THEIRS]
-        else:
-            raise ValueError("a conflicted merge can only be rendered with markers")
-    return b"".join(out)
+def _aligned(view: list[bytes], side: list[bytes], at: int) -> int:
+    """Line `at` of `view` carried into `side` along their longest matching stretches."""
+    done_view = done_side = 0
+    for v_at, s_at, length in difflib.SequenceMatcher(None, view, side, autojunk=False).get_matching_blocks():
+        if v_at <= at < v_at + length:
+            return s_at + at - v_at
+        if at < v_at:
+            return min(done_side + at - done_view, s_at)
+        done_view, done_side = v_at + length, s_at + length
+    return min(done_side + at - done_view, len(side))
 
 
-def hunks(regions: Iterable[Region]) -> list[dict[str, int]]:
-    return [
-        {
-            "mine_start": r.mine_start + 1,
-            "mine_lines": len(r.mine),
-            "theirs_start": r.theirs_start + 1,
-            "theirs_lines": len(r.theirs),
-        }
-        for r in regions
-        if r.kind == "conflict"
-    ]
+def _whole_file_markers(base: bytes | None, mine: bytes | None, theirs: bytes | None) -> bytes:
+    """Conflict markers around the whole file, for a deletion on one side (git has no lines to
+    merge there); in the file's own line ending."""
+    eol = b"\r\n" if b"\r\n" in (mine or theirs or b"") else b"\n"
+    size = _marker_size(base or b"", mine or b"", theirs or b"")
+
+    def ended(data: bytes | None) -> bytes:
+        return data + eol if data and not data.endswith(b"\n") else data or b""
+
+    return b"".join([
+        b"<" * size + b" " + LABELS[0].encode() + eol, ended(mine),
+        b"|" * size + b" " + LABELS[1].encode() + eol, ended(base),
+        b"=" * size + eol, ended(theirs),
+        b">" * size + b" " + LABELS[2].encode() + eol,
+    ])
 
 
 # --------------------------------------------------------------------------- one file
@@ -171,11 +191,12 @@ def plan_file(path: str, base: bytes | None, mine: bytes | None, theirs: bytes |
         return done("conflict", None, "deletedByTask")
     if mine is None:
         return done("conflict", theirs, "deletedInWorkspace")
-    regions = merge3(_lines(base or b""), _lines(mine), _lines(theirs))
-    found = hunks(regions)
-    if found:
-        return done("conflict", None, "overlap", found)
-    return done("write", render(regions, markers=False))
+    if is_binary(base) or is_binary(mine) or is_binary(theirs):
+        return done("conflict", None, "overlap")  # no lines to merge: the person picks a side
+    merged = merge_text(base or b"", mine, theirs)
+    if merged.conflicts:
+        return done("conflict", None, "overlap", merged.hunks)
+    return done("write", merged.text)
 
 
 def resolve_file(plan: FilePlan, choice: str) -> FilePlan:
@@ -187,13 +208,16 @@ def resolve_file(plan: FilePlan, choice: str) -> FilePlan:
     if choice == "theirs":
         action = "none" if plan.before == plan.theirs else ("delete" if plan.theirs is None else "write")
         return FilePlan(plan.path, action, plan.before, plan.theirs, plan.reason, plan.hunks, plan.base, plan.theirs)
-    regions = merge3(_lines(plan.base or b""), _lines(plan.before or b""), _lines(plan.theirs or b""))
-    if not hunks(regions):
-        # A deletion on one side: the whole file is the conflict.
-        regions = [Region("conflict", [], base=_lines(plan.base or b""), mine=_lines(plan.before or b""),
-                          theirs=_lines(plan.theirs or b""))]
-    return FilePlan(plan.path, "write", plan.before, render(regions, markers=True), plan.reason, plan.hunks,
-                    plan.base, plan.theirs)
+    if any(is_binary(data) for data in (plan.base, plan.before, plan.theirs)):
+        raise ValueError(f"{plan.path} is a binary file, which conflict markers would break; "
+                         "choose mine or theirs for it")
+    merged = None
+    if plan.before is not None and plan.theirs is not None:
+        merged = merge_text(plan.base or b"", plan.before, plan.theirs)
+    # A deletion on one side (or nothing git calls a conflict): the whole file is the conflict.
+    text = merged.text if merged is not None and merged.conflicts else _whole_file_markers(
+        plan.base, plan.before, plan.theirs)
+    return FilePlan(plan.path, "write", plan.before, text, plan.reason, plan.hunks, plan.base, plan.theirs)
 
 
 # --------------------------------------------------------------------------- the whole change
@@ -382,10 +406,10 @@ def _parse_hunks(file_diff: str) -> tuple[bool, bool, list[tuple[list[bytes], li
         raw = rows[i]
         i += 1
         if raw.startswith("--- "):
-            created = raw[4:].strip().split("\t")[0] == "/dev/null"
+            created = _name(raw[4:]) is None
             continue
         if raw.startswith("+++ "):
-            deleted = raw[4:].strip().split("\t")[0] == "/dev/null"
+            deleted = _name(raw[4:]) is None
             continue
         match = _HUNK.match(raw)
         if not match:
@@ -469,7 +493,4 @@ def split_diff(diff: str) -> dict[str, str]:
 
 
 def _name(field_text: str) -> str | None:
-    name = field_text.strip().split("\t")[0]
-    if name == "/dev/null":
-        return None
-    return name[2:] if name[:2] in ("a/", "b/") else name
+    return diffnames.header_name(field_text)

@@ -12,9 +12,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from autocode import diffnames
+from autocode.errors import AutoCodeError
 from autocode.tasks import store
 from autocode.tasks.core import RunCore
 from autocode.tasks.state import runs_root
+
+
+def _names(paths: list[str]) -> str:
+    """Paths for a sentence: a name with a newline, quote or odd bytes is shown quoted as git shows it."""
+    return ", ".join(diffnames.quote(p) for p in paths)
 
 
 class ApplyPhase(RunCore):
@@ -23,6 +30,13 @@ class ApplyPhase(RunCore):
     _editor: Any
 
     def _step_applying(self) -> None:
+        if not (self._state.implementation or {}).get("files"):
+            # Never COMPLETED for a change that touches nothing: there is nothing to have done.
+            raise AutoCodeError(
+                "the change touches no file, so there is nothing to apply; nothing was written. "
+                "Start the task again.",
+                kind="emptyChange",
+            )
         self._say("completed", "merging the change into the workspace")
         head_moved = self.head_moved()
         if head_moved:
@@ -45,7 +59,7 @@ class ApplyPhase(RunCore):
                     "details": [p.conflict_dict() for p in conflicts],
                     "via": None,
                     "head_moved": head_moved,
-                    "message": "both you and the task changed " + ", ".join(paths)
+                    "message": "both you and the task changed " + _names(paths)
                     + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
                     "conflict markers to resolve in the editor.",
                 }
@@ -68,8 +82,8 @@ class ApplyPhase(RunCore):
             "via": via,
             "choices": chosen,
             "head_moved": head_moved,
-            "message": (f"wrote {', '.join(written)}" if written else "nothing needed writing")
-            + (f" ({', '.join(by_editor)} through the editor)" if by_editor else ""),
+            "message": (f"wrote {_names(written)}" if written else "nothing needed writing")
+            + (f" ({_names(by_editor)} through the editor)" if by_editor else ""),
         }
         self._state.apply = outcome
         checkpoint = {
@@ -85,7 +99,8 @@ class ApplyPhase(RunCore):
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
         self._state.result = {
             "status": "completed",
-            "verified": True,
+            "verified": (self._state.proof or {}).get("status") == "verified",
+            "proof": self._state.proof,
             "tests": self._state.tests,
             "apply": outcome,
             "files": (self._state.implementation or {}).get("files", []),
@@ -223,11 +238,7 @@ class ApplyPhase(RunCore):
 
         base = self._base_reader(copy, theirs)
         plans = apply_mod.plan_change(files, base, mine, theirs)
-        renamed = {
-            line[len("rename from "):].strip()
-            for line in self._read_text("evidence/changes.diff").splitlines()
-            if line.startswith("rename from ")
-        }
+        renamed = diffnames.renamed_from(self._read_text("evidence/changes.diff"))
         for plan in plans:
             if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
                 plan.reason = "renamed"  # the task moved a file the person changed

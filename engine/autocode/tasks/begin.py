@@ -20,6 +20,7 @@ from autocode import gitsafe
 from autocode import workspace as workspace_mod
 from autocode.errors import UsageError
 from autocode.providers import LOOP_SETTINGS, ProviderConfig, check_config
+from autocode.settings import require_trust
 from autocode.tasks import store
 from autocode.tasks.state import RUNS_DIR, TaskOptions
 
@@ -77,6 +78,8 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         if v is not None
     }
     launch = resolve_launch(root, flags, package)
+    # Before anything is written or sent: the repository's destination values need its person's trust.
+    require_trust(launch.settings_obj, "task start")
     values = launch.values
     config = ProviderConfig.from_dict(
         {
@@ -91,6 +94,12 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         }
     )
     check_config(config)
+    # A task runs the project's code (tests, baselines, agent commands): refuse before any copy
+    # is made when it cannot be confined and the person did not turn the sandbox off.
+    from autocode import sandbox  # lazy: not needed by `autocode task list`
+
+    policy = sandbox.policy_from_settings(launch.settings_obj)
+    sandbox.require(policy)
     if opts.progress:
         opts.progress("requirements", "making the prep copy")
     task_id = new_task_id()
@@ -124,10 +133,14 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
             "scenario": opts.scenario,
         },
         "settings": launch.settings,
+        # Which repository values the person had trusted when this run started (none asked: nothing-asked).
+        "trust": {"status": launch.settings_obj.trust.status, "digest": launch.settings_obj.trust.digest}
+        if launch.settings_obj.trust is not None else None,
         "values": values,
         "record": launch.record,
         "project_conventions": launch.conventions,
         "provider": config.to_dict(),
+        "sandbox": policy.to_dict(),
         "prep": _prep_dict(prep),
         "citations": cites,
         "map_paths": map_paths,  # the repository map's files (providers.repomap), in inventory order

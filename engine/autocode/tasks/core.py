@@ -36,6 +36,7 @@ from autocode.tasks.models import (
     NoNeeds,
     PhaseResult,
     Plan,
+    Proof,
     Question,
     ResolveConflicts,
     Review,
@@ -44,7 +45,17 @@ from autocode.tasks.models import (
     TaskSnapshot,
     TestRun,
 )
-from autocode.tasks.state import ENDS, NEEDS_OF, PAUSES, PHASE_OF, TaskState, render_plan, runs_root
+from autocode.tasks.state import (
+    ENDS,
+    NEEDS_OF,
+    PAUSES,
+    PHASE_OF,
+    TaskState,
+    confirmation_needed,
+    planned_tests,
+    render_plan,
+    runs_root,
+)
 
 DIFF_IN_SNAPSHOT = 200_000
 R = TypeVar("R", bound=PhaseResult)
@@ -119,7 +130,7 @@ class RunCore:
             return ApprovePlan(
                 plan_revision=s.plan_revision,
                 plan=Plan.model_validate(s.plan or {}),
-                markdown=render_plan(s.plan, s.plan_revision),
+                markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
         moved = self.head_moved()
@@ -130,6 +141,8 @@ class RunCore:
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
                 tests=self._typed(TestRun, s.tests, "tests in state.json"),
+                proof=self._typed(Proof, s.proof, "proof in state.json"),
+                confirmation=confirmation_needed(s.proof),
                 review=self._typed(Review, s.review, "review in state.json"),
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,
@@ -293,7 +306,8 @@ class RunCore:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
         if s.plan is not None:
             store.write_text_atomic(
-                self.run_dir / "plan.md", render_plan(s.plan, s.plan_revision), durable=False
+                self.run_dir / "plan.md", render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
+                durable=False,
             )
 
     def _refresh_views_if_stale(self) -> None:

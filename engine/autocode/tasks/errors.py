@@ -22,9 +22,18 @@ class AlreadyDecided(AutoCodeError):
     exit_code = 5
 
 
+class ConfirmationRequired(AutoCodeError):
+    """A step that needs the person's explicit, typed confirmation, which was not given."""
+
+    kind = "confirmationRequired"
+    exit_code = 5
+
+
 class PlanRevisionMismatch(AutoCodeError):
     kind = "planRevisionMismatch"
     exit_code = 5
 
 
-__all__ = ["AlreadyDecided", "NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]
+__all__ = [
+    "AlreadyDecided",
+    "ConfirmationRequired", "NoRepository", "NotAwaitingInput", "PlanRevisionMismatch", "TaskNotFound", "UsageError"]

@@ -40,6 +40,9 @@ SETTING_NAMES = (
     "max_output_tokens",
     "context_window",
     "stream",
+    "sandbox",
+    "sandbox_network",
+    "sandbox_env",
 )
 
 

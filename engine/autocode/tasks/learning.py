@@ -2,11 +2,13 @@
 
 Runs only after the completed checkpoint and its evidence are written. It
 hands the record part the observed framework and test command (not for
---package runs, not for a command that could not run), the eligible
+--package runs, not for a command that could not run, never one given as a flag or
+already set in config.toml or pyproject), the eligible
 convention answers verbatim, the routes used and the pause states that
 needed a person. Answers that carry a credential are dropped whole here
 (and the record part checks again). Nothing here can change the task's
-state or result; problems are returned for the run's events and doctor.
+state or result; problems are returned for the run's events and doctor. A change
+that was not proved (verdict other than verified) teaches nothing.
 """
 
 from __future__ import annotations
@@ -15,8 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from autocode.record import Convention, ObservedFacts, Route, merge_record
+from autocode.record.origin import note_origin
 from autocode.scrub import contains_secret
 from autocode.tasks.ledger import eligible_conventions
+
+# Where a learned test command may come from: detection (or the record itself). A flag is for
+# one invocation and config.toml or pyproject already hold theirs; none is copied into the record.
+LEARNABLE_ORIGINS = frozenset({"detected", "learned"})
 
 
 def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dict[str, Any]:
@@ -24,9 +31,18 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
     values = launch.get("values") or {}
     tests = state.get("tests") or {}
     ran = tests.get("status") == "finished" and tests.get("exit_code") == 0
+    origin = (values.get("origins") or {}).get("test_command")
     framework = values.get("framework") if not package else None
-    command = values.get("test_command") if (ran and not package) else None
+    command = values.get("test_command") if (ran and not package and origin in LEARNABLE_ORIGINS) else None
 
+    proof = state.get("proof") or {}
+    if proof.get("status") != "verified":
+        # A change nothing proved (applied on the person's typed confirmation) teaches nothing.
+        return {
+            "status": "done",
+            "written": False,
+            "omitted": [f"nothing learned: the change was {proof.get('status') or 'unproven'}, not verified"],
+        }
     eligible = eligible_conventions(state["ledger"])
     kept: list[dict[str, str]] = []
     dropped: list[str] = []
@@ -46,6 +62,8 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
     answers = [Convention(question=item["question"], answer=item["answer"]) for item in kept]
     result = merge_record(workspace, observed, answers, package=package)
     errors = [str(e) for e in getattr(result, "errors", []) or []]
+    if command is not None and getattr(result, "written", False) and not errors:
+        note_origin(workspace, command, str(state.get("id") or launch.get("task_id") or ""))
     omitted = [str(o) for o in getattr(result, "omitted", []) or []]
     return {
         "status": "failed" if errors else "done",
@@ -58,3 +76,4 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
         "framework": framework,
         "test_command": command,
     }
+

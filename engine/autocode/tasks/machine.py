@@ -6,6 +6,7 @@ pauses for a person or ends, and turns any failure into a FAILED state with its 
 from __future__ import annotations
 
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -102,7 +103,9 @@ class PhaseMachine(ApplyPhase):
 
     def _fail(self, kind: str, message: str) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
-        self._state.result = {"status": "failed", "error": self._state.error, "tests": self._state.tests}
+        self._state.result = {
+            "status": "failed", "error": self._state.error, "tests": self._state.tests, "proof": self._state.proof,
+        }
         self._state.state = "FAILED"
         self._commit("failed", {"kind": kind, "message": message})
 
@@ -167,13 +170,41 @@ class PhaseMachine(ApplyPhase):
             map_paths=list(launch.get("map_paths") or launch.get("citations") or []),
         )
 
-    def _tests_in_copy(self) -> dict[str, Any]:
-        """The project's test command in the copy, for the implementer's run_tests tool."""
+    def _tests_in_copy(self, limit: float | None = None) -> dict[str, Any]:
+        """The project's test command in the copy, for the implementer's run_tests tool.
+
+        `limit` is the agent's time left: the run stops there if the test timeout is later."""
         values = self._launch.get("values", {})
         copy = Path(self._launch["prep"]["copy"])
         package = (self._launch.get("options") or {}).get("package")
         timeout = float(values.get("test_timeout") or 600)
-        return verify.run_tests(str(values["test_command"]), copy / package if package else copy, timeout, self._cancel_requested)
+        if limit is not None:
+            timeout = min(timeout, limit)
+        cwd = copy / package if package else copy
+        return verify.run_tests(
+            str(values["test_command"]), cwd, timeout, self._cancel_requested, copy=copy, workspace=self.workspace,
+            policy=self._sandbox_policy(), on_output=self._test_progress("implementing"),
+        )
+
+    def _test_progress(self, phase: str) -> Any:
+        """A line callback for the test command's output: the latest line as progress, at most
+        a few times a second (a suite prints thousands of lines; editors show the last)."""
+        last = [0.0]
+
+        def show(line: str) -> None:
+            now = time.monotonic()
+            if line.strip() and now - last[0] >= 0.25:
+                last[0] = now
+                self._say(phase, line.strip()[:200])
+
+        return show
+
+    def _sandbox_policy(self) -> Any:
+        """The sandbox policy frozen at launch (`autocode.sandbox.Policy`); strict when absent."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode import sandbox
+
+        return sandbox.Policy.from_dict(self._launch.get("sandbox"))
 
     def _save_memory(self, content: str, item: dict[str, Any]) -> dict[str, Any]:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -267,6 +298,14 @@ class PhaseMachine(ApplyPhase):
                 verify.apply_in_copy(ctx.copy, diff_path)
             store.kill_point("patched")
         files = verify.diff_files(diff)
+        changed = verify.changed_files(ctx.copy, files, self.run_dir / "evidence" / "base")
+        if not changed:
+            named = ", ".join(files) if files else "no file AutoCode could read"
+            raise AutoCodeError(
+                f"the change leaves every file as it was (its diff names {named}); nothing would be "
+                f"applied, so the task cannot complete. See {diff_path}; ask for the change again.",
+                kind="emptyChange",
+            )
         store.write_text_atomic(
             self.run_dir / "evidence" / "head.diff",
             verify.diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
@@ -276,6 +315,9 @@ class PhaseMachine(ApplyPhase):
         self._commit("implemented", {"files": self._state.implementation["files"]})
 
     def _step_verifying(self) -> None:
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.proof.run import prove
+
         values = self._launch.get("values", {})
         command = values.get("test_command")
         if not command:
@@ -288,26 +330,53 @@ class PhaseMachine(ApplyPhase):
         package = (self._launch.get("options") or {}).get("package")
         cwd = copy / package if package else copy
         timeout = float(values.get("test_timeout") or 600)
+        evidence = self.run_dir / "evidence"
         self._say("verifying", f"running {command}")
-        tests = verify.run_tests(str(command), cwd, timeout, self._cancel_requested)
-        store.write_text_atomic(self.run_dir / "evidence" / "test-output.txt", tests.pop("output"))
-        store.write_json_atomic(self.run_dir / "evidence" / "tests.json", tests)
+        proof = prove(
+            str(command),
+            copy=copy,
+            workspace=self.workspace,
+            base_files=verify.base_files(evidence / "base"),
+            cwd_rel=package or "",
+            framework=values.get("framework"),
+            timeout=timeout,
+            cancelled=self._cancel_requested,
+            output_file=evidence / "test-output.txt",
+            cache_dir=self.workspace / ".autocode" / "cache" / "baseline",
+            policy=self._sandbox_policy(),
+            progress=lambda message: self._say("verifying", message),
+            on_output=self._test_progress("verifying"),
+        )
+        run = proof.candidate
+        tests = {
+            "command": str(command),
+            "cwd": cwd.name,
+            "exit_code": run.exit_code if run.exit_code is not None else -1,
+            "status": run.status,
+            "seconds": run.seconds,
+            "sandbox": run.sandbox,
+            "output_tail": run.output[-verify.OUTPUT_TAIL :],
+        }
+        store.write_json_atomic(evidence / "tests.json", {**tests, "results": proof.results()})
+        store.write_json_atomic(evidence / "proof.json", proof.to_dict())
         self._state.tests = tests
-        if tests["status"] == "cancelled":
+        self._state.proof = proof.to_dict()
+        if run.status == "cancelled":
             self._cancel_now()
             return
-        if tests["exit_code"] != 0:
+        verdict = proof.verdict
+        if verdict.status in ("failed", "regressed"):
             self._state.review = None
             raise AutoCodeError(
-                f"the tests failed in the copy ({tests['status']}, exit code {tests['exit_code']}); "
-                f"see {self.run_dir / 'evidence' / 'test-output.txt'}",
-                kind="testsFailed",
+                f"{verdict.summary()}; the output is in {evidence / 'test-output.txt'}",
+                kind="testsRegressed" if verdict.status == "regressed" else "testsFailed",
             )
         diff = self._read_text("evidence/changes.diff")
         review = self._use_role("reviewer").review(self._context(), diff, tests["exit_code"])
         self._state.review = review.to_dict()
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
-        self._commit("verified", {"exit_code": tests["exit_code"]})
+        self._commit("verified", {"exit_code": tests["exit_code"], "verdict": verdict.status, "proofs": verdict.proofs})
+
     def _learn(self) -> None:
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks.learning import learn
@@ -354,6 +423,8 @@ class PhaseMachine(ApplyPhase):
 
     def _record_lessons(self) -> None:
         """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
+        if (self._state.proof or {}).get("status") != "verified":
+            return  # a change nothing proved teaches nothing
         lessons = clean_lessons((self._state.review or {}).get("lessons") or [])
         if not lessons:
             return

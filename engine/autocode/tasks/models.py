@@ -129,6 +129,76 @@ class TestRun(PhaseResult):
     seconds: float
     output_tail: str = ""
     """The last 8000 characters of its output."""
+    sandbox: str = "none"
+    """What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`)."""
+    sandbox_notes: list[str] = Field(default_factory=list)
+    """What the sandbox did beyond the rule (folders shown from the workspace, names refused)."""
+
+
+class Regression(PhaseResult):
+    """A test that passed on the base and does not pass with the change."""
+
+    id: str
+    base: str
+    now: str
+    """failed, error, skipped or missing."""
+
+
+class ProofConcern(PhaseResult):
+    """Something in the change that weakens the tests (a person sees it before approving)."""
+
+    kind: str
+    """testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ..."""
+    path: str
+    """The file ("" for the change as a whole)."""
+    sentence: str
+    """The concern in words a person can read."""
+    line: int | None = None
+    """1-based, in the new file (in the base file for what the change removed)."""
+
+
+class ProofRun(PhaseResult):
+    """One run of the suite behind the verdict."""
+
+    role: Literal["candidate", "base", "probe"]
+    """candidate (with the change), base (before it) or probe (the change's tests over the base source)."""
+    command: str
+    status: str
+    exit_code: int | None = None
+    seconds: float = 0.0
+    sandbox: str = "none"
+    """The sandbox that confined the run (bwrap), or none."""
+    framework: str
+    per_test: bool
+    """Whether the run gave per-test results."""
+    reason: str | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Tests per outcome (passed, failed, error, skipped)."""
+    cached: bool = False
+    """The base run came from the cache (same base tree and command)."""
+
+
+class Proof(PhaseResult):
+    """The verdict on the change, proved by named tests (evidence in `evidence/proof.json`)."""
+
+    status: Literal["verified", "unproven", "regressed", "failed"]
+    """verified: a named test failed before the change and passes with it, and nothing regressed; unproven: nothing proves the change; regressed: a test that passed before no longer does; failed."""
+    verified: bool
+    """True only for status verified."""
+    summary: str
+    proofs: list[str] = Field(default_factory=list)
+    """Tests that failed on the base and pass with the change."""
+    regressions: list[Regression] = Field(default_factory=list)
+    failing: list[str] = Field(default_factory=list)
+    """Tests that fail with the change."""
+    already_failing: list[str] = Field(default_factory=list)
+    """Tests that failed before the change too (not counted against it)."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why the verdict is not verified, in words."""
+    concerns: list[ProofConcern] = Field(default_factory=list)
+    test_files: list[str] = Field(default_factory=list)
+    """The change's test files."""
+    runs: list[ProofRun] = Field(default_factory=list)
 
 
 class Review(PhaseResult):
@@ -156,7 +226,9 @@ class TaskResult(PhaseResult):
 
     status: Literal["completed", "failed", "cancelled"]
     verified: bool = False
-    """True once the tests passed in the copy (completed tasks)."""
+    """True only when the change was proved by named tests (proof status verified); never from an exit code alone."""
+    proof: Proof | None = None
+    """The verdict and its evidence (when the tests ran)."""
     tests: TestRun | None = None
     """The last test run (completed and failed tasks, when the tests ran)."""
     apply: ApplyResult | None = None
@@ -273,6 +345,10 @@ class ApproveCompletion(WireModel):
     files: list[str]
     tests: TestRun | None
     """The test run in the copy."""
+    proof: Proof | None = None
+    """The verdict on the change, by named tests."""
+    confirmation: str | None = None
+    """Set when applying needs the person's typed confirmation (the change is unproven or weakens the tests): the word to send as `confirm`."""
     review: Review | None
     head_moved: HeadMoved | None = None
     """Set when HEAD moved since the task started (shown before applying)."""

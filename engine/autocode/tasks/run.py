@@ -22,7 +22,12 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks.core import apply_result
-from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, TaskNotFound
+from autocode.tasks.errors import (
+    AlreadyDecided,
+    ConfirmationRequired,
+    NotAwaitingInput,
+    TaskNotFound,
+)
 from autocode.tasks.machine import PhaseMachine
 from autocode.tasks.models import TaskSnapshot, TestRun
 from autocode.tasks.state import (
@@ -33,6 +38,8 @@ from autocode.tasks.state import (
     TaskOptions,
     TaskState,
     answer_rule,
+    confirmation_needed,
+    planned_tests,
     runs_root,
 )
 
@@ -119,7 +126,7 @@ class TaskRun(PhaseMachine):
             # The phase results in their typed wire form, as the snapshot carries them.
             "tests": tests.wire() if (tests := self._typed(TestRun, s.tests, "tests in state.json")) else None,
             "apply": apply_result(s.apply).wire() if s.apply else None,
-            "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep")},
+            "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep", "sandbox")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
 
@@ -187,8 +194,10 @@ class TaskRun(PhaseMachine):
             if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
                 self._raise_if_decided("plan", revision)
             self._expect_plan(revision)
+            # The approval names the exact test command it let run, and where it came from.
             self._state.approvals.append(
-                {"kind": "plan", "plan_revision": revision, "source": src.to_dict()}
+                {"kind": "plan", "plan_revision": revision, "source": src.to_dict(),
+                 "tests": planned_tests(self._launch)}
             )
             self._mark_pause_resolved("WAITING_FOR_PLAN_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "IMPLEMENTING"
@@ -223,19 +232,31 @@ class TaskRun(PhaseMachine):
         return self.snapshot()
 
     def approve_completion(
-        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None
+        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None
     ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
 
         `editor` (an `apply.Editor`) applies it through the person's editor; without one the
-        files are written here. Conflicts make the task wait for `resolve_conflicts`.
+        files are written here. Conflicts make the task wait for `resolve_conflicts`. A change
+        nothing proves (or that weakens the tests) is applied only with `confirm` set to the
+        word `needs.confirmation` names, typed by the person.
         """
         src = Source.coerce(source)
         with self._changing():
             if self._state.state != "WAITING_FOR_COMPLETION_APPROVAL":
                 self._raise_if_decided("completion")
                 raise NotAwaitingInput(self._not_waiting("completion approval"))
-            self._state.approvals.append({"kind": "completion", "source": src.to_dict()})
+            needed = confirmation_needed(self._state.proof)
+            if needed is not None and confirm != needed:
+                summary = str((self._state.proof or {}).get("summary") or "unproven: the tests never ran through the proof")
+                raise ConfirmationRequired(
+                    f"this change is not proved ({summary}); to apply it anyway, confirm with "
+                    f"{needed!r} (CLI: --confirm {needed}; editors: 'Apply unproven change')",
+                    data={"confirmation": needed},
+                )
+            self._state.approvals.append(
+                {"kind": "completion", "source": src.to_dict(), **({"confirmed": needed} if needed else {})}
+            )
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})

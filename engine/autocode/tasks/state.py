@@ -83,6 +83,7 @@ class TaskState(BaseModel):
     routes: list[dict[str, Any]] = Field(default_factory=list)
     implementation: dict[str, Any] | None = None
     tests: dict[str, Any] | None = None
+    proof: dict[str, Any] | None = None
     review: dict[str, Any] | None = None
     apply: dict[str, Any] | None = None
     apply_choices: dict[str, str] = Field(default_factory=dict)
@@ -204,11 +205,57 @@ def answer_rule(
     return text, how, kind if kind == "machine" else ledger_mod.KIND_OF_HOW[how]
 
 
-def render_plan(plan: Mapping[str, Any] | None, revision: int) -> str:
+_ORIGIN_WORDS = {
+    "flag": "the command line",
+    "config": "the repository's settings",
+    "pyproject": "the repository's settings",
+    "learned": "the learned project record",
+    "detected": "detection from the project's files",
+    "default": "the built-in default",
+}
+
+
+def planned_tests(launch: Mapping[str, Any]) -> dict[str, Any]:
+    """The exact test command a task will run, where it came from and in which folder:
+    named in the plan and recorded with its approval, so a person approves what will run."""
+    values = launch.get("values") or {}
+    command = values.get("test_command")
+    origin = (values.get("origins") or {}).get("test_command") or "default"
+    source = ((launch.get("settings") or {}).get("test_command") or {}).get("source") or "built-in"
+    package = (launch.get("options") or {}).get("package")
+    return {
+        "command": command,
+        "origin": origin,
+        "source": source,
+        "folder": package or ".",
+    }
+
+
+def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
+    lines = ["", "## Tests that will run", ""]
+    if not tests.get("command"):
+        lines.append(
+            "No test command is known: the task stops before verifying. Pass --test-command, or set "
+            "test_command in .autocode/config.toml."
+        )
+        return lines
+    where = _ORIGIN_WORDS.get(str(tests.get("origin")), str(tests.get("origin")))
+    folder = tests.get("folder") or "."
+    lines += [
+        f"`{tests['command']}`",
+        "",
+        f"from {where} ({tests.get('origin')}, `{tests.get('source')}`), run in `{folder}` of the copy.",
+    ]
+    return lines
+
+
+def render_plan(plan: Mapping[str, Any] | None, revision: int, tests: Mapping[str, Any] | None = None) -> str:
     if not plan:
         return ""
     lines = [f"# Plan (revision {revision})", "", plan.get("summary", ""), "", "## Steps", ""]
     lines += [f"{i}. {step}" for i, step in enumerate(plan.get("steps", []), 1)]
+    if tests is not None:
+        lines += _tests_lines(tests)
     if plan.get("acceptance_criteria"):
         lines += ["", "## Acceptance criteria", ""]
         lines += [f"- {c}" for c in plan["acceptance_criteria"]]
@@ -216,3 +263,16 @@ def render_plan(plan: Mapping[str, Any] | None, revision: int) -> str:
         lines += ["", "## Cited", ""]
         lines += [f"- `{c}`" for c in plan["citations"]]
     return "\n".join(lines) + "\n"
+
+
+# The word a person types to apply a change nothing proves (or that weakens the tests).
+CONFIRM_UNPROVEN = "unproven"
+
+
+def confirmation_needed(proof: Mapping[str, Any] | None) -> str | None:
+    """The confirmation applying needs: None for a verified change with no concern."""
+    if proof is None:
+        return CONFIRM_UNPROVEN  # the tests never ran through the proof: nothing proves the change
+    if proof.get("status") == "verified" and not proof.get("concerns"):
+        return None
+    return CONFIRM_UNPROVEN

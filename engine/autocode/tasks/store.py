@@ -60,16 +60,22 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     try:
-        view = memoryview(data)
-        while view:
-            written = os.write(fd, view)
-            view = view[written:]
-        if durable:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    kill_point(f"write:{path.name}")
-    os.replace(tmp, path)
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+        kill_point(f"write:{path.name}")
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk, a quota, a size limit: the half-written copy goes, the old file stays.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     if durable:
         _fsync_dir(path.parent)
 

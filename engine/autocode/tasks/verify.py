@@ -8,17 +8,13 @@ time limit and a cancel check. Nothing here touches the person's work tree.
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shlex
-import signal
 import subprocess
-import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from autocode import gitsafe
+from autocode import diffnames, gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.private import private_folder
 from autocode.tasks import store
@@ -66,6 +62,18 @@ def capture_base(
     store.write_json_atomic(dest / "index.json", {"files": index})
 
 
+def base_files(base: Path) -> dict[str, bytes | None]:
+    """The base's bytes of each file the change touches, as `capture_base` saved them (None: absent)."""
+    try:
+        index = store.read_json(base / "index.json").get("files") or {}
+    except (FileNotFoundError, ValueError):
+        return {}
+    out: dict[str, bytes | None] = {}
+    for rel, name in dict(index).items():
+        out[str(rel)] = (base / "files" / str(name)).read_bytes() if name else None
+    return out
+
+
 def agent_originals(run_dir: Path) -> dict[str, str | None]:
     """What the agent loop found in each file before its first edit (its own record)."""
     # lazy: not needed by `autocode task list`, which imports this module
@@ -92,28 +100,33 @@ def patch_already_applied(copy: Path, diff_path: Path) -> bool:
 
 
 def diff_files(diff: str) -> list[str]:
-    files: list[str] = []
-    for line in diff.splitlines():
-        if line.startswith(("rename from ", "rename to ")):
-            # A rename (maybe with no content change, so no ---/+++ lines): both paths are touched.
-            name = line.split(" ", 2)[2].strip()
-            if name not in files:
-                files.append(name)
-        elif line.startswith("+++ ") or line.startswith("--- "):
-            name = line[4:].split("\t")[0].strip()
-            if name == "/dev/null":
-                continue
-            name = name[2:] if name[:2] in ("a/", "b/") else name
-            if name not in files:
-                files.append(name)
-    return files
+    """The paths a diff touches, git's quoted names read back (`autocode.diffnames`)."""
+    return diffnames.diff_paths(diff)
+
+
+def changed_files(copy: Path, files: list[str], base: Path) -> list[str]:
+    """Of `files`, those whose content in the copy differs from the base `capture_base` saved
+    in `base` (a file made or removed counts). An empty answer: the change changed nothing."""
+    try:
+        index = dict(store.read_json(base / "index.json").get("files", {}))
+    except (FileNotFoundError, ValueError):
+        return list(files)  # no saved base to compare with: take the diff's word
+    out: list[str] = []
+    for rel in files:
+        entry = index.get(rel, "missing")
+        if entry == "missing":
+            out.append(rel)
+            continue
+        target = copy / rel
+        now = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        was = (base / "files" / entry).read_bytes() if entry else None
+        if now != was:
+            out.append(rel)
+    return out
 
 
 def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str | None) -> str:
     """The copy's version of each changed file against HEAD (includes the person's uncommitted edits)."""
-    # lazy: not needed by `autocode task list`, which imports this module
-    import difflib
-
     chunks: list[str] = []
     for rel in files:
         old: str | None = None
@@ -123,68 +136,54 @@ def diff_against_head(workspace: Path, copy: Path, files: list[str], head: str |
                 old = proc.stdout.decode("utf-8", "surrogateescape")
         target = copy / rel
         new = target.read_text(encoding="utf-8", errors="surrogateescape") if target.is_file() else None
-        if old == new:
-            continue
-        lines = difflib.unified_diff(
-            (old or "").splitlines(keepends=True),
-            (new or "").splitlines(keepends=True),
-            fromfile=f"a/{rel}" if old is not None else "/dev/null",
-            tofile=f"b/{rel}" if new is not None else "/dev/null",
-        )
-        chunks.append(f"diff --git a/{rel} b/{rel}\n" + "".join(lines))
+        chunks.append(diffnames.file_diff(rel, old, new))
     return "".join(chunks)
 
 
 def run_tests(
-    command: str, cwd: Path, timeout: float, cancelled: Callable[[], bool]
+    command: str,
+    cwd: Path,
+    timeout: float,
+    cancelled: Callable[[], bool],
+    *,
+    copy: Path | None = None,
+    workspace: Path | None = None,
+    policy: Any = None,
+    output_file: Path | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
+    """The test command in the copy, through the task's one runner (autocode.sandbox).
+
+    `policy`: the task's `sandbox.Policy` (the strict default when None); `output_file` and
+    `on_output` receive the output as it comes. The result's `sandbox` says what confined it."""
+    # lazy: not needed by `autocode task list`, which imports this module
+    from autocode import sandbox
+
     try:
         argv = shlex.split(command)
     except ValueError as exc:
         raise UsageError(f"the test command {command!r} cannot be split into words: {exc}") from exc
-    started = time.monotonic()
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env=env,
-            start_new_session=True,
-        )
-    except (FileNotFoundError, PermissionError) as exc:
-        return {
-            "command": command,
-            "cwd": cwd.name,
-            "exit_code": 127,
-            "status": "could_not_run",
-            "seconds": 0.0,
-            "output": f"could not run {argv[0]!r}: {exc}\n",
-            "output_tail": f"could not run {argv[0]!r}: {exc}\n",
-        }
-    status = "finished"
-    output = b""
-    while True:
-        try:
-            output, _ = proc.communicate(timeout=0.25)
-            break
-        except subprocess.TimeoutExpired:
-            over = time.monotonic() - started > timeout
-            if over or cancelled():
-                status = "timed_out" if over else "cancelled"
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                output, _ = proc.communicate()
-                break
-    text = output.decode("utf-8", "replace")
+    if not argv:
+        raise UsageError("the test command is empty; set test_command in .autocode/config.toml")
+    outcome = sandbox.run(
+        argv,
+        copy=copy or cwd,
+        workspace=workspace or cwd,
+        cwd=cwd,
+        timeout=timeout,
+        cancelled=cancelled,
+        policy=policy,
+        output_file=output_file,
+        on_output=on_output,
+    )
     return {
         "command": command,
         "cwd": cwd.name,
-        "exit_code": proc.returncode,
-        "status": status,
-        "seconds": round(time.monotonic() - started, 3),
-        "output": text,
-        "output_tail": text[-OUTPUT_TAIL:],
+        "exit_code": outcome.exit_code,
+        "status": outcome.status,
+        "seconds": outcome.seconds,
+        "sandbox": outcome.sandbox,
+        "sandbox_notes": list(outcome.notes),
+        "output": outcome.output,
+        "output_tail": outcome.output[-OUTPUT_TAIL:],
     }

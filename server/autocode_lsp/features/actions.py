@@ -135,8 +135,16 @@ def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
     elif isinstance(needs, protocol.ApproveCompletion):
         found.append(_action(f"AutoCode: review the changes of '{brief}'", "review",
                              protocol.TASK_REVIEW, ref))
-        found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
-                             protocol.TASK_APPROVE_COMPLETION, ref))
+        if needs.confirmation:
+            # Nothing proves this change: the only way to apply it says so in its title.
+            verdict = needs.proof.status if needs.proof else "unproven"
+            found.append(_action(
+                f"AutoCode: apply the {verdict} changes of '{brief}' (no test proves them)", "apply",
+                protocol.TASK_APPROVE_COMPLETION, _arg(folder, taskId=task_id, confirm=needs.confirmation),
+            ))
+        else:
+            found.append(_action(f"AutoCode: apply the verified changes of '{brief}'", "apply",
+                                 protocol.TASK_APPROVE_COMPLETION, ref))
     if not snap.done:
         found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
     return found
@@ -147,6 +155,7 @@ def general_actions(folder: Path) -> list[types.CodeAction]:
     return [
         _action("AutoCode: start a task…", "start", protocol.TASK_COMPOSE, ws),
         _action("AutoCode: doctor", "doctor", protocol.DOCTOR_OPEN, ws),
+        _action("AutoCode: verify my changes", "verify", protocol.VERIFY, ws),
         _action("AutoCode: search memories…", "searchMemories", protocol.MEMORY_COMPOSE_SEARCH, ws),
     ]
 
@@ -385,6 +394,8 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
     title = reply.title if reply is not None else None
     if title is None:
         forms.unasked[task_key] = Path(snap.workspace)
+        log.info("task %s: question %s dismissed; nothing recorded, asked again at the next interaction",
+                 snap.id, question.id)
         return None
     forms.unasked.pop(task_key, None)
     if title == ACCEPT_DEFAULT and question.default:
@@ -471,7 +482,7 @@ async def _watch_forms(server: AutoCodeServer) -> None:
                 forms.watched.pop(path, None)
             elif now != seen:
                 forms.watched[path] = (folder, now, until)
-                await form_saved(server, folder, path)
+                await form_saved(server, folder, path, via="on disk")
 
 
 async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentParams) -> None:
@@ -484,11 +495,12 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
     if path in forms.watched:
         found, _, until = forms.watched[path]
         forms.watched[path] = (found, _stamp(path), until)
-    await form_saved(server, folder, path)
+    await form_saved(server, folder, path, via="didSave")
 
 
-async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
-    """Act on a form the person saved (each distinct content once)."""
+async def form_saved(server: AutoCodeServer, folder: Path, path: Path, *, via: str) -> None:
+    """Act on a form the person saved (each distinct content once). A save that changes nothing
+    is logged (`via` says how it was noticed), so the person and the tests see it was read."""
     which = documents.kind_of(folder, path)
     if which is None:
         return
@@ -502,6 +514,7 @@ async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
     key = (str(path), digest)
     forms = _forms(server)
     if not form or key in forms.handled:
+        log.info("%s saved (%s): %s", path.name, via, "already taken" if form else "nothing filled in")
         return
     forms.handled.add(key)
     try:
@@ -513,6 +526,8 @@ async def form_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
             await _brief_saved(server, folder, form["brief"])
         elif name == documents.MEMORY_SEARCH and form.get("query"):
             await _query_saved(server, folder, form["query"])
+        else:
+            log.info("%s saved (%s): nothing to act on", path.name, via)
     except Exception as exc:
         forms.handled.discard(key)  # saving again tries again
         message = getattr(exc, "message", None) or str(exc)
@@ -597,10 +612,13 @@ NEEDED_BY = {
 async def fill_task(server: AutoCodeServer, command: str, raw: dict[str, Any]) -> dict[str, Any]:
     """A task command sent without `taskId` acts on the one open task it fits (and a plan
     approval on that task's current plan revision); otherwise the reply lists the tasks."""
-    folders = (
-        [workspaces.given_workspace(raw["workspace"], server)] if isinstance(raw.get("workspace"), str)
-        else workspaces.repository_folders(server)
-    )
+    if isinstance(raw.get("workspace"), str):
+        # Confined before any task is read: the reply lists tasks, and a folder outside the
+        # session must not have its tasks' ids and briefs named to this client.
+        workspaces.confine(server, raw["workspace"], command=command)
+        folders = [workspaces.given_workspace(raw["workspace"], server)]
+    else:
+        folders = workspaces.repository_folders(server)
 
     def work() -> list[TaskSnapshot]:
         return [s for folder in folders for s in _open_tasks(folder)]

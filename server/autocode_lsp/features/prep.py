@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from autocode.prep import make_prep_copy
@@ -20,9 +19,7 @@ async def prep_run(server: AutoCodeServer, args: protocol.PrepRunArgs) -> protoc
     workspace = workspaces.resolve(server, args.workspace, command=protocol.PREP_RUN)
     manifest = None
     if args.manifest is not None:
-        manifest = Path(args.manifest)
-        if not manifest.is_absolute():
-            manifest = workspace / manifest
+        manifest = workspaces.confine_manifest(server, args.manifest, workspace, command=protocol.PREP_RUN)
     progress = WorkProgress.start(server, "AutoCode: prep copy", "listing files")
 
     last = [-5]

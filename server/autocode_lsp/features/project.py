@@ -1,4 +1,5 @@
-"""`autocode.doctor` and `autocode.project.forget`: the learned record and settings report."""
+"""`autocode.doctor`, `autocode.project.forget` and `autocode.project.trust`: the settings report,
+the learned record, and the person's trust in what the repository's settings files ask for."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from typing import TYPE_CHECKING, Any
 
 from autocode.doctor import doctor_report, render_text
 from autocode.record import forget_record
+from autocode.settings import repository_trust, revoke_trust, trust_repository
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
-from autocode_lsp.errors import domain_error, engine_call
+from autocode_lsp.errors import domain_error, engine_call, invalid_arguments
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
@@ -47,3 +49,33 @@ async def forget(server: AutoCodeServer, args: protocol.ForgetArgs) -> protocol.
         )
     removed, path = await engine_call(_forget, workspace)
     return protocol.ForgetResult(removed=removed, path=path)
+
+
+def _trust(workspace: Path, args: protocol.TrustArgs) -> protocol.TrustResult:
+    recorded = False
+    if args.revoke:
+        recorded = revoke_trust(workspace)
+        trust = repository_trust(workspace)
+    elif args.confirm:
+        trust = trust_repository(workspace, digest=args.digest)
+        recorded = bool(trust.asks)
+    else:
+        trust = repository_trust(workspace)
+    data = trust.to_dict()
+    return protocol.TrustResult(
+        workspace=str(trust.workspace), status=data["status"], trusted=data["trusted"], says=data["says"],
+        digest=data["digest"], asks=data["asks"], recorded=recorded,
+    )
+
+
+@command(protocol.PROJECT_TRUST)
+async def trust(server: AutoCodeServer, args: protocol.TrustArgs) -> protocol.TrustResult:
+    workspace = workspaces.resolve(server, args.workspace, command=protocol.PROJECT_TRUST)
+    if args.confirm and not args.digest:
+        raise invalid_arguments(
+            "autocode.project.trust with `confirm: true` needs the `digest` of the values the person "
+            "was shown (call it without `confirm` first, or take `data.digest` of the trustRequired error)"
+        )
+    if args.confirm and args.revoke:
+        raise invalid_arguments("pass either `confirm: true` or `revoke: true`, not both")
+    return await engine_call(_trust, workspace, args)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from autocode.errors import AutoCodeError
 from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
@@ -245,7 +246,7 @@ async def _finish_later(server: AutoCodeServer, running: asyncio.Future[TaskSnap
 def _cancel_soon(server: AutoCodeServer, folders: list[Path], task_id: str) -> None:
     async def cancel() -> None:
         for folder in folders:
-            await asyncio.to_thread(_request_cancel, folder, task_id)
+            await engine_call(_request_cancel, folder, task_id)
 
     server.spawn(cancel(), f"cancel {task_id}")
 
@@ -263,6 +264,9 @@ def _state_text(snap: TaskSnapshot) -> str:
 @command(protocol.TASK_START)
 async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSnapshot:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.TASK_START)
+    manifest = None if args.manifest is None else workspaces.confine_manifest(
+        server, args.manifest, workspace, command=protocol.TASK_START
+    )
     hooks = _Hooks(server)
 
     def on_cancel() -> None:
@@ -281,7 +285,7 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
         from autocode.tasks import TaskOptions, TaskRun
 
         options = TaskOptions(
-            test_command=args.test_command, package=args.package, manifest=args.manifest,
+            test_command=args.test_command, package=args.package, manifest=manifest,
             on_change=hooks.on_change, progress=hooks.on_progress,
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()
@@ -341,12 +345,12 @@ async def reject_plan(
 
 @command(protocol.TASK_APPROVE_COMPLETION)
 async def approve_completion(
-    server: AutoCodeServer, args: protocol.TaskRefArgs
+    server: AutoCodeServer, args: protocol.TaskApproveCompletionArgs
 ) -> TaskSnapshot:
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace)),
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm),
         "AutoCode: applying the change",
     )
 
@@ -527,6 +531,7 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
         if result.how in ("acceptedDefault", "delegated"):
             return Reply(result.answer or "", result.how)
         if not (result.answer and result.answer.strip()):
+            log.info("task %s: question %s was closed without an answer; nothing recorded", snap.id, question.id)
             return None
         return Reply(result.answer, result.how)
     # Plain clients: every way to answer, none of them a free-text box they may not have.
@@ -547,6 +552,7 @@ async def _review(
         )
         result = protocol.structure(_plain(raw), protocol.ReviewPlanResult, what="reviewPlan's answer")
         if result.decision == "later":
+            log.info("task %s: plan revision %s left for later; it still waits", view.id, needs.plan_revision)
             return None
         if result.decision == "reject" and not (result.feedback or "").strip():
             server.show(
@@ -654,8 +660,10 @@ def _snapshots_of(changed: list[tuple[Path, str]]) -> list[TaskSnapshot]:
     for folder, task_id in changed:
         try:
             found.append(TaskRun.load(folder, task_id).snapshot())
-        except Exception as exc:  # not a task (yet), or being written: the next look sees it
+        except (AutoCodeError, ValueError, OSError) as exc:  # not a task (yet), or being written: the next look sees it
             log.debug("task %s in %s not read: %s", task_id, folder, exc)
+        except Exception:  # the engine failed: said as such, not taken for a run being written
+            log.error("reading task %s in %s failed", task_id, folder, exc_info=True)
     return found
 
 
@@ -688,8 +696,11 @@ async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
         for folder in folders:
             try:
                 found.extend(s for s in list_tasks(folder) if s.needs.kind)
-            except Exception as exc:  # a folder that is not a repository has no tasks
+            except AutoCodeError as exc:  # e.g. a folder that is not a repository: it has no tasks
                 log.info("no tasks listed in %s: %s", folder, exc)
+            except Exception:  # the engine failed: not an empty list, and never said as one
+                log.error("listing the waiting tasks in %s failed; they are not announced again", folder,
+                          exc_info=True)
         return found
 
     snaps = await engine_call(waiting)

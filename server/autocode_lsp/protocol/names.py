@@ -20,7 +20,9 @@ C = "autocode."
 PROTOCOL_INFO = C + "protocol.info"
 DOCTOR = C + "doctor"
 PROJECT_FORGET = C + "project.forget"
+PROJECT_TRUST = C + "project.trust"
 PREP_RUN = C + "prep.run"
+VERIFY = C + "verify"
 TASK_START = C + "task.start"
 TASK_ANSWER = C + "task.answer"
 TASK_APPROVE_PLAN = C + "task.approvePlan"
@@ -51,7 +53,7 @@ TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
 
 FEATURES: tuple[str, ...] = (
-    "doctor", "forget", "prep", "tasks", "memory", "progress", "actions",
+    "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify",
 )
 """What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
@@ -60,7 +62,9 @@ COMMAND_FEATURES: dict[str, str] = {
     PROTOCOL_INFO: "core",
     DOCTOR: "doctor",
     PROJECT_FORGET: "forget",
+    PROJECT_TRUST: "trust",
     PREP_RUN: "prep",
+    VERIFY: "verify",
     TASK_START: "tasks",
     TASK_ANSWER: "tasks",
     TASK_APPROVE_PLAN: "tasks",

@@ -60,7 +60,11 @@ from autocode.tasks.models import HeadMoved as HeadMoved
 from autocode.tasks.models import Learning as Learning
 from autocode.tasks.models import NoNeeds as NoNeeds
 from autocode.tasks.models import Plan as Plan
+from autocode.tasks.models import Proof as Proof
+from autocode.tasks.models import ProofConcern as ProofConcern
+from autocode.tasks.models import ProofRun as ProofRun
 from autocode.tasks.models import Question as Question
+from autocode.tasks.models import Regression as Regression
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import Review as Review
 from autocode.tasks.models import TaskError as TaskError
@@ -70,6 +74,7 @@ from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode.tasks.models import TestRun as TestRun
 from autocode.tasks.models import TokenUsage as TokenUsage
 from autocode.wire import wire_fields
+from autocode_lsp.protocol import limits
 from autocode_lsp.protocol.names import (
     DOCTOR,
     DOCTOR_OPEN,
@@ -85,6 +90,7 @@ from autocode_lsp.protocol.names import (
     MEMORY_SEARCH,
     PREP_RUN,
     PROJECT_FORGET,
+    PROJECT_TRUST,
     PROTOCOL_INFO,
     PROTOCOL_VERSION,
     REQUEST_FAILED,
@@ -106,6 +112,7 @@ from autocode_lsp.protocol.names import (
     TASK_REVIEW_PLAN,
     TASK_START,
     TASK_TRANSCRIPT,
+    VERIFY,
 )
 
 T = TypeVar("T")
@@ -138,6 +145,18 @@ class ForgetArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TrustArgs:
+    workspace: str | None = None
+    confirm: bool = False
+    """`true` records the person's trust; without it the command only says what the repository asks."""
+    digest: str | None = None
+    """With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's
+    `data.digest`, or this command's answer without `confirm`)."""
+    revoke: bool = False
+    """`true` forgets the person's trust in this repository instead."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class PrepRunArgs:
     workspace: str | None = None
     manifest: str | None = None
@@ -157,10 +176,30 @@ class TaskStartArgs:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class VerifyArgs:
+    workspace: str | None = None
+    range: str | None = None
+    """Commits `A..B`: B is the change, A its base. Default: the work tree against HEAD."""
+    branch: str | None = None
+    """A branch, against its merge base with HEAD."""
+    test_command: str | None = None
+    """The test command for this verification only (never learned)."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskRefArgs:
     task_id: str
     workspace: str | None = None
     """Where the task lives. Default: the session's folders are searched for the task."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskApproveCompletionArgs:
+    task_id: str
+    confirm: str | None = None
+    """The word `needs.confirmation` names (`unproven`), typed by the person, when the change is
+    not proved by named tests or weakens them; refused with `confirmationRequired` without it."""
+    workspace: str | None = None
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -308,9 +347,39 @@ class TaskTranscript:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class VerifyResult:
+    change: str
+    """What was verified, in words (the work tree against HEAD, or a range of commits)."""
+    files: list[str]
+    evidence: str
+    """The folder holding `proof.json`, `tests.json` and the test output."""
+    proof: Proof
+    """The verdict; `proof.verified` is true only for `verified`."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class ForgetResult:
     removed: bool
     path: str
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TrustResult:
+    """What the repository's files ask for, in words, and whether its person trusted exactly that."""
+
+    workspace: str
+    status: str
+    """`nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values)."""
+    trusted: bool
+    """True when the repository's destination values apply (trusted, or it sets none)."""
+    says: list[str]
+    """One sentence per destination, for the editor's one prompt ("send the variable X to URL")."""
+    digest: str
+    """Pass it back with `confirm: true` to trust exactly these values."""
+    asks: list[dict[str, Any]]
+    """Each value: `name`, `value` (passwords masked), `origin`, `source`."""
+    recorded: bool = False
+    """True when this call recorded (or, with `revoke`, removed) a trust record."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -424,10 +493,23 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Every setting with its origin, the learned record's health, memory and environment. "
                 "The text is also written to the log (window/logMessage).",
                 "doctor", ("noRepository",)),
+    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
+                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
+                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
+                "verdict as a task's (`verified` only when a named test failed before the change and "
+                "passes with it, and nothing regressed).",
+                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
                 {"workspace": "file:///path/to/project", "confirm": True}),
+    CommandSpec(PROJECT_TRUST, TrustArgs, TrustResult,
+                "What the workspace's settings files ask for (endpoints, key variables, memory "
+                "stores), in words, and the person's trust in exactly those values. Without "
+                "`confirm` nothing is recorded; show `says` to the person and, on their yes, call "
+                "again with `confirm: true` and the `digest`. `revoke: true` forgets the trust.",
+                "trust", ("trustChanged", "noRepository"),
+                {"workspace": "file:///path/to/project", "confirm": True, "digest": "sha256:…"}),
     CommandSpec(PREP_RUN, PrepRunArgs, PrepResult,
                 "Make a checked prep copy of the workspace with its declared public inputs. "
                 "Reports $/progress when the client supports it.",
@@ -435,7 +517,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
                 "Start a coding task. Returns the first snapshot; the task goes on in the server "
                 "and asks for what it needs (see the custom methods and the plain-client flow).",
-                "tasks", ("noRepository", "setupError"),
+                "tasks", ("noRepository", "setupError", "trustRequired"),
                 {"brief": "Add a --verbose flag to the CLI", "workspace": "file:///path/to/project"}),
     CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task with the source lsp:<client name> and how it "
@@ -451,15 +533,17 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
                 "Send the plan back with feedback; the task plans again.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
-    CommandSpec(TASK_APPROVE_COMPLETION, TaskRefArgs, TaskSnapshot,
-                "Accept the verified result and apply it: a three-way merge per file (base: the "
+    CommandSpec(TASK_APPROVE_COMPLETION, TaskApproveCompletionArgs, TaskSnapshot,
+                "Accept the result and apply it: a three-way merge per file (base: the "
                 "file as the task's copy started from it; mine: the workspace now; theirs: the "
                 "task's result). Files the client has open (synchronised) go through "
                 "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
                 "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
                 "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
-                "COMPLETED only once applied; `result.apply` says what was written.",
-                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
+                "COMPLETED only once applied; `result.apply` says what was written. A change whose "
+                "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
+                "set to `needs.confirmation`, typed by the person.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
     CommandSpec(TASK_RESOLVE_CONFLICTS, TaskResolveConflictsArgs, TaskSnapshot,
                 "Choose, for each conflicted file, the person's version, the task's version or "
                 "conflict markers to resolve in the editor; then the whole change is applied and "
@@ -559,8 +643,10 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "The command needs a repository and the session has no workspace folder "
               "(also: a memory with `scope: project` there).",
               "Open a folder or pass `workspace`."),
-    ErrorKind("confirmationRequired", REQUEST_FAILED, "The command removes data.",
-              "Ask the person, then call again with `confirm: true`."),
+    ErrorKind("confirmationRequired", REQUEST_FAILED,
+              "The command removes data, or applies a change nothing proves (`data.confirmation` "
+              "names the word to confirm with).",
+              "Ask the person, then call again with `confirm` (`true`, or the word `data.confirmation` names)."),
     ErrorKind("taskNotFound", REQUEST_FAILED, "No task with that id in the workspace.",
               "List tasks with `autocode.task.list`."),
     ErrorKind("notAwaitingInput", REQUEST_FAILED, "The task is not waiting for that input now.",
@@ -617,17 +703,26 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("taskDamaged", REQUEST_FAILED, "A task's saved files cannot be read; AutoCode never "
               "writes them partially, so they were changed by hand.",
               "Restore the files or start a new task."),
-    ErrorKind("emptyChange", REQUEST_FAILED, "The implementer produced no change.",
+    ErrorKind("emptyChange", REQUEST_FAILED, "The implementer's change changes no file (an empty "
+              "diff, or one that leaves every file's content as it was); such a task never completes.",
               "Reword the brief or the plan and start again."),
     ErrorKind("patchDoesNotApply", REQUEST_FAILED, "The implementer's change does not apply to "
               "the prep copy.", "Start again; a model that edits files directly avoids this."),
     ErrorKind("noTestCommand", REQUEST_FAILED, "The task needs tests to pass and no test command "
               "is set or detected.", "Set `test_command` in the project's settings."),
+    ErrorKind("sandboxUnavailable", REQUEST_FAILED, "A task runs the project's tests and commands in a "
+              "sandbox, and none can be made on this machine (no bubblewrap, no user namespaces, "
+              "not Linux); `autocode doctor` says why.",
+              "Install bubblewrap, or have the person set `sandbox = \"off\"` in their user config or "
+              "pass `--sandbox off`."),
     ErrorKind("testsFailed", REQUEST_FAILED, "The tests failed on the change.",
               "Read the test output in the task's evidence; request changes or start again."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
               "tokens or time); what it changed so far is kept in the evidence.",
               "Raise the budget the message names and start again."),
+    ErrorKind("agentLoop", REQUEST_FAILED, "The model repeated the same failing tool call after "
+              "being told it fails; what it changed so far is kept in the evidence.",
+              "Start again with a brief that names the file and the change, or use another model."),
     ErrorKind("skillConflict", REQUEST_FAILED, "A skill memory with that name already exists with "
               "different content.", "Pick another name or delete the old skill first."),
     ErrorKind("fileSystemFault", REQUEST_FAILED, "The disk or file system failed (an I/O error, a "
@@ -649,6 +744,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("gitError", REQUEST_FAILED, "git failed or is older than the supported version.",
               "See the message."),
     ErrorKind("refused", REQUEST_FAILED, "The operation is refused by policy.", "See the message."),
+    ErrorKind("trustRequired", REQUEST_FAILED, "The workspace's settings files name destinations "
+              "(endpoints, key variables, memory stores) its person has not trusted; nothing was "
+              "started.", "Show `data.says` to the person; on their yes call `autocode.project.trust` "
+              "with `confirm: true` and `data.digest`, then retry."),
+    ErrorKind("trustChanged", REQUEST_FAILED, "The settings files changed since the person was "
+              "shown them; nothing was trusted.", "Show the new `data.says` and ask again."),
     ErrorKind("notAvailable", REQUEST_FAILED, "This installation lacks the engine part.",
               "Check `features` in `autocode.protocol.info`; update AutoCode."),
     ErrorKind("taskChoiceNeeded", REQUEST_FAILED,
@@ -664,6 +765,11 @@ REMOTE_ERROR_KINDS: tuple[ErrorKind, ...] = (
               "The `workspace` argument is not one of the session's workspace folders nor inside "
               "one (symbolic links resolved).",
               "Add the folder to the editor's workspace, or leave `workspace` out."),
+    ErrorKind("manifestOutsideWorkspace", INVALID_PARAMS,
+              "The `manifest` argument is not a file inside the task's workspace nor inside a "
+              "folder the server was started with `--manifest-folder` (symbolic links resolved). "
+              "Nothing outside was looked at.",
+              "Put the manifest in the workspace, or restart the server with `--manifest-folder`."),
     ErrorKind("clientOverrideRefused", INVALID_PARAMS,
               "A network client named a command or endpoint (`testCommand`, a provider base URL; "
               "`data.field` says which) and the server was started without "
@@ -838,6 +944,10 @@ def parse_arguments(spec: CommandSpec, arguments: Sequence[Any]) -> Any:
         raise InvalidArguments(
             f"{spec.name} takes one JSON object as its argument, got {type(raw).__name__}"
         )
+    try:
+        limits.check(spec.name, raw)
+    except limits.TooLarge as exc:
+        raise InvalidArguments(str(exc)) from None
     return structure(raw, spec.args, what=spec.name)
 
 
@@ -1017,9 +1127,21 @@ def _remote_section() -> list[str]:
         "30 seconds of its first header line (the variable `AUTOCODE_LSP_FRAME_TIMEOUT_S`): a "
         "`Content-Length` longer than what the peer sends is found that way; between frames a "
         "client may stay quiet as long as it likes.",
+        "- Before the token: a new connection must send its `initialize` within 5 seconds "
+        "(`--auth-timeout`), that first message may be at most 32 KiB, and at most 64 "
+        "connections of a listener wait for theirs at once (`--max-unauthenticated`, never "
+        "over a quarter of the open-file limit): a newer one drops the oldest that has sent "
+        "nothing. Loopback connections of the server's own user never count among them, so a "
+        "flood from another account cannot keep the owner out. A WebSocket handshake has the "
+        "same deadline and at most 32 header lines of 8 KiB; a header given twice is a 400. The "
+        "log file rotates at 8 MiB (one old file is kept) and each kind of line is "
+        "rate-limited, with the number left out said on the next one.",
         "- Every `workspace` argument must be a session folder or inside one "
-        "(`workspaceOutsideSession`). A network client may not name a command "
-        "(`testCommand`) unless the server was started with `--allow-client-overrides` "
+        "(`workspaceOutsideSession`), checked before any task is read (a command without "
+        "`taskId` lists only the tasks of the session's folders). A `manifest` must be a file "
+        "inside the workspace or a folder given with `--manifest-folder` "
+        "(`manifestOutsideWorkspace`); nothing outside is looked at. A network client may not "
+        "name a command (`testCommand`) unless the server was started with `--allow-client-overrides` "
         "(`clientOverrideRefused`); over stdio it may.",
         "",
     ]
@@ -1109,6 +1231,14 @@ def render_markdown() -> str:
         "both sides. The server log's first lines show the map.",
         "",
         *_remote_section(),
+        "## Argument limits",
+        "",
+        f"Every argument has a bound, checked before anything else; a bigger one fails with "
+        f"`{INVALID_PARAMS}` naming the field and its size (never its value). Sizes count "
+        "characters; lists and objects count entries.",
+        "",
+        *limits.markdown_rows(),
+        "",
         "## Errors",
         "",
         f"Bad arguments fail with JSON-RPC `{INVALID_PARAMS}` and a message naming the argument. "

@@ -24,7 +24,7 @@ from autocode.memory import (
     pool,
 )
 from autocode.tasks import Source, TaskOptions, TaskRun
-from support import make_repo, write_files
+from support import make_repo, trust, write_files
 from throwaway import mem_store
 
 
@@ -38,7 +38,7 @@ def mem_backend() -> Iterator[backends.Backend]:
 def _repo_with_store(tmp_path: Path, url: str) -> Path:
     repo = make_repo(tmp_path / "repo", {"a.py": "x = 1\n"})
     write_files(repo, {".autocode/config.toml": f'database_url = "{url}"\nembedding_provider = "none"\n'})
-    return repo
+    return trust(repo)
 
 
 def test_a_new_backend_is_one_module_and_one_entry(tmp_path: Path, mem_backend: backends.Backend) -> None:
@@ -99,6 +99,7 @@ def test_a_task_leases_one_store_for_all_its_recalls_and_saves(tmp_path: Path) -
 
     repo, patch = build_sample("unittest", tmp_path / "textkit")
     write_files(repo, {".autocode/config.toml": f'memory_path = "{tmp_path / "task-memory.db"}"\n'})
+    trust(repo)
     before = pool.stats()["opened"]
     run = TaskRun.start(repo, f"Add longest_word via {patch}", TaskOptions(scenario="save-memory"))
     cli = Source("cli", "tester")

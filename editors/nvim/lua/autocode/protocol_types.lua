@@ -58,6 +58,8 @@
 ---@field diff string The verified change, as a unified diff against the prep copy's base.
 ---@field files string[]
 ---@field tests autocode.TestRun|nil The test run in the copy.
+---@field proof autocode.Proof|nil The verdict on the change, by named tests.
+---@field confirmation string|nil Set when applying needs the person's typed confirmation (the change is unproven or weakens the tests): the word to send as `confirm`.
 ---@field review autocode.Review|nil
 ---@field headMoved autocode.HeadMoved|nil Set when HEAD moved since the task started (shown before applying).
 ---@field apply autocode.ApplyResult|nil The last apply attempt when it did not go through (e.g. the editor refused the edit).
@@ -95,7 +97,7 @@
 ---@field text string The same report as readable text; the server also logs it.
 
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
----@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'testsFailed'|'budgetExhausted'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'budgetExhausted'|'agentLoop'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'manifestOutsideWorkspace'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
 --- A memory removed because its agent's bucket went over the cap.
 ---@class autocode.Eviction
@@ -253,6 +255,41 @@
 ---@field scanned integer Team memories looked at.
 ---@field candidates autocode.PromotionCandidate[]
 
+--- The verdict on the change, proved by named tests (evidence in `evidence/proof.json`).
+---@class autocode.Proof
+---@field status 'verified'|'unproven'|'regressed'|'failed' verified: a named test failed before the change and passes with it, and nothing regressed; unproven: nothing proves the change; regressed: a test that passed before no longer does; failed.
+---@field verified boolean True only for status verified.
+---@field summary string
+---@field proofs string[] Tests that failed on the base and pass with the change.
+---@field regressions autocode.Regression[]
+---@field failing string[] Tests that fail with the change.
+---@field alreadyFailing string[] Tests that failed before the change too (not counted against it).
+---@field reasons string[] Why the verdict is not verified, in words.
+---@field concerns autocode.ProofConcern[]
+---@field testFiles string[] The change's test files.
+---@field runs autocode.ProofRun[]
+
+--- Something in the change that weakens the tests (a person sees it before approving).
+---@class autocode.ProofConcern
+---@field kind string testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ...
+---@field path string The file ("" for the change as a whole).
+---@field sentence string The concern in words a person can read.
+---@field line integer|nil 1-based, in the new file (in the base file for what the change removed).
+
+--- One run of the suite behind the verdict.
+---@class autocode.ProofRun
+---@field role 'candidate'|'base'|'probe' candidate (with the change), base (before it) or probe (the change's tests over the base source).
+---@field command string
+---@field status string
+---@field exitCode integer|nil
+---@field seconds number
+---@field sandbox string The sandbox that confined the run (bwrap), or none.
+---@field framework string
+---@field perTest boolean Whether the run gave per-test results.
+---@field reason string|nil
+---@field counts table<string, integer> Tests per outcome (passed, failed, error, skipped).
+---@field cached boolean The base run came from the cache (same base tree and command).
+
 ---@class autocode.ProtocolInfo
 ---@field protocolVersion string
 ---@field serverVersion string
@@ -286,6 +323,12 @@
 ---@field reason string
 ---@field belongs string Where the note belongs instead.
 ---@field suggestion? string|nil A durable version of the content that could be saved instead.
+
+--- A test that passed on the base and does not pass with the change.
+---@class autocode.Regression
+---@field id string
+---@field base string
+---@field now string failed, error, skipped or missing.
 
 ---@class autocode.ResolveConflicts
 ---@field kind 'resolve_conflicts'
@@ -352,6 +395,11 @@
 ---@field how? 'typed'|'chosen'|'acceptedDefault'|'delegated'|nil How the person answered. Only `typed` and `chosen` are the person's own answer and may be learned. Missing: a `text` equal to the question's `default` is `acceptedDefault`, else `typed`.
 ---@field workspace? string|nil
 
+---@class autocode.TaskApproveCompletionArgs
+---@field taskId string
+---@field confirm? string|nil The word `needs.confirmation` names (`unproven`), typed by the person, when the change is not proved by named tests or weakens them; refused with `confirmationRequired` without it.
+---@field workspace? string|nil
+
 ---@class autocode.TaskApprovePlanArgs
 ---@field taskId string
 ---@field revision integer The plan revision the person reviewed; a newer plan fails with `planRevisionMismatch`.
@@ -392,7 +440,8 @@
 --- How a task ended.
 ---@class autocode.TaskResult
 ---@field status 'completed'|'failed'|'cancelled'
----@field verified boolean True once the tests passed in the copy (completed tasks).
+---@field verified boolean True only when the change was proved by named tests (proof status verified); never from an exit code alone.
+---@field proof autocode.Proof|nil The verdict and its evidence (when the tests ran).
 ---@field tests autocode.TestRun|nil The last test run (completed and failed tasks, when the tests ran).
 ---@field apply autocode.ApplyResult|nil What the apply wrote (completed tasks).
 ---@field files string[] The files the change touches (completed tasks).
@@ -440,12 +489,42 @@
 ---@field status 'finished'|'timed_out'|'cancelled'|'could_not_run'
 ---@field seconds number
 ---@field outputTail string The last 8000 characters of its output.
+---@field sandbox string What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`).
+---@field sandboxNotes string[] What the sandbox did beyond the rule (folders shown from the workspace, names refused).
 
 --- Token counts the endpoint reported.
 ---@class autocode.TokenUsage
 ---@field promptTokens integer
 ---@field completionTokens integer
 ---@field totalTokens integer
+
+---@class autocode.TrustArgs
+---@field workspace? string|nil
+---@field confirm? boolean `true` records the person's trust; without it the command only says what the repository asks.
+---@field digest? string|nil With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's `data.digest`, or this command's answer without `confirm`).
+---@field revoke? boolean `true` forgets the person's trust in this repository instead.
+
+--- What the repository's files ask for, in words, and whether its person trusted exactly that.
+---@class autocode.TrustResult
+---@field workspace string
+---@field status string `nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values).
+---@field trusted boolean True when the repository's destination values apply (trusted, or it sets none).
+---@field says string[] One sentence per destination, for the editor's one prompt ("send the variable X to URL").
+---@field digest string Pass it back with `confirm: true` to trust exactly these values.
+---@field asks table<string, any>[] Each value: `name`, `value` (passwords masked), `origin`, `source`.
+---@field recorded? boolean True when this call recorded (or, with `revoke`, removed) a trust record.
+
+---@class autocode.VerifyArgs
+---@field workspace? string|nil
+---@field range? string|nil Commits `A..B`: B is the change, A its base. Default: the work tree against HEAD.
+---@field branch? string|nil A branch, against its merge base with HEAD.
+---@field testCommand? string|nil The test command for this verification only (never learned).
+
+---@class autocode.VerifyResult
+---@field change string What was verified, in words (the work tree against HEAD, or a range of commits).
+---@field files string[]
+---@field evidence string The folder holding `proof.json`, `tests.json` and the test output.
+---@field proof autocode.Proof The verdict; `proof.verified` is true only for `verified`.
 
 ---@class autocode.WorkspaceArgs
 ---@field workspace? string|nil A folder path or `file://` URI. Default: the session's workspace folder.

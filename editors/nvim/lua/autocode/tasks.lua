@@ -69,7 +69,7 @@ end
 local waiting_text = {
   [NEEDS.question] = 'it has a question for you (:AutoCode answer)',
   [NEEDS.approve_plan] = 'its plan waits for you: :AutoCode review shows it, then :AutoCode approve or :AutoCode reject',
-  [NEEDS.approve_completion] = 'its change is verified: :AutoCode review shows the diff, :AutoCode apply applies it, :AutoCode cancel drops it',
+  [NEEDS.approve_completion] = 'its change waits for you: :AutoCode review shows the diff and the verdict, :AutoCode apply applies it, :AutoCode cancel drops it',
   [NEEDS.resolve_conflicts] = 'some files overlap your own edits: :AutoCode review lists them, :AutoCode resolve chooses per file (nothing was written yet)',
 }
 
@@ -484,6 +484,23 @@ end
 --- Shows a task's diff, by default without entering it. In the buffer `a`
 --- applies and `x` cancels the task, each after asking.
 ---@param snap autocode.TaskSnapshot
+--- The verdict on a change as lines: its summary, each concern, the failing tests.
+---@param proof autocode.Proof|nil
+---@return string[]
+function M.verdict_lines(proof)
+  if proof == nil or proof == vim.NIL then
+    return { 'Verdict: unproven (the tests did not run through the proof)' }
+  end
+  local out = { 'Verdict: ' .. tostring(proof.summary or proof.status) }
+  for _, concern in ipairs(proof.concerns or {}) do
+    table.insert(out, 'concern: ' .. tostring(concern.sentence))
+  end
+  if proof.status ~= 'verified' then
+    table.insert(out, ':AutoCode apply asks you to type "unproven" to apply it anyway')
+  end
+  return out
+end
+
 function M.open_diff(snap, enter)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
@@ -494,6 +511,11 @@ function M.open_diff(snap, enter)
     for _, l in ipairs(ui.lines(needs.apply and needs.apply.message)) do
       table.insert(lines, '# ' .. l)
     end
+  end
+  -- The verdict first: what proves the change (or why nothing does), then each concern.
+  local header = M.verdict_lines(needs.proof)
+  for i = #header, 1, -1 do
+    table.insert(lines, 1, '# ' .. header[i])
   end
   local moved = needs.headMoved
   if moved then
@@ -611,7 +633,20 @@ function M.complete(id)
         return
       end
     end
-    local err, result = task_call(C.task_approve_completion, id)
+    local extra = nil
+    local needed = M.needs(snap).confirmation
+    if needed and needed ~= vim.NIL then
+      -- Nothing proves this change: apply it only on the word typed by the person.
+      local proof = M.needs(snap).proof
+      local summary = (proof and proof ~= vim.NIL and proof.summary) or 'the tests did not prove it'
+      local typed = ui.input(('Nothing proves this change (%s). Type %s to apply it anyway: '):format(summary, needed))
+      if typed ~= needed then
+        ui.notify('not applied: the change is ' .. tostring(proof and proof ~= vim.NIL and proof.status or 'unproven'))
+        return
+      end
+      extra = { confirm = needed }
+    end
+    local err, result = task_call(C.task_approve_completion, id, extra)
     if failed(err, 'apply') then
       return
     end

@@ -88,6 +88,10 @@ export interface ApproveCompletion {
   files: string[];
   /** The test run in the copy. */
   tests: TestRun | null;
+  /** The verdict on the change, by named tests. */
+  proof: Proof | null;
+  /** Set when applying needs the person's typed confirmation (the change is unproven or weakens the tests): the word to send as `confirm`. */
+  confirmation: string | null;
   review: Review | null;
   /** Set when HEAD moved since the task started (shown before applying). */
   headMoved: HeadMoved | null;
@@ -141,7 +145,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "testsFailed" | "budgetExhausted" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {
@@ -350,6 +354,60 @@ export interface PromotionPlan {
   candidates: PromotionCandidate[];
 }
 
+/** The verdict on the change, proved by named tests (evidence in `evidence/proof.json`). */
+export interface Proof {
+  /** verified: a named test failed before the change and passes with it, and nothing regressed; unproven: nothing proves the change; regressed: a test that passed before no longer does; failed. */
+  status: "verified" | "unproven" | "regressed" | "failed";
+  /** True only for status verified. */
+  verified: boolean;
+  summary: string;
+  /** Tests that failed on the base and pass with the change. */
+  proofs: string[];
+  regressions: Regression[];
+  /** Tests that fail with the change. */
+  failing: string[];
+  /** Tests that failed before the change too (not counted against it). */
+  alreadyFailing: string[];
+  /** Why the verdict is not verified, in words. */
+  reasons: string[];
+  concerns: ProofConcern[];
+  /** The change's test files. */
+  testFiles: string[];
+  runs: ProofRun[];
+}
+
+/** Something in the change that weakens the tests (a person sees it before approving). */
+export interface ProofConcern {
+  /** testDeleted, testRenamed, skipAdded, assertionRemoved, assertionLoosened, expectationChanged, testConfigChanged, testOnlyChange, ... */
+  kind: string;
+  /** The file ("" for the change as a whole). */
+  path: string;
+  /** The concern in words a person can read. */
+  sentence: string;
+  /** 1-based, in the new file (in the base file for what the change removed). */
+  line: number | null;
+}
+
+/** One run of the suite behind the verdict. */
+export interface ProofRun {
+  /** candidate (with the change), base (before it) or probe (the change's tests over the base source). */
+  role: "candidate" | "base" | "probe";
+  command: string;
+  status: string;
+  exitCode: number | null;
+  seconds: number;
+  /** The sandbox that confined the run (bwrap), or none. */
+  sandbox: string;
+  framework: string;
+  /** Whether the run gave per-test results. */
+  perTest: boolean;
+  reason: string | null;
+  /** Tests per outcome (passed, failed, error, skipped). */
+  counts: Record<string, number>;
+  /** The base run came from the cache (same base tree and command). */
+  cached: boolean;
+}
+
 export interface ProtocolInfo {
   protocolVersion: string;
   serverVersion: string;
@@ -396,6 +454,14 @@ export interface Refusal {
   belongs: string;
   /** A durable version of the content that could be saved instead. */
   suggestion?: string | null;
+}
+
+/** A test that passed on the base and does not pass with the change. */
+export interface Regression {
+  id: string;
+  base: string;
+  /** failed, error, skipped or missing. */
+  now: string;
 }
 
 export interface ResolveConflicts {
@@ -489,6 +555,13 @@ export interface TaskAnswerArgs {
   workspace?: string | null;
 }
 
+export interface TaskApproveCompletionArgs {
+  taskId: string;
+  /** The word `needs.confirmation` names (`unproven`), typed by the person, when the change is not proved by named tests or weakens them; refused with `confirmationRequired` without it. */
+  confirm?: string | null;
+  workspace?: string | null;
+}
+
 export interface TaskApprovePlanArgs {
   taskId: string;
   /** The plan revision the person reviewed; a newer plan fails with `planRevisionMismatch`. */
@@ -544,8 +617,10 @@ export interface TaskResolveConflictsArgs {
 /** How a task ended. */
 export interface TaskResult {
   status: "completed" | "failed" | "cancelled";
-  /** True once the tests passed in the copy (completed tasks). */
+  /** True only when the change was proved by named tests (proof status verified); never from an exit code alone. */
   verified: boolean;
+  /** The verdict and its evidence (when the tests ran). */
+  proof: Proof | null;
   /** The last test run (completed and failed tasks, when the tests ran). */
   tests: TestRun | null;
   /** What the apply wrote (completed tasks). */
@@ -616,6 +691,10 @@ export interface TestRun {
   seconds: number;
   /** The last 8000 characters of its output. */
   outputTail: string;
+  /** What confined the command: `bwrap`, or `none` when it ran without a sandbox (`sandbox = "off"`). */
+  sandbox: string;
+  /** What the sandbox did beyond the rule (folders shown from the workspace, names refused). */
+  sandboxNotes: string[];
 }
 
 /** Token counts the endpoint reported. */
@@ -623,6 +702,53 @@ export interface TokenUsage {
   promptTokens: number;
   completionTokens: number;
   totalTokens: number;
+}
+
+export interface TrustArgs {
+  workspace?: string | null;
+  /** `true` records the person's trust; without it the command only says what the repository asks. */
+  confirm?: boolean;
+  /** With `confirm`: the `digest` of the values the person was shown (a `trustRequired` error's `data.digest`, or this command's answer without `confirm`). */
+  digest?: string | null;
+  /** `true` forgets the person's trust in this repository instead. */
+  revoke?: boolean;
+}
+
+/** What the repository's files ask for, in words, and whether its person trusted exactly that. */
+export interface TrustResult {
+  workspace: string;
+  /** `nothing-asked`, `trusted`, `not-trusted` or `changed` (trusted before, with other values). */
+  status: string;
+  /** True when the repository's destination values apply (trusted, or it sets none). */
+  trusted: boolean;
+  /** One sentence per destination, for the editor's one prompt ("send the variable X to URL"). */
+  says: string[];
+  /** Pass it back with `confirm: true` to trust exactly these values. */
+  digest: string;
+  /** Each value: `name`, `value` (passwords masked), `origin`, `source`. */
+  asks: Record<string, unknown>[];
+  /** True when this call recorded (or, with `revoke`, removed) a trust record. */
+  recorded?: boolean;
+}
+
+export interface VerifyArgs {
+  workspace?: string | null;
+  /** Commits `A..B`: B is the change, A its base. Default: the work tree against HEAD. */
+  range?: string | null;
+  /** A branch, against its merge base with HEAD. */
+  branch?: string | null;
+  /** The test command for this verification only (never learned). */
+  testCommand?: string | null;
+}
+
+export interface VerifyResult {
+  /** What was verified, in words (the work tree against HEAD, or a range of commits). */
+  change: string;
+  files: string[];
+  /** The folder holding `proof.json`, `tests.json` and the test output. */
+  evidence: string;
+  /** The verdict; `proof.verified` is true only for `verified`. */
+  proof: Proof;
 }
 
 export interface WorkspaceArgs {
@@ -634,13 +760,15 @@ export interface WorkspaceArgs {
 export interface Commands {
   "autocode.protocol.info": { arguments: NoArgs; result: ProtocolInfo };
   "autocode.doctor": { arguments: WorkspaceArgs; result: DoctorResult };
+  "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.project.forget": { arguments: ForgetArgs; result: ForgetResult };
+  "autocode.project.trust": { arguments: TrustArgs; result: TrustResult };
   "autocode.prep.run": { arguments: PrepRunArgs; result: PrepResult };
   "autocode.task.start": { arguments: TaskStartArgs; result: TaskSnapshot };
   "autocode.task.answer": { arguments: TaskAnswerArgs; result: TaskSnapshot };
   "autocode.task.approvePlan": { arguments: TaskApprovePlanArgs; result: TaskSnapshot };
   "autocode.task.rejectPlan": { arguments: TaskRejectPlanArgs; result: TaskSnapshot };
-  "autocode.task.approveCompletion": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.approveCompletion": { arguments: TaskApproveCompletionArgs; result: TaskSnapshot };
   "autocode.task.resolveConflicts": { arguments: TaskResolveConflictsArgs; result: TaskSnapshot };
   "autocode.task.cancel": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.resume": { arguments: TaskRefArgs; result: TaskSnapshot };

@@ -2,7 +2,7 @@
 // snapshot, keeping the newest revision per task, and building the tree nodes. No
 // editor API here, so all of it is unit-tested under node.
 
-import type { Needs, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
+import type { Needs, Proof, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
 import { isObject } from '../protocol';
 
 // The snapshot is read as the generated protocol types state it (docs/protocol.schema.json, the
@@ -82,9 +82,18 @@ function reviewEvidence(review: Review): EvidenceView {
   return { label: 'Review', detail: [review.summary, concerns].filter(Boolean).join(' — '), ok: n === 0 };
 }
 
+/** The verdict row: verified only when named tests proved the change; each concern named. */
+export function proofEvidence(proof: Proof): EvidenceView {
+  const concerns = proof.concerns.map((c) => c.sentence);
+  const detail = [proof.summary, ...concerns].join(' — ');
+  return { label: `Verdict: ${proof.status}`, detail, ok: proof.status === 'verified' && !concerns.length };
+}
+
 function evidenceOf({ needs, result, learning }: TaskSnapshot): EvidenceView[] {
   const completion = needs.kind === 'approve_completion' ? needs : undefined;
   const out: EvidenceView[] = [];
+  const proof = completion?.proof ?? result?.proof;
+  if (proof) out.push(proofEvidence(proof));
   const tests = completion?.tests ?? result?.tests;
   if (tests) out.push(testsEvidence(tests));
   if (completion?.review) out.push(reviewEvidence(completion.review));

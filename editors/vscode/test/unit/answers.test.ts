@@ -53,7 +53,7 @@ test('conflicts, a moved HEAD and what was written are read from the snapshot', 
   assert.match(headMovedText(snap) ?? '', /from 01234567 to fedcba98/);
   assert.equal(headMovedText({ ...snap, needs: { ...snap.needs, headMoved: null } as Needs }), undefined);
   assert.equal(writtenFiles(snap), undefined);
-  const done: TaskSnapshot = { ...base, state: 'COMPLETED', done: true, result: { status: 'completed', verified: true, tests: null, apply: { ...apply, status: 'applied', applied: true, written: ['a.py'], conflicts: [] }, files: ['a.py'], error: null } };
+  const done: TaskSnapshot = { ...base, state: 'COMPLETED', done: true, result: { status: 'completed', verified: true, proof: null, tests: null, apply: { ...apply, status: 'applied', applied: true, written: ['a.py'], conflicts: [] }, files: ['a.py'], error: null } };
   assert.deepEqual(writtenFiles(done), ['a.py']);
   assert.deepEqual(conflictsOf(done), []);
   assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);

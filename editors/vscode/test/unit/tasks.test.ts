@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { ApplyResult, Needs, Question, TaskSnapshot, TestRun } from '../../src/generated/protocol';
-import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, questionFrom, statusText, TaskStore } from '../../src/model/tasks';
+import type { ApplyResult, Needs, Proof, Question, TaskSnapshot, TestRun } from '../../src/generated/protocol';
+import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, proofEvidence, questionFrom, statusText, TaskStore } from '../../src/model/tasks';
 
 /** A TaskSnapshot as the server sends it (typed by the generated protocol: the one wire spelling). */
 function snapshot(overrides: Partial<TaskSnapshot> = {}, needs: Needs = { kind: null }): TaskSnapshot {
@@ -19,7 +19,12 @@ const PLAN = { summary: 'Add the helper', steps: ['edit', 'test'], citations: []
 
 const question = { id: 'q-naming', text: 'Which naming convention should tests follow?', category: 'convention', convention: 'test_naming', default: 'test_<behaviour>', choices: ['test_<behaviour>'] };
 
-const TESTS: TestRun = { command: 'pytest -q', cwd: 'source', exitCode: 0, status: 'finished', seconds: 1.25, outputTail: '1 passed' };
+const TESTS: TestRun = { command: 'pytest -q', cwd: 'source', exitCode: 0, status: 'finished', seconds: 1.25, outputTail: '1 passed', sandbox: 'bwrap', sandboxNotes: [] };
+
+const PROOF: Proof = {
+  status: 'verified', verified: true, summary: 'verified: tests/test_pricing.py::test_tax failed before the change and pass with it',
+  proofs: ['tests/test_pricing.py::test_tax'], regressions: [], failing: [], alreadyFailing: [], reasons: [], concerns: [], testFiles: ['tests/test_pricing.py'], runs: [],
+};
 
 const APPLIED: ApplyResult = { status: 'applied', applied: true, written: ['a.py'], writtenByEditor: [], conflicts: [], via: 'disk', choices: {}, headMoved: null, message: 'wrote a.py' };
 
@@ -68,13 +73,14 @@ test('after approval the plan shows as approved and points at the run folder', (
 test('completion approval: files, diff, copy, tests and review become the completion node and evidence', () => {
   const view = normaliseSnapshot(snapshot({ state: 'WAITING_FOR_COMPLETION_APPROVAL', phase: 'verifying', revision: 9 }, {
     kind: 'approve_completion', diff: 'diff --git a/x b/x', files: ['shop/pricing.py', 'tests/test_pricing.py'],
-    tests: TESTS, review: { summary: 'Looks right', concerns: [], lessons: [] }, headMoved: null, apply: null,
+    tests: TESTS, proof: PROOF, confirmation: null, review: { summary: 'Looks right', concerns: [], lessons: [] }, headMoved: null, apply: null,
   }));
   assert.equal(view.awaiting, 'completionApproval');
   assert.equal(view.copyPath, '/repo/.autocode/prep/p1/source');
   assert.deepEqual(view.changedFiles, ['shop/pricing.py', 'tests/test_pricing.py']);
   assert.equal(view.diff, 'diff --git a/x b/x');
   assert.deepEqual(view.evidence, [
+    { label: 'Verdict: verified', detail: PROOF.summary, ok: true },
     { label: 'Tests: pytest -q', detail: 'finished, exit code 0, 1.3 s', ok: true },
     { label: 'Review', detail: 'Looks right', ok: true },
   ]);
@@ -88,7 +94,7 @@ test('completion approval: files, diff, copy, tests and review become the comple
 test('a completed task is done, waits for nothing and lists what happened', () => {
   const view = normaliseSnapshot(snapshot({
     state: 'COMPLETED', phase: 'completed', revision: 12, done: true, planRevision: 1,
-    result: { status: 'completed', verified: true, tests: TESTS, apply: APPLIED, files: ['a.py'], error: null },
+    result: { status: 'completed', verified: true, proof: null, tests: TESTS, apply: APPLIED, files: ['a.py'], error: null },
     learning: { status: 'done', written: true, path: '/repo/.autocode/project.json', conventions: [], droppedForCredentials: [], omitted: [], errors: [], error: null, framework: 'pytest', testCommand: 'pytest -q' },
   }));
   assert.equal(view.done, true);
@@ -176,4 +182,13 @@ test('the wire has one spelling: a snake_case field is not read', () => {
   assert.equal(normaliseSnapshot(snake).plan?.revision, undefined);
   // Before any plan the snapshot's planRevision is 0: no plan node.
   assert.equal(normaliseSnapshot(snapshot()).plan, undefined);
+});
+
+test('an unproven change names its verdict and each concern, never as a pass', () => {
+  const proof: Proof = { ...PROOF, status: 'unproven', verified: false, summary: 'unproven: the change touches only tests', proofs: [],
+    concerns: [{ kind: 'expectationChanged', path: 'tests/test_x.py', sentence: "test_add's expected value changed from 5 to -1", line: 3 }] };
+  const row = proofEvidence(proof);
+  assert.equal(row.label, 'Verdict: unproven');
+  assert.equal(row.ok, false);
+  assert.match(row.detail ?? '', /expected value changed from 5 to -1/);
 });

@@ -1,11 +1,14 @@
 """The agent loop: ask the model, run the tools it calls, send the results back, until it answers.
 
 The loop ends when the model answers without tool calls (its text is the
-result) or when a budget runs out (requests, tokens the endpoint reports,
-wall time). Every request, reply and tool call is appended, scrubbed, to a
-transcript in the run directory; the messages are rebuilt from it, so a
-process killed mid-loop continues from the last completed tool call. Cancel
-is checked between calls and aborts the request in flight.
+result), when a budget runs out (requests, tokens the endpoint reports,
+wall time), or when the model repeats a failing call after being told it
+fails (`REPEATS`). Every request, reply and tool call is appended, scrubbed,
+to a transcript in the run directory; the messages are rebuilt from it, so a
+process killed mid-loop continues from the last completed tool call. A call
+is marked as started before it runs: one the process died in is answered as
+interrupted on resume, never run again blindly. Cancel and the time left
+bound every call as well as the request in flight.
 
 Each request sends a view of the history kept within the model's window
 (`context`: old tool output trimmed first, then a summary); the budgets are
@@ -27,6 +30,7 @@ one state machine; resuming after a kill depends on the three agreeing.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -48,11 +52,14 @@ from autocode.providers.agent.http import (
 )
 from autocode.providers.agent.reply import turn_of
 from autocode.providers.agent.tools import (
+    CallLimits,
     Toolbox,
     ToolError,
+    ToolStopped,
     bounded,
     outcome_of_tests,
     read_text,
+    refuse_placeholders,
     replace_once,
     schemas,
 )
@@ -71,6 +78,12 @@ MAX_CUTS = 3
 EMPTY_NUDGE = (
     "Your reply had neither text nor a tool call. Call a tool to continue, "
     "or answer with a short summary of the change when it is done."
+)
+REPEATS = 3  # the same failing call this many times: the model is told; once more ends the loop
+INTERRUPTED = (
+    "error: this call was interrupted before it finished (the engine stopped while it ran) and was "
+    "not run again. Whatever it did before it stopped is in the copy: check before calling it again, "
+    "and narrow it if it may have been too slow"
 )
 
 
@@ -113,6 +126,7 @@ class LoopResult:
     tool_calls: int
     usage: Usage
     fallback_reason: str | None = None
+    reason: str | None = None  # why the loop stopped, when it was not a budget (repeated_failure)
 
     @property
     def answered(self) -> bool:
@@ -136,6 +150,9 @@ class _State:
     nudged: bool = False  # asked once to use the tools after a reply in words
     cuts: int = 0  # replies in a row cut at the output limit
     squeeze: float = 1.0  # < 1 after the endpoint said a request was over its window
+    started_calls: set[str] = field(default_factory=set)  # calls begun and never answered: interrupted
+    failures: dict[str, int] = field(default_factory=dict)  # failing calls by their key
+    stuck: str | None = None  # the repeated failing call that ends the loop
 
 
 class AgentLoop:
@@ -199,6 +216,10 @@ class AgentLoop:
             st.elapsed = mark - began
             if st.pending:
                 self._run_pending(st, began)
+                if st.stuck is not None:
+                    return self._finish(st, "", "repeated_failure", began, reason=st.stuck)
+                if st.pending:  # the time budget ran out before these calls could start
+                    return self._finish(st, "", "time_budget", began)
                 continue
             if st.unanswered_reply is not None:
                 text, st.unanswered_reply = st.unanswered_reply, None
@@ -376,6 +397,8 @@ class AgentLoop:
         while st.pending:
             self._check_cancel()
             mark = self._clock()
+            if mark - began >= self.budgets.time_budget:
+                return
             call = st.pending[0]
             call_id = str(call.get("id") or f"call-{st.turns}-{st.tool_calls}")
             fn_raw = call.get("function")
@@ -383,44 +406,77 @@ class AgentLoop:
             name = str(fn.get("name") or "")
             raw_args = fn.get("arguments")
             ok = True
+            stopped: str | None = None
             args: dict[str, Any] = {}
-            try:
-                args = _arguments(raw_args)
-                self._announce_before(name, args)
-                result = self.toolbox.call(name, args)
-            except ToolError as exc:
-                ok = False
-                result = f"error: {exc}"
-            except RequestCancelled:
-                raise
-            except AutoCodeError as exc:
-                ok = False
-                result = f"error: {exc.message}"
-            except (OSError, ValueError) as exc:  # a null byte in a path, a file that vanished...
-                ok = False
-                result = f"error: {type(exc).__name__}: {exc}"
+            key = _call_key(name, raw_args)
+            if call_id in st.started_calls:
+                ok, stopped, result = False, "interrupted", INTERRUPTED
+            else:
+                self._append("tool_start", {"turn": st.turns, "id": call_id, "name": name})
+                kill_point("agent_tool_running")
+                try:
+                    args = _arguments(raw_args)
+                    self._announce_before(name, args)
+                    result = self.toolbox.call(name, args, self._limits(st, began))
+                except ToolStopped as exc:
+                    ok, stopped = False, exc.reason
+                    result = f"error: {exc}"
+                except ToolError as exc:
+                    ok = False
+                    result = f"error: {exc}"
+                except RequestCancelled:
+                    raise
+                except AutoCodeError as exc:
+                    ok = False
+                    result = f"error: {exc.message}"
+                except (OSError, ValueError) as exc:  # a null byte in a path, a file that vanished...
+                    ok = False
+                    result = f"error: {type(exc).__name__}: {exc}"
+            repeats = 0
+            if not ok and stopped is None:
+                repeats = st.failures[key] = st.failures.get(key, 0) + 1
+                if repeats == REPEATS:
+                    result += (
+                        f"\n\n[This exact call has now failed {REPEATS} times. Do something different "
+                        "(read the file again, quote other lines, another approach): the same call once "
+                        "more ends your work with an error.]"
+                    )
             result = bounded(self.clean(result))
             st.tool_calls += 1
             st.pending.pop(0)
+            st.started_calls.discard(call_id)
             st.messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
             st.elapsed = self._clock() - began
-            self._append(
-                "tool",
-                {
-                    "turn": st.turns,
-                    "id": call_id,
-                    "name": name,
-                    "ok": ok,
-                    "result": result,
-                    "seconds": round(self._clock() - mark, 4),
-                    "elapsed": round(st.elapsed, 3),
-                },
-            )
-            self._announce_after(name, args, ok, result)
-            if not st.pending:
+            entry: dict[str, Any] = {
+                "turn": st.turns,
+                "id": call_id,
+                "name": name,
+                "ok": ok,
+                "result": result,
+                "seconds": round(self._clock() - mark, 4),
+                "elapsed": round(st.elapsed, 3),
+            }
+            if not ok:
+                entry["key"] = key
+            if stopped is not None:
+                entry["stopped"] = stopped
+            self._append("tool", entry)
+            self._announce_after(name, args, ok, result, stopped)
+            if repeats > REPEATS:
+                first = result.removeprefix("error: ").split("\n")[0][:300]
+                st.stuck = f"{name} failed {repeats} times with the same arguments ({first})"
+            if not st.pending or st.stuck is not None:
                 self._publish(st)
             self.engine_seconds += self._clock() - mark
             kill_point("agent_tool")
+            if stopped == "cancelled":
+                self._check_cancel()
+            if st.stuck is not None:
+                return
+
+    def _limits(self, st: _State, began: float) -> CallLimits:
+        left = self.budgets.time_budget - (self._clock() - began)
+        return CallLimits(seconds=max(left, 0.0), cancelled=self.cancelled)
 
     def _edit_block_turn(self, st: _State, text: str, began: float) -> bool:
         """Apply a reply's blocks and READs; True when there was something to do (the loop goes on)."""
@@ -441,6 +497,7 @@ class AgentLoop:
                 if block.search.strip() == "":
                     if target.is_file() and read_text(target).strip():
                         raise ToolError(f"{rel} exists and is not empty; quote the lines to replace in SEARCH")
+                    refuse_placeholders(rel, "", block.replace, "the block")
                     content = block.replace
                 else:
                     if not target.is_file():
@@ -458,7 +515,10 @@ class AgentLoop:
         st.tool_calls += len(blocks) + len(reads)
         if applied and self.toolbox._run_tests is not None:
             self._tell("running tests")
-            result = self.toolbox._run_tests()
+            try:
+                result = self.toolbox.tests(self._limits(st, began))
+            except ToolStopped as exc:  # only a cancel stops this run early
+                raise RequestCancelled(f"the task was cancelled during the {self.role}'s loop ({exc})") from None
             outcome = outcome_of_tests(result)
             self._tell(f"running tests: {outcome}")
             out.append(_tests_text(result))
@@ -471,18 +531,27 @@ class AgentLoop:
         st.elapsed = self._clock() - began
         self._append("feedback", {"turn": st.turns, "content": content, "elapsed": round(st.elapsed, 3)})
 
-    def _finish(self, st: _State, text: str, stopped: str, began: float) -> LoopResult:
+    def _finish(self, st: _State, text: str, stopped: str, began: float, reason: str | None = None) -> LoopResult:
         st.elapsed = self._clock() - began
         clean = self.clean(text)
-        self._append("end", {"turn": st.turns, "stopped": stopped, "text": clean, "usage": st.usage.to_dict(), "elapsed": round(st.elapsed, 3)})
-        st.end = {"stopped": stopped, "text": clean}
+        end: dict[str, Any] = {"turn": st.turns, "stopped": stopped, "text": clean, "usage": st.usage.to_dict(), "elapsed": round(st.elapsed, 3)}
+        if reason is not None:
+            end["reason"] = self.clean(reason)
+        self._append("end", end)
+        st.end = {"stopped": stopped, "text": clean, "reason": end.get("reason")}
         self._publish(st)
-        if stopped != "answered":
+        if stopped == "repeated_failure":
+            self._tell("stopped: the model repeated a failing call")
+        elif stopped != "answered":
             self._tell(f"stopped: {stopped.replace('_', ' ')} reached")
         return self._result(st, clean, stopped)
 
     def _result(self, st: _State, text: str, stopped: str) -> LoopResult:
-        return LoopResult(text, stopped, st.mode, st.turns, st.tool_calls, st.usage, st.fallback_reason)
+        reason = (st.end or {}).get("reason")
+        return LoopResult(
+            text, stopped, st.mode, st.turns, st.tool_calls, st.usage, st.fallback_reason,
+            str(reason) if reason else None,
+        )
 
     def _budget_stop(self, st: _State, next_prompt: int = 0) -> str | None:
         """The budget the next request (of about `next_prompt` tokens) would overrun, or None."""
@@ -524,8 +593,13 @@ class AgentLoop:
                 st.pending = list(calls) if st.mode == "tools" else []
                 content = message.get("content") or ""
                 st.unanswered_reply = content if st.mode == "edit_blocks" and content.strip() else None
+            elif kind == "tool_start":
+                st.started_calls.add(str(entry.get("id")))
             elif kind == "tool":
                 answered.add(str(entry.get("id")))
+                st.started_calls.discard(str(entry.get("id")))
+                if entry.get("key") and not entry.get("stopped"):
+                    st.failures[str(entry["key"])] = st.failures.get(str(entry["key"]), 0) + 1
                 st.tool_calls += 1
                 st.messages.append({"role": "tool", "tool_call_id": entry.get("id"), "content": entry.get("result", "")})
                 st.pending = [c for c in st.pending if str(c.get("id")) != str(entry.get("id"))]
@@ -594,7 +668,7 @@ class AgentLoop:
         if name == "run_tests":
             self._tell("running tests")
 
-    def _announce_after(self, name: str, args: dict[str, Any], ok: bool, result: str) -> None:
+    def _announce_after(self, name: str, args: dict[str, Any], ok: bool, result: str, stopped: str | None = None) -> None:
         path = args.get("path") if isinstance(args.get("path"), str) else None
         what = {
             "read_file": f"reading {path}",
@@ -607,6 +681,8 @@ class AgentLoop:
         }.get(name, f"calling {name[:40]}")
         if name == "run_tests" and ok:
             what = "running tests: " + _outcome_from_text(result)
+        elif stopped is not None:
+            what = ("running tests" if name == "run_tests" else what) + ": " + stopped.replace("_", " ")
         elif not ok:
             what += ": not applied" if name in ("edit_file", "write_file") else ": refused"
         self._tell(what)
@@ -624,6 +700,15 @@ def _outcome_from_text(result: str) -> str:
     code = first.split(" ")[2] if first.startswith("exit code ") else "?"
     status = "timed_out" if "(timed_out" in first else "finished"
     return outcome_of_tests({"exit_code": int(code) if code.lstrip("-").isdigit() else code, "status": status, "output_tail": rest})
+
+
+def _call_key(name: str, raw: Any) -> str:
+    """Which calls count as the same: the tool and its arguments, spacing and key order aside."""
+    try:
+        canonical = json.dumps(json.loads(raw) if isinstance(raw, str) else raw, sort_keys=True)
+    except ValueError:
+        canonical = str(raw)
+    return hashlib.blake2b(f"{name}\0{canonical}".encode("utf-8", "surrogateescape"), digest_size=8).hexdigest()
 
 
 def _arguments(raw: Any) -> dict[str, Any]:
@@ -647,7 +732,11 @@ def _count(value: Any) -> int:
 
 
 def make_clean(copy: Path | None, workspace: Path | None) -> Callable[[str], str]:
-    """Paths of the copy made relative, then credentials and machine paths redacted (scrub module)."""
+    """Paths of the copy made relative, then credentials redacted (scrub module).
+
+    Machine and temporary paths stay: they are code the model may have to quote
+    exactly (`CACHE_DIR = "/tmp/cache"`), not secrets.
+    """
     prefixes: list[str] = []
     for base in (copy, workspace):
         if base is not None:
@@ -660,7 +749,7 @@ def make_clean(copy: Path | None, workspace: Path | None) -> Callable[[str], str
         for prefix in ordered:
             if prefix in text:
                 text = text.replace(prefix + "/", "").replace(prefix, ".")
-        return scrub.redact(text, workspace=str(workspace) if workspace else None)
+        return scrub.redact(text, paths=False)
 
     return clean
 

@@ -189,6 +189,16 @@ def implement(
     if not result.answered:
         write_text_atomic(partial, diff)
         files = edits.files()
+        kept = (
+            f"What it changed so far ({len(files)} file(s){': ' + ', '.join(files[:5]) if files else ''}) "
+            "is kept in evidence/partial.diff and in the copy"
+        )
+        if result.stopped == "repeated_failure":
+            raise AutoCodeError(
+                f"the implementer was stopped: {_why(result, budgets)}. {kept}; start the task again with a "
+                "brief that names the file and the change, or use another model",
+                kind="agentLoop",
+            )
         raise AutoCodeError(
             f"the implementer stopped before finishing: {_why(result, budgets)}. What it changed so far "
             f"({len(files)} file(s){': ' + ', '.join(files[:5]) if files else ''}) is kept in "
@@ -220,6 +230,8 @@ def read_then_answer(
     finally:
         if ctx.run_dir is not None:
             write_markdown(ctx.run_dir)
+    if result.stopped == "repeated_failure":
+        raise AutoCodeError(f"the {role} was stopped: {_why(result, budgets)}; start the task again or use another model", kind="agentLoop")
     if not result.answered:
         raise ProviderError(f"the {role} did not answer: {_why(result, budgets)}")
     return result.text
@@ -230,6 +242,7 @@ def _why(result: LoopResult, budgets: Budgets) -> str:
         "max_turns": f"it made {result.turns} requests (max_turns = {budgets.max_turns})",
         "token_budget": f"it used {result.usage.total_tokens} tokens (token_budget = {budgets.token_budget})",
         "time_budget": f"it ran out of time (time_budget = {budgets.time_budget:g} s)",
+        "repeated_failure": f"it repeated a failing call after being told it fails: {result.reason}",
     }.get(result.stopped, result.stopped)
 
 

@@ -4,7 +4,11 @@ Paths are relative to the copy. Absolute paths, `..`, a path through a link
 that leads out of the copy, and anything under `.git` or `.autocode` are
 refused with a `ToolError` (returned to the model as the tool's result, never
 raised out of the loop). Every result is bounded in size; the loop scrubs it
-before the model or the transcript sees it.
+(credentials only) before the model or the transcript sees it, and an edit
+that quotes or writes a credential's placeholder is refused, so the file never
+gets the placeholder. Every call gets `CallLimits` (the task's time left, its
+cancel flag): the tools that run a process (`search`, `run_tests`) stop it
+when either ends and raise `ToolStopped`.
 
 Writes go through `Edits`, which keeps the first content of every file the
 model touched, so the task's change is the difference between those and the
@@ -17,6 +21,7 @@ reads.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -28,13 +33,18 @@ from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
 
+from autocode import diffnames, scrub
+from autocode.providers.agent import search
+from autocode.providers.base import RunTests
 from autocode.tasks.store import write_text_atomic
 
 RESULT_LIMIT = 16_000
 PAGE_LINES = 400
+# A page's characters: below RESULT_LIMIT, leaving room for the header and for
+# placeholders longer than the credentials they replace.
+PAGE_CHARS = 12_000
 LIST_LIMIT = 500
 SEARCH_MATCHES = 100
-SEARCH_FILE_BYTES = 1_000_000
 TEST_TAIL = 6000
 REFUSED_PARTS = frozenset({".git", ".autocode"})
 SKIPPED_DIRS = frozenset({".git", ".autocode", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules"})
@@ -47,26 +57,47 @@ class ToolError(Exception):
     """A tool call the engine refuses or cannot carry out; its text goes back to the model."""
 
 
+class ToolStopped(ToolError):
+    """A call stopped before it finished: `reason` is "cancelled" (the task) or "timed_out"."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class CallLimits:
+    """What bounds one call: the seconds the task's time budget has left, and its cancel flag."""
+
+    seconds: float | None = None
+    cancelled: Callable[[], bool] | None = None
+
+
 def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {
-        "type": "function",
-        "function": {
-            "name": name,
-            "description": description,
-            "parameters": {"type": "object", "properties": props, "required": required, "additionalProperties": False},
-        },
-    }
+    # The JSON Schema subset every endpoint takes (Gemini's included): type, description,
+    # properties (never empty for an object), required (left out when empty); no
+    # additionalProperties, no minimum. Arguments are checked by the tools themselves.
+    parameters: dict[str, Any] = {"type": "object", "properties": props}
+    if required:
+        parameters["required"] = required
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": parameters}}
 
 
 _S = {"type": "string"}
-_I = {"type": "integer", "minimum": 1}
+_I = {"type": "integer", "description": "1 or more"}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "read_file": _fn(
         "read_file",
-        "Read a file of the repository copy with numbered lines; long files come in pages of "
-        f"{PAGE_LINES} lines (use start_line and end_line for the next page).",
-        {"path": _S, "start_line": _I, "end_line": _I},
+        "Read a file of the repository copy with numbered lines. Long files come in pages of at most "
+        f"{PAGE_LINES} lines and {PAGE_CHARS} characters; the first line of the answer says which lines it "
+        "holds and the start_line (and, for a line longer than a page, start_column) of the next page.",
+        {
+            "path": _S,
+            "start_line": _I,
+            "end_line": _I,
+            "start_column": {"type": "integer", "description": "the character of start_line to start at (1 or more)"},
+        },
         ["path"],
     ),
     "list_files": _fn(
@@ -78,7 +109,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     ),
     "search": _fn(
         "search",
-        "Search the repository's files for a regular expression (Python syntax); answers path:line: text.",
+        "Search the repository's files (or those under path) for a regular expression in ripgrep's syntax "
+        "(no look-around, no backreferences); answers path:line: text.",
         {"pattern": _S, "path": _S},
         ["pattern"],
     ),
@@ -95,7 +127,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     "run_tests": _fn(
         "run_tests",
         "Run the project's test command in the repository copy; answers the exit code and the end of the output.",
-        {},
+        {"purpose": {"type": "string", "description": "optional: what this run should show"}},
         [],
     ),
     "recall_memories": _fn(
@@ -146,10 +178,15 @@ class Edits:
             write_text_atomic(self.store, json.dumps(self.originals))
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f".{target.name}.autocode-tmp")
-        tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
-        if target.exists():
-            os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-        os.replace(tmp, target)
+        try:
+            tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
+            if target.exists():
+                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
+            os.replace(tmp, target)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+            raise
 
     def files(self) -> list[str]:
         return [rel for rel in self.originals if self.current(rel) != self.originals[rel]]
@@ -164,28 +201,8 @@ class Edits:
 
 
 def unified_diff(rel: str, old: str | None, new: str | None) -> str:
-    if old == new:
-        return ""
-    a_lines = (old or "").splitlines(keepends=True)
-    b_lines = (new or "").splitlines(keepends=True)
-    body: list[str] = []
-    for line in difflib.unified_diff(
-        a_lines,
-        b_lines,
-        fromfile=f"a/{rel}" if old is not None else "/dev/null",
-        tofile=f"b/{rel}" if new is not None else "/dev/null",
-    ):
-        if line.startswith(("---", "+++")) and not line.endswith("\n"):
-            line += "\n"
-        if line[:1] in (" ", "-", "+") and not line.startswith(("---", "+++")) and not line.endswith("\n"):
-            line += "\n\\ No newline at end of file\n"
-        body.append(line)
-    header = [f"diff --git a/{rel} b/{rel}\n"]
-    if old is None:
-        header.append("new file mode 100644\n")
-    elif new is None:
-        header.append("deleted file mode 100644\n")
-    return "".join(header + body)
+    """One file's git-style diff (names quoted as git quotes them); "" when nothing changed."""
+    return diffnames.file_diff(rel, old, new)
 
 
 class Toolbox:
@@ -197,9 +214,10 @@ class Toolbox:
         edits: Edits | None,
         *,
         allowed: Iterable[str],
-        run_tests: Callable[[], dict[str, Any]] | None = None,
+        run_tests: RunTests | None = None,
         recall: Callable[[str], str] | None = None,
         save_memory: Callable[[str], dict[str, Any]] | None = None,
+        search_seconds: float = search.SECONDS,
     ) -> None:
         self.copy = copy
         self.real = Path(os.path.realpath(copy))
@@ -208,6 +226,7 @@ class Toolbox:
         self._run_tests = run_tests
         self._recall = recall
         self._save_memory = save_memory
+        self.search_seconds = search_seconds
         self._listing: list[str] | None = None
 
     # -- paths --------------------------------------------------------------
@@ -257,16 +276,33 @@ class Toolbox:
 
     # -- dispatch ------------------------------------------------------------
 
-    def call(self, name: str, args: dict[str, Any]) -> str:
+    def call(self, name: str, args: dict[str, Any], limits: CallLimits | None = None) -> str:
         if name not in self.allowed:
             known = ", ".join(self.allowed)
             raise ToolError(f"unknown tool {name!r}; the tools here are: {known}")
-        method: Callable[[dict[str, Any]], str] = getattr(self, "_t_" + name)
-        return method(args)
+        method: Callable[[dict[str, Any], CallLimits], str] = getattr(self, "_t_" + name)
+        return method(args, limits or CallLimits())
+
+    def tests(self, limits: CallLimits) -> dict[str, Any]:
+        """One run of the project's tests, cut at the task's time left; ToolStopped on cancel."""
+        if self._run_tests is None:
+            raise ToolError("no test command is known for this repository")
+        result = self._run_tests(limit=limits.seconds)
+        if result.get("status") == "cancelled":
+            raise ToolStopped(
+                f"the test run was stopped after {result.get('seconds')} s: the task was cancelled while it ran",
+                "cancelled",
+            )
+        if result.get("status") == "timed_out" and limits.seconds is not None:
+            result["output_tail"] = str(result.get("output_tail") or "") + (
+                f"\n[the run was stopped after {result.get('seconds')} s: the test timeout or the task's "
+                f"time budget ({limits.seconds:.0f} s left when it started) ran out]"
+            )
+        return result
 
     # -- the tools -------------------------------------------------------------
 
-    def _t_read_file(self, args: dict[str, Any]) -> str:
+    def _t_read_file(self, args: dict[str, Any], limits: CallLimits) -> str:
         rel, target = self.resolve(args.get("path"))
         if target.is_dir():
             raise ToolError(f"{rel!r} is a folder; use list_files with path={rel!r}")
@@ -275,22 +311,9 @@ class Toolbox:
         data = target.read_bytes()
         if b"\0" in data[:8192]:
             return f"{rel}: a binary file of {len(data)} bytes (not shown)"
-        lines = data.decode("utf-8", "replace").splitlines()
-        start = _int(args.get("start_line"), 1, "start_line")
-        end = _int(args.get("end_line"), start + PAGE_LINES - 1, "end_line")
-        if end < start:
-            raise ToolError("end_line is before start_line")
-        end = min(end, start + PAGE_LINES - 1, len(lines))
-        if start > max(len(lines), 1):
-            raise ToolError(f"{rel!r} has {len(lines)} lines; start_line {start} is past the end")
-        width = len(str(end))
-        body = "\n".join(f"{i:>{width}}  {lines[i - 1]}" for i in range(start, end + 1))
-        head = f"{rel} (lines {start}-{end} of {len(lines)})"
-        if end < len(lines):
-            head += f"; more: read_file start_line={end + 1}"
-        return bounded(head + "\n" + body)
+        return page(rel, data.decode("utf-8", "replace"), args)
 
-    def _t_list_files(self, args: dict[str, Any]) -> str:
+    def _t_list_files(self, args: dict[str, Any], limits: CallLimits) -> str:
         files = self.listing()
         raw_path = args.get("path")
         if raw_path not in (None, "", "."):
@@ -309,43 +332,48 @@ class Toolbox:
             text += f"\n[... {len(files) - LIST_LIMIT} more files; narrow with path or pattern ...]"
         return bounded(text)
 
-    def _t_search(self, args: dict[str, Any]) -> str:
+    def _t_search(self, args: dict[str, Any], limits: CallLimits) -> str:
         pattern = args.get("pattern")
         if not isinstance(pattern, str) or not pattern:
             raise ToolError("pattern must be a non-empty regular expression")
-        try:
-            regex = re.compile(pattern)
-        except re.error as exc:
-            raise ToolError(f"pattern is not a valid regular expression: {exc}") from None
-        files = self.listing()
+        if len(pattern) > search.PATTERN_CHARS:
+            raise ToolError(f"the pattern has {len(pattern)} characters; keep it under {search.PATTERN_CHARS}")
+        if "\0" in pattern or "\n" in pattern:
+            raise ToolError("the pattern has a null byte or a newline; search matches within one line")
+        paths = ["."]
         raw_path = args.get("path")
         if raw_path not in (None, "", "."):
-            rel, _ = self.resolve(raw_path)
-            files = [f for f in files if f == rel or f.startswith(rel + "/")]
-        hits: list[str] = []
-        more = 0
-        for rel in files:
-            path = self.copy / rel
-            try:
-                if path.is_symlink() or path.stat().st_size > SEARCH_FILE_BYTES:
-                    continue
-                data = path.read_bytes()
-            except OSError:
-                continue
-            if b"\0" in data[:8192]:
-                continue
-            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                if regex.search(line):
-                    if len(hits) < SEARCH_MATCHES:
-                        hits.append(f"{rel}:{number}: {line[:300]}")
-                    else:
-                        more += 1
-        text = "\n".join(hits) if hits else "(no match)"
-        if more:
-            text += f"\n[... {more} more matches; narrow the pattern or the path ...]"
+            rel, target = self.resolve(raw_path)
+            if not target.is_dir() and not target.is_file():
+                raise ToolError(f"{rel!r} is neither a file nor a folder of the repository; list_files shows them")
+            paths = [rel]
+        seconds = self.search_seconds if limits.seconds is None else min(self.search_seconds, limits.seconds)
+        try:
+            found = search.find(
+                self.copy, pattern, paths, skipped_dirs=SKIPPED_DIRS, seconds=seconds,
+                cancelled=limits.cancelled, max_hits=SEARCH_MATCHES,
+            )
+        except ValueError as exc:
+            raise ToolError(f"pattern is not a valid regular expression: {exc}") from None
+        except search.Stopped as exc:
+            if exc.reason == "cancelled":
+                raise ToolStopped(f"the search was stopped after {exc.seconds:.1f} s: the task was cancelled", "cancelled") from None
+            why = "its limit" if seconds == self.search_seconds else "the task's time budget left"
+            hint = "a path or a plainer pattern"
+            if search.engine() == "python":
+                hint += " (this machine searches with Python's re, where nested repeats such as (a+)+ backtrack)"
+            raise ToolStopped(
+                f"the search did not finish within {seconds:g} s ({why}) and was stopped; nothing is shown. "
+                f"Narrow it: {hint}",
+                "timed_out",
+            ) from None
+        text = "\n".join(f"{h.path}:{h.line}: {h.text}" for h in found.hits) if found.hits else "(no match)"
+        if found.more:
+            count = str(found.more) if found.counted_all else f"at least {found.more}"
+            text += f"\n[... {count} more matches; narrow the pattern or the path ...]"
         return bounded(text)
 
-    def _t_edit_file(self, args: dict[str, Any]) -> str:
+    def _t_edit_file(self, args: dict[str, Any], limits: CallLimits) -> str:
         rel, target = self.resolve(args.get("path"), for_write=True)
         old, new = args.get("old_text"), args.get("new_text")
         if not isinstance(old, str) or not isinstance(new, str):
@@ -357,7 +385,7 @@ class Toolbox:
         self.edits.write(rel, target, updated)
         return f"edited {rel}: replaced {old.count(chr(10)) + 1} line(s) with {new.count(chr(10)) + 1}"
 
-    def _t_write_file(self, args: dict[str, Any]) -> str:
+    def _t_write_file(self, args: dict[str, Any], limits: CallLimits) -> str:
         rel, target = self.resolve(args.get("path"), for_write=True)
         content = args.get("content")
         if not isinstance(content, str):
@@ -365,19 +393,18 @@ class Toolbox:
         if target.is_dir():
             raise ToolError(f"{rel!r} is a folder")
         existed = target.is_file()
+        refuse_placeholders(rel, read_text(target) if existed else "", content, "content")
         assert self.edits is not None
         self.edits.write(rel, target, content)
         return f"{'replaced' if existed else 'created'} {rel} ({len(content.splitlines())} lines)"
 
-    def _t_run_tests(self, args: dict[str, Any]) -> str:
-        if self._run_tests is None:
-            raise ToolError("no test command is known for this repository")
-        result = self._run_tests()
+    def _t_run_tests(self, args: dict[str, Any], limits: CallLimits) -> str:
+        result = self.tests(limits)
         tail = str(result.get("output_tail") or result.get("output") or "")[-TEST_TAIL:]
         head = f"exit code {result.get('exit_code')} ({result.get('status')}, {result.get('seconds')} s): {result.get('command')}"
         return bounded(head + "\n" + tail)
 
-    def _t_recall_memories(self, args: dict[str, Any]) -> str:
+    def _t_recall_memories(self, args: dict[str, Any], limits: CallLimits) -> str:
         query = args.get("query")
         if not isinstance(query, str) or not query.strip():
             raise ToolError("query must be a non-empty string")
@@ -385,7 +412,7 @@ class Toolbox:
             raise ToolError("memory is not available in this run")
         return bounded(self._recall(query) or "(no memory matches)")
 
-    def _t_save_memory(self, args: dict[str, Any]) -> str:
+    def _t_save_memory(self, args: dict[str, Any], limits: CallLimits) -> str:
         text = args.get("text")
         if not isinstance(text, str) or not text.strip():
             raise ToolError("text must be a non-empty string")
@@ -403,11 +430,109 @@ def read_text(path: Path) -> str:
     return path.read_bytes().decode("utf-8", "surrogateescape")
 
 
+def page(rel: str, text: str, args: dict[str, Any]) -> str:
+    """One page of a file's numbered lines: at most PAGE_LINES lines and PAGE_CHARS characters.
+
+    The header names exactly the lines shown and where the next page starts, so
+    reading page after page returns every line once; a line longer than a page
+    is cut and continues at `start_column`.
+    """
+    lines = [line.removesuffix("\r") for line in text.split("\n")] if text else []
+    if text.endswith("\n"):
+        lines.pop()  # the final newline ends the last line
+    total = len(lines)
+    start = _int(args.get("start_line"), 1, "start_line")
+    column = _int(args.get("start_column"), 1, "start_column")
+    if total == 0:
+        return f"{rel} (an empty file)"
+    if start > total:
+        raise ToolError(f"{rel!r} has {total} lines; start_line {start} is past the end")
+    if column > 1 and column > len(lines[start - 1]):
+        raise ToolError(f"line {start} of {rel!r} has {len(lines[start - 1])} characters; start_column {column} is past its end")
+    end = _int(args.get("end_line"), start + PAGE_LINES - 1, "end_line")
+    if end < start:
+        raise ToolError("end_line is before start_line")
+    end = min(end, start + PAGE_LINES - 1, total)
+    width = len(str(end))
+    room = PAGE_CHARS
+    shown: list[str] = []
+    number = start
+    cut_at = 0  # the character of the last line shown where the page cut it (0: shown whole)
+    while number <= end:
+        line = lines[number - 1]
+        first = column if number == start else 1
+        piece = line[first - 1 :]
+        prefix = f"{number:>{width}}  "
+        if len(prefix) + len(piece) + 1 > room:
+            if shown:
+                break  # this line starts the next page
+            cut_at = first - 1 + max(room - len(prefix) - 1, 1)
+            shown.append(prefix + line[first - 1 : cut_at])
+            break
+        shown.append(prefix + piece)
+        room -= len(prefix) + len(piece) + 1
+        number += 1
+    last = number if cut_at else number - 1
+    head = f"{rel} (line {start} of {total}" if last == start else f"{rel} (lines {start}-{last} of {total}"
+    if column > 1:
+        head += f"; line {start} from character {column}"
+    if cut_at:
+        head += f"; line {last} cut at character {cut_at} of {len(lines[last - 1])}"
+    head += ")"
+    if cut_at:
+        head += f"; more: read_file start_line={last} start_column={cut_at + 1}"
+    elif last < total:
+        head += f"; more: read_file start_line={last + 1}"
+    return head + "\n" + "\n".join(shown)
+
+
+_PLACEHOLDER = re.compile(r"\[redacted:([a-z0-9_]+)\]")
+
+
+def refuse_placeholders(rel: str, content: str, text: str, field_name: str) -> None:
+    """A ToolError when `text` holds a credential's placeholder that `content` does not hold as such.
+
+    The model sees credentials as `[redacted:<kind>]`; writing that back would put
+    the placeholder in the file in place of the value it never saw.
+    """
+    if "[redacted:" not in text:
+        return
+    for match in _PLACEHOLDER.finditer(text):
+        if match.group() not in content:
+            raise ToolError(
+                f"{field_name} holds {match.group()}, which stands for a credential hidden from you"
+                f"{_where_hidden(content, match.group(1))}; writing it would put the placeholder into {rel} "
+                "in place of the real value, so nothing was changed. Leave the credential's line out of the "
+                "change (edit_file on the lines around it), or read the value from the environment"
+            )
+
+
+def _where_hidden(content: str, kind: str) -> str:
+    if not content:
+        return ""
+    found = scrub.find_secrets(content)
+    lines = sorted({content.count("\n", 0, f.start) + 1 for f in found if f.kind == kind} or
+                   {content.count("\n", 0, f.start) + 1 for f in found})
+    if not lines:
+        return ""
+    return f" (in this file: line {', '.join(str(n) for n in lines[:10])})"
+
+
 def replace_once(rel: str, content: str, old: str, new: str) -> str:
     """`content` with the one exact occurrence of `old` replaced; none or several is a ToolError."""
     if not old:
         raise ToolError("old_text is empty; quote the exact lines to replace (or use write_file)")
     count = content.count(old)
+    if count == 0 and "[redacted:" in old:
+        hidden = [m for m in _PLACEHOLDER.finditer(old) if m.group() not in content]
+        if hidden:
+            raise ToolError(
+                f"old_text quotes {hidden[0].group()}, which stands for a credential hidden from you"
+                f"{_where_hidden(content, hidden[0].group(1))}: the file holds the real value there, so the "
+                "quote cannot match and nothing was changed. Quote only lines before or after it: the "
+                "credential's line stays as it is"
+            )
+    refuse_placeholders(rel, content, new, "new_text")
     if count == 1:
         return content.replace(old, new, 1)
     if count == 0:

@@ -1,0 +1,385 @@
+"""Proving a change: the candidate run, the baseline on the base (cached per base tree and
+command) and the probe (the change's tests over the base source), all through the task's one
+runner (`autocode.sandbox.run`), then the verdict with its evidence.
+
+The caller hands over the changed copy and, for each path the change touches, the base's
+bytes (None: the path did not exist on the base). The base tree is that copy with those paths
+put back; it is made next to the copy and removed afterwards. Nothing here runs in, or writes
+to, the person's work tree.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import hashlib
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from autocode.errors import UsageError
+from autocode.proof import frameworks, weakening
+from autocode.proof.results import Report, TestResult
+from autocode.proof.verdict import Change, Verdict, decide
+from autocode.record.atomic import write_atomically
+
+Progress = Callable[[str], None]
+CACHE_VERSION = 1
+PROGRESS_EVERY_S = 2.0
+_ADDED_NAME = r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
+
+
+@dataclass
+class RunRecord:
+    """One run of the suite: what ran, how it ended, and what it said per test."""
+
+    role: str  # candidate | base | probe
+    argv: list[str]
+    status: str
+    exit_code: int | None
+    seconds: float
+    sandbox: str
+    report: Report
+    cached: bool = False
+    output: str = ""
+
+    def summary(self) -> dict[str, Any]:
+        results = self.report.results
+        counts: dict[str, int] = {}
+        for r in results or ():
+            counts[r.outcome] = counts.get(r.outcome, 0) + 1
+        return {
+            "role": self.role,
+            "command": shlex.join(self.argv),
+            "status": self.status,
+            "exit_code": self.exit_code,
+            "seconds": self.seconds,
+            "sandbox": self.sandbox,
+            "framework": self.report.framework,
+            "per_test": results is not None,
+            "reason": self.report.reason,
+            "counts": counts,
+            "cached": self.cached,
+        }
+
+
+@dataclass
+class Proof:
+    """The verdict and every run behind it."""
+
+    verdict: Verdict
+    candidate: RunRecord
+    base: RunRecord | None = None
+    probe: RunRecord | None = None
+    concerns: list[dict[str, Any]] = field(default_factory=list)
+    change: Change | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        runs = [r.summary() for r in (self.candidate, self.base, self.probe) if r is not None]
+        return {
+            **self.verdict.to_dict(),
+            "concerns": list(self.concerns),
+            "test_files": sorted(self.change.test_files) if self.change else [],
+            "runs": runs,
+        }
+
+    def results(self) -> dict[str, Any]:
+        """Every named test of every run (evidence/tests.json)."""
+        out: dict[str, Any] = {}
+        for run in (self.candidate, self.base, self.probe):
+            if run is not None and run.report.results is not None:
+                out[run.role] = [
+                    {"id": r.id, "outcome": r.outcome, "file": r.file, "message": (r.message or "")[:2000] or None}
+                    for r in run.report.results
+                ]
+        return out
+
+
+def _run_suite(
+    role: str,
+    argv: list[str],
+    *,
+    framework: str | None,
+    tree: Path,
+    workspace: Path,
+    cwd_rel: str,
+    timeout: float,
+    cancelled: Callable[[], bool],
+    policy: Any,
+    output_file: Path | None,
+    progress: Progress | None,
+    on_output: Callable[[str], None] | None,
+) -> RunRecord:
+    # lazy: the runner pulls in subprocess machinery only a verification needs
+    from autocode import sandbox
+
+    cwd = tree / cwd_rel if cwd_rel else tree
+    with tempfile.TemporaryDirectory(prefix="autocode-report-") as scratch:
+        report_dir = Path(scratch)
+        inst = frameworks.instrument(argv, framework=framework, report_dir=report_dir, project=tree, cwd=cwd)
+        counted = [time.monotonic()]
+
+        def on_line(line: str) -> None:
+            if on_output is not None:
+                on_output(line)
+            # Every few seconds, the tests finished so far (read from the growing report).
+            if inst is None or progress is None or time.monotonic() - counted[0] < PROGRESS_EVERY_S:
+                return
+            counted[0] = time.monotonic()
+            done = frameworks.progress(inst, report_dir=report_dir)
+            if done:
+                progress(f"{role}: {done} tests finished so far")
+
+        outcome = sandbox.run(
+            inst.argv if inst else argv,
+            copy=tree,
+            workspace=workspace,
+            cwd=inst.cwd if inst else cwd,
+            timeout=timeout,
+            cancelled=cancelled,
+            policy=policy,
+            env=inst.env if inst else None,
+            writable=[report_dir],
+            output_file=output_file,
+            on_output=on_line,
+        )
+        if inst is None:
+            report = Report(framework or "unknown", None, frameworks.why_not(argv, project=tree, cwd=cwd))
+        elif outcome.status != "finished":
+            report = Report(inst.framework, None, f"the run {outcome.status.replace('_', ' ')}")
+        else:
+            report = frameworks.read_report(inst, report_dir=report_dir, output=outcome.output, project=tree)
+    return RunRecord(
+        role, list(outcome.argv), outcome.status, outcome.exit_code, outcome.seconds, outcome.sandbox, report,
+        output=outcome.output,
+    )
+
+
+def _tree_key(tree: Path, argv: Sequence[str], cwd_rel: str, framework: str | None) -> str:
+    """What a base run depends on: every file's path, mode and content, and the command."""
+    digest = hashlib.sha256(json.dumps([CACHE_VERSION, list(argv), cwd_rel, framework]).encode())
+    for dirpath, dirnames, filenames in os.walk(tree):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            rel = os.path.relpath(full, tree)
+            st = os.lstat(full)
+            digest.update(os.fsencode(rel) + b"\0" + str(st.st_mode).encode() + b"\0")
+            if os.path.islink(full):
+                digest.update(os.fsencode(os.readlink(full)))
+            else:
+                with open(full, "rb") as fh:
+                    digest.update(hashlib.file_digest(fh, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _cache_read(cache_dir: Path | None, key: str) -> Report | None:
+    if cache_dir is None:
+        return None
+    try:
+        data = json.loads((cache_dir / f"{key}.json").read_text(encoding="utf-8"))
+        results = tuple(
+            TestResult(str(r["id"]), r["outcome"], r.get("file"), r.get("message")) for r in data["results"]
+        )
+        return Report(str(data["framework"]), results, None)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # no cache, or one this version cannot read: run the base again
+
+
+def _cache_write(cache_dir: Path | None, key: str, report: Report) -> None:
+    if cache_dir is None or report.results is None:
+        return
+    data = {
+        "framework": report.framework,
+        "results": [{"id": r.id, "outcome": r.outcome, "file": r.file, "message": r.message} for r in report.results],
+    }
+    # A cache that cannot be written costs the next task one base run, nothing more.
+    with contextlib.suppress(OSError):
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        write_atomically(cache_dir / f"{key}.json", json.dumps(data).encode(), durable=False)
+
+
+def _text(data: bytes | None) -> str | None:
+    return None if data is None else data.decode("utf-8", "replace")
+
+
+def _put(tree: Path, rel: str, data: bytes | None) -> None:
+    target = tree / rel
+    if data is None:
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_symlink():
+        target.unlink()
+    target.write_bytes(data)
+
+
+def _copy_tree(source: Path, dest: Path) -> None:
+    # cp -a keeps modes and links and never follows them; it is several times faster than
+    # a Python walk on large trees.
+    proc = subprocess.run(["cp", "-a", "--", str(source), str(dest)], capture_output=True, check=False)
+    if proc.returncode != 0:
+        raise UsageError(
+            f"could not make the base copy for the proof: {proc.stderr.decode('utf-8', 'replace').strip()}; "
+            "free some disk space and retry verification"
+        )
+
+
+def _resolution_problems(
+    command: str, *, copy: Path, workspace: Path, cwd_rel: str, timeout: float,
+    cancelled: Callable[[], bool], policy: Any,
+) -> list[str]:
+    """Why the copy's tests would not test the copy (its packages resolve into the work tree or
+    an installed copy), asked of the test command's own interpreter, in the same sandbox."""
+    # lazy: the resolution probes, only for a verification
+    from autocode import sandbox
+    from autocode.proof import resolution
+
+    cwd = copy / cwd_rel if cwd_rel else copy
+    found = []
+    for probe in resolution.probes(cwd, command):
+        outcome = sandbox.run(probe.argv, copy=copy, workspace=workspace, cwd=cwd, timeout=min(timeout, 60),
+                              cancelled=cancelled, policy=policy)
+        found.append(resolution.classify_output(
+            probe, outcome.output, copy_seen_at=sandbox.seen_at(copy, workspace, copy, policy=policy), workspace=workspace,
+        ))
+    judged = resolution.merge(found) if found else None
+    if judged is None or judged.ok:
+        return []
+    return [f"{judged.reason} ({judged.remedy})" if judged.remedy else str(judged.reason)]
+
+
+def added_names(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> frozenset[str]:
+    """Top-level names the change's source files define that their base did not."""
+    # lazy: a regular expression only a verification needs
+    import re
+
+    pattern = re.compile(_ADDED_NAME)
+    found: set[str] = set()
+    for rel, (old, new) in changes.items():
+        if weakening.is_test_path(rel) or new is None:
+            continue
+        before = set((old or b"").decode("utf-8", "replace").splitlines())
+        for line in new.decode("utf-8", "replace").splitlines():
+            if line in before:
+                continue
+            match = pattern.match("+" + line.strip())
+            if match:
+                found.add(match.group(1) or match.group(2))
+    stems = {Path(rel).stem for rel, (old, new) in changes.items() if old is None and new is not None}
+    return frozenset(found | stems)
+
+
+def prove(
+    command: str,
+    *,
+    copy: Path,
+    workspace: Path,
+    base_files: Mapping[str, bytes | None],
+    cwd_rel: str = "",
+    framework: str | None = None,
+    timeout: float = 600,
+    cancelled: Callable[[], bool] = lambda: False,
+    policy: Any = None,
+    output_file: Path | None = None,
+    cache_dir: Path | None = None,
+    blockers: Sequence[str] = (),
+    progress: Progress | None = None,
+    on_output: Callable[[str], None] | None = None,
+) -> Proof:
+    """Run the candidate, the base (or its cache) and the probe, and decide.
+
+    `progress` gets a sentence as each run starts; `on_output` each line the tests print."""
+    try:
+        argv = shlex.split(command)
+    except ValueError as exc:
+        raise UsageError(f"the test command {command!r} cannot be split into words: {exc}") from exc
+    if not argv:
+        raise UsageError("the test command is empty; set test_command in .autocode/config.toml")
+    changes: dict[str, tuple[bytes | None, bytes | None]] = {}
+    for rel, old in base_files.items():
+        target = copy / rel
+        new = target.read_bytes() if target.is_file() and not target.is_symlink() else None
+        if new != old:
+            changes[rel] = (old, new)
+    test_files = frozenset(r for r in changes if weakening.is_test_path(r))
+    change = Change(
+        test_files=test_files,
+        source_files=frozenset(r for r in changes if not weakening.is_test_path(r)),
+        added_names=added_names(changes),
+    )
+    concerns = [
+        {"kind": c.kind, "path": c.path, "sentence": c.detail, "line": c.line}
+        for c in weakening.weakening_concerns([(rel, _text(old), _text(new)) for rel, (old, new) in changes.items()])
+    ]
+    blockers = [*blockers, *_resolution_problems(command, copy=copy, workspace=workspace, cwd_rel=cwd_rel,
+                                                  timeout=timeout, cancelled=cancelled, policy=policy)]
+    common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
+              "cancelled": cancelled, "policy": policy}
+    stamp = f"{os.getpid()}-{time.monotonic_ns()}"
+    base_tree, probe_tree = copy.parent / f"base-{stamp}", copy.parent / f"probe-{stamp}"
+    base: RunRecord | None = None
+    probe: RunRecord | None = None
+    try:
+        # The base (before the change) and the probe (the change's tests over the base source)
+        # are trees of their own, so the three runs can go side by side.
+        _copy_tree(copy, base_tree)
+        for rel, (old, _new) in changes.items():
+            _put(base_tree, rel, old)
+        key = _tree_key(base_tree, argv, cwd_rel, framework)
+        cached = _cache_read(cache_dir, key)
+        present = sorted(r for r in test_files if changes[r][1] is not None)
+        if present:
+            _copy_tree(base_tree, probe_tree)
+            for rel in test_files:
+                _put(probe_tree, rel, changes[rel][1])
+        if progress:
+            progress(f"running {command} on the change"
+                     + ("" if cached else ", and on the base before it (cached for the next task)")
+                     + (", and the change's tests over the base source" if present else ""))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
+            runs = {"candidate": pool.submit(_run_suite, "candidate", argv, tree=copy, output_file=output_file,
+                                             progress=progress, on_output=on_output, **common)}
+            if cached is None:
+                runs["base"] = pool.submit(_run_suite, "base", argv, tree=base_tree, output_file=None,
+                                           progress=None, on_output=None, **common)
+            if present:
+                narrowed = frameworks.narrow(argv, test_files=present, project=probe_tree, cwd=probe_tree / cwd_rel)
+                runs["probe"] = pool.submit(_run_suite, "probe", narrowed or argv, tree=probe_tree, output_file=None,
+                                            progress=None, on_output=None, **common)
+            done = {role: future.result() for role, future in runs.items()}
+    finally:
+        shutil.rmtree(base_tree, ignore_errors=True)
+        shutil.rmtree(probe_tree, ignore_errors=True)
+    candidate = done["candidate"]
+    if candidate.status != "finished" or candidate.report.results is None or cancelled():
+        verdict = decide(candidate=candidate.report, base=None, probe=None, change=change,
+                         blockers=blockers, finished=candidate.status == "finished", exit_code=candidate.exit_code)
+        return Proof(verdict, candidate, concerns=concerns, change=change)
+    if cached is not None:
+        base = RunRecord("base", argv, "finished", 0, 0.0, candidate.sandbox, cached, cached=True)
+    else:
+        base = done["base"]
+        if base.status == "finished":
+            _cache_write(cache_dir, key, base.report)
+    probe = done.get("probe")
+    weak = [str(c["sentence"]) for c in concerns]
+    verdict = decide(
+        candidate=candidate.report,
+        base=base.report if base.status == "finished" else Report(base.report.framework, None, f"the base run {base.status}"),
+        probe=probe.report if probe is not None else None,
+        change=change,
+        weakening=weak,
+        blockers=blockers,
+        exit_code=candidate.exit_code,
+    )
+    return Proof(verdict, candidate, base, probe, concerns, change)
