@@ -247,105 +247,15 @@ def autocode_folder_section() -> Section:
     return Section("autocode_folder", _autocode_folder, _render_autocode_folder)
 
 
-def _prep(ctx: DoctorContext) -> Json:
-    # a section's module loads when a report is built (see the registry rule)
-    from autocode.prep.retention import usage
-
-    data = usage(ctx.root)
-    item = ctx.snapshot["keep_prep_copies"]
-    data["keep_prep_copies"] = {"value": item.value, "origin": item.origin, "source": item.source}
-    return data
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return str(n)
-
-
-def _render_prep(data: Json) -> list[str]:
-    if "error" in data:
-        return [f"Prep copies: PROBLEM: {data['error']}"]
-    copies, staging, keep = data["copies"], data["staging"], data["keep_prep_copies"]
-    lines = [
-        f"Prep copies: {copies['count']} ({copies['files']} files, {_size(copies['bytes'])}) in {data['path']}",
-        f"  staging folders: {staging['count']} ({staging['files']} files, {_size(staging['bytes'])})"
-        + (f", {staging['abandoned']} left by a killed prep" if staging["abandoned"] else ""),
-        f"  keep_prep_copies = {keep['value']} ({keep['origin']}, {keep['source']})",
-    ]
-    if copies["count"] or staging["count"]:
-        lines.append("  `autocode prep prune` removes the copies no task in progress uses")
-    return lines
-
-
-def prep_section() -> Section:
-    return Section("prep", _prep, _render_prep)
-
-
-def _sandbox(ctx: DoctorContext) -> Json:
-    # a section's module loads when a report is built (see the registry rule)
-    from autocode import sandbox
-
-    return sandbox.describe(sandbox.policy_from_settings(ctx.snapshot))
-
-
-def _render_sandbox(data: Json) -> list[str]:
-    if "error" in data:
-        return [f"Sandbox: PROBLEM: {data['error']}"]
-    lines = []
-    if data["state"] == "unavailable":
-        lines.append(f"Sandbox: PROBLEM: none can be made here, so tasks refuse to run code: {data['why']}")
-    elif data["state"] == "off":
-        lines.append("Sandbox: off (sandbox = \"off\"): tests and commands run unconfined")
-    else:
-        lines.append(f"Sandbox: {data['kind']} ({data['why']})")
-    lines.append("  writable: " + "; ".join(data["writable"]))
-    if data["hidden"]:
-        lines.append("  hidden: " + "; ".join(data["hidden"]))
-    lines.append(f"  network: {data['network']}")
-    lines.append("  environment: " + ", ".join(data["env_names"]) + " (credential names never)")
-    lines += [f"  note: {note}" for note in data["notes"]]
-    return lines
-
-
-def sandbox_section() -> Section:
-    return Section("sandbox", _sandbox, _render_sandbox)
-
-
-def _test_interpreter(ctx: DoctorContext) -> Json:
-    # a section's module loads when a report is built (see the registry rule)
-    from autocode.proof.interpreter import interpreter_report
-
-    item = ctx.snapshot["test_command"]
-    cwd = ctx.package if ctx.package is not None else ctx.workspace
-    return interpreter_report(item.value, origin=item.origin, cwd=cwd)
-
-
-def _render_test_interpreter(data: Json) -> list[str]:
-    if not data.get("test_command"):
-        return [f"Tests: {data['message']}"]
-    lines = [f"Tests: {data['test_command']}  ({data['origin']})"]
-    if data["python_based"]:
-        lines.append(f"  interpreter: {data['interpreter'] or '(not found)'}")
-    if data["framework"]:
-        state = {True: "installed", False: "NOT INSTALLED", None: "not checked"}[data["framework_installed"]]
-        lines.append(f"  {data['framework']}: {state}")
-    if data["framework_installed"] is False or not data["python_based"]:
-        lines.append(f"  {data['message']}")
-    return lines
-
-
-def test_interpreter_section() -> Section:
-    return Section("test_interpreter", _test_interpreter, _render_test_interpreter)
-
-
 SectionProvider = str | Callable[[], Section]
 """A function returning a `Section`, or "module:function" naming one (imported when a report is built)."""
 
 SECTION_PROVIDERS: list[SectionProvider] = [
-    test_interpreter_section, memory_section, autocode_folder_section, prep_section, sandbox_section,
+    "autocode.proof.doctor_section:test_interpreter_section",
+    memory_section,
+    autocode_folder_section,
+    "autocode.prep.doctor_section:prep_section",
+    "autocode.sandbox.doctor_section:sandbox_section",
 ]
 """The registered sections after the core ones, in report order."""
 

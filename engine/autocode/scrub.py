@@ -472,9 +472,10 @@ def _strip_value(raw: str, start: int) -> tuple[str, int]:
     if len(raw) >= 2 and raw[0] == raw[-1] and raw[0] in "\"'":
         return raw[1:-1], start + 1
     trimmed = raw.rstrip(".,:;")
-    # A closing bracket ends the value only when the value did not open it: f(token=abc).
-    while trimmed and trimmed[-1] in ")]" and trimmed.count(trimmed[-1]) > trimmed.count(
-        "(" if trimmed[-1] == ")" else "["
+    # A closing bracket ends the value only when the value did not open it: f(token=abc),
+    # or JSON's {"pass":false}.
+    while trimmed and trimmed[-1] in ")]}" and trimmed.count(trimmed[-1]) > trimmed.count(
+        {")": "(", "]": "[", "}": "{"}[trimmed[-1]]
     ):
         trimmed = trimmed[:-1].rstrip(".,:;")
     return trimmed, start

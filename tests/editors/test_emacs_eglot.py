@@ -38,8 +38,14 @@ def emacs() -> str:
 def build_repo(root: Path) -> Path:
     make_repo(root, {**GREET_SOURCES, ".autocode/config.toml": f'test_command = "{TEST_COMMAND}"\n'})
     (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    # The change brings the test that proves it (it fails before the change): a verified change.
+    (root / "tests" / "test_greet.py").write_text(
+        GREET_SOURCES["tests/test_greet.py"]
+        + "\n    def test_greet_says_goodbye_too(self):\n        self.assertIn('goodbye', greet())\n",
+        encoding="utf-8",
+    )
     patch = git(root, "diff")
-    git(root, "checkout", "--", "greet.py")
+    git(root, "checkout", "--", "greet.py", "tests/test_greet.py")
     (root / "change.patch").write_text(patch, encoding="utf-8")
     git(root, "add", "change.patch")
     git(root, "commit", "-q", "-m", "add the patch")

@@ -9,11 +9,13 @@ sleeps, a backtracking search in the fallback engine).
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import threading
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,18 +60,27 @@ def tool_events(run: TaskRun) -> list[dict[str, Any]]:
     return [e for e in transcript(run) if e["event"] == "tool"]
 
 
-def sleeper(pidfile: Path) -> str:
-    """A test command that never ends by itself; it writes its pid first."""
-    code = f"import os, time; open({str(pidfile)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+def sleeper(token: str) -> str:
+    """A test command that never ends by itself. It marks its start with a file in the copy (the
+    only place a sandboxed test can write) and carries `token` in its command line."""
+    code = f"import time; open('started-{token}', 'w').close(); time.sleep(600)"
     return f"{sys.executable} -c \"{code}\""
 
 
-def gone(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return True
-    return state == "Z"
+def running(token: str) -> list[int]:
+    """Live processes (any namespace, zombies aside) whose command line holds `token`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes()
+            state = (proc / "stat").read_text().split(")")[-1].split()[0]
+        except OSError:
+            continue
+        if token.encode() in cmdline and state != "Z":
+            found.append(int(proc.name))
+    return found
 
 
 def run_in_thread(run: TaskRun) -> tuple[threading.Thread, dict[str, Any]]:
@@ -91,11 +102,12 @@ def wait_for(predicate: Any, seconds: float = 60) -> None:
 
 def test_cancel_during_a_hanging_run_tests_ends_the_task_and_its_process(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
     repo = build_calc(tmp_path / "calc")
-    pidfile = tmp_path / "tests.pid"
+    token = f"hang-{uuid.uuid4().hex}"
     endpoint.load(*roles_before_implementing(), call("edit_file", EDIT), call("run_tests"))
-    run = start(repo, endpoint.url, test_command=sleeper(pidfile))
+    run = start(repo, endpoint.url, test_command=sleeper(token))
+    copy = Path(run.snapshot().wire()["copy"])
     worker, out = run_in_thread(run)
-    wait_for(pidfile.exists)
+    wait_for(lambda: (copy / f"started-{token}").exists())
     asked = time.monotonic()
     TaskRun.load(repo, run.id).cancel()  # another caller: it can only ask the busy task to stop
     worker.join(30)
@@ -104,7 +116,7 @@ def test_cancel_during_a_hanging_run_tests_ends_the_task_and_its_process(endpoin
     endpoint.assert_clean()
     assert took < 2, took  # the issue's bound; the test command alone would run 600 s
     assert out["snap"]["state"] == "CANCELLED"
-    assert gone(int(pidfile.read_text()))
+    assert running(token) == []
     last = tool_events(run)[-1]
     assert last["name"] == "run_tests" and last["stopped"] == "cancelled" and not last["ok"]
     assert "the task was cancelled while it ran" in last["result"]
@@ -115,13 +127,16 @@ def test_cancel_during_a_hanging_run_tests_ends_the_task_and_its_process(endpoin
 def test_cancel_during_a_search_that_never_ends_stops_it(
     endpoint: ScriptedEndpoint, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A machine without ripgrep: the fallback's backtracking engine would run this for ever.
+    # A machine without ripgrep (every other program of PATH stays): the fallback's
+    # backtracking engine would run this for ever.
     bare = tmp_path / "bin"
     bare.mkdir()
-    git = shutil.which("git")
-    assert git is not None
-    (bare / "git").symlink_to(git)
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        for program in Path(folder).glob("*") if folder and Path(folder).is_dir() else []:
+            if program.name != "rg" and not (bare / program.name).exists() and os.access(program, os.X_OK):
+                (bare / program.name).symlink_to(program)
     monkeypatch.setenv("PATH", str(bare))
+    assert shutil.which("rg") is None and shutil.which("git") is not None
     repo = build_calc(tmp_path / "calc", {"calc/data.txt": "a" * 60 + "!\n"})
     endpoint.load(*roles_before_implementing(), call("search", {"pattern": "(a+)+$"}))
     run = start(repo, endpoint.url)
@@ -147,14 +162,15 @@ def test_the_time_budget_stops_a_hanging_run_tests_and_the_call_is_recorded(
     repo = build_calc(tmp_path / "calc")
     (repo / ".autocode").mkdir()
     (repo / ".autocode" / "config.toml").write_text("time_budget = 2\n")
-    pidfile = tmp_path / "tests.pid"
+    token = f"hang-{uuid.uuid4().hex}"
     endpoint.load(*roles_before_implementing(), call("edit_file", EDIT), call("run_tests"))
-    run = start(repo, endpoint.url, test_command=sleeper(pidfile))
+    run = start(repo, endpoint.url, test_command=sleeper(token))
+    copy = Path(run.snapshot().wire()["copy"])
     snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["state"] == "FAILED" and snap["error"]["kind"] == "budgetExhausted", snap["error"]
     assert "time_budget = 2 s" in snap["error"]["message"]
-    assert gone(int(pidfile.read_text()))
+    assert (copy / f"started-{token}").exists() and running(token) == []
     last = tool_events(run)[-1]
     assert last["name"] == "run_tests" and "(timed_out" in last["result"]
     assert "time budget" in last["result"]

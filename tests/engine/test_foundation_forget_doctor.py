@@ -129,9 +129,13 @@ def test_doctor_json_shape(tmp_path: Path) -> None:
     assert item["shadowed"][-1] == {"value": "python3 -m pytest", "origin": "detected", "source": "pytest.ini"}
     for setting in report["settings"].values():
         assert set(setting) == {"value", "origin", "source", "shadowed"}
-        assert setting["origin"] in ("flag", "config", "pyproject", "learned", "detected", "default")
+        assert setting["origin"] in ("flag", "user", "config", "pyproject", "learned", "detected", "default")
         assert all(set(s) == {"value", "origin", "source"} for s in setting["shadowed"])
-    assert set(report["record"]) == {"status", "path", "problems", "data"}
+    # tests/conftest.py writes a user config (~/.config/autocode/config.toml) naming sandbox_env.
+    assert report["settings"]["sandbox_env"]["origin"] == "user"
+    # The record holds a learned test command written by hand: no task of this machine learned it.
+    assert set(report["record"]) == {"status", "path", "problems", "data", "test_command_origin"}
+    assert report["record"]["test_command_origin"] is None
     assert report["record"]["status"] == "valid" and report["record"]["problems"] == []
     assert report["record"]["data"]["conventions"] == [{"question": "Q?", "answer": "A"}]
     assert report["conventions"] == [{"question": "Q?", "answer": "A"}]

@@ -48,7 +48,10 @@ def test_an_echo_provider_runs_a_task_end_to_end(tmp_path: Path, echo: ProviderK
     snap = run.approve_plan(snap.needs.plan_revision, CLI)
     assert isinstance(snap.needs, ApproveCompletion), snap
     assert not (repo / "NOTES.md").exists()  # nothing reaches the workspace before approval
-    snap = run.approve_completion(CLI)
+    # The echo provider writes a note and no test: nothing proves it, so the person confirms.
+    assert snap.needs.confirmation == "unproven" and snap.needs.proof is not None
+    assert snap.needs.proof.status == "unproven"
+    snap = run.approve_completion(CLI, confirm="unproven")
     assert snap.state == "COMPLETED"
     assert (repo / "NOTES.md").read_text() == "Say hello from the echo provider\n"
 

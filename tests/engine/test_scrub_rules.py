@@ -178,6 +178,7 @@ def test_secret_assignments_are_found(text: str) -> None:
         '{"pkg/a.py": "a\\n", "pkg/passwd": "mine\\n"}',
         "tests pass: 1204571 fail: 3",
         "pass_rate=0.9531",
+        '{"name":"toBe","pass":false}}],"failureMessages":[]',  # jest's JSON report
     ],
 )
 def test_non_secrets_after_secret_names_are_kept(text: str) -> None:

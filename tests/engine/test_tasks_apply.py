@@ -268,8 +268,10 @@ def test_a_file_the_task_renamed_and_the_person_changed_is_a_conflict(sample: tu
     run = TaskRun.start(repo, "via rename.patch", TaskOptions(scenario="no-questions"))
     snap = run.approve_plan(1, CLI).wire()
     assert snap["needs"]["kind"] == "approve_completion", snap
+    # A rename changes no behaviour: nothing proves it, so the person confirms it as unproven.
+    assert snap["needs"]["confirmation"] == "unproven" and snap["needs"]["proof"]["status"] == "unproven"
     (repo / WORDS).write_text((repo / WORDS).read_text() + "# mine\n")
-    snap = run.approve_completion(CLI).wire()
+    snap = run.approve_completion(CLI, confirm="unproven").wire()
     assert [(c["path"], c["reason"]) for c in snap["needs"]["conflicts"]] == [(WORDS, "renamed")]
     snap = run.resolve_conflicts({WORDS: "theirs"}, CLI).wire()
     assert snap["state"] == "COMPLETED"

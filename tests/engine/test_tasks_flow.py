@@ -128,8 +128,25 @@ def test_answers_file_runs_the_whole_flow_and_the_second_task_does_not_ask(unitt
     assert requirements["answered_by_project_data"] == ["test-naming"]
 
 
+def _billing_patch(repo: Path) -> str:
+    """A patch to packages/billing that adds a function and the test proving it (committed)."""
+    core, test = repo / "packages/billing/billing_core.py", repo / "packages/billing/tests/test_billing.py"
+    core.write_text(core.read_text() + "\n\ndef credit_note_number(n):\n    return f\"CN-{n:05d}\"\n")
+    test.write_text(
+        test.read_text().replace("import invoice_number", "import credit_note_number, invoice_number")
+        + "\n\ndef test_credit_note_number_is_zero_padded():\n    assert credit_note_number(3) == 'CN-00003'\n"
+    )
+    diff = git(repo, "diff")
+    git(repo, "checkout", "-q", "--", ".")
+    (repo / "patches" / "credit-note.patch").write_text(diff)
+    git(repo, "add", "patches/credit-note.patch")
+    git(repo, "commit", "-q", "-m", "the billing patch")
+    return "patches/credit-note.patch"
+
+
 def test_package_run_uses_the_package_and_saves_no_test_command(pytest_repo: tuple[Path, str], tmp_path: Path) -> None:
-    repo, patch = pytest_repo
+    repo, _ = pytest_repo
+    patch = _billing_patch(repo)  # a change the package's own suite proves
     answers = answers_file(tmp_path / "answers.json")
     proc = autocode("task", "start", "--workspace", str(repo), "--package", "packages/billing",
                     "--test-command", "python3 -m pytest -q tests", "--brief", f"Use {patch}",
@@ -137,8 +154,10 @@ def test_package_run_uses_the_package_and_saves_no_test_command(pytest_repo: tup
     assert proc.returncode == 0, proc.stderr
     snap = json.loads(proc.stdout)
     assert snap["state"] == "COMPLETED"
+    assert snap["result"]["proof"]["status"] == "verified" and snap["result"]["verified"] is True
+    assert any("test_credit_note_number_is_zero_padded" in p for p in snap["result"]["proof"]["proofs"])
     tests = json.loads((Path(snap["runDir"]) / "evidence" / "tests.json").read_text())
-    assert tests["cwd"] == "billing" and "1 passed" in (Path(snap["runDir"]) / "evidence" / "test-output.txt").read_text()
+    assert tests["cwd"] == "billing" and "2 passed" in (Path(snap["runDir"]) / "evidence" / "test-output.txt").read_text()
     record = read_record(repo)
     assert record is not None
     assert record["test_command"] is None and record["framework"] is None

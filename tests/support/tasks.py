@@ -64,9 +64,15 @@ def autocode_json(*args: str, env: dict[str, str] | None = None) -> tuple[int, d
     return proc.returncode, data
 
 
-def answers_file(path: Path, answers: dict[str, str] | None = None, *, plan: bool = True, completion: bool = True) -> Path:
-    data = {"answers": answers if answers is not None else {"test-naming": NAMING_ANSWER},
-            "approve_plan": plan, "approve_completion": completion}
+def answers_file(
+    path: Path, answers: dict[str, str] | None = None, *, plan: bool = True, completion: bool = True,
+    confirm: str | None = None,
+) -> Path:
+    """An answers file for `--answers`; `confirm="unproven"` applies a change nothing proves."""
+    data: dict[str, Any] = {"answers": answers if answers is not None else {"test-naming": NAMING_ANSWER},
+                            "approve_plan": plan, "approve_completion": completion}
+    if confirm is not None:
+        data["confirm"] = confirm
     path.write_text(json.dumps(data), encoding="utf-8")
     return path
 

@@ -365,12 +365,14 @@ class PhaseMachine(ApplyPhase):
             self._cancel_now()
             return
         verdict = proof.verdict
-        if verdict.status in ("failed", "regressed"):
+        if verdict.status == "regressed":
             self._state.review = None
-            raise AutoCodeError(
-                f"{verdict.summary()}; the output is in {evidence / 'test-output.txt'}",
-                kind="testsRegressed" if verdict.status == "regressed" else "testsFailed",
-            )
+            raise AutoCodeError(f"{verdict.summary()}; the output is in {evidence / 'test-output.txt'}",
+                                kind="testsRegressed")
+        if verdict.status == "failed":
+            self._state.review = None
+            raise AutoCodeError(f"{verdict.summary()}; the output is in {evidence / 'test-output.txt'}",
+                                kind="testsFailed")
         diff = self._read_text("evidence/changes.diff")
         review = self._use_role("reviewer").review(self._context(), diff, tests["exit_code"])
         self._state.review = review.to_dict()

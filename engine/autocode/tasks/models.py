@@ -14,6 +14,11 @@ written (folders from earlier versions load unchanged) and the snapshot
 validates them into these models, so the wire has one spelling. They ignore
 keys they do not know (a newer version's state stays readable); a test checks
 that every key the engine writes is declared.
+
+Kept whole: this is the one definition of the task's wire shape; the protocol
+schema and the editors' generated types are produced from this module, and
+the snapshot's models refer to each other, so one file keeps the contract
+readable from top to bottom.
 """
 
 from __future__ import annotations

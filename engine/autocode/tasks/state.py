@@ -106,6 +106,8 @@ class TaskState(BaseModel):
         data = self.model_dump(mode="json")
         if not data["apply_choices"] and "apply_choices" not in self.model_fields_set:
             del data["apply_choices"]  # written only once a choice was made, as before
+        if data["proof"] is None and "proof" not in self.model_fields_set:
+            del data["proof"]  # a state saved before the proof existed is written back as it was
         return data
 
     def write(self, path: Path) -> None:

@@ -143,7 +143,7 @@ def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
                 protocol.TASK_APPROVE_COMPLETION, _arg(folder, taskId=task_id, confirm=needs.confirmation),
             ))
         else:
-            found.append(_action(f"AutoCode: apply the verified changes of '{brief}'", "apply",
+            found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
                                  protocol.TASK_APPROVE_COMPLETION, ref))
     if not snap.done:
         found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))

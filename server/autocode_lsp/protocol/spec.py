@@ -493,12 +493,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Every setting with its origin, the learned record's health, memory and environment. "
                 "The text is also written to the log (window/logMessage).",
                 "doctor", ("noRepository",)),
-    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
-                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
-                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
-                "verdict as a task's (`verified` only when a named test failed before the change and "
-                "passes with it, and nothing regressed).",
-                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
@@ -514,6 +508,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Make a checked prep copy of the workspace with its declared public inputs. "
                 "Reports $/progress when the client supports it.",
                 "prep", ("noRepository", "setupError")),
+    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
+                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
+                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
+                "verdict as a task's (`verified` only when a named test failed before the change and "
+                "passes with it, and nothing regressed).",
+                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
                 "Start a coding task. Returns the first snapshot; the task goes on in the server "
                 "and asks for what it needs (see the custom methods and the plain-client flow).",
@@ -715,8 +715,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "not Linux); `autocode doctor` says why.",
               "Install bubblewrap, or have the person set `sandbox = \"off\"` in their user config or "
               "pass `--sandbox off`."),
-    ErrorKind("testsFailed", REQUEST_FAILED, "The tests failed on the change.",
+    ErrorKind("testsFailed", REQUEST_FAILED, "A test of the change failed, or the tests did not finish; "
+              "the message names the failing tests.",
               "Read the test output in the task's evidence; request changes or start again."),
+    ErrorKind("testsRegressed", REQUEST_FAILED, "A test that passed before the change no longer passes "
+              "(failed, skipped or gone); the message names each one.",
+              "Read the test output in the task's evidence; start again with a change that keeps them passing."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
               "tokens or time); what it changed so far is kept in the evidence.",
               "Raise the budget the message names and start again."),

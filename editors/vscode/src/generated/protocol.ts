@@ -145,7 +145,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "testsRegressed" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {
@@ -760,10 +760,10 @@ export interface WorkspaceArgs {
 export interface Commands {
   "autocode.protocol.info": { arguments: NoArgs; result: ProtocolInfo };
   "autocode.doctor": { arguments: WorkspaceArgs; result: DoctorResult };
-  "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.project.forget": { arguments: ForgetArgs; result: ForgetResult };
   "autocode.project.trust": { arguments: TrustArgs; result: TrustResult };
   "autocode.prep.run": { arguments: PrepRunArgs; result: PrepResult };
+  "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.task.start": { arguments: TaskStartArgs; result: TaskSnapshot };
   "autocode.task.answer": { arguments: TaskAnswerArgs; result: TaskSnapshot };
   "autocode.task.approvePlan": { arguments: TaskApprovePlanArgs; result: TaskSnapshot };
