@@ -443,12 +443,17 @@ def test_resume_after_the_endpoint_failed_sends_the_failed_request_again(endpoin
 
 
 def test_resume_does_not_reopen_a_task_whose_tests_failed(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
-    repo = build_calc(tmp_path / "calc")
+    # add(5, 0) passes before the change and fails after it: the proof calls that a regression.
+    zero = (
+        "import unittest\n\nfrom calc.ops import add\n\n\nclass ZeroTest(unittest.TestCase):\n"
+        "    def test_adding_zero_keeps_the_number(self):\n        self.assertEqual(add(5, 0), 5)\n"
+    )
+    repo = build_calc(tmp_path / "calc", {"tests/test_zero.py": zero})
     wrong = {**FIX, "new_text": "a * b"}
     endpoint.load(*roles_before_implementing(), call("edit_file", wrong), text("done"))
     run = start(repo, endpoint.url)
     snap = run.approve_plan(1, CLI).wire()
-    assert snap["state"] == "FAILED" and snap["error"]["kind"] == "testsFailed"
+    assert snap["state"] == "FAILED" and snap["error"]["kind"] == "testsRegressed", snap["error"]
     endpoint.load()
     again = TaskRun.load(repo, run.id).resume().wire()
     assert again["state"] == "FAILED" and again["revision"] == snap["revision"] and endpoint.requests == []
