@@ -99,19 +99,24 @@ def test_a_host_list_for_the_network_is_refused_and_the_network_stays_denied(tmp
 def test_the_environment_is_an_allow_list_without_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     for name, value in {"OPENAI_API_KEY": KEY_VALUE, "MY_PROVIDER_KEY": KEY_VALUE, "AWS_PROFILE": "prod",
                         "PYTHONSTARTUP": "/tmp/x.py", "MY_FLAG": "1", "UNLISTED": "1", "LC_TIME": "C",
-                        "DEPLOY_TOKEN": KEY_VALUE}.items():
+                        "DEPLOY_TOKEN": KEY_VALUE, "NODE_OPTIONS": "--require ./mine.js"}.items():
         monkeypatch.setenv(name, value)
+    reporter = "--test-reporter=spec --test-reporter-destination=stdout"
     env, notes = environment.build(
-        listed=["MY_FLAG", "OPENAI_API_KEY", "PYTHONSTARTUP", "AWS_PROFILE", "MY_PROVIDER_KEY"],
-        refused_names=["MY_PROVIDER_KEY"], extra={"DEPLOY_TOKEN": KEY_VALUE, "REPORT": "r.json"},
+        listed=["MY_FLAG", "OPENAI_API_KEY", "PYTHONSTARTUP", "AWS_PROFILE", "MY_PROVIDER_KEY", "NODE_OPTIONS"],
+        refused_names=["MY_PROVIDER_KEY"],
+        extra={"DEPLOY_TOKEN": KEY_VALUE, "REPORT": "r.json", "NODE_OPTIONS": reporter},
         home="/tmp/home", git_ceiling="/tmp",
     )
     assert env["MY_FLAG"] == "1" and env["LC_TIME"] == "C" and env["REPORT"] == "r.json"
+    # The proof's own reporter words pass (npm test running node --test); the person's never do.
+    assert env["NODE_OPTIONS"] == reporter
     for name in ("OPENAI_API_KEY", "MY_PROVIDER_KEY", "AWS_PROFILE", "PYTHONSTARTUP", "UNLISTED", "DEPLOY_TOKEN"):
         assert name not in env, name
     assert KEY_VALUE not in "".join(env.values())
     assert env["HOME"] == "/tmp/home" and env["GIT_CEILING_DIRECTORIES"] == "/tmp"
-    assert len(notes) == 5 and any("OPENAI_API_KEY" in n for n in notes)
+    assert len(notes) == 6 and any("OPENAI_API_KEY" in n for n in notes)
+    assert any("sandbox_env names NODE_OPTIONS" in n for n in notes)
 
 
 def test_where_no_sandbox_can_be_made_a_task_refuses_and_writes_nothing(

@@ -23,16 +23,18 @@ def write(root: Path, files: dict[str, str]) -> Path:
 
 
 def run(argv: list[str], project: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None,
-        timeout: float = 240) -> sandbox.Outcome:
+        timeout: float = 240, writable: list[Path] | None = None) -> sandbox.Outcome:
     return sandbox.run(argv, copy=project, workspace=project, cwd=cwd or project, timeout=timeout,
-                       cancelled=lambda: False, env=env)
+                       cancelled=lambda: False, env=env, writable=writable or ())
 
 
 def instrumented(argv: list[str], project: Path, report_dir: Path, *, cwd: Path | None = None,
                  env: dict[str, str] | None = None) -> tuple[Report, sandbox.Outcome, frameworks.Instrumented]:
     inst = frameworks.instrument(argv, framework=None, report_dir=report_dir, project=project, cwd=cwd)
     assert inst is not None, argv
-    outcome = run(inst.argv, project, cwd=inst.cwd, env={**(env or {}), **inst.env})
+    # The report folder is outside the project, as the task's scratch folder is: the sandbox
+    # lets the run write there only when told (autocode.proof.run passes it the same way).
+    outcome = run(inst.argv, project, cwd=inst.cwd, env={**(env or {}), **inst.env}, writable=[report_dir])
     report = frameworks.read_report(inst, report_dir=report_dir, output=outcome.output, project=project)
     return report, outcome, inst
 

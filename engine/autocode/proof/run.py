@@ -34,7 +34,12 @@ from autocode.record.atomic import write_atomically
 Progress = Callable[[str], None]
 CACHE_VERSION = 1
 PROGRESS_EVERY_S = 2.0
-_ADDED_NAME = r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
+# A top-level definition on an added line: Python's def/class/assignment, Go's func (or
+# method), type, var and const.
+_ADDED_NAME = (
+    r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
+    r"|^\+func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)|^\+(?:type|var|const)\s+([A-Za-z_]\w*)"
+)
 
 
 @dataclass
@@ -274,7 +279,7 @@ def added_names(changes: Mapping[str, tuple[bytes | None, bytes | None]]) -> fro
                 continue
             match = pattern.match("+" + line.strip())
             if match:
-                found.add(match.group(1) or match.group(2))
+                found.add(next(g for g in match.groups() if g))
     stems = {Path(rel).stem for rel, (old, new) in changes.items() if old is None and new is not None}
     return frozenset(found | stems)
 
@@ -336,6 +341,13 @@ def prove(
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
+        if progress:
+            progress(f"running {command} on the change")
+        candidate = _run_suite("candidate", argv, tree=copy, output_file=output_file, **common)
+        if candidate.status != "finished" or candidate.report.results is None or cancelled():
+            verdict = decide(candidate=candidate.report, base=None, probe=None, change=change, blockers=blockers,
+                             finished=candidate.status == "finished", exit_code=candidate.exit_code)
+            return Proof(verdict, candidate, concerns=concerns, change=change)
         cached = _cache_read(cache_dir, key)
         present = sorted(r for r in test_files if changes[r][1] is not None)
         if present:
@@ -372,7 +384,9 @@ def prove(
         if base.status == "finished":
             _cache_write(cache_dir, key, base.report)
     probe = done.get("probe")
-    weak = [str(c["sentence"]) for c in concerns]
+    # A change of tests alone is said once, by the verdict's own reason; it is a concern to show,
+    # not a way the tests were weakened.
+    weak = [str(c["sentence"]) for c in concerns if c["kind"] != "testOnlyChange" or change.source_files]
     verdict = decide(
         candidate=candidate.report,
         base=base.report if base.status == "finished" else Report(base.report.framework, None, f"the base run {base.status}"),

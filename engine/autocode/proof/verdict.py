@@ -29,6 +29,7 @@ _MISSING_NAME = (
     re.compile(r"has no attribute '([A-Za-z_][\w]*)'"),
     re.compile(r"No module named '([\w.]+)'"),
     re.compile(r"name '([A-Za-z_][\w]*)' is not defined"),
+    re.compile(r"undefined: ([A-Za-z_][\w.]*)"),  # go: the package does not build
 )
 _LISTED = 20  # names listed in a sentence before "and N more"
 
@@ -61,7 +62,9 @@ class Verdict:
             return f"verified: {_names(self.proofs)} failed before the change and pass with it"
         if self.status == "regressed":
             broke = [f"{r['id']} ({r['now']})" for r in self.regressions]
-            return f"regressed: {_names(broke)} passed before the change and no longer pass{_because(self.reasons)}"
+            # A file or package that no longer loads comes first: it is why its tests are missing.
+            first = "".join(f"{r}; " for r in self.reasons)
+            return f"regressed: {first}{_names(broke)} passed before the change and no longer pass"
         if self.status == "failed":
             if self.failing:
                 return f"failed: {_names(self.failing)} fail with the change{_because(self.reasons)}"
@@ -84,6 +87,11 @@ class Verdict:
 def _names(ids: Sequence[str]) -> str:
     shown = ", ".join(ids[:_LISTED])
     return shown + (f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else "")
+
+
+def _first_line(message: str | None) -> str:
+    lines = [line.strip() for line in (message or "").splitlines() if line.strip()]
+    return lines[0] if lines else "no message"
 
 
 def _because(reasons: Sequence[str]) -> str:
@@ -181,7 +189,11 @@ def decide(
         if was.outcome == "passed" and (test_id not in now or now[test_id].outcome != "passed")
     ]
     if regressions:
-        return Verdict("regressed", regressions=regressions, failing=failing, reasons=reasons)
+        # An error under a name the base never ran is a file or package that no longer loads
+        # (go's "undefined: X", a SyntaxError): its tests are all missing, and this is why.
+        broken = [r for r in now.values() if r.outcome == "error" and r.id not in before]
+        loads = [f"{r.id} does not load: {_first_line(r.message)}" for r in broken[:3]]
+        return Verdict("regressed", regressions=regressions, failing=failing, reasons=[*reasons, *loads])
     old_failures = {i for i, r in before.items() if r.outcome in ("failed", "error")}
     new_failing = [i for i in failing if i not in old_failures or _of_change(now[i], change, before)]
     already = sorted(set(failing) - set(new_failing))
@@ -203,7 +215,7 @@ def decide(
         if not change.test_files:
             reasons.insert(0, "the change adds or changes no test, so no test shows the change does what it should")
         elif not change.source_files:
-            reasons.insert(0, "the change touches only tests")
+            reasons.insert(0, "the change touches only tests: no source changed, so passing tests prove nothing about the code")
         else:
             reasons.insert(0, "the change's tests also pass without the change")
         return Verdict("unproven", already_failing=already, reasons=reasons)

@@ -92,8 +92,10 @@ def build(
             env[name] = value
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "HOME": home, "TMPDIR": "/tmp"})
     for name, value in (extra or {}).items():
-        # The proof's own report paths are set here by AutoCode, never taken from the environment.
-        own = name in ("HOME", "TMPDIR") or name.startswith(OWN_PREFIX)
+        # The proof's own report paths are set here by AutoCode, never taken from the environment;
+        # so is NODE_OPTIONS when the proof adds its reporter to `npm test` (the person's own
+        # NODE_OPTIONS is never passed: it is in NEVER and the loop above drops it).
+        own = name in ("HOME", "TMPDIR", "NODE_OPTIONS") or name.startswith(OWN_PREFIX)
         why = None if own else refused(name, refused_set)
         if why is not None:
             notes.append(f"the variable {name} was not passed: {why}")
