@@ -1,7 +1,7 @@
 """Benchmark: the agent loop's own overhead per tool turn, against one run_tests of the sample.
 
-A scripted OpenAI-compatible endpoint (real HTTP on 127.0.0.1, in this
-process) answers 40 turns of read_file, search, list_files and edit_file
+A scripted OpenAI-compatible endpoint (real HTTP on 127.0.0.1, in its own
+process, keep-alive, streaming as servers do) answers 40 turns of read_file, search, list_files and edit_file
 calls on a prep copy of the unittest sample. A turn's overhead is the time
 from one request reaching the endpoint to the next one reaching it, minus the
 endpoint's own handling time: the loop's work (the tool, scrubbing, the
@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -64,13 +65,37 @@ def _serve(conn: Any) -> None:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # As real servers do: small writes of a stream leave at once (no Nagle wait for the client's ACK).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
         def _send(self, raw: bytes) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
-            self.send_header("Connection", "close")
             self.end_headers()
             self.wfile.write(raw)
+
+        def _stream(self, message: dict[str, Any]) -> None:
+            # As a streaming server answers: the message in a few deltas, the usage, [DONE].
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            deltas = [{"role": "assistant", "content": message.get("content") or ""}]
+            for i, call in enumerate(message.get("tool_calls") or []):
+                args = call["function"]["arguments"]
+                deltas.append({"tool_calls": [{"index": i, "id": call["id"], "type": "function",
+                                               "function": {"name": call["function"]["name"], "arguments": args[:10]}}]})
+                deltas.append({"tool_calls": [{"index": i, "function": {"arguments": args[10:]}}]})
+            events = [{"choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+            events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+            events.append({"choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+            for event in [*map(json.dumps, events), "[DONE]"]:
+                raw = f"data: {event}\n\n".encode()
+                self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+            self.wfile.write(b"0\r\n\r\n")
 
         def do_GET(self) -> None:  # the arrival and handling times so far, then a fresh start
             raw = json.dumps(times).encode()
@@ -80,12 +105,15 @@ def _serve(conn: Any) -> None:
 
         def do_POST(self) -> None:
             arrived = time.perf_counter()
-            self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
             message = script[count[0] % len(script)]
             count[0] += 1
-            raw = json.dumps({"choices": [{"index": 0, "message": message}],
-                              "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
-            self._send(raw)
+            if body.get("stream"):
+                self._stream(message)
+            else:
+                raw = json.dumps({"choices": [{"index": 0, "message": message}],
+                                  "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}}).encode()
+                self._send(raw)
             times.append((arrived, time.perf_counter() - arrived))
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -99,9 +127,9 @@ def _timed_client() -> Any:
     class TimedClient(ChatClient):
         sent: list[float]
 
-        def post(self, path: str, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        def chat(self, body: dict[str, Any], **kw: Any) -> dict[str, Any]:
             self.sent.append(time.thread_time())  # this thread's CPU time when a request leaves
-            return super().post(path, body, **kw)
+            return super().chat(body, **kw)
 
     return TimedClient
 
@@ -129,6 +157,8 @@ def main() -> int:
 
         from autocode.prep import make_prep_copy
         from autocode.providers.agent import session
+        from autocode.providers.agent.connections import connections_opened
+        from autocode.providers.agent.families import RequestShape, family_of
         from autocode.providers.agent.loop import Budgets
         from autocode.providers.base import ProviderContext
         from autocode.tasks import store
@@ -168,7 +198,8 @@ def main() -> int:
             client.sent = sent
             loop = session._loop(client, "bench", ctx, "implementer", "implementer", session.ALL_TOOLS,
                                  Budgets(max_turns=TURNS + 1), "tools",
-                                 session.Edits.open(copy, run_dir / "agent" / "originals.json"))
+                                 session.Edits.open(copy, run_dir / "agent" / "originals.json"),
+                                 RequestShape(family_of("openai", url, "bench")))  # streamed, as tasks are
             loop.run("system", "user")
             times = _times(url)
             if round_ == 0:
@@ -182,7 +213,8 @@ def main() -> int:
             cpu += [sent[i + 1] - sent[i] for i in range(len(sent) - 1)]
         tests = statistics.median(test_times)
         load = " ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"agent loop: {TURNS} turns x {ROUNDS} rounds; load average {load} ({os.cpu_count()} cores)")
+        print(f"agent loop: {TURNS} turns x {ROUNDS} rounds, streamed; load average {load} ({os.cpu_count()} cores); "
+              f"{connections_opened()} HTTP connection(s) for {TURNS * (ROUNDS + 1)} requests")
         print(f"  anchor  one run_tests of the unittest sample      median {tests * 1000:7.1f} ms")
         verdicts = []
         for label, values in (("engine CPU time per tool turn", cpu), ("wall-clock overhead per tool turn", overheads)):

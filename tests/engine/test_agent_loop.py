@@ -63,8 +63,11 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     def first_request(body: dict[str, Any]) -> None:
         assert tool_names(body) == ALL_TOOLS
         assert body["tool_choice"] == "auto"
-        # The file with the bug is not among the paths the task cites: the model has to find it.
-        assert "calc/ops.py" not in body["messages"][1]["content"]
+        # The repository map: the investigator's citation first, then every file with its definitions.
+        first = body["messages"][1]["content"]
+        assert "Repository map" in first and "Repository paths" not in first
+        assert first.index("README.md") < first.index("a_notes/n00.md")
+        assert "calc/ops.py: def add(a, b), def double(x)" in first
 
     def sees(*needles: str) -> Any:
         def check(body: dict[str, Any]) -> None:
@@ -107,6 +110,7 @@ def test_a_bug_fix_through_tools_reaches_completion_with_the_right_diff(endpoint
     assert len(endpoint.requests) == 11  # investigator, requirements, planner, 7 turns, reviewer
     assert agent["usage"]["totalTokens"] == 110 * 11  # summed over every request of the task
     assert run.details()["snapshot"]["agent"] == agent  # `task show`
+    assert implementer["summary"] == "add subtracted instead of adding; it adds now and both tests pass."
     # Every key the loop writes into its status is declared on the typed model.
     assert undeclared(AgentStatus, read_status(run.run_dir) or {}, "agent") == []
     assert keys_not_camel(agent) == []
@@ -149,17 +153,19 @@ def test_budget_of_turns_stops_endless_reads_and_keeps_what_was_done(endpoint: S
     assert len(endpoint.requests) == 3 + 4
 
 
-def test_token_budget_stops_the_loop(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+def test_token_budget_stops_the_loop_before_a_request_would_overrun_it(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
     repo = build_calc(tmp_path / "calc")
     (repo / ".autocode").mkdir()
-    (repo / ".autocode" / "config.toml").write_text("token_budget = 1000\n")
-    big = {"prompt_tokens": 900, "completion_tokens": 200, "total_tokens": 1100}
+    (repo / ".autocode" / "config.toml").write_text("token_budget = 3000\n")
+    # The first request cost 1,700 tokens; the next would carry as many prompt tokens again: not sent.
+    big = {"prompt_tokens": 1500, "completion_tokens": 200, "total_tokens": 1700}
     endpoint.load(*roles_before_implementing(), call("list_files", usage=big))
     run = start(repo, endpoint.url)
     snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
-    assert snap["error"]["kind"] == "budgetExhausted" and "token_budget = 1000" in snap["error"]["message"]
-    assert snap["agent"]["roles"]["implementer"]["usage"]["totalTokens"] == 1100
+    assert len(endpoint.requests) == 4
+    assert snap["error"]["kind"] == "budgetExhausted" and "token_budget = 3000" in snap["error"]["message"]
+    assert snap["agent"]["roles"]["implementer"]["usage"]["totalTokens"] == 1700
 
 
 def _tool_results(body: dict[str, Any]) -> list[str]:
@@ -443,7 +449,7 @@ def test_a_slow_endpoint_is_a_clear_timeout(endpoint: ScriptedEndpoint) -> None:
     endpoint.served.clear()
     try:
         # The answer is held until after the call: only the client's own timeout can end it.
-        with pytest.raises(ProviderError, match=r"did not answer within 0\.3 s"):
+        with pytest.raises(ProviderError, match=r"sent nothing for 0\.3 s"):
             ChatClient(base_url=endpoint.url, timeout=0.3).post("/chat/completions", {"messages": []})
     finally:
         answer.set()
@@ -475,7 +481,7 @@ def test_retry_after_is_honoured_by_the_loop_client(endpoint: ScriptedEndpoint) 
                   Step(status=503, body={"error": "busy"}), text("ok"))
     reply = ChatClient(base_url=endpoint.url, sleep=slept.append, backoff=0.1).post("/chat/completions", {"messages": []})
     assert reply["choices"][0]["message"]["content"] == "ok"
-    assert slept == [2.0, 0.2]
+    assert slept[0] == 2.0 and 0.1 <= slept[1] <= 0.3  # Retry-After wins; then backoff with jitter
 
 
 def test_task_show_prints_the_usage_and_the_settings_have_origins(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
@@ -553,14 +559,16 @@ def test_the_fixture_provider_has_no_agent_record(tmp_path: Path) -> None:
     assert not (run.run_dir / "agent").exists()
 
 
-def test_a_model_that_ignores_the_tools_is_asked_again_in_edit_blocks(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+def test_a_chatty_first_reply_is_asked_once_to_use_the_tools_and_the_loop_stays_in_tools(
+    endpoint: ScriptedEndpoint, tmp_path: Path
+) -> None:
     repo = build_calc(tmp_path / "calc")
-    block = "calc/ops.py\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n"
     endpoint.load(
         *roles_before_implementing(),
         text("I would change add in calc/ops.py to add its arguments.", check=must(lambda b: "tools" in b)),
-        text(block, check=must(lambda b: "tools" not in b and "<<<<<<< SEARCH" in b["messages"][0]["content"])),
-        text("done", check=must(lambda b: "applied the block for calc/ops.py" in last_message(b)["content"])),
+        call("edit_file", {"path": "calc/ops.py", "old_text": "a - b", "new_text": "a + b"},
+             check=must(lambda b: "tools" in b and "without calling a tool" in last_message(b)["content"])),
+        text("add adds now.", check=must(lambda b: "tools" in b and "edited calc/ops.py" in last_message(b)["content"])),
         review(),
     )
     run = start(repo, endpoint.url)
@@ -568,5 +576,23 @@ def test_a_model_that_ignores_the_tools_is_asked_again_in_edit_blocks(endpoint: 
     endpoint.assert_clean()
     assert snap["needs"]["kind"] == "approve_completion", snap["error"]
     implementer = snap["agent"]["roles"]["implementer"]
-    assert implementer["mode"] == "edit_blocks" and "without calling any tool" in implementer["fallbackReason"]
-    assert implementer["turns"] == 3 and implementer["usage"]["totalTokens"] == 330
+    assert implementer["mode"] == "tools" and implementer["fallbackReason"] is None
+    assert snap["agent"]["editBlocksFallback"] == []
+
+
+def test_a_model_that_never_calls_a_tool_fails_saying_so_instead_of_switching_formats(
+    endpoint: ScriptedEndpoint, tmp_path: Path
+) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load(
+        *roles_before_implementing(),
+        text("I would change add."),
+        text("Change add to return a + b.", check=must(lambda b: "tools" in b)),
+    )
+    run = start(repo, endpoint.url)
+    snap = run.approve_plan(1, CLI).wire()
+    endpoint.assert_clean()
+    assert snap["state"] == "FAILED" and snap["error"]["kind"] == "providerError"
+    assert "without calling any tool" in snap["error"]["message"] and 'edit_format = "edit_blocks"' in snap["error"]["message"]
+    assert snap["agent"]["roles"]["implementer"]["mode"] == "tools"
+    assert (Path(snap["copy"]) / "calc" / "ops.py").read_text() == BUGGY_OPS

@@ -115,6 +115,8 @@ def test_every_declared_setting_is_resolved(tmp_path: Path) -> None:
         "routes", "agent", "memory_max_count", "database_url", "memory_path", "embedding_provider",
         "embedding_model", "embedding_base_url", "embedding_api_key_env", "keep_prep_copies",
         "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
+        "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens",
+        "context_window", "stream",
         "sandbox", "sandbox_network", "sandbox_env",
     }  # fmt: skip
 
@@ -279,3 +281,12 @@ def test_unusable_settings_files_are_named_and_left_alone(
     assert proc.returncode == 2
     assert words in proc.stderr
     assert _files(tmp_path) == before
+
+
+def test_a_provider_timeout_by_another_name_points_at_request_timeout(tmp_path: Path) -> None:
+    write_files(tmp_path, {".autocode/config.toml": "timeout = 180\n"})
+    snapshot = resolve_settings(tmp_path)
+    assert any("unknown setting 'timeout' is ignored; did you mean request_timeout?" in w for w in snapshot.warnings)
+    assert snapshot.value("request_timeout") == 120.0
+    write_files(tmp_path, {".autocode/config.toml": "request_timeout = 180\n"})
+    assert resolve_settings(tmp_path).value("request_timeout") == 180.0

@@ -70,5 +70,10 @@ async def test_tool_calls_are_progress_reports_and_usage_is_in_the_snapshot(
             assert expected in messages, messages
         agent = snap["agent"]
         assert agent["roles"]["implementer"]["turns"] == 6 and agent["usage"]["totalTokens"] == 110 * 10
+        assert agent["roles"]["implementer"]["summary"] == "add adds now"
+        # The readable transcript, as a file an editor opens and as text.
+        page = await session.command(protocol.TASK_TRANSCRIPT, {"taskId": first["id"]})
+        assert Path(page["path"]).read_text(encoding="utf-8") == page["markdown"]
+        assert "## implementer" in page["markdown"] and "**ended: answered**" in page["markdown"]
     finally:
         await close(session)

@@ -3,11 +3,24 @@
 `ScriptedEndpoint` answers each POST with the next step of its script. A step
 may check the request it answers (`check(body)`); a failed check is kept and
 reported by `assert_clean()`, since it happens in the server's thread.
+
+It behaves as real servers do: HTTP/1.1 with keep-alive; a request with
+`stream: true` gets server-sent events (the content, reasoning and tool-call
+arguments in pieces, `gap` seconds apart, then the usage and `[DONE]`); a
+step can reset the connection (`reset="before"` or `"during"` the answer).
+A `refuse(...)` rule answers every request it matches with an error, before
+any step is used, the way a server refuses a parameter on every request.
+
+A POST to `.../messages` is answered as Anthropic's Messages API answers:
+the step's message as content blocks (thinking, text, tool_use), its stop
+reason, and when asked the API's own event stream.
 """
 
 from __future__ import annotations
 
 import json
+import socket
+import struct
 import subprocess
 import sys
 import threading
@@ -36,9 +49,22 @@ class Step:
     check: Check | None = None
     usage: dict[str, int] | None = None
     on_receive: Callable[[], None] | None = None
+    finish_reason: str = "stop"
+    gap: float = 0.0  # seconds between streamed chunks
+    pieces: int = 3  # chunks the content (and each tool call's arguments) is streamed in
+    reset: str | None = None  # "before": close without answering; "during": after part of the stream
+    stream: bool | None = None  # None: as the request asks; False: a whole JSON answer even when asked to stream
     hold: threading.Event | None = None
     """When set, the answer waits until the test sets this event (at most a minute): a request
     the client gave up on is proved by the client returning while the answer is still held."""
+
+
+@dataclass
+class Rule:
+    matches: Callable[[dict[str, Any]], bool]
+    status: int
+    body: Any
+    hits: int = 0
 
 
 def text(content: str, **kw: Any) -> Step:
@@ -74,12 +100,27 @@ class ScriptedEndpoint:
         self.url = ""
         self.served = threading.Event()
         self.seconds_in_handler = 0.0
+        self.rules: list[Rule] = []
+        self.connections: set[tuple[str, int]] = set()
+        self.pages: dict[str, Any] = {}  # GET path -> JSON answer (what a server tells about itself)
+        self.looked: list[str] = []
 
     def load(self, *steps: Step) -> None:
         with self.lock:
             self.steps = list(steps)
             self.requests = []
             self.failures = []
+            self.rules = []
+            self.connections = set()
+            self.pages = {}
+            self.looked = []
+
+    def refuse(self, matches: Callable[[dict[str, Any]], bool], body: Any, status: int = 400) -> Rule:
+        """Answer every request `matches` accepts with this error (a step is not used)."""
+        rule = Rule(matches, status, body)
+        with self.lock:
+            self.rules.append(rule)
+        return rule
 
     def assert_clean(self) -> None:
         assert not self.failures, "\n".join(self.failures)
@@ -99,13 +140,35 @@ def serve() -> Iterator[ScriptedEndpoint]:
         def log_message(self, *args: Any) -> None:
             pass
 
+        def setup(self) -> None:
+            super().setup()
+            # As real servers do: small writes of a stream leave at once (no Nagle wait for the client's ACK).
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def do_GET(self) -> None:
+            with state.lock:
+                state.looked.append(self.path)
+                page = state.pages.get(self.path)
+            raw = json.dumps(page if page is not None else {"error": "not found"}).encode()
+            self.send_response(200 if page is not None else 404)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
         def do_POST(self) -> None:
             started = time.perf_counter()
             length = int(self.headers.get("Content-Length", "0"))
             body = json.loads(self.rfile.read(length))
             with state.lock:
+                state.connections.add(self.client_address)
                 state.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-                step = state.steps.pop(0) if state.steps else Step(status=500, body={"error": "script exhausted"})
+                rule = next((r for r in state.rules if r.matches(body)), None)
+                if rule is not None:
+                    rule.hits += 1
+                    step = Step(status=rule.status, body=rule.body)
+                else:
+                    step = state.steps.pop(0) if state.steps else Step(status=500, body={"error": "script exhausted"})
             if step.on_receive is not None:
                 step.on_receive()
             if step.check is not None:
@@ -117,33 +180,174 @@ def serve() -> Iterator[ScriptedEndpoint]:
                 time.sleep(step.delay)
             if step.hold is not None:
                 step.hold.wait(60)
+            try:
+                if step.reset == "before":
+                    self._reset()
+                elif self.path.endswith("/messages") and step.status == 200 and step.body is None:
+                    self._messages(step, body)
+                elif step.status == 200 and step.body is None and body.get("stream") and step.stream is not False:
+                    self._stream(step, body)
+                else:
+                    self._whole(step, body)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True
+            state.seconds_in_handler += time.perf_counter() - started
+            state.served.set()
+
+        def _reset(self) -> None:
+            # An abortive close (RST), as a proxy or a restarting server does.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
+            self.close_connection = True
+
+        def _whole(self, step: Step, body: dict[str, Any]) -> None:
             payload = step.body
             if payload is None:
                 payload = {
                     "id": "chatcmpl-script",
                     "object": "chat.completion",
                     "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": step.message}],
+                    "choices": [{"index": 0, "finish_reason": step.finish_reason, "message": step.message}],
                     "usage": step.usage or USAGE,
                 }
             raw = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
-            try:
-                self.send_response(step.status)
-                for key, value in step.headers.items():
-                    self.send_header(key, value)
+            self.send_response(step.status)
+            for key, value in step.headers.items():
+                self.send_header(key, value)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _stream(self, step: Step, body: dict[str, Any]) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunks = list(_deltas(step))
+            for i, delta in enumerate(chunks):
+                if step.reset == "during" and i == len(chunks) // 2:
+                    self.wfile.flush()
+                    self._reset()
+                    return
+                last = i == len(chunks) - 1
+                event = {"id": "chatcmpl-script", "object": "chat.completion.chunk", "model": body.get("model"),
+                         "choices": [{"index": 0, "delta": delta, "finish_reason": step.finish_reason if last else None}]}
+                self._event(json.dumps(event))
+                if step.gap and not last:
+                    time.sleep(step.gap)
+            if (body.get("stream_options") or {}).get("include_usage"):
+                self._event(json.dumps({"id": "chatcmpl-script", "object": "chat.completion.chunk", "choices": [],
+                                        "usage": step.usage or USAGE}))
+            self._event("[DONE]")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _messages(self, step: Step, body: dict[str, Any]) -> None:
+            blocks = _blocks(step)
+            usage = step.usage or USAGE
+            stop = {"length": "max_tokens", "content_filter": "refusal"}.get(step.finish_reason)
+            stop = stop or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
+            if not body.get("stream") or step.stream is False:
+                whole = [{**b, "input": _loads(b["input"])} if b["type"] == "tool_use" else b for b in blocks]
+                raw = json.dumps({"id": "msg_script", "type": "message", "role": "assistant", "model": body.get("model"),
+                                  "content": whole, "stop_reason": stop,
+                                  "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": usage["completion_tokens"]}}).encode()
+                self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(raw)))
-                self.send_header("Connection", "close")
                 self.end_headers()
                 self.wfile.write(raw)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
-            state.seconds_in_handler += time.perf_counter() - started
-            state.served.set()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+
+            def send(kind: str, data: dict[str, Any]) -> None:
+                raw = f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+                self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+                self.wfile.flush()
+                if step.gap:
+                    time.sleep(step.gap)
+
+            send("message_start", {"message": {"id": "msg_script", "type": "message", "role": "assistant", "content": [],
+                                               "model": body.get("model"), "stop_reason": None,
+                                               "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1}}})
+            for index, block in enumerate(blocks):
+                kind = block["type"]
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}} if kind == "tool_use" \
+                    else {"type": kind, kind: ""}
+                send("content_block_start", {"index": index, "content_block": start})
+                whole = block["input"] if kind == "tool_use" else block[kind]
+                delta = {"tool_use": ("input_json_delta", "partial_json"), "text": ("text_delta", "text"),
+                         "thinking": ("thinking_delta", "thinking")}[kind]
+                for piece in _split(whole, step.pieces):
+                    send("content_block_delta", {"index": index, "delta": {"type": delta[0], delta[1]: piece}})
+                send("content_block_stop", {"index": index})
+            send("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
+                                   "usage": {"output_tokens": usage["completion_tokens"]}})
+            send("message_stop", {})
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _event(self, data: str) -> None:
+            raw = f"data: {data}\n\n".encode()
+            self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
+            self.wfile.flush()
 
     with serve_http(Handler) as url:
         state.url = url
         yield state
+
+
+def _deltas(step: Step) -> Iterator[dict[str, Any]]:
+    """The deltas a streaming server sends for a step's message: role, reasoning, content, tool calls."""
+    message = step.message or {}
+    yield {"role": "assistant", "content": ""}
+    reasoning = message.get("reasoning_content")
+    if reasoning:
+        for piece in _split(reasoning, step.pieces):
+            yield {"reasoning_content": piece}
+    content = message.get("content")
+    if isinstance(content, list):
+        yield {"content": content}
+    elif content:
+        for piece in _split(content, step.pieces):
+            yield {"content": piece}
+    for index, call in enumerate(message.get("tool_calls") or []):
+        fn = call["function"]
+        yield {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                               "function": {"name": fn["name"], "arguments": ""}}]}
+        for piece in _split(fn["arguments"], step.pieces):
+            yield {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+    yield {}
+
+
+def _blocks(step: Step) -> list[dict[str, Any]]:
+    """A step's message as Messages API content blocks (tool inputs kept as the raw JSON text)."""
+    message = step.message or {}
+    blocks: list[dict[str, Any]] = []
+    if message.get("reasoning_content"):
+        blocks.append({"type": "thinking", "thinking": message["reasoning_content"]})
+    if message.get("content"):
+        blocks.append({"type": "text", "text": message["content"]})
+    for call in message.get("tool_calls") or []:
+        blocks.append({"type": "tool_use", "id": call["id"].replace("call_", "toolu_"), "name": call["function"]["name"],
+                       "input": call["function"]["arguments"]})
+    return blocks
+
+
+def _loads(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {}
+
+
+def _split(text: str, pieces: int) -> list[str]:
+    size = max(1, -(-len(text) // max(1, pieces)))
+    return [text[i:i + size] for i in range(0, len(text), size)]
 
 
 # --------------------------------------------------------------------------- the buggy repository

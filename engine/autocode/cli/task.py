@@ -21,7 +21,7 @@ from autocode.cli._common import add_json_flag, emit
 
 VERBS = (
     "start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "resolve",
-    "cancel", "resume",
+    "cancel", "resume", "transcript",
 )
 
 
@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--test-command", metavar="CMD", help="the command that runs the tests (overrides settings)")
     start.add_argument("--package", metavar="DIR", help="work on one package of a monorepo (a folder in the workspace)")
     start.add_argument("--manifest", metavar="FILE", help="JSON manifest of declared public inputs for the prep copy")
-    start.add_argument("--provider", choices=("fixture", "openai", "azure"), help="model provider for every role")
+    start.add_argument("--provider", choices=("fixture", "openai", "azure", "anthropic"), help="model provider for every role")
     start.add_argument("--model", help="model name for the provider")
     start.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     start.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
@@ -59,7 +59,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("show", "show everything recorded about a task"),
         ("approve-completion", "apply the change to the workspace (an unproven one needs --confirm unproven)"),
         ("cancel", "cancel a task"),
-        ("resume", "continue a task whose process stopped while it was working"),
+        ("resume", "continue a task whose process stopped while it was working, or that failed on the endpoint or a budget"),
+        ("transcript", "print the model's work as Markdown (also written to transcript.md in the run folder)"),
     ):
         p = sub.add_parser(verb, help=text)
         _workspace(p)
@@ -138,6 +139,10 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "show":
         details = task.details()
         emit(args, details, _render_details)
+        return 0
+    elif verb == "transcript":
+        path, text = task.transcript()
+        emit(args, {"path": str(path), "markdown": text}, lambda d: str(d["markdown"]).rstrip("\n"))
         return 0
     elif verb == "answer":
         snap = _answer_from_args(task, args, source)
@@ -614,4 +619,6 @@ def _render_agent(agent: dict[str, Any] | None) -> list[str]:
         if item["mode"] == "edit_blocks":
             text += " (the endpoint takes no tools: edit blocks)"
         lines.append(text)
+        if item.get("summary") and role == "implementer":
+            lines.append("    summary: " + " ".join(str(item["summary"]).split())[:500])
     return lines

@@ -36,6 +36,8 @@ from autocode.providers.base import (
 # The launch values the agent loop reads (settings of the same names).
 LOOP_SETTINGS: tuple[str, ...] = (
     "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
+    "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens", "context_window",
+    "stream",
 )
 
 
@@ -48,7 +50,7 @@ class ProviderConfig:
     base_url: str | None = None
     api_key_env: str | None = None
     scenario: str | None = None
-    timeout: float = 60.0
+    timeout: float = 120.0  # the request_timeout setting: seconds an endpoint may send nothing
     routes: tuple[tuple[str, str], ...] = ()
     max_turns: int = 40
     token_budget: int = 400_000
@@ -57,6 +59,12 @@ class ProviderConfig:
     reading_roles: tuple[str, ...] = ("investigator",)
     api_version: str | None = None
     deployment: str | None = None
+    endpoint_family: str = "auto"
+    temperature: float | None = None
+    response_format: str = "auto"
+    max_output_tokens: int | None = None
+    context_window: int | None = None
+    stream: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -74,6 +82,12 @@ class ProviderConfig:
             "reading_roles": list(self.reading_roles),
             "api_version": self.api_version,
             "deployment": self.deployment,
+            "endpoint_family": self.endpoint_family,
+            "temperature": self.temperature,
+            "response_format": self.response_format,
+            "max_output_tokens": self.max_output_tokens,
+            "context_window": self.context_window,
+            "stream": self.stream,
         }
 
     @classmethod
@@ -85,7 +99,7 @@ class ProviderConfig:
             base_url=data.get("base_url"),
             api_key_env=data.get("api_key_env"),
             scenario=data.get("scenario"),
-            timeout=float(data.get("timeout") or 60.0),
+            timeout=float(data.get("request_timeout") or data.get("timeout") or 120.0),
             routes=tuple(sorted((str(k), str(v)) for k, v in dict(routes).items())),
             max_turns=int(data.get("max_turns") or 40),
             token_budget=int(data.get("token_budget") or 400_000),
@@ -96,6 +110,12 @@ class ProviderConfig:
             ),
             api_version=data.get("api_version"),
             deployment=data.get("deployment"),
+            endpoint_family=str(data.get("endpoint_family") or "auto"),
+            temperature=float(data["temperature"]) if data.get("temperature") is not None else None,
+            response_format=str(data.get("response_format") or "auto"),
+            max_output_tokens=int(data["max_output_tokens"]) if data.get("max_output_tokens") else None,
+            context_window=int(data["context_window"]) if data.get("context_window") else None,
+            stream=bool(data.get("stream", True)),
         )
 
     def route(self, role: str) -> tuple[str, str | None]:
@@ -195,7 +215,8 @@ def _fixture_build(settings: FixtureSettings, config: ProviderConfig, role: str)
     return FixtureProvider(dict(settings.scenario), model=settings.model)
 
 
-# OpenAI-compatible chat endpoints, and Azure OpenAI (the same client, its own URL and settings).
+# OpenAI-compatible chat endpoints, Azure OpenAI (the same client, its own URL and settings), and
+# Anthropic's Messages API (the same loop through its own wire format: agent.messages).
 
 
 @dataclass(frozen=True)
@@ -230,12 +251,33 @@ def _azure_settings(config: ProviderConfig, role: str, model: str | None) -> Htt
     )
 
 
+def _anthropic_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
+    if not model:
+        raise UsageError(
+            f"role {role} uses the anthropic provider but model is not set; set model in .autocode/config.toml "
+            "or pass --model (e.g. the Claude model your account uses)"
+        )
+    return HttpSettings(config.base_url or "https://api.anthropic.com/v1", model,
+                        config.api_key_env or "ANTHROPIC_API_KEY", config.timeout)
+
+
 def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Provider]:
     def build(settings: HttpSettings, config: ProviderConfig, role: str) -> Provider:
         # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.providers.agent.families import RequestShape, family_of
+        from autocode.providers.agent.http import ChatClient
         from autocode.providers.agent.loop import Budgets
+        from autocode.providers.agent.messages import MessagesClient
         from autocode.providers.openai import OpenAIProvider
 
+        shape = RequestShape(
+            family_of(name, settings.base_url, settings.model, config.endpoint_family),
+            temperature=config.temperature,
+            response_format=config.response_format,
+            max_output_tokens=config.max_output_tokens,
+            stream=config.stream,
+            context_window=config.context_window,
+        )
         return OpenAIProvider(
             base_url=settings.base_url,
             model=settings.model,
@@ -247,6 +289,8 @@ def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Pr
             azure_api_version=settings.azure_api_version,
             azure_deployment=settings.azure_deployment,
             name=name,
+            shape=shape,
+            client_class=MessagesClient if name == "anthropic" else ChatClient,
         )
 
     return build
@@ -255,6 +299,7 @@ def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Pr
 register(ProviderKind("fixture", _fixture_settings, _fixture_build))
 register(ProviderKind("openai", _openai_settings, _http_builder("openai")))
 register(ProviderKind("azure", _azure_settings, _http_builder("azure")))
+register(ProviderKind("anthropic", _anthropic_settings, _http_builder("anthropic")))
 
 
 __all__ = [

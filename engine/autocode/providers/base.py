@@ -215,6 +215,7 @@ class ProviderContext:
     say: Callable[[str], None] | None = None
     run_tests: RunTests | None = None
     agent: str = "implementer"
+    map_paths: list[str] = field(default_factory=list)  # the repository map's files, in inventory order
 
     def emit(self, event: str, data: dict[str, Any]) -> None:
         if self.note is not None:

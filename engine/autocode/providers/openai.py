@@ -4,10 +4,12 @@ Each role but the implementer sends one chat request asking for a JSON object
 of a fixed shape and checks what comes back; a malformed answer is a clear
 `ProviderError`, never a half-filled plan. The implementer works through the
 agent loop (`providers.agent`): tools in the prep copy, budgets, a transcript.
-Requests go through `agent.http.ChatClient`: 429 and 5xx answers are retried
-with exponential backoff (honouring Retry-After); a request that exceeds the
-timeout is not retried. The API key is read from the environment variable the
-settings name and is never stored, logged or put in an error message.
+Requests go through `agent.http.ChatClient` (streamed, one kept connection,
+retries with backoff, the endpoint's own error message) and are shaped for
+the endpoint's family (`agent.families`: temperature, response_format and
+the output limit only where the model takes them). The API key is read from
+the environment variable the settings name and is never stored, logged or
+put in an error message.
 """
 
 from __future__ import annotations
@@ -18,9 +20,12 @@ from collections.abc import Callable
 from typing import Any
 
 from autocode import scrub
+from autocode.providers import repomap
 from autocode.providers.agent import session
+from autocode.providers.agent.families import RequestShape, family_of
 from autocode.providers.agent.http import ChatClient
 from autocode.providers.agent.loop import Budgets
+from autocode.providers.agent.reply import turn_of
 from autocode.providers.base import (
     Implementation,
     Plan,
@@ -78,6 +83,8 @@ class OpenAIProvider:
         azure_api_version: str | None = None,
         azure_deployment: str | None = None,
         name: str = "openai",
+        shape: RequestShape | None = None,
+        client_class: type[ChatClient] = ChatClient,
     ) -> None:
         if not base_url:
             raise ProviderError("the openai provider needs base_url (setting 'base_url' or --base-url)")
@@ -93,7 +100,8 @@ class OpenAIProvider:
         self.budgets = budgets or Budgets()
         self.edit_format = edit_format
         self.reading = reading
-        self.client = ChatClient(
+        self.shape = shape or RequestShape(family_of(name, self.base_url, model))
+        self.client = client_class(
             base_url=self.base_url,
             api_key_env=api_key_env,
             timeout=timeout,
@@ -114,9 +122,15 @@ class OpenAIProvider:
         return Plan.from_dict(self._ask("planner", text, ctx))
 
     def implement(self, ctx: ProviderContext, plan: Plan) -> Implementation:
-        text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
         if ctx.copy is not None and ctx.run_dir is not None:
-            return session.implement(self.client, str(self.model), ctx, text, self.budgets, self.edit_format)
+            # A small window (Ollama's 4,096 tokens) gets a small map: about a seventh of it.
+            limit = min(repomap.MAP_CHARS, self.shape.window // 2)
+            text = _context_text(ctx, mapped=plan.citations, map_chars=limit)
+            text += "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
+            return session.implement(
+                self.client, str(self.model), ctx, text, self.budgets, self.edit_format, shape=self.shape
+            )
+        text = _context_text(ctx) + "\n\nApproved plan:\n" + json.dumps(plan.to_dict(), indent=1)
         text += "\n\nFiles:\n" + file_excerpts(ctx, plan.citations)
         return Implementation.from_dict(self._ask("implementer", text, ctx))
 
@@ -137,29 +151,28 @@ class OpenAIProvider:
         system = SYSTEM.format(role=role, shape=SHAPES[role])
         content: Any = None
         if self.reading and ctx is not None and ctx.copy is not None and ctx.run_dir is not None:
-            content = session.read_then_answer(self.client, str(self.model), ctx, role, system, user_text, self.budgets)
+            content = session.read_then_answer(
+                self.client, str(self.model), ctx, role, system, user_text, self.budgets, shape=self.shape
+            )
         if content is None:
-            body = {
-                "model": self.model,
-                "temperature": 0,
-                "response_format": {"type": "json_object"},
-                "messages": [
-                    {"role": "system", "content": system},
-                    # The diff and excerpts are the code as it is; credentials in them never leave.
-                    {"role": "user", "content": scrub.redact(user_text, paths=False)},
-                ],
-            }
+            # The diff and excerpts are the code as it is; credentials in them never leave.
+            messages = [
+                {"role": "system", "content": system},
+                {"role": "user", "content": scrub.redact(user_text, paths=False)},
+            ]
+            body = self.shape.body(str(self.model), messages, json_answer=True)
             reply = self._post("/chat/completions", body, ctx)
             if ctx is not None and ctx.run_dir is not None:
                 session.record_request(ctx.run_dir, role, reply.get("usage"))
-            try:
-                content = reply["choices"][0]["message"]["content"]
-            except (KeyError, IndexError, TypeError) as exc:
+            turn = turn_of(reply, self.base_url)
+            if turn.finish_reason == "length":
+                limit = self.shape.output_limit()
                 raise ProviderError(
-                    f"{self.base_url} answered without choices[0].message.content; "
-                    "check that base_url points at an OpenAI-compatible chat-completions API"
-                ) from exc
-        if not isinstance(content, str):
+                    f"the {role} answer from model {self.model} was cut at the output limit (finish_reason: length); "
+                    "raise max_output_tokens" + (f" (now {limit})" if limit else " (unset: the server's own limit)")
+                )
+            content = turn.content
+        if not content.strip():
             raise ProviderError(f"the {role} answer from {self.base_url} has no text content")
         try:
             data = json.loads(strip_fence(content))
@@ -173,12 +186,37 @@ class OpenAIProvider:
         return data
 
     def _post(self, path: str, body: dict[str, Any], ctx: ProviderContext | None = None) -> dict[str, Any]:
-        return self.client.post(path, body, cancelled=ctx.cancelled if ctx is not None else None)
+        def notice(text: str) -> None:
+            if ctx is not None:
+                ctx.emit("agent_notice", {"text": text})
+                if ctx.say is not None:
+                    ctx.say(text)
+
+        return self.client.chat(
+            body,
+            cancelled=ctx.cancelled if ctx is not None else None,
+            progress=self._progress(ctx),
+            notice=notice,
+        )
+
+    def _progress(self, ctx: ProviderContext | None) -> Any:
+        say = ctx.say if ctx is not None else None
+        if say is None:
+            return None
+        return lambda chars, seconds: say(f"the model is answering ({chars:,} characters in {seconds:.0f} s)")
 
 
-def _context_text(ctx: ProviderContext) -> str:
+def _context_text(ctx: ProviderContext, mapped: list[str] | None = None, map_chars: int = repomap.MAP_CHARS) -> str:
+    """The task's context for a role; with `mapped` (the plan's citations) a repository map of the
+    copy, those and the task's citations first, instead of the bare list of paths."""
     parts = [f"Brief:\n{ctx.brief}"]
-    if ctx.citations:
+    if mapped is not None and ctx.copy is not None:
+        cited = [*ctx.citations, *mapped]
+        parts.append(
+            "Repository map (files, the ones this task cites first, with their top-level definitions):\n"
+            + repomap.render(ctx.copy, cited, ctx.map_paths, map_chars)
+        )
+    elif ctx.citations:
         parts.append("Repository paths:\n" + "\n".join(ctx.citations))
     if ctx.project_conventions:
         lines = [f"- Q: {c.get('question')}\n  A: {c.get('answer')}" for c in ctx.project_conventions]

@@ -119,11 +119,16 @@ def _read_toml(path: Path, label: str) -> dict[str, Any] | None:
     return data
 
 
+# Names people reach for that AutoCode spells otherwise.
+RENAMED = {"timeout": "request_timeout", "max_tokens": "max_output_tokens", "num_ctx": "context_window"}
+
+
 def _split_unknown(table: Mapping[str, Any], label: str, warnings: list[str]) -> dict[str, Any]:
     known = {k: v for k, v in table.items() if k in SETTING_NAMES}
     for key in table:
         if key not in SETTING_NAMES:
-            warnings.append(f"{label}: unknown setting '{key}' is ignored (known settings: see docs/settings.md)")
+            hint = f"; did you mean {RENAMED[key]}?" if key in RENAMED else ""
+            warnings.append(f"{label}: unknown setting '{key}' is ignored{hint} (known settings: see docs/settings.md)")
     return known
 
 

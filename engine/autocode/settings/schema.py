@@ -47,7 +47,10 @@ class Settings(BaseModel):
     )
     test_timeout: int = Field(default=600, gt=0, description="seconds a test run may take")
     provider: str = Field(
-        default="fixture", min_length=1, description="model provider for task agents", json_schema_extra=DESTINATION
+        default="fixture",
+        min_length=1,
+        description="model provider for task agents (fixture, openai, azure, anthropic)",
+        json_schema_extra=DESTINATION,
     )
     model: Text | None = Field(default=None, description="model name passed to the provider")
     base_url: Text | None = Field(
@@ -79,6 +82,33 @@ class Settings(BaseModel):
         default_factory=lambda: ["investigator"],
         description="roles that may read the copy (read_file, list_files, search) before answering",
     )
+    request_timeout: float = Field(
+        default=120.0, gt=0,
+        description="seconds a model endpoint may send nothing (an idle timeout: a reply that keeps streaming may take longer)",
+    )
+    endpoint_family: Literal[
+        "auto", "openai", "azure", "anthropic", "ollama", "lmstudio", "vllm", "llamacpp", "litellm", "generic"
+    ] = Field(
+        default="auto",
+        description="which server or service base_url is, for the request parameters it takes; guessed from the URL and model when auto",
+    )
+    temperature: float | None = Field(
+        default=None, ge=0, le=2,
+        description="sampling temperature sent to the model; unset sends 0 where the model takes it and nothing to reasoning models",
+    )
+    response_format: Literal["auto", "json_object", "none"] = Field(
+        default="auto",
+        description="whether JSON answers ask for response_format json_object; auto asks where the endpoint family takes it",
+    )
+    max_output_tokens: int | None = Field(
+        default=None, gt=0,
+        description="the most tokens one reply may have (sent as max_tokens or max_completion_tokens); unset leaves the server's limit",
+    )
+    context_window: int | None = Field(
+        default=None, gt=0,
+        description="the model's context window in tokens; unset uses the endpoint family's (4096 for Ollama, LM Studio, llama.cpp)",
+    )
+    stream: bool = Field(default=True, description="stream chat replies (server-sent events) from the model endpoint")
     api_version: Text | None = Field(default=None, description="Azure OpenAI api-version (provider azure)")
     deployment: Text | None = Field(
         default=None, description="Azure OpenAI deployment name (provider azure); the model name when unset"

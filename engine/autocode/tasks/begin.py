@@ -111,7 +111,7 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         head = pool.submit(gitsafe.head, root)
         prep = opts.prep if opts.prep is not None else _make_copy(root, manifest, opts.progress)
         recall, head_sha = recalled.result(), head.result()
-    cites = _citations(root, prep)
+    cites, map_paths = _citations(root, prep)
     run_dir = checked_runs_root(root, create=True) / task_id
     _ensure_gitignore(root)
     # A run's state (brief, answers, test output) is its owner's alone: 0700 folders
@@ -143,6 +143,7 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         "sandbox": policy.to_dict(),
         "prep": _prep_dict(prep),
         "citations": cites,
+        "map_paths": map_paths,  # the repository map's files (providers.repomap), in inventory order
         "recall": recall,
     }
     store.write_json_atomic(run_dir / "launch.json", launch_data)
@@ -207,13 +208,16 @@ def citation_fallback(prep: Any) -> list[str]:
     return [p for p in declared if p] or [NO_SOURCE_FILES]
 
 
-def _citations(root: Path, prep: Any) -> list[str]:
+def _citations(root: Path, prep: Any) -> tuple[list[str], list[str]]:
+    """(the first 20 citable paths, the first MAP_FILES of them for the repository map)."""
     # lazy: not needed by `autocode task list`, which imports this module
     from autocode.prep import citations
+    from autocode.providers.repomap import MAP_FILES
 
     # The copy's own inventory when it has one: no second walk of the git listing.
     inv = getattr(prep, "inventory", None)
-    return list(citations(root, limit=20, fallback=citation_fallback(prep), inv=inv))
+    paths = list(citations(root, limit=MAP_FILES, fallback=citation_fallback(prep), inv=inv))
+    return paths[:20], paths
 
 
 def _prep_dict(prep: Any) -> dict[str, Any]:

@@ -25,6 +25,13 @@ from autocode.tasks import store, verify
 from autocode.tasks.applying import ApplyPhase
 from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
 
+# Failures a resume may continue from, and the settings it reads again (setting -> launch key).
+RESUMABLE_FAILURES = ("providerError", "budgetExhausted")
+REFRESHED_ON_RESUME = {
+    "max_turns": "max_turns", "token_budget": "token_budget", "time_budget": "time_budget",
+    "request_timeout": "timeout", "max_output_tokens": "max_output_tokens", "context_window": "context_window",
+}
+
 
 class PhaseMachine(ApplyPhase):
     """The steps of a task between the person's actions."""
@@ -62,6 +69,37 @@ class PhaseMachine(ApplyPhase):
             self._cancel_now()
         if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
             self._learn()
+
+    def _reopen_after_provider_failure(self) -> bool:
+        """A task that FAILED on the endpoint or a budget goes back to the phase it failed in, with the
+        budgets and endpoint limits read from the settings now (so a raised budget counts); False
+        for any other failure."""
+        error = self._state.error or {}
+        phase = {"requirements": "REQUIREMENTS", "planning": "PLANNING", "implementing": "IMPLEMENTING",
+                 "verifying": "VERIFYING"}.get(str(error.get("phase")))
+        if error.get("kind") not in RESUMABLE_FAILURES or phase is None:
+            return False
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.providers.agent.session import reopen_loops
+        from autocode.settings import resolve_settings
+
+        settings = resolve_settings(self.workspace)
+        provider = dict(self._launch.get("provider") or {})
+        changed = {}
+        for name, key in REFRESHED_ON_RESUME.items():
+            value = settings.value(name)
+            if value is not None and value != provider.get(key):
+                changed[name] = value
+                provider[key] = value
+        if changed:
+            self._launch["provider"] = provider
+            store.write_json_atomic(self.run_dir / "launch.json", self._launch)
+        reopened = reopen_loops(self.run_dir)
+        self._state.state = phase
+        self._state.error = None
+        self._state.result = None
+        self._commit("resumed", {"after": error.get("kind"), "settings": changed, "loops": reopened})
+        return True
 
     def _fail(self, kind: str, message: str) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
@@ -115,7 +153,8 @@ class PhaseMachine(ApplyPhase):
             brief=launch["brief"],
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
-            citations=list(launch.get("citations") or []),
+            # The investigator's citations once it has run, else the first paths of the inventory.
+            citations=list((self._state.requirements or {}).get("investigated") or launch.get("citations") or []),
             inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state.ledger),
@@ -128,6 +167,7 @@ class PhaseMachine(ApplyPhase):
             say=lambda message: self._say(PHASE_OF[self._state.state], message),
             run_tests=self._tests_in_copy if self._launch.get("values", {}).get("test_command") else None,
             agent=str(self._launch.get("values", {}).get("agent") or "implementer"),
+            map_paths=list(launch.get("map_paths") or launch.get("citations") or []),
         )
 
     def _tests_in_copy(self, limit: float | None = None) -> dict[str, Any]:
@@ -195,7 +235,7 @@ class PhaseMachine(ApplyPhase):
         self._say("requirements", "reading the brief and the repository")
         ctx = self._context()
         cites = self._use_role("investigator").investigate(ctx)
-        ctx.citations = list(dict.fromkeys([*ctx.citations, *cites]))
+        ctx.citations = list(dict.fromkeys([*cites, *ctx.citations]))  # the investigator's first
         report = self._use_role("requirements").requirements(ctx)
         known = {c["question"] for c in ctx.project_conventions}
         at = store.now_iso()
@@ -221,6 +261,7 @@ class PhaseMachine(ApplyPhase):
         data = report.to_dict()
         data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
         data["answered_by_project_data"] = reused
+        data["investigated"] = cites
         self._state.requirements = data
         self._state.state = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
         self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})

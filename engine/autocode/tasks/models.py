@@ -305,6 +305,8 @@ class AgentRole(PhaseResult):
     """answered, max_turns, token_budget or time_budget once the loop ended; null while it runs."""
     transcript: str | None = None
     """The loop's transcript file in the run's agent folder."""
+    summary: str | None = None
+    """The model's final answer once the loop answered (its reasoning left out); null before."""
 
 
 class AgentStatus(PhaseResult):

@@ -107,6 +107,13 @@ class TaskRun(PhaseMachine):
         run._refresh_views_if_stale()
         return run
 
+    def transcript(self) -> tuple[Path, str]:
+        """The model's work as Markdown, written to transcript.md in the run folder: (its path, its text)."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.providers.agent.transcript import write_markdown
+
+        return write_markdown(self.run_dir)
+
     def details(self) -> dict[str, Any]:
         """Everything recorded about the run (for `task show`)."""
         s = self._committed()
@@ -323,9 +330,14 @@ class TaskRun(PhaseMachine):
         return self.snapshot()
 
     def resume(self) -> TaskSnapshot:
-        """Continue a task whose process stopped while it was working (after a crash or kill)."""
+        """Continue a task whose process stopped while it was working (after a crash or kill), or
+        one that FAILED on the model endpoint or a budget: the agent loop goes on from its
+        transcript under the budgets and endpoint limits the settings give now."""
         with self._changing():
             if self._state.state in PAUSES:
+                return self.snapshot()
+            if self._state.state == "FAILED" and self._reopen_after_provider_failure():
+                self._advance()  # from the agent's transcript, under the settings as they are now
                 return self.snapshot()
             if self._state.state in ENDS:
                 if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":

@@ -398,6 +398,17 @@ async def get(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapsho
     return await _act(server, folders, args.task_id, lambda run: run.snapshot(), title=None)
 
 
+@command(protocol.TASK_TRANSCRIPT)
+async def transcript(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol.TaskTranscript:
+    folders = _folders_for(server, args.workspace, protocol.TASK_TRANSCRIPT)
+
+    def work() -> protocol.TaskTranscript:
+        path, text = _find_task(folders, args.task_id, _Hooks(server)).transcript()
+        return protocol.TaskTranscript(path=str(path), markdown=text)
+
+    return await engine_call(work)
+
+
 @command(protocol.TASK_LIST)
 async def list_(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.TaskList:
     folders = _folders_for(server, args.workspace, protocol.TASK_LIST)

@@ -33,6 +33,7 @@ TASK_CANCEL = C + "task.cancel"
 TASK_RESUME = C + "task.resume"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
+TASK_TRANSCRIPT = C + "task.transcript"
 MEMORY_SAVE = C + "memory.save"
 MEMORY_SEARCH = C + "memory.search"
 MEMORY_DELETE = C + "memory.delete"
@@ -74,6 +75,7 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_RESUME: "tasks",
     TASK_GET: "tasks",
     TASK_LIST: "tasks",
+    TASK_TRANSCRIPT: "tasks",
     MEMORY_SAVE: "memory",
     MEMORY_SEARCH: "memory",
     MEMORY_DELETE: "memory",

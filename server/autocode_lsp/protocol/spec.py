@@ -111,6 +111,7 @@ from autocode_lsp.protocol.names import (
     TASK_REVIEW,
     TASK_REVIEW_PLAN,
     TASK_START,
+    TASK_TRANSCRIPT,
     VERIFY,
 )
 
@@ -337,6 +338,15 @@ class DoctorResult:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskTranscript:
+    """The model's work in a task as a Markdown page (the agent loops' transcripts, readable)."""
+
+    path: str
+    """transcript.md in the run folder, written by this call: an editor can open it."""
+    markdown: str
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class VerifyResult:
     change: str
     """What was verified, in words (the work tree against HEAD, or a range of commits)."""
@@ -553,6 +563,11 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Every task of the workspace (all folders of the session when no workspace is "
                 "given), newest first, including those an earlier server left waiting.",
                 "tasks", ("noRepository",)),
+    CommandSpec(TASK_TRANSCRIPT, TaskRefArgs, TaskTranscript,
+                "The model's work in a task as Markdown: each loop's requests, replies (reasoning "
+                "folded), tool calls and results, notices about the endpoint and how it ended; "
+                "also written to transcript.md in the run folder (`path`).",
+                "tasks", _TASK_ERRORS, {"taskId": "t-20260101-120000-a1b2c3"}),
     CommandSpec(MEMORY_SAVE, MemorySaveArgs, MemorySaveResult,
                 "Save a durable memory. Content tied to one task, run or commit is refused "
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "

@@ -20,6 +20,7 @@
 ---@field budgets autocode.AgentBudgets|nil The loop's limits (loops only).
 ---@field stopped string|nil answered, max_turns, token_budget or time_budget once the loop ended; null while it runs.
 ---@field transcript string|nil The loop's transcript file in the run's agent folder.
+---@field summary string|nil The model's final answer once the loop answered (its reasoning left out); null before.
 
 --- The model's work in a task: per role, with usage summed over them.
 ---@class autocode.AgentStatus
@@ -474,6 +475,11 @@
 ---@field package? string|nil A package folder inside a monorepo; the learned test command is then not used.
 ---@field testCommand? string|nil Overrides every other source of the test command for this task (the `flag` layer).
 ---@field manifest? string|nil Make a checked prep copy with these declared inputs first (see `autocode.prep.run`).
+
+--- The model's work in a task as a Markdown page (the agent loops' transcripts, readable).
+---@class autocode.TaskTranscript
+---@field path string transcript.md in the run folder, written by this call: an editor can open it.
+---@field markdown string
 
 --- The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`).
 ---@class autocode.TestRun

@@ -31,6 +31,8 @@ export interface AgentRole {
   stopped: string | null;
   /** The loop's transcript file in the run's agent folder. */
   transcript: string | null;
+  /** The model's final answer once the loop answered (its reasoning left out); null before. */
+  summary: string | null;
 }
 
 /** The model's work in a task: per role, with usage summed over them. */
@@ -671,6 +673,13 @@ export interface TaskStartArgs {
   manifest?: string | null;
 }
 
+/** The model's work in a task as a Markdown page (the agent loops' transcripts, readable). */
+export interface TaskTranscript {
+  /** transcript.md in the run folder, written by this call: an editor can open it. */
+  path: string;
+  markdown: string;
+}
+
 /** The project's test command as run in the prep copy (its full output is in `evidence/test-output.txt`). */
 export interface TestRun {
   command: string;
@@ -765,6 +774,7 @@ export interface Commands {
   "autocode.task.resume": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.get": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.list": { arguments: WorkspaceArgs; result: TaskList };
+  "autocode.task.transcript": { arguments: TaskRefArgs; result: TaskTranscript };
   "autocode.memory.save": { arguments: MemorySaveArgs; result: SaveResult };
   "autocode.memory.search": { arguments: MemorySearchArgs; result: SearchResult };
   "autocode.memory.delete": { arguments: MemoryDeleteArgs; result: MemoryDeleteResult };

@@ -2,8 +2,15 @@
 
 `session.implement` runs the implementer's loop and returns the change it
 made; `session.read_then_answer` lets another role read the copy before its
-JSON answer. Modules: `http` (the abortable request), `tools` (what the model
-may call), `editblocks` (the text fallback), `loop` (the loop itself).
+JSON answer. Modules: `http` (the request: retries, adjustments, the
+abortable exchange), `connections` (one kept connection per endpoint, the
+cancel watcher), `stream` (server-sent events put back together),
+`endpoint_errors` (what an error answer means), `families` (request
+parameters per endpoint family), `messages` (Anthropic's Messages API as the
+same client), `reply` (one completion read the same way whatever wrote it),
+`context` (the history kept within the window), `tools` (what the model may
+call), `editblocks` (the text fallback), `loop` (the loop itself),
+`transcript` (the transcripts as Markdown), `probe` (doctor --check-provider).
 """
 
 from __future__ import annotations

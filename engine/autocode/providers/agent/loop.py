@@ -10,9 +10,19 @@ is marked as started before it runs: one the process died in is answered as
 interrupted on resume, never run again blindly. Cancel and the time left
 bound every call as well as the request in flight.
 
-When the endpoint refuses tools (HTTP 400 naming them) and the edit format
-allows it, the loop starts again in the edit-block text format
-(`editblocks`), and the status says so.
+Each request sends a view of the history kept within the model's window
+(`context`: old tool output trimmed first, then a summary); the budgets are
+checked before a request with its estimated size, and a request the
+endpoint finds over its window is sent once more, smaller. A reply cut at
+the output limit (`finish_reason: length`) is never the answer: the model
+is told and continues, and three cuts in a row fail the loop clearly. The
+reasoning a model shows is kept in the transcript, never sent back.
+
+Only when the endpoint clearly refuses the tools parameter (and the edit
+format allows it) does the loop start again in the edit-block text format
+(`editblocks`), and the status says so. A model that answers in words
+without calling a tool is asked once to use the tools; a second time the
+loop fails saying so, rather than switching formats silently.
 
 Kept whole: the loop, its budgets and the transcript it is rebuilt from are
 one state machine; resuming after a kill depends on the three agreeing.
@@ -31,8 +41,16 @@ from typing import Any
 
 from autocode import scrub
 from autocode.errors import AutoCodeError
-from autocode.providers.agent import editblocks
-from autocode.providers.agent.http import ChatClient, RequestCancelled, ToolsRefused
+from autocode.providers.agent import context, editblocks
+from autocode.providers.agent.families import RequestShape, family_of
+from autocode.providers.agent.http import (
+    ChatClient,
+    ContextTooLong,
+    OutOfTime,
+    RequestCancelled,
+    ToolsRefused,
+)
+from autocode.providers.agent.reply import turn_of
 from autocode.providers.agent.tools import (
     CallLimits,
     Toolbox,
@@ -48,7 +66,15 @@ from autocode.providers.agent.tools import (
 from autocode.providers.base import ProviderError
 from autocode.tasks.store import append_event, kill_point, read_events
 
-NO_TOOL_CALL = "the model answered without calling any tool (a model or server without tool support?)"
+NO_TOOL_NUDGE = (
+    "You answered without calling a tool, and nothing has been changed yet. Use the tools to read the "
+    "code, edit it and run the tests; answer in words only once the change is made."
+)
+CUT_NUDGE = (
+    "Your reply was cut off at the output token limit (finish_reason: length){what}. Continue, "
+    "and keep each reply short: one tool call at a time, small edits."
+)
+MAX_CUTS = 3
 EMPTY_NUDGE = (
     "Your reply had neither text nor a tool call. Call a tool to continue, "
     "or answer with a short summary of the change when it is done."
@@ -121,6 +147,9 @@ class _State:
     unanswered_reply: str | None = None  # an edit-block reply whose feedback was not written
     end: dict[str, Any] | None = None
     started: bool = False
+    nudged: bool = False  # asked once to use the tools after a reply in words
+    cuts: int = 0  # replies in a row cut at the output limit
+    squeeze: float = 1.0  # < 1 after the endpoint said a request was over its window
     started_calls: set[str] = field(default_factory=set)  # calls begun and never answered: interrupted
     failures: dict[str, int] = field(default_factory=dict)  # failing calls by their key
     stuck: str | None = None  # the repeated failing call that ends the loop
@@ -144,6 +173,8 @@ class AgentLoop:
         status: Callable[[dict[str, Any]], None] | None = None,
         final_anyway: Callable[[str], bool] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        shape: RequestShape | None = None,
+        start_notes: tuple[str, ...] = (),
     ) -> None:
         self.client = client
         self.model = model
@@ -159,6 +190,11 @@ class AgentLoop:
         self._status = status
         self._final_anyway = final_anyway or (lambda text: False)
         self._clock = clock
+        self.shape = shape or RequestShape(family_of("openai", client.base_url, model), stream=False)
+        self.sizing = context.Sizing(self.shape.window, self.shape.output_limit() or min(4_096, self.shape.window // 8))
+        self._tool_chars: int | None = None
+        self._start_notes = start_notes
+        self._truncation_said = False
         self.engine_seconds = 0.0  # the loop's own time, the endpoint's excluded (for the bench)
 
     # -- the loop -------------------------------------------------------------
@@ -171,6 +207,10 @@ class AgentLoop:
         if not st.started:
             first = "edit_blocks" if self.mode == "edit_blocks" else "tools"
             self._begin(st, first, system, user, edit_blocks_intro, None)
+            if self.shape.family.note and self.shape.context_window is None:
+                self._notice(self.shape.family.note)
+            for note in self._start_notes:
+                self._notice(note)
         while True:
             mark = self._clock()
             st.elapsed = mark - began
@@ -187,16 +227,36 @@ class AgentLoop:
                     continue
                 return self._finish(st, text, "answered", began)
             self._check_cancel()
-            stop = self._budget_stop(st)
+            body, chars, condensed = self._request_body(st)
+            stop = self._budget_stop(st, self.sizing.tokens(chars))
             if stop is not None:
                 return self._finish(st, "", stop, began)
             st.turns += 1
-            body = self._request_body(st)
-            self._append("request", {"turn": st.turns, "messages": len(body["messages"]), "mode": st.mode, "elapsed": round(st.elapsed, 3)})
+            self._append("request", {"turn": st.turns, "messages": len(body["messages"]), "mode": st.mode,
+                                     "chars": chars, "context": condensed, "elapsed": round(st.elapsed, 3)})
             self._tell(f"asking the model (turn {st.turns} of {self.budgets.max_turns})")
             self.engine_seconds += self._clock() - mark
             try:
-                reply = self.client.post("/chat/completions", body, cancelled=self.cancelled)
+                reply = self.client.chat(
+                    body,
+                    cancelled=self.cancelled,
+                    deadline=time.monotonic() + max(0.0, self.budgets.time_budget - st.elapsed),
+                    progress=self._streaming,
+                    notice=self._notice,
+                )
+            except OutOfTime as exc:
+                self._notice(exc.message)
+                return self._finish(st, "", "time_budget", began)
+            except ContextTooLong as exc:
+                if st.squeeze < 1.0:
+                    raise ProviderError(exc.message) from None
+                st.turns -= 1
+                if exc.limit:
+                    self.sizing.window = min(self.sizing.window, exc.limit)
+                # Once, smaller: at most 60% of what was refused, whatever the window was thought to be.
+                st.squeeze = min(0.6, 0.6 * self.sizing.tokens(chars) / max(1, self.sizing.limit))
+                self._notice(f"the endpoint found the request over its context window ({exc.text}); sending it again condensed")
+                continue
             except ToolsRefused as exc:
                 if st.mode != "tools" or self.mode != "auto":
                     raise ProviderError(
@@ -206,15 +266,53 @@ class AgentLoop:
                 self._begin(st, "edit_blocks", system, user, edit_blocks_intro, exc.message)
                 continue
             mark = self._clock()
-            raw_message = _message_of(reply, self.client.base_url)
-            st.usage.add(reply.get("usage"))
+            turn = turn_of(reply, self.client.base_url, tools_offered=st.mode == "tools", call_prefix=f"text-{st.turns}")
+            st.usage.add(turn.usage)
+            prompt = _count((turn.usage or {}).get("prompt_tokens"))
+            if prompt:
+                self._check_truncation(chars, prompt)
+                self.sizing.calibrate(chars, prompt)
+            cut = turn.finish_reason == "length"
+            if cut:
+                # Arguments cut short are not run; the partial text is never the answer.
+                raw_message = {"role": "assistant", "content": turn.content or "(cut off)"}
+            else:
+                raw_message = turn.message()
             # The history and the transcript hold the scrubbed message; the tools run what was asked.
             message = clean_message(raw_message, self.clean)
             asked = clean_message(raw_message, _same).get("tool_calls") or []
             st.elapsed = self._clock() - began
-            self._append("reply", {"turn": st.turns, "message": message, "usage": reply.get("usage"), "elapsed": round(st.elapsed, 3)})
+            entry: dict[str, Any] = {"turn": st.turns, "message": message, "usage": turn.usage,
+                                     "finish_reason": turn.finish_reason, "elapsed": round(st.elapsed, 3)}
+            if turn.reasoning:
+                entry["reasoning"] = self.clean(turn.reasoning)
+            if turn.calls_from_text:
+                entry["calls_from_text"] = True
+            self._append("reply", entry)
             st.messages.append(message)
             self._publish(st)
+            if turn.calls_from_text:
+                self._notice("the endpoint left the model's tool calls in its text (a server without tool-call parsing); running them as tool calls")
+            if cut:
+                st.cuts += 1
+                if st.cuts >= MAX_CUTS:
+                    limit = self.shape.output_limit()
+                    raise ProviderError(
+                        f"the {self.role} model's replies were cut at the output limit (finish_reason: length) "
+                        f"{st.cuts} times in a row; raise max_output_tokens"
+                        + (f" (now {limit})" if limit else " (unset: the server's own limit)")
+                        + " or use a model that answers in fewer tokens"
+                    )
+                what = "; its tool calls were not run" if turn.tool_calls else ""
+                self._feedback(st, CUT_NUDGE.format(what=what), began)
+                self.engine_seconds += self._clock() - mark
+                continue
+            st.cuts = 0
+            if turn.finish_reason == "content_filter":
+                raise ProviderError(
+                    f"{self.client.base_url} stopped the {self.role}'s reply (finish_reason: content_filter); "
+                    "rephrase the brief or use another model"
+                )
             calls = message.get("tool_calls") or []
             content = message.get("content") or ""
             if st.mode == "tools" and calls:
@@ -238,9 +336,16 @@ class AgentLoop:
                 continue
             self.engine_seconds += self._clock() - mark
             if st.mode == "tools" and self.mode == "auto" and st.tool_calls == 0 and not self._final_anyway(content):
-                # No tool was ever called: a model or server that ignores tools. Ask again in edit blocks.
-                self._begin(st, "edit_blocks", system, user, edit_blocks_intro, NO_TOOL_CALL)
-                continue
+                # No tool was ever called: ask once; a second time is a model or server that ignores tools.
+                if not st.nudged:
+                    st.nudged = True
+                    self._feedback(st, NO_TOOL_NUDGE, began)
+                    continue
+                raise ProviderError(
+                    f"the {self.role} model answered in words twice without calling any tool (a model or server "
+                    'without tool support?); use a model with tool calls, or set edit_format = "edit_blocks" '
+                    "to have it write edit blocks instead"
+                )
             return self._finish(st, content, "answered", began)
 
     # -- steps ------------------------------------------------------------------
@@ -277,12 +382,16 @@ class AgentLoop:
         )
         self._publish(st)
 
-    def _request_body(self, st: _State) -> dict[str, Any]:
-        body: dict[str, Any] = {"model": self.model, "temperature": 0, "messages": st.messages}
-        if st.mode == "tools":
-            body["tools"] = schemas(self.toolbox.allowed)
-            body["tool_choice"] = "auto"
-        return body
+    def _request_body(self, st: _State) -> tuple[dict[str, Any], int, str | None]:
+        """(the body, its estimated characters, how the history was condensed for it or None)."""
+        tools = schemas(self.toolbox.allowed) if st.mode == "tools" else None
+        extra = 0
+        if tools:
+            if self._tool_chars is None:
+                self._tool_chars = len(json.dumps(tools))
+            extra = self._tool_chars
+        messages, condensed = context.view(st.messages, self.sizing, squeeze=st.squeeze, extra_chars=extra)
+        return self.shape.body(self.model, messages, tools=tools), context.size(messages) + extra, condensed
 
     def _run_pending(self, st: _State, began: float) -> None:
         while st.pending:
@@ -444,10 +553,11 @@ class AgentLoop:
             str(reason) if reason else None,
         )
 
-    def _budget_stop(self, st: _State) -> str | None:
+    def _budget_stop(self, st: _State, next_prompt: int = 0) -> str | None:
+        """The budget the next request (of about `next_prompt` tokens) would overrun, or None."""
         if st.turns >= self.budgets.max_turns:
             return "max_turns"
-        if st.usage.total_tokens >= self.budgets.token_budget:
+        if st.usage.total_tokens + next_prompt > self.budgets.token_budget:
             return "token_budget"
         if st.elapsed >= self.budgets.time_budget:
             return "time_budget"
@@ -498,6 +608,8 @@ class AgentLoop:
                 st.unanswered_reply = None
             elif kind == "end":
                 st.end = entry
+            elif kind == "reopen":  # resumed under a raised budget: the loop goes on
+                st.end = None
         if st.started and self._note and st.end is None:
             self._note("agent_resumed", {"role": self.role, "turns": st.turns, "tool_calls": st.tool_calls})
         return st
@@ -523,12 +635,34 @@ class AgentLoop:
                 },
                 "stopped": (st.end or {}).get("stopped"),
                 "transcript": self.transcript.name,
+                "summary": (st.end or {}).get("text") if (st.end or {}).get("stopped") == "answered" else None,
             }
         )
 
     def _tell(self, message: str) -> None:
         if self._say is not None:
             self._say(message)
+
+    def _notice(self, text: str) -> None:
+        """Something about the endpoint the person should know: in the transcript, the events and the progress."""
+        clean = self.clean(text)
+        self._append("notice", {"text": clean})
+        self._tell(clean)
+        if self._note is not None:
+            self._note("agent_notice", {"role": self.role, "text": clean})
+
+    def _check_truncation(self, chars: int, prompt: int) -> None:
+        """Ollama cuts a prompt longer than its window without a word; its token count gives it away."""
+        if self._truncation_said or not self.shape.family.name.startswith("ollama") or prompt * 4 >= chars * 0.6:
+            return
+        self._truncation_said = True
+        self._notice(
+            f"the endpoint counted {prompt:,} prompt tokens for about {chars // 4:,}: Ollama likely cut the "
+            "conversation to its context window; start it with a larger OLLAMA_CONTEXT_LENGTH and set context_window to match"
+        )
+
+    def _streaming(self, chars: int, seconds: float) -> None:
+        self._tell(f"the model is answering ({chars:,} characters in {seconds:.0f} s)")
 
     def _announce_before(self, name: str, args: dict[str, Any]) -> None:
         if name == "run_tests":
@@ -591,19 +725,6 @@ def _arguments(raw: Any) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ToolError("the arguments must be a JSON object")
     return data
-
-
-def _message_of(reply: dict[str, Any], where: str) -> dict[str, Any]:
-    try:
-        message = reply["choices"][0]["message"]
-    except (KeyError, IndexError, TypeError) as exc:
-        raise ProviderError(
-            f"{where} answered without choices[0].message; check that base_url points at an "
-            "OpenAI-compatible chat-completions API"
-        ) from exc
-    if not isinstance(message, dict):
-        raise ProviderError(f"{where} answered with a message that is not an object")
-    return message
 
 
 def _count(value: Any) -> int:

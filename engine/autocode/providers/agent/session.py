@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,12 +11,14 @@ from autocode.errors import AutoCodeError
 from autocode.memory import MemoryContext
 from autocode.memory.pool import lease_for
 from autocode.providers.agent import AGENT_DIR, read_status, status_path
+from autocode.providers.agent.families import Family, RequestShape, served_window
 from autocode.providers.agent.http import ChatClient, ToolsRefused
 from autocode.providers.agent.loop import AgentLoop, Budgets, LoopResult, Usage, make_clean
 from autocode.providers.agent.tools import ALL_TOOLS, READ_ONLY, Edits, Toolbox
+from autocode.providers.agent.transcript import write_markdown
 from autocode.providers.base import Implementation, ProviderContext, ProviderError
 from autocode.providers.excerpts import file_excerpts, strip_fence
-from autocode.tasks.store import write_json_atomic, write_text_atomic
+from autocode.tasks.store import append_event, read_events, write_json_atomic, write_text_atomic
 
 IMPLEMENTER_SYSTEM = """\
 You are the implementer of a coding assistant. You work in a copy of a git repository through tools;
@@ -65,6 +68,29 @@ def record_request(run_dir: Path, role: str, usage: Any) -> None:
     )
 
 
+_SERVED: dict[tuple[str, str, str], int | None] = {}  # (base_url, model, family) -> the window a server reported
+
+
+def _served(client: ChatClient, family: Family, model: str) -> int | None:
+    """The context window the server reports (asked once per process and endpoint)."""
+    key = (client.base_url, model, family.name)
+    if key not in _SERVED:
+        _SERVED[key] = served_window(client.look, family, model)
+    return _SERVED[key]
+
+
+def reopen_loops(run_dir: Path) -> list[str]:
+    """Let the loops a budget stopped go on (a `reopen` event after their `end`); the names reopened."""
+    folder = run_dir / AGENT_DIR
+    reopened = []
+    for transcript in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        events = read_events(transcript)
+        if events and events[-1].get("event") == "end" and events[-1].get("stopped") != "answered":
+            append_event(transcript, "reopen", {"after": events[-1].get("stopped")})
+            reopened.append(transcript.stem)
+    return reopened
+
+
 def _loop(
     client: ChatClient,
     model: str,
@@ -75,6 +101,7 @@ def _loop(
     budgets: Budgets,
     mode: str,
     edits: Edits | None,
+    shape: RequestShape | None = None,
 ) -> AgentLoop:
     if ctx.copy is None or ctx.run_dir is None:
         raise ProviderError(f"the {role} needs the prep copy and the run directory to work in")
@@ -89,8 +116,15 @@ def _loop(
         save_memory=_saver(ctx),
     )
     say = ctx.say
+    notes: tuple[str, ...] = ()
+    if shape is not None and shape.context_window is None:
+        served = _served(client, shape.family, model)
+        if served:
+            shape = dataclasses.replace(shape, context_window=served)
+            notes = (f"the server serves {model} with a context window of {served:,} tokens; requests are kept within it",)
 
     return AgentLoop(
+        start_notes=notes,
         final_anyway=lambda text: _legacy_diff(text) is not None,
         client=client,
         model=model,
@@ -104,6 +138,7 @@ def _loop(
         say=say,
         note=ctx.note,
         status=_status_writer(ctx.run_dir),
+        shape=shape,
     )
 
 
@@ -128,19 +163,30 @@ def _recaller(ctx: ProviderContext) -> Any:
 
 
 def implement(
-    client: ChatClient, model: str, ctx: ProviderContext, user_text: str, budgets: Budgets, edit_format: str
+    client: ChatClient, model: str, ctx: ProviderContext, user_text: str, budgets: Budgets, edit_format: str,
+    *, shape: RequestShape | None = None,
 ) -> Implementation:
-    """Run the implementer's loop; the change is already in the copy when this returns."""
+    """Run the implementer's loop; the change is already in the copy when this returns.
+
+    Whatever stops the loop early (a budget, an endpoint error), what it changed so far is
+    kept in evidence/partial.diff; the transcript lets `task resume` continue from there."""
     if ctx.copy is None or ctx.run_dir is None:
         raise ProviderError("the implementer needs the prep copy and the run directory to work in")
     (ctx.run_dir / AGENT_DIR).mkdir(exist_ok=True)
     edits = Edits.open(ctx.copy, ctx.run_dir / AGENT_DIR / "originals.json")
     tools = ALL_TOOLS if ctx.run_tests is not None else tuple(t for t in ALL_TOOLS if t != "run_tests")
-    loop = _loop(client, model, ctx, "implementer", "implementer", tools, budgets, edit_format, edits)
-    result = loop.run(IMPLEMENTER_SYSTEM, user_text, edit_blocks_intro=_intro(ctx))
+    loop = _loop(client, model, ctx, "implementer", "implementer", tools, budgets, edit_format, edits, shape)
+    partial = ctx.run_dir / "evidence" / "partial.diff"
+    try:
+        result = loop.run(IMPLEMENTER_SYSTEM, user_text, edit_blocks_intro=_intro(ctx))
+    except ProviderError as exc:
+        if exc.kind != "cancelled":
+            write_text_atomic(partial, edits.diff())
+        raise
+    finally:
+        write_markdown(ctx.run_dir)
     diff = edits.diff()
     if not result.answered:
-        partial = ctx.run_dir / "evidence" / "partial.diff"
         write_text_atomic(partial, diff)
         files = edits.files()
         kept = (
@@ -167,11 +213,12 @@ def implement(
 
 
 def read_then_answer(
-    client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets
+    client: ChatClient, model: str, ctx: ProviderContext, role: str, system: str, user_text: str, budgets: Budgets,
+    *, shape: RequestShape | None = None,
 ) -> str | None:
     """Let a role read the copy, then return its final text; None when the endpoint takes no tools."""
     name = role if not ctx.feedback else f"{role}-{len(ctx.feedback)}"
-    loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None)
+    loop = _loop(client, model, ctx, role, name, READ_ONLY, budgets, "tools", None, shape)
     try:
         result = loop.run(system + "\n\n" + READER_NOTE, user_text)
     except ToolsRefused:
@@ -180,6 +227,9 @@ def read_then_answer(
         if "refused the tools" in exc.message:
             return None
         raise
+    finally:
+        if ctx.run_dir is not None:
+            write_markdown(ctx.run_dir)
     if result.stopped == "repeated_failure":
         raise AutoCodeError(f"the {role} was stopped: {_why(result, budgets)}; start the task again or use another model", kind="agentLoop")
     if not result.answered:
