@@ -8,7 +8,7 @@ import { NOT_RUNNING } from './status';
 import * as args from './model/args';
 import { memoriesFromResult, NOTHING_TO_PROMOTE, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
-import { Commands, field, stringField } from './protocol';
+import { arrayField, Commands, field, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, showError, showMarkdownPreview, VirtualDocuments } from './ui';
 import { announceQuestion, pickAnswer, sendAnswer } from './questions';
 import { Review } from './review';
@@ -16,7 +16,7 @@ import { writtenFiles } from './model/review';
 import { TasksView } from './views/tasks';
 import type { AskQuestionParams, ReviewPlanParams, TaskList } from './generated/protocol';
 import { MemoryView, PromotionView } from './views/memory';
-import { askAndTrust, NOT_NOW_LABEL, runWithTrust, TRUST_LABEL, trustMessage, TrustSteps, trustRequestOfReport } from './model/trust';
+import { askAndTrust, NOT_NOW_LABEL, runWithTrust, TRUST_LABEL, trustMessage, TrustSteps, trustRequestOfReport, trustRequestOfResult } from './model/trust';
 
 export interface Context {
   server: ServerManager;
@@ -238,6 +238,27 @@ async function doctor(ctx: Context): Promise<void> {
   }
 }
 
+/** What the folder's settings ask for, and the same prompt when they are not trusted yet. */
+async function trustRepository(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: Trust Repository needs an open folder: it trusts what that repository\'s settings ask for.');
+    return;
+  }
+  const folder = await pickFolder('trust');
+  if (!folder) return;
+  const result = await ctx.server.execute(Commands.projectTrust, { workspace: folder.path });
+  const request = trustRequestOfResult(result);
+  if (!request) {
+    const says = arrayField(result, 'says').filter((s) => typeof s === 'string');
+    void vscode.window.showInformationMessage(says.length
+      ? `AutoCode: ${folder.name} is trusted: its settings ask to ${says.join('; ')}.`
+      : `AutoCode: the settings of ${folder.name} name no endpoint, key variable or memory store; nothing to trust.`);
+    return;
+  }
+  const trusted = await askAndTrust(request, trustSteps(ctx, folder));
+  void vscode.window.showInformationMessage(trusted ? `AutoCode: trusted the settings of ${folder.name}.` : `AutoCode: not trusted; the settings of ${folder.name} stay ignored.`);
+}
+
 async function forgetProject(ctx: Context): Promise<void> {
   if (!folders().length) {
     void vscode.window.showErrorMessage('AutoCode: Forget Project Memory needs an open folder: it removes that repository\'s learned record.');
@@ -418,6 +439,7 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
     r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
     r('autocode.forgetProject', 'Forget Project Memory', () => forgetProject(ctx)),
+    r('autocode.trustRepository', 'Trust Repository', () => trustRepository(ctx)),
     r('autocode.searchMemory', 'Search Memory', () => searchMemory(ctx)),
     r('autocode.clearMemorySearch', 'Clear Memory Search', async () => ctx.memoryView.clearSearch()),
     r('autocode.addMemory', 'Add Memory', () => addMemory(ctx)),

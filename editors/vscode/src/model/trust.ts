@@ -31,12 +31,16 @@ export function trustRequestOf(err: unknown): TrustRequest | undefined {
   return requestFrom((err as { data?: unknown }).data, kind === 'trustChanged');
 }
 
-/** The request a doctor report carries when the repository's values are ignored for want of trust. */
-export function trustRequestOfReport(report: unknown): TrustRequest | undefined {
-  const trust = field(field(report, 'report') ?? report, 'trust');
+/** The request of a TrustResult (or a doctor report's `trust`) whose values are not trusted yet. */
+export function trustRequestOfResult(trust: unknown): TrustRequest | undefined {
   if (!isObject(trust) || trust.trusted !== false) return undefined;
   const request = requestFrom(trust, false);
   return request?.says.length ? request : undefined;
+}
+
+/** The request a doctor report carries when the repository's values are ignored for want of trust. */
+export function trustRequestOfReport(report: unknown): TrustRequest | undefined {
+  return trustRequestOfResult(field(field(report, 'report') ?? report, 'trust'));
 }
 
 /** The one prompt's text: where the settings would send what, and the question. */

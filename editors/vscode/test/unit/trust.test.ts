@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { askAndTrust, runWithTrust, trustMessage, trustRequestOf, trustRequestOfReport, TrustRequest } from '../../src/model/trust';
+import { askAndTrust, runWithTrust, trustMessage, trustRequestOf, trustRequestOfReport, trustRequestOfResult, TrustRequest } from '../../src/model/trust';
 
 /** The shape of client.ts's ServerCommandError (that module needs the editor API). */
 class CommandFailed extends Error {
@@ -120,4 +120,11 @@ test('a doctor report offers the prompt only for values ignored for want of trus
   assert.equal(trustRequestOfReport({ report: { trust: { ...trust, trusted: true, status: 'trusted' } } }), undefined);
   assert.equal(trustRequestOfReport({ report: { trust: { status: 'nothing-asked', trusted: true, digest: 'x', says: [] } } }), undefined);
   assert.equal(trustRequestOfReport({ report: {} }), undefined);
+});
+
+test('Trust Repository asks only about values not trusted yet', () => {
+  const result = { workspace: '/repo', status: 'not-trusted', trusted: false, says: SAYS, digest: 'sha256:r', asks: [] };
+  assert.deepEqual(trustRequestOfResult(result), { says: SAYS, digest: 'sha256:r', changed: false });
+  assert.equal(trustRequestOfResult({ ...result, status: 'trusted', trusted: true }), undefined);
+  assert.equal(trustRequestOfResult({ ...result, says: [] }), undefined);
 });
