@@ -120,6 +120,7 @@ def test_unit_spec_runs_in_real_neovim(tmp_path: Path) -> None:
     for section in (
         "completion",
         "usage",
+        "trust prompt",
         "snapshots",
         "lsp config",
         "prompts",
@@ -185,6 +186,20 @@ def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path
     assert "ok declined\nok refused without confirm\nok forgotten\n" in result.stdout
     assert not record.exists()
     assert settings.read_text(encoding="utf-8") == "test_timeout = 120\n"
+
+
+def test_start_asks_trust_for_the_committed_endpoint_and_key_variable(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    url = "http://127.0.0.1:9/v1"  # never contacted: the fixture provider stays in use
+    config = repo / ".autocode" / "config.toml"
+    config.parent.mkdir(exist_ok=True)
+    config.write_text(f'base_url = "{url}"\napi_key_env = "GITHUB_TOKEN"\n', encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the team's endpoint")
+    result = run_nvim("e2e_trust.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_URL": url}, timeout=120)
+    assert "ok declined\nok trusted and started\nok trust on demand\n" in result.stdout
+    (record,) = (tmp_path / "xdg" / "state" / "autocode" / "trust").iterdir()
+    assert "GITHUB_TOKEN" in record.read_text(encoding="utf-8")
 
 
 def test_a_crashing_server_is_reported_not_hung_on(tmp_path: Path) -> None:

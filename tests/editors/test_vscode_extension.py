@@ -347,6 +347,32 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
         assert f"(how: {how})" in logs
 
 
+def test_start_task_asks_trust_for_the_committed_endpoint_and_key_variable(
+    tmp_path: Path, code_server: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One non-modal warning names the variable and the URL; Not now trusts and starts nothing,
+    Trust this repository records the trust and starts the task (docs/editors.md, The trust prompt)."""
+    repo = tmp_path / "textkit"
+    patch = _build_sample("unittest", repo)
+    url = "http://127.0.0.1:9/v1"  # never contacted: the fixture provider stays in use
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text(f'base_url = "{url}"\napi_key_env = "GITHUB_TOKEN"\n')
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "commit", "-qm", "endpoint"],
+                   cwd=repo, check=True)
+    state = tmp_path / "state"
+    monkeypatch.setenv("XDG_STATE_HOME", str(state))  # the server's trust records land here
+    server = code_server({"autocode.python": sys.executable})
+    result = run_scenario("trust", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
+                          AUTOCODE_E2E_REPO=str(repo), AUTOCODE_E2E_TRUST_DIR=str(state / "autocode" / "trust"))
+    assert [s["step"] for s in result["steps"]] == ["declined", "trusted and started"]
+    assert f"send the variable GITHUB_TOKEN to {url}" in result["prompt"]
+    assert result["afterNo"] == {"records": [], "runs": []}
+    assert "longest_word" in result["tasksView"]
+    assert len(result["afterYes"]["records"]) == 1 and result["afterYes"]["runs"]
+    assert result["promptsAfterYes"] == 0
+
+
 def _server_has_three_way_apply() -> bool:
     """Whether this checkout's server has the three-way apply with `resolve_conflicts` (issue 14)."""
     from autocode_lsp import protocol

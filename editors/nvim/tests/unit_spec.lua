@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks', 'trust' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -22,6 +22,7 @@ H.eq(vim.fn.getcompletion('AutoCode memory save --sc', 'cmdline'), { '--scope=pr
 tasks.remember({ id = 't-abc', state = 'running', revision = 1 }, true)
 H.eq(vim.fn.getcompletion('AutoCode approve ', 'cmdline'), { 't-abc' }, 'task ids complete after approve')
 H.eq(vim.fn.getcompletion('AutoCode doctor ', 'cmdline'), {}, 'doctor takes no argument')
+H.eq(vim.fn.getcompletion('AutoCode trust ', 'cmdline'), { 'revoke' }, 'trust completes revoke')
 H.log('ok completion')
 
 -- Unknown sub-commands are reported with the usage.
@@ -37,6 +38,20 @@ local opts, text = memory.parse_flags({ '--scope=global', '--shared', 'use', '--
 H.eq(opts, { scope = 'global', shared = true }, 'parsed flags')
 H.eq(text, 'use --not-a-flag here', 'text keeps later dashes')
 H.log('ok flags')
+
+-- The trust prompt lists each sentence the server gave, and says when the values changed.
+local trust = require('autocode.trust')
+local says = { 'send the variable GITHUB_TOKEN to http://127.0.0.1:9/v1', 'write memories to /srv/team.sqlite3' }
+H.eq(vim.split(trust.prompt_text(says, false), '\n'), {
+  "This repository's settings ask AutoCode to:",
+  '  - send the variable GITHUB_TOKEN to http://127.0.0.1:9/v1',
+  '  - write memories to /srv/team.sqlite3',
+  'Trust exactly these values for this repository?',
+}, 'trust prompt')
+H.check(trust.prompt_text(says, true):find('changed since you last saw them', 1, true), 'changed values say so')
+H.check(trust.needed({ data = { kind = 'trustRequired' } }) and trust.needed({ data = { kind = 'trustChanged' } }), 'trust kinds')
+H.check(not trust.needed({ data = { kind = 'setupError' } }) and not trust.needed(nil), 'other errors need no trust')
+H.log('ok trust prompt')
 
 -- Snapshots: older revisions never replace newer ones; state changes notify.
 tasks.snapshots, tasks.current = {}, nil

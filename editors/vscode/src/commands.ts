@@ -8,7 +8,7 @@ import { NOT_RUNNING } from './status';
 import * as args from './model/args';
 import { memoriesFromResult, NOTHING_TO_PROMOTE, promotionCandidates, promotionMessage } from './model/memory';
 import { Awaiting, normaliseSnapshot, phaseLabel, questionFrom, Question, TaskNode, TaskStore, TaskView } from './model/tasks';
-import { Commands, field, stringField } from './protocol';
+import { arrayField, Commands, field, stringField } from './protocol';
 import { DoctorPanel, folders, pickFolder, showError, showMarkdownPreview, VirtualDocuments } from './ui';
 import { announceQuestion, pickAnswer, sendAnswer } from './questions';
 import { Review } from './review';
@@ -16,6 +16,7 @@ import { writtenFiles } from './model/review';
 import { TasksView } from './views/tasks';
 import type { AskQuestionParams, ReviewPlanParams, TaskList } from './generated/protocol';
 import { MemoryView, PromotionView } from './views/memory';
+import { askAndTrust, NOT_NOW_LABEL, runWithTrust, TRUST_LABEL, trustMessage, TrustSteps, trustRequestOfReport, trustRequestOfResult } from './model/trust';
 
 export interface Context {
   server: ServerManager;
@@ -135,8 +136,12 @@ async function startTask(ctx: Context): Promise<void> {
     validateInput: (v) => (v.trim() ? undefined : 'Describe the task in a few words.'),
   });
   if (brief === undefined) return;
-  const result = await ctx.server.execute(Commands.taskStart, args.startTaskArgs(brief, folder.path));
-  const task = acceptSnapshot(ctx, result, folder.path);
+  const started = await runWithTrust(() => ctx.server.execute(Commands.taskStart, args.startTaskArgs(brief, folder.path)), trustSteps(ctx, folder));
+  if (!started.ran) {
+    void vscode.window.showInformationMessage(`AutoCode: not trusted, so nothing was started; the settings of ${folder.name} stay ignored. Start the task again to be asked again.`);
+    return;
+  }
+  const task = acceptSnapshot(ctx, started.value, folder.path);
   // The server may already be asking its first question: reveal without taking the keyboard.
   if (task) await ctx.tasksView.reveal(task.id, false);
 }
@@ -206,6 +211,17 @@ async function resumeTask(ctx: Context, arg: unknown): Promise<void> {
   acceptSnapshot(ctx, await ctx.server.execute(Commands.taskResume, args.taskArgs(task.id, task.workspace || undefined)), task.workspace);
 }
 
+/**
+ * The one prompt naming what a repository's settings ask for, as a non-modal warning: only a
+ * click on Trust is a yes (closing it, or Not now, trusts nothing).
+ */
+function trustSteps(ctx: Context, folder: args.Folder): TrustSteps {
+  return {
+    ask: async (request) => (await vscode.window.showWarningMessage(trustMessage(folder.name, request), TRUST_LABEL, NOT_NOW_LABEL)) === TRUST_LABEL,
+    trust: (digest) => ctx.server.execute(Commands.projectTrust, args.trustArgs(folder.path, digest)),
+  };
+}
+
 async function doctor(ctx: Context): Promise<void> {
   if (!folders().length) {
     void vscode.window.showErrorMessage('AutoCode: Doctor reports on a repository: open its folder first (File > Open Folder).');
@@ -215,6 +231,32 @@ async function doctor(ctx: Context): Promise<void> {
   if (!folder) return;
   const report = await ctx.server.execute(Commands.doctor, args.doctorArgs(folder?.path));
   ctx.doctor.show(report, `Workspace: ${folder.name}`);
+  // Doctor lists the values ignored for want of trust; the same prompt offers to trust them.
+  const request = trustRequestOfReport(report);
+  if (request && (await askAndTrust(request, trustSteps(ctx, folder)))) {
+    ctx.doctor.show(await ctx.server.execute(Commands.doctor, args.doctorArgs(folder.path)), `Workspace: ${folder.name}`);
+  }
+}
+
+/** What the folder's settings ask for, and the same prompt when they are not trusted yet. */
+async function trustRepository(ctx: Context): Promise<void> {
+  if (!folders().length) {
+    void vscode.window.showErrorMessage('AutoCode: Trust Repository needs an open folder: it trusts what that repository\'s settings ask for.');
+    return;
+  }
+  const folder = await pickFolder('trust');
+  if (!folder) return;
+  const result = await ctx.server.execute(Commands.projectTrust, { workspace: folder.path });
+  const request = trustRequestOfResult(result);
+  if (!request) {
+    const says = arrayField(result, 'says').filter((s) => typeof s === 'string');
+    void vscode.window.showInformationMessage(says.length
+      ? `AutoCode: ${folder.name} is trusted: its settings ask to ${says.join('; ')}.`
+      : `AutoCode: the settings of ${folder.name} name no endpoint, key variable or memory store; nothing to trust.`);
+    return;
+  }
+  const trusted = await askAndTrust(request, trustSteps(ctx, folder));
+  void vscode.window.showInformationMessage(trusted ? `AutoCode: trusted the settings of ${folder.name}.` : `AutoCode: not trusted; the settings of ${folder.name} stay ignored.`);
 }
 
 async function forgetProject(ctx: Context): Promise<void> {
@@ -397,6 +439,7 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
     r('autocode.refreshTasks', 'Refresh Tasks', () => refreshTasks(ctx)),
     r('autocode.showDoctor', 'Doctor', () => doctor(ctx)),
     r('autocode.forgetProject', 'Forget Project Memory', () => forgetProject(ctx)),
+    r('autocode.trustRepository', 'Trust Repository', () => trustRepository(ctx)),
     r('autocode.searchMemory', 'Search Memory', () => searchMemory(ctx)),
     r('autocode.clearMemorySearch', 'Clear Memory Search', async () => ctx.memoryView.clearSearch()),
     r('autocode.addMemory', 'Add Memory', () => addMemory(ctx)),

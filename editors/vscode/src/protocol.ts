@@ -15,6 +15,7 @@ export const Commands = {
   taskList: 'autocode.task.list',
   doctor: 'autocode.doctor',
   projectForget: 'autocode.project.forget',
+  projectTrust: 'autocode.project.trust',
   memorySave: 'autocode.memory.save',
   memorySearch: 'autocode.memory.search',
   memoryDelete: 'autocode.memory.delete',

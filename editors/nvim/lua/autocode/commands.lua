@@ -100,6 +100,12 @@ M.subcommands = {
       memory().forget()
     end,
   },
+  trust = {
+    desc = "show what the repository's settings ask for and trust it (or: trust revoke)",
+    run = function(args)
+      require('autocode.trust').run(args)
+    end,
+  },
   memory = {
     desc = 'memory search|save|delete|list',
     sub = {
@@ -183,6 +189,9 @@ function M.complete(arglead, cmdline, _)
     return vim.tbl_filter(function(f)
       return vim.startswith(f, arglead)
     end, memory_flags[words[2]] or {})
+  end
+  if sub == 'trust' and n == 2 then
+    return vim.startswith('revoke', arglead) and { 'revoke' } or {}
   end
   if takes_task[sub] and n == 2 then
     return task_ids(arglead)

@@ -16,6 +16,7 @@ M.commands = {
   task_list = 'autocode.task.list',
   doctor = 'autocode.doctor',
   project_forget = 'autocode.project.forget',
+  project_trust = 'autocode.project.trust',
   memory_save = 'autocode.memory.save',
   memory_search = 'autocode.memory.search',
   memory_delete = 'autocode.memory.delete',
@@ -43,6 +44,8 @@ M.kinds = {
   memory_not_found = 'memoryNotFound',
   invalid_arguments = 'invalidArguments',
   already_decided = 'alreadyDecided',
+  trust_required = 'trustRequired',
+  trust_changed = 'trustChanged',
 }
 
 -- `needs.kind` of a task snapshot.

@@ -322,7 +322,15 @@ function M.start(brief)
       return
     end
     local c = client.ensure()
-    local err, result = client.await(C.task_start, M.with_workspace({ brief = brief }), c)
+    local args = M.with_workspace({ brief = brief })
+    local err, result = client.await(C.task_start, args, c)
+    if err and require('autocode.trust').needed(err) then
+      -- The answer to the person's own :AutoCode start: one prompt, then one retry on their yes.
+      if not require('autocode.trust').resolve(err, args.workspace, c) then
+        return
+      end
+      err, result = client.await(C.task_start, args, c)
+    end
     if failed(err, 'start') then
       return
     end

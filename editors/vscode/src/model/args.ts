@@ -55,6 +55,11 @@ export function forgetArgs(workspace: string): JsonObject {
   return { workspace, confirm: true };
 }
 
+/** Records the person's trust in exactly the values whose `digest` they were shown. */
+export function trustArgs(workspace: string, digest: string): JsonObject {
+  return { workspace, confirm: true, digest };
+}
+
 export function doctorArgs(workspace: string | undefined): JsonObject {
   return withWorkspace({}, workspace);
 }

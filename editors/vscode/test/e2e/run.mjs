@@ -5,9 +5,10 @@
 //
 // Environment: AUTOCODE_E2E_URL (workbench URL, with ?folder= when a folder is
 // open), AUTOCODE_E2E_ARTIFACTS, AUTOCODE_E2E_SCENARIO (palette | missing-server |
-// no-folder | multi-root | doctor | flow), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
+// no-folder | multi-root | doctor | flow | trust), AUTOCODE_E2E_BRIEF, AUTOCODE_E2E_ANSWER,
 // AUTOCODE_E2E_MEMORY, AUTOCODE_E2E_FOLDERS (comma-separated folder names),
-// AUTOCODE_E2E_TASK (server-killed: the brief of a task the folder already holds).
+// AUTOCODE_E2E_TASK (server-killed: the brief of a task the folder already holds),
+// AUTOCODE_E2E_REPO and AUTOCODE_E2E_TRUST_DIR (trust: the files it looks at).
 
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -626,11 +627,48 @@ async function scenarioRemoteFlow(wb) {
   note('task completed');
 }
 
+/** The files the test watches: trust records (AUTOCODE_E2E_TRUST_DIR) and task runs (AUTOCODE_E2E_REPO). */
+function trustState() {
+  const list = (dir) => (existsSync(dir) ? readdirSync(dir) : []);
+  return { records: list(env.AUTOCODE_E2E_TRUST_DIR), runs: list(join(env.AUTOCODE_E2E_REPO, '.autocode', 'runs')) };
+}
+
+/**
+ * Start Task in a repository whose committed settings name an endpoint and a key variable: one
+ * warning names them; Not now trusts and starts nothing; Trust this repository trusts and starts.
+ */
+async function scenarioTrust(wb) {
+  const start = async () => {
+    await wb.palette('AutoCode: Start Task');
+    await wb.waitForQuickInput('What should AutoCode do');
+    await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
+    await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  };
+  await wb.showAutoCodeViews();
+  await start();
+  result.prompt = await wb.waitForNotification('Trust exactly these values', 60000);
+  await wb.shot('trust-prompt');
+  await wb.clickNotificationButton('Trust exactly these values', 'Not now');
+  result.declined = await wb.waitForNotification('nothing was started', 30000);
+  result.afterNo = trustState();
+  note('declined');
+
+  await wb.clearNotifications();
+  await start();
+  await wb.clickNotificationButton('Trust exactly these values', 'Trust this repository', 60000);
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => t.includes(env.AUTOCODE_E2E_BRIEF.slice(0, 20)), 60000);
+  result.afterYes = trustState();
+  result.promptsAfterYes = (await wb.notifications()).filter((t) => t.includes('Trust exactly these values')).length;
+  await wb.shot('trusted-and-started');
+  note('trusted and started');
+}
+
 const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing-server': scenarioMissingServer, 'no-folder': scenarioNoFolder, 'multi-root': scenarioMultiRoot, doctor: scenarioDoctor, flow: scenarioFlow, conflicts: scenarioConflicts, 'server-killed': scenarioServerKilled };
 
 // Issues 14 and 16 (VS Code): kept apart from the table above so scenarios added there merge cleanly.
 Object.assign(scenarios, { unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady });
 scenarios['remote-flow'] = scenarioRemoteFlow;
+scenarios.trust = scenarioTrust;
 
 const wb = await Workbench.open({ url: env.AUTOCODE_E2E_URL, artifacts: env.AUTOCODE_E2E_ARTIFACTS ?? 'artifacts/vscode' });
 let failed;
