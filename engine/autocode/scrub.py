@@ -34,6 +34,8 @@ __all__ = [
     "find_secrets",
     "is_shareable",
     "redact",
+    "redact_secrets",
+    "redact_values",
 ]
 
 Workspace = str | os.PathLike[str] | None
@@ -930,3 +932,30 @@ def redact(
     parts.append(text[at:])
     return "".join(parts)
 
+
+
+def redact_secrets(text: str, env: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """`text` with its credentials redacted (paths kept), and the kinds taken out.
+
+    For text a person gave that is kept and sent on (a brief, an answer): the
+    kinds let the record say something was removed without holding it.
+    """
+    findings = find_secrets(text, env)
+    if not findings:
+        return text, []
+    return redact(text, env=env, paths=False), sorted({f.kind for f in findings})
+
+
+def redact_values(value: object, env: Mapping[str, str] | None = None) -> object:
+    """`value` (JSON-like: dicts, lists, strings) with credentials redacted in every string.
+
+    Strings are redacted one by one, so a finding never spans JSON structure.
+    Machine paths are kept: they are what a run did, not secrets.
+    """
+    if isinstance(value, str):
+        return redact(value, env=env, paths=False)
+    if isinstance(value, dict):
+        return {key: redact_values(item, env) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_values(item, env) for item in value]
+    return value
