@@ -34,6 +34,8 @@ __all__ = [
     "find_secrets",
     "is_shareable",
     "redact",
+    "redact_secrets",
+    "redact_values",
 ]
 
 Workspace = str | os.PathLike[str] | None
@@ -89,7 +91,7 @@ _SHAPED_SECRET_KINDS = (
     "private_key",
     "url_password",
 )
-_GENERIC_SECRET_KINDS = ("secret_assignment", "authorization_header", "env_value")
+_GENERIC_SECRET_KINDS = ("secret_assignment", "secret_in_prose", "authorization_header", "env_value")
 SECRET_KINDS: frozenset[str] = frozenset(_SHAPED_SECRET_KINDS + _GENERIC_SECRET_KINDS)
 PATH_KINDS: frozenset[str] = frozenset(
     {"workspace_path", "home_path", "temp_path", "env_path", "host_path"}
@@ -510,6 +512,8 @@ def find_secrets(text: str, env: Mapping[str, str] | None = None) -> list[Findin
             if not _is_placeholder(value) and _is_password_value(value):
                 found.append(Finding("url_password", match.start("value"), match.end("value")))
     found.extend(_assigned_secrets(text, lowered))
+    if lowered is None or _PROSE_HINT.search(lowered):
+        found.extend(_prose_secrets(text))
     found.extend(_env_values(text, os.environ if env is None else env))
     return _dedupe(found)
 
@@ -635,6 +639,50 @@ def _assigned_secrets(text: str, lowered: str | None) -> Iterator[Finding]:
                 continue  # `authorization = decode(authorization)` is code
             if not _is_placeholder(value) and _is_key_value(value, min_length=8):
                 yield Finding("authorization_header", match.start("value"), match.end("value"))
+
+
+# ---------------------------------------------------------------------------
+# Secrets stated in a sentence
+
+# "The staging database password is n#PD4…", "the api key for staging is …",
+# "passphrase: …": a secret word, at most four more words, then `is`, `:` or
+# `=` and one run that looks random. Prose about secrets ("the password reset
+# flow is documented", "rotate the API key monthly") never has such a run
+# right after its verb (the corpus's look-alikes hold the cases).
+_PROSE_HINT = re.compile(r"pass|secret|token|key|cred|pwd")
+_PROSE_SECRET = _Lazy(
+    r"(?i)\b(?:pass(?:word|phrase|code|wd)?|pwd|secrets?|tokens?|api[ _\-]?keys?|access[ _\-]keys?"
+    r"|secret[ _\-]keys?|private[ _\-]keys?|credentials?|creds)\b"
+    r"(?P<words>(?:[ \t]+[A-Za-z][\w\-]{0,30}){0,4}?)"
+    r"[ \t]*(?:[ \t](?:is|are|was|reads|equals)(?:[ \t]+(?:now|still|set[ \t]+to))?[ \t]+"
+    r"|(?P<op>:|(?<![=!<>])=(?!=))[ \t]*)"
+    r"(?P<value>\"[^\"\n]{1,200}\"|'[^'\n]{1,200}'|`[^`\n]{1,200}`|[^\s\"'`]{1,200})"
+)
+
+
+def _prose_secrets(text: str) -> Iterator[Finding]:
+    for match in _PROSE_SECRET.re.finditer(text):
+        if match["op"] and not match["words"] and " " not in match.group().split(match["op"], 1)[0].strip():
+            continue  # `password=…`, `token:…`: an assignment, judged by the rules for those
+        raw = match["value"]
+        start = match.start("value")
+        if len(raw) >= 2 and raw[0] == raw[-1] == "`":
+            raw, start = raw[1:-1], start + 1
+        value, value_start = _strip_value(raw, start)
+        if _looks_random(value):
+            yield Finding("secret_in_prose", value_start, value_start + len(value))
+
+
+def _looks_random(value: str) -> bool:
+    """At least 8 characters of mixed classes, varied, not words, a number or a reference."""
+    if len(value) < 8 or any(ch.isspace() for ch in value) or "://" in value:
+        return False
+    if _is_placeholder(value) or _CODE_REFERENCE.search(value) or _NUMBER.fullmatch(value):
+        return False
+    if sum(_char_classes(value)) < 2 or _is_wordy(value):
+        return False
+    # A date, a version or a count of units repeats few characters; a key rarely does.
+    return len(set(value)) >= max(6, len(value) // 2)
 
 
 _TRIVIAL_ENV_VALUES = frozenset(
@@ -885,3 +933,30 @@ def redact(
     parts.append(text[at:])
     return "".join(parts)
 
+
+
+def redact_secrets(text: str, env: Mapping[str, str] | None = None) -> tuple[str, list[str]]:
+    """`text` with its credentials redacted (paths kept), and the kinds taken out.
+
+    For text a person gave that is kept and sent on (a brief, an answer): the
+    kinds let the record say something was removed without holding it.
+    """
+    findings = find_secrets(text, env)
+    if not findings:
+        return text, []
+    return redact(text, env=env, paths=False), sorted({f.kind for f in findings})
+
+
+def redact_values(value: object, env: Mapping[str, str] | None = None) -> object:
+    """`value` (JSON-like: dicts, lists, strings) with credentials redacted in every string.
+
+    Strings are redacted one by one, so a finding never spans JSON structure.
+    Machine paths are kept: they are what a run did, not secrets.
+    """
+    if isinstance(value, str):
+        return redact(value, env=env, paths=False)
+    if isinstance(value, dict):
+        return {key: redact_values(item, env) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_values(item, env) for item in value]
+    return value

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from autocode.memory.model import Refusal
-from autocode.scrub import contains_machine_path, contains_secret
+from autocode.scrub import contains_machine_path, find_secrets
 
 TASK_NOTES = (
     "the task's own notes (its run log and comments), which already record what happened on that one task"
@@ -84,6 +84,11 @@ _PATH_BELONGS = (
     "a setting or your own notes; in a memory, say it relative to the repository root or by its role"
 )
 _SECRET_REASON = "it looks like a credential (a token, key or password); memories are read back into every later run"
+# Named apart: the person wrote the secret as a sentence and may not see it as a credential.
+_PROSE_SECRET_REASON = (
+    "it states a secret's value in words (a password, passphrase, key or token given after "
+    "\"is\", \":\" or \"=\"); memories are read back into every later run, so the value would be too"
+)
 _SECRET_BELONGS = "a secret manager or an environment variable the tools read at run time, never a memory or a note"
 
 
@@ -140,8 +145,10 @@ def check_content(content: str, workspace: str | None = None) -> Refusal | None:
 
     `workspace` (a folder) lets paths inside this machine's checkout be recognised too.
     """
-    if contains_secret(content) or _TOKEN_PREFIXED.search(content):
-        return Refusal("credential", _SECRET_REASON, _SECRET_BELONGS, None)
+    found = find_secrets(content)
+    if found or _TOKEN_PREFIXED.search(content):
+        prose = bool(found) and all(f.kind == "secret_in_prose" for f in found)
+        return Refusal("credential", _PROSE_SECRET_REASON if prose else _SECRET_REASON, _SECRET_BELONGS, None)
     if contains_machine_path(content, workspace):
         return Refusal("machine_path", _PATH_REASON, _PATH_BELONGS, None)
     anchors = find_anchors(content)

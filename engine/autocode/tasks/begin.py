@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from autocode import gitsafe
+from autocode import gitsafe, scrub
 from autocode import workspace as workspace_mod
 from autocode.errors import UsageError
 from autocode.providers import LOOP_SETTINGS, ProviderConfig, check_config
@@ -61,6 +61,9 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
     root = workspace_root(workspace)
     if not isinstance(brief, str) or not brief.strip():
         raise UsageError("the brief is empty; say what the task should do (--brief or --brief-file)")
+    # Before the brief reaches the memory recall (an embedding endpoint), launch.json,
+    # events or any model request: its credentials are replaced by `[redacted:<kind>]`.
+    brief, brief_redacted = scrub.redact_secrets(brief)
     package = _check_package(root, opts.package)
     manifest = _check_manifest(opts.manifest)
     if opts.test_command is not None and not opts.test_command.strip():
@@ -125,6 +128,8 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         "task_id": task_id,
         "workspace": str(root),
         "brief": brief,
+        # Only the kinds: what was taken out, never the value.
+        "brief_redacted": brief_redacted,
         "head": head_sha,
         "options": {
             "test_command": opts.test_command,

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from autocode import gitsafe
+from autocode import gitsafe, scrub
 from autocode.errors import AutoCodeError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
@@ -205,19 +205,18 @@ class RunCore:
         s.updated = store.now_iso()
         s.write(self.run_dir / "state.json")
         self._write_views()
-        store.append_event(
-            self.run_dir / "events.jsonl",
-            event,
-            {"state": s.state, "revision": s.revision, **(data or {})},
-        )
+        self._note(event, {"state": s.state, "revision": s.revision, **(data or {})})
         if self._on_change is not None:
             try:
                 self._on_change(self.snapshot())
             except Exception as exc:  # a face's callback must not break the run
-                store.append_event(self.run_dir / "events.jsonl", "on_change_failed", {"error": repr(exc)})
+                self._note("on_change_failed", {"error": repr(exc)})
 
     def _note(self, event: str, data: dict[str, Any]) -> None:
-        store.append_event(self.run_dir / "events.jsonl", event, data)
+        # Events quote errors and model text: no credential is kept in them, whatever its source.
+        store.append_event(
+            self.run_dir / "events.jsonl", event, {key: scrub.redact_values(value) for key, value in data.items()}
+        )
 
     def _say(self, phase: str, message: str) -> None:
         if self._progress is not None:

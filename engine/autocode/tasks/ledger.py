@@ -1,4 +1,9 @@
-"""The answer ledger: every question issued and every answer, verbatim, with its kind and source.
+"""The answer ledger: every question issued and every answer, with its kind and source.
+
+Answers are kept as given except for credentials, which are replaced by
+`[redacted:<kind>]` and listed by kind under `redacted`: the ledger is read
+back into every later request of the task and into what it learns, and it
+lives in the workspace's run folder, so it is not a private place for a key.
 
 Only one thing in here can ever be learned: a person's own answer to a
 question this task actually asked, tagged as a convention, in a category that
@@ -8,6 +13,8 @@ is not a decision about this one task. `eligible_conventions` is that rule.
 from __future__ import annotations
 
 from typing import Any
+
+from autocode import scrub
 
 ANSWER_KINDS: tuple[str, ...] = ("human", "proposed_default", "delegated", "machine")
 
@@ -62,9 +69,11 @@ def record_answer(
     source: dict[str, Any],
     how: str | None = None,
 ) -> None:
-    ledger["answers"].append(
-        {"question_id": question_id, "text": text, "kind": kind, "how": how or HOW_OF_KIND.get(kind, kind), "source": source}
-    )
+    entry: dict[str, Any] = {"question_id": question_id, "text": text, "kind": kind, "how": how or HOW_OF_KIND.get(kind, kind), "source": source}
+    entry["text"], redacted = scrub.redact_secrets(text)
+    if redacted:
+        entry["redacted"] = redacted
+    ledger["answers"].append(entry)
 
 
 def answer_how(answer: dict[str, Any]) -> str:

@@ -66,7 +66,7 @@ class TaskRun(PhaseMachine):
         state = TaskState.new(ready.task_id)
         run = cls(ready.root, ready.task_id, state, ready.launch, on_change=opts.on_change, progress=opts.progress)
         with store.locked(ready.run_dir):
-            run._commit("started", {"brief": brief.strip().splitlines()[0][:200]})
+            run._commit("started", {"brief": str(ready.launch["brief"]).strip().splitlines()[0][:200]})
             if ready.recall_error:
                 run._note("memory_recall_failed", {"error": ready.recall_error})
             else:

@@ -421,6 +421,15 @@ class Toolbox:
         result = self._save_memory(text)
         if result.get("saved"):
             return f"saved (id {result.get('id') or result.get('memory', {}).get('id', '?')})"
+        refused = result.get("refused")
+        if isinstance(refused, dict) and refused.get("reason"):
+            # The rule's own reason, so the model learns what not to offer again (no value is echoed).
+            told = f"not saved: refused because {refused['reason']}"
+            if refused.get("belongs"):
+                told += f"; it belongs in {refused['belongs']}"
+            if refused.get("suggestion"):
+                told += f". This version may be saved: {refused['suggestion']}"
+            return told
         reason = result.get("message") or result.get("reason") or result.get("error") or "refused"
         return f"not saved: {reason}"
 
