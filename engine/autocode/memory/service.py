@@ -363,8 +363,12 @@ class MemoryService:
     def _embed_one(self, text: str) -> builtins.list[float] | None:
         if self.choice.embedder is None:
             return None
+        # lazy: the scrubber, only for a search that embeds its query
+        from autocode.scrub import redact_secrets
+
+        # A query may go to an embedding endpoint: its credentials never do.
         try:
-            return self.choice.embedder.embed([text])[0]
+            return self.choice.embedder.embed([redact_secrets(text)[0]])[0]
         except EmbeddingUnavailable as exc:
             log.warning("embedding failed, falling back to keywords: %s", exc)
             return None
@@ -525,8 +529,12 @@ class MemoryService:
     def _embed_query(self, text: str) -> builtins.list[float] | None:
         if self.choice.embedder is None:
             return None
+        # lazy: the scrubber, only for a search that embeds its query
+        from autocode.scrub import redact_secrets
+
+        # A query may go to an embedding endpoint: its credentials never do.
         try:
-            return self.choice.embedder.embed([text])[0]
+            return self.choice.embedder.embed([redact_secrets(text)[0]])[0]
         except EmbeddingUnavailable as exc:
             log.warning("embedding failed, falling back to keywords: %s", exc)
             return None

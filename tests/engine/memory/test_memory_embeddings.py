@@ -133,3 +133,18 @@ def test_evaluation_set_is_all_memories_and_ranks_well(tmp_path: Path) -> None:
         assert recall_at_k(memory, data, mapping, "keyword") >= 0.85
         assert recall_at_k(memory, data, mapping, "hybrid") >= 0.85
         assert recall_at_k(memory, data, mapping, "semantic") >= 0.55
+
+
+def test_a_search_query_reaches_the_embedding_endpoint_without_its_credentials(endpoint: str, tmp_path: Path) -> None:
+    """A query typed into search may hold a key; the endpoint gets the query with it redacted."""
+    secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    _Endpoint.seen.clear()
+    settings = {"memory_path": tmp_path / "m.sqlite3", "embedding_provider": "openai",
+                "embedding_base_url": endpoint, "embedding_model": "embed-small"}
+    with open_memory(**settings) as memory:
+        ctx = MemoryContext("implementer", None)
+        memory.save(ctx, "The release checklist lives in docs/release.md")
+        memory.search(ctx, f"why does the token {secret} fail on release")
+    sent = json.dumps([s["body"] for s in _Endpoint.seen])
+    assert _Endpoint.seen and secret not in sent
+    assert "release" in sent  # the rest of the query still went
