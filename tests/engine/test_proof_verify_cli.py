@@ -142,3 +142,34 @@ def test_a_go_package_that_no_longer_builds_is_named_first_in_the_regression(tmp
     assert data["regressions"] == [{"id": "example.com/calc::TestAdd", "base": "passed", "now": "missing"}]
     assert data["summary"].startswith('regressed: example.com/calc does not load: ./calc_test.go:'), data["summary"]
     assert '"errors"' in data["summary"] and "imported" in data["summary"]  # go's own words vary by version
+
+
+# A stand-in for mocha (not installed here): it writes mocha's JSON report, naming each test
+# file by its absolute path as the process sees it, as mocha does.
+FAKE_MOCHA = '''import json, os, sys
+out = next(a.split("=", 1)[1] for a in sys.argv if a.startswith("output="))
+def case(path, title):
+    return {"title": title, "fullTitle": title, "file": os.path.join(os.getcwd(), path), "err": {}}
+tests, failures = [case("test/old.js", "calc exists")], []
+if os.path.exists("test/calc.js"):
+    tests.append(case("test/calc.js", "calc adds"))
+    if "a + b" not in open("calc.js").read():
+        failures.append(dict(case("test/calc.js", "calc adds"), err={"message": "expected 5"}))
+json.dump({"stats": {}, "tests": tests, "failures": failures, "pending": []}, open(out, "w"))
+sys.exit(len(failures))
+'''
+
+
+def test_mocha_test_ids_are_project_relative_even_though_the_sandbox_shows_the_copy_at_the_workspace(tmp_path: Path) -> None:
+    # On expressjs/express the proofs read "/home/me/express/test/res.send.js::res ..." (the path
+    # mocha saw inside the sandbox) instead of "test/res.send.js::res ...".
+    repo = make_repo(tmp_path / "proj", {"calc.js": "exports.add = (a, b) => a - b\n", "test/old.js": "// old\n",
+                                         "bin/mocha": f"#!{sys.executable}\n{FAKE_MOCHA}", ".gitignore": ""})
+    (repo / "bin" / "mocha").chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "runnable mocha")
+    write_files(repo, {"calc.js": "exports.add = (a, b) => a + b\n", "test/calc.js": "// adds\n"})
+    proc = autocode("verify", "--workspace", str(repo), "--test-command", "bin/mocha test/", "--json", timeout=300)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["status"] == "verified", data
+    assert data["proofs"] == ["test/calc.js::calc adds"]

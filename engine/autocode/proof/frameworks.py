@@ -218,13 +218,17 @@ def _junit_reports(inst: Instrumented, project: Path) -> list[tuple[Path, bytes]
     return found
 
 
-def read_report(inst: Instrumented, *, report_dir: Path, output: str, project: Path) -> Report:
+def read_report(
+    inst: Instrumented, *, report_dir: Path, output: str, project: Path, seen_cwd: str | None = None
+) -> Report:
     """The per-test results of a run of `inst`: from `report_dir`, or from `output` (what the
-    program printed) for runners whose machine output is their stdout (go, cargo, TAP)."""
+    program printed) for runners whose machine output is their stdout (go, cargo, TAP).
+    `seen_cwd`: the run's folder as the process saw it (the sandbox may show the copy at the
+    workspace's path), so absolute file names in a report (mocha, jest) become project-relative."""
     # lazy: the readers' patterns and the XML parser are needed only once a run is over
     from autocode.proof import compiled, parsers
 
-    where = parsers.Where(inst.cwd, project)
+    where = parsers.Where(inst.cwd, project, seen_cwd)
     kind = inst.framework
     try:
         if kind in ("pytest", "unittest", "node", "jest", "vitest"):

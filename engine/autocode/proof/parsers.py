@@ -33,6 +33,10 @@ class Where:
         seen = self.seen_cwd
         if base and not os.path.isabs(path):
             path = os.path.join(base, path)
+        if os.path.isabs(path) and _inside(path, self.project):
+            # already a host path in the copy (the copy may live inside the workspace, under
+            # .autocode/prep, so this comes before the workspace-as-seen mapping)
+            return Path(os.path.normpath(path)).relative_to(os.path.normpath(self.project)).as_posix()
         if os.path.isabs(path) and seen and (path == seen or path.startswith(seen.rstrip("/") + "/")):
             path = os.path.relpath(path, seen)
         host = Path(path) if os.path.isabs(path) else self.cwd / path
@@ -41,6 +45,11 @@ class Where:
         except ValueError:
             return None
         return rel.as_posix()
+
+
+def _inside(path: str, root: Path) -> bool:
+    path, top = os.path.normpath(path), os.path.normpath(root)
+    return path == top or path.startswith(top.rstrip("/") + "/")
 
 
 def _bounded(items: Iterable[TestResult]) -> list[TestResult]:

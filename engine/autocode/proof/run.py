@@ -32,7 +32,7 @@ from autocode.proof.verdict import Change, Verdict, decide
 from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: mocha/jest ids relative to the project even when the sandbox moves the copy
 PROGRESS_EVERY_S = 2.0
 # A top-level definition on an added line: Python's def/class/assignment, Go's func (or
 # method), type, var and const.
@@ -161,7 +161,9 @@ def _run_suite(
         elif outcome.status != "finished":
             report = Report(inst.framework, None, f"the run {outcome.status.replace('_', ' ')}")
         else:
-            report = frameworks.read_report(inst, report_dir=report_dir, output=outcome.output, project=tree)
+            seen = sandbox.seen_at(tree, workspace, inst.cwd, policy=policy)
+            report = frameworks.read_report(inst, report_dir=report_dir, output=outcome.output, project=tree,
+                                            seen_cwd=str(seen))
     return RunRecord(
         role, list(outcome.argv), outcome.status, outcome.exit_code, outcome.seconds, outcome.sandbox, report,
         output=outcome.output,
