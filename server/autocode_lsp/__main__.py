@@ -160,6 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().error(str(exc))
     log_file = logfile.setup_logging(args.log_file, args.log_level)
     if args.manifest_folder:
+        # lazy: only a server told of manifest folders needs the workspace rules before initialize
         from autocode_lsp import workspaces
 
         workspaces.MANIFEST_FOLDERS[:] = [Path(d).expanduser().absolute() for d in args.manifest_folder]

@@ -294,6 +294,7 @@ class AutoCodeServer(LanguageServer):
 def _shared_converter() -> Any:
     """pygls' message converter, built once per process: a listener's sessions share it, so a new
     connection does not pay the 20-50 ms of building its hooks again."""
+    # lazy: built on the first session, not when the module loads
     from pygls.protocol import default_converter
 
     return default_converter()  # type: ignore[no-untyped-call]

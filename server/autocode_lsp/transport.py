@@ -10,6 +10,10 @@ Every listening transport is guarded (see `security` and docs/security.md): a
 token in `initialize` (in the handshake for WebSocket), owner-only socket
 folders, loopback binds unless told twice, and strict framing (`framing`): a
 broken frame closes its connection, and over stdio ends the process non-zero.
+
+Kept whole: the four transports share one listener life cycle (the gate before
+authentication, the session per connection, the shutdown that closes them all), and
+each is a few dozen lines of it; apart, each would repeat that cycle.
 """
 
 from __future__ import annotations

@@ -1,6 +1,11 @@
 """The phase machine: requirements, planning, implementing and verifying, each a step that
 calls a provider role and commits its outcome; `_advance` runs steps until the task
 pauses for a person or ends, and turns any failure into a FAILED state with its kind.
+
+Kept whole: every step reads the same launch, commits through the same state and honours
+the same cancel checks, and the steps hand each other their evidence; split across modules
+the one transition table would be scattered over several classes sharing one mutable state
+(issue 35 asks for a task service that owns that state, which is where it should shrink).
 """
 
 from __future__ import annotations
