@@ -59,7 +59,7 @@ class Verdict:
     def summary(self) -> str:
         """One sentence a person can read: the verdict and the tests that decide it."""
         if self.status == "verified":
-            return f"verified: {_names(self.proofs)} failed before the change and pass with it"
+            return f"verified: {_names(self.proofs)} failed before the change and passed with it"
         if self.status == "regressed":
             broke = [f"{r['id']} ({r['now']})" for r in self.regressions]
             # A file or package that no longer loads comes first: it is why its tests are missing.

@@ -22,7 +22,7 @@ const question = { id: 'q-naming', text: 'Which naming convention should tests f
 const TESTS: TestRun = { command: 'pytest -q', cwd: 'source', exitCode: 0, status: 'finished', seconds: 1.25, outputTail: '1 passed', sandbox: 'bwrap', sandboxNotes: [] };
 
 const PROOF: Proof = {
-  status: 'verified', verified: true, summary: 'verified: tests/test_pricing.py::test_tax failed before the change and pass with it',
+  status: 'verified', verified: true, summary: 'verified: tests/test_pricing.py::test_tax failed before the change and passed with it',
   proofs: ['tests/test_pricing.py::test_tax'], regressions: [], failing: [], alreadyFailing: [], reasons: [], concerns: [], testFiles: ['tests/test_pricing.py'], runs: [],
 };
 
