@@ -31,6 +31,8 @@ export interface EvidenceView {
   label: string;
   detail: string;
   ok: boolean | undefined;
+  /** A file of the run's evidence the row opens (the test output, the proof). */
+  file?: string;
 }
 
 export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts';
@@ -89,13 +91,14 @@ export function proofEvidence(proof: Proof): EvidenceView {
   return { label: `Verdict: ${proof.status}`, detail, ok: proof.status === 'verified' && !concerns.length };
 }
 
-function evidenceOf({ needs, result, learning }: TaskSnapshot): EvidenceView[] {
+function evidenceOf({ needs, result, learning, runDir }: TaskSnapshot): EvidenceView[] {
   const completion = needs.kind === 'approve_completion' ? needs : undefined;
   const out: EvidenceView[] = [];
   const proof = completion?.proof ?? result?.proof;
-  if (proof) out.push(proofEvidence(proof));
+  // The verdict opens the proof (every run and test named), the tests row the whole output.
+  if (proof) out.push({ ...proofEvidence(proof), file: `${runDir}/evidence/proof.json` });
   const tests = completion?.tests ?? result?.tests;
-  if (tests) out.push(testsEvidence(tests));
+  if (tests) out.push({ ...testsEvidence(tests), file: `${runDir}/evidence/test-output.txt` });
   if (completion?.review) out.push(reviewEvidence(completion.review));
   if (result?.apply) out.push({ label: 'Applied to the workspace', detail: result.apply.message, ok: result.apply.applied });
   if (learning && learning.status !== 'pending') {
@@ -228,6 +231,8 @@ export interface TaskNode {
   contextValue: string;
   children: TaskNode[];
   questionId?: string;
+  /** A file the node opens when clicked (evidence rows). */
+  file?: string;
 }
 
 const PHASE_ICONS: Array<[RegExp, string]> = [
@@ -314,6 +319,7 @@ export function buildTaskNode(task: TaskView): TaskNode {
         description: e.detail,
         icon: e.ok === undefined ? 'circle-outline' : e.ok ? 'pass' : 'error',
         contextValue: 'evidence',
+        file: e.file,
         children: [],
       })),
     });

@@ -80,8 +80,8 @@ test('completion approval: files, diff, copy, tests and review become the comple
   assert.deepEqual(view.changedFiles, ['shop/pricing.py', 'tests/test_pricing.py']);
   assert.equal(view.diff, 'diff --git a/x b/x');
   assert.deepEqual(view.evidence, [
-    { label: 'Verdict: verified', detail: PROOF.summary, ok: true },
-    { label: 'Tests: pytest -q', detail: 'finished, exit code 0, 1.3 s', ok: true },
+    { label: 'Verdict: verified', detail: PROOF.summary, ok: true, file: '/repo/.autocode/runs/t-1/evidence/proof.json' },
+    { label: 'Tests: pytest -q', detail: 'finished, exit code 0, 1.3 s', ok: true, file: '/repo/.autocode/runs/t-1/evidence/test-output.txt' },
     { label: 'Review', detail: 'Looks right', ok: true },
   ]);
   const node = buildTaskNode(view);
