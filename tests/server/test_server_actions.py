@@ -147,9 +147,12 @@ async def wait_for_need(session: Session, repo: Path, kind: str, timeout: float 
 
 async def test_without_any_capability_every_step_is_a_code_action(bare: tuple[Session, Path]) -> None:
     session, repo = bare
-    # Before any task: start, doctor and memory search are offered on any file.
+    # Before any task: start, doctor, verifying the person's own changes and memory search are
+    # offered on any file.
     titles = [a.title for a in await actions(session, repo)]
-    assert titles == ["AutoCode: start a task…", "AutoCode: doctor", "AutoCode: search memories…"]
+    assert titles == [
+        "AutoCode: start a task…", "AutoCode: doctor", "AutoCode: verify my changes", "AutoCode: search memories…",
+    ]
 
     # Start: the brief form opens (by name: this client cannot open documents).
     opened = await run_action(session, repo, "AutoCode: start a task")
@@ -214,6 +217,7 @@ async def test_without_any_capability_every_step_is_a_code_action(bare: tuple[Se
     # Review the change as a real file, then apply it.
     changes = Path((await run_action(session, repo, "AutoCode: review the changes"))["path"])
     assert changes.name == "changes.diff" and "+    return 'hello and goodbye'" in changes.read_text()
+    assert snap["needs"]["proof"]["status"] == "verified"  # change.patch carries its proving test
     done = await run_action(session, repo, "AutoCode: apply the changes")
     assert done["state"] == "COMPLETED"
     assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")

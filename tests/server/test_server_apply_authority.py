@@ -16,7 +16,7 @@ from lsprotocol import types
 from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
-from support import GREET_SOURCES, git, make_repo
+from support import GREET_GOODBYE, GREET_SOURCES, git, make_repo
 from support.lsp import (
     Session,
     _offset,
@@ -32,6 +32,7 @@ pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merge
 
 NOTE = "# my unsaved note\n"
 GREET = "greet.py"
+GREET_TEST = "tests/test_greet.py"
 
 
 def _tree(repo: Path) -> dict[str, bytes]:
@@ -95,7 +96,8 @@ async def test_the_editor_applies_the_merge_into_an_unsaved_buffer(tmp_path: Pat
         session.apply_edit = editor
         done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
         assert done["state"] == "COMPLETED", done
-        assert done["result"]["apply"]["via"] == "editor" and done["result"]["apply"]["written"] == [GREET]
+        # greet.py and the test that proves the change (tests/test_greet.py, not open in the editor)
+        assert done["result"]["apply"]["via"] == "editor" and done["result"]["apply"]["written"] == [GREET, GREET_TEST]
         [edit] = session.edits
         assert edit.label == f"AutoCode: apply changes for {BRIEF}"
         # The buffer holds both: the unsaved note and the task's change; the disk is the editor's business.
@@ -302,9 +304,11 @@ async def test_every_tcp_session_of_a_workspace_hears_every_change(tmp_path: Pat
 
 
 def _repo_with_more_change(root: Path, more: dict[str, str | None]) -> Path:
-    """build_repo, with a change.patch that also creates (text) or deletes (None) the files in `more`."""
+    """build_repo (the change and its proving test), with a change.patch that also creates (text)
+    or deletes (None) the files in `more`."""
     make_repo(root, {**GREET_SOURCES, "old.py": "OLD = 1\n"})
-    (root / GREET).write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    for rel, text in GREET_GOODBYE.items():
+        (root / rel).write_text(text, encoding="utf-8")
     for rel, text in more.items():
         target = root / rel
         if text is None:

@@ -20,7 +20,7 @@ import pytest_asyncio
 from lsprotocol import types
 
 from autocode_lsp import protocol
-from support import GREET_SOURCES, git, make_repo
+from support import GREET_GOODBYE, GREET_SOURCES, git, make_repo
 from support.lsp import (
     CLIENT_NAMES,
     Session,
@@ -40,11 +40,13 @@ BRIEF = "Make greet() say goodbye too: apply change.patch"
 
 
 def build_repo(root: Path) -> Path:
-    """A small unittest project with a committed patch the fixture implementer applies."""
+    """A small unittest project with a committed patch the fixture implementer applies: the
+    change and the test that proves it (so the task is verified)."""
     make_repo(root, GREET_SOURCES)
-    (root / "greet.py").write_text("def greet():\n    return 'hello and goodbye'\n", encoding="utf-8")
+    for rel, text in GREET_GOODBYE.items():
+        (root / rel).write_text(text, encoding="utf-8")
     patch = git(root, "diff")
-    git(root, "checkout", "--", "greet.py")
+    git(root, "checkout", "--", *GREET_GOODBYE)
     (root / "change.patch").write_text(patch, encoding="utf-8")
     git(root, "add", "change.patch")
     git(root, "commit", "-q", "-m", "add the patch")
@@ -382,7 +384,11 @@ async def test_killed_client_then_a_new_server_finishes_the_task(tmp_path: Path)
         listed = await second.command(protocol.TASK_LIST)
         left = [t for t in listed["tasks"] if t["id"] == task_id]
         assert left and left[0]["needs"]["kind"] == "approve_completion", left
-        done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})
+        # The wrapper gives no per-test output, so nothing proves the change: the person confirms.
+        assert left[0]["needs"]["confirmation"] == "unproven" and left[0]["needs"]["proof"]["status"] == "unproven"
+        done = await second.command(
+            protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id, "confirm": "unproven"}
+        )
         assert done["state"] == "COMPLETED"
         assert "goodbye" in (repo / "greet.py").read_text(encoding="utf-8")
         assert ledger_sources(done) == ["human lsp:Visual Studio Code"]

@@ -54,6 +54,16 @@ GREET_SOURCES: dict[str, str] = {
 }
 """A small unittest project's files (greet() says hello), before any task changes it."""
 
+GREET_GOODBYE: dict[str, str] = {
+    "greet.py": "def greet():\n    return 'hello and goodbye'\n",
+    "tests/test_greet.py": GREET_SOURCES["tests/test_greet.py"] + (
+        "\n    def test_greet_says_goodbye_too(self):\n"
+        "        self.assertIn('goodbye', greet())\n"
+    ),
+}
+"""The same files after the change "greet() says goodbye too", with the test that proves it
+(it fails on the files above): a patch of these is `verified`."""
+
 
 def make_repo(
     root: Path,

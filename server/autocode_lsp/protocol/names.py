@@ -61,10 +61,10 @@ FEATURES: tuple[str, ...] = (
 COMMAND_FEATURES: dict[str, str] = {
     PROTOCOL_INFO: "core",
     DOCTOR: "doctor",
+    VERIFY: "verify",
     PROJECT_FORGET: "forget",
     PROJECT_TRUST: "trust",
     PREP_RUN: "prep",
-    VERIFY: "verify",
     TASK_START: "tasks",
     TASK_ANSWER: "tasks",
     TASK_APPROVE_PLAN: "tasks",
