@@ -493,6 +493,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Every setting with its origin, the learned record's health, memory and environment. "
                 "The text is also written to the log (window/logMessage).",
                 "doctor", ("noRepository",)),
+    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
+                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
+                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
+                "verdict as a task's (`verified` only when a named test failed before the change and "
+                "passes with it, and nothing regressed).",
+                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
@@ -508,12 +514,6 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Make a checked prep copy of the workspace with its declared public inputs. "
                 "Reports $/progress when the client supports it.",
                 "prep", ("noRepository", "setupError")),
-    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
-                "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
-                "branch) with the project's tests in a fresh copy, never in the work tree: the same "
-                "verdict as a task's (`verified` only when a named test failed before the change and "
-                "passes with it, and nothing regressed).",
-                "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
     CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
                 "Start a coding task. Returns the first snapshot; the task goes on in the server "
                 "and asks for what it needs (see the custom methods and the plain-client flow).",

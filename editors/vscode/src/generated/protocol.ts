@@ -760,10 +760,10 @@ export interface WorkspaceArgs {
 export interface Commands {
   "autocode.protocol.info": { arguments: NoArgs; result: ProtocolInfo };
   "autocode.doctor": { arguments: WorkspaceArgs; result: DoctorResult };
+  "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.project.forget": { arguments: ForgetArgs; result: ForgetResult };
   "autocode.project.trust": { arguments: TrustArgs; result: TrustResult };
   "autocode.prep.run": { arguments: PrepRunArgs; result: PrepResult };
-  "autocode.verify": { arguments: VerifyArgs; result: VerifyResult };
   "autocode.task.start": { arguments: TaskStartArgs; result: TaskSnapshot };
   "autocode.task.answer": { arguments: TaskAnswerArgs; result: TaskSnapshot };
   "autocode.task.approvePlan": { arguments: TaskApprovePlanArgs; result: TaskSnapshot };
