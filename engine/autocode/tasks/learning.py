@@ -47,7 +47,7 @@ def learn(workspace: Path, launch: dict[str, Any], state: dict[str, Any]) -> dic
     kept: list[dict[str, str]] = []
     dropped: list[str] = []
     for item in eligible:
-        if contains_secret(item["question"]) or contains_secret(item["answer"]):
+        if item.get("redacted") or contains_secret(item["question"]) or contains_secret(item["answer"]):
             dropped.append(item["question_id"])
         else:
             kept.append(item)

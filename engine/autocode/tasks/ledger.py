@@ -133,6 +133,8 @@ def eligible_conventions(ledger: dict[str, Any]) -> list[dict[str, str]]:
                     "convention": str(question["convention"]),
                     "question": question["text"],
                     "answer": human[-1]["text"],
+                    # An answer that held a credential was kept redacted: it is dropped whole, never learned.
+                    **({"redacted": ",".join(human[-1]["redacted"])} if human[-1].get("redacted") else {}),
                 }
             )
     return out
