@@ -115,6 +115,31 @@ def toolchains(homes: Sequence[Path], workspace: Path) -> list[Path]:
     return out
 
 
+def programs_in_tmp(argv: Sequence[str], workspace: Path) -> list[Path]:
+    """Folders under the hidden /tmp that hold the programs the run names: an interpreter
+    named by its path, a PATH entry there or AutoCode's own environment (a virtual environment
+    made in /tmp, shown read-only whole, so its packages come with it)."""
+    tmp = Path("/tmp")
+    words = [w for w in argv if w.startswith("/")]
+    words += [e for e in os.environ.get("PATH", "").split(os.pathsep) if e.startswith("/")]
+    words.append(sys.prefix)  # the environment AutoCode runs from (its helpers name it)
+    shown: list[Path] = []
+    for word in words:
+        path = Path(word)
+        if not inside(path, tmp) or path == tmp or not path.exists():
+            continue
+        folder = path if path.is_dir() else path.parent
+        # A venv's bin folder: show the whole environment (pyvenv.cfg marks its root).
+        root = next((p for p in (folder, *folder.parents) if (p / "pyvenv.cfg").is_file() and p != tmp), None)
+        shown.append(root or folder)
+    out: list[Path] = []
+    for path in sorted(dict.fromkeys(shown), key=lambda p: len(p.parts)):
+        if inside(workspace, path) or inside(path, workspace) or any(inside(path, kept) for kept in out):
+            continue  # the workspace's own folders are shown as the copy or its dependencies
+        out.append(path)
+    return out
+
+
 def command(
     program_path: str,
     argv: Sequence[str],
@@ -132,7 +157,7 @@ def command(
     homes = hidden_homes()
     for hidden in homes:
         args += ["--tmpfs", str(hidden)]
-    for path in toolchains(homes, workspace):
+    for path in [*toolchains(homes, workspace), *programs_in_tmp(argv, workspace)]:
         args += ["--ro-bind", str(path), str(path)]
     if home not in homes:
         args += ["--dir", str(home)]
