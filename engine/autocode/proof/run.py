@@ -334,8 +334,6 @@ def prove(
               "cancelled": cancelled, "policy": policy}
     stamp = f"{os.getpid()}-{time.monotonic_ns()}"
     base_tree, probe_tree = copy.parent / f"base-{stamp}", copy.parent / f"probe-{stamp}"
-    base: RunRecord | None = None
-    probe: RunRecord | None = None
     try:
         # The base (before the change) and the probe (the change's tests over the base source)
         # are trees of their own, so the three runs can go side by side.
