@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip uninstall -q -y autocode 2>/dev/null || true  # the distribution's old name
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic,mcp]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -32,6 +32,7 @@ lint: venv
 	$(VENV)/bin/ruff check engine server tests scripts
 	$(VENV)/bin/mypy --strict engine/autocode
 	$(VENV)/bin/mypy --strict server/autocode_lsp
+	$(VENV)/bin/mypy --strict server/autocode_mcp
 
 unit: venv sandbox proof-tools
 	$(PYTEST) tests/engine tests/server
