@@ -280,7 +280,11 @@ class RunCore:
         return f"task {self.id} is not waiting for {what} (state {state}; {hint})"
 
     def _answered_by_person(self) -> bool:
-        return any(a["kind"] != "machine" for a in self._state.ledger["answers"])
+        # An agent's delegated answer through the MCP server (`mcp:<client>`) is not the person's.
+        return any(
+            a["kind"] != "machine" and not str((a.get("source") or {}).get("channel") or "").startswith("mcp:")
+            for a in self._state.ledger["answers"]
+        )
 
     def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
         if by_person and pause not in self._state.human_pause_states:
