@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv sandbox proof-tools demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools mcp-tools demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -25,6 +25,10 @@ sandbox:
 proof-tools:
 	bash scripts/proof-tools-setup.sh
 
+# @modelcontextprotocol/inspector, the MCP client tests/mcp drives autocode-mcp with besides the SDK's.
+mcp-tools: proof-tools
+	bash scripts/mcp-setup.sh
+
 demo: venv sandbox
 	$(PY) scripts/demo.py $(DEMO_ARGS)
 
@@ -34,8 +38,8 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 	$(VENV)/bin/mypy --strict server/autocode_mcp
 
-unit: venv sandbox proof-tools
-	$(PYTEST) tests/engine tests/server
+unit: venv sandbox proof-tools mcp-tools
+	$(PYTEST) tests/engine tests/server tests/mcp
 
 editors: venv sandbox
 	bash scripts/editors-setup.sh

@@ -166,3 +166,36 @@ def test_the_agents_own_memories_are_capped_oldest_first(other: McpClient) -> No
     assert facts[0] not in left and all(f in left for f in facts[1:])
     mine = other.ok("search_memory", {"query": "staging service port proxy", "owner": "self"})["memories"]
     assert {m["owner"] for m in mine} == {"capped"} and len(mine) == 3
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "said"),
+    [
+        ("save_memory", {"content": "x" * 8_001}, "over the limit of 8,000"),
+        ("save_memory", {"content": "fine", "category": "c" * 65}, "`category`"),
+        ("save_memory", {"content": ["HOSTILE-MARKER"]}, "`content`"),
+        ("save_memory", {"content": "fine", "scope": "team"}, "`scope`"),
+        ("save_memory", {"content": "fine", "shared": {"deep": [[["HOSTILE-MARKER"]]]}}, "`shared`"),
+        ("save_memory", {"content": "fine", "workspace": "/"}, "unknown argument(s) workspace"),
+        ("save_memory", {"content": "   "}, "empty"),
+        ("search_memory", {"query": "q" * 2_001}, "over the limit of 2,000"),
+        ("search_memory", {"query": "x", "owner": "everyone"}, "`owner`"),
+        ("delete_memory", {"id": "m" * 129}, "over the limit of 128"),
+        ("delete_memory", {}, "`id`"),
+    ],
+)
+def test_bad_arguments_are_clear_tool_errors_and_write_nothing(
+    client: McpClient, tool: str, arguments: dict[str, object], said: str
+) -> None:
+    before = sqlite_contents()
+    reply = client.call(tool, arguments)
+    assert reply.error["kind"] == "invalidArguments", reply.text
+    assert said in reply.text
+    assert "HOSTILE-MARKER" not in reply.text and "x" * 100 not in reply.text
+    assert sqlite_contents() == before
+
+
+def test_an_unknown_tool_names_the_tools(client: McpClient) -> None:
+    reply = client.call("drop_all_memories", {})
+    assert reply.error["kind"] == "unknownTool"
+    assert "save_memory" in reply.text and "start_task" in reply.text
