@@ -12,28 +12,13 @@ from typing import Any
 
 import pytest
 
-from support import GREET_GOODBYE, GREET_SOURCES, git, make_repo
-from support.mcp import CLIENT_NAME, McpClient, mcp_server
+from support.mcp import CLIENT_NAME, McpClient, build_task_repo, mcp_server
 from support.tasks import autocode_json, run_dirs
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install '.[mcp]')")
 
 TEST_COMMAND = "python3 -m unittest discover -s tests -t ."
 BRIEF = "Make greet() say goodbye too: apply change.patch"
-
-
-def build_repo(root: Path) -> Path:
-    """A small unittest project with a committed patch the fixture implementer applies (the
-    change and the test that proves it)."""
-    make_repo(root, GREET_SOURCES)
-    for rel, text in GREET_GOODBYE.items():
-        (root / rel).write_text(text, encoding="utf-8")
-    patch = git(root, "diff")
-    git(root, "checkout", "--", *GREET_GOODBYE)
-    (root / "change.patch").write_text(patch, encoding="utf-8")
-    git(root, "add", "change.patch")
-    git(root, "commit", "-q", "-m", "add the patch")
-    return root
 
 
 def on_disk(snap: dict[str, Any], name: str) -> dict[str, Any]:
@@ -43,7 +28,7 @@ def on_disk(snap: dict[str, Any], name: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_repo(tmp_path_factory.mktemp("mcp-tasks") / "project")
+    return build_task_repo(tmp_path_factory.mktemp("mcp-tasks") / "project")
 
 
 @pytest.fixture(scope="module")

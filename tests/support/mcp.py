@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from support import GREET_GOODBYE, GREET_SOURCES, git, make_repo
+
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_NAME = "autocode-tests"
 INSPECTOR_ENV = "AUTOCODE_TEST_MCP_INSPECTOR"
@@ -95,18 +97,35 @@ def mcp_server(
 ) -> Iterator[McpClient]:
     """The real server process on `workspace`, connected through `mcp.client.stdio`."""
     from anyio.from_thread import start_blocking_portal
-    from mcp import types
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from mcp import types
 
     command = server_command(workspace, "--log-file", str(log_file), *args)
     params = StdioServerParameters(command=command[0], args=command[1:], env=dict(env or server_env()))
     info = types.Implementation(name=CLIENT_NAME, version="1")
-    with start_blocking_portal() as portal, open(log_file.with_suffix(".stderr"), "w") as errlog:
-        with portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)) as (read, write):
-            with portal.wrap_async_context_manager(ClientSession(read, write, client_info=info)) as session:
-                portal.call(session.initialize)
-                yield McpClient(portal, session, log_file)
+    with contextlib.ExitStack() as stack:
+        portal = stack.enter_context(start_blocking_portal())
+        errlog = stack.enter_context(open(log_file.with_suffix(".stderr"), "w"))
+        read, write = stack.enter_context(portal.wrap_async_context_manager(stdio_client(params, errlog=errlog)))
+        session = stack.enter_context(portal.wrap_async_context_manager(ClientSession(read, write, client_info=info)))
+        portal.call(session.initialize)
+        yield McpClient(portal, session, log_file)
+
+
+def build_task_repo(root: Path) -> Path:
+    """A small unittest project with a committed patch the fixture implementer applies (the
+    change and the test that proves it), for tasks the fixture provider runs."""
+    make_repo(root, GREET_SOURCES)
+    for rel, text in GREET_GOODBYE.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    patch = git(root, "diff")
+    git(root, "checkout", "--", *GREET_GOODBYE)
+    (root / "change.patch").write_text(patch, encoding="utf-8")
+    git(root, "add", "change.patch")
+    git(root, "commit", "-q", "-m", "add the patch")
+    return root
 
 
 def inspector() -> Path | None:
