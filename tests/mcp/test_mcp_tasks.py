@@ -6,13 +6,14 @@ refused with where the person approves, nothing recorded."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from support.mcp import CLIENT_NAME, McpClient, build_task_repo, mcp_server
+from support.mcp import CLIENT_NAME, McpClient, build_task_repo, mcp_server, server_env
 from support.tasks import autocode_json, run_dirs
 
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install '.[mcp]')")
@@ -158,3 +159,21 @@ def test_paths_and_ids_stay_inside_the_workspace(client: McpClient, repo: Path, 
     listed = client.ok("list_tasks")
     assert {t["workspace"] for t in listed["tasks"]} == {str(repo)}
     (repo / "link-out.json").unlink()
+
+
+def test_a_slow_start_answers_at_once_and_the_task_goes_on(
+    repo: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """With no time to wait (AUTOCODE_MCP_REPLY_WITHIN_S=0) start_task answers with the first
+    snapshot the engine committed; the task carries on in the server and task_status follows it."""
+    log = tmp_path_factory.mktemp("mcp-logs") / "quick.log"
+    with mcp_server(repo, log, env=server_env(AUTOCODE_MCP_REPLY_WITHIN_S="0")) as quick:
+        first = quick.ok("start_task", {"brief": BRIEF, "test_command": TEST_COMMAND})
+        assert first["id"] and first["revision"] >= 1
+        for _ in range(600):  # the engine's own pace: each look is one tool call
+            snap = quick.ok("task_status", {"task_id": first["id"]})
+            if snap["needs"].get("kind") == "answer_questions":
+                break
+            time.sleep(0.1)
+        assert snap["needs"]["kind"] == "answer_questions", snap["state"]
+        assert snap["revision"] >= first["revision"]
