@@ -22,8 +22,9 @@ from support import GREET_GOODBYE, GREET_SOURCES, git, make_repo
 REPO = Path(__file__).resolve().parents[2]
 CLIENT_NAME = "autocode-tests"
 INSPECTOR_ENV = "AUTOCODE_TEST_MCP_INSPECTOR"
+CLAUDE_ENV = "AUTOCODE_TEST_CLAUDE"
 INSPECTOR = REPO / ".tools" / "mcp-inspector" / "node_modules" / ".bin" / "mcp-inspector"
-"""Where scripts/mcp-setup.sh installs @modelcontextprotocol/inspector."""
+"""Where scripts/mcp-setup.sh installs @modelcontextprotocol/inspector (and Claude Code beside it)."""
 
 PASSED_ENV = (
     "HOME", "PATH", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME",
@@ -132,6 +133,13 @@ def inspector() -> Path | None:
     """The Inspector's launcher (its `--cli` mode is a real MCP client), or None when not installed."""
     named = os.environ.get(INSPECTOR_ENV)
     path = Path(named) if named else INSPECTOR
+    return path if path.exists() else None
+
+
+def claude() -> Path | None:
+    """Claude Code's `claude` (scripts/mcp-setup.sh installs it), or None when not installed."""
+    named = os.environ.get(CLAUDE_ENV)
+    path = Path(named) if named else INSPECTOR.with_name("claude")
     return path if path.exists() else None
 
 
