@@ -9,6 +9,7 @@ approves instead of "unknown tool", so an agent that tries learns where the deci
 
 from __future__ import annotations
 
+import asyncio
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -110,7 +111,7 @@ class AutoCodeMCP(MCPServer[Any]):
                 # lazy: the task module loads with the first task tool
                 from autocode_mcp.task_tools import approval_refusal
 
-                return approval_refusal(self.face, arguments.get("task_id"), tried=name)
+                return await asyncio.to_thread(approval_refusal, self.face, arguments.get("task_id"), tried=name[:64])
             known = ", ".join(t.name for t in self._tool_manager.list_tools())
             return replies.failed("unknownTool", f"there is no tool {name[:64]!r}; the tools are: {known}")
         checked = check_arguments(name, arguments, tool.parameters)
