@@ -73,7 +73,8 @@ def test_tools_list_passes_the_inspectors_strict_schema_check(repo: Path, logs: 
 
 
 def test_the_memory_rules_through_the_inspector(repo: Path, logs: Path) -> None:
-    fact = "Database migrations in this repository run with `make migrate`, never by hand."
+    # Its own sentence: every module of this run shares one memory store.
+    fact = "Schema changes in this repository start with `make migration-new`, never by editing old files."
     code, saved = call(repo, logs, "save_memory", content=fact, shared=True)
     assert code == 0 and saved["structuredContent"]["saved"] is True
     memory_id = saved["structuredContent"]["id"]
