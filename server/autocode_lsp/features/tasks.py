@@ -350,7 +350,8 @@ async def approve_completion(
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm),
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm,
+                                           keep=args.keep),
         "AutoCode: applying the change",
     )
 
@@ -390,6 +391,50 @@ async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnap
     return await _carry_on(
         server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
+
+
+@command(protocol.TASK_RETRY_VERIFICATION)
+async def retry_verification(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
+    source = _source(server)
+    return await _carry_on(
+        server, args, protocol.TASK_RETRY_VERIFICATION, lambda run: run.retry_verification(source),
+        "AutoCode: verifying the change again",
+    )
+
+
+@command(protocol.TASK_PREVIEW)
+async def preview(server: AutoCodeServer, args: protocol.TaskPreviewArgs) -> protocol.TaskPreview:
+    folders = _folders_for(server, args.workspace, protocol.TASK_PREVIEW)
+    given = dict(args.documents or {})
+
+    def work() -> protocol.TaskPreview:
+        run = _find_task(folders, args.task_id, _Hooks(server))
+        texts = _documents_by_path(server, run.workspace, given)
+        return run.preview(texts.get, editor=_editor(server, run.workspace))
+
+    return await engine_call(work)
+
+
+def _documents_by_path(server: AutoCodeServer, workspace: Path, given: dict[str, str]) -> dict[str, bytes]:
+    """The client's texts by workspace-relative path (a `file://` URI mapped and made relative);
+    a key that names no file inside the workspace is refused, so nothing else is taken for one."""
+    # lazy: only a preview needs it
+    from pygls.uris import to_fs_path
+
+    out: dict[str, bytes] = {}
+    for key, text in given.items():
+        rel = key
+        if key.startswith("file:"):
+            fs = to_fs_path(key)
+            if fs is None:
+                raise protocol.InvalidArguments(f"documents: {key} is not a file URI")
+            try:
+                rel = Path(server.path_map.to_server(fs)).resolve().relative_to(workspace.resolve()).as_posix()
+            except ValueError:
+                raise protocol.InvalidArguments(
+                    f"documents: {key} is not inside the task's workspace {workspace}") from None
+        out[rel] = text.encode("utf-8", "surrogateescape")
+    return out
 
 
 @command(protocol.TASK_GET)
