@@ -49,8 +49,37 @@ def _touches(start: int, end: int, ranges: list[tuple[int, int]]) -> bool:
     return False
 
 
-def _is_marker(line: bytes) -> bool:
-    return line[:7] in (b"<" * 7, b">" * 7)
+def _blocks(merged: list[bytes]) -> list[tuple[int, int]]:
+    """The [start, end) lines of each conflict in git's text, markers included."""
+    found: list[tuple[int, int]] = []
+    start: int | None = None
+    for at, line in enumerate(merged):
+        if line.startswith(b"<" * 7) and start is None:
+            start = at
+        elif line.startswith(b">" * 7) and start is not None:
+            found.append((start, at + 1))
+            start = None
+    return found
+
+
+def _spans(mine: list[bytes], merged: list[bytes], conflicted: bool) -> list[tuple[int, int, int, int, bool]]:
+    """(mine start, end, merged start, end, conflict) of each hunk; the pieces of one conflict
+    (its markers and both sides) make one hunk."""
+    blocks = _blocks(merged) if conflicted else []
+    out: list[tuple[int, int, int, int, bool]] = []
+    owner: list[int | None] = []
+    matcher = difflib.SequenceMatcher(None, mine, merged, autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag == "equal":
+            continue
+        block = next((n for n, (a, b) in enumerate(blocks) if a <= j1 < b or (j1 == j2 and a < j1 < b)), None)
+        if block is not None and owner and owner[-1] == block:
+            a1, _a2, b1, _b2, _ = out[-1]
+            out[-1] = (a1, i2, b1, j2, True)
+            continue
+        out.append((i1, i2, j1, j2, block is not None))
+        owner.append(block)
+    return out
 
 
 def file_hunks(plan: FilePlan) -> tuple[list[bytes], list[bytes], list[Hunk]]:
@@ -75,11 +104,7 @@ def file_hunks(plan: FilePlan) -> tuple[list[bytes], list[bytes], list[Hunk]]:
     own = _changed_ranges(_lines(plan.base or b""), mine) if plan.base is not None or plan.before is not None else []
     seen: dict[bytes, int] = {}
     hunks: list[Hunk] = []
-    matcher = difflib.SequenceMatcher(None, mine, merged, autojunk=False)
-    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
-        if tag == "equal":
-            continue
-        conflict = plan.action == "conflict" and any(_is_marker(line) for line in merged[j1:j2])
+    for i1, i2, j1, j2, conflict in _spans(mine, merged, plan.action == "conflict"):
         overlaps = conflict or _touches(i1, i2, own)
         hunks.append(_hunk(plan.path, mine[i1:i2], merged[j1:j2], i1, i2 - i1, j1, j2 - j1, seen, overlaps, conflict))
     if not hunks and plan.action in ("write", "delete", "conflict"):

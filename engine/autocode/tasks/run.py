@@ -386,6 +386,7 @@ class TaskRun(PhaseMachine):
         first). For a task that FAILED while verifying, one waiting for the completion approval,
         or one whose verifying step was interrupted; the change in the copy is not touched."""
         src = Source.coerce(source)
+        _reap_orphans()
         with self._changing():
             s = self._state
             failed_verifying = s.state == "FAILED" and (s.error or {}).get("phase") == "verifying" \
@@ -420,6 +421,7 @@ class TaskRun(PhaseMachine):
         """Continue a task whose process stopped while it was working (after a crash or kill), or
         one that FAILED on the model endpoint or a budget: the agent loop goes on from its
         transcript under the budgets and endpoint limits the settings give now."""
+        _reap_orphans()
         with self._changing():
             if self._state.state in PAUSES:
                 return self.snapshot()
@@ -433,6 +435,14 @@ class TaskRun(PhaseMachine):
             store.append_event(self.run_dir / "events.jsonl", "resumed", {"state": self._state.state})
             self._advance()
         return self.snapshot()
+
+
+def _reap_orphans() -> None:
+    """Before a step runs again: end what a killed process left running (its test command)."""
+    # lazy: not needed by `autocode task list`, which imports this module
+    from autocode.sandbox import reap_orphans
+
+    reap_orphans()
 
 
 def list_tasks(workspace: Path | str) -> list[TaskSnapshot]:
