@@ -40,6 +40,7 @@ from autocode.tasks.models import (
     Question,
     ResolveConflicts,
     Review,
+    SaveFiles,
     TaskError,
     TaskResult,
     TaskSnapshot,
@@ -157,6 +158,9 @@ class RunCore:
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,
             )
+        if kind == "save_files":
+            last = s.apply or {}
+            return SaveFiles(paths=list(last.get("unsaved") or []), apply=apply_result(last))
         if kind == "resolve_conflicts":
             last = s.apply or {}
             return ResolveConflicts(

@@ -112,6 +112,9 @@ class ApplyResult(WireModel):
     head_moved: HeadMoved | None = None
     message: str
     """What happened, in words a person can read."""
+    unsaved: list[str] = Field(default_factory=list)
+    """Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and
+    merged): the task completes once each is saved with the change."""
     hunks_kept: list[str] = Field(default_factory=list)
     """With a per-hunk choice: the ids of the hunks applied."""
     hunks_undone: list[str] = Field(default_factory=list)
@@ -377,8 +380,15 @@ class ResolveConflicts(WireModel):
     apply: ApplyResult
 
 
+class SaveFiles(WireModel):
+    kind: Literal["save_files"] = "save_files"
+    paths: list[str]
+    """The files whose change is in the editor's buffer but not on disk: save them to complete."""
+    apply: ApplyResult
+
+
 Needs = Annotated[
-    NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts,
+    NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts | SaveFiles,
     Field(discriminator="kind", title="Needs"),
 ]
 """What a paused task waits for, told apart by `kind` (null while it works or after it ended)."""
@@ -404,7 +414,7 @@ class TaskSnapshot(WireModel):
     workspace: str
     brief: str
     state: str
-    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it."""
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it."""
     interrupted_in: str | None = None
     """For INTERRUPTED: the working state the step stopped in."""
     phase: str

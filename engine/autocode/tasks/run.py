@@ -361,6 +361,31 @@ class TaskRun(PhaseMachine):
                 self._advance_applying(editor)
         return self.snapshot()
 
+    def confirm_saved(self) -> TaskSnapshot:
+        """The person saved files the change went into with their unsaved edits: read the disk
+        back and complete the task once every file holds the change there."""
+        with self._changing():
+            if self._state.state != "WAITING_FOR_SAVE":
+                return self.snapshot()
+            outcome = dict(self._state.apply or {})
+            waiting = list(outcome.get("unsaved") or [])
+            pending = self.not_on_disk(waiting)
+            if pending == waiting:
+                return self.snapshot()
+            if pending:
+                outcome["unsaved"] = pending
+                self._state.apply = outcome
+                self._commit("saved", {"unsaved": pending})
+                return self.snapshot()
+            outcome["unsaved"] = []
+            message = str(outcome.get("message", ""))
+            cut = message.rfind("; ", 0, max(message.find(" the change in the editor with your unsaved"), 0))
+            outcome["message"] = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
+            self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
+            self._complete_apply(outcome)
+            self._advance()  # learning, now that the task completed
+        return self.snapshot()
+
     def cancel(self) -> TaskSnapshot:
         """End the task. While another call is working, ask it to stop at its next step."""
         with store.locked(self.run_dir, blocking=False) as got:

@@ -33,6 +33,7 @@ PAUSES = (
     "WAITING_FOR_PLAN_APPROVAL",
     "WAITING_FOR_COMPLETION_APPROVAL",
     "WAITING_FOR_CONFLICT_RESOLUTION",
+    "WAITING_FOR_SAVE",
 )
 ENDS = ("COMPLETED", "FAILED", "CANCELLED")
 PHASE_OF = {
@@ -45,6 +46,7 @@ PHASE_OF = {
     "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
     "WAITING_FOR_CONFLICT_RESOLUTION": "verifying",
     "APPLYING": "verifying",
+    "WAITING_FOR_SAVE": "verifying",
     "COMPLETED": "completed",
     "FAILED": "failed",
     "CANCELLED": "cancelled",
@@ -54,6 +56,7 @@ NEEDS_OF = {
     "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
     "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
     "WAITING_FOR_CONFLICT_RESOLUTION": "resolve_conflicts",
+    "WAITING_FOR_SAVE": "save_files",
 }
 
 

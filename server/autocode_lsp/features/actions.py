@@ -510,6 +510,7 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
     if path in forms.watched:
         found, _, until = forms.watched[path]
         forms.watched[path] = (found, _stamp(path), until)
+    await tasks.document_saved(server, folder, path)
     await form_saved(server, folder, path, via="didSave")
 
 

@@ -350,7 +350,7 @@ async def approve_completion(
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm,
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace, run.id), confirm=args.confirm,
                                            keep=args.keep),
         "AutoCode: applying the change",
     )
@@ -364,12 +364,12 @@ async def resolve_conflicts(
     choices = dict(args.choices)
     return await _carry_on(
         server, args, protocol.TASK_RESOLVE_CONFLICTS,
-        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
+        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace, run.id)),
         "AutoCode: applying the change",
     )
 
 
-def _editor(server: AutoCodeServer, workspace: Path) -> Any:
+def _editor(server: AutoCodeServer, workspace: Path, task_id: str | None = None) -> Any:
     """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
@@ -377,7 +377,7 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     # lazy: not needed by the server's start, which imports this module
     from autocode_lsp.apply_edit import ClientEditor
 
-    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
+    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit, task_id=task_id)
 
 
 @command(protocol.TASK_CANCEL)
@@ -436,6 +436,27 @@ def _documents_by_path(server: AutoCodeServer, workspace: Path, given: dict[str,
                     "texts of the files the task touches") from None
         out[rel] = text.encode("utf-8", "surrogateescape")
     return out
+
+
+async def document_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
+    """The person saved a file: a task of the folder waiting for that file to reach the disk
+    (`save_files`) reads the disk back, and completes once every file holds its change."""
+
+    def waiting() -> list[str]:
+        # lazy: not needed by the server's start, which imports this module
+        from autocode.tasks import list_tasks
+
+        try:
+            rel = path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            return []
+        return [s.id for s in list_tasks(folder)
+                if isinstance(s.needs, protocol.SaveFiles) and rel in s.needs.paths]
+
+    if not (folder / ".autocode" / "runs").is_dir():
+        return
+    for task_id in await engine_call(waiting):
+        await _act(server, [folder], task_id, lambda run: run.confirm_saved(), title=None)
 
 
 @command(protocol.TASK_GET)

@@ -53,6 +53,7 @@ MEMORY_COMPOSE_SEARCH = C + "memory.composeSearch"
 TASK_DID_CHANGE = "autocode/task/didChange"
 TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
+TASK_SAVE_DOCUMENTS = "autocode/task/saveDocuments"
 
 FEATURES: tuple[str, ...] = (
     "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify",

@@ -69,6 +69,7 @@ from autocode.tasks.models import Question as Question
 from autocode.tasks.models import Regression as Regression
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import Review as Review
+from autocode.tasks.models import SaveFiles as SaveFiles
 from autocode.tasks.models import TaskError as TaskError
 from autocode.tasks.models import TaskList as TaskList
 from autocode.tasks.models import TaskPreview as TaskPreview
@@ -115,6 +116,7 @@ from autocode_lsp.protocol.names import (
     TASK_RETRY_VERIFICATION,
     TASK_REVIEW,
     TASK_REVIEW_PLAN,
+    TASK_SAVE_DOCUMENTS,
     TASK_START,
     TASK_TRANSCRIPT,
     VERIFY,
@@ -469,6 +471,21 @@ class ReviewPlanResult:
     """Required when `decision` is `reject`."""
 
 
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsParams:
+    task_id: str
+    uris: list[str]
+    """Documents the change just went into through `workspace/applyEdit` that held no unsaved
+    edits before it: save each one as it is now."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsResult:
+    saved: list[str]
+    """The URIs the editor saved. The server reads the disk back; a file not saved is written by
+    the server when the disk still holds what the buffer held, else the task waits for a save."""
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -665,6 +682,13 @@ METHODS: tuple[MethodSpec, ...] = (
                 "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
                              "convention": "test-naming", "default": "Describe the behaviour",
                              "choices": ["Describe the behaviour"]}}),
+    MethodSpec(TASK_SAVE_DOCUMENTS, "request", SaveDocumentsParams, SaveDocumentsResult,
+               "After an apply through `workspace/applyEdit`: asks the editor to save the documents "
+               "that held no unsaved edits, so an applied change is on disk (COMPLETED is said only "
+               "once the server read every file back from disk). A document that held unsaved "
+               "edits is never saved for the person: it keeps them, merged, and the task waits "
+               "(`needs.kind` `save_files`) until they save it.",
+               "experimental.autocode", {"taskId": "t-1", "uris": ["file:///path/to/project/greet.py"]}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",

@@ -52,6 +52,7 @@
 ---@field choices table<string, string> The person's choice per conflicted file that this apply used.
 ---@field headMoved autocode.HeadMoved|nil
 ---@field message string What happened, in words a person can read.
+---@field unsaved string[] Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change.
 ---@field hunksKept string[] With a per-hunk choice: the ids of the hunks applied.
 ---@field hunksUndone string[] With a per-hunk choice: the ids of the hunks the person left out (not applied).
 
@@ -209,7 +210,7 @@
 ---@field runId string|nil
 ---@field score number|nil Relevance for search and recall results; null elsewhere.
 
----@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts
+---@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts|autocode.SaveFiles
 
 --- The command takes no arguments (an empty object or no argument at all).
 ---@class autocode.NoArgs
@@ -376,6 +377,18 @@
 ---@field decision 'approve'|'reject'|'later'
 ---@field feedback? string|nil Required when `decision` is `reject`.
 
+---@class autocode.SaveDocumentsParams
+---@field taskId string
+---@field uris string[] Documents the change just went into through `workspace/applyEdit` that held no unsaved edits before it: save each one as it is now.
+
+---@class autocode.SaveDocumentsResult
+---@field saved string[] The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save.
+
+---@class autocode.SaveFiles
+---@field kind 'save_files'
+---@field paths string[] The files whose change is in the editor's buffer but not on disk: save them to complete.
+---@field apply autocode.ApplyResult
+
 --- A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes.
 ---@class autocode.SaveResult
 ---@field saved boolean
@@ -489,7 +502,7 @@
 ---@field id string
 ---@field workspace string
 ---@field brief string
----@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it.
+---@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it.
 ---@field interruptedIn string|nil For INTERRUPTED: the working state the step stopped in.
 ---@field phase string
 ---@field revision integer

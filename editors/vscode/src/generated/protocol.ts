@@ -79,6 +79,8 @@ export interface ApplyResult {
   headMoved: HeadMoved | null;
   /** What happened, in words a person can read. */
   message: string;
+  /** Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change. */
+  unsaved: string[];
   /** With a per-hunk choice: the ids of the hunks applied. */
   hunksKept: string[];
   /** With a per-hunk choice: the ids of the hunks the person left out (not applied). */
@@ -301,7 +303,7 @@ export interface MemoryView {
   score: number | null;
 }
 
-export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts;
+export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts | SaveFiles;
 
 /** The command takes no arguments (an empty object or no argument at all). */
 export interface NoArgs {
@@ -531,6 +533,24 @@ export interface ReviewPlanResult {
   feedback?: string | null;
 }
 
+export interface SaveDocumentsParams {
+  taskId: string;
+  /** Documents the change just went into through `workspace/applyEdit` that held no unsaved edits before it: save each one as it is now. */
+  uris: string[];
+}
+
+export interface SaveDocumentsResult {
+  /** The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save. */
+  saved: string[];
+}
+
+export interface SaveFiles {
+  kind: "save_files";
+  /** The files whose change is in the editor's buffer but not on disk: save them to complete. */
+  paths: string[];
+  apply: ApplyResult;
+}
+
 /** A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes. */
 export interface SaveResult {
   saved: boolean;
@@ -693,7 +713,7 @@ export interface TaskSnapshot {
   id: string;
   workspace: string;
   brief: string;
-  /** REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it. */
+  /** REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it. */
   state: string;
   /** For INTERRUPTED: the working state the step stopped in. */
   interruptedIn: string | null;
@@ -855,5 +875,6 @@ export interface Commands {
 export interface Methods {
   "autocode/task/didChange": { params: TaskDidChangeParams; result: null };
   "autocode/task/askQuestion": { params: AskQuestionParams; result: AskQuestionResult };
+  "autocode/task/saveDocuments": { params: SaveDocumentsParams; result: SaveDocumentsResult };
   "autocode/task/reviewPlan": { params: ReviewPlanParams; result: ReviewPlanResult };
 }
