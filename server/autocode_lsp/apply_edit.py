@@ -94,8 +94,10 @@ class ClientEditor:
             return []
         by_uri = {self._uri(p.path): p.path for p in plans}
         params = {"taskId": self.task_id or "", "uris": [self.server.path_map.text_to_client(u) for u in by_uri]}
-        future = asyncio.run_coroutine_threadsafe(
-            self.server.protocol.send_request_async(protocol.TASK_SAVE_DOCUMENTS, params), self.loop)
+        async def ask() -> Any:
+            return await self.server.protocol.send_request_async(protocol.TASK_SAVE_DOCUMENTS, params)
+
+        future = asyncio.run_coroutine_threadsafe(ask(), self.loop)
         try:
             reply = future.result(timeout=SAVE_TIMEOUT)
         except Exception as exc:  # no such method in this editor, an error, no answer: nothing saved here
