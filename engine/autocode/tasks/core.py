@@ -128,8 +128,11 @@ class RunCore:
         """Whether a call holds the run's lock now (in this process or another). A working state
         with the lock free was left by a process that stopped mid-step: the task is interrupted.
         The lock is an flock, so it goes with the process that held it, however it ended."""
-        with store.locked(self.run_dir, blocking=False) as got:
-            return not got
+        try:
+            with store.locked(self.run_dir, blocking=False) as got:
+                return not got
+        except OSError:  # a lock that cannot be opened (a read-only copy): the state is shown as saved
+            return True
 
     def _needs(self, s: TaskState) -> Needs:
         """What the task waits for, with exactly what the person needs to decide it."""

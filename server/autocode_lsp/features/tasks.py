@@ -665,6 +665,12 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
             f"AutoCode task {snap.id} is verified. Review the change, then apply it with "
             f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap.id}).{head_note}"
         )
+    elif isinstance(needs, protocol.SaveFiles):
+        server.show(
+            f"AutoCode task {snap.id}: the change is in your editor with your unsaved edits kept; save "
+            f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).",
+            types.MessageType.Warning,
+        )
     elif isinstance(needs, protocol.ResolveConflicts):
         paths = ", ".join(c.path for c in needs.conflicts)
         server.show(

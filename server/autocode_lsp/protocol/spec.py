@@ -575,8 +575,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "task's result). Files the client has open (synchronised) go through "
                 "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
                 "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
-                "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
-                "COMPLETED only once applied; `result.apply` says what was written. A change whose "
+                "task wait with `needs.kind` `resolve_conflicts` (nothing written). With `keep` only "
+                "those hunks of `autocode.task.preview` are applied (`result.partial`; a partial apply is "
+                "never `verified`). Open documents that held no unsaved edits are saved after the edit "
+                "(`autocode/task/saveDocuments`, else written by the server); one that held unsaved edits "
+                "keeps them merged and the task waits with `needs.kind` `save_files` until it is saved. "
+                "The task is COMPLETED only once every file was read back from disk with the change; "
+                "`result.apply` says what was written. A change whose "
                 "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
                 "set to `needs.confirmation`, typed by the person.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
