@@ -192,7 +192,7 @@ async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const shown = (await ctx.review?.openChanges(task, true)) ?? 0;
   const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('; ');
   void vscode.window.showInformationMessage(
-    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file left, the task's result right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar.${evidence ? ` Evidence: ${evidence}` : ''}`,
+    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file as it is now left, what Apply leaves there right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar; Choose Hunks leaves hunks out.${evidence ? ` Evidence: ${evidence}` : ''}`,
   );
 }
 

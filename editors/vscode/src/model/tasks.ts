@@ -35,7 +35,7 @@ export interface EvidenceView {
   file?: string;
 }
 
-export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts';
+export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts' | 'save';
 
 export interface TaskView {
   id: string;
@@ -71,6 +71,7 @@ const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
   approve_plan: 'planApproval',
   approve_completion: 'completionApproval',
   resolve_conflicts: 'conflicts',
+  save_files: 'save',
 };
 
 function testsEvidence(tests: TestRun): EvidenceView {
@@ -249,6 +250,7 @@ export function phaseIcon(task: TaskView): string {
   if (task.awaiting === 'planApproval') return 'checklist';
   if (task.awaiting === 'completionApproval') return 'check-all';
   if (task.awaiting === 'conflicts') return 'git-merge';
+  if (task.awaiting === 'save') return 'save';
   for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
   if (task.done) return 'pass';
   return 'sync~spin';
@@ -260,6 +262,7 @@ export function phaseLabel(task: TaskView): string {
   if (task.awaiting === 'planApproval') return 'waiting for plan approval';
   if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
   if (task.awaiting === 'conflicts') return 'waiting for your choice on conflicting files';
+  if (task.awaiting === 'save') return 'applied in your unsaved editors: save them to complete';
   return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
