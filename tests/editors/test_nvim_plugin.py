@@ -306,6 +306,20 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
     assert "hell" in (repo / "notes.txt").read_text(encoding="utf-8")
 
 
+def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
+    """Typing in every mode while the question, plan and change arrive, with Neovim's own
+    vim.ui.select / vim.ui.input / vim.notify (editors/nvim/tests/e2e_keys.lua): nothing opens by
+    itself, the buffer is exactly what the keys made; Enter takes the default; cancel asks first."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_keys.lua", tmp_path, cwd=repo, timeout=420, flag="-S")
+    for step in ("ok question announced, keys kept", "ok enter takes the default", "ok plan announced, keys kept",
+                 "ok change announced, keys kept", "ok cancel confirmed"):
+        assert f"{step}\n" in result.stdout
+    (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+    assert [a["how"] for a in ledger["answers"]] == ["acceptedDefault"]
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs

@@ -65,7 +65,7 @@ H.eq(tasks.current, 't1', 'first task seen becomes current')
 H.log('ok snapshots')
 
 -- Statusline: task state plus progress.
-H.eq(tasks.statusline(), 'AutoCode done', 'statusline with a task')
+H.eq(require('autocode').statusline(), 'AutoCode done', 'statusline with a task')
 tasks.progress['1:tok'] = { title = 'planning', message = 'step 1', percentage = 40 }
 H.eq(require('autocode').statusline(), 'AutoCode done [planning: step 1 40%]', 'statusline with progress')
 tasks.progress = {}

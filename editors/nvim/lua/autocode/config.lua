@@ -14,10 +14,11 @@ M.defaults = {
   log_level = nil,
   -- Milliseconds a blocking call (health check, :AutoCode status in scripts) waits.
   timeout_ms = 15000,
-  -- Open the plan buffer automatically when the server asks for a review.
-  open_plan = true,
-  -- Open the diff buffer when a task waits for completion approval.
-  open_diff = true,
+  -- Show the plan (in a split the cursor does not move to) as soon as the server asks for a
+  -- review; by default it is announced and opens on :AutoCode review.
+  open_plan = false,
+  -- The same for the diff of a change waiting for completion approval.
+  open_diff = false,
   -- Connect to a server that is already listening instead of starting one:
   -- { tcp = 'HOST:PORT' }, { socket = 'PATH' } or { ws = 'ws://HOST:PORT' }, with token_file = the file the
   -- server printed (see lua/autocode/remote.lua and docs/security.md).

@@ -20,8 +20,6 @@ M.snapshots = {}
 M.current = nil
 --- Progress per "<client id>:<token>": {title, message, percentage}.
 M.progress = {}
---- Plan reviews the server is waiting on (autocode/task/reviewPlan): task id -> {plan_revision, resolve}.
-M.reviews = {}
 --- task id -> id of the LSP client (server) the task was seen from: its commands go there.
 M.owners = {}
 
@@ -125,7 +123,7 @@ function M.remember(snap, quiet, client_id)
     ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
     if kind == NEEDS.approve_completion and config.options.open_diff then
       M.open_diff(snap, false)
-    elseif kind == NEEDS.resolve_conflicts then
+    elseif kind == NEEDS.resolve_conflicts and config.options.open_diff then
       M.open_conflicts(snap, false)
     end
     if snap.done == true or (kind ~= NEEDS.question and old and M.needs_kind(old) == NEEDS.question) then
@@ -133,7 +131,7 @@ function M.remember(snap, quiet, client_id)
     end
   end
   vim.api.nvim_exec_autocmds('User', { pattern = 'AutoCodeTaskChanged', data = snap, modeline = false })
-  pcall(vim.cmd.redrawstatus)
+  require('autocode.statusline').redraw()
   return true
 end
 
@@ -429,24 +427,9 @@ function M.open_plan(params, enter)
   }, { task = id, plan_revision = revision }, { enter = enter == true })
 end
 
---- Answers a pending reviewPlan request for `id`, if there is one. Returns true if so.
-local function resolve_review(id, result)
-  local review = M.reviews[id]
-  if not review then
-    return false
-  end
-  M.reviews[id] = nil
-  review.resolve(result)
-  return true
-end
-
 function M.approve(id, revision)
   id = target(id)
   if not id then
-    return
-  end
-  if resolve_review(id, { decision = 'approve' }) then
-    ui.close_named('plan/' .. tostring(id))
     return
   end
   client.run(function()
@@ -475,10 +458,6 @@ function M.reject(id, feedback)
     feedback = feedback or ui.input('What should change in the plan? ')
     if not feedback or vim.trim(feedback) == '' then
       ui.warn('plan not rejected: say what should change so the task can plan again')
-      return
-    end
-    if resolve_review(id, { decision = 'reject', feedback = feedback }) then
-      ui.close_named('plan/' .. tostring(id))
       return
     end
     local err, result = task_call(C.task_reject_plan, id, { feedback = feedback })
@@ -542,7 +521,7 @@ function M.open_diff(snap, enter)
     },
     x = {
       function()
-        M.cancel(id)
+        M.cancel(id, true)
       end,
       'cancel task',
       confirm = ('Cancel task %s? Its change is dropped (the run folder stays).'):format(tostring(id)),
@@ -781,14 +760,18 @@ function M.review(id)
   end)
 end
 
-function M.cancel(id)
+--- Cancels a task after the person confirms (`confirmed`: they already did, in the diff buffer).
+function M.cancel(id, confirmed)
   id = target(id)
   if not id then
     return
   end
-  resolve_review(id, { decision = 'later' })
-  require('autocode.questions').drop(id)
   client.run(function()
+    if not confirmed and not ui.confirm(('Cancel task %s? Its change is dropped (the run folder stays).'):format(id), 'Yes, cancel it') then
+      ui.notify(('task %s was not cancelled'):format(id))
+      return
+    end
+    require('autocode.questions').drop(id)
     local err, result = task_call(C.task_cancel, id)
     if not failed(err, 'cancel') then
       M.remember(M.unwrap(result))
@@ -850,34 +833,6 @@ function M.list()
       M.status(M.current)
     end
   end)
-end
-
---- The statusline text: the current task's state and any AutoCode progress.
-function M.statusline()
-  local parts = {}
-  for _, p in pairs(M.progress) do
-    local s = p.title or ''
-    if p.message and p.message ~= '' then
-      s = s .. ': ' .. p.message
-    end
-    if p.percentage then
-      s = s .. (' %d%%'):format(p.percentage)
-    end
-    table.insert(parts, s)
-  end
-  table.sort(parts)
-  local snap = M.current and M.snapshots[M.current]
-  if #parts == 0 and not snap then
-    return ''
-  end
-  local head = 'AutoCode'
-  if snap then
-    head = head .. ' ' .. tostring(snap.state or '')
-  end
-  if #parts > 0 then
-    head = head .. ' [' .. table.concat(parts, ', ') .. ']'
-  end
-  return head
 end
 
 return M
