@@ -320,6 +320,12 @@ def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
     assert [a["how"] for a in ledger["answers"]] == ["acceptedDefault"]
 
 
+def test_a_restarted_server_gets_every_open_repository(tmp_path: Path) -> None:
+    first, other = sample_repo(tmp_path / "a"), sample_repo(tmp_path / "b")
+    result = run_nvim("e2e_restart.lua", tmp_path, cwd=first, env={"AUTOCODE_TEST_OTHER": str(other)}, timeout=120)
+    assert "ok one server for both\nok restarted with every repository\n" in result.stdout
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs

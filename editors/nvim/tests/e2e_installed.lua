@@ -46,17 +46,29 @@ H.wait(60000, function()
   return tasks.current ~= nil
 end, 'the task to start')
 local id = tasks.current
+-- Each step announces itself; the person opens it on purpose.
+local function waits_for(kind)
+  return function()
+    return tasks.needs_kind(tasks.snapshots[id] or {}) == kind
+  end
+end
 H.wait(120000, function()
-  return require('autocode.ui').find('plan/' .. id) ~= nil and tasks.reviews[id] ~= nil
+  return waits_for('question')() or waits_for('approve_plan')()
+end, 'the question or the plan')
+if waits_for('question')() then
+  vim.cmd('AutoCode answer')
+end
+H.wait(120000, waits_for('approve_plan'), 'the plan')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
+  return require('autocode.ui').find('plan/' .. id) ~= nil
 end, 'the plan buffer')
-local plan_buf = require('autocode.ui').find('plan/' .. id)
-vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
 vim.cmd.normal('a')
-H.wait(120000, function()
+H.wait(120000, waits_for('approve_completion'), 'the verified change')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
   return require('autocode.ui').find('diff/' .. id) ~= nil
 end, 'the diff buffer')
-local diff_buf = require('autocode.ui').find('diff/' .. id)
-vim.api.nvim_set_current_win(vim.fn.bufwinid(diff_buf))
 vim.cmd.normal('a')
 H.wait(120000, function()
   local s = tasks.snapshots[id]

@@ -137,6 +137,7 @@ function M.lsp_config()
     },
     handlers = handlers.all(),
     on_exit = handlers.on_exit,
+    on_init = M.on_init,
     before_init = require('autocode.remote').before_init,
     on_error = require('autocode.remote').on_error,
     -- A missing server is said once, with the install command, instead of
@@ -199,6 +200,29 @@ function M.server_ready(cmd)
   return false
 end
 
+--- Folders of AutoCode servers that ran in this Neovim (a restarted one gets them all back).
+M.served = {}
+
+--- Makes `root` a workspace folder of `client` (workspace/didChangeWorkspaceFolders), once.
+--- @param client vim.lsp.Client
+--- @param root string
+function M.add_folder(client, root)
+  local normalized = vim.fs.normalize(root)
+  if not vim.tbl_contains(M.served, normalized) then
+    table.insert(M.served, normalized)
+  end
+  local uri = vim.uri_from_fname(root)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    if folder.uri == uri then
+      return
+    end
+  end
+  local added = { uri = uri, name = root }
+  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { added }, removed = {} } })
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, added)
+end
+
 --- Reuse the running AutoCode client for another repository, adding it as a workspace folder.
 --- @param client vim.lsp.Client
 --- @param config vim.lsp.ClientConfig
@@ -207,21 +231,61 @@ function M.reuse_client(client, config)
   if client.name ~= config.name or client:is_stopped() then
     return false
   end
-  local root = config.root_dir
-  if type(root) ~= 'string' then
-    return true
+  if type(config.root_dir) == 'string' then
+    M.add_folder(client, config.root_dir)
   end
-  local uri = vim.uri_from_fname(root)
-  for _, folder in ipairs(client.workspace_folders or {}) do
-    if folder.uri == uri then
-      return true
+  return true
+end
+
+--- The repositories open in this Neovim: the roots of loaded file buffers and the folders
+--- earlier AutoCode servers served, each once.
+--- @return string[]
+function M.open_repositories()
+  local seen, out = {}, {}
+  local function add(root)
+    root = root and vim.fs.normalize(root)
+    if root and not seen[root] and vim.fn.isdirectory(root) == 1 then
+      seen[root] = true
+      table.insert(out, root)
     end
   end
-  local added = { uri = uri, name = root }
-  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { added }, removed = {} } })
-  client.workspace_folders = client.workspace_folders or {}
-  table.insert(client.workspace_folders, added)
-  return true
+  for _, root in ipairs(M.served) do
+    add(root)
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and vim.api.nvim_buf_get_name(buf) ~= '' then
+      add(vim.fs.root(buf, { { '.autocode', '.git' } }))
+    end
+  end
+  return out
+end
+
+--- on_init: a server started while other repositories are open (after a crash or a restart,
+--- from whichever buffer started it) gets every one of them as a workspace folder, and their
+--- loaded buffers attached, so a task in any of them goes on without an `:e` there.
+--- @param client vim.lsp.Client
+function M.on_init(client)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    local root = vim.fs.normalize(vim.uri_to_fname(folder.uri))
+    if not vim.tbl_contains(M.served, root) then
+      table.insert(M.served, root)
+    end
+  end
+  if client.config.reuse_client ~= M.reuse_client then
+    return -- a config that wants one server per repository keeps it so
+  end
+  for _, root in ipairs(M.open_repositories()) do
+    M.add_folder(client, root)
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and name ~= '' then
+      local root = vim.fs.root(buf, { { '.autocode', '.git' } })
+      if root and not vim.lsp.buf_is_attached(buf, client.id) then
+        pcall(vim.lsp.buf_attach_client, buf, client.id)
+      end
+    end
+  end
 end
 
 return M
