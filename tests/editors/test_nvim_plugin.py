@@ -326,6 +326,34 @@ def test_a_restarted_server_gets_every_open_repository(tmp_path: Path) -> None:
     assert "ok one server for both\nok restarted with every repository\n" in result.stdout
 
 
+SLOW_AND_FAILING_CONFTEST = """\
+import time
+
+import pytest
+
+time.sleep(6)  # slow enough that the server can be killed while the task verifies
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "test_total_with_tax_applies_the_rate":
+            item.add_marker(pytest.mark.xfail(strict=True, reason="made to fail by the test"))
+"""
+
+
+def test_a_failure_offers_its_way_out(tmp_path: Path) -> None:
+    """Interrupted while verifying: resume is offered; failed on its tests: the failing test by
+    name, the ways on, and the whole output one command away (editors/nvim/tests/e2e_failure.lua)."""
+    repo = sample_repo(tmp_path)
+    (repo / "conftest.py").write_text(SLOW_AND_FAILING_CONFTEST, encoding="utf-8")
+    git(repo, "add", "conftest.py")
+    git(repo, "commit", "-qm", "slow tests; the tax test fails")
+    result = run_nvim("e2e_failure.lua", tmp_path, cwd=repo, timeout=400)
+    for step in ("ok interrupted offers resume", "ok failure names the test", "ok output opens"):
+        assert f"{step}\n" in result.stdout
+    assert "ok task view lists the ways out" in result.stdout
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs

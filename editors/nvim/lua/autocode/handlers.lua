@@ -86,6 +86,23 @@ end
 --- Reports a server that went away on its own.
 function M.on_exit(code, signal, client_id)
   local tasks = require('autocode.tasks')
+  local evidence = require('autocode.evidence')
+  local stopped = {}
+  for id, owner in pairs(tasks.owners) do
+    local snap = tasks.snapshots[id]
+    if owner == client_id and snap and evidence.WORKING[snap.state] then
+      evidence.interrupted[id] = snap.state
+      table.insert(stopped, ('%s (while %s)'):format(id, snap.state))
+    end
+  end
+  if #stopped > 0 then
+    vim.schedule(function()
+      require('autocode.ui').warn(
+        ('interrupted: %s; :AutoCode resume continues it'):format(table.concat(stopped, ', '))
+      )
+      require('autocode.statusline').redraw()
+    end)
+  end
   for token in pairs(tasks.progress) do
     if token:find('^' .. client_id .. ':') then
       tasks.progress[token] = nil

@@ -101,6 +101,10 @@ function M.text(winid)
     local kind = require('autocode.tasks').needs_kind(snap)
     if waiting[kind] then
       head = head .. ' (' .. waiting[kind] .. ')'
+    elseif require('autocode.evidence').interrupted[snap.id] then
+      head = head .. ' (interrupted: :AutoCode resume)'
+    elseif snap.state == 'FAILED' then
+      head = head .. ' (:AutoCode status)'
     end
   end
   if #parts > 0 then

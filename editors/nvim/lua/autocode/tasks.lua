@@ -104,6 +104,9 @@ function M.remember(snap, quiet, client_id)
   end
   M.snapshots[id] = snap
   M.current = M.current or id
+  if old and old.revision ~= snap.revision then
+    require('autocode.evidence').interrupted[id] = nil
+  end
   local state = snap.state
   local changed = not old or old.state ~= state
   if changed and not quiet then
@@ -119,6 +122,10 @@ function M.remember(snap, quiet, client_id)
     local err = snap.error
     if err then
       msg = msg .. ': ' .. err.message
+    end
+    local way_out = require('autocode.evidence').failure_note(snap)
+    if way_out ~= '' then
+      msg = msg .. '; ' .. way_out
     end
     ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
     if kind == NEEDS.approve_completion and config.options.open_diff then
@@ -264,9 +271,10 @@ function M.questions(snap)
   return out
 end
 
---- Markdown lines describing a task snapshot.
+--- Markdown lines describing a task snapshot (`commands`: the server's, for the ways out).
 ---@param snap autocode.TaskSnapshot
-function M.render(snap)
+---@param commands table<string, boolean>|nil
+function M.render(snap, commands)
   local id = M.id_of(snap) or '?'
   local out = {
     '# AutoCode task ' .. id,
@@ -293,6 +301,24 @@ function M.render(snap)
     end
     if kind == NEEDS.approve_plan then
       table.insert(out, ('- plan revision %s: :AutoCode approve or :AutoCode reject'):format(tostring(M.plan_revision(snap))))
+    end
+  end
+  local evidence = require('autocode.evidence')
+  local tests = evidence.test_lines(snap)
+  if #tests > 0 then
+    vim.list_extend(out, { '', '## Tests', '' })
+    vim.list_extend(out, tests)
+  end
+  local agent = evidence.agent_lines(snap)
+  if #agent > 0 then
+    vim.list_extend(out, { '', '## Agent', '' })
+    vim.list_extend(out, agent)
+  end
+  local ways = evidence.ways_out(snap, commands)
+  if #ways > 0 then
+    vim.list_extend(out, { '', '## Next', '' })
+    for _, w in ipairs(ways) do
+      table.insert(out, '- ' .. w)
     end
   end
   local result = snap.result
@@ -499,8 +525,11 @@ function M.open_diff(snap, enter)
       table.insert(lines, '# ' .. l)
     end
   end
-  -- The verdict first: what proves the change (or why nothing does), then each concern.
-  local header = M.verdict_lines(needs.proof)
+  -- The verdict first: what proves the change (or why nothing does), then each concern, the
+  -- tests, the agent's own summary and the reviewer's.
+  local evidence = require('autocode.evidence')
+  local header = vim.list_extend(M.verdict_lines(needs.proof), evidence.test_lines(snap))
+  vim.list_extend(header, evidence.agent_lines(snap))
   for i = #header, 1, -1 do
     table.insert(lines, 1, '# ' .. header[i])
   end
@@ -755,7 +784,8 @@ function M.review(id)
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, true)
     else
-      ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
+      local commands = client.features(M.client_for(id) or client.ensure()).commands
+      ui.scratch('task/' .. id, M.render(snap, commands), 'markdown', {}, { task = id })
     end
   end)
 end
@@ -795,6 +825,32 @@ function M.resume(id)
   end)
 end
 
+--- :AutoCode output: the whole test output of a task.
+function M.output(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').output(id, fetch)
+  end
+end
+
+--- :AutoCode transcript: what the model did in a task, step by step.
+function M.transcript(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').transcript(id, task_call)
+  end
+end
+
+--- :AutoCode retry: the verification of a failed task again (a server that offers it).
+function M.retry(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').retry(id, task_call, function(result)
+      M.remember(M.unwrap(result))
+    end)
+  end
+end
+
 function M.status(id)
   id = target(id)
   if not id then
@@ -805,7 +861,8 @@ function M.status(id)
     if not snap then
       return
     end
-    ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
+    local commands = client.features(M.client_for(id) or client.ensure()).commands
+    ui.scratch('task/' .. id, M.render(snap, commands), 'markdown', {}, { task = id })
   end)
 end
 
