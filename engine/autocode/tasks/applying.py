@@ -73,6 +73,7 @@ class ApplyPhase(RunCore):
             via = "editor" if by_editor else "disk"
         store.kill_point("applied")
         chosen = dict(self._state.apply_choices or {})
+        kept, undone = self._hunk_record()
         outcome = {
             "status": "applied",
             "applied": True,
@@ -83,8 +84,12 @@ class ApplyPhase(RunCore):
             "choices": chosen,
             "head_moved": head_moved,
             "message": (f"wrote {_names(written)}" if written else "nothing needed writing")
-            + (f" ({_names(by_editor)} through the editor)" if by_editor else ""),
+            + (f" ({_names(by_editor)} through the editor)" if by_editor else "")
+            + (f"; {len(kept)} of {len(kept) + len(undone)} hunks taken, the rest left out as you chose"
+               if undone else ""),
         }
+        if self._state.apply_keep is not None:
+            outcome["hunks_kept"], outcome["hunks_undone"] = kept, undone
         self._state.apply = outcome
         checkpoint = {
             "task_id": self.id,
@@ -99,7 +104,9 @@ class ApplyPhase(RunCore):
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
         self._state.result = {
             "status": "completed",
-            "verified": (self._state.proof or {}).get("status") == "verified",
+            # The proof covered the whole change: a part of it is not what was proved.
+            "verified": (self._state.proof or {}).get("status") == "verified" and not undone,
+            "partial": bool(undone),
             "proof": self._state.proof,
             "tests": self._state.tests,
             "apply": outcome,
@@ -107,6 +114,14 @@ class ApplyPhase(RunCore):
         }
         self._state.state = "COMPLETED"
         self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+
+    def _hunk_record(self) -> tuple[list[str], list[str]]:
+        """(kept, left out) hunk ids of the per-hunk choice, as recorded with the approval."""
+        for approval in reversed(self._state.approvals):
+            if approval.get("kind") == "completion":
+                hunks = approval.get("hunks") or {}
+                return list(hunks.get("kept") or []), list(hunks.get("undone") or [])
+        return [], []
 
     def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
         """Write the planned files: the ones open in an editor that applies edits go through it
@@ -212,11 +227,14 @@ class ApplyPhase(RunCore):
             "head_moved": head_moved, "message": message,
         }
         self._state.apply_choices = {}
+        self._state.apply_keep = None
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("apply_failed", {"message": message})
 
-    def _plan_apply(self) -> list[Any]:
-        """Each touched file's three versions and what to do with it (the person's choices in)."""
+    def _plan_apply(self, buffers: Callable[[str], bytes | None] | None = None, *, choices: bool = True) -> list[Any]:
+        """Each touched file's three versions and what to do with it (the person's hunk and conflict
+        choices in, unless `choices` is False). `buffers` gives the person's text of a file when
+        the caller has it (a preview's documents); else the editor's buffer, else the disk."""
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
@@ -226,6 +244,10 @@ class ApplyPhase(RunCore):
         editor = self._editor
 
         def mine(rel: str) -> bytes | None:
+            if buffers is not None:
+                given = buffers(rel)
+                if given is not None:
+                    return given
             if editor is not None:
                 buffer = editor.read(rel)
                 if buffer is not None:
@@ -242,6 +264,14 @@ class ApplyPhase(RunCore):
         for plan in plans:
             if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
                 plan.reason = "renamed"  # the task moved a file the person changed
+        if not choices:
+            return plans
+        keep = self._state.apply_keep
+        if keep is not None:
+            # lazy: only a per-hunk choice needs the hunks
+            from autocode.tasks.hunks import keep_only
+
+            plans = [keep_only(p, set(keep)) for p in plans]
         chosen = self._state.apply_choices or {}
         return [
             apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p

@@ -31,6 +31,8 @@ TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
 TASK_RESOLVE_CONFLICTS = C + "task.resolveConflicts"
 TASK_CANCEL = C + "task.cancel"
 TASK_RESUME = C + "task.resume"
+TASK_RETRY_VERIFICATION = C + "task.retryVerification"
+TASK_PREVIEW = C + "task.preview"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
 TASK_TRANSCRIPT = C + "task.transcript"
@@ -73,6 +75,8 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_RESOLVE_CONFLICTS: "tasks",
     TASK_CANCEL: "tasks",
     TASK_RESUME: "tasks",
+    TASK_RETRY_VERIFICATION: "tasks",
+    TASK_PREVIEW: "tasks",
     TASK_GET: "tasks",
     TASK_LIST: "tasks",
     TASK_TRANSCRIPT: "tasks",
