@@ -351,7 +351,8 @@ def test_a_failure_offers_its_way_out(tmp_path: Path) -> None:
     result = run_nvim("e2e_failure.lua", tmp_path, cwd=repo, timeout=400)
     for step in ("ok interrupted offers resume", "ok failure names the test", "ok output opens"):
         assert f"{step}\n" in result.stdout
-    assert "ok task view lists the ways out" in result.stdout
+    assert "ok task view lists the ways out (retry offered)" in result.stdout
+    assert "ok retry runs the tests again\n" in result.stdout
 
 
 def _server_knows_answer_kinds() -> bool:

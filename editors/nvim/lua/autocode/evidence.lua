@@ -127,8 +127,14 @@ end
 function M.ways_out(snap, commands)
   local out = {}
   local id = snap.id
-  if M.interrupted[id] and M.WORKING[snap.state] then
-    table.insert(out, (':AutoCode resume continues it (interrupted while %s)'):format(snap.state))
+  local retry = commands and commands[protocol.commands.task_retry_verification]
+  local stopped_in = (M.interrupted[id] and M.WORKING[snap.state] and snap.state)
+    or (snap.state == 'INTERRUPTED' and tostring(util.field(snap, 'interruptedIn') or 'a working step'))
+  if stopped_in then
+    table.insert(out, (':AutoCode resume continues it (interrupted while %s)'):format(stopped_in))
+    if stopped_in == 'VERIFYING' and retry then
+      table.insert(out, ':AutoCode retry runs its tests again')
+    end
     return out
   end
   if snap.state ~= 'FAILED' then
@@ -139,7 +145,7 @@ function M.ways_out(snap, commands)
   if M.output_path(snap) then
     table.insert(out, ':AutoCode output shows the test output')
   end
-  if M.TEST_FAILURES[kind] and commands and commands[protocol.commands.task_retry_verification] then
+  if M.TEST_FAILURES[kind] and retry then
     table.insert(out, ':AutoCode retry runs the tests again (after you fixed the cause)')
   end
   if M.RESUMABLE[kind] then

@@ -101,7 +101,7 @@ function M.text(winid)
     local kind = require('autocode.tasks').needs_kind(snap)
     if waiting[kind] then
       head = head .. ' (' .. waiting[kind] .. ')'
-    elseif require('autocode.evidence').interrupted[snap.id] then
+    elseif require('autocode.evidence').interrupted[snap.id] or snap.state == 'INTERRUPTED' then
       head = head .. ' (interrupted: :AutoCode resume)'
     elseif snap.state == 'FAILED' then
       head = head .. ' (:AutoCode status)'
