@@ -355,6 +355,37 @@ def test_a_failure_offers_its_way_out(tmp_path: Path) -> None:
     assert "ok retry runs the tests again\n" in result.stdout
 
 
+def test_the_agents_summary_and_transcript_in_neovim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task through the openai provider against a scripted endpoint (tests/support/agent.py):
+    the implementer's summary and the review in the diff and the task view, the transcript opened."""
+    from support import trust
+    from support.agent import TEST_COMMAND, build_calc, call, review, roles_before_implementing, serve, text
+
+    repo = build_calc(tmp_path / "calc")
+    with serve() as endpoint:
+        (repo / ".autocode").mkdir()
+        (repo / ".autocode" / "config.toml").write_text(
+            f'provider = "openai"\nbase_url = "{endpoint.url}"\nmodel = "scripted"\n'
+            f"test_command = {json.dumps(TEST_COMMAND)}\n",
+            encoding="utf-8",
+        )
+        for name in ("CONFIG", "DATA", "STATE", "CACHE"):  # the trust record where Neovim's server looks
+            (tmp_path / "xdg" / name.lower()).mkdir(parents=True, exist_ok=True)
+            monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / "xdg" / name.lower()))
+        trust(repo)
+        endpoint.load(
+            *roles_before_implementing(),
+            call("edit_file", {"path": "calc/ops.py", "old_text": "a - b", "new_text": "a + b"}),
+            call("run_tests"),
+            text("add adds now"),
+            review(),
+        )
+        result = run_nvim("e2e_agent.lua", tmp_path, cwd=repo, timeout=300)
+        endpoint.assert_clean()
+    for step in ("ok summary in the diff", "ok summary in the task view", "ok transcript opens"):
+        assert f"{step}\n" in result.stdout
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs

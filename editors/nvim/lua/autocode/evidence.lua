@@ -75,7 +75,7 @@ function M.test_lines(snap)
   return out
 end
 
---- The agent's final answers, per role that gave one: {role, summary}.
+--- The agent loops' final answers, per role that gave one: {role, summary}.
 ---@param snap autocode.TaskSnapshot
 function M.summaries(snap)
   local agent = util.field(snap, 'agent')
@@ -87,7 +87,14 @@ function M.summaries(snap)
   for _, name in ipairs(M.ROLES) do
     local role = roles[name]
     local summary = type(role) == 'table' and util.field(role, 'summary') or nil
-    if type(summary) == 'string' and vim.trim(summary) ~= '' then
+    -- An answer that is JSON (a plain JSON request's, or an investigator's citations) is data
+    -- the task used, not words for the person.
+    local words = type(summary) == 'string' and vim.trim(summary) ~= ''
+    if words then
+      local ok, decoded = pcall(vim.json.decode, summary)
+      words = not (ok and type(decoded) == 'table') and role.mode ~= 'json'
+    end
+    if words then
       table.insert(out, { role = name, summary = summary })
     end
   end
