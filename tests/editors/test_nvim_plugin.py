@@ -145,8 +145,20 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "E154" not in out.stderr, out.stderr  # duplicate tag
     tags = (doc / "tags").read_text()
-    for tag in ("autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()"):
+    for tag in ("autocode", "autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()",
+                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure"):
         assert f"{tag}\t" in tags
+
+
+def test_help_autocode_opens_at_the_top(tmp_path: Path) -> None:
+    """`:help autocode` lands on the *autocode* tag at the top of the file, before the contents."""
+    out = subprocess.run(
+        [find_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", "-c", "help autocode",
+         "-c", "lua io.stdout:write(vim.fn.expand('%:t') .. ':' .. vim.fn.line('.') .. '\\n')", "-c", "qall!"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    name, line = out.stdout.strip().rsplit(":", 1)
+    assert name == "autocode.txt" and int(line) <= 3, out.stdout + out.stderr
 
 
 # ---- against the real server -------------------------------------------------------
