@@ -6,7 +6,9 @@ local M = {}
 --- True when `fn` is Neovim's own (defined in its runtime file `vim/<file>`), not a plugin's.
 local function builtin(fn, file)
   local info = type(fn) == 'function' and debug.getinfo(fn, 'S') or nil
-  return info ~= nil and info.source:sub(-#file - 5) == ('/vim/' .. file)
+  local tail = info and info.source:sub(-#file - 5) or ''
+  -- `@vim/_editor.lua` is built into Neovim; `…/runtime/lua/vim/ui.lua` is read from its runtime.
+  return tail == ('/vim/' .. file) or tail == ('@vim/' .. file)
 end
 
 --- True when vim.ui.select is Neovim's own inputlist() picker (no telescope, fzf-lua, snacks...).
@@ -17,6 +19,7 @@ end
 --- The messages too long for one line, newest last (:AutoCode messages shows them).
 M.long_messages = {}
 local float_win
+local key_ns = vim.api.nvim_create_namespace('autocode.float')
 
 --- Closes the float of the last long message, if it is open.
 function M.close_float()
@@ -27,7 +30,7 @@ function M.close_float()
 end
 
 --- Shows `text` in a small float at the top right that never takes the cursor; it closes
---- at the next cursor move, mode change or message.
+--- at the person's next key or the next long message.
 local function show_float(text)
   M.close_float()
   local width = math.max(20, math.min(80, vim.o.columns - 4))
@@ -64,14 +67,15 @@ local function show_float(text)
     return
   end
   float_win = win
-  vim.api.nvim_create_autocmd({ 'CursorMoved', 'CursorMovedI', 'ModeChanged', 'WinEnter' }, {
-    once = true,
-    callback = function()
+  -- Closed by the person's next key (which still does what it always does).
+  vim.on_key(function()
+    vim.on_key(nil, key_ns)
+    vim.schedule(function()
       if float_win == win then
         M.close_float()
       end
-    end,
-  })
+    end)
+  end, key_ns)
 end
 
 --- vim.notify with the plugin's title. With Neovim's own vim.notify (which echoes), a message
@@ -81,16 +85,20 @@ function M.notify(msg, level)
   local text = 'AutoCode: ' .. msg
   level = level or vim.log.levels.INFO
   if builtin(vim.notify, '_editor.lua') then
-    local room = math.max(20, vim.o.columns - 13)
+    -- v:echospace: the columns a message has before it would scroll (ruler and showcmd taken).
+    local room = math.max(1, vim.v.echospace - 1)
     if text:find('\n', 1, true) or vim.fn.strdisplaywidth(text) > room then
       table.insert(M.long_messages, text)
       if #M.long_messages > 50 then
         table.remove(M.long_messages, 1)
       end
       local first = vim.split(text, '\n', { plain = true })[1]
-      local short = vim.fn.strcharpart(first, 0, room - 12) .. '… (:AutoCode messages)'
+      local tail = '… (:AutoCode messages)'
+      local short = room > #tail + 10 and (vim.fn.strcharpart(first, 0, room - vim.fn.strdisplaywidth(tail)) .. tail)
+        or (vim.fn.strcharpart(first, 0, room - 1) .. '…')
+      local whole = text
       vim.schedule(function()
-        show_float(text)
+        show_float(whole)
       end)
       text = short
     end
