@@ -398,6 +398,27 @@ def test_the_agents_summary_and_transcript_in_neovim(tmp_path: Path, monkeypatch
         assert f"{step}\n" in result.stdout
 
 
+def find_lualine() -> Path | None:
+    """A lualine.nvim checkout: $AUTOCODE_TEST_LUALINE, else .tools/lualine.nvim (scripts/editors-setup.sh)."""
+    named = os.environ.get("AUTOCODE_TEST_LUALINE")
+    for candidate in ([Path(named)] if named else []) + [ROOT / ".tools" / "lualine.nvim"]:
+        if (candidate / "lua" / "lualine" / "component.lua").is_file():
+            return candidate
+    return None
+
+
+def test_the_lualine_component_shows_each_windows_repository(tmp_path: Path) -> None:
+    lualine = find_lualine()
+    if lualine is None:
+        pytest.skip("lualine.nvim is not available: set AUTOCODE_TEST_LUALINE to a checkout of "
+                    "https://github.com/nvim-lualine/lualine.nvim, or run scripts/editors-setup.sh")
+    for name in ("shop", "blog"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        (tmp_path / name / "README.md").write_text(f"# {name}\n", encoding="utf-8")
+    result = run_nvim("e2e_lualine.lua", tmp_path, env={"AUTOCODE_TEST_LUALINE": str(lualine)})
+    assert "ok lualine component\n" in result.stdout
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs
