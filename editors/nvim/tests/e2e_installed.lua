@@ -7,6 +7,11 @@
 -- repository: its tests run with the system's Python alone).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local clone = vim.fs.normalize(vim.env.AUTOCODE_TEST_INSTALLED)
+-- The documented spec loads the plugin on its first :AutoCode (lazy.nvim's `cmd`), as a person's
+-- first command does: the stub command loads it, then runs the real one (the usage).
+H.eq(vim.fn.exists(':AutoCode'), 2, ':AutoCode is there before the plugin loads')
+vim.cmd('AutoCode')
+H.check(H.note('usage :AutoCode'), 'the first :AutoCode loaded the plugin and ran')
 
 local source = debug.getinfo(require('autocode').setup, 'S').source:sub(2)
 H.check(vim.startswith(vim.fs.normalize(source), clone .. '/editors/nvim/'), 'the plugin loads from the clone: ' .. source)

@@ -303,7 +303,7 @@ vim.cmd('checkhealth autocode')
 local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
 H.check(health:find('OK Neovim 0.11', 1, true), 'health: Neovim version')
 H.check(health:find('ERROR "autocode-lsp-does-not-exist" is not an executable on PATH', 1, true), 'health: missing server: ' .. health)
-H.check(health:find('pip install autocode-lsp', 1, true), 'health: how to install')
+H.check(health:find('editors/nvim/build.sh', 1, true), 'health: how to install (the build step)')
 H.log('ok health without server')
 
 H.done()

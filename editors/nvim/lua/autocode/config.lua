@@ -83,18 +83,26 @@ function M.local_server()
   return nil
 end
 
---- The exact command that installs the server, for messages and :checkhealth.
+--- The exact command that installs the server, for messages and :checkhealth: first the one
+--- that works from this plugin's own checkout (its build step, or pip on the checkout, which
+--- holds the server's sources); the package name only when the plugin came without them (the
+--- name is not on the package index yet).
 --- @return string
 function M.install_hint()
   local o = M.options
+  local root = M.checkout()
+  local has_sources = vim.fn.filereadable(vim.fs.joinpath(root, 'pyproject.toml')) == 1
+  local build = vim.fs.joinpath(root, 'editors', 'nvim', 'build.sh')
   if o.python then
-    return ('%s -m pip install %s'):format(M.expand(o.python), M.package)
+    return ('%s -m pip install %s'):format(M.expand(o.python), has_sources and vim.fn.shellescape(root) or M.package)
   end
-  return ('pipx install %s  (or: pip install %s; or run the build step: sh %s)'):format(
-    M.package,
-    M.package,
-    vim.fs.joinpath(M.checkout(), 'editors', 'nvim', 'build.sh')
-  )
+  if has_sources and vim.fn.filereadable(build) == 1 then
+    return ('sh %s  (it installs the server next to the plugin; or: pip install %s)'):format(
+      vim.fn.shellescape(build),
+      vim.fn.shellescape(root)
+    )
+  end
+  return ('pip install %s'):format(M.package)
 end
 
 --- The command that starts the server, as a list.

@@ -177,7 +177,11 @@ end
 function M.failure_note(snap)
   local _, proof = M.tests_of(snap)
   local parts = {}
-  local failing = proof and proof.failing or {}
+  local said = tostring((util.field(snap, 'error') or {}).message or '')
+  -- The failing tests by name, unless the server's own message already names them all.
+  local failing = vim.tbl_filter(function(name)
+    return not said:find(name, 1, true)
+  end, proof and proof.failing or {})
   if #failing > 0 then
     table.insert(parts, ('failing: %s'):format(table.concat(failing, ', ')))
   end

@@ -202,7 +202,8 @@ end
 function M.confirm(prompt, yes_label)
   yes_label = yes_label or 'Yes'
   if M.builtin_select() then
-    local typed = M.input(('%s [y/N] (%s): '):format(prompt, yes_label))
+    local label = yes_label == 'Yes' and '' or (' (y: %s)'):format(yes_label)
+    local typed = M.input(('%s [y/N]%s: '):format(prompt, label))
     return typed ~= nil and vim.tbl_contains({ 'y', 'yes' }, vim.trim(typed):lower())
   end
   local choice = M.select({ yes_label, 'No' }, prompt)
