@@ -419,6 +419,12 @@ def test_the_lualine_component_shows_each_windows_repository(tmp_path: Path) -> 
     assert "ok lualine component\n" in result.stdout
 
 
+def test_a_picked_memory_is_deleted_only_after_a_yes(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_memory_pick.lua", tmp_path, cwd=repo, timeout=120, flag="-S")
+    assert "ok picked and kept\nok deleted after yes\n" in result.stdout
+
+
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
     import attrs
