@@ -115,8 +115,9 @@ function M.on_exit(code, signal, client_id)
   local c = vim.lsp.get_client_by_id(client_id)
   local requested = c and rawget(c, '_is_stopping') == true
   if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
-    local hint = M.broken_server_hint(c)
     vim.schedule(function()
+      -- Scheduled: on_exit runs in a fast context, where the hint's file checks may not run.
+      local hint = M.broken_server_hint(c)
       require('autocode.ui').error(
         ('the language server exited unexpectedly (exit code %s, signal %s). '
           .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.%s'):format(

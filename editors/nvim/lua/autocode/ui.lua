@@ -19,7 +19,8 @@ end
 --- The messages too long for one line, newest last (:AutoCode messages shows them).
 M.long_messages = {}
 local float_win
-local key_ns = vim.api.nvim_create_namespace('autocode.float')
+-- Made on first use: this module may first be loaded in a fast context (a server's on_exit).
+local key_ns
 
 --- Closes the float of the last long message, if it is open.
 function M.close_float()
@@ -67,6 +68,7 @@ local function show_float(text)
     return
   end
   float_win = win
+  key_ns = key_ns or vim.api.nvim_create_namespace('autocode.float')
   -- Closed by the person's next key (which still does what it always does).
   vim.on_key(function()
     vim.on_key(nil, key_ns)
