@@ -371,7 +371,15 @@ def test_the_agents_summary_and_transcript_in_neovim(tmp_path: Path, monkeypatch
     """A task through the openai provider against a scripted endpoint (tests/support/agent.py):
     the implementer's summary and the review in the diff and the task view, the transcript opened."""
     from support import trust
-    from support.agent import TEST_COMMAND, build_calc, call, review, roles_before_implementing, serve, text
+    from support.agent import (
+        TEST_COMMAND,
+        build_calc,
+        call,
+        review,
+        roles_before_implementing,
+        serve,
+        text,
+    )
 
     repo = build_calc(tmp_path / "calc")
     with serve() as endpoint:

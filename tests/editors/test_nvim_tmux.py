@@ -93,6 +93,9 @@ def test_a_long_message_fits_one_line_and_opens_in_a_float(tmp_path: Path, scree
     screen.keys("i", "typed", "Escape")
     after = screen.wait("the typed text", lambda s: "typed" in s and "╭" not in s)
     assert "test_total_with_tax" not in flat(after), after
+    # And it is there to read again.
+    screen.keys(":AutoCode messages", "Enter")
+    screen.wait("the messages buffer", lambda s: "╭" not in s and "test_total_with_tax_applies_the_rate" in flat(s))
 
 
 def test_each_window_shows_its_own_repositorys_task(tmp_path: Path, screen_factory: Callable[..., Screen]) -> None:
