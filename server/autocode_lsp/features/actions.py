@@ -238,7 +238,7 @@ async def show(server: AutoCodeServer, path: Path, what: str) -> protocol.Opened
     if server.supports_show_document:
         try:
             reply = await server.window_show_document_async(
-                types.ShowDocumentParams(uri=server.path_map.text_to_client(uri), take_focus=True)
+                types.ShowDocumentParams(uri=server.path_map.uri_to_client(str(path)), take_focus=True)
             )
             shown = bool(reply and reply.success)
         except Exception as exc:  # the editor could not open it: fall back to naming it
@@ -277,7 +277,7 @@ async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol
         snap, run_dir = _task_folder(folder, args.task_id)
         needs = snap.needs
         if isinstance(needs, protocol.ApprovePlan):
-            return documents.write(run_dir, documents.PLAN, needs.markdown), snap
+            return _write(server, run_dir, documents.PLAN, needs.markdown), snap
         if isinstance(needs, protocol.ApproveCompletion):
             diff = run_dir / "evidence" / "changes.diff"
             text = diff.read_text(encoding="utf-8", errors="replace") if diff.is_file() else ""
@@ -301,8 +301,8 @@ async def request_changes(
         snap, run_dir = _task_folder(folder, args.task_id)
         if not isinstance(snap.needs, protocol.ApprovePlan):
             return None, snap
-        documents.write(run_dir, documents.PLAN, snap.needs.markdown)
-        return documents.write(run_dir, documents.FEEDBACK, documents.feedback_form(snap)), snap
+        _write(server, run_dir, documents.PLAN, snap.needs.markdown)
+        return _write(server, run_dir, documents.FEEDBACK, documents.feedback_form(snap)), snap
 
     path, snap = await engine_call(work)
     if path is None:
@@ -311,19 +311,25 @@ async def request_changes(
     return await show(server, path, "write what should change in the plan and save")
 
 
-def _form_in_runs(folder: Path, name: str, text: str) -> Path:
+def _write(server: AutoCodeServer, where: Path, name: str, text: str) -> Path:
+    """A document the person reads, with every server path in the editor's names (`--path-map`).
+    The change itself (changes.diff) is written as it is: its lines are the files' content."""
+    return documents.write(where, name, server.path_map.text_to_client(text))
+
+
+def _form_in_runs(server: AutoCodeServer, folder: Path, name: str, text: str) -> Path:
     runs = documents.runs_folder(folder)
     path = runs / name
     if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
         return path  # the person's draft stays
-    return documents.write(runs, name, text)
+    return _write(server, runs, name, text)
 
 
 @command(protocol.TASK_COMPOSE)
 async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_COMPOSE)
 
-    path = await engine_call(_form_in_runs, folder, documents.NEW_TASK, documents.new_task_form())
+    path = await engine_call(_form_in_runs, server, folder, documents.NEW_TASK, documents.new_task_form())
     watch(server, folder, path)
     return await show(server, path, "write the task's brief and save to start it")
 
@@ -335,7 +341,7 @@ async def compose_search(
     folder = workspaces.resolve(server, args.workspace, command=protocol.MEMORY_COMPOSE_SEARCH)
 
     path = await engine_call(
-        _form_in_runs, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
+        _form_in_runs, server, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
     )
     watch(server, folder, path)
     return await show(server, path, "write a query and save to search memories")
@@ -347,7 +353,7 @@ async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> p
 
     def work() -> Path:
         text = render_text(build_report(folder))
-        return documents.write(documents.runs_folder(folder), documents.DOCTOR, text)
+        return _write(server, documents.runs_folder(folder), documents.DOCTOR, text)
 
     path = await engine_call(work)
     return await show(server, path, "the doctor report")
@@ -428,7 +434,7 @@ async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question
 async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> protocol.OpenedDocument:
     def work() -> Path:
         snap, run_dir = _task_folder(folder, task_id)
-        return documents.write(run_dir, documents.ANSWERS, documents.answers_form(snap))
+        return _write(server, run_dir, documents.ANSWERS, documents.answers_form(snap))
 
     path = await engine_call(work)
     watch(server, folder, path)
@@ -572,7 +578,7 @@ async def _brief_saved(server: AutoCodeServer, folder: Path, brief: str) -> None
 
     def reset() -> Path:  # the next "start a task…" opens an empty form
 
-        return documents.write(documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
+        return _write(server, documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
 
     path = await engine_call(reset)
     forms = _forms(server)
@@ -588,8 +594,8 @@ async def _query_saved(server: AutoCodeServer, folder: Path, query: str) -> None
 
     def work() -> Path:
         rows = [protocol.to_wire(m) for m in result.memories]
-        return documents.write(
-            documents.runs_folder(folder), documents.MEMORY_RESULTS, documents.memory_results(query, rows)
+        return _write(
+            server, documents.runs_folder(folder), documents.MEMORY_RESULTS, documents.memory_results(query, rows)
         )
 
     path = await engine_call(work)

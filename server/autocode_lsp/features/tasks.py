@@ -564,7 +564,7 @@ async def _review(
         return result
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
-            types.ShowDocumentParams(uri=server.path_map.text_to_client(needs.plan_uri), take_focus=True)
+            types.ShowDocumentParams(uri=server.path_map.uri_to_client(needs.plan_uri), take_focus=True)
         )
     where = f" ({needs.plan_uri})" if needs.plan_uri else ""
     server.show(
