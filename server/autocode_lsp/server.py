@@ -17,7 +17,9 @@ import contextvars
 import functools
 import importlib
 import importlib.util
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
@@ -47,6 +49,16 @@ OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan")
 
 
 SERVER_NOT_INITIALIZED = gate.SERVER_NOT_INITIALIZED
+
+
+class UnreadableMessage(Exception):
+    """A request whose params cannot be read as its method's; answered with -32602."""
+
+
+def _json_kind(value: Any) -> str:
+    return {str: "string", dict: "object", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
 
 
 class AutoCodeProtocol(LanguageServerProtocol):
@@ -105,6 +117,45 @@ class AutoCodeProtocol(LanguageServerProtocol):
                 server.end_connection()
         # stdio: notifications before initialize are dropped, as the spec says.
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # lsprotocol's converter reads a string `arguments` as a list of its characters and an
+        # object as a list of its keys: say what was wrong instead of acting on that.
+        if data.get("method") == types.WORKSPACE_EXECUTE_COMMAND and "jsonrpc" in data:
+            params = data.get("params")
+            arguments = params.get("arguments") if isinstance(params, dict) else None
+            if not isinstance(params, dict) or not isinstance(params.get("command"), str):
+                raise UnreadableMessage("`params.command` is not a string")
+            if arguments is not None and not isinstance(arguments, list):
+                raise UnreadableMessage(f"`arguments` is a JSON {_json_kind(arguments)}, not a list")
+        return super().structure_message(data)
+
+    def answer_unreadable(self, body: bytes | str, error: Exception) -> None:
+        """A JSON object pygls could not read as its method's params (`arguments` that is no list,
+        a `command` that is no string, ...): a request among them still gets its error reply."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return
+        method = message.get("method") if isinstance(message, dict) else None
+        msg_id = gate.usable_id(message.get("id")) if isinstance(message, dict) else None
+        if msg_id is None or not isinstance(method, str) or self._server.refused:
+            log.warning("dropped a message that does not fit the protocol: %s", error)
+            return
+        shown = gate.shorten(method)
+        why = f" ({error})" if isinstance(error, UnreadableMessage) else ""
+        text = f"{shown}: the params do not have the shape LSP gives this method{why}"
+        if method == types.WORKSPACE_EXECUTE_COMMAND:
+            text += (
+                "; send {\"command\": \"autocode.…\", \"arguments\": [{…}]}: `command` a string, "
+                "`arguments` a list holding one JSON object (docs/protocol.md has each command's object)"
+            )
+        log.warning("answered %s with invalid params: %s", shown, error.__cause__ or error)
+        self._send_response(
+            msg_id, None,
+            types.ResponseError(code=protocol.INVALID_PARAMS, message=text,
+                                data={"kind": "invalidArguments", "message": text}),
+        )
+
     def _refuse(self, msg_id: Any, code: int, kind: str, text: str, *, close: bool = True) -> None:
         self._send_response(
             msg_id, None, types.ResponseError(code=code, message=text, data={"kind": kind, "message": text})
@@ -154,7 +205,10 @@ class AutoCodeServer(LanguageServer):
         """True once an `initialize` (with the token, on a network transport) was accepted."""
         self.refused = False
         """True once this connection was refused; nothing more it sends is handled."""
-        self.client_name = "unknown"
+        self.client_name = ""
+        """`clientInfo.name`, else a name from the connection (`fallback_name`); never empty."""
+        self.connection = "stdio"
+        """How the client is connected, for a client that does not name itself (set by `transport`)."""
         self.opt_in: dict[str, bool] = dict.fromkeys(OPT_IN_KEYS, False)
         self.supports_progress = False
         self.supports_show_document = False
@@ -181,6 +235,8 @@ class AutoCodeServer(LanguageServer):
             self.loop.set_exception_handler(_quiet_when_cancelled)
         if params.client_info is not None and params.client_info.name:
             self.client_name = params.client_info.name
+        else:
+            self.client_name = fallback_name(self.connection)
         caps = params.capabilities
         experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
         opt = experimental.get(protocol.EXPERIMENTAL_KEY)
@@ -288,6 +344,19 @@ class AutoCodeServer(LanguageServer):
             return  # the error already went back to the client as the request's response
         # A broken message must never end the session; log it instead of a popup storm.
         log.error("error while handling a message: %s", error)
+
+
+def fallback_name(connection: str) -> str:
+    """A name for a client that sent no `clientInfo` (eglot 1.9 does not): the program at the
+    other end of stdio (`emacs over stdio`), else the connection (`tcp 127.0.0.1:41234`)."""
+    if connection != "stdio":
+        return f"{connection} client"
+    try:
+        with open(f"/proc/{os.getppid()}/comm", encoding="utf-8") as f:  # Linux; elsewhere the generic name
+            program = f.read().strip()
+    except OSError:
+        program = ""
+    return f"{program} over stdio" if program else "a stdio client"
 
 
 @functools.cache
