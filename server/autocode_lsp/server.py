@@ -213,6 +213,10 @@ class AutoCodeServer(LanguageServer):
         self.supports_progress = False
         self.supports_show_document = False
         self.supports_apply_edit = False
+        self.supports_push_diagnostics = False
+        self.supports_pull_diagnostics = False
+        self.supports_diagnostic_refresh = False
+        self.supports_lens_refresh = False
         self.workspace_edit_caps: dict[str, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
@@ -251,6 +255,11 @@ class AutoCodeServer(LanguageServer):
         )
         ws = caps.workspace
         self.supports_apply_edit = bool(ws and ws.apply_edit)
+        text = caps.text_document
+        self.supports_push_diagnostics = bool(text and text.publish_diagnostics)
+        self.supports_pull_diagnostics = bool(text and text.diagnostic)
+        self.supports_diagnostic_refresh = bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+        self.supports_lens_refresh = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
         edit_caps = ws.workspace_edit if ws else None
         self.workspace_edit_caps = {
             "documentChanges": bool(edit_caps and edit_caps.document_changes),
@@ -435,6 +444,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
                 message=f"{spec.name} failed unexpectedly: {exc}. The server log has the details."
             ) from exc
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
+        _ask_again(ls)
         return ls.path_map.outbound(protocol.to_wire(result))
 
     run.__name__ = name
@@ -442,6 +452,15 @@ def _command(server: AutoCodeServer, name: str) -> None:
 
 
 REQUEST_FAILED_CODE = protocol.REQUEST_FAILED
+
+
+def _ask_again(server: AutoCodeServer) -> None:
+    """The person just ran a command: prompts that went unanswered are asked again (tasks)."""
+    if "tasks" in server.state:  # set once the tasks feature talked to this client
+        # lazy: loaded already when the state exists
+        from autocode_lsp.features import tasks
+
+        tasks.ask_again(server)
 
 COMMAND_NAMING_FIELDS = ("test_command", "base_url")
 """Arguments that name a program or an endpoint the server would use as this user."""
@@ -588,8 +607,19 @@ def _documents(server: AutoCodeServer) -> None:
         await actions().did_save(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
-        return None  # only so clients send didSave; the server reads files from disk
+    async def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+        await actions().did_open(ls, params)  # the server reads files from disk; this is for diagnostics
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="autocode", inter_file_dependencies=False, workspace_diagnostics=True),
+    )
+    async def document_diagnostic(ls: AutoCodeServer, params: types.DocumentDiagnosticParams) -> Any:
+        return await actions().document_diagnostic(ls, params)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: AutoCodeServer, params: types.WorkspaceDiagnosticParams) -> Any:
+        return await actions().workspace_diagnostic(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AutoCodeServer, params: types.DidCloseTextDocumentParams) -> None:

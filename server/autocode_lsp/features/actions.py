@@ -33,7 +33,7 @@ from autocode.tasks import TaskRun, documents, list_tasks
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
-from autocode_lsp.features import memory, tasks
+from autocode_lsp.features import diagnostics, memory, tasks, titles
 from autocode_lsp.features.tasks import Reply
 
 if TYPE_CHECKING:
@@ -96,9 +96,7 @@ def _arg(folder: Path, **values: Any) -> dict[str, Any]:
     return {**values, "workspace": str(folder)}
 
 
-def _short(text: str, limit: int = 50) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+_short = titles.short
 
 
 def _action(title: str, verb: str, command: str, args: dict[str, Any]) -> types.CodeAction:
@@ -112,41 +110,38 @@ def _action(title: str, verb: str, command: str, args: dict[str, Any]) -> types.
 def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
     """What one task lets the person do now, as code actions with every id filled in."""
     task_id = snap.id
-    brief = _short(snap.brief)
     needs = snap.needs
     ref = _arg(folder, taskId=task_id)
     found: list[types.CodeAction] = []
     if isinstance(needs, protocol.AnswerQuestions):
         for q in needs.questions:
             found.append(_action(
-                f"AutoCode: answer '{_short(q.text, 60)}'…", "answer",
+                titles.answer(q.text), "answer",
                 protocol.TASK_ASK, _arg(folder, taskId=task_id, questionId=q.id),
             ))
     elif isinstance(needs, protocol.ApprovePlan):
         revision = needs.plan_revision
-        found.append(_action(f"AutoCode: review plan r{revision} of '{brief}'", "review",
-                             protocol.TASK_REVIEW, ref))
+        found.append(_action(titles.review_plan(revision, snap.brief), "review", protocol.TASK_REVIEW, ref))
         found.append(_action(
-            f"AutoCode: approve plan r{revision} of '{brief}'", "approve",
+            titles.approve_plan(revision, snap.brief), "approve",
             protocol.TASK_APPROVE_PLAN, _arg(folder, taskId=task_id, revision=revision),
         ))
-        found.append(_action(f"AutoCode: request changes to plan r{revision} of '{brief}'…",
-                             "requestChanges", protocol.TASK_REQUEST_CHANGES, ref))
+        found.append(_action(titles.request_changes(revision, snap.brief), "requestChanges",
+                             protocol.TASK_REQUEST_CHANGES, ref))
     elif isinstance(needs, protocol.ApproveCompletion):
-        found.append(_action(f"AutoCode: review the changes of '{brief}'", "review",
-                             protocol.TASK_REVIEW, ref))
+        found.append(_action(titles.review_changes(snap.brief), "review", protocol.TASK_REVIEW, ref))
         if needs.confirmation:
             # Nothing proves this change: the only way to apply it says so in its title.
             verdict = needs.proof.status if needs.proof else "unproven"
             found.append(_action(
-                f"AutoCode: apply the {verdict} changes of '{brief}' (no test proves them)", "apply",
+                titles.apply_changes(snap.brief, verdict), "apply",
                 protocol.TASK_APPROVE_COMPLETION, _arg(folder, taskId=task_id, confirm=needs.confirmation),
             ))
         else:
-            found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
+            found.append(_action(titles.apply_changes(snap.brief), "apply",
                                  protocol.TASK_APPROVE_COMPLETION, ref))
     if not snap.done:
-        found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
+        found.append(_action(titles.cancel(snap.brief), "cancel", protocol.TASK_CANCEL, ref))
     return found
 
 
@@ -176,7 +171,12 @@ async def code_action(
     only = params.context.only
     snaps = await engine_call(_open_tasks, folder)
     await _ask_again(server, snaps)
-    found = [a for s in snaps for a in task_actions(s, folder)] + general_actions(folder)
+    fixes = diagnostics.quick_fixes(diagnostics.ours(params), snaps, lambda s: task_actions(s, folder))
+    fixed = {(f.command.command, repr(f.command.arguments)) for f in fixes if f.command is not None}
+    found = fixes + [
+        a for a in [a for s in snaps for a in task_actions(s, folder)] + general_actions(folder)
+        if a.command is None or (a.command.command, repr(a.command.arguments)) not in fixed
+    ]
     if only:
         found = [a for a in found if any(str(a.kind).startswith(str(k)) for k in only)]
     for action in found:
@@ -188,6 +188,45 @@ def _to_client(server: AutoCodeServer, command: types.Command | None) -> None:
     """A command's arguments in the editor's names for paths (`--path-map`)."""
     if command is not None and command.arguments and server.path_map:
         command.arguments = server.path_map.outbound(list(command.arguments))
+
+
+# ---------------------------------------------------------------------- diagnostics
+
+
+async def did_open(server: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+    snap = await _task_of_document(server, params.text_document.uri)
+    if snap is not None:
+        diagnostics.document_opened(server, params.text_document.uri, snap)
+
+
+async def _task_of_document(server: AutoCodeServer, uri: str) -> TaskSnapshot | None:
+    """The task whose run folder holds the document (plan, changes, answers), or None."""
+    folder = folder_of(server, uri)
+    if folder is None:
+        return None
+    which = documents.kind_of(folder, workspaces.to_path(uri, server))
+    if which is None or which[1] is None:
+        return None
+    return await engine_call(_snapshot_or_none, folder, which[1])
+
+
+async def document_diagnostic(
+    server: AutoCodeServer, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport:
+    snap = await _task_of_document(server, params.text_document.uri)
+    items = [] if snap is None else diagnostics.report(
+        server, workspaces.to_path(params.text_document.uri, server), [snap]
+    )
+    return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+async def workspace_diagnostic(
+    server: AutoCodeServer, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
+    def work() -> list[TaskSnapshot]:
+        return [s for folder in workspaces.repository_folders(server) for s in _open_tasks(folder)]
+
+    return diagnostics.workspace_report(server, await engine_call(work))
 
 
 # ---------------------------------------------------------------------- code lenses
@@ -388,15 +427,17 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
         buttons.append(ACCEPT_DEFAULT)
     buttons.append(DELEGATE)
     default = f" (proposed: {question.default})" if question.default else ""
-    reply = await server.window_show_message_request_async(
-        types.ShowMessageRequestParams(
-            type=types.MessageType.Info,
-            message=f"AutoCode task {snap.id} asks: {question.text}{default}",
-            actions=[types.MessageActionItem(title=b) for b in buttons],
-        )
+    params = types.ShowMessageRequestParams(
+        type=types.MessageType.Info,
+        message=f"AutoCode task {snap.id} asks: {question.text}{default}",
+        actions=[types.MessageActionItem(title=b) for b in buttons],
     )
     task_key = (snap.id, str(question.id))
     forms = _forms(server)
+    raw = await tasks.ask_client(server, snap, types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+    if raw is tasks.NO_REPLY:
+        return None  # asked again at the next interaction (tasks.ask_again)
+    reply = raw if raw is None or hasattr(raw, "title") else _as_action_item(raw)
     title = reply.title if reply is not None else None
     if title is None:
         forms.unasked[task_key] = Path(snap.workspace)
@@ -416,6 +457,11 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
     log.info("task %s: the editor answered with %r, which was not offered", snap.id, title)
     forms.unasked[task_key] = Path(snap.workspace)
     return None
+
+
+def _as_action_item(raw: Any) -> types.MessageActionItem | None:
+    title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
+    return types.MessageActionItem(title=title) if isinstance(title, str) else None
 
 
 async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> None:
@@ -442,7 +488,9 @@ async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> pr
 
 
 async def _ask_again(server: AutoCodeServer, snaps: list[TaskSnapshot]) -> None:
-    """Prompts the person dismissed are asked again at their next interaction."""
+    """Prompts the person dismissed, or that got an error or no reply, are asked again at their
+    next interaction."""
+    tasks.ask_again(server)
     forms = _forms(server)
     if not forms.unasked:
         return
