@@ -84,6 +84,9 @@ def test_eglot_runs_a_whole_task_from_menus_over_stdio(tmp_path: Path) -> None:
     runs = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
     assert len(runs) == 1 and (runs[0] / "answers.md").is_file() and (runs[0] / "changes.diff").is_file()
     assert (repo / ".autocode" / "runs" / "doctor.md").is_file()
+    # eglot 1.9 sends no clientInfo: the answer is recorded under the program at the other end.
+    ledger = json.loads((runs[0] / "ledger.json").read_text(encoding="utf-8"))
+    assert [a["source"]["actor"] for a in ledger["answers"]] == ["emacs over stdio"]
 
 
 def test_eglot_with_a_path_map_between_two_folder_names(tmp_path: Path) -> None:

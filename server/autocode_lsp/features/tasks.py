@@ -659,6 +659,8 @@ async def _review(
             )
             return None
         return result
+    if needs.plan_uri and server.path_map:
+        await engine_call(_plan_in_client_names, server, view, needs)
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
             types.ShowDocumentParams(uri=server.path_map.uri_to_client(needs.plan_uri), take_focus=True)
@@ -670,6 +672,14 @@ async def _review(
         f"it back, '{titles.request_changes(needs.plan_revision, view.brief)}'."
     )
     return None
+
+
+def _plan_in_client_names(server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan) -> None:
+    """plan.md as the person will read it: the engine wrote it with the server's paths."""
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.tasks import documents
+
+    documents.write(Path(view.run_dir), documents.PLAN, server.path_map.text_to_client(needs.markdown))
 
 
 def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
