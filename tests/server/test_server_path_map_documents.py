@@ -15,7 +15,7 @@ from lsprotocol import types
 from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
-from support.lsp import _offset, close, connect
+from support.lsp import _offset, close, connect, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 
@@ -135,3 +135,22 @@ def _caps() -> types.ClientCapabilities:
         window=types.WindowClientCapabilities(show_document=types.ShowDocumentClientCapabilities(support=True)),
     )
 
+
+
+async def test_a_path_map_that_cannot_be_used_is_said_and_nothing_is_mapped(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "project")
+    session = await connect("stdio", log_file=tmp_path / "lsp.log")
+    try:
+        await session.client.initialize_session(types.InitializeParams(
+            capabilities=_caps(),
+            client_info=types.ClientInfo(name="Mapped", version="test"),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="project")],
+            initialization_options={"autocode": {"pathMap": [r"Users\ana\app=/work/app"]}},
+        ))
+        await wait_until(lambda: any("path map" in m.message for m in session.client.messages), what="the refusal")
+        [said] = [m.message for m in session.client.messages if "path map" in m.message]
+        assert "is not an absolute path" in said and "C:\\" in said and "file://" in said, said
+        info = await session.command(protocol.PROTOCOL_INFO)
+        assert info["workspaces"] == [str(repo)]  # the session goes on with the editor's own names
+    finally:
+        await close(session)

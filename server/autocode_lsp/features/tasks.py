@@ -594,17 +594,30 @@ def prompt_timeout_s() -> float:
 async def ask_client(server: AutoCodeServer, snap: TaskSnapshot, method: str, params: Any) -> Any:
     """Send a prompt request; its result, or NO_REPLY (the prompt is then asked again at the next
     command or code action request: nothing was decided)."""
+    sent = server.protocol.send_request(method, params)
     try:
-        return await asyncio.wait_for(server.protocol.send_request_async(method, params), prompt_timeout_s())
+        return await asyncio.wait_for(asyncio.wrap_future(sent), prompt_timeout_s())
     except asyncio.CancelledError:
         raise
     except TimeoutError:
+        _give_up(server, sent)
         why = f"no reply in {prompt_timeout_s():g} s"
     except Exception as exc:  # the editor answered with an error (eglot: the person pressed C-g)
         why = f"the editor answered with an error: {getattr(exc, 'message', None) or exc}"
     log.info("task %s: %s got %s; nothing recorded, asked again at the next interaction", snap.id, method, why)
     _session(server).unasked.add((snap.workspace, snap.id))
     return NO_REPLY
+
+
+def _give_up(server: AutoCodeServer, sent: Any) -> None:
+    """Stop waiting for a request: the client is told (`$/cancelRequest`, so it may close its
+    prompt) and a late reply is dropped quietly instead of landing on a cancelled future."""
+    futures = server.protocol._request_futures  # pygls keeps no other way from a future to its id
+    for msg_id, future in list(futures.items()):
+        if future is sent:
+            futures.pop(msg_id, None)
+            server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            break
 
 
 def ask_again(server: AutoCodeServer) -> None:
