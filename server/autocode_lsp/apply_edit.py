@@ -59,7 +59,10 @@ class ClientEditor:
         return self.server.path_map.uri_to_client(str(self.workspace / rel))
 
     def _document(self, rel: str) -> Any:
-        return open_document(self.server, self._uri(rel))
+        # Under the editor's name; else under the server's, which an editor that resolves
+        # symbolic links (eglot sends file-truename) may use when both names reach the file.
+        found = open_document(self.server, self._uri(rel))
+        return found if found is not None else open_document(self.server, (self.workspace / rel).as_uri())
 
     def _buffer(self, rel: str) -> bytes | None:
         async def get() -> bytes | None:

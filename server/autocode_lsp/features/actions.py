@@ -223,8 +223,13 @@ async def document_diagnostic(
 async def workspace_diagnostic(
     server: AutoCodeServer, params: types.WorkspaceDiagnosticParams
 ) -> types.WorkspaceDiagnosticReport:
+    # VS Code asks every two seconds: folders without task runs cost one stat, no engine call.
+    folders = [f for f in workspaces.repository_folders(server) if (f / ".autocode" / "runs").is_dir()]
+    if not folders:
+        return diagnostics.workspace_report(server, [])
+
     def work() -> list[TaskSnapshot]:
-        return [s for folder in workspaces.repository_folders(server) for s in _open_tasks(folder)]
+        return [s for folder in folders for s in _open_tasks(folder)]
 
     return diagnostics.workspace_report(server, await engine_call(work))
 

@@ -51,7 +51,7 @@ class _State:
     published: dict[str, str] = field(default_factory=dict)
     """Client URI -> task id of each document this session was given a diagnostic for."""
     refreshed: dict[str, tuple[int, str | None]] = field(default_factory=dict)
-    """Task id -> (revision, needs kind) of the last lens refresh asked for."""
+    """Task id -> (plan revision, needs kind) of the last lens refresh asked for."""
 
 
 def _state(server: AutoCodeServer) -> _State:
@@ -118,8 +118,8 @@ def task_changed(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     elif server.supports_pull_diagnostics and server.supports_diagnostic_refresh:
         _ask(server, server.workspace_diagnostic_refresh_async(None), "diagnostic refresh")
     state = _state(server)
-    stamp = (snap.revision, snap.needs.kind)
-    if server.supports_lens_refresh and state.refreshed.get(snap.id, (None, None))[1] != stamp[1]:
+    stamp = (snap.plan_revision, snap.needs.kind)  # what the lenses' titles and commands show
+    if server.supports_lens_refresh and state.refreshed.get(snap.id) != stamp:
         state.refreshed[snap.id] = stamp
         _ask(server, server.workspace_code_lens_refresh_async(None), "code lens refresh")
 
