@@ -327,6 +327,7 @@ def available_features() -> list[str]:
         "memory": "autocode.memory",
         "actions": "autocode.tasks",
         "verify": "autocode.proof",
+        "session": "autocode.settings",
     }
     found = []
     for feature in protocol.FEATURES:

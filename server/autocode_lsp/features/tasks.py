@@ -283,10 +283,11 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
     def work() -> TaskSnapshot:
         # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import TaskOptions, TaskRun
+        from autocode_lsp.features.session import task_options
 
         options = TaskOptions(
             test_command=args.test_command, package=args.package, manifest=manifest,
-            on_change=hooks.on_change, progress=hooks.on_progress,
+            on_change=hooks.on_change, progress=hooks.on_progress, **task_options(server),
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()
 
