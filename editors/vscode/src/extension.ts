@@ -3,7 +3,8 @@
 
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
-import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
+import { acceptNotification, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
+import { ModelSetup } from './setup';
 import { TaskStore } from './model/tasks';
 import { ServerStatus } from './status';
 import { DoctorPanel, VirtualDocuments } from './ui';
@@ -21,7 +22,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let ctx: Context;
   let status: ServerStatus | undefined;
   const server = new ServerManager(output, {
-    onTaskDidChange: (params) => acceptSnapshot(ctx, params),
+    onTaskDidChange: (params) => acceptNotification(ctx, params),
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
     onStateChange: (running, problem) => {
@@ -33,17 +34,24 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   manager = server;
   status = new ServerStatus(server);
-  ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output };
+  const setup = new ModelSetup(server, context.secrets, output, docs);
+  ctx = {
+    server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output, setup,
+    refreshRecord: () => void status?.readRecord(),
+  };
   context.subscriptions.push(
     output,
     server,
     status,
+    setup,
     tasksView,
     ctx.memoryView,
     ctx.promotionView,
     vscode.workspace.registerTextDocumentContentProvider(VirtualDocuments.scheme, docs),
     ...registerCommands(ctx),
     server.onDidStart(() => {
+      // A new server works on nothing yet: a listed task it does not tell about is interrupted.
+      store.forgetLive();
       void refreshTasks(ctx);
       void refreshMemory(ctx);
     }),

@@ -25,6 +25,10 @@ export const Commands = {
   memoryApplyPromotion: 'autocode.memory.applyPromotion',
   prepRun: 'autocode.prep.run',
   protocolInfo: 'autocode.protocol.info',
+  taskTranscript: 'autocode.task.transcript',
+  taskRetryVerification: 'autocode.task.retryVerification',
+  sessionConfigure: 'autocode.session.configure',
+  providerCheck: 'autocode.provider.check',
 } as const;
 
 export const Methods = {

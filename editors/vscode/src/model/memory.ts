@@ -126,3 +126,17 @@ export function refusalPrompt(refusal: Refusal): { title: string; detail: string
 export function scopeDescriptionFor(owner: string, agentName: string): string | undefined {
   return owner === 'agent' && !agentName.trim() ? 'needs an agent name (asked next)' : undefined;
 }
+
+/** The skills a promotion made, as a Markdown page: each skill's name, scope and text. */
+export function skillsMarkdown(skills: unknown[]): string {
+  const parts = skills.map((s) => {
+    if (!isObject(s)) return `- ${String(s)}`;
+    const name = stringField(s, 'name') ?? '(skill)';
+    const owner = stringField(s, 'owner');
+    const scope = [stringField(s, 'scope'), owner ? `agent ${owner}` : 'team'].filter(Boolean).join(', ');
+    const description = stringField(s, 'description');
+    const body = [description, stringField(s, 'content')].filter(Boolean).join('\n\n');
+    return `## ${name}\n\n${scope ? `*${scope}*\n\n` : ''}${body}`;
+  });
+  return `# Skills made by promotion\n\n${parts.join('\n\n') || 'No skill was made.'}\n`;
+}

@@ -4,6 +4,7 @@
 
 import type { Needs, Proof, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
 import { isObject } from '../protocol';
+import { agentSummary, failedInVerification, looksInterrupted, resumableFailure, testOutputFile } from './failures';
 
 // The snapshot is read as the generated protocol types state it (docs/protocol.schema.json, the
 // engine's own models): one spelling (camelCase), every field present, `needs` narrowed by its
@@ -56,6 +57,10 @@ export interface TaskView {
   /** The verified change as a unified diff, when the task waits for completion approval. */
   diff: string | undefined;
   error: string | undefined;
+  /** Neither done nor waiting for the person, and no server is working on it (it stopped mid-step). */
+  interrupted: boolean;
+  /** The agent's final answer (the implementer's), once it gave one. */
+  summary: { role: string; text: string } | undefined;
   raw: TaskSnapshot;
 }
 
@@ -141,6 +146,8 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
     changedFiles: [...new Set(files)],
     diff: (needs.kind === 'approve_completion' && needs.diff) || undefined,
     error: snapshot.error?.message,
+    interrupted: false,
+    summary: agentSummary(snapshot),
     raw: snapshot,
   };
 }
@@ -149,6 +156,8 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
 export class TaskStore {
   private readonly tasks = new Map<string, TaskView>();
   private readonly order: string[] = [];
+  /** Tasks the running server told about by a change notification: it works on them. */
+  private readonly live = new Set<string>();
   private listeners: Array<(task: TaskView | undefined) => void> = [];
 
   /** Applies a snapshot; returns true when it changed what the store shows. */
@@ -163,8 +172,28 @@ export class TaskStore {
     return true;
   }
 
-  /** Replaces every task of one workspace with a fresh listing (newer revisions already held win). */
-  replaceWorkspace(workspace: string, views: TaskView[]): void {
+  /** A change notification came for this task: the running server works on it. */
+  markLive(id: string): void {
+    this.live.add(id);
+    const task = this.tasks.get(id);
+    if (task?.interrupted) {
+      task.interrupted = false;
+      this.emit(task);
+    }
+  }
+
+  /** A new server started: none of the tasks is known to be worked on until it says so. */
+  forgetLive(): void {
+    this.live.clear();
+  }
+
+  /**
+   * Replaces every task of one workspace with a fresh listing (newer revisions already held win).
+   * A listed task the running server never told about, neither done nor waiting for the person,
+   * is interrupted. Returns the tasks that became interrupted by this listing.
+   */
+  replaceWorkspace(workspace: string, views: TaskView[]): TaskView[] {
+    const newlyInterrupted: TaskView[] = [];
     const keep = new Set(views.map((v) => v.id));
     for (const [id, task] of this.tasks) {
       if (task.workspace === workspace && !keep.has(id)) {
@@ -178,8 +207,13 @@ export class TaskStore {
         this.tasks.set(view.id, view);
         if (!this.order.includes(view.id)) this.order.push(view.id);
       }
+      const held = this.tasks.get(view.id) as TaskView;
+      const interrupted = looksInterrupted(held.raw, this.live.has(view.id));
+      if (interrupted && !held.interrupted) newlyInterrupted.push(held);
+      held.interrupted = interrupted;
     }
     this.emit(undefined);
+    return newlyInterrupted;
   }
 
   clear(): void {
@@ -218,7 +252,7 @@ export class TaskStore {
   }
 }
 
-export type TaskNodeKind = 'workspace' | 'task' | 'phase' | 'question' | 'plan' | 'evidence' | 'result' | 'error';
+export type TaskNodeKind = 'workspace' | 'task' | 'phase' | 'question' | 'plan' | 'evidence' | 'result' | 'error' | 'summary';
 
 export interface TaskNode {
   id: string;
@@ -256,6 +290,7 @@ export function phaseIcon(task: TaskView): string {
 
 /** A person-readable phase, saying what the task waits for when it waits for the person. */
 export function phaseLabel(task: TaskView): string {
+  if (task.interrupted) return `interrupted while ${task.phase.replace(/[_-]+/g, ' ').toLowerCase()}: Resume to continue`;
   if (task.awaiting === 'answer') return 'waiting for your answer';
   if (task.awaiting === 'planApproval') return 'waiting for plan approval';
   if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
@@ -264,6 +299,9 @@ export function phaseLabel(task: TaskView): string {
 }
 
 function taskContext(task: TaskView): string {
+  if (task.interrupted) return 'task-interrupted';
+  if (failedInVerification(task.raw)) return 'task-failed-tests';
+  if (resumableFailure(task.raw)) return 'task-failed-resumable';
   if (task.done) return 'task-done';
   if (task.awaiting === 'completionApproval') return 'task-completion';
   return 'task';
@@ -336,8 +374,23 @@ export function buildTaskNode(task: TaskView): TaskNode {
       children: [],
     });
   }
+  if (task.summary) {
+    children.push({
+      id: `${base}/summary`,
+      kind: 'summary',
+      taskId: task.id,
+      label: 'Agent summary',
+      description: task.summary.text,
+      tooltip: `${task.summary.role}: ${task.summary.text}\n\nClick to open the transcript.`,
+      icon: 'hubot',
+      contextValue: 'agent-summary',
+      children: [],
+    });
+  }
   if (task.error) {
-    children.push({ id: `${base}/error`, kind: 'error', taskId: task.id, label: 'Error', description: task.error, tooltip: task.error, icon: 'error', contextValue: 'error', children: [] });
+    // The error opens what explains it: the test output for a failed verification.
+    const file = failedInVerification(task.raw) ? testOutputFile(task.raw) : undefined;
+    children.push({ id: `${base}/error`, kind: 'error', taskId: task.id, label: 'Error', description: task.error, tooltip: task.error, icon: 'error', contextValue: 'error', file, children: [] });
   }
   return {
     id: base,
