@@ -116,3 +116,38 @@ async def test_an_unknown_setting_name_is_reported_and_not_used(tmp_path: Path) 
             assert given["ignored"] == ["engine"] and "engine" not in given["settings"]
     finally:
         await close(session)
+
+
+async def test_a_vscode_user_is_told_the_setting_not_the_cli_flag(tmp_path: Path) -> None:
+    """The fixture provider cannot implement a real brief: VS Code is told which settings and
+    command set up a real model; Neovim gets the engine's words as they are."""
+    from support import make_repo
+
+    messages = {}
+    for preset in ("vscode", "neovim"):
+        repo = make_repo(tmp_path / preset, {"README.md": "hello\n"})
+        session = await connect("stdio", log_file=tmp_path / f"{preset}.log")
+        try:
+            await initialize(session, preset=preset, folders=[repo], opt_in=False, progress=False)
+            session.choose = lambda params: None
+            first = await session.command(protocol.TASK_START, {"brief": "Add a changelog.", "testCommand": TEST_COMMAND})
+            snap = first
+            for _ in range(5):
+                if snap["needs"]["kind"] == "answer_questions":
+                    question = snap["needs"]["questions"][0]
+                    snap = await session.command(protocol.TASK_ANSWER, {
+                        "taskId": first["id"], "questionId": question["id"], "text": "Describe the behaviour.",
+                        "how": "typed"})
+                elif snap["needs"]["kind"] == "approve_plan":
+                    snap = await session.command(protocol.TASK_APPROVE_PLAN, {
+                        "taskId": first["id"], "revision": snap["needs"]["planRevision"]})
+                else:
+                    break
+            assert snap["state"] == "FAILED", snap
+            messages[preset] = snap["error"]["message"]
+            listed = await session.command(protocol.TASK_LIST, {})
+            assert listed["tasks"][0]["error"]["message"] == messages[preset]
+        finally:
+            await close(session)
+    assert "autocode.provider" in messages["vscode"] and "AutoCode: Set API Key" in messages["vscode"], messages
+    assert "autocode.provider" not in messages["neovim"], messages

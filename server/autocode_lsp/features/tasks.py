@@ -32,6 +32,7 @@ from pygls.exceptions import JsonRpcException
 from autocode.errors import AutoCodeError
 from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.advice import advise_wire
 from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call
 from autocode_lsp.progress import WorkProgress
@@ -120,7 +121,7 @@ def _publish_one(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         return
     session.last_sent[task_id] = revision
     params = protocol.TaskDidChangeParams(task=snap, revision=revision)
-    server.protocol.notify(protocol.TASK_DID_CHANGE, protocol.to_wire(params))
+    server.protocol.notify(protocol.TASK_DID_CHANGE, advise_wire(protocol.to_wire(params), server.client_name))
 
 
 # ---------------------------------------------------------------------- engine access
