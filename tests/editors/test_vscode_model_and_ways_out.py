@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import test_vscode_extension as vscode_e2e
 
 from support import make_repo
 from support.agent import (
@@ -29,6 +28,10 @@ from support.agent import (
     serve,
     text,
 )
+
+# The code-server harness lives in the module next to this one.
+sys.path.insert(0, str(Path(__file__).parent))
+import test_vscode_extension as vscode_e2e
 
 pytestmark = pytest.mark.editor
 

@@ -101,7 +101,7 @@ export class ModelSetup implements vscode.Disposable {
     return [
       vscode.commands.registerCommand('autocode.setApiKey', () => this.setKey()),
       vscode.commands.registerCommand('autocode.clearApiKey', () => this.clearKey()),
-      vscode.commands.registerCommand('autocode.openModelSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', 'autocode.provider autocode.model autocode.baseUrl autocode.engine autocode.apiKeyVariable')),
+      vscode.commands.registerCommand('autocode.openModelSettings', () => vscode.commands.executeCommand('workbench.action.openSettings', '@id:autocode.provider,autocode.model,autocode.baseUrl,autocode.engine,autocode.apiKeyVariable')),
     ];
   }
 

@@ -736,6 +736,8 @@ async function scenarioModelSetup(wb) {
   await wb.shot('walkthrough-model-step');
   await open.click();
   await wb.page.locator('.settings-editor').waitFor({ timeout: 30000 });
+  // code-server is a remote window: machine-scoped settings such as these live in the Remote tab.
+  await wb.page.locator('.settings-editor .settings-tabs-widget .action-label', { hasText: 'Remote' }).first().click();
   await wb.page.locator('.settings-editor .setting-item-contents', { hasText: 'model provider for tasks' }).first().waitFor({ timeout: 30000 });
   await wb.page.waitForTimeout(800);
   result.settingsEditor = await wb.page.locator('.settings-editor .settings-body').first().innerText();
@@ -784,6 +786,8 @@ async function scenarioModelSetup(wb) {
   await wb.shot('transcript');
   note('transcript open');
   // The record the language status item reads is the one doctor reads (the test command was learned).
+  await wb.clearNotifications();
+  await closeAllEditors(wb);
   await wb.palette('Go to File...');
   await wb.quickInput().locator('input.input').fill('calc/ops.py');
   await wb.quickInput().locator('.monaco-list-row', { hasText: 'ops.py' }).first().waitFor({ timeout: 15000 });
