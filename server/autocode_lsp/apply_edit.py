@@ -10,16 +10,23 @@ applied only when the client answers `applied: true`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from autocode_lsp import protocol
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
+
+SAVE_TIMEOUT = 30.0
+"""How long the editor may take to save the documents an apply changed."""
 
 APPLY_TIMEOUT = 300.0
 """How long the editor may take to answer (it may ask the person to confirm)."""
@@ -33,8 +40,10 @@ class ClientEditor:
     """`can_apply` is False for a client without `workspace.applyEdit`: it still tells the engine
     which touched files have unsaved edits (so a write from disk does not overwrite them)."""
 
-    def __init__(self, server: AutoCodeServer, workspace: Path, *, can_apply: bool = True) -> None:
+    def __init__(self, server: AutoCodeServer, workspace: Path, *, can_apply: bool = True,
+                 task_id: str | None = None) -> None:
         self.server = server
+        self.task_id = task_id
         self.workspace = workspace
         self.can_apply = can_apply
         loop = server.loop
@@ -76,6 +85,33 @@ class ClientEditor:
             if buffer != disk:
                 out.append(rel)
         return out
+
+    def save(self, plans: list[Any]) -> list[str]:
+        """Ask an opted-in editor to save these documents (`autocode/task/saveDocuments`); the
+        paths it saved. Any other client saves nothing here: the engine writes those files
+        itself when the disk still holds what the buffer held, and reads every file back."""
+        if not self.can_apply or not self.server.opt_in.get("saveDocuments") or not plans:
+            return []
+        by_uri = {self._uri(p.path): p.path for p in plans}
+        params = {"taskId": self.task_id or "", "uris": [self.server.path_map.text_to_client(u) for u in by_uri]}
+        async def ask() -> Any:
+            return await self.server.protocol.send_request_async(protocol.TASK_SAVE_DOCUMENTS, params)
+
+        future = asyncio.run_coroutine_threadsafe(ask(), self.loop)
+        try:
+            reply = future.result(timeout=SAVE_TIMEOUT)
+        except Exception as exc:  # no such method in this editor, an error, no answer: nothing saved here
+            future.cancel()
+            log.info("the editor did not save the applied documents: %s", exc)
+            return []
+        raw = reply.get("saved") if isinstance(reply, dict) else getattr(reply, "saved", None)
+        saved: set[Path] = set()
+        for uri in raw if isinstance(raw, list) else []:
+            fs = to_fs_path(str(uri))
+            if fs is not None:
+                with contextlib.suppress(Exception):  # a URI outside the map names no file of ours
+                    saved.add(Path(self.server.path_map.to_server(fs)).resolve())
+        return [rel for rel in by_uri.values() if (self.workspace / rel).resolve() in saved]
 
     def apply(self, label: str, plans: list[Any]) -> tuple[bool | None, str]:
         """(True, "") applied; (False, reason) refused; (None, reason): write from disk instead."""

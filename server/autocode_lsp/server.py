@@ -44,7 +44,7 @@ log = logging.getLogger("autocode_lsp")
 Handler = Callable[["AutoCodeServer", Any], Awaitable[Any]]
 
 # What an opted-in client may switch off one by one in `experimental.autocode`.
-OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan")
+OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan", "saveDocuments")
 
 
 SERVER_NOT_INITIALIZED = gate.SERVER_NOT_INITIALIZED

@@ -490,3 +490,16 @@ def test_apply_over_uncommitted_edits(tmp_path: Path, choice: str) -> None:
     else:
         assert "<<<<<<<" in text and ">>>>>>>" in text
         assert "def total_with_tax" in text and "def total_with_discount" in text
+
+
+def test_review_hunk_by_hunk_then_apply_the_kept_ones(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    tests_before = (repo / "tests" / "test_pricing.py").read_text(encoding="utf-8")
+    result = run_nvim("e2e_hunks.lua", tmp_path, cwd=repo, timeout=240)
+    for step in ("review shows the merged result", "hunk undone", "waits for the save", "partial apply on disk"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
+    pricing = (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    assert pricing.startswith("# my unsaved note\n") and "def total_with_tax" in pricing
+    tests_after = (repo / "tests" / "test_pricing.py").read_text(encoding="utf-8")
+    assert tests_after.splitlines()[0] == tests_before.splitlines()[0]  # the undone hunk
+    assert "def test_total_with_tax_applies_the_rate" in tests_after

@@ -327,7 +327,7 @@ async def test_killed_server_then_a_new_server_finishes_the_task(tmp_path: Path)
     try:
         listed = await second.command(protocol.TASK_LIST)
         left = [t for t in listed["tasks"] if t["id"] == task_id]
-        assert left and left[0]["state"] == "IMPLEMENTING"
+        assert left and (left[0]["state"], left[0]["interruptedIn"]) == ("INTERRUPTED", "IMPLEMENTING")
         resumed = await second.command(protocol.TASK_RESUME, {"taskId": task_id})
         assert resumed["needs"]["kind"] == "approve_completion"
         done = await second.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id})

@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks', 'trust' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks', 'trust' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')

@@ -62,15 +62,12 @@ export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): 
   }
 }
 
-/** `autocode/task/didChange`: the running server works on this task (so it is not interrupted). */
-export function acceptNotification(ctx: Context, params: unknown): void {
-  const task = acceptSnapshot(ctx, params);
-  if (task) ctx.store.markLive(task.id);
-}
 
 function announce(ctx: Context, before: TaskView | undefined, now: TaskView): void {
   if (before?.state === now.state && before?.awaiting === now.awaiting) return;
-  if (now.awaiting === 'answer') {
+  if (now.interrupted && !before?.interrupted) {
+    ctx.failures?.announceInterrupted([now]);
+  } else if (now.awaiting === 'answer') {
     for (const q of now.questions) announceQuestion(now, q);
   } else if (now.awaiting === 'planApproval' && before?.awaiting !== 'planApproval') {
     void ctx.review?.openPlan(now, now.plan?.markdown ?? '', now.plan?.revision, false);
@@ -215,7 +212,7 @@ async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const shown = (await ctx.review?.openChanges(task, true)) ?? 0;
   const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('; ');
   void vscode.window.showInformationMessage(
-    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file left, the task's result right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar.${evidence ? ` Evidence: ${evidence}` : ''}`,
+    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file as it is now left, what Apply leaves there right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar; Choose Hunks leaves hunks out.${evidence ? ` Evidence: ${evidence}` : ''}`,
   );
 }
 

@@ -3,7 +3,7 @@
 
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
-import { acceptNotification, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
+import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
 import { ModelSetup } from './setup';
 import { TaskStore } from './model/tasks';
 import { ServerStatus } from './status';
@@ -22,7 +22,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   let ctx: Context;
   let status: ServerStatus | undefined;
   const server = new ServerManager(output, {
-    onTaskDidChange: (params) => acceptNotification(ctx, params),
+    onTaskDidChange: (params) => acceptSnapshot(ctx, params),
     onAskQuestion: (params) => onAskQuestion(ctx, params),
     onReviewPlan: (params) => onReviewPlan(ctx, params),
     onStateChange: (running, problem) => {
@@ -50,8 +50,6 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     vscode.workspace.registerTextDocumentContentProvider(VirtualDocuments.scheme, docs),
     ...registerCommands(ctx),
     server.onDidStart(() => {
-      // A new server works on nothing yet: a listed task it does not tell about is interrupted.
-      store.forgetLive();
       void refreshTasks(ctx);
       void refreshMemory(ctx);
     }),

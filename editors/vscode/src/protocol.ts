@@ -11,6 +11,8 @@ export const Commands = {
   taskResolveConflicts: 'autocode.task.resolveConflicts',
   taskCancel: 'autocode.task.cancel',
   taskResume: 'autocode.task.resume',
+  taskRetryVerification: 'autocode.task.retryVerification',
+  taskPreview: 'autocode.task.preview',
   taskGet: 'autocode.task.get',
   taskList: 'autocode.task.list',
   doctor: 'autocode.doctor',
@@ -26,7 +28,6 @@ export const Commands = {
   prepRun: 'autocode.prep.run',
   protocolInfo: 'autocode.protocol.info',
   taskTranscript: 'autocode.task.transcript',
-  taskRetryVerification: 'autocode.task.retryVerification',
   sessionConfigure: 'autocode.session.configure',
   providerCheck: 'autocode.provider.check',
 } as const;
@@ -35,6 +36,7 @@ export const Methods = {
   taskDidChange: 'autocode/task/didChange',
   askQuestion: 'autocode/task/askQuestion',
   reviewPlan: 'autocode/task/reviewPlan',
+  saveDocuments: 'autocode/task/saveDocuments',
 } as const;
 
 /** Error codes the server uses (JSON-RPC). */

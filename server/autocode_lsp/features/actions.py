@@ -145,9 +145,24 @@ def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
         else:
             found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
                                  protocol.TASK_APPROVE_COMPLETION, ref))
+    if snap.state == "INTERRUPTED":
+        step = (snap.interrupted_in or "its step").lower()
+        found.append(_action(f"AutoCode: resume '{brief}' (interrupted while {step})", "resume",
+                             protocol.TASK_RESUME, ref))
+    if can_retry_verification(snap):
+        found.append(_action(f"AutoCode: retry verification of '{brief}'", "retryVerification",
+                             protocol.TASK_RETRY_VERIFICATION, ref))
     if not snap.done:
         found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
     return found
+
+
+def can_retry_verification(snap: TaskSnapshot) -> bool:
+    """A verification that failed, waits for the person's approval, or was interrupted can run again."""
+    if snap.state == "FAILED":
+        return snap.error is not None and snap.error.phase == "verifying"
+    return snap.state == "WAITING_FOR_COMPLETION_APPROVAL" or (
+        snap.state == "INTERRUPTED" and snap.interrupted_in == "VERIFYING")
 
 
 def general_actions(folder: Path) -> list[types.CodeAction]:
@@ -162,7 +177,7 @@ def general_actions(folder: Path) -> list[types.CodeAction]:
 
 def _open_tasks(folder: Path) -> list[TaskSnapshot]:
     try:
-        return [s for s in reversed(list_tasks(folder)) if not s.done]
+        return [s for s in reversed(list_tasks(folder)) if not s.done or can_retry_verification(s)]
     except AutoCodeError:  # not a repository: no task can live here
         return []
 
@@ -495,6 +510,7 @@ async def did_save(server: AutoCodeServer, params: types.DidSaveTextDocumentPara
     if path in forms.watched:
         found, _, until = forms.watched[path]
         forms.watched[path] = (found, _stamp(path), until)
+    await tasks.document_saved(server, folder, path)
     await form_saved(server, folder, path, via="didSave")
 
 

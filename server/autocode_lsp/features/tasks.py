@@ -34,7 +34,7 @@ from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.advice import advise_wire
 from autocode_lsp.commands import command
-from autocode_lsp.errors import engine_call
+from autocode_lsp.errors import engine_call, invalid_arguments
 from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
@@ -352,7 +352,8 @@ async def approve_completion(
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm),
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace, run.id), confirm=args.confirm,
+                                           keep=args.keep),
         "AutoCode: applying the change",
     )
 
@@ -365,12 +366,12 @@ async def resolve_conflicts(
     choices = dict(args.choices)
     return await _carry_on(
         server, args, protocol.TASK_RESOLVE_CONFLICTS,
-        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
+        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace, run.id)),
         "AutoCode: applying the change",
     )
 
 
-def _editor(server: AutoCodeServer, workspace: Path) -> Any:
+def _editor(server: AutoCodeServer, workspace: Path, task_id: str | None = None) -> Any:
     """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
@@ -378,7 +379,7 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     # lazy: not needed by the server's start, which imports this module
     from autocode_lsp.apply_edit import ClientEditor
 
-    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
+    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit, task_id=task_id)
 
 
 @command(protocol.TASK_CANCEL)
@@ -392,6 +393,72 @@ async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnap
     return await _carry_on(
         server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
+
+
+@command(protocol.TASK_RETRY_VERIFICATION)
+async def retry_verification(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
+    source = _source(server)
+    return await _carry_on(
+        server, args, protocol.TASK_RETRY_VERIFICATION, lambda run: run.retry_verification(source),
+        "AutoCode: verifying the change again",
+    )
+
+
+@command(protocol.TASK_PREVIEW)
+async def preview(server: AutoCodeServer, args: protocol.TaskPreviewArgs) -> protocol.TaskPreview:
+    folders = _folders_for(server, args.workspace, protocol.TASK_PREVIEW)
+    given = dict(args.documents or {})
+
+    def work() -> protocol.TaskPreview:
+        run = _find_task(folders, args.task_id, _Hooks(server))
+        texts = _documents_by_path(server, run.workspace, given)
+        return run.preview(texts.get, editor=_editor(server, run.workspace))
+
+    return await engine_call(work)
+
+
+def _documents_by_path(server: AutoCodeServer, workspace: Path, given: dict[str, str]) -> dict[str, bytes]:
+    """The client's texts by workspace-relative path (a `file://` URI mapped and made relative);
+    a key that names no file inside the workspace is refused, so nothing else is taken for one."""
+    # lazy: only a preview needs it
+    from pygls.uris import to_fs_path
+
+    out: dict[str, bytes] = {}
+    for key, text in given.items():
+        rel = key
+        if key.startswith("file:"):
+            fs = to_fs_path(key)
+            if fs is None:
+                raise invalid_arguments(f"documents: {key} is not a file URI; pass a file:// URI or a workspace-relative path")
+            try:
+                rel = Path(server.path_map.to_server(fs)).resolve().relative_to(workspace.resolve()).as_posix()
+            except ValueError:
+                raise invalid_arguments(
+                    f"documents: {key} is not inside the task's workspace {workspace}; pass only the "
+                    "texts of the files the task touches") from None
+        out[rel] = text.encode("utf-8", "surrogateescape")
+    return out
+
+
+async def document_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
+    """The person saved a file: a task of the folder waiting for that file to reach the disk
+    (`save_files`) reads the disk back, and completes once every file holds its change."""
+
+    def waiting() -> list[str]:
+        # lazy: not needed by the server's start, which imports this module
+        from autocode.tasks import list_tasks
+
+        try:
+            rel = path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            return []
+        return [s.id for s in list_tasks(folder)
+                if isinstance(s.needs, protocol.SaveFiles) and rel in s.needs.paths]
+
+    if not (folder / ".autocode" / "runs").is_dir():
+        return
+    for task_id in await engine_call(waiting):
+        await _act(server, [folder], task_id, lambda run: run.confirm_saved(), title=None)
 
 
 @command(protocol.TASK_GET)
@@ -612,10 +679,31 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         state = snap.state.lower()
         error = snap.error.message if snap.error else None
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
-        server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else "."), kind_of)
+        way_out = ""
+        if snap.error is not None and snap.error.phase == "verifying":
+            way_out = (" Once the environment or the test command is fixed, run the code action "
+                       "'AutoCode: retry verification' to prove the same change again.")
+        server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else ".") + way_out, kind_of)
+    elif snap.state == "INTERRUPTED":
+        server.show(
+            f"AutoCode task {snap.id} was interrupted while {str(snap.interrupted_in).lower()} (its "
+            "process stopped); run the code action 'AutoCode: resume' to go on.", types.MessageType.Warning)
 
 
 # ---------------------------------------------------------------------- re-announcing
+
+
+_REAPED: list[bool] = []
+"""Once per process: the first session ends what a killed server left running."""
+
+
+async def _reap_orphans() -> None:
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.sandbox import reap_orphans
+
+    ended = await engine_call(reap_orphans)
+    if ended:
+        log.info("ended %d process group(s) a stopped AutoCode process left running: %s", len(ended), ended)
 
 
 def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
@@ -623,6 +711,9 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
     every task waiting there for a person is announced to it again (in the background)."""
     if server not in SESSIONS and server.opt_in["didChange"]:
         server.spawn(_watch_other_processes(server), "notice task changes made by other processes")
+    if not SESSIONS and not _REAPED:
+        _REAPED.append(True)
+        server.spawn(_reap_orphans(), "end the programs a killed server left running")
     SESSIONS.add(server)
     wanted = folders if folders is not None else workspaces.session_folders(server)
     # Cheap before the engine loads: only folders that hold task runs at all.
@@ -697,7 +788,8 @@ async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
         found: list[TaskSnapshot] = []
         for folder in folders:
             try:
-                found.extend(s for s in list_tasks(folder) if s.needs.kind)
+                # Waiting for the person, or left interrupted by a process that stopped (a way out: resume).
+                found.extend(s for s in list_tasks(folder) if s.needs.kind or s.state == "INTERRUPTED")
             except AutoCodeError as exc:  # e.g. a folder that is not a repository: it has no tasks
                 log.info("no tasks listed in %s: %s", folder, exc)
             except Exception:  # the engine failed: not an empty list, and never said as one

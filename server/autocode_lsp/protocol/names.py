@@ -31,6 +31,8 @@ TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
 TASK_RESOLVE_CONFLICTS = C + "task.resolveConflicts"
 TASK_CANCEL = C + "task.cancel"
 TASK_RESUME = C + "task.resume"
+TASK_RETRY_VERIFICATION = C + "task.retryVerification"
+TASK_PREVIEW = C + "task.preview"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
 TASK_TRANSCRIPT = C + "task.transcript"
@@ -53,6 +55,7 @@ PROVIDER_CHECK = C + "provider.check"
 TASK_DID_CHANGE = "autocode/task/didChange"
 TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
+TASK_SAVE_DOCUMENTS = "autocode/task/saveDocuments"
 
 FEATURES: tuple[str, ...] = (
     "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify", "session",
@@ -75,6 +78,8 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_RESOLVE_CONFLICTS: "tasks",
     TASK_CANCEL: "tasks",
     TASK_RESUME: "tasks",
+    TASK_RETRY_VERIFICATION: "tasks",
+    TASK_PREVIEW: "tasks",
     TASK_GET: "tasks",
     TASK_LIST: "tasks",
     TASK_TRANSCRIPT: "tasks",

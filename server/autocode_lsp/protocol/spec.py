@@ -56,10 +56,12 @@ from autocode.tasks.models import ApproveCompletion as ApproveCompletion
 from autocode.tasks.models import ApprovePlan as ApprovePlan
 from autocode.tasks.models import Conflict as Conflict
 from autocode.tasks.models import ConflictHunk as ConflictHunk
+from autocode.tasks.models import FilePreview as FilePreview
 from autocode.tasks.models import HeadMoved as HeadMoved
 from autocode.tasks.models import Learning as Learning
 from autocode.tasks.models import NoNeeds as NoNeeds
 from autocode.tasks.models import Plan as Plan
+from autocode.tasks.models import PreviewHunk as PreviewHunk
 from autocode.tasks.models import Proof as Proof
 from autocode.tasks.models import ProofConcern as ProofConcern
 from autocode.tasks.models import ProofRun as ProofRun
@@ -67,8 +69,10 @@ from autocode.tasks.models import Question as Question
 from autocode.tasks.models import Regression as Regression
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import Review as Review
+from autocode.tasks.models import SaveFiles as SaveFiles
 from autocode.tasks.models import TaskError as TaskError
 from autocode.tasks.models import TaskList as TaskList
+from autocode.tasks.models import TaskPreview as TaskPreview
 from autocode.tasks.models import TaskResult as TaskResult
 from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode.tasks.models import TestRun as TestRun
@@ -106,12 +110,15 @@ from autocode_lsp.protocol.names import (
     TASK_DID_CHANGE,
     TASK_GET,
     TASK_LIST,
+    TASK_PREVIEW,
     TASK_REJECT_PLAN,
     TASK_REQUEST_CHANGES,
     TASK_RESOLVE_CONFLICTS,
     TASK_RESUME,
+    TASK_RETRY_VERIFICATION,
     TASK_REVIEW,
     TASK_REVIEW_PLAN,
+    TASK_SAVE_DOCUMENTS,
     TASK_START,
     TASK_TRANSCRIPT,
     VERIFY,
@@ -201,6 +208,20 @@ class TaskApproveCompletionArgs:
     confirm: str | None = None
     """The word `needs.confirmation` names (`unproven`), typed by the person, when the change is
     not proved by named tests or weakens them; refused with `confirmationRequired` without it."""
+    keep: list[str] | None = None
+    """The ids of the hunks the person kept (from `autocode.task.preview`); the others are left
+    out of the apply. Default: every hunk. An id the change no longer has is refused
+    (`hunksChanged`, nothing written)."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskPreviewArgs:
+    task_id: str
+    documents: dict[str, str] | None = None
+    """The texts the editor holds now, by workspace-relative path or `file://` URI (unsaved edits
+    included). A touched file not given here is read from the documents the client synchronises,
+    else from disk."""
     workspace: str | None = None
 
 
@@ -492,6 +513,21 @@ class ReviewPlanResult:
     """Required when `decision` is `reject`."""
 
 
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsParams:
+    task_id: str
+    uris: list[str]
+    """Documents the change just went into through `workspace/applyEdit` that held no unsaved
+    edits before it: save each one as it is now."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsResult:
+    saved: list[str]
+    """The URIs the editor saved. The server reads the disk back; a file not saved is written by
+    the server when the disk still holds what the buffer held, else the task waits for a save."""
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -598,6 +634,22 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
                 "Continue a task whose server stopped while it was working (a paused or ended "
                 "task is returned as it is).", "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RETRY_VERIFICATION, TaskRefArgs, TaskSnapshot,
+                "Run the proof again on the task's existing change, after the person fixed the "
+                "environment (a missing test runner, a service) or the test command (read again "
+                "from the settings). For a task that failed while verifying, one waiting for the "
+                "completion approval, or one whose verifying step was interrupted. The retry is "
+                "recorded with the exact test command it ran; the change itself is not touched.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "copyGone"),
+                {"taskId": "t-20260101-120000-a1b2c3"}),
+    CommandSpec(TASK_PREVIEW, TaskPreviewArgs, TaskPreview,
+                "What applying would do to each touched file, before anything is written: the "
+                "three-way merged result (`git merge-file`) against the person's current text "
+                "(unsaved edits included), and the hunks between the two, each with a stable id, "
+                "its lines on both sides and whether it overlaps the person's own edits. Pass the "
+                "ids the person keeps to `autocode.task.approveCompletion` as `keep`.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput"),
+                {"taskId": "t-20260101-120000-a1b2c3", "documents": {"greet.py": "def greet():\n"}}),
     CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
                 {"taskId": "t-20260101-120000-a1b2c3"}),
@@ -684,6 +736,13 @@ METHODS: tuple[MethodSpec, ...] = (
                 "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
                              "convention": "test-naming", "default": "Describe the behaviour",
                              "choices": ["Describe the behaviour"]}}),
+    MethodSpec(TASK_SAVE_DOCUMENTS, "request", SaveDocumentsParams, SaveDocumentsResult,
+               "After an apply through `workspace/applyEdit`: asks the editor to save the documents "
+               "that held no unsaved edits, so an applied change is on disk (COMPLETED is said only "
+               "once the server read every file back from disk). A document that held unsaved "
+               "edits is never saved for the person: it keeps them, merged, and the task waits "
+               "(`needs.kind` `save_files`) until they save it.",
+               "experimental.autocode", {"taskId": "t-1", "uris": ["file:///path/to/project/greet.py"]}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
@@ -775,6 +834,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("testsRegressed", REQUEST_FAILED, "A test that passed before the change no longer passes "
               "(failed, skipped or gone); the message names each one.",
               "Read the test output in the task's evidence; start again with a change that keeps them passing."),
+    ErrorKind("copyGone", REQUEST_FAILED, "The task's prep copy is gone (released when the task "
+              "ended, or removed by hand), so its change cannot be proved again.",
+              "Start the task again."),
+    ErrorKind("hunksChanged", REQUEST_FAILED, "A hunk id given in `keep` is not in the change as it "
+              "merges now (the file changed since the preview); nothing was written.",
+              "Call `autocode.task.preview` again and choose from its hunks."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
               "tokens or time); what it changed so far is kept in the evidence.",
               "Raise the budget the message names and start again."),

@@ -58,6 +58,18 @@ M.subcommands = {
       tasks().review(args[1])
     end,
   },
+  hunks = {
+    desc = 'review the result hunk by hunk against your buffers (keep or undo each, then apply)',
+    run = function(args)
+      require('autocode.review').open(args[1], true)
+    end,
+  },
+  hunk = {
+    desc = 'hunk keep|undo: keep or leave out the hunk under the cursor of the hunk review',
+    run = function(args)
+      require('autocode.review').hunk(args[1])
+    end,
+  },
   resolve = {
     desc = 'choose mine / theirs / markers for each conflicted file',
     run = function(args)
@@ -160,6 +172,7 @@ local takes_task = {
   complete = true,
   apply = true,
   review = true,
+  hunks = true,
   resolve = true,
   cancel = true,
   resume = true,
@@ -189,6 +202,9 @@ function M.complete(arglead, cmdline, _)
     return vim.tbl_filter(function(f)
       return vim.startswith(f, arglead)
     end, memory_flags[words[2]] or {})
+  end
+  if sub == 'hunk' and n == 2 then
+    return names({ keep = true, undo = true }, arglead)
   end
   if sub == 'trust' and n == 2 then
     return vim.startswith('revoke', arglead) and { 'revoke' } or {}

@@ -642,6 +642,11 @@ function M.complete(id)
       end
     end
     local extra = nil
+    -- The hunks kept in :AutoCode hunks (nil when none was undone: the whole change).
+    local keep = require('autocode.review').keep(id)
+    if keep then
+      extra = { keep = keep }
+    end
     local needed = M.needs(snap).confirmation
     if needed and needed ~= vim.NIL then
       -- Nothing proves this change: apply it only on the word typed by the person.
@@ -652,7 +657,7 @@ function M.complete(id)
         ui.notify('not applied: the change is ' .. tostring(proof and proof ~= vim.NIL and proof.status or 'unproven'))
         return
       end
-      extra = { confirm = needed }
+      extra = vim.tbl_extend('force', extra or {}, { confirm = needed })
     end
     local err, result = task_call(C.task_approve_completion, id, extra)
     if failed(err, 'apply') then
@@ -664,6 +669,7 @@ function M.complete(id)
     report_apply(after)
     if M.needs_kind(after) ~= NEEDS.approve_completion then
       ui.close_named('diff/' .. tostring(id))
+      require('autocode.review').forget(id)
     end
   end)
 end

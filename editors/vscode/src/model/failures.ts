@@ -60,7 +60,7 @@ export function failureActions(snap: TaskSnapshot, interrupted: boolean): string
 export function failureMessage(snap: TaskSnapshot, interrupted: boolean): string {
   const brief = snap.brief || snap.id;
   if (interrupted) {
-    return `AutoCode: “${brief}” was interrupted while ${phaseWords(snap.phase || snap.state)}: the server that ran it stopped. Resume continues from where it was.`;
+    return `AutoCode: “${brief}” was interrupted while ${interruptedWhile(snap)}: the process that ran it stopped. Resume continues from where it was.`;
   }
   const error = snap.error;
   const tests = failingTests(snap);
@@ -77,7 +77,12 @@ function phaseWords(phase: string): string {
   return phase.replace(/[_-]+/g, ' ').toLowerCase();
 }
 
-/** A task the server is not working on although it is neither done nor waiting for the person. */
-export function looksInterrupted(snap: TaskSnapshot, live: boolean): boolean {
-  return !live && !snap.done && snap.needs.kind === null && !snap.state.startsWith('WAITING');
+/** A working step lost its process (a killed server) and nothing works on it now (the engine says so). */
+export function isInterrupted(snap: TaskSnapshot): boolean {
+  return snap.state === 'INTERRUPTED';
+}
+
+/** The working state an interrupted task stopped in, in words ("verifying"). */
+export function interruptedWhile(snap: TaskSnapshot): string {
+  return phaseWords(snap.interruptedIn || snap.phase || 'working');
 }

@@ -4,7 +4,7 @@
 
 import type { Needs, Proof, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
 import { isObject } from '../protocol';
-import { agentSummary, failedInVerification, looksInterrupted, resumableFailure, testOutputFile } from './failures';
+import { agentSummary, failedInVerification, interruptedWhile, isInterrupted, resumableFailure, testOutputFile } from './failures';
 
 // The snapshot is read as the generated protocol types state it (docs/protocol.schema.json, the
 // engine's own models): one spelling (camelCase), every field present, `needs` narrowed by its
@@ -36,7 +36,7 @@ export interface EvidenceView {
   file?: string;
 }
 
-export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts';
+export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts' | 'save';
 
 export interface TaskView {
   id: string;
@@ -57,7 +57,7 @@ export interface TaskView {
   /** The verified change as a unified diff, when the task waits for completion approval. */
   diff: string | undefined;
   error: string | undefined;
-  /** Neither done nor waiting for the person, and no server is working on it (it stopped mid-step). */
+  /** A working step lost its process and nothing works on it now: Resume continues it. */
   interrupted: boolean;
   /** The agent's final answer (the implementer's), once it gave one. */
   summary: { role: string; text: string } | undefined;
@@ -76,6 +76,7 @@ const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
   approve_plan: 'planApproval',
   approve_completion: 'completionApproval',
   resolve_conflicts: 'conflicts',
+  save_files: 'save',
 };
 
 function testsEvidence(tests: TestRun): EvidenceView {
@@ -146,7 +147,7 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
     changedFiles: [...new Set(files)],
     diff: (needs.kind === 'approve_completion' && needs.diff) || undefined,
     error: snapshot.error?.message,
-    interrupted: false,
+    interrupted: isInterrupted(snapshot),
     summary: agentSummary(snapshot),
     raw: snapshot,
   };
@@ -156,8 +157,6 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
 export class TaskStore {
   private readonly tasks = new Map<string, TaskView>();
   private readonly order: string[] = [];
-  /** Tasks the running server told about by a change notification: it works on them. */
-  private readonly live = new Set<string>();
   private listeners: Array<(task: TaskView | undefined) => void> = [];
 
   /** Applies a snapshot; returns true when it changed what the store shows. */
@@ -172,25 +171,9 @@ export class TaskStore {
     return true;
   }
 
-  /** A change notification came for this task: the running server works on it. */
-  markLive(id: string): void {
-    this.live.add(id);
-    const task = this.tasks.get(id);
-    if (task?.interrupted) {
-      task.interrupted = false;
-      this.emit(task);
-    }
-  }
-
-  /** A new server started: none of the tasks is known to be worked on until it says so. */
-  forgetLive(): void {
-    this.live.clear();
-  }
-
   /**
    * Replaces every task of one workspace with a fresh listing (newer revisions already held win).
-   * A listed task the running server never told about, neither done nor waiting for the person,
-   * is interrupted. Returns the tasks that became interrupted by this listing.
+   * Returns the interrupted tasks of the listing (announced once each by the caller).
    */
   replaceWorkspace(workspace: string, views: TaskView[]): TaskView[] {
     const newlyInterrupted: TaskView[] = [];
@@ -208,9 +191,7 @@ export class TaskStore {
         if (!this.order.includes(view.id)) this.order.push(view.id);
       }
       const held = this.tasks.get(view.id) as TaskView;
-      const interrupted = looksInterrupted(held.raw, this.live.has(view.id));
-      if (interrupted && !held.interrupted) newlyInterrupted.push(held);
-      held.interrupted = interrupted;
+      if (held.interrupted) newlyInterrupted.push(held);
     }
     this.emit(undefined);
     return newlyInterrupted;
@@ -283,6 +264,7 @@ export function phaseIcon(task: TaskView): string {
   if (task.awaiting === 'planApproval') return 'checklist';
   if (task.awaiting === 'completionApproval') return 'check-all';
   if (task.awaiting === 'conflicts') return 'git-merge';
+  if (task.awaiting === 'save') return 'save';
   for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
   if (task.done) return 'pass';
   return 'sync~spin';
@@ -290,11 +272,12 @@ export function phaseIcon(task: TaskView): string {
 
 /** A person-readable phase, saying what the task waits for when it waits for the person. */
 export function phaseLabel(task: TaskView): string {
-  if (task.interrupted) return `interrupted while ${task.phase.replace(/[_-]+/g, ' ').toLowerCase()}: Resume to continue`;
+  if (task.interrupted) return `interrupted while ${interruptedWhile(task.raw)}: Resume to continue`;
   if (task.awaiting === 'answer') return 'waiting for your answer';
   if (task.awaiting === 'planApproval') return 'waiting for plan approval';
   if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
   if (task.awaiting === 'conflicts') return 'waiting for your choice on conflicting files';
+  if (task.awaiting === 'save') return 'applied in your unsaved editors: save them to complete';
   return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 

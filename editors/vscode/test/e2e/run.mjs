@@ -278,7 +278,8 @@ async function scenarioUnsaved(wb) {
 
   await runToReview(wb);
   await applyFromDiff(wb);
-  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 240000);
+  // The change is in the editor with the person's unsaved line: the task waits for their save.
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /save them to complete/i.test(t), 240000);
   result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
   result.bufferAfterApply = await editorText(wb, name);
   await wb.clearNotifications();
@@ -303,6 +304,74 @@ async function scenarioUnsaved(wb) {
   result.dirtyAfterUndo = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
   await wb.shot('undone');
   note('undo restored the person\'s edit');
+}
+
+/** Lines of both sides of the diff editor in the active group (all lines must fit on screen). */
+async function diffSides(wb) {
+  const diff = wb.page.locator('.editor-group-container.active .monaco-diff-editor').first();
+  await diff.waitFor({ timeout: 30000 });
+  await wb.page.waitForTimeout(500);
+  const read = (side) => diff.locator(`.editor.${side} .view-line`).evaluateAll((els) => els
+    .map((el) => ({ top: parseFloat(el.style.top || '0'), text: el.textContent ?? '' }))
+    .sort((a, b) => a.top - b.top)
+    .map((l) => l.text.replace(/\u00a0/g, ' '))
+    .join('\n'));
+  return { original: await read('original'), modified: await read('modified') };
+}
+
+/**
+ * The review shows what Apply leaves in the person's file as it is now: their unsaved line is on
+ * both sides of the diff (no deletion); one hunk unticked in Choose Hunks stays out of the apply;
+ * the task completes once the person saves the editor that held their unsaved line.
+ */
+async function scenarioHunks(wb) {
+  const file = env.AUTOCODE_E2E_EDIT_FILE;
+  const name = file.split('/').pop();
+  await wb.showAutoCodeViews();
+  await wb.page.keyboard.press('F1');
+  const input = wb.quickInput().locator('input.input');
+  await input.waitFor({ state: 'visible', timeout: 15000 });
+  await input.fill(file);
+  await wb.quickInput().locator('.monaco-list-row', { hasText: name }).first().waitFor({ timeout: 15000 });
+  await wb.page.keyboard.press('Enter');
+  const editor = wb.page.locator('.editor-group-container.active .monaco-editor').first();
+  await editor.locator('.view-lines').click();
+  await wb.page.keyboard.press('Control+Home');
+  await wb.page.keyboard.type(env.AUTOCODE_E2E_EDIT_TEXT);
+  await wb.page.keyboard.press('Enter');
+  await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).first().waitFor({ timeout: 15000 });
+  note('unsaved edit typed');
+
+  await runToReview(wb);
+  await wb.editorAction('Apply Changes').waitFor({ state: 'visible', timeout: 60000 });
+  result.diffTabs = await wb.tabTitles();
+  const tab = wb.page.locator('.tabs-container .tab', { hasText: `${file} now` }).first();
+  await tab.click();
+  result.wordsDiff = await diffSides(wb);
+  await wb.shot('review-against-the-buffer');
+  note('review shows the merged result');
+
+  await wb.palette('AutoCode: Choose Hunks');
+  await wb.waitForQuickInput('Ticked hunks are applied', 30000);
+  result.hunkRows = await wb.quickInput().locator('.monaco-list-row').allInnerTexts();
+  const row = wb.quickInput().locator('.monaco-list-row', { hasText: env.AUTOCODE_E2E_UNDO_HUNK }).first();
+  const box = row.locator('.quick-input-list-checkbox').first();
+  if (await box.count()) await box.click();
+  else await row.click();
+  await wb.shot('hunk-unticked');
+  await wb.page.keyboard.press('Enter');
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  note('hunk undone');
+
+  await applyFromDiff(wb, 'apply-kept-hunks');
+  result.tasksWaiting = await wb.waitForViewText('Tasks', (t) => /save them to complete/i.test(t), 240000);
+  await wb.shot('waiting-for-save');
+  await editorText(wb, name);
+  await wb.page.keyboard.press('Control+s');
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 120000);
+  await wb.clearNotifications();
+  await wb.shot('completed-after-save');
+  note('completed once saved');
 }
 
 /** The getting-started walkthrough, opened as a person would: "Welcome: Open Walkthrough..." and its entry. */
@@ -674,6 +743,7 @@ const scenarios = { refused: scenarioRefused, palette: scenarioPalette, 'missing
 Object.assign(scenarios, { unsaved: scenarioUnsaved, walkthrough: scenarioWalkthrough, ready: scenarioReady });
 scenarios['remote-flow'] = scenarioRemoteFlow;
 scenarios.trust = scenarioTrust;
+scenarios.hunks = scenarioHunks;
 
 // Issue 34 (VS Code): a real model set up from the editor, and the ways out of failed and
 // interrupted tasks. Kept apart so scenarios added above merge cleanly.

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Needs, TaskSnapshot } from '../../src/generated/protocol';
-import { agentSummary, failureActions, failureMessage, looksInterrupted } from '../../src/model/failures';
+import { agentSummary, failureActions, failureMessage, isInterrupted } from '../../src/model/failures';
 import { skillsMarkdown } from '../../src/model/memory';
 import { checkSummary, keyProblem, sessionArgs } from '../../src/model/setup';
 import { buildTaskNode, normaliseSnapshot, TaskStore } from '../../src/model/tasks';
@@ -11,7 +11,7 @@ function snapshot(overrides: Partial<TaskSnapshot> = {}, needs: Needs = { kind: 
     id: 't-1', workspace: '/repo', brief: 'Add a helper', state: 'VERIFYING', phase: 'verifying', revision: 4,
     needs, done: false, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: null,
     planRevision: 1, humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
-    answers: [], agent: null, ...overrides,
+    answers: [], agent: null, interruptedIn: null, ...overrides,
   };
 }
 
@@ -64,21 +64,18 @@ test('a provider failure offers Resume and the transcript', () => {
   assert.deepEqual(failureActions(failed, false), ['Resume', 'Open transcript']);
 });
 
-test('a listed task no server works on is interrupted, and offers Resume until the server tells of it', () => {
+test('an interrupted task is listed as such and offers Resume', () => {
   const store = new TaskStore();
-  const working = normaliseSnapshot(snapshot());
-  const interrupted = store.replaceWorkspace('/repo', [working]);
+  const stopped = normaliseSnapshot(snapshot({ state: 'INTERRUPTED', phase: 'interrupted', interruptedIn: 'VERIFYING' }));
+  const interrupted = store.replaceWorkspace('/repo', [stopped, normaliseSnapshot(snapshot({ id: 't-2' }))]);
   assert.deepEqual(interrupted.map((t) => t.id), ['t-1']);
   const held = store.get('t-1');
   assert.ok(held?.interrupted);
   assert.equal(buildTaskNode(held).contextValue, 'task-interrupted');
   assert.match(buildTaskNode(held).description ?? '', /interrupted while verifying/);
   assert.deepEqual(failureActions(held.raw, true), ['Resume', 'Cancel Task']);
-  store.markLive('t-1');
-  assert.equal(store.get('t-1')?.interrupted, false);
-  assert.deepEqual(store.replaceWorkspace('/repo', [working]), []);
-  assert.equal(looksInterrupted(snapshot({ state: 'WAITING_FOR_PLAN_APPROVAL' }), false), false);
-  assert.equal(looksInterrupted(snapshot({ state: 'COMPLETED', done: true }), false), false);
+  assert.match(failureMessage(held.raw, true), /interrupted while verifying/);
+  assert.equal(isInterrupted(snapshot()), false);
 });
 
 test('the agent summary shows in the task and opens the transcript', () => {
