@@ -191,6 +191,6 @@ def test_a_refused_memory_is_shown_in_its_input_box_with_the_text_kept(tmp_path:
     server = code_server({"autocode.python": sys.executable})
     typed = "Fixing PAY-128 needs the billing flag turned on."
     result = run_scenario("memory-inline", server.url(repo), AUTOCODE_E2E_MEMORY=typed)
-    assert "did not save" in result["refusalMessage"], result["refusalMessage"]
+    assert result["refusalMessage"].startswith("Not saved: it names a task key (PAY-128)"), result["refusalMessage"]
     assert result["valueKept"] == typed
     assert result["dialogShown"] is False

@@ -5,7 +5,7 @@
 
 import * as vscode from 'vscode';
 import { ServerCommandError } from './client';
-import { Refusal, refusalPrompt, scopeDescriptionFor, skillsMarkdown } from './model/memory';
+import { inlineRefusal, Refusal, scopeDescriptionFor, skillsMarkdown } from './model/memory';
 import { field, isObject, stringField } from './protocol';
 import { showMarkdownPreview, VirtualDocuments } from './ui';
 
@@ -62,12 +62,8 @@ export function saveFromInputBox(options: { title: string; prompt: string; value
           finish(() => reject(err));
           return;
         }
-        const prompt = refusalPrompt(refusal);
         suggestion = refusal.suggestion;
-        box.validationMessage = {
-          message: `${prompt.title} ${prompt.detail.replace(/\s*\n+\s*/g, ' ')}${suggestion ? ` Suggested: “${suggestion}”.` : ''}`,
-          severity: vscode.InputBoxValidationSeverity.Error,
-        };
+        box.validationMessage = { message: inlineRefusal(refusal), severity: vscode.InputBoxValidationSeverity.Error };
         box.buttons = suggestion ? [{ iconPath: new vscode.ThemeIcon('lightbulb'), tooltip: 'Use the suggested text' }] : [];
         box.busy = false;
         box.enabled = true;

@@ -65,7 +65,7 @@ export function failureMessage(snap: TaskSnapshot, interrupted: boolean): string
   const error = snap.error;
   const tests = failingTests(snap);
   // The path of the output is a button now, not text to copy.
-  const message = (error?.message ?? '').replace(/;?\s*the output is in \S+/, '').trim();
+  const message = (error?.message ?? '').replace(/;?\s*the output is in \S+/, '').replace(/^failed:\s*/i, '').trim();
   const named = tests.length ? ` Failing: ${tests.join(', ')}.` : '';
   const hint = failedInVerification(snap)
     ? ' Fix the test environment or the test command, then retry the verification.'

@@ -111,17 +111,6 @@ export interface Refusal {
   suggestion: string | undefined;
 }
 
-/**
- * How a refusal is shown: whole, as information, with "It belongs in" when the message does not
- * already say it, and "Save this instead" when the server offers a version it would keep.
- */
-export function refusalPrompt(refusal: Refusal): { title: string; detail: string; actions: string[] } {
-  const detail = [refusal.message, refusal.belongs && !refusal.message.includes(refusal.belongs) ? `It belongs in: ${refusal.belongs}` : '']
-    .filter(Boolean)
-    .join('\n\n');
-  return { title: 'AutoCode did not save this memory.', detail, actions: refusal.suggestion ? ['Save this instead'] : [] };
-}
-
 /** The description of a scope in the Add Memory pick: agent scopes say they need a name while none is set. */
 export function scopeDescriptionFor(owner: string, agentName: string): string | undefined {
   return owner === 'agent' && !agentName.trim() ? 'needs an agent name (asked next)' : undefined;
@@ -139,4 +128,19 @@ export function skillsMarkdown(skills: unknown[]): string {
     return `## ${name}\n\n${scope ? `*${scope}*\n\n` : ''}${body}`;
   });
   return `# Skills made by promotion\n\n${parts.join('\n\n') || 'No skill was made.'}\n`;
+}
+
+/**
+ * A refusal as one readable line for an input box's validation message: why, where it belongs
+ * instead, and the durable version when there is one (the engine's message runs these together).
+ */
+export function inlineRefusal(refusal: Refusal): string {
+  let why = refusal.message.replace(/^not saved:\s*/i, '');
+  const durable = why.indexOf(' A durable version:');
+  if (durable >= 0) why = why.slice(0, durable);
+  if (refusal.belongs && why.endsWith(refusal.belongs)) why = why.slice(0, -refusal.belongs.length);
+  why = why.trim().replace(/[.;,]$/, '');
+  const belongs = refusal.belongs && !why.includes(refusal.belongs) ? ` It belongs in ${refusal.belongs.replace(/\.$/, '')}.` : '';
+  const suggestion = refusal.suggestion ? ` Saveable instead (the lightbulb puts it in the box): “${refusal.suggestion}”` : '';
+  return `Not saved: ${why}.${belongs}${suggestion}`;
 }

@@ -966,7 +966,7 @@ async function scenarioMemoryInline(wb) {
   const message = wb.quickInput().locator('.quick-input-message');
   for (let i = 0; i < 100; i++) {
     result.refusalMessage = (await message.innerText().catch(() => '')).trim();
-    if (/did not save/.test(result.refusalMessage)) break;
+    if (/Not saved/.test(result.refusalMessage)) break;
     await wb.page.waitForTimeout(200);
   }
   result.valueKept = await wb.quickInput().locator('input.input').inputValue();

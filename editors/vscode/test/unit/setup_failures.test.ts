@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Needs, TaskSnapshot } from '../../src/generated/protocol';
 import { agentSummary, failureActions, failureMessage, isInterrupted } from '../../src/model/failures';
-import { skillsMarkdown } from '../../src/model/memory';
+import { inlineRefusal, skillsMarkdown } from '../../src/model/memory';
 import { checkSummary, keyProblem, sessionArgs } from '../../src/model/setup';
 import { buildTaskNode, normaliseSnapshot, TaskStore } from '../../src/model/tasks';
 
@@ -93,4 +93,13 @@ test('skills made by a promotion read as a page, not JSON', () => {
   assert.match(page, /^# Skills made by promotion/);
   assert.match(page, /## release-notes\n\n\*project, team\*\n\nHow release notes are written\n\nPast tense\./);
   assert.doesNotMatch(page, /[{}]/);
+});
+
+test('a refusal reads as one line: why, where it belongs, the durable version', () => {
+  const line = inlineRefusal({
+    message: "not saved: it names a task key (PAY-128); a memory must stay true after that task is finished the task's own notes (its run log and comments), which already record what happened on that one task A durable version: Fixing needs the billing flag turned on.",
+    belongs: "the task's own notes (its run log and comments), which already record what happened on that one task",
+    suggestion: 'Fixing needs the billing flag turned on.',
+  });
+  assert.equal(line, "Not saved: it names a task key (PAY-128); a memory must stay true after that task is finished. It belongs in the task's own notes (its run log and comments), which already record what happened on that one task. Saveable instead (the lightbulb puts it in the box): “Fixing needs the billing flag turned on.”");
 });
