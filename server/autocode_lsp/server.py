@@ -32,6 +32,7 @@ from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from autocode.extensions import load as load_extensions
 from autocode_lsp import __version__, gate, pathmap, protocol, warmup
+from autocode_lsp.advice import advise_wire, editor_wording
 from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
@@ -405,6 +406,7 @@ def available_features() -> list[str]:
         "memory": "autocode.memory",
         "actions": "autocode.tasks",
         "verify": "autocode.proof",
+        "session": "autocode.settings",
     }
     found = []
     for feature in protocol.FEATURES:
@@ -434,6 +436,9 @@ def _command(server: AutoCodeServer, name: str) -> None:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
             log.info("%s failed: %s", spec.name, exc.message)
+            exc.message = editor_wording(exc.message, ls.client_name)
+            if isinstance(exc.data, dict) and isinstance(exc.data.get("message"), str):
+                exc.data["message"] = editor_wording(exc.data["message"], ls.client_name)
             if ls.path_map and "pathMap" not in (exc.data or {}):
                 exc.message = ls.path_map.text_to_client(exc.message)
                 exc.data = ls.path_map.outbound(exc.data)
@@ -445,7 +450,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
             ) from exc
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
         _ask_again(ls)
-        return ls.path_map.outbound(protocol.to_wire(result))
+        return ls.path_map.outbound(advise_wire(protocol.to_wire(result), ls.client_name))
 
     run.__name__ = name
     server.command(name)(run)

@@ -21,6 +21,7 @@ import {
   State,
   StaticFeature,
   StreamInfo,
+  Trace,
 } from 'vscode-languageclient/node';
 import { bundledLauncher, importStrategy } from './bundled';
 import { choosePython, installHint, PythonChoice } from './model/python';
@@ -207,6 +208,22 @@ export class ServerManager implements vscode.Disposable {
         throw new ServerCommandError(`${prefix}${err.message}`, kind, err.code, err.data);
       }
       throw err;
+    }
+  }
+
+  /**
+   * `execute` with the client's message trace off while it is sent: its arguments hold a secret
+   * (the API key), and a trace would write them to the output channel's log file.
+   */
+  async executeQuietly<T = unknown>(command: string, args: object): Promise<T> {
+    const client = await this.start();
+    const traced = vscode.workspace.getConfiguration('autocode').get<string>('trace.server', 'off');
+    if (!client || traced === 'off') return this.execute<T>(command, args);
+    await client.setTrace(Trace.Off);
+    try {
+      return await this.execute<T>(command, args);
+    } finally {
+      await client.setTrace(Trace.fromString(traced));
     }
   }
 

@@ -27,6 +27,9 @@ export const Commands = {
   memoryApplyPromotion: 'autocode.memory.applyPromotion',
   prepRun: 'autocode.prep.run',
   protocolInfo: 'autocode.protocol.info',
+  taskTranscript: 'autocode.task.transcript',
+  sessionConfigure: 'autocode.session.configure',
+  providerCheck: 'autocode.provider.check',
 } as const;
 
 export const Methods = {

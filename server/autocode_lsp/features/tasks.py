@@ -32,6 +32,7 @@ from pygls.exceptions import JsonRpcException
 from autocode.errors import AutoCodeError
 from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.advice import advise_wire
 from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call, invalid_arguments
 from autocode_lsp.features import diagnostics, titles
@@ -158,7 +159,7 @@ def _publish_one(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         return
     session.last_sent[task_id] = revision
     params = protocol.TaskDidChangeParams(task=snap, revision=revision)
-    server.protocol.notify(protocol.TASK_DID_CHANGE, protocol.to_wire(params))
+    server.protocol.notify(protocol.TASK_DID_CHANGE, advise_wire(protocol.to_wire(params), server.client_name))
 
 
 # ---------------------------------------------------------------------- engine access
@@ -322,10 +323,11 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
     def work() -> TaskSnapshot:
         # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import TaskOptions, TaskRun
+        from autocode_lsp.features.session import task_options
 
         options = TaskOptions(
             test_command=args.test_command, package=args.package, manifest=manifest,
-            on_change=hooks.on_change, progress=hooks.on_progress,
+            on_change=hooks.on_change, progress=hooks.on_progress, **task_options(server),
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()
 

@@ -49,6 +49,8 @@ TASK_REQUEST_CHANGES = C + "task.requestChanges"
 TASK_COMPOSE = C + "task.compose"
 DOCTOR_OPEN = C + "doctor.open"
 MEMORY_COMPOSE_SEARCH = C + "memory.composeSearch"
+SESSION_CONFIGURE = C + "session.configure"
+PROVIDER_CHECK = C + "provider.check"
 
 TASK_DID_CHANGE = "autocode/task/didChange"
 TASK_ASK_QUESTION = "autocode/task/askQuestion"
@@ -56,7 +58,7 @@ TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
 TASK_SAVE_DOCUMENTS = "autocode/task/saveDocuments"
 
 FEATURES: tuple[str, ...] = (
-    "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify",
+    "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify", "session",
 )
 """What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
@@ -94,5 +96,7 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_COMPOSE: "actions",
     DOCTOR_OPEN: "actions",
     MEMORY_COMPOSE_SEARCH: "actions",
+    SESSION_CONFIGURE: "session",
+    PROVIDER_CHECK: "session",
 }
 """Every command, in documentation order, and its feature area."""

@@ -97,7 +97,9 @@ from autocode_lsp.protocol.names import (
     PROJECT_TRUST,
     PROTOCOL_INFO,
     PROTOCOL_VERSION,
+    PROVIDER_CHECK,
     REQUEST_FAILED,
+    SESSION_CONFIGURE,
     TASK_ANSWER,
     TASK_APPROVE_COMPLETION,
     TASK_APPROVE_PLAN,
@@ -356,6 +358,46 @@ class DoctorResult:
     """The engine's doctor report (the shape of `autocode doctor --json`)."""
     text: str
     """The same report as readable text; the server also logs it."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SessionConfigureArgs:
+    """The model settings an editor holds for its person, for this session's tasks and checks."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    engine: str | None = None
+    """Which engine runs the implementer, where this server knows the `engine` setting."""
+    api_key_env: str | None = None
+    """The variable the key is read from. Default: the `api_key_env` setting, else the
+    provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY)."""
+    api_key: str | None = None
+    """The provider's key, kept in the server process's memory only (never logged, never
+    written); an empty string forgets it. Left out: the key given before stays."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SessionSettings:
+    """What this session's tasks and checks get from the editor."""
+
+    settings: dict[str, str]
+    """The values given, as the flag layer of every task this session starts."""
+    ignored: list[str]
+    """Names this server does not know as settings (an older engine), so not used."""
+    api_key_env: str | None
+    api_key_set: bool
+    """Whether a key from the editor is held (its value is never sent back)."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class ProviderCheck:
+    """`autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint."""
+
+    check: dict[str, Any]
+    """The endpoint, model, family, whether the key variable is set (never its value), tool support, the result."""
+    text: str
+    """The same as readable lines."""
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
@@ -671,6 +713,18 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Open .autocode/runs/memory-search.md; saving it with a query writes the results "
                 "to memory-results.md next to it and opens that.",
                 "actions", ("noRepository",)),
+    CommandSpec(SESSION_CONFIGURE, SessionConfigureArgs, SessionSettings,
+                "Give this session's tasks and checks the editor's model settings (provider, "
+                "model, base URL, engine) as their flag layer, and the provider's key, which the "
+                "server keeps in its memory only. Over a network transport a base URL or a key "
+                "needs --allow-client-overrides (`clientOverrideRefused`).",
+                "session", ("clientOverrideRefused",),
+                {"provider": "openai", "model": "gpt-4.1", "baseUrl": "http://127.0.0.1:8000/v1"}),
+    CommandSpec(PROVIDER_CHECK, WorkspaceArgs, ProviderCheck,
+                "Send one tiny request to the implementer's endpoint as a task of this session "
+                "would (the session's settings included) and say what it showed: the endpoint, "
+                "the model, whether the key variable is set, whether it takes tools.",
+                "session", ("noRepository",)),
 )
 
 METHODS: tuple[MethodSpec, ...] = (

@@ -322,6 +322,11 @@
 ---@field workspaces string[] The session's workspace folders as paths (empty: no repository in context).
 ---@field memoryStores autocode.MemoryStoresInfo The server process's memory services (shared by every session of the process).
 
+--- `autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint.
+---@class autocode.ProviderCheck
+---@field check table<string, any> The endpoint, model, family, whether the key variable is set (never its value), tool support, the result.
+---@field text string The same as readable lines.
+
 --- One question a task asks a person.
 ---@class autocode.Question
 ---@field id string
@@ -408,6 +413,22 @@
 ---@field query string
 ---@field method string How results were ranked: by meaning and keywords, or keywords and recency.
 ---@field memories autocode.MemoryView[]
+
+--- The model settings an editor holds for its person, for this session's tasks and checks.
+---@class autocode.SessionConfigureArgs
+---@field provider? string|nil
+---@field model? string|nil
+---@field baseUrl? string|nil
+---@field engine? string|nil Which engine runs the implementer, where this server knows the `engine` setting.
+---@field apiKeyEnv? string|nil The variable the key is read from. Default: the `api_key_env` setting, else the provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY).
+---@field apiKey? string|nil The provider's key, kept in the server process's memory only (never logged, never written); an empty string forgets it. Left out: the key given before stays.
+
+--- What this session's tasks and checks get from the editor.
+---@class autocode.SessionSettings
+---@field settings table<string, string> The values given, as the flag layer of every task this session starts.
+---@field ignored string[] Names this server does not know as settings (an older engine), so not used.
+---@field apiKeyEnv string|nil
+---@field apiKeySet boolean Whether a key from the editor is held (its value is never sent back).
 
 --- One skill: know-how given to agents, made from a memory or written by a person.
 ---@class autocode.SkillView

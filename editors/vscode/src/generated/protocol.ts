@@ -457,6 +457,14 @@ export interface ProtocolInfo {
   memoryStores: MemoryStoresInfo;
 }
 
+/** `autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint. */
+export interface ProviderCheck {
+  /** The endpoint, model, family, whether the key variable is set (never its value), tool support, the result. */
+  check: Record<string, unknown>;
+  /** The same as readable lines. */
+  text: string;
+}
+
 /** One question a task asks a person. */
 export interface Question {
   id: string;
@@ -580,6 +588,30 @@ export interface SearchResult {
   /** How results were ranked: by meaning and keywords, or keywords and recency. */
   method: string;
   memories: MemoryView[];
+}
+
+/** The model settings an editor holds for its person, for this session's tasks and checks. */
+export interface SessionConfigureArgs {
+  provider?: string | null;
+  model?: string | null;
+  baseUrl?: string | null;
+  /** Which engine runs the implementer, where this server knows the `engine` setting. */
+  engine?: string | null;
+  /** The variable the key is read from. Default: the `api_key_env` setting, else the provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY). */
+  apiKeyEnv?: string | null;
+  /** The provider's key, kept in the server process's memory only (never logged, never written); an empty string forgets it. Left out: the key given before stays. */
+  apiKey?: string | null;
+}
+
+/** What this session's tasks and checks get from the editor. */
+export interface SessionSettings {
+  /** The values given, as the flag layer of every task this session starts. */
+  settings: Record<string, string>;
+  /** Names this server does not know as settings (an older engine), so not used. */
+  ignored: string[];
+  apiKeyEnv: string | null;
+  /** Whether a key from the editor is held (its value is never sent back). */
+  apiKeySet: boolean;
 }
 
 /** One skill: know-how given to agents, made from a memory or written by a person. */
@@ -869,6 +901,8 @@ export interface Commands {
   "autocode.task.compose": { arguments: WorkspaceArgs; result: OpenedDocument };
   "autocode.doctor.open": { arguments: WorkspaceArgs; result: OpenedDocument };
   "autocode.memory.composeSearch": { arguments: WorkspaceArgs; result: OpenedDocument };
+  "autocode.session.configure": { arguments: SessionConfigureArgs; result: SessionSettings };
+  "autocode.provider.check": { arguments: WorkspaceArgs; result: ProviderCheck };
 }
 
 /** Every method by name: its params and its result. */
