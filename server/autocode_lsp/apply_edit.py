@@ -20,7 +20,6 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from autocode_lsp import protocol
-
 from autocode_lsp.pathmap import document_key
 
 if TYPE_CHECKING:

@@ -142,10 +142,10 @@ def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
                                  protocol.TASK_APPROVE_COMPLETION, ref))
     if snap.state == "INTERRUPTED":
         step = (snap.interrupted_in or "its step").lower()
-        found.append(_action(f"AutoCode: resume '{brief}' (interrupted while {step})", "resume",
+        found.append(_action(titles.resume(snap.brief, step), "resume",
                              protocol.TASK_RESUME, ref))
     if can_retry_verification(snap):
-        found.append(_action(f"AutoCode: retry verification of '{brief}'", "retryVerification",
+        found.append(_action(titles.retry_verification(snap.brief), "retryVerification",
                              protocol.TASK_RETRY_VERIFICATION, ref))
     if not snap.done:
         found.append(_action(titles.cancel(snap.brief), "cancel", protocol.TASK_CANCEL, ref))

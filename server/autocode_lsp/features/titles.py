@@ -40,6 +40,14 @@ def cancel(brief: str) -> str:
     return f"AutoCode: cancel '{short(brief)}'"
 
 
+def resume(brief: str, step: str) -> str:
+    return f"AutoCode: resume '{short(brief)}' (interrupted while {step})"
+
+
+def retry_verification(brief: str) -> str:
+    return f"AutoCode: retry verification of '{short(brief)}'"
+
+
 def run(title: str) -> str:
     """How a message asks for a code action: by its title, found on any file of the workspace."""
     return f"run the code action '{title}' (on any file of the workspace)"
