@@ -8,6 +8,7 @@ The editor's folder does not exist on this machine: only the server's does, as i
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path, PureWindowsPath
 
 import pytest
@@ -88,16 +89,32 @@ async def test_a_path_mapped_edit_goes_into_the_open_buffer(tmp_path: Path, kind
             return types.ApplyWorkspaceEditResult(applied=True)
 
         session.apply_edit = editor
-        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"], "workspace": ws})
-        assert done["state"] == "COMPLETED", done
-        assert done["result"]["apply"]["via"] == "editor", done["result"]["apply"]
+        waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"], "workspace": ws})
+        # The buffer held unsaved edits: the change is merged into it and the task waits for the save.
+        assert waiting["state"] == "WAITING_FOR_SAVE" and waiting["needs"]["paths"] == ["greet.py"], waiting
         [edit] = session.edits
         uris = [step.text_document.uri for step in edit.edit.document_changes or []]  # type: ignore[union-attr]
         assert uris == [greet_uri]  # the editor's name for it, percent-encoded
-        assert done["result"]["apply"]["writtenByEditor"] == ["greet.py"]
         # The buffer holds both the note and the change; the file on disk was not written behind it.
         assert buffer["text"].startswith(NOTE) and "hello and goodbye" in buffer["text"]
         assert (real / "greet.py").read_bytes() == on_disk
+        # The person saves under the editor's URI: the mapped save completes the task.
+        (real / "greet.py").write_text(buffer["text"], encoding="utf-8")
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet_uri)))
+        done: dict[str, object] = {}
+
+        async def completed() -> bool:
+            done.update(await session.command(protocol.TASK_GET, {"taskId": snap["id"], "workspace": ws}))
+            return done["state"] == "COMPLETED"
+
+        for _ in range(600):
+            if await completed():
+                break
+            await asyncio.sleep(0.05)
+        assert done["state"] == "COMPLETED", done
+        apply = done["result"]["apply"]  # type: ignore[index]
+        assert apply["via"] == "editor" and apply["writtenByEditor"] == ["greet.py"], apply
     finally:
         await close(session)
 
