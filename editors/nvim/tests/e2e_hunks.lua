@@ -23,8 +23,11 @@ vim.cmd.edit('shop/pricing.py')
 local buf = vim.api.nvim_get_current_buf()
 H.client()
 vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+-- The question is announced, not opened: the person answers it on purpose.
+H.wait_note(60000, 'asks:')
+vim.cmd('AutoCode answer')
 H.wait(60000, function()
-  return tasks.current ~= nil and tasks.reviews[tasks.current] ~= nil
+  return tasks.current ~= nil and tasks.needs_kind(tasks.snapshots[tasks.current] or {}) == 'approve_plan'
 end, 'the plan')
 local id = tasks.current
 vim.cmd('AutoCode approve')

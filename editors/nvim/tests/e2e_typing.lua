@@ -204,10 +204,10 @@ H.async(function()
     end)
   end
   vim.cmd('AutoCode apply')
+  -- Merged into an unsaved buffer, the task completes once that buffer is written (on disk).
   H.until_(120000, function()
-    return snap_of(id).done == true
-  end, 'the task to end')
-  H.eq(snap_of(id).state, 'COMPLETED', 'completed')
+    return snap_of(id).done == true or tasks.needs_kind(snap_of(id)) == 'save_files'
+  end, 'the change to be applied')
   -- The command's own answer (after the didChange) reloads the touched buffers.
   H.until_(10000, function()
     return table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n'):find('def total_with_tax', 1, true) ~= nil
@@ -225,15 +225,19 @@ H.async(function()
     H.eq(vim.api.nvim_buf_get_lines(touched, 0, -1, false), mine, 'undo leaves the unsaved edit alone')
     H.check(vim.bo[touched].modified, 'still unsaved after undo')
     H.check(not table.concat(vim.fn.readfile('shop/pricing.py'), '\n'):find('# my own note', 1, true), 'the unsaved edit never reached the disk')
-    -- The person keeps it after all, and saves.
+    -- The person keeps it after all, and saves: then the task is complete.
     vim.api.nvim_buf_call(touched, function()
       vim.cmd('redo')
       vim.cmd('write')
     end)
+    H.until_(60000, function()
+      return snap_of(id).done == true
+    end, 'the task to end once the buffer is written')
     H.log('ok unsaved buffer merged')
   else
     H.eq(vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1], first, 'reloaded from disk')
   end
+  H.eq(snap_of(id).state, 'COMPLETED', 'completed')
   H.log('ok applied')
   timer:stop()
   timer:close()
