@@ -60,7 +60,7 @@ def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def choose(user_config: Path, engine: str, url: str, *, key: bool = True, idle: float | None = None) -> None:
     lines = [
         f'engine = "{engine}"',
-        f'engine_model = "{MODEL[engine]}"',
+        f'engine_model = "{MODEL.get(engine, "scripted")}"',
         f'engine_base_url = "{url}"',
         'sandbox_network = "allow"',
         'sandbox_env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]',

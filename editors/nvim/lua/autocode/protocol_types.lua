@@ -11,7 +11,7 @@
 --- One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests).
 ---@class autocode.AgentRole
 ---@field role string
----@field mode 'tools'|'edit_blocks'|'json' tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests).
+---@field mode 'tools'|'edit_blocks'|'json'|'engine' tools (a tool loop), edit_blocks (the endpoint takes no tools), json (plain requests) or engine (an agent CLI played the role: `engine` names it).
 ---@field fallbackReason string|nil Why the loop fell back to edit blocks.
 ---@field turns integer Requests made.
 ---@field toolCalls integer
@@ -21,6 +21,9 @@
 ---@field stopped string|nil answered, max_turns, token_budget or time_budget once the loop ended; null while it runs.
 ---@field transcript string|nil The loop's transcript file in the run's agent folder.
 ---@field summary string|nil The model's final answer once the loop answered (its reasoning left out); null before.
+---@field engine string|nil The agent CLI that played the role (mode engine), e.g. claude-code or aider.
+---@field engineVersion string|nil Its version, as `--version` printed it.
+---@field costUsd number|nil The cost the engine reported, in US dollars (null when it reports none).
 
 --- The model's work in a task: per role, with usage summed over them.
 ---@class autocode.AgentStatus

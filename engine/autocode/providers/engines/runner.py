@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from autocode import diffnames, scrub
+from autocode import diffnames, sandbox, scrub
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers.base import (
     Implementation,
@@ -43,7 +43,7 @@ from autocode.providers.engines.base import (
 from autocode.providers.engines.catalog import EngineSettings, load_adapter
 from autocode.providers.engines.instructions import instructions
 from autocode.providers.engines.versions import cached_version
-from autocode.tasks.store import append_event, write_json_atomic
+from autocode.tasks.store import append_event, read_json, write_json_atomic
 
 ENGINE_DIR = "engine"
 TAIL_LINES = 12
@@ -106,11 +106,9 @@ class _Run:
     # ---------------------------------------------------------------- the run
 
     def run(self) -> Implementation:
-        # lazy: the sandbox is needed only when an engine runs
-        from autocode import sandbox
-
         started = time.monotonic()
-        policy = _policy(self.ctx)
+        launch = _launch(self.ctx)
+        policy = sandbox.Policy.from_dict(launch.get("sandbox"))
         self.version = self._checked_version(policy)
         self.key = self._key()
         store = self.folder / "tree.git"
@@ -120,7 +118,7 @@ class _Run:
         before = copy_state.capture(self.copy, store, excluded)
         workdir = sandbox.seen_at(self.copy, self.ctx.workspace, self.copy, policy=policy)
         job = Job(
-            prompt=instructions(self.ctx, self.plan, _test_command(self.ctx)),
+            prompt=instructions(self.ctx, self.plan, (launch.get("values") or {}).get("test_command")),
             workdir=workdir, scratch=scratch, model=self.s.model, base_url=self.s.base_url, key=self.key,
             files=tuple(p for p in self.plan.citations if (self.copy / p).is_file()),
             context_window=self.s.context_window,
@@ -308,21 +306,11 @@ def _current(path: Path) -> str | None:
     return path.read_bytes().decode("utf-8", "surrogateescape") if path.is_file() else None
 
 
-def _policy(ctx: ProviderContext) -> Any:
-    from autocode import sandbox
-    from autocode.tasks.store import read_json
-
+def _launch(ctx: ProviderContext) -> dict[str, Any]:
+    """The task's launch snapshot (its sandbox policy, its test command)."""
     assert ctx.run_dir is not None
-    with contextlib.suppress(FileNotFoundError, ValueError):
-        return sandbox.Policy.from_dict(read_json(ctx.run_dir / "launch.json").get("sandbox"))
-    return sandbox.Policy()
-
-
-def _test_command(ctx: ProviderContext) -> str | None:
-    from autocode.tasks.store import read_json
-
-    assert ctx.run_dir is not None
-    with contextlib.suppress(FileNotFoundError, ValueError):
-        value = (read_json(ctx.run_dir / "launch.json").get("values") or {}).get("test_command")
-        return str(value) if value else None
-    return None
+    try:
+        data = read_json(ctx.run_dir / "launch.json")
+    except (FileNotFoundError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
