@@ -126,6 +126,8 @@ def check_applied(run: TaskRun, model: EngineModel, snap: dict[str, Any], engine
     # Its transcript is kept in the run folder, without the key.
     output = (run.run_dir / "engine" / "output.jsonl").read_text()
     assert output.strip() and os.environ[KEY_VAR] not in output
+    path, page = run.transcript()
+    assert "## implementer (engine)" in page and "calc/ops.py" in page, page
     for path in run.run_dir.rglob("*"):
         if path.is_file() and "tree.git" not in path.parts:
             assert os.environ[KEY_VAR] not in path.read_text(errors="replace"), path
@@ -308,3 +310,19 @@ def test_an_engine_needs_the_network_allowed_by_the_person(tmp_path: Path, perso
         start(repo)
     assert caught.value.kind == "engineNetwork" and 'sandbox_network = "allow"' in caught.value.message
     assert not (repo / ".autocode" / "runs").exists()
+
+
+@needs("claude-code")
+def test_a_task_failed_on_its_login_resumes_once_the_key_is_named(tmp_path: Path, person: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", repo)) as model:
+        choose(person, "claude-code", model.url, key=False, idle=60)
+        run = start(repo)
+        to_plan_approval(run)
+        assert run.approve_plan(1, CLI).wire()["error"]["kind"] == "engineLogin"
+        choose(person, "claude-code", model.url, key=True)  # the person names the key, then resumes
+        snap = TaskRun.load(repo, run.id).resume().wire()
+        assert snap["needs"] and snap["needs"]["kind"] == "approve_completion", snap["error"]
+        assert snap["needs"]["proof"]["status"] == "verified"
+        snap = TaskRun.load(repo, run.id).approve_completion(CLI).wire()
+    assert snap["state"] == "COMPLETED" and (repo / "calc" / "ops.py").read_text() == FIXED_OPS

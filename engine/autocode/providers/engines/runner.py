@@ -115,7 +115,13 @@ class _Run:
         scratch = self.folder / "home"
         scratch.mkdir(mode=0o700, exist_ok=True)
         excluded = (*self.a.scratch_patterns, "/.autocode/runs/", "/.autocode/prep/")
-        before = copy_state.capture(self.copy, store, excluded)
+        # A run again (a resumed task) compares with the copy as the first run found it.
+        first = self.folder / "base-tree"
+        if first.is_file():
+            before = first.read_text(encoding="utf-8").strip()
+        else:
+            before = copy_state.capture(self.copy, store, excluded)
+            first.write_text(before + "\n", encoding="utf-8")
         workdir = sandbox.seen_at(self.copy, self.ctx.workspace, self.copy, policy=policy)
         job = Job(
             prompt=instructions(self.ctx, self.plan, (launch.get("values") or {}).get("test_command")),
