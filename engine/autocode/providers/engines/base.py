@@ -20,20 +20,13 @@ from typing import Any
 
 from autocode.errors import AutoCodeError
 
-# Error kinds an engine run fails with (the task's error kind; each message has its remedy).
-ENGINE_MISSING = "engineMissing"
-ENGINE_VERSION = "engineVersion"
-ENGINE_LOGIN = "engineLogin"
-ENGINE_CRASHED = "engineCrashed"
-ENGINE_IDLE = "engineIdle"
-ENGINE_NETWORK = "engineNetwork"
-ENGINE_REFUSED = "engineRefused"
-
 
 class EngineError(AutoCodeError):
-    """An engine could not run or did not finish; `kind` is one of the ENGINE_* kinds."""
+    """An engine could not run or did not finish. Each raise names its kind: engineMissing,
+    engineVersion, engineLogin, engineIdle, engineCrashed, engineNetwork or engineRefused
+    (docs/engines.md), and its message the remedy."""
 
-    kind = ENGINE_CRASHED
+    kind = "engineCrashed"
     exit_code = 1
 
 

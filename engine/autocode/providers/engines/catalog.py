@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from autocode.providers.engines.base import ENGINE_MISSING, ENGINE_REFUSED, Adapter, EngineError
+from autocode.providers.engines.base import Adapter, EngineError
 
 if TYPE_CHECKING:
     from autocode.providers import ProviderConfig
@@ -46,17 +46,17 @@ def engine_settings(name: str, spec: str, config: ProviderConfig, role: str) -> 
             f"{name} is an engine (a program AutoCode would run), so only you choose it: set "
             f'engine = "{name}" in your user config (~/.config/autocode/config.toml) or pass --engine {name}; '
             "it cannot be a provider or a route",
-            kind=ENGINE_REFUSED,
+            kind="engineRefused",
         )
     if role != "implementer":
-        raise EngineError(f"the {name} engine plays the implementer only, not the {role} role", kind=ENGINE_REFUSED)
+        raise EngineError(f"the {name} engine plays the implementer only, not the {role} role", kind="engineRefused")
     found = load_adapter(spec)
     program = program_path(found)
     if program is None:
         raise EngineError(
             f"the {name} engine's program {found.program!r} is not on PATH. Remedy: {found.install}; "
             "or unset engine to use AutoCode's own loop",
-            kind=ENGINE_MISSING,
+            kind="engineMissing",
         )
     return EngineSettings(
         name=name, adapter=spec, program=program, model=config.engine_model, base_url=config.engine_base_url,

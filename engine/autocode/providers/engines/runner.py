@@ -30,11 +30,6 @@ from autocode.providers.base import (
 )
 from autocode.providers.engines import copy_state
 from autocode.providers.engines.base import (
-    ENGINE_CRASHED,
-    ENGINE_IDLE,
-    ENGINE_LOGIN,
-    ENGINE_MISSING,
-    ENGINE_VERSION,
     Adapter,
     EngineError,
     Event,
@@ -169,25 +164,25 @@ class _Run:
         if outcome.status == "could_not_run":
             raise EngineError(
                 f"the {self.p.name} engine's program {self.s.program} could not be started ({outcome.output.strip()}). "
-                f"Remedy: {self.a.install}", kind=ENGINE_MISSING)
+                f"Remedy: {self.a.install}", kind="engineMissing")
         if self.login is not None:
             raise EngineError(f"the {self.p.name} engine could not log in: {self.login}. Remedy: "
-                              f"{self.a.login_remedy(self.s.api_key_env)}; {where}", kind=ENGINE_LOGIN)
+                              f"{self.a.login_remedy(self.s.api_key_env)}; {where}", kind="engineLogin")
         if outcome.status == "idle":
             raise EngineError(
                 f"the {self.p.name} engine printed nothing for {self.s.idle_timeout:g} s and was stopped (with every "
                 f"process it started). It may be waiting for input it cannot get, or its endpoint "
                 f"{self.s.base_url or '(its default)'} may not answer. Remedy: check the endpoint, or raise "
-                f"engine_idle_timeout in your user config; {where}", kind=ENGINE_IDLE)
+                f"engine_idle_timeout in your user config; {where}", kind="engineIdle")
         if outcome.status == "timed_out":
             raise EngineError(
                 f"the {self.p.name} engine ran past time_budget ({self.s.time_budget:g} s) and was stopped. "
-                f"Remedy: raise time_budget or make the task smaller; {where}", kind=ENGINE_IDLE)
+                f"Remedy: raise time_budget or make the task smaller; {where}", kind="engineIdle")
         if outcome.exit_code != 0 or (self.errors and not self.edits):
             said = "; ".join(self.errors[-3:]) or tail or "no output"
             raise EngineError(
                 f"the {self.p.name} engine ended with exit code {outcome.exit_code}: {said}. Remedy: read {where}, "
-                f"fix what it names, and resume the task (`autocode task resume`)", kind=ENGINE_CRASHED)
+                f"fix what it names, and resume the task (`autocode task resume`)", kind="engineCrashed")
 
     # ---------------------------------------------------------------- output
 
@@ -248,13 +243,13 @@ class _Run:
         if version is None:
             raise EngineError(
                 f"`{self.s.program} --version` did not say which {self.p.name} this is ({problem}). "
-                f"Remedy: reinstall it ({self.a.install})", kind=ENGINE_VERSION)
+                f"Remedy: reinstall it ({self.a.install})", kind="engineVersion")
         if not self.a.supported(version):
             majors = ", ".join(f"{m}.x" for m in self.a.majors)
             raise EngineError(
                 f"{self.p.name} {version} is a version AutoCode does not know (it reads the output of {majors}); "
                 f"its output could be misread. Remedy: install a {majors} release ({self.a.install})",
-                kind=ENGINE_VERSION)
+                kind="engineVersion")
         return version
 
     def _key(self) -> str | None:
@@ -266,7 +261,7 @@ class _Run:
             raise EngineError(
                 f"engine_api_key_env names the variable {name}, which is not set in the environment AutoCode "
                 f"runs in. Remedy: set {name} (the {self.p.name} key) there, or change engine_api_key_env",
-                kind=ENGINE_LOGIN)
+                kind="engineLogin")
         self.secrets.append(value)
         return value
 
