@@ -43,6 +43,12 @@ class Aider(Adapter):
                  "litellm_provider": "openai", "mode": "chat"}
         job.scratch.mkdir(parents=True, exist_ok=True)
         (job.scratch / "model-metadata.json").write_text(json.dumps({self.model_name(job): entry}), encoding="utf-8")
+        # Aider would otherwise read its settings from the repository too (.aider.conf.yml, .env,
+        # .aider.model.settings.yml), where a repository could name another endpoint for the key
+        # or commands to run: empty files of AutoCode's own stand in for them.
+        # (an empty mapping for the config, which Aider insists be one; nothing in the others)
+        for name, text in (("aider.conf.yml", "{}\n"), ("env", ""), ("model-settings.yml", "")):
+            (job.scratch / name).write_text(text, encoding="utf-8")
 
     def argv(self, program: str, job: Job) -> list[str]:
         out = [
@@ -50,10 +56,14 @@ class Aider(Adapter):
             "--yes-always", "--no-git", "--no-auto-commits", "--no-dirty-commits", "--no-check-update",
             "--analytics-disable", "--no-pretty", "--no-fancy-input", "--no-show-release-notes",
             "--no-show-model-warnings", "--no-auto-lint", "--no-auto-test", "--no-detect-urls",
+            # With every question answered yes it would run the shell commands its model suggests.
+            "--no-suggest-shell-commands",
             "--edit-format", "diff", "--map-tokens", "0", "--no-restore-chat-history",
             "--chat-history-file", str(job.scratch / "chat-history.md"),
             "--input-history-file", str(job.scratch / "input-history"),
             "--model-metadata-file", str(job.scratch / "model-metadata.json"),
+            "--config", str(job.scratch / "aider.conf.yml"), "--env-file", str(job.scratch / "env"),
+            "--model-settings-file", str(job.scratch / "model-settings.yml"),
         ]
         if job.base_url:
             out += ["--openai-api-base", job.base_url]

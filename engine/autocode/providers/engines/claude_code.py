@@ -24,8 +24,11 @@ class ClaudeCode(Adapter):
     tested = True
 
     def argv(self, program: str, job: Job) -> list[str]:
+        # Only its user settings (the private, empty home): a repository's .claude/settings.json could
+        # otherwise set its endpoint, hooks or permissions, and its .mcp.json start servers.
         out = [program, "-p", job.prompt, "--output-format", "stream-json", "--verbose",
-               "--permission-mode", "acceptEdits", "--disallowedTools", "WebFetch", "WebSearch"]
+               "--permission-mode", "acceptEdits", "--disallowedTools", "WebFetch", "WebSearch",
+               "--setting-sources", "user", "--strict-mcp-config"]
         if job.model:
             out += ["--model", job.model]
         return out
