@@ -126,6 +126,11 @@ def test_codex_opencode_and_gemini_lines(tmp_path: Path) -> None:
     assert codex.parse(json.dumps({"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 2}}))[0].usage[
         "total_tokens"] == 7
     assert codex.parse(json.dumps({"type": "error", "message": "401 Unauthorized"}))[0].kind == "login"
+    assert codex.parse(json.dumps({"type": "item.started", "item": {
+        "type": "command_execution", "command": "sed -i s/a/b/ x.py"}}))[0].kind == "tool"
+    assert codex.parse(json.dumps({"type": "item.completed", "item": {
+        "type": "error", "message": "Model metadata for `m1` not found"}}))[0].kind == "text"
+    assert codex.parse(json.dumps({"type": "turn.failed", "error": {"message": "stream error"}}))[0].kind == "error"
     opencode = OpenCode()
     config = json.loads(opencode.env(job(tmp_path))["OPENCODE_CONFIG_CONTENT"])
     assert config["provider"]["autocode"]["options"]["baseURL"] == "http://127.0.0.1:9/v1"

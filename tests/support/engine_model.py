@@ -4,8 +4,9 @@ The CLIs (Claude Code, Aider, Codex) each talk to their model in their own way a
 side requests (a title, a quota probe, a summary). So the model here answers by what it is
 asked rather than by a fixed list of steps: in a conversation that offers tools (Claude
 Code's Messages API), it reads the file, edits it, then says it is done; a chat completion
-(Aider) gets the fix as a search/replace block. Both wire formats stream server-sent events
-when the request asks for them.
+(Aider) gets the fix as a search/replace block; a Responses API request (Codex) gets a call of
+its `exec_command` tool that edits the file, then a message. Every format streams server-sent
+events when the request asks for them.
 
 `hold` (an Event) keeps every answer waiting until the test sets it: the CLI is then mid-run
 for a cancel or an idle timeout. `seen` is set at the first request.
@@ -79,6 +80,17 @@ class EngineModel:
                      "input": {"file_path": target, "old_string": self.fix.old, "new_string": self.fix.new}}]
         return [{"type": "text", "text": "I changed add to return the sum."}]
 
+    def responses_reply(self, body: dict[str, Any]) -> dict[str, Any]:
+        """The output item for a Responses API request (Codex): the edit as a command, then a message."""
+        done = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input") or [])
+        if done:
+            return {"type": "message", "role": "assistant", "id": "msg_1",
+                    "content": [{"type": "output_text", "text": "I changed add to return the sum."}]}
+        old, new = self.fix.old.strip(), self.fix.new.strip()
+        command = f"sed -i 's/{old}/{new}/' {self.fix.path}"
+        return {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
+                "arguments": json.dumps({"cmd": command})}
+
     def chat_reply(self, body: dict[str, Any]) -> str:
         """The text of a chat completion (Aider): the fix as a search/replace block. Aider's own
         prompt shows such blocks as examples, so every request gets the same answer."""
@@ -135,6 +147,8 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
                         self._messages(body)
                 elif self.path.rstrip("/").endswith("/chat/completions"):
                     self._chat(body)
+                elif self.path.rstrip("/").endswith("/responses"):
+                    self._responses(body)
                 else:
                     self._json({"error": {"message": f"no such path {self.path}"}}, 404)
             except (BrokenPipeError, ConnectionResetError):
@@ -180,6 +194,27 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
                      "choices": [], "usage": usage}
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
             self._chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _responses(self, body: dict[str, Any]) -> None:
+            item = model.responses_reply(body)
+            self._start_stream()
+
+            def send(kind: str, data: dict[str, Any]) -> None:
+                self._chunk(f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode())
+
+            send("response.created", {"response": {"id": "resp_engine"}})
+            if item["type"] == "message":
+                send("response.output_item.added", {"output_index": 0, "item": {**item, "content": []}})
+                send("response.output_text.delta", {"output_index": 0, "content_index": 0, "item_id": item["id"],
+                                                     "delta": item["content"][0]["text"]})
+            else:
+                send("response.output_item.added", {"output_index": 0, "item": {**item, "arguments": ""}})
+            send("response.output_item.done", {"output_index": 0, "item": item})
+            send("response.completed", {"response": {"id": "resp_engine", "usage": {
+                "input_tokens": USAGE_IN, "input_tokens_details": {"cached_tokens": 0}, "output_tokens": USAGE_OUT,
+                "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": USAGE_IN + USAGE_OUT}}})
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
 

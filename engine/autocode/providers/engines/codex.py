@@ -1,8 +1,9 @@
 """Codex CLI (npm `@openai/codex`) as an engine: `codex exec --json` in the copy, approvals
 never asked, its own sandbox off (AutoCode's sandbox confines it), the endpoint given as a
 model provider of its own on the command line (`-c model_providers.autocode...`) with the key
-in OPENAI_API_KEY. Each JSON line is an event: `item.started` / `item.completed` (a command,
-a file change, a message), `turn.completed` with usage, `error` and `turn.failed`.
+in OPENAI_API_KEY (it speaks the Responses API there). Each JSON line is an event:
+`item.started` / `item.completed` (a command, a file change, a message, a warning),
+`turn.completed` with usage, `error` and `turn.failed`.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class Codex(Adapter):
     install = "npm install -g @openai/codex"
     key_variable = "OPENAI_API_KEY"
     majors = (0,)
+    tested = True
 
     def argv(self, program: str, job: Job) -> list[str]:
         out = [program, "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox",
@@ -46,7 +48,10 @@ class Codex(Adapter):
         if data is None:
             return [Event("text", line)] if line.strip() else []
         kind = str(data.get("type") or "")
-        if kind in ("error", "turn.failed"):
+        if kind == "turn.failed" and isinstance(data.get("error"), dict):
+            data = data["error"]
+            kind = "error"
+        if kind == "error":
             message = str(data.get("message") or (data.get("error") or {}).get("message") or line)
             lower = message.lower()
             return [Event("login" if any(w in lower for w in LOGIN_WORDS) else "error", message)]
@@ -57,14 +62,16 @@ class Codex(Adapter):
             return [Event("usage", "turn completed",
                           usage={"prompt_tokens": prompt, "completion_tokens": completion,
                                  "total_tokens": prompt + completion})]
+        item = data.get("item") or {}
+        what = item.get("type")
+        if kind == "item.started" and what == "command_execution":
+            return [Event("tool", f"run {item.get('command')}")]
         if kind == "item.completed":
-            item = data.get("item") or {}
-            what = item.get("type")
             if what == "file_change":
                 return [Event("edit", f"edit {c.get('path')}", path=str(c.get("path")))
                         for c in item.get("changes") or [] if isinstance(c, dict)]
-            if what == "command_execution":
-                return [Event("tool", f"run {item.get('command')}")]
             if what == "agent_message":
                 return [Event("text", str(item.get("text") or ""))]
+            if what == "error":  # a warning it goes on after (unknown model metadata...)
+                return [Event("text", f"warning: {item.get('message')}")]
         return []
