@@ -1,6 +1,6 @@
 """Benchmark: what an engine run adds around the agent CLI itself.
 
-For each engine installed by `make engines` (Claude Code, Aider), each round runs, back to
+For each engine installed by `make engines` (Claude Code, Codex, Aider), each round runs, back to
 back on the same scripted model on 127.0.0.1 (tests/support/engine_model.py):
 - the anchor: the CLI alone, started directly in a plain folder with the very command line
   and environment its adapter builds, timed from start to exit (and to its first output);
@@ -41,11 +41,13 @@ from autocode.providers.engines.runner import EngineProvider  # noqa: E402
 from support.engine_model import Fix, serve  # noqa: E402
 
 BIN = {"claude-code": ROOT / ".tools" / "npm" / "node_modules" / ".bin",
+       "codex": ROOT / ".tools" / "npm" / "node_modules" / ".bin",
        "aider": ROOT / ".tools" / "aider" / "bin"}
 SPEC = {"claude-code": "autocode.providers.engines.claude_code:ClaudeCode",
+        "codex": "autocode.providers.engines.codex:Codex",
         "aider": "autocode.providers.engines.aider:Aider"}
-PROGRAM = {"claude-code": "claude", "aider": "aider"}
-MODEL = {"claude-code": "claude-sonnet-4-5", "aider": "scripted"}
+PROGRAM = {"claude-code": "claude", "codex": "codex", "aider": "aider"}
+MODEL = {"claude-code": "claude-sonnet-4-5", "codex": "scripted", "aider": "scripted"}
 BUGGY = "def add(a, b):\n    return a - b\n"
 KEY = "sk-bench-" + "key" * 4
 PLAN = Plan(summary="Fix add.", steps=["Make add return the sum."], citations=["calc/ops.py"])
