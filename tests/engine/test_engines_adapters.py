@@ -184,3 +184,21 @@ def test_an_engine_key_enters_only_as_its_own_credential(tmp_path: Path) -> None
     assert env["ANTHROPIC_API_KEY"] == "engine-key"
     env, _ = environment.build(home=str(tmp_path), git_ceiling=str(tmp_path), source={"ANTHROPIC_API_KEY": "host"})
     assert "ANTHROPIC_API_KEY" not in env  # the caller's own key never leaks in
+
+
+def test_doctor_lists_each_engine_on_path_with_its_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from autocode.providers.engines.found import engines_found
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, says in (("claude", "2.1.197 (Claude Code)"), ("aider", "aider 7.0.0")):
+        (fake / name).write_text(f"#!/bin/sh\necho '{says}'\n")
+        (fake / name).chmod(0o755)
+    found = {e["engine"]: e for e in engines_found(path=str(fake))}
+    assert found["claude-code"]["version"] == "2.1.197" and found["claude-code"]["supported"] is True
+    assert found["aider"]["version"] == "7.0.0" and found["aider"]["supported"] is False
+    assert found["gemini"]["path"] is None and "npm install -g @google/gemini-cli" in found["gemini"]["remedy"]
+    # The version is remembered by the program's path, size and time: a changed program is asked again.
+    (fake / "claude").write_text("#!/bin/sh\necho '2.2.0 (Claude Code)'\n")
+    assert {e["engine"]: e for e in engines_found(path=str(fake))}["claude-code"]["version"] == "2.2.0"
