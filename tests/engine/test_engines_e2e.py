@@ -120,7 +120,7 @@ def check_applied(run: TaskRun, model: EngineModel, snap: dict[str, Any], engine
     agent = snap["agent"]["roles"]["implementer"]
     assert agent["mode"] == "engine" and agent["engine"] == engine and agent["engineVersion"]
     assert agent["usage"]["totalTokens"] > 0 and agent["toolCalls"] >= 1
-    assert agent["stopped"] == "answered"
+    assert agent["stopped"] == "answered" and agent["turns"] >= 1
     # The brief, the plan and the person's answer reached the engine as its instructions.
     said = json.dumps([r["body"] for r in posts])
     assert "make add return the sum" in said and "Name tests after the behaviour" in said

@@ -617,6 +617,11 @@ def _render_agent(agent: dict[str, Any] | None) -> list[str]:
     for role, item in agent["roles"].items():
         text = f"  {role}: {item['mode']}, {item['turns']} request(s), {item['toolCalls']} tool call(s), " \
                f"{item['usage']['totalTokens']} tokens"
+        if item["mode"] == "engine":  # an agent CLI played the role
+            cost = f", ${item['costUsd']:.4f}" if item.get("costUsd") is not None else ""
+            text = f"  {role}: the {item.get('engine')} engine {item.get('engineVersion') or ''}".rstrip() + \
+                   f", {item['turns']} request(s), {item['toolCalls']} tool call(s), " \
+                   f"{item['usage']['totalTokens']} tokens{cost}"
         if item["stopped"] not in (None, "answered"):
             text += f", stopped: {item['stopped']} reached"
         if item["mode"] == "edit_blocks":

@@ -92,6 +92,7 @@ class _Run:
         self.errors: list[str] = []
         self.result: str | None = None
         self.lines = 0
+        self.turns = 0  # model requests, as the CLI reports them (its usage lines, or its own count)
         self.tail: list[str] = []
         self.first_output: float | None = None
         self.last_output: float | None = None
@@ -218,11 +219,14 @@ class _Run:
             if event.kind == "edit" and event.path and event.path not in self.edits:
                 self.edits.append(event.path)
         elif event.kind == "usage":
+            self.turns += 1
             for key in self.usage:
                 self.usage[key] += int(event.usage.get(key) or 0)
         elif event.kind == "result":
             if event.usage:
                 self.usage = {k: int(event.usage.get(k) or 0) for k in self.usage}
+            if isinstance(event.data.get("turns"), int):
+                self.turns = int(event.data["turns"])
             self.result = event.text or self.result
         elif event.kind == "login":
             self.login = event.text[:300]
@@ -279,7 +283,7 @@ class _Run:
 
         _status_writer(self.ctx.run_dir)({  # type: ignore[arg-type]
             "role": "implementer", "mode": "engine", "engine": self.p.name, "engine_version": self.version,
-            "turns": self.lines, "tool_calls": self.tool_calls, "usage": dict(self.usage),
+            "turns": self.turns, "tool_calls": self.tool_calls, "usage": dict(self.usage),
             "cost_usd": self.cost, "seconds": round(now - getattr(self, "started", now), 3), "stopped": stopped,
             "transcript": f"{ENGINE_DIR}/output.jsonl", "summary": self.result,
         })
