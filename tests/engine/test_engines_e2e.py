@@ -21,7 +21,9 @@ from typing import Any
 
 import pytest
 
+from autocode.memory import MemoryContext, open_memory
 from autocode.providers.engines.base import EngineError
+from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support.agent import BUGGY_OPS, FIXED_OPS, TEST_COMMAND, build_calc
 from support.engine_model import EngineModel, Fix, serve
@@ -36,6 +38,7 @@ ENGINES = ("claude-code", "aider", "codex")
 KEY_VAR = "ENGINE_TEST_KEY"
 CLI = Source("cli", "tester")
 BRIEF = "add(2, 3) gives -1; make add return the sum."
+LESSON = "The calc helpers must stay free of third-party imports."
 
 
 def installed(engine: str) -> bool:
@@ -93,6 +96,9 @@ def events(run: TaskRun) -> list[dict[str, Any]]:
 def whole_task(engine: str, where: Path, user_config: Path) -> tuple[TaskRun, EngineModel, dict[str, Any]]:
     """A whole task with `engine`; `where` is a folder to build the repository in, or the repository."""
     repo = where if (where / ".git").is_dir() else build_calc(where / "calc")
+    with open_memory(resolve_settings(repo)) as memory:
+        saved = memory.save(MemoryContext(agent="implementer", repository=repo), LESSON, shared=True)
+    assert saved.saved, saved
     with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", repo)) as model:
         choose(user_config, engine, model.url)
         run = start(repo)
@@ -121,9 +127,10 @@ def check_applied(run: TaskRun, model: EngineModel, snap: dict[str, Any], engine
     assert agent["mode"] == "engine" and agent["engine"] == engine and agent["engineVersion"]
     assert agent["usage"]["totalTokens"] > 0 and agent["toolCalls"] >= 1
     assert agent["stopped"] == "answered" and agent["turns"] >= 1
-    # The brief, the plan and the person's answer reached the engine as its instructions.
+    # The brief, the plan, the person's answer and the recalled memory reached the engine as its instructions.
     said = json.dumps([r["body"] for r in posts])
     assert "make add return the sum" in said and "Name tests after the behaviour" in said
+    assert LESSON in said and "Approved plan" in said
     kinds = [e["event"] for e in events(run)]
     assert "engine_started" in kinds and "engine_tool" in kinds and "engine_ended" in kinds
     # Its transcript is kept in the run folder, without the key.
