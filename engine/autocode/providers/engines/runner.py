@@ -80,6 +80,7 @@ class _Run:
         self.plan = plan
         assert ctx.run_dir is not None and ctx.copy is not None
         self.copy: Path = ctx.copy
+        self.run_dir: Path = ctx.run_dir
         self.folder = ctx.run_dir / ENGINE_DIR
         self.folder.mkdir(mode=0o700, exist_ok=True)
         self.key: str | None = None
@@ -105,7 +106,7 @@ class _Run:
         started = time.monotonic()
         launch = _launch(self.ctx)
         policy = sandbox.Policy.from_dict(launch.get("sandbox"))
-        self.version = self._checked_version(policy)
+        self.version = self._checked_version()
         self.key = self._key()
         store = self.folder / "tree.git"
         scratch = self.folder / "home"
@@ -150,8 +151,10 @@ class _Run:
         self._raise_for(outcome)
         after = copy_state.capture(self.copy, store, excluded)
         originals = copy_state.changes(self.copy, store, before, after)
-        (self.ctx.run_dir / "agent").mkdir(mode=0o700, exist_ok=True)  # type: ignore[operator]
-        write_json_atomic(self.ctx.run_dir / "agent" / "originals.json", originals)  # type: ignore[operator]
+        # Each file's first content, where the implementing step reads the merge base from (as for
+        # AutoCode's own loop).
+        (self.run_dir / "agent").mkdir(mode=0o700, exist_ok=True)
+        write_json_atomic(self.run_dir / "agent" / "originals.json", originals)
         diff = "".join(
             diffnames.file_diff(rel, old, _current(self.copy / rel)) for rel, old in sorted(originals.items())
         )
@@ -242,7 +245,7 @@ class _Run:
 
     # ---------------------------------------------------------------- before
 
-    def _checked_version(self, policy: Any) -> str:
+    def _checked_version(self) -> str:
         version, problem = cached_version(self.a, self.s.program)
         if version is None:
             raise EngineError(
@@ -281,7 +284,7 @@ class _Run:
         # lazy: the status writer of the agent loops keeps the other roles' entries
         from autocode.providers.agent.session import _status_writer
 
-        _status_writer(self.ctx.run_dir)({  # type: ignore[arg-type]
+        _status_writer(self.run_dir)({
             "role": "implementer", "mode": "engine", "engine": self.p.name, "engine_version": self.version,
             "turns": self.turns, "tool_calls": self.tool_calls, "usage": dict(self.usage),
             "cost_usd": self.cost, "seconds": round(now - getattr(self, "started", now), 3), "stopped": stopped,
