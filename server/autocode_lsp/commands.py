@@ -33,7 +33,7 @@ H = TypeVar("H", bound=Handler)
 FEATURE_MODULES = {
     "core": "core", "doctor": "project", "forget": "project", "trust": "project",
     "prep": "prep", "tasks": "tasks", "memory": "memory", "actions": "actions",
-    "verify": "verify",
+    "verify": "verify", "session": "session",
 }
 """Which `features/` module handles each protocol feature area."""
 

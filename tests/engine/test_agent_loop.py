@@ -368,7 +368,7 @@ def test_killed_between_two_tool_calls_resumes_from_the_last_completed_one(endpo
     child = _child(repo, run.id, AUTOCODE_TEST_KILL_AT="agent_tool@2")  # killed right after the edit
     child.wait(timeout=60)
     assert child.returncode == -9, child.stderr.read()
-    assert run.snapshot().wire()["state"] == "IMPLEMENTING"
+    assert run.snapshot().wire()["state"] == "INTERRUPTED"
     assert [e["name"] for e in transcript(run) if e["event"] == "tool"] == ["read_file", "edit_file"]
     snap = TaskRun.load(repo, run.id).resume().wire()
     endpoint.assert_clean()

@@ -66,6 +66,20 @@ async def _client(tmp_path: Path, repo: Path, name: str, **kw: Any) -> Session:
     return session
 
 
+async def wait_until_state(session: Session, task_id: str, state: str) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+
+    async def reached() -> bool:
+        found.update(await session.command(protocol.TASK_GET, {"taskId": task_id}))
+        return found["state"] == state
+
+    for _ in range(600):
+        if await reached():
+            return found
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"task {task_id} never reached {state}: {found.get('state')}")
+
+
 def _open(session: Session, path: Path, text: str, version: int = 1) -> None:
     session.client.text_document_did_open(types.DidOpenTextDocumentParams(
         text_document=types.TextDocumentItem(uri=path.as_uri(), language_id="python", version=version, text=text)
@@ -94,16 +108,25 @@ async def test_the_editor_applies_the_merge_into_an_unsaved_buffer(tmp_path: Pat
             return types.ApplyWorkspaceEditResult(applied=True)
 
         session.apply_edit = editor
-        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
-        assert done["state"] == "COMPLETED", done
+        applied = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
         # greet.py and the test that proves the change (tests/test_greet.py, not open in the editor)
-        assert done["result"]["apply"]["via"] == "editor" and done["result"]["apply"]["written"] == [GREET, GREET_TEST]
+        assert applied["needs"]["apply"]["via"] == "editor"
+        assert applied["needs"]["apply"]["written"] == [GREET, GREET_TEST]
         [edit] = session.edits
         assert edit.label == f"AutoCode: apply changes for {BRIEF}"
-        # The buffer holds both: the unsaved note and the task's change; the disk is the editor's business.
+        # The buffer holds both: the unsaved note and the task's change; it is never saved for the
+        # person, so the change is not on disk yet and the task is not COMPLETED: it waits for the save.
         assert buffer["text"].startswith(NOTE) and "hello and goodbye" in buffer["text"]
-        assert greet.read_bytes() == on_disk
-        assert done["result"]["apply"]["writtenByEditor"] == [GREET]
+        assert greet.read_bytes() == on_disk and session.saves == []
+        assert applied["state"] == "WAITING_FOR_SAVE" and applied["needs"]["kind"] == "save_files", applied
+        assert applied["needs"]["paths"] == [GREET] and applied["needs"]["apply"]["unsaved"] == [GREET]
+        assert applied["needs"]["apply"]["writtenByEditor"] == [GREET]
+        # The person saves: the server reads the disk back and the task completes.
+        greet.write_text(buffer["text"])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        done = await wait_until_state(session, snap["id"], "COMPLETED")
+        assert done["result"]["apply"]["unsaved"] == [] and done["result"]["verified"] is True
     finally:
         await close(session)
 

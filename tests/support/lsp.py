@@ -54,6 +54,9 @@ class Session:
     apply_edit: Callable[[types.ApplyWorkspaceEditParams], types.ApplyWorkspaceEditResult] | None = None
     """How the client answers workspace/applyEdit; default: like an editor with no file open,
     it applies the edit to the files (see `apply_to_disk`)."""
+    saves: list[dict[str, Any]] = field(default_factory=list)
+    save_documents: Callable[[dict[str, Any]], list[str]] | None = None
+    """How the client answers autocode/task/saveDocuments (the URIs it saved); default: it saves none."""
 
     async def command(self, name: str, *arguments: Any) -> Any:
         return await self.client.workspace_execute_command_async(
@@ -250,6 +253,12 @@ def _register_handlers(session: Session) -> None:
         if session.review_plan is None:
             return {"decision": "later"}
         return session.review_plan(data)
+
+    @client.feature("autocode/task/saveDocuments")
+    async def save_documents(ls: LanguageClient, params: Any) -> Any:
+        data = _plain(params)
+        session.saves.append(data)
+        return {"saved": session.save_documents(data) if session.save_documents else []}
 
     @client.feature(types.WORKSPACE_APPLY_EDIT)
     def apply_edit(ls: LanguageClient, params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:

@@ -21,6 +21,7 @@ import {
   State,
   StaticFeature,
   StreamInfo,
+  Trace,
 } from 'vscode-languageclient/node';
 import { bundledLauncher, importStrategy } from './bundled';
 import { choosePython, installHint, PythonChoice } from './model/python';
@@ -54,13 +55,13 @@ interface PythonExtensionApi {
   };
 }
 
-/** Tells the server this client handles didChange, askQuestion and reviewPlan. */
+/** Tells the server this client handles didChange, askQuestion, reviewPlan and saveDocuments. */
 class AutoCodeOptIn implements StaticFeature {
   fillClientCapabilities(capabilities: { experimental?: unknown }): void {
     const experimental = isObject(capabilities.experimental) ? capabilities.experimental : {};
     capabilities.experimental = {
       ...experimental,
-      autocode: { protocolVersion: '1.0', didChange: true, askQuestion: true, reviewPlan: true },
+      autocode: { protocolVersion: '1.0', didChange: true, askQuestion: true, reviewPlan: true, saveDocuments: true },
     };
   }
   initialize(): void {}
@@ -207,6 +208,22 @@ export class ServerManager implements vscode.Disposable {
         throw new ServerCommandError(`${prefix}${err.message}`, kind, err.code, err.data);
       }
       throw err;
+    }
+  }
+
+  /**
+   * `execute` with the client's message trace off while it is sent: its arguments hold a secret
+   * (the API key), and a trace would write them to the output channel's log file.
+   */
+  async executeQuietly<T = unknown>(command: string, args: object): Promise<T> {
+    const client = await this.start();
+    const traced = vscode.workspace.getConfiguration('autocode').get<string>('trace.server', 'off');
+    if (!client || traced === 'off') return this.execute<T>(command, args);
+    await client.setTrace(Trace.Off);
+    try {
+      return await this.execute<T>(command, args);
+    } finally {
+      await client.setTrace(Trace.fromString(traced));
     }
   }
 
@@ -376,6 +393,7 @@ export class ServerManager implements vscode.Disposable {
     client.onNotification(Methods.taskDidChange, (params: unknown) => this.handlers.onTaskDidChange(params));
     client.onRequest(Methods.askQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
     client.onRequest(Methods.reviewPlan, (params: unknown) => this.handlers.onReviewPlan(params));
+    client.onRequest(Methods.saveDocuments, (params: unknown) => saveDocuments(params));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.handlers.onStateChange(true);
       else if (e.newState === State.Stopped) this.clientStopped(client);
@@ -476,4 +494,21 @@ function clearFeatures(client: LanguageClient): void {
       // already cleared
     }
   }
+}
+
+/**
+ * autocode/task/saveDocuments: after an apply through workspace/applyEdit the server asks to save
+ * the editors that held no unsaved edits before it, so the change is on disk (it reads the disk
+ * back before it says COMPLETED). An editor with the person's own unsaved edits is never asked for.
+ */
+export async function saveDocuments(params: unknown): Promise<{ saved: string[] }> {
+  const uris = isObject(params) && Array.isArray(params.uris) ? params.uris.filter((u): u is string => typeof u === 'string') : [];
+  const saved: string[] = [];
+  for (const uri of uris) {
+    const wanted = vscode.Uri.parse(uri).toString();
+    const doc = vscode.workspace.textDocuments.find((d) => d.uri.toString() === wanted);
+    if (!doc) continue;
+    if (!doc.isDirty || (await doc.save())) saved.push(uri);
+  }
+  return { saved };
 }

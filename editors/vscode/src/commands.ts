@@ -1,7 +1,10 @@
 // The palette and view commands. Each shapes one argument object (model/args),
 // runs one server command, and feeds the result back into the views.
 
-import { agentNameFor, confirmPromotion, saveOrOfferInstead, scopeDescription, showPromotionResult } from './memoryflows';
+import { agentNameFor, confirmPromotion, saveFromInputBox, scopeDescription, showPromotionResult } from './memoryflows';
+import { Failures } from './failures';
+import { OPEN_TRANSCRIPT } from './model/failures';
+import type { ModelSetup } from './setup';
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { NOT_RUNNING } from './status';
@@ -29,6 +32,12 @@ export interface Context {
   output: vscode.LogOutputChannel;
   /** Plan and change review (set by registerCommands). */
   review?: Review;
+  /** The ways out of failed and interrupted tasks (set by registerCommands). */
+  failures?: Failures;
+  /** The model settings and API key (set by the extension before registerCommands). */
+  setup?: ModelSetup;
+  /** Re-reads the learned record's state for the language status item. */
+  refreshRecord?: () => void;
 }
 
 function agentSetting(): string {
@@ -41,7 +50,11 @@ export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): 
     const view = normaliseSnapshot(raw, workspace ?? '');
     if (!view.workspace) view.workspace = ctx.store.get(view.id)?.workspace ?? folders()[0]?.path ?? '';
     const before = ctx.store.get(view.id);
-    if (ctx.store.apply(view)) announce(ctx, before, view);
+    if (ctx.store.apply(view)) {
+      announce(ctx, before, view);
+      // What the task learned changes the record the status item shows.
+      if (before && before.raw.learning?.status !== view.raw.learning?.status) ctx.refreshRecord?.();
+    }
     return ctx.store.get(view.id);
   } catch (err) {
     ctx.output.warn(`ignored a task snapshot: ${(err as Error).message}`);
@@ -49,9 +62,12 @@ export function acceptSnapshot(ctx: Context, raw: unknown, workspace?: string): 
   }
 }
 
+
 function announce(ctx: Context, before: TaskView | undefined, now: TaskView): void {
   if (before?.state === now.state && before?.awaiting === now.awaiting) return;
-  if (now.awaiting === 'answer') {
+  if (now.interrupted && !before?.interrupted) {
+    ctx.failures?.announceInterrupted([now]);
+  } else if (now.awaiting === 'answer') {
     for (const q of now.questions) announceQuestion(now, q);
   } else if (now.awaiting === 'planApproval' && before?.awaiting !== 'planApproval') {
     void ctx.review?.openPlan(now, now.plan?.markdown ?? '', now.plan?.revision, false);
@@ -63,11 +79,14 @@ function announce(ctx: Context, before: TaskView | undefined, now: TaskView): vo
       .then((choice) => choice && vscode.commands.executeCommand('autocode.approveCompletion', now.id));
   } else if (now.done && before && !before.done) {
     const state = now.state.toLowerCase();
-    if (state === 'failed') void vscode.window.showErrorMessage(`AutoCode: “${now.brief}” failed. ${now.error ?? ''}`);
+    if (state === 'failed') ctx.failures?.announceFailure(now);
     else if (state === 'completed') {
       const written = writtenFiles(now.raw);
-      void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace${written ? ` (written: ${written.length ? written.join(', ') : 'nothing'})` : ''}.`);
+      const summary = now.summary ? ` The agent says: ${now.summary.text}` : '';
+      void vscode.window.showInformationMessage(`AutoCode: “${now.brief}” completed and was applied to the workspace${written ? ` (written: ${written.length ? written.join(', ') : 'nothing'})` : ''}.${summary}`, ...(now.raw.agent ? [OPEN_TRANSCRIPT] : []))
+        .then((choice) => choice && vscode.commands.executeCommand('autocode.openTranscript', now.id));
     }
+    ctx.refreshRecord?.();
   }
   ctx.output.info(`task ${now.id}: ${phaseLabel(now)} (revision ${now.revision})`);
 }
@@ -85,7 +104,8 @@ export async function refreshTasks(ctx: Context): Promise<void> {
           ctx.output.warn(`ignored a listed task: ${(err as Error).message}`);
         }
       }
-      ctx.store.replaceWorkspace(folder.path, views);
+      ctx.failures?.announceInterrupted(ctx.store.replaceWorkspace(folder.path, views));
+      ctx.failures?.updateContext();
     } catch (err) {
       ctx.output.warn(`listing tasks in ${folder.name}: ${(err as Error).message}`);
     }
@@ -192,7 +212,7 @@ async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const shown = (await ctx.review?.openChanges(task, true)) ?? 0;
   const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('; ');
   void vscode.window.showInformationMessage(
-    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file left, the task's result right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar.${evidence ? ` Evidence: ${evidence}` : ''}`,
+    `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file as it is now left, what Apply leaves there right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar; Choose Hunks leaves hunks out.${evidence ? ` Evidence: ${evidence}` : ''}`,
   );
 }
 
@@ -274,6 +294,7 @@ async function forgetProject(ctx: Context): Promise<void> {
   if (choice !== 'Forget') return;
   const result = await ctx.server.execute(Commands.projectForget, args.forgetArgs(folder.path));
   const removed = field(result, 'removed');
+  ctx.refreshRecord?.();
   void vscode.window.showInformationMessage(removed === false ? `AutoCode: ${folder.name} had no learned record; nothing was removed.` : `AutoCode: forgot the learned record of ${folder.name}.`);
 }
 
@@ -321,10 +342,8 @@ async function addMemory(ctx: Context): Promise<void> {
   const target = await chooseMemoryTarget(folder !== undefined);
   if (!target) return;
   if ((await agentNameFor(target.owner)) === undefined) return; // an agent scope without a name saves nothing
-  const content = await vscode.window.showInputBox({ title: 'AutoCode: Add Memory', prompt: 'What should be remembered? (Credentials and machine paths are refused.)', ignoreFocusOut: true });
-  if (!content?.trim()) return;
   const save = (text: string): Promise<unknown> => ctx.server.execute(Commands.memorySave, args.memorySaveArgs(text, target, undefined, agentSetting(), folder?.path));
-  const result = await saveOrOfferInstead(save, content);
+  const result = await saveFromInputBox({ title: 'AutoCode: Add Memory', prompt: 'What should be remembered? (Credentials and machine paths are refused.)' }, save);
   if (result !== undefined) reportSave(result);
   await refreshMemory(ctx);
 }
@@ -336,13 +355,19 @@ async function addMemory(ctx: Context): Promise<void> {
 async function editMemory(ctx: Context, arg: unknown): Promise<void> {
   const memory = ctx.memoryView.memoryOf(arg);
   if (!memory) return;
-  const content = await vscode.window.showInputBox({ title: 'AutoCode: Edit Memory', value: memory.content, ignoreFocusOut: true });
-  if (content === undefined || content.trim() === memory.content.trim()) return;
   const folder = memoryFolder();
   const target = { owner: memory.owner, scope: memory.scope };
   const save = (text: string): Promise<unknown> => ctx.server.execute(Commands.memorySave, args.memorySaveArgs(text, target, memory.category || undefined, agentSetting(), folder?.path));
   const remove = (): Promise<unknown> => ctx.server.execute(Commands.memoryDelete, args.memoryDeleteArgs(memory.id, agentSetting(), folder?.path));
-  const first = await save(content);
+  let content = memory.content;
+  const unchanged = Symbol('unchanged');
+  // The first save runs from the input box, so a refusal shows there with the edited text kept.
+  const first = await saveFromInputBox({ title: 'AutoCode: Edit Memory', prompt: 'The memory\'s new text. (Credentials and machine paths are refused.)', value: memory.content }, (text) => {
+    if (text.trim() === memory.content.trim()) return Promise.resolve(unchanged);
+    content = text;
+    return save(text);
+  });
+  if (first === undefined || first === unchanged) return;
   if (field(first, 'saved') === true) {
     await remove();
   } else if (field(first, 'duplicateOf') === memory.id) {
@@ -389,7 +414,7 @@ async function applyPromotion(ctx: Context): Promise<void> {
   const ids = ctx.promotionView.selectedIds();
   if (!(await confirmPromotion(ctx.promotionView.candidatesOf(ids)))) return;
   const result = await ctx.server.execute(Commands.memoryApplyPromotion, args.applyPromotionArgs(ids, memoryFolder()?.path));
-  showPromotionResult(result, promotionMessage(result));
+  showPromotionResult(result, promotionMessage(result), ctx.docs);
   await planPromotion(ctx);
   await refreshMemory(ctx);
 }
@@ -427,8 +452,12 @@ export function registerCommands(ctx: Context): vscode.Disposable[] {
   };
   const r = (id: string, action: string, fn: (arg?: unknown) => Promise<void>): vscode.Disposable => vscode.commands.registerCommand(id, wrap(action, fn));
   ctx.review = new Review(ctx, (raw, workspace) => acceptSnapshot(ctx, raw, workspace));
+  ctx.failures = new Failures({ server: ctx.server, store: ctx.store, output: ctx.output, accept: (raw, workspace) => acceptSnapshot(ctx, raw, workspace) });
   return [
     ...ctx.review.register(),
+    ...ctx.failures.register(r),
+    ...(ctx.setup?.register() ?? []),
+    r('autocode.checkProvider', 'Check Model Provider', async () => ctx.setup?.check()),
     r('autocode.startTask', 'Start Task', () => startTask(ctx)),
     r('autocode.answerQuestion', 'Answer Question', (a) => answerQuestion(ctx, a)),
     r('autocode.reviewPlan', 'Review Plan', (a) => reviewPlan(ctx, a)),

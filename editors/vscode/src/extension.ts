@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import { ServerManager } from './client';
 import { acceptSnapshot, Context, onAskQuestion, onReviewPlan, refreshMemory, refreshTasks, registerCommands } from './commands';
+import { ModelSetup } from './setup';
 import { TaskStore } from './model/tasks';
 import { ServerStatus } from './status';
 import { DoctorPanel, VirtualDocuments } from './ui';
@@ -33,11 +34,16 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   manager = server;
   status = new ServerStatus(server);
-  ctx = { server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output };
+  const setup = new ModelSetup(server, context.secrets, output, docs);
+  ctx = {
+    server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output, setup,
+    refreshRecord: () => void status?.readRecord(),
+  };
   context.subscriptions.push(
     output,
     server,
     status,
+    setup,
     tasksView,
     ctx.memoryView,
     ctx.promotionView,

@@ -1,12 +1,13 @@
 // Memory actions that need a person's say before anything changes: a refused
-// save shown whole, with the durable version offered ("Save this instead");
+// save shown inline in its input box, the text kept, with the durable version offered;
 // agent scopes that need an agent name first; promotion that names what it
 // will delete and shows the skills it made.
 
 import * as vscode from 'vscode';
 import { ServerCommandError } from './client';
-import { Refusal, refusalPrompt, scopeDescriptionFor } from './model/memory';
+import { inlineRefusal, Refusal, scopeDescriptionFor, skillsMarkdown } from './model/memory';
 import { field, isObject, stringField } from './protocol';
+import { showMarkdownPreview, VirtualDocuments } from './ui';
 
 /** The refusal a save error carries (server error kind `memoryRefused`), or undefined. */
 export function refusalOf(err: unknown): Refusal | undefined {
@@ -16,20 +17,61 @@ export function refusalOf(err: unknown): Refusal | undefined {
 }
 
 /**
- * Runs `save(text)`; a refusal is shown whole as information (not a cut-off error) and, when the
- * server offers a durable version, "Save this instead" saves that. Returns the result that was kept.
+ * Asks for a memory's text and saves it from the input box itself: a refusal is shown inline, as
+ * the box's validation message, with the typed text kept for the person to change (nothing
+ * modal). When the server offers a durable version, the box's "Use the suggested text" button puts
+ * it in the box to save with Enter. Resolves with the save's result, or undefined when the person
+ * closed the box; any other error rejects.
  */
-export async function saveOrOfferInstead(save: (text: string) => Promise<unknown>, text: string): Promise<unknown> {
-  try {
-    return await save(text);
-  } catch (err) {
-    const refusal = refusalOf(err);
-    if (!refusal) throw err;
-    const prompt = refusalPrompt(refusal);
-    const choice = await vscode.window.showInformationMessage(prompt.title, { modal: true, detail: prompt.detail }, ...prompt.actions);
-    if (choice === 'Save this instead' && refusal.suggestion) return save(refusal.suggestion);
-    return undefined;
-  }
+export function saveFromInputBox(options: { title: string; prompt: string; value?: string }, save: (text: string) => Promise<unknown>): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const box = vscode.window.createInputBox();
+    box.title = options.title;
+    box.prompt = options.prompt;
+    box.value = options.value ?? '';
+    box.ignoreFocusOut = true;
+    let suggestion: string | undefined;
+    let settled = false;
+    const finish = (fn: () => void): void => {
+      if (settled) return;
+      settled = true;
+      fn();
+      box.dispose();
+    };
+    box.onDidChangeValue(() => {
+      // The message belongs to the text that was refused; an edit starts over.
+      if (box.validationMessage) box.validationMessage = undefined;
+    });
+    box.onDidTriggerButton(() => {
+      if (suggestion) box.value = suggestion;
+    });
+    box.onDidAccept(async () => {
+      const text = box.value;
+      if (!text.trim()) {
+        box.validationMessage = 'Type what should be remembered, or press Escape.';
+        return;
+      }
+      box.busy = true;
+      box.enabled = false;
+      try {
+        const result = await save(text);
+        finish(() => resolve(result));
+      } catch (err) {
+        const refusal = refusalOf(err);
+        if (!refusal) {
+          finish(() => reject(err));
+          return;
+        }
+        suggestion = refusal.suggestion;
+        box.validationMessage = { message: inlineRefusal(refusal), severity: vscode.InputBoxValidationSeverity.Error };
+        box.buttons = suggestion ? [{ iconPath: new vscode.ThemeIcon('lightbulb'), tooltip: 'Use the suggested text' }] : [];
+        box.busy = false;
+        box.enabled = true;
+      }
+    });
+    box.onDidHide(() => finish(() => resolve(undefined)));
+    box.show();
+  });
 }
 
 /** The agent name for an agent scope: the setting, else asked once and stored; undefined when the person declines. */
@@ -68,13 +110,11 @@ export async function confirmPromotion(candidates: Array<{ id: string; skillName
 }
 
 /** After a promotion: what was made (`text`, from promotionMessage), with a way to see the skills. */
-export function showPromotionResult(result: unknown, text: string): void {
+export function showPromotionResult(result: unknown, text: string, docs: VirtualDocuments): void {
   const skills = Array.isArray(field(result, 'skills')) ? (field(result, 'skills') as unknown[]) : [];
   void vscode.window.showInformationMessage(text, ...(skills.length ? ['Show Skills'] : [])).then((choice) => {
-    if (choice === 'Show Skills') {
-      const detail = skills.map((s) => (isObject(s) ? JSON.stringify(s, null, 2) : String(s))).join('\n\n');
-      void vscode.workspace.openTextDocument({ content: `# Skills made by promotion\n\n${detail}\n`, language: 'markdown' }).then((d) => vscode.window.showTextDocument(d));
-    }
+    // A read-only document rendered as Markdown, not an unsaved Untitled file to discard.
+    if (choice === 'Show Skills') void showMarkdownPreview(docs.set('/skills-made-by-promotion.md', skillsMarkdown(skills)));
   });
 }
 

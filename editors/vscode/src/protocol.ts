@@ -11,6 +11,8 @@ export const Commands = {
   taskResolveConflicts: 'autocode.task.resolveConflicts',
   taskCancel: 'autocode.task.cancel',
   taskResume: 'autocode.task.resume',
+  taskRetryVerification: 'autocode.task.retryVerification',
+  taskPreview: 'autocode.task.preview',
   taskGet: 'autocode.task.get',
   taskList: 'autocode.task.list',
   doctor: 'autocode.doctor',
@@ -25,12 +27,16 @@ export const Commands = {
   memoryApplyPromotion: 'autocode.memory.applyPromotion',
   prepRun: 'autocode.prep.run',
   protocolInfo: 'autocode.protocol.info',
+  taskTranscript: 'autocode.task.transcript',
+  sessionConfigure: 'autocode.session.configure',
+  providerCheck: 'autocode.provider.check',
 } as const;
 
 export const Methods = {
   taskDidChange: 'autocode/task/didChange',
   askQuestion: 'autocode/task/askQuestion',
   reviewPlan: 'autocode/task/reviewPlan',
+  saveDocuments: 'autocode/task/saveDocuments',
 } as const;
 
 /** Error codes the server uses (JSON-RPC). */

@@ -1,15 +1,20 @@
 // Non-modal review: the plan in an editor with Approve / Request Changes in
-// its title bar and as CodeLenses; the change as diffs (the workspace file on
-// the left, the task's result on the right) with Apply / Discard in the title
-// bar; a conflicted file settled per file (mine, theirs, conflict markers)
-// through a QuickPick. Nothing here opens a modal dialog, and what the server
-// starts never takes the keyboard.
+// its title bar and as CodeLenses; the change as diffs with Apply / Discard in
+// the title bar: the person's file as it is now on the left (their open editor,
+// unsaved edits included) and on the right what Apply will leave there (git's
+// three-way merge from autocode.task.preview, only the kept hunks in), each hunk
+// kept or undone (Keep / Undo This Hunk at the cursor, or Choose Hunks); a
+// conflicted file settled per file (mine, theirs, conflict markers) through a
+// QuickPick. Nothing here opens a modal dialog, and what the server starts
+// never takes the keyboard.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Context } from './commands';
 import * as args from './model/args';
+import type { TaskPreview } from './generated/protocol';
+import { hunkAtResultLine, hunkLabel, keepIds, resultText } from './model/hunks';
 import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
 import { Commands, stringField } from './protocol';
@@ -32,6 +37,8 @@ export class Review implements vscode.CodeLensProvider {
   private readonly lensesChanged = new vscode.EventEmitter<void>();
   readonly onDidChangeCodeLenses = this.lensesChanged.event;
   private features: Promise<Set<string>> | undefined;
+  /** Task id -> its preview and the hunks the person undid. */
+  private readonly hunks = new Map<string, { preview: TaskPreview; undone: Set<string> }>();
 
   constructor(private readonly ctx: Context, private readonly accept: (raw: unknown, workspace?: string) => TaskView | undefined) {}
 
@@ -51,6 +58,9 @@ export class Review implements vscode.CodeLensProvider {
       vscode.commands.registerCommand('autocode.applyChanges', run('Apply Changes', (a) => this.applyChanges(a))),
       vscode.commands.registerCommand('autocode.discardChanges', run('Discard Changes', (a) => this.discardChanges(a))),
       vscode.commands.registerCommand('autocode.resolveConflicts', run('Resolve Conflicts', (a) => this.resolveConflicts(a))),
+      vscode.commands.registerCommand('autocode.keepHunk', run('Keep Hunk', () => this.toggleHunkAtCursor(false))),
+      vscode.commands.registerCommand('autocode.undoHunk', run('Undo Hunk', () => this.toggleHunkAtCursor(true))),
+      vscode.commands.registerCommand('autocode.chooseHunks', run('Choose Hunks', (a) => this.chooseHunks(a))),
     ];
   }
 
@@ -131,8 +141,115 @@ export class Review implements vscode.CodeLensProvider {
 
   // ---- the change
 
-  /** Opens one diff per changed file: the workspace file left, the task's result right. */
+  /** The texts of the task's files open in editors (unsaved edits included), by URI. */
+  private openTexts(task: TaskView): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const rel of task.changedFiles) {
+      const doc = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === path.join(task.workspace, rel));
+      if (doc) out[doc.uri.toString()] = doc.getText();
+    }
+    return out;
+  }
+
+  /**
+   * With a server that previews: one diff per file whose result differs, the person's file as
+   * it is now (their editor when open) left, what Apply leaves there right. Returns the number
+   * of diffs, or undefined when the server has no preview (the older diff against the copy).
+   */
+  private async openPreview(task: TaskView, focus: boolean): Promise<number | undefined> {
+    if (!(await this.serverHas(Commands.taskPreview))) return undefined;
+    const documents = this.openTexts(task);
+    const preview = (await this.ctx.server.execute(Commands.taskPreview, {
+      ...args.taskArgs(task.id, task.workspace || undefined),
+      ...(Object.keys(documents).length ? { documents } : {}),
+    })) as TaskPreview;
+    const kept = this.hunks.get(task.id);
+    const known = new Set(preview.files.flatMap((f) => f.hunks.map((h) => h.id)));
+    const undone = new Set([...(kept?.undone ?? [])].filter((id) => known.has(id)));
+    this.hunks.set(task.id, { preview, undone });
+    for (const [p, id] of this.changes) if (id === task.id) this.changes.delete(p);
+    const opened: Array<[vscode.Uri, vscode.Uri, string]> = [];
+    for (const file of preview.files) {
+      if (!file.hunks.length) continue;
+      const mine = path.join(task.workspace, file.path);
+      const open = vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && d.uri.fsPath === mine);
+      const left = open?.uri ?? (fs.existsSync(mine) ? vscode.Uri.file(mine) : this.ctx.docs.set(`/${task.id}/absent/${file.path}`, ''));
+      const right = this.ctx.docs.set(`/${task.id}/result/${file.path}`, resultText(file, undone));
+      this.changes.set(right.path, task.id);
+      opened.push([left, right, file.path]);
+    }
+    await this.syncContext();
+    for (const [left, right, rel] of opened) {
+      await vscode.commands.executeCommand('vscode.diff', left, right, `AutoCode: ${rel} now ↔ after Apply (“${task.brief}”)`, { preview: false, preserveFocus: !focus });
+    }
+    if (preview.overlaps || preview.conflicts) {
+      void vscode.window.showWarningMessage(
+        `AutoCode: ${preview.overlaps} hunk${preview.overlaps === 1 ? '' : 's'} of “${task.brief}” overlap${preview.overlaps === 1 ? 's' : ''} your own edits` +
+          (preview.conflicts ? ` (${preview.conflicts} git cannot merge)` : '') + '. Check them before Apply, or undo them.',
+        'Choose Hunks',
+      ).then((choice) => choice && vscode.commands.executeCommand('autocode.chooseHunks', task.id));
+    }
+    return opened.length;
+  }
+
+  private refreshResults(taskId: string): void {
+    const entry = this.hunks.get(taskId);
+    if (!entry) return;
+    for (const file of entry.preview.files) {
+      if (file.hunks.length) this.ctx.docs.set(`/${taskId}/result/${file.path}`, resultText(file, entry.undone));
+    }
+  }
+
+  /** Keep or undo the hunk under the cursor of an "after Apply" editor. */
+  async toggleHunkAtCursor(undo: boolean): Promise<void> {
+    const editor = vscode.window.activeTextEditor;
+    const uri = editor?.document.uri;
+    const match = uri && uri.scheme === 'autocode' ? /^\/([^/]+)\/result\/(.+)$/.exec(uri.path) : null;
+    const entry = match ? this.hunks.get(match[1]) : undefined;
+    const file = entry?.preview.files.find((f) => f.path === match?.[2]);
+    if (!editor || !match || !entry || !file) {
+      void vscode.window.showInformationMessage('AutoCode: put the cursor on a hunk of an “after Apply” editor (the right side of the review), or use AutoCode: Choose Hunks.');
+      return;
+    }
+    const hunk = hunkAtResultLine(file, entry.undone, editor.selection.active.line + 1);
+    if (!hunk) {
+      void vscode.window.showInformationMessage('AutoCode: no hunk at the cursor; move onto a changed line.');
+      return;
+    }
+    if (undo) entry.undone.add(hunk.id);
+    else entry.undone.delete(hunk.id);
+    this.refreshResults(match[1]);
+  }
+
+  /** A picker of every hunk, the kept ones ticked; what is left unticked is undone. */
+  async chooseHunks(arg: unknown): Promise<void> {
+    const id = typeof arg === 'string' ? arg : this.taskOfChanges(arg)?.id;
+    const entry = id ? this.hunks.get(id) : undefined;
+    if (!id || !entry) {
+      void vscode.window.showInformationMessage('AutoCode: no change is open for review (AutoCode: Review Changes opens it).');
+      return;
+    }
+    const rows = entry.preview.files.flatMap((file) => file.hunks.map((h) => ({ ...hunkLabel(file, h), id: h.id, picked: !entry.undone.has(h.id) })));
+    const picked = await vscode.window.showQuickPick(rows, {
+      canPickMany: true,
+      title: 'AutoCode: hunks to apply',
+      placeHolder: 'Ticked hunks are applied; untick the ones to leave out (nothing is written until Apply)',
+      ignoreFocusOut: true,
+    });
+    if (!picked) return;
+    const keep = new Set(picked.map((p) => p.id));
+    entry.undone = new Set(rows.filter((r) => !keep.has(r.id)).map((r) => r.id));
+    this.refreshResults(id);
+  }
+
+  /** Opens one diff per changed file: what Apply does to the person's file (or, with an older server, the workspace file left and the task's result right). */
   async openChanges(task: TaskView, focus: boolean): Promise<number> {
+    const previewed = await this.openPreview(task, focus);
+    if (previewed !== undefined) {
+      const moved = headMovedText(task.raw);
+      if (moved) void vscode.window.showWarningMessage(`AutoCode: ${moved}`);
+      return previewed;
+    }
     const copy = task.copyPath && fs.existsSync(task.copyPath) ? task.copyPath : undefined;
     if (!copy || !task.workspace || !task.changedFiles.length) {
       if (task.diff) {
@@ -174,13 +291,18 @@ export class Review implements vscode.CodeLensProvider {
     await closeTabs((input) => input instanceof vscode.TabInputTextDiff && input.modified.scheme === 'autocode' && paths.has(input.modified.path));
   }
 
-  /** Whether the server applies through workspace/applyEdit (then unsaved edits are merged, not overwritten). */
-  private async serverAppliesInEditor(): Promise<boolean> {
+  /** Whether the server serves `command` (asked once). */
+  private async serverHas(command: string): Promise<boolean> {
     this.features ??= this.ctx.server
       .execute(Commands.protocolInfo, {})
       .then((info) => new Set(((info as { commands?: string[] }).commands ?? []).map(String)))
       .catch(() => new Set<string>());
-    return (await this.features).has(Commands.taskResolveConflicts);
+    return (await this.features).has(command);
+  }
+
+  /** Whether the server applies through workspace/applyEdit (then unsaved edits are merged, not overwritten). */
+  private async serverAppliesInEditor(): Promise<boolean> {
+    return this.serverHas(Commands.taskResolveConflicts);
   }
 
   async applyChanges(arg: unknown): Promise<void> {
@@ -198,6 +320,9 @@ export class Review implements vscode.CodeLensProvider {
       }
     }
     const request = args.taskArgs(task.id, task.workspace || undefined);
+    const chosen = this.hunks.get(task.id);
+    const keep = chosen ? keepIds(chosen.preview, chosen.undone) : undefined;
+    if (keep) request.keep = keep;
     const waiting = task.raw.needs;
     if (waiting.kind === 'approve_completion' && waiting.confirmation) {
       // Nothing proves this change: the person types the word, a button press is not enough.
@@ -228,6 +353,12 @@ export class Review implements vscode.CodeLensProvider {
       }
       void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.join(', ')}`);
     }
+    if (after?.awaiting === 'save') {
+      const needs = after.raw.needs;
+      const paths = needs.kind === 'save_files' ? needs.paths : [];
+      void vscode.window.showWarningMessage(`AutoCode: the change is in your editors with your unsaved edits kept; save ${paths.join(', ')} to complete “${task.brief}”.`);
+    }
+    this.hunks.delete(task.id);
     await this.changesDone(task.id);
     if (after?.awaiting === 'conflicts') await this.resolveConflicts(after.id);
   }

@@ -38,21 +38,28 @@ export class ServerStatus implements vscode.Disposable {
     this.item.detail = content.detail;
     this.item.severity = content.severity === 'error' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
     this.item.command = content.command;
-    if (running) void this.readRecord();
+    if (running && this.record === undefined) void this.readRecord();
     return down ? problem ?? NOT_RUNNING : undefined;
   }
 
   private wasStarted = false;
 
-  private async readRecord(): Promise<void> {
+  /**
+   * Reads the record's state as doctor reports it. Called once the server runs and again whenever
+   * the record may have changed (a task ended and learned, Forget), so the item never says
+   * "missing" while doctor says "valid".
+   */
+  async readRecord(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
-    if (!folder || this.record) return;
+    if (!folder || !this.server.running) return;
     try {
       const doctor = await this.server.execute('autocode.doctor', { workspace: folder.uri.fsPath });
       const report = isObject(doctor) && isObject(doctor.report) ? doctor.report : undefined;
       const record = report && isObject(report.record) ? report.record : undefined;
-      this.record = record ? stringField(record, 'status') : undefined;
-      if (this.record && this.server.running) this.update(true);
+      const now = record ? stringField(record, 'status') : undefined;
+      const changed = now !== this.record;
+      this.record = now;
+      if (changed && this.server.running) this.update(true);
     } catch {
       // no repository, or the server went away: the item keeps what it has
     }

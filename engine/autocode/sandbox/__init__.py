@@ -20,6 +20,7 @@ from typing import Any
 
 from autocode.errors import AutoCodeError
 from autocode.sandbox import bwrap, environment, placement, process
+from autocode.sandbox.children import reap_orphans
 from autocode.sandbox.environment import BASE_ENV
 from autocode.sandbox.policy import Policy, policy_from_settings
 
@@ -31,6 +32,7 @@ __all__ = [
     "available",
     "describe",
     "policy_from_settings",
+    "reap_orphans",
     "require",
     "run",
     "seen_at",

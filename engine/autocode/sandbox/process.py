@@ -1,7 +1,8 @@
 """One program from start to end: its output streamed to a file and to a line callback as it
 comes, its time limit, its idle limit (seconds without output) and cancel checked every tenth of
 a second, and on any of them the whole process group killed (inside bubblewrap the pid
-namespace dies with it).
+namespace dies with it). A program also dies with the process that started it, and a group a
+killed process left is ended later (`children`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from autocode.sandbox import children
 
 POLL_SECONDS = 0.1
 # Output kept in memory for the Outcome; the output file gets all of it.
@@ -129,6 +132,7 @@ def run_streaming(
             stdin=subprocess.DEVNULL,
             env=dict(env),
             start_new_session=True,
+            preexec_fn=children.die_with_parent,
         )
     except BaseException:
         for fd in (read_end, write_end, sink):
@@ -136,6 +140,7 @@ def run_streaming(
                 os.close(fd)
         raise
     os.close(write_end)
+    written_down = children.record(proc.pid)
     reader = _Reader(read_end, sink, on_output)
     reader.start()
     status = "finished"
@@ -145,6 +150,7 @@ def run_streaming(
         # Whatever the program left behind in its group goes with it (and everything on an error).
         _kill_group(proc.pid)
         proc.wait()
+        children.forget(written_down)
     reader.join(DRAIN_SECONDS)
     reader.stop.set()
     seconds = round(time.monotonic() - started, 3)

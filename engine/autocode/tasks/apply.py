@@ -246,6 +246,11 @@ class Editor(Protocol):
         from disk, which would otherwise be overwritten by the buffer later)."""
         ...
 
+    def save(self, plans: list[FilePlan]) -> list[str]:
+        """After `apply`: put these buffers (which held no unsaved edits) on disk; returns the paths
+        saved. Optional: an editor without it leaves them unsaved (the task then waits for a save)."""
+        ...
+
     def apply(self, label: str, plans: list[FilePlan]) -> tuple[bool | None, str]:
         """Apply the planned files: (True, "") only when the editor said it applied them;
         (False, reason) when it refused; (None, reason) when it cannot take this change (the

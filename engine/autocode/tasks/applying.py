@@ -73,7 +73,8 @@ class ApplyPhase(RunCore):
             via = "editor" if by_editor else "disk"
         store.kill_point("applied")
         chosen = dict(self._state.apply_choices or {})
-        outcome = {
+        kept, undone = self._hunk_record()
+        outcome: dict[str, Any] = {
             "status": "applied",
             "applied": True,
             "written": written,
@@ -83,8 +84,40 @@ class ApplyPhase(RunCore):
             "choices": chosen,
             "head_moved": head_moved,
             "message": (f"wrote {_names(written)}" if written else "nothing needed writing")
-            + (f" ({_names(by_editor)} through the editor)" if by_editor else ""),
+            + (f" ({_names(by_editor)} through the editor)" if by_editor else "")
+            + (f"; {len(kept)} of {len(kept) + len(undone)} hunks taken, the rest left out as you chose"
+               if undone else ""),
         }
+        if self._state.apply_keep is not None:
+            outcome["hunks_kept"], outcome["hunks_undone"] = kept, undone
+        # Applied means on disk: read back, every written file must hold the change there.
+        unsaved = self.not_on_disk(written)
+        if unsaved:
+            outcome["unsaved"] = unsaved
+            outcome["message"] += (f"; {_names(unsaved)} {'holds' if len(unsaved) == 1 else 'hold'} the change "
+                                   "in the editor with your unsaved edits kept, not on disk yet: save to complete")
+            self._state.apply = outcome
+            self._state.state = "WAITING_FOR_SAVE"
+            self._commit("applied_unsaved", {"unsaved": unsaved, "written": written, "via": via})
+            return
+        self._complete_apply(outcome)
+
+    def not_on_disk(self, written: list[str]) -> list[str]:
+        """Of the written files, those whose file on disk does not hold the change: merging the
+        task's change (the person's hunk choice in) into the disk's text would still change it.
+        Files settled with conflict markers or kept as the person's are theirs to finish."""
+        editor, self._editor = self._editor, None  # the disk only, never a buffer
+        try:
+            plans = {p.path: p for p in self._plan_apply()}
+        finally:
+            self._editor = editor
+        chosen = self._state.apply_choices or {}
+        return [rel for rel in written if rel in plans and chosen.get(rel) not in ("markers", "mine")
+                and plans[rel].action != "none" and plans[rel].after != plans[rel].before]
+
+    def _complete_apply(self, outcome: dict[str, Any]) -> None:
+        """The change is applied and on disk: record it, and the task is COMPLETED."""
+        _kept, undone = self._hunk_record()
         self._state.apply = outcome
         checkpoint = {
             "task_id": self.id,
@@ -99,14 +132,25 @@ class ApplyPhase(RunCore):
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
         self._state.result = {
             "status": "completed",
-            "verified": (self._state.proof or {}).get("status") == "verified",
+            # The proof covered the whole change: a part of it is not what was proved.
+            "verified": (self._state.proof or {}).get("status") == "verified" and not undone,
+            "partial": bool(undone),
             "proof": self._state.proof,
             "tests": self._state.tests,
             "apply": outcome,
             "files": (self._state.implementation or {}).get("files", []),
         }
         self._state.state = "COMPLETED"
-        self._commit("completed", {"apply": outcome["status"], "written": written, "via": via})
+        self._commit("completed", {"apply": outcome["status"], "written": outcome.get("written", []),
+                                   "via": outcome.get("via")})
+
+    def _hunk_record(self) -> tuple[list[str], list[str]]:
+        """(kept, left out) hunk ids of the per-hunk choice, as recorded with the approval."""
+        for approval in reversed(self._state.approvals):
+            if approval.get("kind") == "completion":
+                hunks = approval.get("hunks") or {}
+                return list(hunks.get("kept") or []), list(hunks.get("undone") or [])
+        return [], []
 
     def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
         """Write the planned files: the ones open in an editor that applies edits go through it
@@ -143,6 +187,8 @@ class ApplyPhase(RunCore):
         saved, disk_written = written
         if by_editor:
             try:
+                # Which buffers hold the person's unsaved edits: those keep them, merged, unsaved.
+                had_unsaved = set(editor.unsaved([p.path for p in by_editor]))
                 ok, why = editor.apply(label, by_editor)
                 if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
                     self._note("apply_from_disk", {"why": why})
@@ -168,7 +214,32 @@ class ApplyPhase(RunCore):
                 if more is None:
                     return None
                 return disk_written + more[1], []
+        clean = [p for p in by_editor if p.path not in had_unsaved]
+        if clean:
+            self._save_clean(apply_mod, editor, clean)
         return [p.path for p in by_editor] + disk_written, [p.path for p in by_editor]
+
+    def _save_clean(self, apply_mod: Any, editor: Any, clean: list[Any]) -> None:
+        """The buffers that held nothing unsaved before the apply go to disk: the editor saves them
+        (one undo step kept); the ones it did not save are written here, when the file on disk is
+        still what the buffer held (so nothing of the person's is overwritten). What is then not on
+        disk is found by reading the disk back (`not_on_disk`)."""
+        saved: set[str] = set()
+        try:
+            saved = set(editor.save(clean)) if hasattr(editor, "save") else set()
+        except Exception as exc:
+            self._note("save_failed", {"error": f"{type(exc).__name__}: {exc}"})
+        disk = apply_mod.read_disk(self.workspace)
+        for plan in clean:
+            if plan.path in saved:
+                continue
+            try:
+                if disk(plan.path) == plan.before:
+                    apply_mod.write_plans(self.workspace, [plan])
+            except (ValueError, OSError) as exc:
+                self._note("save_failed", {"path": plan.path, "error": f"{type(exc).__name__}: {exc}"})
+        self._note("saved_after_apply", {"by_editor": sorted(saved), "written": sorted(p.path for p in clean
+                                                                                    if p.path not in saved)})
 
     def _write_disk(
         self, apply_mod: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
@@ -212,11 +283,14 @@ class ApplyPhase(RunCore):
             "head_moved": head_moved, "message": message,
         }
         self._state.apply_choices = {}
+        self._state.apply_keep = None
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("apply_failed", {"message": message})
 
-    def _plan_apply(self) -> list[Any]:
-        """Each touched file's three versions and what to do with it (the person's choices in)."""
+    def _plan_apply(self, buffers: Callable[[str], bytes | None] | None = None, *, choices: bool = True) -> list[Any]:
+        """Each touched file's three versions and what to do with it (the person's hunk and conflict
+        choices in, unless `choices` is False). `buffers` gives the person's text of a file when
+        the caller has it (a preview's documents); else the editor's buffer, else the disk."""
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.tasks import apply as apply_mod
 
@@ -226,6 +300,10 @@ class ApplyPhase(RunCore):
         editor = self._editor
 
         def mine(rel: str) -> bytes | None:
+            if buffers is not None:
+                given = buffers(rel)
+                if given is not None:
+                    return given
             if editor is not None:
                 buffer = editor.read(rel)
                 if buffer is not None:
@@ -242,6 +320,14 @@ class ApplyPhase(RunCore):
         for plan in plans:
             if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
                 plan.reason = "renamed"  # the task moved a file the person changed
+        if not choices:
+            return plans
+        keep = self._state.apply_keep
+        if keep is not None:
+            # lazy: only a per-hunk choice needs the hunks
+            from autocode.tasks.hunks import keep_only
+
+            plans = [keep_only(p, set(keep)) for p in plans]
         chosen = self._state.apply_choices or {}
         return [
             apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p

@@ -40,6 +40,7 @@ from autocode.tasks.models import (
     Question,
     ResolveConflicts,
     Review,
+    SaveFiles,
     TaskError,
     TaskResult,
     TaskSnapshot,
@@ -50,6 +51,7 @@ from autocode.tasks.state import (
     NEEDS_OF,
     PAUSES,
     PHASE_OF,
+    WORKING,
     TaskState,
     confirmation_needed,
     planned_tests,
@@ -88,11 +90,13 @@ class RunCore:
     def snapshot(self) -> TaskSnapshot:
         """The task as last committed (read from disk, so any instance in any process agrees)."""
         s = self._committed()
+        interrupted = s.state in WORKING and not self._worked_on()
         return TaskSnapshot(
             id=self.id,
             workspace=str(self.workspace),
             brief=str(self._launch.get("brief", "")),
-            state=s.state,
+            state="INTERRUPTED" if interrupted else s.state,
+            interrupted_in=s.state if interrupted else None,
             phase=PHASE_OF[s.state],
             revision=s.revision,
             needs=self._needs(s),
@@ -119,6 +123,16 @@ class RunCore:
             created=s.created,
             updated=s.updated,
         )
+
+    def _worked_on(self) -> bool:
+        """Whether a call holds the run's lock now (in this process or another). A working state
+        with the lock free was left by a process that stopped mid-step: the task is interrupted.
+        The lock is an flock, so it goes with the process that held it, however it ended."""
+        try:
+            with store.locked(self.run_dir, blocking=False) as got:
+                return not got
+        except OSError:  # a lock that cannot be opened (a read-only copy): the state is shown as saved
+            return True
 
     def _needs(self, s: TaskState) -> Needs:
         """What the task waits for, with exactly what the person needs to decide it."""
@@ -147,6 +161,9 @@ class RunCore:
                 head_moved=head_moved,
                 apply=apply_result(last) if last.get("status") == "not_applied" else None,
             )
+        if kind == "save_files":
+            last = s.apply or {}
+            return SaveFiles(paths=list(last.get("unsaved") or []), apply=apply_result(last))
         if kind == "resolve_conflicts":
             last = s.apply or {}
             return ResolveConflicts(
@@ -280,7 +297,11 @@ class RunCore:
         return f"task {self.id} is not waiting for {what} (state {state}; {hint})"
 
     def _answered_by_person(self) -> bool:
-        return any(a["kind"] != "machine" for a in self._state.ledger["answers"])
+        # An agent's delegated answer through the MCP server (`mcp:<client>`) is not the person's.
+        return any(
+            a["kind"] != "machine" and not str((a.get("source") or {}).get("channel") or "").startswith("mcp:")
+            for a in self._state.ledger["answers"]
+        )
 
     def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
         if by_person and pause not in self._state.human_pause_states:

@@ -42,6 +42,10 @@ REFRESHED_ON_RESUME = {
 }
 
 
+# What a retried verification reads again from the settings (the rest stays as launched).
+TEST_SETTINGS = ("test_command", "framework", "test_timeout")
+
+
 class PhaseMachine(ApplyPhase):
     """The steps of a task between the person's actions."""
 
@@ -109,6 +113,28 @@ class PhaseMachine(ApplyPhase):
         self._state.result = None
         self._commit("resumed", {"after": error.get("kind"), "settings": changed, "loops": reopened})
         return True
+
+    def _refresh_test_settings(self) -> None:
+        """Read the test settings again (a retried verification after the person changed the test
+        command); a `--test-command` given at start stays first, as at launch."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.tasks.launch import resolve_launch
+
+        options = self._launch.get("options") or {}
+        flags = {"test_command": options["test_command"]} if options.get("test_command") else {}
+        fresh = resolve_launch(self.workspace, flags, options.get("package"))
+        values = dict(self._launch.get("values") or {})
+        origins = dict(values.get("origins") or {})
+        settings = dict(self._launch.get("settings") or {})
+        for name in TEST_SETTINGS:
+            values[name] = fresh.values.get(name)
+            origins[name] = (fresh.values.get("origins") or {}).get(name)
+            if name in fresh.settings:
+                settings[name] = fresh.settings[name]
+        values["origins"] = origins
+        if values != self._launch.get("values") or settings != self._launch.get("settings"):
+            self._launch = {**self._launch, "values": values, "settings": settings}
+            store.write_json_atomic(self.run_dir / "launch.json", self._launch)
 
     def _fail(self, kind: str, message: str) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}

@@ -112,6 +112,13 @@ class ApplyResult(WireModel):
     head_moved: HeadMoved | None = None
     message: str
     """What happened, in words a person can read."""
+    unsaved: list[str] = Field(default_factory=list)
+    """Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and
+    merged): the task completes once each is saved with the change."""
+    hunks_kept: list[str] = Field(default_factory=list)
+    """With a per-hunk choice: the ids of the hunks applied."""
+    hunks_undone: list[str] = Field(default_factory=list)
+    """With a per-hunk choice: the ids of the hunks the person left out (not applied)."""
 
 
 class PhaseResult(WireModel):
@@ -238,6 +245,9 @@ class TaskResult(PhaseResult):
     """The last test run (completed and failed tasks, when the tests ran)."""
     apply: ApplyResult | None = None
     """What the apply wrote (completed tasks)."""
+    partial: bool = False
+    """True when the person left hunks out: only part of the change was applied. The proof
+    covered the whole change, so a partial apply is never `verified`."""
     files: list[str] = Field(default_factory=list)
     """The files the change touches (completed tasks)."""
     error: TaskError | None = None
@@ -377,8 +387,15 @@ class ResolveConflicts(WireModel):
     apply: ApplyResult
 
 
+class SaveFiles(WireModel):
+    kind: Literal["save_files"] = "save_files"
+    paths: list[str]
+    """The files whose change is in the editor's buffer but not on disk: save them to complete."""
+    apply: ApplyResult
+
+
 Needs = Annotated[
-    NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts,
+    NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts | SaveFiles,
     Field(discriminator="kind", title="Needs"),
 ]
 """What a paused task waits for, told apart by `kind` (null while it works or after it ended)."""
@@ -404,7 +421,9 @@ class TaskSnapshot(WireModel):
     workspace: str
     brief: str
     state: str
-    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED."""
+    """REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it."""
+    interrupted_in: str | None = None
+    """For INTERRUPTED: the working state the step stopped in."""
     phase: str
     revision: int
     needs: Needs
@@ -427,6 +446,52 @@ class TaskSnapshot(WireModel):
     """The answer ledger: every answer with how it was given."""
     agent: AgentStatus | None = None
     """The model's work with an OpenAI-compatible provider (per role, usage summed); null with the fixture provider."""
+
+
+class PreviewHunk(WireModel):
+    """One change between the person's text and the merged result (1-based lines; 0 lines is an
+    insertion point before `start`)."""
+
+    id: str
+    """Stable while the hunk's own lines are the same (edits elsewhere in the file keep it)."""
+    mine_start: int
+    mine_lines: int
+    merged_start: int
+    merged_lines: int
+    overlaps: bool
+    """The hunk touches lines the person changed since the task started."""
+    conflict: bool
+    """git could not merge these lines: the merged text holds conflict markers here."""
+
+
+class FilePreview(WireModel):
+    """One touched file as applying would leave it."""
+
+    path: str
+    action: Literal["write", "delete", "none", "conflict"]
+    """conflict: both sides changed the same lines (or one deleted the file)."""
+    reason: str | None = None
+    """For a conflict: overlap, deletedInWorkspace, deletedByTask or renamed."""
+    binary: bool = False
+    """A file with no lines to show (its texts are null)."""
+    mine: str | None
+    """The person's text now (the editor's buffer when given or open, else the disk); null when absent."""
+    merged: str | None
+    """What applying writes (with conflict markers for a conflict); null when the file is removed."""
+    hunks: list[PreviewHunk] = Field(default_factory=list)
+
+
+class TaskPreview(WireModel):
+    """What approving the completion would do, before anything is written."""
+
+    task_id: str
+    revision: int
+    """The task revision the preview was made from."""
+    files: list[FilePreview]
+    overlaps: int
+    """Hunks that touch the person's own edits, over all files."""
+    conflicts: int
+    """Hunks git could not merge, over all files."""
 
 
 class TaskList(WireModel):

@@ -28,8 +28,8 @@ from autocode.tasks.errors import (
     NotAwaitingInput,
     TaskNotFound,
 )
-from autocode.tasks.machine import PhaseMachine
 from autocode.tasks.models import TaskSnapshot, TestRun
+from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
     ENDS,
     PAUSES,
@@ -48,7 +48,7 @@ from autocode.tasks.state import (
 CANCEL_RETRY_S = 0.5
 
 
-class TaskRun(PhaseMachine):
+class TaskRun(ReviewSteps):
     """One task. Construct with `start` or `load`; every method is safe from any thread or process."""
 
     # ------------------------------------------------------------------ create / open
@@ -232,7 +232,8 @@ class TaskRun(PhaseMachine):
         return self.snapshot()
 
     def approve_completion(
-        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None
+        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None,
+        keep: list[str] | None = None,
     ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
 
@@ -254,9 +255,14 @@ class TaskRun(PhaseMachine):
                     f"{needed!r} (CLI: --confirm {needed}; editors: 'Apply unproven change')",
                     data={"confirmation": needed},
                 )
+            hunks: dict[str, list[str]] | None = None
+            if keep is not None:
+                hunks = self._check_kept(keep, editor)
             self._state.approvals.append(
-                {"kind": "completion", "source": src.to_dict(), **({"confirmed": needed} if needed else {})}
+                {"kind": "completion", "source": src.to_dict(), **({"confirmed": needed} if needed else {}),
+                 **({"hunks": hunks} if hunks is not None else {})}
             )
+            self._state.apply_keep = list(hunks["kept"]) if hunks is not None else None
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
@@ -333,6 +339,7 @@ class TaskRun(PhaseMachine):
         """Continue a task whose process stopped while it was working (after a crash or kill), or
         one that FAILED on the model endpoint or a budget: the agent loop goes on from its
         transcript under the budgets and endpoint limits the settings give now."""
+        end_orphaned_programs()
         with self._changing():
             if self._state.state in PAUSES:
                 return self.snapshot()

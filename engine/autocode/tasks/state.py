@@ -33,6 +33,7 @@ PAUSES = (
     "WAITING_FOR_PLAN_APPROVAL",
     "WAITING_FOR_COMPLETION_APPROVAL",
     "WAITING_FOR_CONFLICT_RESOLUTION",
+    "WAITING_FOR_SAVE",
 )
 ENDS = ("COMPLETED", "FAILED", "CANCELLED")
 PHASE_OF = {
@@ -45,6 +46,7 @@ PHASE_OF = {
     "WAITING_FOR_COMPLETION_APPROVAL": "verifying",
     "WAITING_FOR_CONFLICT_RESOLUTION": "verifying",
     "APPLYING": "verifying",
+    "WAITING_FOR_SAVE": "verifying",
     "COMPLETED": "completed",
     "FAILED": "failed",
     "CANCELLED": "cancelled",
@@ -54,6 +56,7 @@ NEEDS_OF = {
     "WAITING_FOR_PLAN_APPROVAL": "approve_plan",
     "WAITING_FOR_COMPLETION_APPROVAL": "approve_completion",
     "WAITING_FOR_CONFLICT_RESOLUTION": "resolve_conflicts",
+    "WAITING_FOR_SAVE": "save_files",
 }
 
 
@@ -88,6 +91,8 @@ class TaskState(BaseModel):
     apply: dict[str, Any] | None = None
     apply_choices: dict[str, str] = Field(default_factory=dict)
     """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
+    apply_keep: list[str] | None = None
+    """The hunk ids the person kept (None: the whole change), until the apply succeeds."""
     learning: dict[str, Any] = Field(default_factory=lambda: {"status": "pending"})
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
@@ -106,6 +111,8 @@ class TaskState(BaseModel):
         data = self.model_dump(mode="json")
         if not data["apply_choices"] and "apply_choices" not in self.model_fields_set:
             del data["apply_choices"]  # written only once a choice was made, as before
+        if data["apply_keep"] is None:
+            del data["apply_keep"]  # written only with a per-hunk choice
         if data["proof"] is None and "proof" not in self.model_fields_set:
             del data["proof"]  # a state saved before the proof existed is written back as it was
         return data
@@ -121,7 +128,8 @@ class TaskState(BaseModel):
 
 @dataclass(frozen=True)
 class Source:
-    """Who gave an answer or approval: channel `cli` or `lsp:<client name>`, and an actor."""
+    """Who gave an answer or approval: channel `cli`, `lsp:<client name>` or `mcp:<client name>`
+    (an agent through the MCP server, which only ever delegates), and an actor."""
 
     channel: str
     actor: str | None = None
@@ -138,10 +146,10 @@ class Source:
         elif isinstance(value, Mapping):
             source = cls(channel=str(value.get("channel") or ""), actor=value.get("actor"))
         else:
-            raise UsageError("a source is required: Source(channel='cli' or 'lsp:<client>', actor=...)")
-        if not source.channel or not re.fullmatch(r"cli|machine|lsp:[\w .@+-]{1,80}", source.channel):
+            raise UsageError("a source is required: Source(channel='cli', 'lsp:<client>' or 'mcp:<client>', actor=...)")
+        if not source.channel or not re.fullmatch(r"cli|machine|(?:lsp|mcp):[\w .@+-]{1,80}", source.channel):
             raise UsageError(
-                f"source channel {source.channel!r} is not valid; use 'cli' or 'lsp:<client name>'"
+                f"source channel {source.channel!r} is not valid; use 'cli', 'lsp:<client name>' or 'mcp:<client name>'"
             )
         return source
 

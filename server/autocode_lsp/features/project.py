@@ -17,15 +17,18 @@ if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
 
 
-def _doctor(workspace: Path) -> tuple[dict[str, Any], str]:
-    report = doctor_report(workspace)
+def _doctor(workspace: Path, flags: dict[str, str]) -> tuple[dict[str, Any], str]:
+    report = doctor_report(workspace, flags=flags or None)
     return report.to_dict(), render_text(report)
 
 
 @command(protocol.DOCTOR)
 async def doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.DoctorResult:
     workspace = workspaces.resolve(server, args.workspace, command=protocol.DOCTOR)
-    report, text = await engine_call(_doctor, workspace)
+    # lazy: the session's model settings live with its feature module
+    from autocode_lsp.features.session import session_flags
+
+    report, text = await engine_call(_doctor, workspace, session_flags(server))
     # Like ruff's debug command: the text is both returned and written to the log.
     server.log_to_client(text)
     return protocol.DoctorResult(report=report, text=text)

@@ -32,8 +32,10 @@ from pygls.exceptions import JsonRpcException
 from autocode.errors import AutoCodeError
 from autocode.workspace import WorkspaceInvalid
 from autocode_lsp import protocol, workspaces
+from autocode_lsp.advice import advise_wire
 from autocode_lsp.commands import command
-from autocode_lsp.errors import engine_call
+from autocode_lsp.errors import engine_call, invalid_arguments
+from autocode_lsp.features import diagnostics, titles
 from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
@@ -65,6 +67,10 @@ class _Session:
     last_sent: dict[str, int] = field(default_factory=dict)
     conversing: set[str] = field(default_factory=set)
     announced: set[tuple[str, int]] = field(default_factory=set)
+    known: set[str] | None = None
+    unasked: set[tuple[str, str]] = field(default_factory=set)
+    """(workspace, task id) of prompts that got an error or no reply in time: asked again at the
+    person's next interaction (`ask_again`)."""
 
 
 def _session(server: AutoCodeServer) -> _Session:
@@ -94,14 +100,47 @@ changes of the tasks in its folders, whichever session made them."""
 
 def publish(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """Send `autocode/task/didChange` for a newer revision to this session and to every other
-    session of this process that has the task's workspace open (event loop thread only)."""
+    session of this process that has the task's workspace open (event loop thread only); the
+    task's documents' diagnostics and lenses follow in each."""
+    _known(server).add(snap.id)
     _publish_one(server, snap)
+    diagnostics.task_changed(server, snap)
     workspace = Path(snap.workspace)
     for other in list(SESSIONS):
-        if other is server or other.closed or not other.opt_in["didChange"]:
+        if other is server or other.closed:
             continue
         if any(_same_folder(folder, workspace) for folder in workspaces.session_folders(other)):
-            other.in_loop(_publish_one, other, snap)
+            other.in_loop(_heard, other, snap)
+
+
+def _heard(server: AutoCodeServer, snap: TaskSnapshot) -> None:
+    """A change another session (or process) made to a task in this session's folders. A task
+    this session never saw is said once to a client that does not render snapshots itself."""
+    known = _known(server)
+    if snap.id not in known:
+        known.add(snap.id)
+        if not server.opt_in["didChange"] and not snap.done:
+            waiting = snap.needs.kind.replace("_", " ") if snap.needs.kind else snap.state.lower()
+            server.show(
+                f"AutoCode: another editor session started task {snap.id} ('{titles.short(snap.brief)}') "
+                f"in {snap.workspace}; it is {'waiting for ' if snap.needs.kind else ''}{waiting}. The "
+                "code actions on any file of the workspace show what it needs."
+            )
+    _publish_one(server, snap)
+    diagnostics.task_changed(server, snap)
+
+
+def _known(server: AutoCodeServer) -> set[str]:
+    """The task ids this session has seen (its folders' runs when it joined, and every later one)."""
+    session = _session(server)
+    if session.known is None:
+        session.known = set()
+        for folder in workspaces.session_folders(server):
+            try:
+                session.known.update(entry.name for entry in os.scandir(folder / ".autocode" / "runs"))
+            except OSError:
+                continue
+    return session.known
 
 
 def _same_folder(a: Path, b: Path) -> bool:
@@ -120,7 +159,7 @@ def _publish_one(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         return
     session.last_sent[task_id] = revision
     params = protocol.TaskDidChangeParams(task=snap, revision=revision)
-    server.protocol.notify(protocol.TASK_DID_CHANGE, protocol.to_wire(params))
+    server.protocol.notify(protocol.TASK_DID_CHANGE, advise_wire(protocol.to_wire(params), server.client_name))
 
 
 # ---------------------------------------------------------------------- engine access
@@ -137,6 +176,7 @@ class _Hooks:
 
     def on_change(self, snap: TaskSnapshot) -> None:
         self.task_id = snap.id
+        _known(self.server).add(snap.id)  # this session's own task is no news to it
         self.server.in_loop(publish, self.server, snap)
         if self.cancel_wanted and not snap.done:
             self.cancel_wanted = False
@@ -283,10 +323,11 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
     def work() -> TaskSnapshot:
         # lazy: not needed by the server's start, which imports this module
         from autocode.tasks import TaskOptions, TaskRun
+        from autocode_lsp.features.session import task_options
 
         options = TaskOptions(
             test_command=args.test_command, package=args.package, manifest=manifest,
-            on_change=hooks.on_change, progress=hooks.on_progress,
+            on_change=hooks.on_change, progress=hooks.on_progress, **task_options(server),
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()
 
@@ -350,7 +391,8 @@ async def approve_completion(
     source = _source(server)
     return await _carry_on(
         server, args, protocol.TASK_APPROVE_COMPLETION,
-        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace), confirm=args.confirm),
+        lambda run: run.approve_completion(source, editor=_editor(server, run.workspace, run.id), confirm=args.confirm,
+                                           keep=args.keep),
         "AutoCode: applying the change",
     )
 
@@ -363,12 +405,12 @@ async def resolve_conflicts(
     choices = dict(args.choices)
     return await _carry_on(
         server, args, protocol.TASK_RESOLVE_CONFLICTS,
-        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace)),
+        lambda run: run.resolve_conflicts(choices, source, editor=_editor(server, run.workspace, run.id)),
         "AutoCode: applying the change",
     )
 
 
-def _editor(server: AutoCodeServer, workspace: Path) -> Any:
+def _editor(server: AutoCodeServer, workspace: Path, task_id: str | None = None) -> Any:
     """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
@@ -376,7 +418,7 @@ def _editor(server: AutoCodeServer, workspace: Path) -> Any:
     # lazy: not needed by the server's start, which imports this module
     from autocode_lsp.apply_edit import ClientEditor
 
-    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit)
+    return ClientEditor(server, workspace, can_apply=server.supports_apply_edit, task_id=task_id)
 
 
 @command(protocol.TASK_CANCEL)
@@ -390,6 +432,72 @@ async def resume(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnap
     return await _carry_on(
         server, args, protocol.TASK_RESUME, lambda run: run.resume(), "AutoCode: resuming the task"
     )
+
+
+@command(protocol.TASK_RETRY_VERIFICATION)
+async def retry_verification(server: AutoCodeServer, args: protocol.TaskRefArgs) -> TaskSnapshot:
+    source = _source(server)
+    return await _carry_on(
+        server, args, protocol.TASK_RETRY_VERIFICATION, lambda run: run.retry_verification(source),
+        "AutoCode: verifying the change again",
+    )
+
+
+@command(protocol.TASK_PREVIEW)
+async def preview(server: AutoCodeServer, args: protocol.TaskPreviewArgs) -> protocol.TaskPreview:
+    folders = _folders_for(server, args.workspace, protocol.TASK_PREVIEW)
+    given = dict(args.documents or {})
+
+    def work() -> protocol.TaskPreview:
+        run = _find_task(folders, args.task_id, _Hooks(server))
+        texts = _documents_by_path(server, run.workspace, given)
+        return run.preview(texts.get, editor=_editor(server, run.workspace))
+
+    return await engine_call(work)
+
+
+def _documents_by_path(server: AutoCodeServer, workspace: Path, given: dict[str, str]) -> dict[str, bytes]:
+    """The client's texts by workspace-relative path (a `file://` URI mapped and made relative);
+    a key that names no file inside the workspace is refused, so nothing else is taken for one."""
+    # lazy: only a preview needs it
+    from pygls.uris import to_fs_path
+
+    out: dict[str, bytes] = {}
+    for key, text in given.items():
+        rel = key
+        if key.startswith("file:"):
+            fs = to_fs_path(key)
+            if fs is None:
+                raise invalid_arguments(f"documents: {key} is not a file URI; pass a file:// URI or a workspace-relative path")
+            try:
+                rel = Path(server.path_map.to_server(fs)).resolve().relative_to(workspace.resolve()).as_posix()
+            except ValueError:
+                raise invalid_arguments(
+                    f"documents: {key} is not inside the task's workspace {workspace}; pass only the "
+                    "texts of the files the task touches") from None
+        out[rel] = text.encode("utf-8", "surrogateescape")
+    return out
+
+
+async def document_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
+    """The person saved a file: a task of the folder waiting for that file to reach the disk
+    (`save_files`) reads the disk back, and completes once every file holds its change."""
+
+    def waiting() -> list[str]:
+        # lazy: not needed by the server's start, which imports this module
+        from autocode.tasks import list_tasks
+
+        try:
+            rel = path.resolve().relative_to(folder.resolve()).as_posix()
+        except ValueError:
+            return []
+        return [s.id for s in list_tasks(folder)
+                if isinstance(s.needs, protocol.SaveFiles) and rel in s.needs.paths]
+
+    if not (folder / ".autocode" / "runs").is_dir():
+        return
+    for task_id in await engine_call(waiting):
+        await _act(server, [folder], task_id, lambda run: run.confirm_saved(), title=None)
 
 
 @command(protocol.TASK_GET)
@@ -524,9 +632,9 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
     """The person's reply or None when there is none yet."""
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(task_id=snap.id, revision=snap.revision, question=question)
-        raw = await server.protocol.send_request_async(
-            protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
-        )
+        raw = await ask_client(server, snap, protocol.TASK_ASK_QUESTION, protocol.to_wire(params))
+        if raw is NO_REPLY:
+            return None
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
         if result.how in ("acceptedDefault", "delegated"):
             return Reply(result.answer or "", result.how)
@@ -539,6 +647,76 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
     return None if prompt is None else await prompt(server, snap, question)
 
 
+NO_REPLY = object()
+"""What `ask_client` returns when the client answered with an error or not in time."""
+
+
+def prompt_timeout_s() -> float:
+    """How long a prompt (a question, a plan to review) waits for the editor's reply before it
+    counts as unanswered and is asked again at the person's next interaction."""
+    try:
+        return max(0.1, float(os.environ.get("AUTOCODE_LSP_PROMPT_TIMEOUT_S", "900")))
+    except ValueError:
+        return 900.0
+
+
+async def ask_client(server: AutoCodeServer, snap: TaskSnapshot, method: str, params: Any) -> Any:
+    """Send a prompt request; its result, or NO_REPLY (the prompt is then asked again at the next
+    command or code action request: nothing was decided)."""
+    sent = server.protocol.send_request(method, params)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(sent), prompt_timeout_s())
+    except asyncio.CancelledError:
+        raise
+    except TimeoutError:
+        _give_up(server, sent)
+        why = f"no reply in {prompt_timeout_s():g} s"
+    except Exception as exc:  # the editor answered with an error (eglot: the person pressed C-g)
+        why = f"the editor answered with an error: {getattr(exc, 'message', None) or exc}"
+    log.info("task %s: %s got %s; nothing recorded, asked again at the next interaction", snap.id, method, why)
+    _session(server).unasked.add((snap.workspace, snap.id))
+    return NO_REPLY
+
+
+def _give_up(server: AutoCodeServer, sent: Any) -> None:
+    """Stop waiting for a request: the client is told (`$/cancelRequest`, so it may close its
+    prompt) and a late reply is dropped quietly instead of landing on a cancelled future."""
+    futures = server.protocol._request_futures  # pygls keeps no other way from a future to its id
+    for msg_id, future in list(futures.items()):
+        if future is sent:
+            futures.pop(msg_id, None)
+            server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            break
+
+
+def ask_again(server: AutoCodeServer) -> None:
+    """Prompts that got an error or no reply are asked again (the person is back: they just
+    ran a command or opened a menu)."""
+    session = _session(server)
+    if not session.unasked or server.closed:
+        return
+    pending, session.unasked = session.unasked, set()
+
+    async def again() -> None:
+        def load() -> list[TaskSnapshot]:
+            # lazy: not needed by the server's start, which imports this module
+            from autocode.tasks import TaskRun
+
+            found = []
+            for workspace, task_id in pending:
+                try:
+                    found.append(TaskRun.load(Path(workspace), task_id).snapshot())
+                except AutoCodeError as exc:
+                    log.info("task %s is not asked again: %s", task_id, exc)
+            return found
+
+        for snap in await engine_call(load):
+            if snap.needs.kind:
+                _follow_up(server, snap)
+
+    server.spawn(again(), "asking again")
+
+
 async def _review(
     server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan
 ) -> protocol.ReviewPlanResult | None:
@@ -547,32 +725,43 @@ async def _review(
             task_id=view.id, revision=view.revision, plan_revision=needs.plan_revision,
             plan=needs.markdown, plan_uri=needs.plan_uri,
         )
-        raw = await server.protocol.send_request_async(
-            protocol.TASK_REVIEW_PLAN, protocol.to_wire(params)
-        )
+        raw = await ask_client(server, view, protocol.TASK_REVIEW_PLAN, protocol.to_wire(params))
+        if raw is NO_REPLY:
+            return None
         result = protocol.structure(_plain(raw), protocol.ReviewPlanResult, what="reviewPlan's answer")
         if result.decision == "later":
             log.info("task %s: plan revision %s left for later; it still waits", view.id, needs.plan_revision)
             return None
         if result.decision == "reject" and not (result.feedback or "").strip():
             server.show(
-                f"AutoCode task {view.id}: a rejected plan needs feedback; the plan still waits "
-                f"for {protocol.TASK_APPROVE_PLAN} or {protocol.TASK_REJECT_PLAN}.",
+                f"AutoCode task {view.id}: a rejected plan needs feedback; plan r{needs.plan_revision} "
+                f"still waits: {titles.run(titles.approve_plan(needs.plan_revision, view.brief))}, or "
+                f"'{titles.request_changes(needs.plan_revision, view.brief)}' to send it back with your words.",
                 types.MessageType.Warning,
             )
             return None
         return result
+    if needs.plan_uri and server.path_map:
+        await engine_call(_plan_in_client_names, server, view, needs)
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
-            types.ShowDocumentParams(uri=server.path_map.text_to_client(needs.plan_uri), take_focus=True)
+            types.ShowDocumentParams(uri=server.path_map.uri_to_client(needs.plan_uri), take_focus=True)
         )
     where = f" ({needs.plan_uri})" if needs.plan_uri else ""
     server.show(
         f"AutoCode task {view.id}: plan revision {needs.plan_revision} is ready for review{where}. "
-        f"Approve it with {protocol.TASK_APPROVE_PLAN} (taskId {view.id}, revision "
-        f"{needs.plan_revision}) or send it back with {protocol.TASK_REJECT_PLAN}."
+        f"To approve it, {titles.run(titles.approve_plan(needs.plan_revision, view.brief))}; to send "
+        f"it back, '{titles.request_changes(needs.plan_revision, view.brief)}'."
     )
     return None
+
+
+def _plan_in_client_names(server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan) -> None:
+    """plan.md as the person will read it: the engine wrote it with the server's paths."""
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.tasks import documents
+
+    documents.write(Path(view.run_dir), documents.PLAN, server.path_map.text_to_client(needs.markdown))
 
 
 def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
@@ -595,8 +784,14 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         if needs.apply is not None and needs.apply.message:
             server.show(f"AutoCode task {snap.id}: {needs.apply.message}", types.MessageType.Warning)
         server.show(
-            f"AutoCode task {snap.id} is verified. Review the change, then apply it with "
-            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap.id}).{head_note}"
+            f"AutoCode task {snap.id} is verified. Review the change ('{titles.review_changes(snap.brief)}'), "
+            f"then to apply it, {titles.run(_apply_title(snap, needs))}.{head_note}"
+        )
+    elif isinstance(needs, protocol.SaveFiles):
+        server.show(
+            f"AutoCode task {snap.id}: the change is in your editor with your unsaved edits kept; save "
+            f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).",
+            types.MessageType.Warning,
         )
     elif isinstance(needs, protocol.ResolveConflicts):
         paths = ", ".join(c.path for c in needs.conflicts)
@@ -610,17 +805,47 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         state = snap.state.lower()
         error = snap.error.message if snap.error else None
         kind_of = types.MessageType.Error if state == "failed" else types.MessageType.Info
-        server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else "."), kind_of)
+        way_out = ""
+        if snap.error is not None and snap.error.phase == "verifying":
+            way_out = (" Once the environment or the test command is fixed, run the code action "
+                       "'AutoCode: retry verification' to prove the same change again.")
+        server.show(f"AutoCode task {snap.id} {state}" + (f": {error}" if error else ".") + way_out, kind_of)
+    elif snap.state == "INTERRUPTED":
+        server.show(
+            f"AutoCode task {snap.id} was interrupted while {str(snap.interrupted_in).lower()} (its "
+            "process stopped); run the code action 'AutoCode: resume' to go on.", types.MessageType.Warning)
 
 
 # ---------------------------------------------------------------------- re-announcing
 
 
+_REAPED: list[bool] = []
+"""Once per process: the first session ends what a killed server left running."""
+
+
+async def _reap_orphans() -> None:
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.sandbox import reap_orphans
+
+    ended = await engine_call(reap_orphans)
+    if ended:
+        log.info("ended %d process group(s) a stopped AutoCode process left running: %s", len(ended), ended)
+
+
+def _apply_title(snap: TaskSnapshot, needs: protocol.ApproveCompletion) -> str:
+    unproven = (needs.proof.status if needs.proof else "unproven") if needs.confirmation else None
+    return titles.apply_changes(snap.brief, unproven)
+
+
 def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
     """A session started (`initialized`) or opened more folders: it hears every later change, and
     every task waiting there for a person is announced to it again (in the background)."""
-    if server not in SESSIONS and server.opt_in["didChange"]:
+    if server not in SESSIONS:
+        _known(server)  # what is there now is not news
         server.spawn(_watch_other_processes(server), "notice task changes made by other processes")
+    if not SESSIONS and not _REAPED:
+        _REAPED.append(True)
+        server.spawn(_reap_orphans(), "end the programs a killed server left running")
     SESSIONS.add(server)
     wanted = folders if folders is not None else workspaces.session_folders(server)
     # Cheap before the engine loads: only folders that hold task runs at all.
@@ -683,7 +908,7 @@ async def _watch_other_processes(server: AutoCodeServer) -> None:
                 changed += [(folder, task_id) for task_id, stamp in stamps.items() if before.get(task_id) != stamp]
         if changed:
             for snap in sorted(await engine_call(_snapshots_of, changed), key=lambda s: s.created):
-                _publish_one(server, snap)
+                _heard(server, snap)
         await asyncio.sleep(WATCH_INTERVAL_S)
 
 
@@ -695,7 +920,8 @@ async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
         found: list[TaskSnapshot] = []
         for folder in folders:
             try:
-                found.extend(s for s in list_tasks(folder) if s.needs.kind)
+                # Waiting for the person, or left interrupted by a process that stopped (a way out: resume).
+                found.extend(s for s in list_tasks(folder) if s.needs.kind or s.state == "INTERRUPTED")
             except AutoCodeError as exc:  # e.g. a folder that is not a repository: it has no tasks
                 log.info("no tasks listed in %s: %s", folder, exc)
             except Exception:  # the engine failed: not an empty list, and never said as one
@@ -707,7 +933,9 @@ async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
     for snap in sorted(snaps, key=lambda s: s.created):
         if server.closed:
             return
+        _known(server).add(snap.id)
         _publish_one(server, snap)
+        diagnostics.task_changed(server, snap)
         _follow_up(server, snap)
 
 

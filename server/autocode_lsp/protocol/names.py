@@ -31,6 +31,8 @@ TASK_APPROVE_COMPLETION = C + "task.approveCompletion"
 TASK_RESOLVE_CONFLICTS = C + "task.resolveConflicts"
 TASK_CANCEL = C + "task.cancel"
 TASK_RESUME = C + "task.resume"
+TASK_RETRY_VERIFICATION = C + "task.retryVerification"
+TASK_PREVIEW = C + "task.preview"
 TASK_GET = C + "task.get"
 TASK_LIST = C + "task.list"
 TASK_TRANSCRIPT = C + "task.transcript"
@@ -47,13 +49,16 @@ TASK_REQUEST_CHANGES = C + "task.requestChanges"
 TASK_COMPOSE = C + "task.compose"
 DOCTOR_OPEN = C + "doctor.open"
 MEMORY_COMPOSE_SEARCH = C + "memory.composeSearch"
+SESSION_CONFIGURE = C + "session.configure"
+PROVIDER_CHECK = C + "provider.check"
 
 TASK_DID_CHANGE = "autocode/task/didChange"
 TASK_ASK_QUESTION = "autocode/task/askQuestion"
 TASK_REVIEW_PLAN = "autocode/task/reviewPlan"
+TASK_SAVE_DOCUMENTS = "autocode/task/saveDocuments"
 
 FEATURES: tuple[str, ...] = (
-    "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify",
+    "doctor", "forget", "trust", "prep", "tasks", "memory", "progress", "actions", "verify", "session",
 )
 """What `features` in `autocode.protocol.info` and `experimental.autocode` may list."""
 
@@ -73,6 +78,8 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_RESOLVE_CONFLICTS: "tasks",
     TASK_CANCEL: "tasks",
     TASK_RESUME: "tasks",
+    TASK_RETRY_VERIFICATION: "tasks",
+    TASK_PREVIEW: "tasks",
     TASK_GET: "tasks",
     TASK_LIST: "tasks",
     TASK_TRANSCRIPT: "tasks",
@@ -89,5 +96,7 @@ COMMAND_FEATURES: dict[str, str] = {
     TASK_COMPOSE: "actions",
     DOCTOR_OPEN: "actions",
     MEMORY_COMPOSE_SEARCH: "actions",
+    SESSION_CONFIGURE: "session",
+    PROVIDER_CHECK: "session",
 }
 """Every command, in documentation order, and its feature area."""

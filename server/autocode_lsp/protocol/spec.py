@@ -56,10 +56,12 @@ from autocode.tasks.models import ApproveCompletion as ApproveCompletion
 from autocode.tasks.models import ApprovePlan as ApprovePlan
 from autocode.tasks.models import Conflict as Conflict
 from autocode.tasks.models import ConflictHunk as ConflictHunk
+from autocode.tasks.models import FilePreview as FilePreview
 from autocode.tasks.models import HeadMoved as HeadMoved
 from autocode.tasks.models import Learning as Learning
 from autocode.tasks.models import NoNeeds as NoNeeds
 from autocode.tasks.models import Plan as Plan
+from autocode.tasks.models import PreviewHunk as PreviewHunk
 from autocode.tasks.models import Proof as Proof
 from autocode.tasks.models import ProofConcern as ProofConcern
 from autocode.tasks.models import ProofRun as ProofRun
@@ -67,8 +69,10 @@ from autocode.tasks.models import Question as Question
 from autocode.tasks.models import Regression as Regression
 from autocode.tasks.models import ResolveConflicts as ResolveConflicts
 from autocode.tasks.models import Review as Review
+from autocode.tasks.models import SaveFiles as SaveFiles
 from autocode.tasks.models import TaskError as TaskError
 from autocode.tasks.models import TaskList as TaskList
+from autocode.tasks.models import TaskPreview as TaskPreview
 from autocode.tasks.models import TaskResult as TaskResult
 from autocode.tasks.models import TaskSnapshot as TaskSnapshot
 from autocode.tasks.models import TestRun as TestRun
@@ -93,7 +97,9 @@ from autocode_lsp.protocol.names import (
     PROJECT_TRUST,
     PROTOCOL_INFO,
     PROTOCOL_VERSION,
+    PROVIDER_CHECK,
     REQUEST_FAILED,
+    SESSION_CONFIGURE,
     TASK_ANSWER,
     TASK_APPROVE_COMPLETION,
     TASK_APPROVE_PLAN,
@@ -104,12 +110,15 @@ from autocode_lsp.protocol.names import (
     TASK_DID_CHANGE,
     TASK_GET,
     TASK_LIST,
+    TASK_PREVIEW,
     TASK_REJECT_PLAN,
     TASK_REQUEST_CHANGES,
     TASK_RESOLVE_CONFLICTS,
     TASK_RESUME,
+    TASK_RETRY_VERIFICATION,
     TASK_REVIEW,
     TASK_REVIEW_PLAN,
+    TASK_SAVE_DOCUMENTS,
     TASK_START,
     TASK_TRANSCRIPT,
     VERIFY,
@@ -199,6 +208,20 @@ class TaskApproveCompletionArgs:
     confirm: str | None = None
     """The word `needs.confirmation` names (`unproven`), typed by the person, when the change is
     not proved by named tests or weakens them; refused with `confirmationRequired` without it."""
+    keep: list[str] | None = None
+    """The ids of the hunks the person kept (from `autocode.task.preview`); the others are left
+    out of the apply. Default: every hunk. An id the change no longer has is refused
+    (`hunksChanged`, nothing written)."""
+    workspace: str | None = None
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class TaskPreviewArgs:
+    task_id: str
+    documents: dict[str, str] | None = None
+    """The texts the editor holds now, by workspace-relative path or `file://` URI (unsaved edits
+    included). A touched file not given here is read from the documents the client synchronises,
+    else from disk."""
     workspace: str | None = None
 
 
@@ -338,6 +361,46 @@ class DoctorResult:
 
 
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SessionConfigureArgs:
+    """The model settings an editor holds for its person, for this session's tasks and checks."""
+
+    provider: str | None = None
+    model: str | None = None
+    base_url: str | None = None
+    engine: str | None = None
+    """Which engine runs the implementer, where this server knows the `engine` setting."""
+    api_key_env: str | None = None
+    """The variable the key is read from. Default: the `api_key_env` setting, else the
+    provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY)."""
+    api_key: str | None = None
+    """The provider's key, kept in the server process's memory only (never logged, never
+    written); an empty string forgets it. Left out: the key given before stays."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SessionSettings:
+    """What this session's tasks and checks get from the editor."""
+
+    settings: dict[str, str]
+    """The values given, as the flag layer of every task this session starts."""
+    ignored: list[str]
+    """Names this server does not know as settings (an older engine), so not used."""
+    api_key_env: str | None
+    api_key_set: bool
+    """Whether a key from the editor is held (its value is never sent back)."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class ProviderCheck:
+    """`autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint."""
+
+    check: dict[str, Any]
+    """The endpoint, model, family, whether the key variable is set (never its value), tool support, the result."""
+    text: str
+    """The same as readable lines."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class TaskTranscript:
     """The model's work in a task as a Markdown page (the agent loops' transcripts, readable)."""
 
@@ -450,6 +513,21 @@ class ReviewPlanResult:
     """Required when `decision` is `reject`."""
 
 
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsParams:
+    task_id: str
+    uris: list[str]
+    """Documents the change just went into through `workspace/applyEdit` that held no unsaved
+    edits before it: save each one as it is now."""
+
+
+@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+class SaveDocumentsResult:
+    saved: list[str]
+    """The URIs the editor saved. The server reads the disk back; a file not saved is written by
+    the server when the disk still holds what the buffer held, else the task waits for a save."""
+
+
 # --------------------------------------------------------------------------- registry
 
 
@@ -539,8 +617,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "task's result). Files the client has open (synchronised) go through "
                 "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
                 "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
-                "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
-                "COMPLETED only once applied; `result.apply` says what was written. A change whose "
+                "task wait with `needs.kind` `resolve_conflicts` (nothing written). With `keep` only "
+                "those hunks of `autocode.task.preview` are applied (`result.partial`; a partial apply is "
+                "never `verified`). Open documents that held no unsaved edits are saved after the edit "
+                "(`autocode/task/saveDocuments`, else written by the server); one that held unsaved edits "
+                "keeps them merged and the task waits with `needs.kind` `save_files` until it is saved. "
+                "The task is COMPLETED only once every file was read back from disk with the change; "
+                "`result.apply` says what was written. A change whose "
                 "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
                 "set to `needs.confirmation`, typed by the person.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
@@ -556,6 +639,22 @@ COMMANDS: tuple[CommandSpec, ...] = (
     CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
                 "Continue a task whose server stopped while it was working (a paused or ended "
                 "task is returned as it is).", "tasks", _TASK_ERRORS),
+    CommandSpec(TASK_RETRY_VERIFICATION, TaskRefArgs, TaskSnapshot,
+                "Run the proof again on the task's existing change, after the person fixed the "
+                "environment (a missing test runner, a service) or the test command (read again "
+                "from the settings). For a task that failed while verifying, one waiting for the "
+                "completion approval, or one whose verifying step was interrupted. The retry is "
+                "recorded with the exact test command it ran; the change itself is not touched.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput", "copyGone"),
+                {"taskId": "t-20260101-120000-a1b2c3"}),
+    CommandSpec(TASK_PREVIEW, TaskPreviewArgs, TaskPreview,
+                "What applying would do to each touched file, before anything is written: the "
+                "three-way merged result (`git merge-file`) against the person's current text "
+                "(unsaved edits included), and the hunks between the two, each with a stable id, "
+                "its lines on both sides and whether it overlaps the person's own edits. Pass the "
+                "ids the person keeps to `autocode.task.approveCompletion` as `keep`.",
+                "tasks", (*_TASK_ERRORS, "notAwaitingInput"),
+                {"taskId": "t-20260101-120000-a1b2c3", "documents": {"greet.py": "def greet():\n"}}),
     CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
                 {"taskId": "t-20260101-120000-a1b2c3"}),
@@ -614,6 +713,18 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "Open .autocode/runs/memory-search.md; saving it with a query writes the results "
                 "to memory-results.md next to it and opens that.",
                 "actions", ("noRepository",)),
+    CommandSpec(SESSION_CONFIGURE, SessionConfigureArgs, SessionSettings,
+                "Give this session's tasks and checks the editor's model settings (provider, "
+                "model, base URL, engine) as their flag layer, and the provider's key, which the "
+                "server keeps in its memory only. Over a network transport a base URL or a key "
+                "needs --allow-client-overrides (`clientOverrideRefused`).",
+                "session", ("clientOverrideRefused",),
+                {"provider": "openai", "model": "gpt-4.1", "baseUrl": "http://127.0.0.1:8000/v1"}),
+    CommandSpec(PROVIDER_CHECK, WorkspaceArgs, ProviderCheck,
+                "Send one tiny request to the implementer's endpoint as a task of this session "
+                "would (the session's settings included) and say what it showed: the endpoint, "
+                "the model, whether the key variable is set, whether it takes tools.",
+                "session", ("noRepository",)),
 )
 
 METHODS: tuple[MethodSpec, ...] = (
@@ -630,6 +741,13 @@ METHODS: tuple[MethodSpec, ...] = (
                 "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
                              "convention": "test-naming", "default": "Describe the behaviour",
                              "choices": ["Describe the behaviour"]}}),
+    MethodSpec(TASK_SAVE_DOCUMENTS, "request", SaveDocumentsParams, SaveDocumentsResult,
+               "After an apply through `workspace/applyEdit`: asks the editor to save the documents "
+               "that held no unsaved edits, so an applied change is on disk (COMPLETED is said only "
+               "once the server read every file back from disk). A document that held unsaved "
+               "edits is never saved for the person: it keeps them, merged, and the task waits "
+               "(`needs.kind` `save_files`) until they save it.",
+               "experimental.autocode", {"taskId": "t-1", "uris": ["file:///path/to/project/greet.py"]}),
     MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
@@ -721,6 +839,12 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
     ErrorKind("testsRegressed", REQUEST_FAILED, "A test that passed before the change no longer passes "
               "(failed, skipped or gone); the message names each one.",
               "Read the test output in the task's evidence; start again with a change that keeps them passing."),
+    ErrorKind("copyGone", REQUEST_FAILED, "The task's prep copy is gone (released when the task "
+              "ended, or removed by hand), so its change cannot be proved again.",
+              "Start the task again."),
+    ErrorKind("hunksChanged", REQUEST_FAILED, "A hunk id given in `keep` is not in the change as it "
+              "merges now (the file changed since the preview); nothing was written.",
+              "Call `autocode.task.preview` again and choose from its hunks."),
     ErrorKind("budgetExhausted", REQUEST_FAILED, "The implementer stopped at a budget (turns, "
               "tokens or time); what it changed so far is kept in the evidence.",
               "Raise the budget the message names and start again."),
@@ -1202,8 +1326,28 @@ def render_markdown() -> str:
         "`textDocument/didSave` or sees the file change on disk. An empty field is no answer.",
         "- A question arrives as `window/showMessageRequest` offering: the question's own "
         "choices (recorded as chosen), \"Answer in a file…\" (opens `answers.md`), \"Accept the "
-        "proposed default (not remembered)\" and \"Let AutoCode decide\". A dismissed prompt is "
-        "asked again at the next interaction (the next code action request).",
+        "proposed default (not remembered)\" and \"Let AutoCode decide\". A prompt that was "
+        "dismissed, answered with an error or not answered within 15 minutes (the variable "
+        "`AUTOCODE_LSP_PROMPT_TIMEOUT_S`; the same holds for `autocode/task/askQuestion` and "
+        "`autocode/task/reviewPlan`) is asked again at the next interaction (the next code "
+        "action request or command); nothing is recorded meanwhile.",
+        "- **Diagnostics** mark what a task waits for on the document the person decides on: "
+        "`plan.md` and `changes.diff` (\"waiting for your approval\"), `answers.md` (\"waiting "
+        "for your answer\"); source `AutoCode`, code `waitingForApproval` or `waitingForAnswer`, "
+        "`data` `{taskId, verbs}`. A client that declared `textDocument.diagnostic` pulls them "
+        "(`textDocument/diagnostic`, `workspace/diagnostic`; `workspace/diagnostic/refresh` when a "
+        "task changes, if it declared `refreshSupport`); one that declared only "
+        "`textDocument.publishDiagnostics` gets them pushed, and an empty list when the need "
+        "passes. A code action request carrying such a diagnostic gets the decisions as "
+        "`quickfix` actions that carry it (none marked preferred).",
+        "- `workspace/codeLens/refresh` is sent when a task's need changes, only to a client that "
+        "declared `workspace.codeLens.refreshSupport`.",
+        "- Messages name the code action to run (\"run the code action 'AutoCode: approve plan "
+        "r1 of …'\"), not a command id. A task another session started in the session's folders "
+        "(in this process or another) is announced once with `window/showMessage`.",
+        "- Every request gets a reply: `workspace/executeCommand` params LSP would not send "
+        "(`arguments` that is no list, a `command` that is no string) fail with `-32602` saying "
+        "what to send.",
         "- A task command sent without `taskId` acts on the one open task that fits it (a plan "
         "approval on that task's current revision); otherwise it fails with "
         "`taskChoiceNeeded` and `data.tasks` lists the candidates.",
@@ -1227,7 +1371,9 @@ def render_markdown() -> str:
         "`{protocolVersion, serverVersion, features}` (the same as `autocode.protocol.info`).",
         "",
         "Answers and approvals that arrive through the server are recorded with the source "
-        "`lsp:<clientInfo.name>`; an answer also records how it was given (`typed`, `chosen`, "
+        "`lsp:<clientInfo.name>` (a client without `clientInfo` is named by its connection: "
+        "`<program> over stdio` for the program that started the server, else `tcp HOST:PORT "
+        "client` and the like); an answer also records how it was given (`typed`, `chosen`, "
         "`acceptedDefault`, `delegated`), and only typed or chosen answers may be learned. "
         "Nothing the server decides by itself is recorded as a person's.",
         "",
@@ -1249,8 +1395,13 @@ def render_markdown() -> str:
         "or an object `{client: server}`). Every path and `file://` URI that comes in "
         "(workspace folders, `workspace` arguments, documents) is translated to the server's "
         "name and every one that goes out (results, notifications, messages, documents to "
-        "open, errors) to the editor's. A path outside every prefix fails with `-32602` naming "
-        "both sides. The server log's first lines show the map.",
+        "open, edits, errors) to the editor's. A path outside every prefix fails with `-32602` "
+        "naming both sides. The server log's first lines show the map. The editor's prefix may "
+        "be a Windows path (`C:\\Users\\ana\\app`, `C:/Users/ana/app`) or a `file://` URI "
+        "(`file:///c%3A/Users/ana/app`); drive letters and case compare as on Windows. Open "
+        "documents are looked up under the editor's URI, so a change to one goes through "
+        "`workspace/applyEdit`; URIs that go out are percent-encoded, and the documents the "
+        "server writes for the person (doctor, plan, forms) name the editor's paths.",
         "",
         *_remote_section(),
         "## Argument limits",

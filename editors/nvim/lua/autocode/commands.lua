@@ -58,6 +58,18 @@ M.subcommands = {
       tasks().review(args[1])
     end,
   },
+  hunks = {
+    desc = 'review the result hunk by hunk against your buffers (keep or undo each, then apply)',
+    run = function(args)
+      require('autocode.review').open(args[1], true)
+    end,
+  },
+  hunk = {
+    desc = 'hunk keep|undo: keep or leave out the hunk under the cursor of the hunk review',
+    run = function(args)
+      require('autocode.review').hunk(args[1])
+    end,
+  },
   resolve = {
     desc = 'choose mine / theirs / markers for each conflicted file',
     run = function(args)
@@ -71,9 +83,39 @@ M.subcommands = {
     end,
   },
   resume = {
-    desc = 'continue a task whose server stopped while it worked',
+    desc = 'continue a task whose server stopped while it worked, or that failed on its endpoint or a budget',
     run = function(args)
       tasks().resume(args[1])
+    end,
+  },
+  output = {
+    desc = "open a task's whole test output (evidence/test-output.txt)",
+    run = function(args)
+      tasks().output(args[1])
+    end,
+  },
+  retry = {
+    desc = "run a failed task's tests again (after you fixed the cause)",
+    run = function(args)
+      tasks().retry(args[1])
+    end,
+  },
+  transcript = {
+    desc = 'open what the model did in a task, step by step (transcript.md)',
+    run = function(args)
+      tasks().transcript(args[1])
+    end,
+  },
+  messages = {
+    desc = 'show the recent messages too long for one line',
+    run = function()
+      local ui = require('autocode.ui')
+      local lines = {}
+      for _, m in ipairs(ui.long_messages) do
+        vim.list_extend(lines, vim.split(m, '\n', { plain = true }))
+        table.insert(lines, '')
+      end
+      ui.scratch('messages', #lines > 0 and lines or { '(no long messages)' }, 'markdown', {})
     end,
   },
   status = {
@@ -160,10 +202,14 @@ local takes_task = {
   complete = true,
   apply = true,
   review = true,
+  hunks = true,
   resolve = true,
   cancel = true,
   resume = true,
   status = true,
+  output = true,
+  retry = true,
+  transcript = true,
 }
 local memory_flags = {
   save = { '--scope=project', '--scope=global', '--shared', '--category=' },
@@ -189,6 +235,9 @@ function M.complete(arglead, cmdline, _)
     return vim.tbl_filter(function(f)
       return vim.startswith(f, arglead)
     end, memory_flags[words[2]] or {})
+  end
+  if sub == 'hunk' and n == 2 then
+    return names({ keep = true, undo = true }, arglead)
   end
   if sub == 'trust' and n == 2 then
     return vim.startswith('revoke', arglead) and { 'revoke' } or {}

@@ -12,6 +12,9 @@ M.commands = {
   task_resolve_conflicts = 'autocode.task.resolveConflicts',
   task_cancel = 'autocode.task.cancel',
   task_resume = 'autocode.task.resume',
+  task_retry_verification = 'autocode.task.retryVerification',
+  task_preview = 'autocode.task.preview',
+  task_transcript = 'autocode.task.transcript',
   task_get = 'autocode.task.get',
   task_list = 'autocode.task.list',
   doctor = 'autocode.doctor',
@@ -32,6 +35,7 @@ M.methods = {
   task_did_change = 'autocode/task/didChange',
   ask_question = 'autocode/task/askQuestion',
   review_plan = 'autocode/task/reviewPlan',
+  save_documents = 'autocode/task/saveDocuments',
 }
 
 M.kinds = {
@@ -54,6 +58,7 @@ M.needs = {
   approve_plan = 'approve_plan',
   approve_completion = 'approve_completion',
   resolve_conflicts = 'resolve_conflicts',
+  save_files = 'save_files',
 }
 
 -- How an answer was given (`how` of autocode.task.answer). Only typed and

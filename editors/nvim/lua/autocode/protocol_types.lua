@@ -55,6 +55,9 @@
 ---@field choices table<string, string> The person's choice per conflicted file that this apply used.
 ---@field headMoved autocode.HeadMoved|nil
 ---@field message string What happened, in words a person can read.
+---@field unsaved string[] Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change.
+---@field hunksKept string[] With a per-hunk choice: the ids of the hunks applied.
+---@field hunksUndone string[] With a per-hunk choice: the ids of the hunks the person left out (not applied).
 
 ---@class autocode.ApproveCompletion
 ---@field kind 'approve_completion'
@@ -100,7 +103,7 @@
 ---@field text string The same report as readable text; the server also logs it.
 
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
----@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'testsRegressed'|'budgetExhausted'|'agentLoop'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'engineMissing'|'engineVersion'|'engineLogin'|'engineIdle'|'engineCrashed'|'engineNetwork'|'engineRefused'|'workspaceOutsideSession'|'manifestOutsideWorkspace'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'testsRegressed'|'copyGone'|'hunksChanged'|'budgetExhausted'|'agentLoop'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'engineMissing'|'engineVersion'|'engineLogin'|'engineIdle'|'engineCrashed'|'engineNetwork'|'engineRefused'|'workspaceOutsideSession'|'manifestOutsideWorkspace'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
 --- A memory removed because its agent's bucket went over the cap.
 ---@class autocode.Eviction
@@ -109,6 +112,16 @@
 ---@field repository string|nil
 ---@field createdAt string
 ---@field excerpt string
+
+--- One touched file as applying would leave it.
+---@class autocode.FilePreview
+---@field path string
+---@field action 'write'|'delete'|'none'|'conflict' conflict: both sides changed the same lines (or one deleted the file).
+---@field reason string|nil For a conflict: overlap, deletedInWorkspace, deletedByTask or renamed.
+---@field binary boolean A file with no lines to show (its texts are null).
+---@field mine string|nil The person's text now (the editor's buffer when given or open, else the disk); null when absent.
+---@field merged string|nil What applying writes (with conflict markers for a conflict); null when the file is removed.
+---@field hunks autocode.PreviewHunk[]
 
 ---@class autocode.ForgetArgs
 ---@field workspace? string|nil
@@ -200,7 +213,7 @@
 ---@field runId string|nil
 ---@field score number|nil Relevance for search and recall results; null elsewhere.
 
----@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts
+---@alias autocode.Needs autocode.NoNeeds|autocode.AnswerQuestions|autocode.ApprovePlan|autocode.ApproveCompletion|autocode.ResolveConflicts|autocode.SaveFiles
 
 --- The command takes no arguments (an empty object or no argument at all).
 ---@class autocode.NoArgs
@@ -236,6 +249,16 @@
 ---@class autocode.PrepRunArgs
 ---@field workspace? string|nil
 ---@field manifest? string|nil Path of a JSON manifest of declared public inputs (relative to the workspace or absolute).
+
+--- One change between the person's text and the merged result (1-based lines; 0 lines is an insertion point before `start`).
+---@class autocode.PreviewHunk
+---@field id string Stable while the hunk's own lines are the same (edits elsewhere in the file keep it).
+---@field mineStart integer
+---@field mineLines integer
+---@field mergedStart integer
+---@field mergedLines integer
+---@field overlaps boolean The hunk touches lines the person changed since the task started.
+---@field conflict boolean git could not merge these lines: the merged text holds conflict markers here.
 
 --- Skills made from team memories, and the memories that became them.
 ---@class autocode.PromotionApplied
@@ -302,6 +325,11 @@
 ---@field workspaces string[] The session's workspace folders as paths (empty: no repository in context).
 ---@field memoryStores autocode.MemoryStoresInfo The server process's memory services (shared by every session of the process).
 
+--- `autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint.
+---@class autocode.ProviderCheck
+---@field check table<string, any> The endpoint, model, family, whether the key variable is set (never its value), tool support, the result.
+---@field text string The same as readable lines.
+
 --- One question a task asks a person.
 ---@class autocode.Question
 ---@field id string
@@ -357,6 +385,18 @@
 ---@field decision 'approve'|'reject'|'later'
 ---@field feedback? string|nil Required when `decision` is `reject`.
 
+---@class autocode.SaveDocumentsParams
+---@field taskId string
+---@field uris string[] Documents the change just went into through `workspace/applyEdit` that held no unsaved edits before it: save each one as it is now.
+
+---@class autocode.SaveDocumentsResult
+---@field saved string[] The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save.
+
+---@class autocode.SaveFiles
+---@field kind 'save_files'
+---@field paths string[] The files whose change is in the editor's buffer but not on disk: save them to complete.
+---@field apply autocode.ApplyResult
+
 --- A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes.
 ---@class autocode.SaveResult
 ---@field saved boolean
@@ -376,6 +416,22 @@
 ---@field query string
 ---@field method string How results were ranked: by meaning and keywords, or keywords and recency.
 ---@field memories autocode.MemoryView[]
+
+--- The model settings an editor holds for its person, for this session's tasks and checks.
+---@class autocode.SessionConfigureArgs
+---@field provider? string|nil
+---@field model? string|nil
+---@field baseUrl? string|nil
+---@field engine? string|nil Which engine runs the implementer, where this server knows the `engine` setting.
+---@field apiKeyEnv? string|nil The variable the key is read from. Default: the `api_key_env` setting, else the provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY).
+---@field apiKey? string|nil The provider's key, kept in the server process's memory only (never logged, never written); an empty string forgets it. Left out: the key given before stays.
+
+--- What this session's tasks and checks get from the editor.
+---@class autocode.SessionSettings
+---@field settings table<string, string> The values given, as the flag layer of every task this session starts.
+---@field ignored string[] Names this server does not know as settings (an older engine), so not used.
+---@field apiKeyEnv string|nil
+---@field apiKeySet boolean Whether a key from the editor is held (its value is never sent back).
 
 --- One skill: know-how given to agents, made from a memory or written by a person.
 ---@class autocode.SkillView
@@ -401,6 +457,7 @@
 ---@class autocode.TaskApproveCompletionArgs
 ---@field taskId string
 ---@field confirm? string|nil The word `needs.confirmation` names (`unproven`), typed by the person, when the change is not proved by named tests or weakens them; refused with `confirmationRequired` without it.
+---@field keep? string[]|nil The ids of the hunks the person kept (from `autocode.task.preview`); the others are left out of the apply. Default: every hunk. An id the change no longer has is refused (`hunksChanged`, nothing written).
 ---@field workspace? string|nil
 
 ---@class autocode.TaskApprovePlanArgs
@@ -426,6 +483,19 @@
 ---@class autocode.TaskList
 ---@field tasks autocode.TaskSnapshot[]
 
+--- What approving the completion would do, before anything is written.
+---@class autocode.TaskPreview
+---@field taskId string
+---@field revision integer The task revision the preview was made from.
+---@field files autocode.FilePreview[]
+---@field overlaps integer Hunks that touch the person's own edits, over all files.
+---@field conflicts integer Hunks git could not merge, over all files.
+
+---@class autocode.TaskPreviewArgs
+---@field taskId string
+---@field documents? table<string, string>|nil The texts the editor holds now, by workspace-relative path or `file://` URI (unsaved edits included). A touched file not given here is read from the documents the client synchronises, else from disk.
+---@field workspace? string|nil
+
 ---@class autocode.TaskRefArgs
 ---@field taskId string
 ---@field workspace? string|nil Where the task lives. Default: the session's folders are searched for the task.
@@ -447,6 +517,7 @@
 ---@field proof autocode.Proof|nil The verdict and its evidence (when the tests ran).
 ---@field tests autocode.TestRun|nil The last test run (completed and failed tasks, when the tests ran).
 ---@field apply autocode.ApplyResult|nil What the apply wrote (completed tasks).
+---@field partial boolean True when the person left hunks out: only part of the change was applied. The proof covered the whole change, so a partial apply is never `verified`.
 ---@field files string[] The files the change touches (completed tasks).
 ---@field error autocode.TaskError|nil Why it failed (failed tasks).
 
@@ -455,7 +526,8 @@
 ---@field id string
 ---@field workspace string
 ---@field brief string
----@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED.
+---@field state string REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it.
+---@field interruptedIn string|nil For INTERRUPTED: the working state the step stopped in.
 ---@field phase string
 ---@field revision integer
 ---@field needs autocode.Needs

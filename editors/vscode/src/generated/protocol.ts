@@ -85,6 +85,12 @@ export interface ApplyResult {
   headMoved: HeadMoved | null;
   /** What happened, in words a person can read. */
   message: string;
+  /** Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change. */
+  unsaved: string[];
+  /** With a per-hunk choice: the ids of the hunks applied. */
+  hunksKept: string[];
+  /** With a per-hunk choice: the ids of the hunks the person left out (not applied). */
+  hunksUndone: string[];
 }
 
 export interface ApproveCompletion {
@@ -151,7 +157,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "testsRegressed" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "engineMissing" | "engineVersion" | "engineLogin" | "engineIdle" | "engineCrashed" | "engineNetwork" | "engineRefused" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "testsRegressed" | "copyGone" | "hunksChanged" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "engineMissing" | "engineVersion" | "engineLogin" | "engineIdle" | "engineCrashed" | "engineNetwork" | "engineRefused" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {
@@ -160,6 +166,22 @@ export interface Eviction {
   repository: string | null;
   createdAt: string;
   excerpt: string;
+}
+
+/** One touched file as applying would leave it. */
+export interface FilePreview {
+  path: string;
+  /** conflict: both sides changed the same lines (or one deleted the file). */
+  action: "write" | "delete" | "none" | "conflict";
+  /** For a conflict: overlap, deletedInWorkspace, deletedByTask or renamed. */
+  reason: string | null;
+  /** A file with no lines to show (its texts are null). */
+  binary: boolean;
+  /** The person's text now (the editor's buffer when given or open, else the disk); null when absent. */
+  mine: string | null;
+  /** What applying writes (with conflict markers for a conflict); null when the file is removed. */
+  merged: string | null;
+  hunks: PreviewHunk[];
 }
 
 export interface ForgetArgs {
@@ -287,7 +309,7 @@ export interface MemoryView {
   score: number | null;
 }
 
-export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts;
+export type Needs = NoNeeds | AnswerQuestions | ApprovePlan | ApproveCompletion | ResolveConflicts | SaveFiles;
 
 /** The command takes no arguments (an empty object or no argument at all). */
 export interface NoArgs {
@@ -331,6 +353,20 @@ export interface PrepRunArgs {
   workspace?: string | null;
   /** Path of a JSON manifest of declared public inputs (relative to the workspace or absolute). */
   manifest?: string | null;
+}
+
+/** One change between the person's text and the merged result (1-based lines; 0 lines is an insertion point before `start`). */
+export interface PreviewHunk {
+  /** Stable while the hunk's own lines are the same (edits elsewhere in the file keep it). */
+  id: string;
+  mineStart: number;
+  mineLines: number;
+  mergedStart: number;
+  mergedLines: number;
+  /** The hunk touches lines the person changed since the task started. */
+  overlaps: boolean;
+  /** git could not merge these lines: the merged text holds conflict markers here. */
+  conflict: boolean;
 }
 
 /** Skills made from team memories, and the memories that became them. */
@@ -427,6 +463,14 @@ export interface ProtocolInfo {
   memoryStores: MemoryStoresInfo;
 }
 
+/** `autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint. */
+export interface ProviderCheck {
+  /** The endpoint, model, family, whether the key variable is set (never its value), tool support, the result. */
+  check: Record<string, unknown>;
+  /** The same as readable lines. */
+  text: string;
+}
+
 /** One question a task asks a person. */
 export interface Question {
   id: string;
@@ -503,6 +547,24 @@ export interface ReviewPlanResult {
   feedback?: string | null;
 }
 
+export interface SaveDocumentsParams {
+  taskId: string;
+  /** Documents the change just went into through `workspace/applyEdit` that held no unsaved edits before it: save each one as it is now. */
+  uris: string[];
+}
+
+export interface SaveDocumentsResult {
+  /** The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save. */
+  saved: string[];
+}
+
+export interface SaveFiles {
+  kind: "save_files";
+  /** The files whose change is in the editor's buffer but not on disk: save them to complete. */
+  paths: string[];
+  apply: ApplyResult;
+}
+
 /** A refused save is the error `memoryRefused` on the wire (exit 3 in the CLI); these are all outcomes. */
 export interface SaveResult {
   saved: boolean;
@@ -532,6 +594,30 @@ export interface SearchResult {
   /** How results were ranked: by meaning and keywords, or keywords and recency. */
   method: string;
   memories: MemoryView[];
+}
+
+/** The model settings an editor holds for its person, for this session's tasks and checks. */
+export interface SessionConfigureArgs {
+  provider?: string | null;
+  model?: string | null;
+  baseUrl?: string | null;
+  /** Which engine runs the implementer, where this server knows the `engine` setting. */
+  engine?: string | null;
+  /** The variable the key is read from. Default: the `api_key_env` setting, else the provider's usual one (OPENAI_API_KEY, ANTHROPIC_API_KEY, AZURE_OPENAI_API_KEY). */
+  apiKeyEnv?: string | null;
+  /** The provider's key, kept in the server process's memory only (never logged, never written); an empty string forgets it. Left out: the key given before stays. */
+  apiKey?: string | null;
+}
+
+/** What this session's tasks and checks get from the editor. */
+export interface SessionSettings {
+  /** The values given, as the flag layer of every task this session starts. */
+  settings: Record<string, string>;
+  /** Names this server does not know as settings (an older engine), so not used. */
+  ignored: string[];
+  apiKeyEnv: string | null;
+  /** Whether a key from the editor is held (its value is never sent back). */
+  apiKeySet: boolean;
 }
 
 /** One skill: know-how given to agents, made from a memory or written by a person. */
@@ -565,6 +651,8 @@ export interface TaskApproveCompletionArgs {
   taskId: string;
   /** The word `needs.confirmation` names (`unproven`), typed by the person, when the change is not proved by named tests or weakens them; refused with `confirmationRequired` without it. */
   confirm?: string | null;
+  /** The ids of the hunks the person kept (from `autocode.task.preview`); the others are left out of the apply. Default: every hunk. An id the change no longer has is refused (`hunksChanged`, nothing written). */
+  keep?: string[] | null;
   workspace?: string | null;
 }
 
@@ -601,6 +689,25 @@ export interface TaskList {
   tasks: TaskSnapshot[];
 }
 
+/** What approving the completion would do, before anything is written. */
+export interface TaskPreview {
+  taskId: string;
+  /** The task revision the preview was made from. */
+  revision: number;
+  files: FilePreview[];
+  /** Hunks that touch the person's own edits, over all files. */
+  overlaps: number;
+  /** Hunks git could not merge, over all files. */
+  conflicts: number;
+}
+
+export interface TaskPreviewArgs {
+  taskId: string;
+  /** The texts the editor holds now, by workspace-relative path or `file://` URI (unsaved edits included). A touched file not given here is read from the documents the client synchronises, else from disk. */
+  documents?: Record<string, string> | null;
+  workspace?: string | null;
+}
+
 export interface TaskRefArgs {
   taskId: string;
   /** Where the task lives. Default: the session's folders are searched for the task. */
@@ -631,6 +738,8 @@ export interface TaskResult {
   tests: TestRun | null;
   /** What the apply wrote (completed tasks). */
   apply: ApplyResult | null;
+  /** True when the person left hunks out: only part of the change was applied. The proof covered the whole change, so a partial apply is never `verified`. */
+  partial: boolean;
   /** The files the change touches (completed tasks). */
   files: string[];
   /** Why it failed (failed tasks). */
@@ -642,8 +751,10 @@ export interface TaskSnapshot {
   id: string;
   workspace: string;
   brief: string;
-  /** REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, COMPLETED, FAILED or CANCELLED. */
+  /** REQUIREMENTS, WAITING_FOR_USER, PLANNING, WAITING_FOR_PLAN_APPROVAL, IMPLEMENTING, VERIFYING, WAITING_FOR_COMPLETION_APPROVAL, APPLYING, WAITING_FOR_SAVE (applied into buffers that held unsaved edits: complete once saved), COMPLETED, FAILED or CANCELLED; INTERRUPTED when a working step's process stopped (a killed server) and nothing works on it now: `autocode.task.resume` continues it. */
   state: string;
+  /** For INTERRUPTED: the working state the step stopped in. */
+  interruptedIn: string | null;
   phase: string;
   revision: number;
   needs: Needs;
@@ -778,6 +889,8 @@ export interface Commands {
   "autocode.task.resolveConflicts": { arguments: TaskResolveConflictsArgs; result: TaskSnapshot };
   "autocode.task.cancel": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.resume": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.retryVerification": { arguments: TaskRefArgs; result: TaskSnapshot };
+  "autocode.task.preview": { arguments: TaskPreviewArgs; result: TaskPreview };
   "autocode.task.get": { arguments: TaskRefArgs; result: TaskSnapshot };
   "autocode.task.list": { arguments: WorkspaceArgs; result: TaskList };
   "autocode.task.transcript": { arguments: TaskRefArgs; result: TaskTranscript };
@@ -794,11 +907,14 @@ export interface Commands {
   "autocode.task.compose": { arguments: WorkspaceArgs; result: OpenedDocument };
   "autocode.doctor.open": { arguments: WorkspaceArgs; result: OpenedDocument };
   "autocode.memory.composeSearch": { arguments: WorkspaceArgs; result: OpenedDocument };
+  "autocode.session.configure": { arguments: SessionConfigureArgs; result: SessionSettings };
+  "autocode.provider.check": { arguments: WorkspaceArgs; result: ProviderCheck };
 }
 
 /** Every method by name: its params and its result. */
 export interface Methods {
   "autocode/task/didChange": { params: TaskDidChangeParams; result: null };
   "autocode/task/askQuestion": { params: AskQuestionParams; result: AskQuestionResult };
+  "autocode/task/saveDocuments": { params: SaveDocumentsParams; result: SaveDocumentsResult };
   "autocode/task/reviewPlan": { params: ReviewPlanParams; result: ReviewPlanResult };
 }

@@ -111,18 +111,36 @@ export interface Refusal {
   suggestion: string | undefined;
 }
 
-/**
- * How a refusal is shown: whole, as information, with "It belongs in" when the message does not
- * already say it, and "Save this instead" when the server offers a version it would keep.
- */
-export function refusalPrompt(refusal: Refusal): { title: string; detail: string; actions: string[] } {
-  const detail = [refusal.message, refusal.belongs && !refusal.message.includes(refusal.belongs) ? `It belongs in: ${refusal.belongs}` : '']
-    .filter(Boolean)
-    .join('\n\n');
-  return { title: 'AutoCode did not save this memory.', detail, actions: refusal.suggestion ? ['Save this instead'] : [] };
-}
-
 /** The description of a scope in the Add Memory pick: agent scopes say they need a name while none is set. */
 export function scopeDescriptionFor(owner: string, agentName: string): string | undefined {
   return owner === 'agent' && !agentName.trim() ? 'needs an agent name (asked next)' : undefined;
+}
+
+/** The skills a promotion made, as a Markdown page: each skill's name, scope and text. */
+export function skillsMarkdown(skills: unknown[]): string {
+  const parts = skills.map((s) => {
+    if (!isObject(s)) return `- ${String(s)}`;
+    const name = stringField(s, 'name') ?? '(skill)';
+    const owner = stringField(s, 'owner');
+    const scope = [stringField(s, 'scope'), owner ? `agent ${owner}` : 'team'].filter(Boolean).join(', ');
+    const description = stringField(s, 'description');
+    const body = [description, stringField(s, 'content')].filter(Boolean).join('\n\n');
+    return `## ${name}\n\n${scope ? `*${scope}*\n\n` : ''}${body}`;
+  });
+  return `# Skills made by promotion\n\n${parts.join('\n\n') || 'No skill was made.'}\n`;
+}
+
+/**
+ * A refusal as one readable line for an input box's validation message: why, where it belongs
+ * instead, and the durable version when there is one (the engine's message runs these together).
+ */
+export function inlineRefusal(refusal: Refusal): string {
+  let why = refusal.message.replace(/^not saved:\s*/i, '');
+  const durable = why.indexOf(' A durable version:');
+  if (durable >= 0) why = why.slice(0, durable);
+  if (refusal.belongs && why.endsWith(refusal.belongs)) why = why.slice(0, -refusal.belongs.length);
+  why = why.trim().replace(/[.;,]$/, '');
+  const belongs = refusal.belongs && !why.includes(refusal.belongs) ? ` It belongs in ${refusal.belongs.replace(/\.$/, '')}.` : '';
+  const suggestion = refusal.suggestion ? ` Saveable instead (the lightbulb puts it in the box): “${refusal.suggestion}”` : '';
+  return `Not saved: ${why}.${belongs}${suggestion}`;
 }

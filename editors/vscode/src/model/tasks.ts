@@ -4,6 +4,7 @@
 
 import type { Needs, Proof, Question as WireQuestion, Review, TaskDidChangeParams, TaskSnapshot, TestRun } from '../generated/protocol';
 import { isObject } from '../protocol';
+import { agentSummary, failedInVerification, interruptedWhile, isInterrupted, resumableFailure, testOutputFile } from './failures';
 
 // The snapshot is read as the generated protocol types state it (docs/protocol.schema.json, the
 // engine's own models): one spelling (camelCase), every field present, `needs` narrowed by its
@@ -35,7 +36,7 @@ export interface EvidenceView {
   file?: string;
 }
 
-export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts';
+export type Awaiting = 'answer' | 'planApproval' | 'completionApproval' | 'conflicts' | 'save';
 
 export interface TaskView {
   id: string;
@@ -56,6 +57,10 @@ export interface TaskView {
   /** The verified change as a unified diff, when the task waits for completion approval. */
   diff: string | undefined;
   error: string | undefined;
+  /** A working step lost its process and nothing works on it now: Resume continues it. */
+  interrupted: boolean;
+  /** The agent's final answer (the implementer's), once it gave one. */
+  summary: { role: string; text: string } | undefined;
   raw: TaskSnapshot;
 }
 
@@ -71,6 +76,7 @@ const AWAITING: Record<NonNullable<Needs['kind']>, Awaiting> = {
   approve_plan: 'planApproval',
   approve_completion: 'completionApproval',
   resolve_conflicts: 'conflicts',
+  save_files: 'save',
 };
 
 function testsEvidence(tests: TestRun): EvidenceView {
@@ -141,6 +147,8 @@ export function normaliseSnapshot(raw: unknown, workspace = ''): TaskView {
     changedFiles: [...new Set(files)],
     diff: (needs.kind === 'approve_completion' && needs.diff) || undefined,
     error: snapshot.error?.message,
+    interrupted: isInterrupted(snapshot),
+    summary: agentSummary(snapshot),
     raw: snapshot,
   };
 }
@@ -163,8 +171,12 @@ export class TaskStore {
     return true;
   }
 
-  /** Replaces every task of one workspace with a fresh listing (newer revisions already held win). */
-  replaceWorkspace(workspace: string, views: TaskView[]): void {
+  /**
+   * Replaces every task of one workspace with a fresh listing (newer revisions already held win).
+   * Returns the interrupted tasks of the listing (announced once each by the caller).
+   */
+  replaceWorkspace(workspace: string, views: TaskView[]): TaskView[] {
+    const newlyInterrupted: TaskView[] = [];
     const keep = new Set(views.map((v) => v.id));
     for (const [id, task] of this.tasks) {
       if (task.workspace === workspace && !keep.has(id)) {
@@ -178,8 +190,11 @@ export class TaskStore {
         this.tasks.set(view.id, view);
         if (!this.order.includes(view.id)) this.order.push(view.id);
       }
+      const held = this.tasks.get(view.id) as TaskView;
+      if (held.interrupted) newlyInterrupted.push(held);
     }
     this.emit(undefined);
+    return newlyInterrupted;
   }
 
   clear(): void {
@@ -218,7 +233,7 @@ export class TaskStore {
   }
 }
 
-export type TaskNodeKind = 'workspace' | 'task' | 'phase' | 'question' | 'plan' | 'evidence' | 'result' | 'error';
+export type TaskNodeKind = 'workspace' | 'task' | 'phase' | 'question' | 'plan' | 'evidence' | 'result' | 'error' | 'summary';
 
 export interface TaskNode {
   id: string;
@@ -249,6 +264,7 @@ export function phaseIcon(task: TaskView): string {
   if (task.awaiting === 'planApproval') return 'checklist';
   if (task.awaiting === 'completionApproval') return 'check-all';
   if (task.awaiting === 'conflicts') return 'git-merge';
+  if (task.awaiting === 'save') return 'save';
   for (const [pattern, icon] of PHASE_ICONS) if (pattern.test(task.state) || pattern.test(task.phase)) return icon;
   if (task.done) return 'pass';
   return 'sync~spin';
@@ -256,14 +272,19 @@ export function phaseIcon(task: TaskView): string {
 
 /** A person-readable phase, saying what the task waits for when it waits for the person. */
 export function phaseLabel(task: TaskView): string {
+  if (task.interrupted) return `interrupted while ${interruptedWhile(task.raw)}: Resume to continue`;
   if (task.awaiting === 'answer') return 'waiting for your answer';
   if (task.awaiting === 'planApproval') return 'waiting for plan approval';
   if (task.awaiting === 'completionApproval') return 'waiting for completion approval';
   if (task.awaiting === 'conflicts') return 'waiting for your choice on conflicting files';
+  if (task.awaiting === 'save') return 'applied in your unsaved editors: save them to complete';
   return task.phase.replace(/[_-]+/g, ' ').replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
 function taskContext(task: TaskView): string {
+  if (task.interrupted) return 'task-interrupted';
+  if (failedInVerification(task.raw)) return 'task-failed-tests';
+  if (resumableFailure(task.raw)) return 'task-failed-resumable';
   if (task.done) return 'task-done';
   if (task.awaiting === 'completionApproval') return 'task-completion';
   return 'task';
@@ -336,8 +357,23 @@ export function buildTaskNode(task: TaskView): TaskNode {
       children: [],
     });
   }
+  if (task.summary) {
+    children.push({
+      id: `${base}/summary`,
+      kind: 'summary',
+      taskId: task.id,
+      label: 'Agent summary',
+      description: task.summary.text,
+      tooltip: `${task.summary.role}: ${task.summary.text}\n\nClick to open the transcript.`,
+      icon: 'hubot',
+      contextValue: 'agent-summary',
+      children: [],
+    });
+  }
   if (task.error) {
-    children.push({ id: `${base}/error`, kind: 'error', taskId: task.id, label: 'Error', description: task.error, tooltip: task.error, icon: 'error', contextValue: 'error', children: [] });
+    // The error opens what explains it: the test output for a failed verification.
+    const file = failedInVerification(task.raw) ? testOutputFile(task.raw) : undefined;
+    children.push({ id: `${base}/error`, kind: 'error', taskId: task.id, label: 'Error', description: task.error, tooltip: task.error, icon: 'error', contextValue: 'error', file, children: [] });
   }
   return {
     id: base,

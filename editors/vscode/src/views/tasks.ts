@@ -77,6 +77,7 @@ export class TasksView implements vscode.TreeDataProvider<TaskNode>, vscode.Disp
     if (node.kind === 'question') item.command = { title: 'Answer', command: 'autocode.answerQuestion', arguments: [node] };
     else if (node.kind === 'plan') item.command = { title: 'Review Plan', command: 'autocode.reviewPlan', arguments: [node] };
     else if (node.contextValue === 'task-completion-node') item.command = { title: 'Approve Completion', command: 'autocode.approveCompletion', arguments: [node] };
+    else if (node.kind === 'summary') item.command = { title: 'Open Transcript', command: 'autocode.openTranscript', arguments: [node.taskId] };
     else if (node.file) item.command = { title: 'Open', command: 'vscode.open', arguments: [vscode.Uri.file(node.file)] };
     return item;
   }

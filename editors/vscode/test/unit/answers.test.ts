@@ -39,12 +39,12 @@ test('answer arguments carry how, or leave it out for an older server', () => {
 
 test('conflicts, a moved HEAD and what was written are read from the snapshot', () => {
   const base: TaskSnapshot = {
-    id: 't-1', workspace: '/repo', brief: 'b', state: 'WAITING_FOR_CONFLICT_RESOLUTION', phase: 'verifying', revision: 3, done: false,
+    id: 't-1', workspace: '/repo', brief: 'b', state: 'WAITING_FOR_CONFLICT_RESOLUTION', interruptedIn: null, phase: 'verifying', revision: 3, done: false,
     needs: { kind: null }, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: null, planRevision: 1,
     humanPauseStates: [], created: '', updated: '', answers: [], agent: null,
   };
   const conflict = { path: 'a.py', reason: 'overlap' as const, hunks: [{ mineStart: 3, mineLines: 2, theirsStart: 3, theirsLines: 4 }] };
-  const apply: ApplyResult = { status: 'conflicts', applied: false, written: [], writtenByEditor: [], conflicts: ['a.py'], via: null, choices: {}, headMoved: null, message: 'both changed a.py' };
+  const apply: ApplyResult = { status: 'conflicts', applied: false, written: [], writtenByEditor: [], conflicts: ['a.py'], via: null, choices: {}, headMoved: null, message: 'both changed a.py', unsaved: [], hunksKept: [], hunksUndone: [] };
   const snap: TaskSnapshot = {
     ...base,
     needs: { kind: 'resolve_conflicts', conflicts: [conflict], files: ['a.py'], apply, headMoved: { from: '0123456789abcdef', to: 'fedcba9876543210' } },
@@ -53,7 +53,7 @@ test('conflicts, a moved HEAD and what was written are read from the snapshot', 
   assert.match(headMovedText(snap) ?? '', /from 01234567 to fedcba98/);
   assert.equal(headMovedText({ ...snap, needs: { ...snap.needs, headMoved: null } as Needs }), undefined);
   assert.equal(writtenFiles(snap), undefined);
-  const done: TaskSnapshot = { ...base, state: 'COMPLETED', done: true, result: { status: 'completed', verified: true, proof: null, tests: null, apply: { ...apply, status: 'applied', applied: true, written: ['a.py'], conflicts: [] }, files: ['a.py'], error: null } };
+  const done: TaskSnapshot = { ...base, state: 'COMPLETED', done: true, result: { status: 'completed', verified: true, partial: false, proof: null, tests: null, apply: { ...apply, status: 'applied', applied: true, written: ['a.py'], conflicts: [] }, files: ['a.py'], error: null } };
   assert.deepEqual(writtenFiles(done), ['a.py']);
   assert.deepEqual(conflictsOf(done), []);
   assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);

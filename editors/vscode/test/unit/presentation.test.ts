@@ -1,24 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { NOTHING_TO_PROMOTE, refusalPrompt, scopeDescriptionFor } from '../../src/model/memory';
+import { inlineRefusal, NOTHING_TO_PROMOTE, scopeDescriptionFor } from '../../src/model/memory';
 import { labelAndTooltip, shorten, statusItemContent } from '../../src/model/status';
 
-test('a refusal is shown whole, says where it belongs, and offers the durable version', () => {
-  const prompt = refusalPrompt({
-    message: 'This reads as a task note, not something to remember: it names a file of the current change.',
-    belongs: 'the task brief',
-    suggestion: 'Validation errors name the field and what to do.',
-  });
-  assert.equal(prompt.title, 'AutoCode did not save this memory.');
-  assert.ok(prompt.detail.startsWith('This reads as a task note, not something to remember: it names a file of the current change.'));
-  assert.ok(prompt.detail.endsWith('It belongs in: the task brief'));
-  assert.deepEqual(prompt.actions, ['Save this instead']);
-});
-
 test('a refusal without a suggestion offers nothing, and "It belongs in" is not said twice', () => {
-  const prompt = refusalPrompt({ message: 'Refused: it belongs in the task brief.', belongs: 'the task brief', suggestion: undefined });
-  assert.equal(prompt.detail, 'Refused: it belongs in the task brief.');
-  assert.deepEqual(prompt.actions, []);
+  const line = inlineRefusal({ message: 'Refused: it belongs in the task brief.', belongs: 'the task brief', suggestion: undefined });
+  assert.equal(line, 'Not saved: Refused: it belongs in the task brief.');
 });
 
 test('agent scopes say they need a name until one is set; team scopes never do', () => {

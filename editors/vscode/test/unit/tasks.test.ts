@@ -6,7 +6,7 @@ import { buildTaskNode, buildTaskTree, normaliseSnapshot, phaseLabel, proofEvide
 /** A TaskSnapshot as the server sends it (typed by the generated protocol: the one wire spelling). */
 function snapshot(overrides: Partial<TaskSnapshot> = {}, needs: Needs = { kind: null }): TaskSnapshot {
   return {
-    id: 't-1', workspace: '/repo', brief: 'Add a tax helper', state: 'PLANNING', phase: 'planning', revision: 1,
+    id: 't-1', workspace: '/repo', brief: 'Add a tax helper', state: 'PLANNING', interruptedIn: null, phase: 'planning', revision: 1,
     needs,
     done: false, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: '/repo/.autocode/prep/p1/source',
     planRevision: 0, humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
@@ -26,7 +26,7 @@ const PROOF: Proof = {
   proofs: ['tests/test_pricing.py::test_tax'], regressions: [], failing: [], alreadyFailing: [], reasons: [], concerns: [], testFiles: ['tests/test_pricing.py'], runs: [],
 };
 
-const APPLIED: ApplyResult = { status: 'applied', applied: true, written: ['a.py'], writtenByEditor: [], conflicts: [], via: 'disk', choices: {}, headMoved: null, message: 'wrote a.py' };
+const APPLIED: ApplyResult = { status: 'applied', applied: true, written: ['a.py'], writtenByEditor: [], conflicts: [], via: 'disk', choices: {}, headMoved: null, message: 'wrote a.py', unsaved: [], hunksKept: [], hunksUndone: [] };
 
 const ask = (over: Partial<Question>): Question => ({ id: 'a', text: 't', category: null, convention: null, default: null, choices: [], ...over });
 
@@ -94,7 +94,7 @@ test('completion approval: files, diff, copy, tests and review become the comple
 test('a completed task is done, waits for nothing and lists what happened', () => {
   const view = normaliseSnapshot(snapshot({
     state: 'COMPLETED', phase: 'completed', revision: 12, done: true, planRevision: 1,
-    result: { status: 'completed', verified: true, proof: null, tests: TESTS, apply: APPLIED, files: ['a.py'], error: null },
+    result: { status: 'completed', verified: true, partial: false, proof: null, tests: TESTS, apply: APPLIED, files: ['a.py'], error: null },
     learning: { status: 'done', written: true, path: '/repo/.autocode/project.json', conventions: [], droppedForCredentials: [], omitted: [], errors: [], error: null, framework: 'pytest', testCommand: 'pytest -q' },
   }));
   assert.equal(view.done, true);

@@ -1,0 +1,192 @@
+-- The review of a change hunk by hunk: what Apply would do to your files as they are now
+-- (unsaved edits included), from autocode.task.preview, with each hunk kept or undone by
+-- :AutoCode hunk keep|undo on the hunk under the cursor; Apply then sends the kept hunks.
+-- Nothing here opens by itself: :AutoCode hunks opens it.
+local client = require('autocode.client')
+local protocol = require('autocode.protocol')
+local ui = require('autocode.ui')
+
+local C = protocol.commands
+local M = {}
+
+--- task id -> {preview = autocode.TaskPreview, undone = {[hunk id] = true}, at = {[line] = hunk id}}
+M.state = {}
+
+local function tasks()
+  return require('autocode.tasks')
+end
+
+local function absolute(snap, rel)
+  return vim.fs.normalize(vim.fs.joinpath(snap.workspace or '', rel))
+end
+
+--- The texts of the task's files loaded in buffers, by path (what the person sees, unsaved edits included).
+function M.documents(snap)
+  local out = {}
+  for _, rel in ipairs(tasks().files(snap)) do
+    local buf = vim.fn.bufnr(absolute(snap, rel))
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+      local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      local text = table.concat(lines, '\n')
+      if vim.bo[buf].eol and #lines > 0 then
+        text = text .. '\n'
+      end
+      out[rel] = text
+    end
+  end
+  return out
+end
+
+local function split(text)
+  if text == nil or text == vim.NIL then
+    return {}
+  end
+  local lines = vim.split(text, '\n', { plain = true })
+  if lines[#lines] == '' then
+    table.remove(lines)
+  end
+  return lines
+end
+
+--- The review buffer's lines, and which hunk each line belongs to.
+function M.render(id)
+  local st = M.state[id]
+  local p = st.preview
+  local n = 0
+  for _, f in ipairs(p.files) do
+    n = n + #f.hunks
+  end
+  local lines = {
+    ('# AutoCode review of task %s: what Apply does to your files as they are now'):format(id),
+    '# :AutoCode hunk keep / undo (or + / - here) on a hunk; a applies the kept hunks; q closes',
+    ('# %d hunk%s, %d overlap%s your own edits, %d conflict%s'):format(
+      n, n == 1 and '' or 's', p.overlaps, p.overlaps == 1 and 's' or '', p.conflicts, p.conflicts == 1 and '' or 's'
+    ),
+  }
+  local at = {}
+  for _, f in ipairs(p.files) do
+    if #f.hunks > 0 then
+      table.insert(lines, '')
+      table.insert(lines, ('--- a/%s (yours now)'):format(f.path))
+      table.insert(lines, ('+++ b/%s (after Apply%s)'):format(f.path, f.action == 'conflict' and ', with conflict markers' or ''))
+      local mine, merged = split(f.mine), split(f.merged)
+      for _, h in ipairs(f.hunks) do
+        local mark = st.undone[h.id] and '[undo]' or '[keep]'
+        local note = h.conflict and ' CONFLICT: both changed these lines' or (h.overlaps and ' overlaps your edits' or '')
+        table.insert(lines, ('@@ -%d,%d +%d,%d @@ %s %s%s'):format(h.mineStart, h.mineLines, h.mergedStart, h.mergedLines, mark, h.id, note))
+        at[#lines] = h.id
+        for i = h.mineStart, h.mineStart + h.mineLines - 1 do
+          table.insert(lines, '-' .. (mine[i] or ''))
+          at[#lines] = h.id
+        end
+        for i = h.mergedStart, h.mergedStart + h.mergedLines - 1 do
+          table.insert(lines, '+' .. (merged[i] or ''))
+          at[#lines] = h.id
+        end
+      end
+    end
+  end
+  st.at = at
+  return lines
+end
+
+local function show(id, enter)
+  local buf = ui.scratch('hunks/' .. id, M.render(id), 'diff', {
+    ['+'] = {
+      function()
+        M.hunk('keep')
+      end,
+      'keep hunk',
+    },
+    ['-'] = {
+      function()
+        M.hunk('undo')
+      end,
+      'undo hunk',
+    },
+    a = {
+      function()
+        tasks().complete(id)
+      end,
+      'apply kept hunks',
+      confirm = ('Apply the kept hunks of task %s to your files?'):format(id),
+    },
+  }, { task = id }, { enter = enter })
+  return buf
+end
+
+--- Opens the hunk review of a task waiting for its completion approval (inside client.run).
+function M.open(id, enter)
+  id = (id and id ~= '') and id or tasks().current
+  if not id then
+    ui.error('no task yet: start one with :AutoCode start, or pick one with :AutoCode tasks')
+    return
+  end
+  client.run(function()
+    local snap = tasks().snapshots[id]
+    local err, get = tasks().task_call(C.task_get, id)
+    if not err then
+      snap = tasks().unwrap(get)
+    end
+    if not snap then
+      ui.error('hunks: ' .. client.describe(err))
+      return
+    end
+    local docs = M.documents(snap)
+    local err2, result = tasks().task_call(C.task_preview, id, next(docs) and { documents = docs } or nil)
+    if err2 then
+      ui.error('hunks: ' .. client.describe(err2))
+      return
+    end
+    local old = M.state[id]
+    M.state[id] = { preview = result, undone = old and old.undone or {}, at = {} }
+    show(id, enter ~= false)
+  end)
+end
+
+--- Keeps or undoes the hunk under the cursor of a review buffer.
+function M.hunk(verb)
+  if verb ~= 'keep' and verb ~= 'undo' then
+    ui.error(':AutoCode hunk needs keep or undo')
+    return
+  end
+  local id = vim.b.autocode_task
+  local st = id and M.state[id]
+  if not st then
+    ui.error('not in a hunk review: :AutoCode hunks opens one')
+    return
+  end
+  local line = vim.api.nvim_win_get_cursor(0)[1]
+  local hunk = st.at[line]
+  if not hunk then
+    ui.warn('no hunk under the cursor: move onto a line of a hunk (@@, - or +)')
+    return
+  end
+  st.undone[hunk] = verb == 'undo' or nil
+  ui.set_lines(vim.api.nvim_get_current_buf(), M.render(id))
+  vim.api.nvim_win_set_cursor(0, { line, 0 })
+end
+
+--- The hunk ids to keep when some were undone (nil: apply the whole change).
+function M.keep(id)
+  local st = M.state[id]
+  if not st or next(st.undone) == nil then
+    return nil
+  end
+  local out = {}
+  for _, f in ipairs(st.preview.files) do
+    for _, h in ipairs(f.hunks) do
+      if not st.undone[h.id] then
+        table.insert(out, h.id)
+      end
+    end
+  end
+  return out
+end
+
+function M.forget(id)
+  M.state[id] = nil
+  ui.close_named('hunks/' .. tostring(id))
+end
+
+return M

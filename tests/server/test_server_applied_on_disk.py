@@ -1,0 +1,129 @@
+"""Applied means on disk (the real server process, real git repositories): a buffer that held no
+unsaved edits is saved after `workspace/applyEdit` (by the editor when it answers
+`autocode/task/saveDocuments`, else written by the server because the disk still held what the
+buffer held), a buffer with unsaved edits keeps them merged and the task waits for its save, and
+COMPLETED is said only once every file was read back from disk with the change in it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.uris import to_fs_path
+from test_server_apply_authority import (
+    GREET,
+    GREET_TEST,
+    NOTE,
+    _client,
+    _offset,
+    _open,
+    _verified,
+    wait_until_state,
+)
+
+from autocode_lsp import protocol
+from support.lsp import Session, close
+
+pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
+
+
+def _buffers(session: Session, texts: dict[str, str]) -> None:
+    """An editor that applies edits to its open buffers only (never to disk); others to disk."""
+
+    def editor(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        for step in params.edit.document_changes or []:
+            assert isinstance(step, types.TextDocumentEdit)
+            uri = step.text_document.uri
+            path = Path(to_fs_path(uri) or "")
+            text = texts.get(uri, path.read_text() if path.exists() else "")
+            for e in step.edits:
+                text = text[:_offset(text, e.range.start)] + e.new_text + text[_offset(text, e.range.end):]
+            if uri in texts:
+                texts[uri] = text
+            else:
+                path.write_text(text)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    session.apply_edit = editor
+
+
+async def test_an_opted_in_editor_saves_the_clean_buffers_and_the_task_completes(tmp_path: Path) -> None:
+    repo = Path(tmp_path / "project")
+    from test_server_tasks_flow import build_repo
+
+    build_repo(repo)
+    session = await _client(tmp_path, repo, "lsp", opt_in=True)
+    try:
+        snap = await _verified(session, repo)
+        greet = repo / GREET
+        texts = {greet.as_uri(): greet.read_text()}  # open, nothing unsaved
+        _open(session, greet, texts[greet.as_uri()])
+        _buffers(session, texts)
+
+        def save(params: dict[str, Any]) -> list[str]:
+            for uri in params["uris"]:
+                Path(to_fs_path(uri) or "").write_text(texts[uri])
+            return list(params["uris"])
+
+        session.save_documents = save
+        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert done["state"] == "COMPLETED", done
+        assert [s["uris"] for s in session.saves] == [[greet.as_uri()]] and session.saves[0]["taskId"] == snap["id"]
+        assert "hello and goodbye" in greet.read_text()  # read from disk
+        assert done["result"]["apply"]["writtenByEditor"] == [GREET] and done["result"]["apply"]["unsaved"] == []
+    finally:
+        await close(session)
+
+
+async def test_a_clean_buffer_the_editor_does_not_save_is_written_by_the_server(tmp_path: Path) -> None:
+    from test_server_tasks_flow import build_repo
+
+    repo = build_repo(tmp_path / "project")
+    session = await _client(tmp_path, repo, "lsp")  # a plain client: no saveDocuments
+    try:
+        snap = await _verified(session, repo)
+        greet = repo / GREET
+        texts = {greet.as_uri(): greet.read_text()}
+        _open(session, greet, texts[greet.as_uri()])
+        _buffers(session, texts)
+        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert done["state"] == "COMPLETED", done
+        # The buffer and the disk hold the same text: the change, on disk.
+        assert greet.read_text() == texts[greet.as_uri()] and "hello and goodbye" in greet.read_text()
+        assert "goodbye" in (repo / GREET_TEST).read_text()
+    finally:
+        await close(session)
+
+
+async def test_a_buffer_discarded_after_the_apply_never_completes(tmp_path: Path) -> None:
+    from test_server_tasks_flow import build_repo
+
+    repo = build_repo(tmp_path / "project")
+    session = await _client(tmp_path, repo, "lsp", opt_in=True)
+    try:
+        snap = await _verified(session, repo)
+        greet = repo / GREET
+        on_disk = greet.read_text()
+        texts = {greet.as_uri(): NOTE + on_disk}  # unsaved edits
+        _open(session, greet, texts[greet.as_uri()])
+        _buffers(session, texts)
+        waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert waiting["state"] == "WAITING_FOR_SAVE" and waiting["needs"]["paths"] == [GREET]
+        assert session.saves == []  # a buffer with the person's unsaved edits is never saved for them
+        # The person throws the buffer away and saves the old text: the change is not on disk.
+        greet.write_text(on_disk)
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        again = await session.command(protocol.TASK_GET, {"taskId": snap["id"]})
+        assert again["state"] == "WAITING_FOR_SAVE" and again["result"] is None
+        # Saved with the change (and their note): completed.
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        done = await wait_until_state(session, snap["id"], "COMPLETED")
+        assert greet.read_text().startswith(NOTE) and "hello and goodbye" in greet.read_text()
+        assert done["result"]["apply"]["message"].endswith("saved by you, on disk")
+    finally:
+        await close(session)
