@@ -5,7 +5,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv sandbox proof-tools mcp-tools demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools engines mcp-tools demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -25,6 +25,11 @@ sandbox:
 proof-tools:
 	bash scripts/proof-tools-setup.sh
 
+# the agent CLIs the engine tests run for real (Aider from PyPI, Claude Code and Codex from npm)
+# under .tools/, in environments of their own; the tests skip without them.
+engines: proof-tools
+	bash scripts/engines-setup.sh
+
 # @modelcontextprotocol/inspector, the MCP client tests/mcp drives autocode-mcp with besides the SDK's.
 mcp-tools: proof-tools
 	bash scripts/mcp-setup.sh
@@ -38,7 +43,7 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 	$(VENV)/bin/mypy --strict server/autocode_mcp
 
-unit: venv sandbox proof-tools mcp-tools
+unit: venv sandbox proof-tools engines mcp-tools
 	$(PYTEST) tests/engine tests/server tests/mcp
 
 editors: venv sandbox
@@ -54,7 +59,7 @@ bundle: venv
 
 test: lint unit package editors
 
-bench: venv sandbox
+bench: venv sandbox engines
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
 
 clean:

@@ -256,6 +256,7 @@ SECTION_PROVIDERS: list[SectionProvider] = [
     autocode_folder_section,
     "autocode.prep.doctor_section:prep_section",
     "autocode.sandbox.doctor_section:sandbox_section",
+    "autocode.providers.engines.found:engines_section",
 ]
 """The registered sections after the core ones, in report order."""
 

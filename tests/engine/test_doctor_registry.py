@@ -38,7 +38,7 @@ def test_an_extension_adds_a_doctor_section_to_the_cli(tmp_path: Path) -> None:
     report = json.loads(proc.stdout)
     assert report["line_count"] == {"ok": True, "lines": 3}
     assert list(report) == [*plain, "line_count"]  # the built-in sections keep their order
-    assert list(plain)[-4:] == ["memory", "autocode_folder", "prep", "sandbox"]
+    assert list(plain)[-5:] == ["memory", "autocode_folder", "prep", "sandbox", "engines"]
     text = _doctor(repo, extensions="throwaway.doctor_section").stdout
     assert "README.md: 3 lines" in text and "\nMemory: " in text
 

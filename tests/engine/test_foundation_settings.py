@@ -117,6 +117,7 @@ def test_every_declared_setting_is_resolved(tmp_path: Path) -> None:
         "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
         "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens",
         "context_window", "stream",
+        "engine", "engine_model", "engine_base_url", "engine_api_key_env", "engine_idle_timeout",
         "sandbox", "sandbox_network", "sandbox_env",
     }  # fmt: skip
 

@@ -49,7 +49,9 @@ def test_the_classes_are_declared_once_on_the_fields() -> None:
         "provider", "base_url", "api_key_env", "routes", "database_url", "memory_path",
         "embedding_base_url", "embedding_api_key_env",
     }
-    assert set(PERSON_SETTINGS) == {"sandbox", "sandbox_network", "sandbox_env"}
+    assert set(PERSON_SETTINGS) == {
+        "sandbox", "sandbox_network", "sandbox_env", "engine", "engine_base_url", "engine_api_key_env",
+    }
     assert SETTING_CLASSES["test_command"] == SETTING_CLASSES["test_timeout"] == "team"
 
 

@@ -40,6 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     start.add_argument("--model", help="model name for the provider")
     start.add_argument("--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
     start.add_argument("--api-key-env", metavar="VAR", help="name of the environment variable holding the API key")
+    start.add_argument("--engine", metavar="NAME",
+                       help="an agent CLI as the implementer: claude-code, codex, aider, opencode or gemini")
     start.add_argument("--scenario", metavar="NAME|FILE", help="fixture provider scenario (fixtures/providers/)")
     start.add_argument(
         "--answers",
@@ -228,6 +230,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         model=args.model,
         base_url=args.base_url,
         api_key_env=args.api_key_env,
+        engine=args.engine,
         scenario=args.scenario,
         progress=progress,
     )
@@ -614,6 +617,11 @@ def _render_agent(agent: dict[str, Any] | None) -> list[str]:
     for role, item in agent["roles"].items():
         text = f"  {role}: {item['mode']}, {item['turns']} request(s), {item['toolCalls']} tool call(s), " \
                f"{item['usage']['totalTokens']} tokens"
+        if item["mode"] == "engine":  # an agent CLI played the role
+            cost = f", ${item['costUsd']:.4f}" if item.get("costUsd") is not None else ""
+            text = f"  {role}: the {item.get('engine')} engine {item.get('engineVersion') or ''}".rstrip() + \
+                   f", {item['turns']} request(s), {item['toolCalls']} tool call(s), " \
+                   f"{item['usage']['totalTokens']} tokens{cost}"
         if item["stopped"] not in (None, "answered"):
             text += f", stopped: {item['stopped']} reached"
         if item["mode"] == "edit_blocks":

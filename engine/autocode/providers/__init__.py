@@ -10,6 +10,11 @@ before any run folder exists) and builds its `Provider` from it. To add one:
 a module with the `Provider` class and one `register(ProviderKind(...))`
 (tests/throwaway/echo_provider.py adds an `echo` provider that way). The
 built-in kinds load their module only when a task uses them.
+
+Engines (agent CLIs as the implementer, `autocode.providers.engines`) are kinds of the same
+registry made by `engine_kind(name, "module:Adapter")`: adding one is its adapter module and
+one `register(engine_kind(...))` line. The person's `engine` setting routes the implementer
+to it; nothing else can (a repository's provider or routes naming one are refused).
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from autocode.providers.base import (
 LOOP_SETTINGS: tuple[str, ...] = (
     "max_turns", "token_budget", "time_budget", "edit_format", "reading_roles", "api_version", "deployment",
     "request_timeout", "endpoint_family", "temperature", "response_format", "max_output_tokens", "context_window",
-    "stream",
+    "stream", "engine", "engine_model", "engine_base_url", "engine_api_key_env", "engine_idle_timeout",
 )
 
 
@@ -65,6 +70,11 @@ class ProviderConfig:
     max_output_tokens: int | None = None
     context_window: int | None = None
     stream: bool = True
+    engine: str | None = None  # an agent CLI as the implementer (the person's `engine` setting)
+    engine_model: str | None = None
+    engine_base_url: str | None = None
+    engine_api_key_env: str | None = None
+    engine_idle_timeout: float = 300.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -88,6 +98,11 @@ class ProviderConfig:
             "max_output_tokens": self.max_output_tokens,
             "context_window": self.context_window,
             "stream": self.stream,
+            "engine": self.engine,
+            "engine_model": self.engine_model,
+            "engine_base_url": self.engine_base_url,
+            "engine_api_key_env": self.engine_api_key_env,
+            "engine_idle_timeout": self.engine_idle_timeout,
         }
 
     @classmethod
@@ -116,10 +131,18 @@ class ProviderConfig:
             max_output_tokens=int(data["max_output_tokens"]) if data.get("max_output_tokens") else None,
             context_window=int(data["context_window"]) if data.get("context_window") else None,
             stream=bool(data.get("stream", True)),
+            engine=str(data["engine"]) if data.get("engine") else None,
+            engine_model=data.get("engine_model"),
+            engine_base_url=data.get("engine_base_url"),
+            engine_api_key_env=data.get("engine_api_key_env"),
+            engine_idle_timeout=float(data.get("engine_idle_timeout") or 300.0),
         )
 
     def route(self, role: str) -> tuple[str, str | None]:
-        """(provider, model) for a role: an explicit route, else the task's provider."""
+        """(provider, model) for a role: the person's engine for the implementer, else an explicit
+        route, else the task's provider."""
+        if role == "implementer" and self.engine:
+            return self.engine, self.engine_model
         for name, target in self.routes:
             if name == role:
                 provider, _, model = target.partition(":")
@@ -139,6 +162,7 @@ class ProviderKind:
     name: str
     settings: Callable[[ProviderConfig, str, str | None], Any]
     build: Callable[[Any, ProviderConfig, str], Provider]
+    engine: str | None = None  # for an engine: "module:Class" of its adapter
 
 
 _KINDS: dict[str, ProviderKind] = {}
@@ -160,6 +184,11 @@ def provider_names() -> tuple[str, ...]:
     return tuple(_KINDS)
 
 
+def engine_specs() -> dict[str, str]:
+    """The registered engines: name -> "module:Class" of the adapter."""
+    return {k.name: k.engine for k in _KINDS.values() if k.engine}
+
+
 def _kind(name: str, role: str | None = None) -> ProviderKind:
     try:
         return _KINDS[name]
@@ -179,6 +208,8 @@ def provider_for(config: ProviderConfig, role: str) -> Provider:
 
 def check_config(config: ProviderConfig) -> None:
     """Raise a UsageError now (before any run directory exists) for an unusable provider setup."""
+    if config.engine is not None and config.engine not in engine_specs():
+        raise UsageError(f"unknown engine {config.engine!r}; use one of {', '.join(engine_specs())}")
     for role in ROLES:
         name, model = config.route(role)
         try:
@@ -296,10 +327,33 @@ def _http_builder(name: str) -> Callable[[HttpSettings, ProviderConfig, str], Pr
     return build
 
 
+def engine_kind(name: str, adapter: str) -> ProviderKind:
+    """The kind that runs engine `name` (its adapter "module:Class") as the implementer."""
+
+    def settings(config: ProviderConfig, role: str, model: str | None) -> Any:
+        # lazy: an engine's adapter and checks load only when a task chooses it
+        from autocode.providers.engines.catalog import engine_settings
+
+        return engine_settings(name, adapter, config, role)
+
+    def build(settings: Any, config: ProviderConfig, role: str) -> Provider:
+        # lazy: the runner (sandbox, git) loads only when the engine runs
+        from autocode.providers.engines.runner import EngineProvider
+
+        return EngineProvider(settings)
+
+    return ProviderKind(name, settings, build, engine=adapter)
+
+
 register(ProviderKind("fixture", _fixture_settings, _fixture_build))
 register(ProviderKind("openai", _openai_settings, _http_builder("openai")))
 register(ProviderKind("azure", _azure_settings, _http_builder("azure")))
 register(ProviderKind("anthropic", _anthropic_settings, _http_builder("anthropic")))
+register(engine_kind("claude-code", "autocode.providers.engines.claude_code:ClaudeCode"))
+register(engine_kind("codex", "autocode.providers.engines.codex:Codex"))
+register(engine_kind("aider", "autocode.providers.engines.aider:Aider"))
+register(engine_kind("opencode", "autocode.providers.engines.opencode:OpenCode"))
+register(engine_kind("gemini", "autocode.providers.engines.gemini:Gemini"))
 
 
 __all__ = [
@@ -317,6 +371,8 @@ __all__ = [
     "RequirementsReport",
     "Review",
     "check_config",
+    "engine_kind",
+    "engine_specs",
     "provider_for",
     "provider_names",
     "register",

@@ -54,7 +54,7 @@ class Outcome:
 
     argv: list[str]
     exit_code: int | None
-    status: str  # finished | timed_out | cancelled | could_not_run
+    status: str  # finished | timed_out | idle | cancelled | could_not_run
     seconds: float
     output: str
     sandbox: str  # the kind that confined it ("bwrap"), or "none"
@@ -137,14 +137,18 @@ def run(
     writable: Sequence[Path] = (),
     output_file: Path | None = None,
     on_output: Callable[[str], None] | None = None,
+    idle_timeout: float | None = None,
+    credentials: Mapping[str, str] | None = None,
 ) -> Outcome:
     """Run `argv` in `cwd` (inside `copy`), stopping it on timeout or cancel.
 
     `env`: extra variables the caller sets (they win over the allowed names; credential names
     are refused even here); `writable`: host folders outside the copy the program may write
     (report files); `output_file`: where the output is streamed as it comes; `on_output`:
-    called with each line. Host paths inside the copy among `argv` are rewritten to where the
-    program sees them. Raises `SandboxUnavailable` when the policy wants a sandbox and none can
+    called with each line; `idle_timeout`: seconds the program may print nothing before it is
+    stopped (status "idle"); `credentials`: the program's own key and endpoint variables (an
+    engine's), the only credential-shaped names that enter its environment. Host paths inside the copy among `argv`
+    are rewritten to where the program sees them. Raises `SandboxUnavailable` when the policy wants a sandbox and none can
     be made."""
     policy = policy or Policy()
     require(policy)
@@ -164,6 +168,7 @@ def run(
         extra=env,
         home=str(home),
         git_ceiling=ceiling,
+        credentials=credentials,
     )
     notes += env_notes
     if boxed:
@@ -195,7 +200,7 @@ def run(
         with placement.mount_points(points):
             ended = process.run_streaming(
                 full, cwd=cwd, env=env_vars, timeout=timeout, cancelled=cancelled,
-                output_file=output_file, on_output=on_output,
+                output_file=output_file, on_output=on_output, idle_timeout=idle_timeout,
             )
     except (FileNotFoundError, PermissionError, NotADirectoryError) as exc:
         message = f"could not run {argv[0]!r}: {exc}\n"

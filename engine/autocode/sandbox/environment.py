@@ -68,11 +68,14 @@ def build(
     home: str,
     git_ceiling: str,
     source: Mapping[str, str] | None = None,
+    credentials: Mapping[str, str] | None = None,
 ) -> tuple[dict[str, str], list[str]]:
     """The environment, and a note for each listed name that was refused.
 
     `extra`: the caller's own variables (the proof's report paths...), which win, but a
-    credential-shaped name among them is refused the same way."""
+    credential-shaped name among them is refused the same way. `credentials`: the variables a
+    program is meant to hold (an engine's own key and endpoint, in the variables its CLI reads),
+    set on purpose by AutoCode, never taken from `extra`, the person's list or the environment."""
     environ = os.environ if source is None else source
     listed = tuple(listed)
     refused_set = tuple(refused_names)
@@ -101,6 +104,7 @@ def build(
             notes.append(f"the variable {name} was not passed: {why}")
             continue
         env[name] = value
+    env.update(credentials or {})
     # git in the copy never walks up into the person's repository (the copy has no .git).
     env["GIT_CEILING_DIRECTORIES"] = git_ceiling
     return env, notes

@@ -47,6 +47,8 @@ def translate_words(argv: Sequence[str], copy: Path, workspace: Path) -> list[st
 
 def _python_folder(word: str, workspace: Path, cwd_seen: Path) -> Path | None:
     """The folder under the workspace holding a python the command names, relative to it."""
+    if "\n" in word or len(word) > 4096:
+        return None  # a text argument (an engine's instructions), not a program's path
     if "python" not in os.path.basename(word) and not word.endswith(("/pytest", "/tox", "/nox")):
         return None
     path = Path(word) if os.path.isabs(word) else cwd_seen / word

@@ -1,7 +1,8 @@
 """One program from start to end: its output streamed to a file and to a line callback as it
-comes, its time limit and cancel checked every tenth of a second, and on either the whole
-process group killed (inside bubblewrap the pid namespace dies with it). A program also dies
-with the process that started it, and a group a killed process left is ended later (`children`).
+comes, its time limit, its idle limit (seconds without output) and cancel checked every tenth of
+a second, and on any of them the whole process group killed (inside bubblewrap the pid
+namespace dies with it). A program also dies with the process that started it, and a group a
+killed process left is ended later (`children`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ DRAIN_SECONDS = 2.0
 @dataclass
 class Ended:
     exit_code: int | None
-    status: str  # finished | timed_out | cancelled
+    status: str  # finished | timed_out | idle | cancelled
     seconds: float
     output: str
     dropped: int  # bytes of output not kept in memory (the start of a very long output)
@@ -49,6 +50,7 @@ class _Reader(threading.Thread):
         self.partial = b""
         self.stop = threading.Event()
         self.lock = threading.Lock()
+        self.last = time.monotonic()  # when output last came (the idle limit counts from it)
 
     def run(self) -> None:
         # The reader owns both descriptors: it closes them when it ends, so a descriptor is
@@ -61,6 +63,7 @@ class _Reader(threading.Thread):
                     break
                 if not data:
                     break
+                self.last = time.monotonic()
                 with self.lock:
                     self._take(data)
             if self.partial and self.on_output is not None:
@@ -110,8 +113,10 @@ def run_streaming(
     cancelled: Callable[[], bool],
     output_file: Path | None,
     on_output: Callable[[str], None] | None,
+    idle_timeout: float | None = None,
 ) -> Ended:
-    """Run `argv` to its end, its time limit or a cancel; raises OSError when it cannot start."""
+    """Run `argv` to its end, its time limit, `idle_timeout` seconds without output, or a cancel;
+    raises OSError when it cannot start."""
     started = time.monotonic()
     sink = None
     if output_file is not None:
@@ -140,7 +145,7 @@ def run_streaming(
     reader.start()
     status = "finished"
     try:
-        status = _wait(proc, started, timeout, cancelled)
+        status = _wait(proc, started, timeout, cancelled, reader if idle_timeout else None, idle_timeout or 0.0)
     finally:
         # Whatever the program left behind in its group goes with it (and everything on an error).
         _kill_group(proc.pid)
@@ -165,8 +170,12 @@ def _pidfd(pid: int) -> int | None:
     return fd
 
 
-def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, cancelled: Callable[[], bool]) -> str:
-    """How the program ended: by itself, by the time limit or by a cancel (then it is killed)."""
+def _wait(
+    proc: subprocess.Popen[bytes], started: float, timeout: float, cancelled: Callable[[], bool],
+    reader: _Reader | None = None, idle: float = 0.0,
+) -> str:
+    """How the program ended: by itself, by the time limit, silent for `idle` seconds (when a
+    reader is given) or by a cancel (then it is killed)."""
     fd = _pidfd(proc.pid)
     watch = select.poll()
     if fd is not None:
@@ -184,8 +193,11 @@ def _wait(proc: subprocess.Popen[bytes], started: float, timeout: float, cancell
                     return "finished"
                 except subprocess.TimeoutExpired:
                     pass
-            if time.monotonic() - started > timeout:
+            now = time.monotonic()
+            if now - started > timeout:
                 status = "timed_out"
+            elif reader is not None and now - reader.last > idle:
+                status = "idle"
             elif cancelled():
                 status = "cancelled"
             else:

@@ -113,6 +113,26 @@ class Settings(BaseModel):
     deployment: Text | None = Field(
         default=None, description="Azure OpenAI deployment name (provider azure); the model name when unset"
     )
+    engine: str | None = Field(
+        default=None,
+        min_length=1,
+        description="an agent CLI that implements the approved plan in the prep copy: claude-code, codex, aider, "
+        "opencode or gemini (person only: a repository never chooses a program to run); unset: AutoCode's own loop",
+        json_schema_extra=PERSON,
+    )
+    engine_model: Text | None = Field(default=None, description="model name passed to the engine; its own default when unset")
+    engine_base_url: Text | None = Field(
+        default=None, description="the engine's model endpoint (person only); its own default when unset",
+        json_schema_extra=PERSON,
+    )
+    engine_api_key_env: Text | None = Field(
+        default=None,
+        description="name of the variable holding the engine's key, passed to it in the variable its CLI reads (person only)",
+        json_schema_extra=PERSON,
+    )
+    engine_idle_timeout: float = Field(
+        default=300.0, gt=0, description="seconds an engine may print nothing before it is stopped"
+    )
     memory_max_count: int = Field(default=200, gt=0, description="memories kept per scope before eviction")
     keep_prep_copies: int = Field(
         default=0, ge=0, description="prep copies of finished tasks kept on disk (newest first); 0 removes each"

@@ -31,10 +31,14 @@ from autocode.tasks.applying import ApplyPhase
 from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
 
 # Failures a resume may continue from, and the settings it reads again (setting -> launch key).
-RESUMABLE_FAILURES = ("providerError", "budgetExhausted")
+# An engine that crashed, went silent or could not log in is run again from the copy's first
+# record (`providers.engines.runner`), under the person's engine settings as they are then.
+RESUMABLE_FAILURES = ("providerError", "budgetExhausted", "engineCrashed", "engineIdle", "engineLogin")
 REFRESHED_ON_RESUME = {
     "max_turns": "max_turns", "token_budget": "token_budget", "time_budget": "time_budget",
     "request_timeout": "timeout", "max_output_tokens": "max_output_tokens", "context_window": "context_window",
+    "engine_model": "engine_model", "engine_base_url": "engine_base_url", "engine_api_key_env": "engine_api_key_env",
+    "engine_idle_timeout": "engine_idle_timeout",
 }
 
 

@@ -299,8 +299,9 @@ class AgentRole(PhaseResult):
     """One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests)."""
 
     role: str
-    mode: Literal["tools", "edit_blocks", "json"]
-    """tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests)."""
+    mode: Literal["tools", "edit_blocks", "json", "engine"]
+    """tools (a tool loop), edit_blocks (the endpoint takes no tools), json (plain requests) or
+    engine (an agent CLI played the role: `engine` names it)."""
     fallback_reason: str | None = None
     """Why the loop fell back to edit blocks."""
     turns: int
@@ -317,6 +318,12 @@ class AgentRole(PhaseResult):
     """The loop's transcript file in the run's agent folder."""
     summary: str | None = None
     """The model's final answer once the loop answered (its reasoning left out); null before."""
+    engine: str | None = None
+    """The agent CLI that played the role (mode engine), e.g. claude-code or aider."""
+    engine_version: str | None = None
+    """Its version, as `--version` printed it."""
+    cost_usd: float | None = None
+    """The cost the engine reported, in US dollars (null when it reports none)."""
 
 
 class AgentStatus(PhaseResult):

@@ -163,6 +163,7 @@ class TaskOptions:
     model: str | None = None
     base_url: str | None = None
     api_key_env: str | None = None
+    engine: str | None = None  # an agent CLI as the implementer (a flag: the person's choice)
     scenario: str | None = None
     agent: str | None = None
     prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)

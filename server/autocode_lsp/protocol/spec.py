@@ -886,6 +886,24 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "again with its `taskId`, or use the code actions, which carry the ids."),
     ErrorKind("cancelled", REQUEST_FAILED, "A request to the model provider was cancelled because "
               "the task was cancelled.", "Start the task again if you still want it."),
+    ErrorKind("engineMissing", REQUEST_FAILED, "The chosen engine's program (an agent CLI) is not on "
+              "PATH or could not be started; nothing was started.",
+              "Install it as the message says (docs/engines.md), or unset `engine`."),
+    ErrorKind("engineVersion", REQUEST_FAILED, "The engine's `--version` names no version, or one "
+              "AutoCode does not read (a task's error).", "Install a version the message names."),
+    ErrorKind("engineLogin", REQUEST_FAILED, "The engine has no key it can use (a task's error).",
+              "Set the variable and name it with `engine_api_key_env` in the user config, then resume."),
+    ErrorKind("engineIdle", REQUEST_FAILED, "The engine printed nothing for `engine_idle_timeout` "
+              "seconds, or ran past `time_budget`, and was stopped with its children (a task's error).",
+              "Check its endpoint or raise the limit, then resume."),
+    ErrorKind("engineCrashed", REQUEST_FAILED, "The engine ended with an error (a task's error); its "
+              "output is in the run folder's `engine/output.jsonl`.", "Fix what it names, then resume."),
+    ErrorKind("engineNetwork", REQUEST_FAILED, "The engine must reach its endpoint and the sandbox "
+              "denies the network; nothing was started.",
+              "Set `sandbox_network = \"allow\"` in the user config."),
+    ErrorKind("engineRefused", REQUEST_FAILED, "An engine was named as a provider or a route, or for "
+              "a role other than the implementer; only the person's `engine` setting chooses one.",
+              "Set `engine` in the user config or pass it as a flag."),
 )
 
 REMOTE_ERROR_KINDS: tuple[ErrorKind, ...] = (

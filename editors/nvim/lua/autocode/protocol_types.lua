@@ -11,7 +11,7 @@
 --- One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests).
 ---@class autocode.AgentRole
 ---@field role string
----@field mode 'tools'|'edit_blocks'|'json' tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests).
+---@field mode 'tools'|'edit_blocks'|'json'|'engine' tools (a tool loop), edit_blocks (the endpoint takes no tools), json (plain requests) or engine (an agent CLI played the role: `engine` names it).
 ---@field fallbackReason string|nil Why the loop fell back to edit blocks.
 ---@field turns integer Requests made.
 ---@field toolCalls integer
@@ -21,6 +21,9 @@
 ---@field stopped string|nil answered, max_turns, token_budget or time_budget once the loop ended; null while it runs.
 ---@field transcript string|nil The loop's transcript file in the run's agent folder.
 ---@field summary string|nil The model's final answer once the loop answered (its reasoning left out); null before.
+---@field engine string|nil The agent CLI that played the role (mode engine), e.g. claude-code or aider.
+---@field engineVersion string|nil Its version, as `--version` printed it.
+---@field costUsd number|nil The cost the engine reported, in US dollars (null when it reports none).
 
 --- The model's work in a task: per role, with usage summed over them.
 ---@class autocode.AgentStatus
@@ -100,7 +103,7 @@
 ---@field text string The same report as readable text; the server also logs it.
 
 --- `data.kind` of a JSON-RPC error (docs/protocol.md says what each means).
----@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'testsRegressed'|'copyGone'|'hunksChanged'|'budgetExhausted'|'agentLoop'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'workspaceOutsideSession'|'manifestOutsideWorkspace'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
+---@alias autocode.ErrorKind 'invalidArguments'|'noRepository'|'confirmationRequired'|'taskNotFound'|'notAwaitingInput'|'alreadyDecided'|'planRevisionMismatch'|'memoryRefused'|'memoryNotFound'|'memoryStoreUnavailable'|'setupError'|'manifestInvalid'|'inputIgnored'|'preflightFailed'|'aliasToIgnored'|'changedDuringCopy'|'unreadableFile'|'copyFailed'|'workspaceInvalid'|'destinationUnsafe'|'autocodeFolderUnsafe'|'taskDamaged'|'emptyChange'|'patchDoesNotApply'|'noTestCommand'|'sandboxUnavailable'|'testsFailed'|'testsRegressed'|'copyGone'|'hunksChanged'|'budgetExhausted'|'agentLoop'|'skillConflict'|'fileSystemFault'|'noSpace'|'readOnly'|'permissionDenied'|'tooDeep'|'settingsError'|'providerError'|'gitError'|'refused'|'trustRequired'|'trustChanged'|'notAvailable'|'taskChoiceNeeded'|'cancelled'|'engineMissing'|'engineVersion'|'engineLogin'|'engineIdle'|'engineCrashed'|'engineNetwork'|'engineRefused'|'workspaceOutsideSession'|'manifestOutsideWorkspace'|'clientOverrideRefused'|'unauthorized'|'serverNotInitialized'
 
 --- A memory removed because its agent's bucket went over the cap.
 ---@class autocode.Eviction

@@ -15,8 +15,8 @@ export interface AgentBudgets {
 /** One role's work with the model (a tool loop, an edit-block loop, or plain JSON requests). */
 export interface AgentRole {
   role: string;
-  /** tools (a tool loop), edit_blocks (the endpoint takes no tools) or json (plain requests). */
-  mode: "tools" | "edit_blocks" | "json";
+  /** tools (a tool loop), edit_blocks (the endpoint takes no tools), json (plain requests) or engine (an agent CLI played the role: `engine` names it). */
+  mode: "tools" | "edit_blocks" | "json" | "engine";
   /** Why the loop fell back to edit blocks. */
   fallbackReason: string | null;
   /** Requests made. */
@@ -33,6 +33,12 @@ export interface AgentRole {
   transcript: string | null;
   /** The model's final answer once the loop answered (its reasoning left out); null before. */
   summary: string | null;
+  /** The agent CLI that played the role (mode engine), e.g. claude-code or aider. */
+  engine: string | null;
+  /** Its version, as `--version` printed it. */
+  engineVersion: string | null;
+  /** The cost the engine reported, in US dollars (null when it reports none). */
+  costUsd: number | null;
 }
 
 /** The model's work in a task: per role, with usage summed over them. */
@@ -151,7 +157,7 @@ export interface DoctorResult {
 }
 
 /** `data.kind` of a JSON-RPC error (docs/protocol.md says what each means). */
-export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "testsRegressed" | "copyGone" | "hunksChanged" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
+export type ErrorKind = "invalidArguments" | "noRepository" | "confirmationRequired" | "taskNotFound" | "notAwaitingInput" | "alreadyDecided" | "planRevisionMismatch" | "memoryRefused" | "memoryNotFound" | "memoryStoreUnavailable" | "setupError" | "manifestInvalid" | "inputIgnored" | "preflightFailed" | "aliasToIgnored" | "changedDuringCopy" | "unreadableFile" | "copyFailed" | "workspaceInvalid" | "destinationUnsafe" | "autocodeFolderUnsafe" | "taskDamaged" | "emptyChange" | "patchDoesNotApply" | "noTestCommand" | "sandboxUnavailable" | "testsFailed" | "testsRegressed" | "copyGone" | "hunksChanged" | "budgetExhausted" | "agentLoop" | "skillConflict" | "fileSystemFault" | "noSpace" | "readOnly" | "permissionDenied" | "tooDeep" | "settingsError" | "providerError" | "gitError" | "refused" | "trustRequired" | "trustChanged" | "notAvailable" | "taskChoiceNeeded" | "cancelled" | "engineMissing" | "engineVersion" | "engineLogin" | "engineIdle" | "engineCrashed" | "engineNetwork" | "engineRefused" | "workspaceOutsideSession" | "manifestOutsideWorkspace" | "clientOverrideRefused" | "unauthorized" | "serverNotInitialized";
 
 /** A memory removed because its agent's bucket went over the cap. */
 export interface Eviction {

@@ -4,7 +4,8 @@ The loops keep their transcripts as JSON lines (`agent/<role>.jsonl`), the
 form a resumed loop is rebuilt from. This renders them in order of the roles'
 first event: the task given to the model, each request and reply (with the
 reasoning the model showed, folded), each tool call with its result, the
-engine's feedback and notices about the endpoint, and how the loop ended.
+engine's feedback and notices about the endpoint, and how the loop ended; then
+an engine's run (an agent CLI as the implementer), from its parsed events.
 Everything in it was already scrubbed when the loop wrote it.
 """
 
@@ -18,6 +19,9 @@ from autocode.providers.agent import AGENT_DIR
 from autocode.tasks.store import read_events, write_text_atomic
 
 FILE = "transcript.md"
+# Where an engine's run keeps its parsed events and its raw output (providers.engines.runner).
+ENGINE_EVENTS = "engine/events.jsonl"
+ENGINE_OUTPUT = "engine/output.jsonl"
 RESULT_CHARS = 4_000  # of one tool result on the page (the JSON lines keep it whole)
 
 
@@ -33,11 +37,35 @@ def render(run_dir: Path) -> str:
     folder = run_dir / AGENT_DIR
     files = sorted(folder.glob("*.jsonl"), key=_first_time) if folder.is_dir() else []
     out = [f"# Transcript of task {run_dir.name}", ""]
-    if not files:
+    engine = run_dir / ENGINE_EVENTS
+    if not files and not engine.is_file():
         out.append("No agent loop ran in this task (the fixture provider, or no request was made yet).")
     for path in files:
         out += _loop(path.stem, read_events(path))
+    if engine.is_file():
+        out += _engine(read_events(engine))
     return "\n".join(out).rstrip() + "\n"
+
+
+def _engine(events: list[dict[str, Any]]) -> list[str]:
+    """An engine's run (an agent CLI as the implementer), from the events its output was parsed into."""
+    out = ["## implementer (engine)", "", f"The CLI's own output is in `{ENGINE_OUTPUT}`.", ""]
+    for e in events:
+        kind = str(e.get("event") or "")
+        text = str(e.get("text") or "")
+        if kind in ("engine_tool", "engine_edit"):
+            out += [f"**{text}**", ""]
+        elif kind == "engine_text" and text.strip():
+            out += [_quote(text), ""]
+        elif kind in ("engine_usage", "engine_result"):
+            usage = e.get("usage") or {}
+            cost = f", ${e['cost_usd']:.4f}" if isinstance(e.get("cost_usd"), int | float) else ""
+            out += [f"*{kind[len('engine_'):]}: {usage.get('total_tokens', 0)} tokens{cost}*", ""]
+            if kind == "engine_result" and text:
+                out += [_quote(text), ""]
+        elif kind in ("engine_login", "engine_error"):
+            out += [f"> **{kind[len('engine_'):]}:** {text}", ""]
+    return out
 
 
 def _first_time(path: Path) -> str:
