@@ -31,7 +31,7 @@ engines: proof-tools
 	bash scripts/engines-setup.sh
 
 # @modelcontextprotocol/inspector, the MCP client tests/mcp drives autocode-mcp with besides the SDK's.
-mcp-tools: proof-tools
+mcp-tools: proof-tools engines
 	bash scripts/mcp-setup.sh
 
 demo: venv sandbox

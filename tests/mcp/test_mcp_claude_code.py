@@ -1,4 +1,4 @@
-"""A real agent, Claude Code (`claude -p`, installed from npm by scripts/mcp-setup.sh), uses
+"""A real agent, Claude Code (`claude -p`, installed from npm by scripts/engines-setup.sh), uses
 autocode-mcp as its memory and its supervisor: its model is a script on 127.0.0.1 that calls
 the tools as a model would. The saves go by the memory rules, the task it starts asks and
 plans, its delegated answer is recorded as the agent's, and its attempt to approve the plan
@@ -20,7 +20,7 @@ from support.messages_script import serve, text, tool_results, tool_use
 pytest.importorskip("mcp", reason="the MCP SDK is not installed (pip install '.[mcp]')")
 if claude() is None:
     pytest.skip(
-        "Claude Code is not installed: run `bash scripts/mcp-setup.sh` (make unit does; it needs npm and "
+        "Claude Code is not installed: run `bash scripts/engines-setup.sh` (make unit does; it needs npm and "
         "the npm registry), or name its `claude` in AUTOCODE_TEST_CLAUDE",
         allow_module_level=True,
     )

@@ -137,9 +137,10 @@ def inspector() -> Path | None:
 
 
 def claude() -> Path | None:
-    """Claude Code's `claude` (scripts/mcp-setup.sh installs it), or None when not installed."""
+    """Claude Code's `claude` (scripts/engines-setup.sh installs it, for the engine tests too), or
+    None when not installed."""
     named = os.environ.get(CLAUDE_ENV)
-    path = Path(named) if named else INSPECTOR.with_name("claude")
+    path = Path(named) if named else REPO / ".tools" / "npm" / "node_modules" / ".bin" / "claude"
     return path if path.exists() else None
 
 
