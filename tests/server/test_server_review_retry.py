@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_server_actions import actions, run_action
@@ -117,3 +120,55 @@ async def test_a_server_killed_while_verifying_leaves_an_interrupted_task_with_r
         assert resumed["needs"]["kind"] == "approve_completion" and resumed["interruptedIn"] is None
     finally:
         await close(second)
+
+
+STARTER = """
+import sys
+from pathlib import Path
+from autocode.sandbox.process import run_streaming
+here = Path(sys.argv[1])
+run_streaming(["sh", "-c", "sleep 300 & echo $! > grandchild.pid; echo $$ > child.pid; wait"],
+              cwd=here, env={"PATH": "/usr/bin:/bin"}, timeout=300, cancelled=lambda: False,
+              output_file=None, on_output=None)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return raw[raw.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+async def _until(check: Any, what: str) -> None:
+    for _ in range(1500):
+        if check():
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(what)
+
+
+async def test_the_next_server_ends_what_a_killed_one_left_running(tmp_path: Path) -> None:
+    from autocode.sandbox import children
+
+    repo = build_repo(tmp_path / "project")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    # A process that ran a test command, killed (as a server killed mid-step): its command's
+    # child is left in the command's process group.
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], env=env)
+    await _until(lambda: (tmp_path / "grandchild.pid").is_file() and (tmp_path / "grandchild.pid").read_text().strip()
+                 and (tmp_path / "child.pid").is_file(), "the command started")
+    child = int((tmp_path / "child.pid").read_text())
+    left = int((tmp_path / "grandchild.pid").read_text())
+    await _until(lambda: (children.folder() / f"{child}.json").is_file(), "the group was written down")
+    starter.kill()
+    starter.wait(30)
+    await _until(lambda: not _alive(child), "the command died with its starter")
+    assert _alive(left)  # what the command started is still there
+    session = await _client(tmp_path, repo, "next")
+    try:
+        await _until(lambda: not _alive(left), f"the new server did not end {left}")
+        assert not (children.folder() / f"{child}.json").exists()
+    finally:
+        await close(session)
