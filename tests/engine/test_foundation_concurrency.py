@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from autocode.atomic import TMP_SUFFIX
 from autocode.record import Convention, ObservedFacts, load_record, merge_record
 
 WRITERS = 8
@@ -110,7 +111,7 @@ def test_sigkilled_writer_leaves_a_valid_record_and_no_blocking_lock(tmp_path: P
         assert result.errors == () and result.written
         assert time.monotonic() - started < 5
     # A writer killed between creating and renaming its temp file leaves it; the next merge clears it.
-    assert [p.name for p in record.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in record.parent.iterdir() if p.name.endswith(TMP_SUFFIX)] == []
     final = load_record(tmp_path)
     assert final.record is not None
     assert {f"after kill {a}?" for a in range(3)} <= {c.question for c in final.record.conventions}

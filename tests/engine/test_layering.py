@@ -13,7 +13,8 @@ The rules:
   package's own names are its contract) and no private name (``_x``; dunders
   are not private) of an engine module, nor a private engine module.
 - The record (``autocode.record``) never imports ``autocode.settings``.
-- The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``, ``autocode.private``)
+- The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``, ``autocode.private``,
+  ``autocode.atomic``)
   import nothing of the project but ``autocode.errors``.
 - The registries (memory store backends, providers, doctor sections, server
   commands) load the modules of their entries only when an entry is used:
@@ -46,7 +47,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"autocode": ROOT / "engine" / "autocode", "autocode_lsp": ROOT / "server" / "autocode_lsp"}
-LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors", "autocode.private")
+LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors", "autocode.private", "autocode.atomic")
 
 
 @dataclass(frozen=True)
