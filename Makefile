@@ -8,6 +8,10 @@ PYTEST := $(PY) -m pytest
 # in one worker, so its module fixtures (a server process) start once per file.
 WORKERS ?= auto
 XDIST  := -n $(WORKERS) --dist loadfile
+# The editor tests (a code-server and a browser each) run in one process unless asked: under
+# make test they already share the machine with the unit workers.
+EDITOR_WORKERS ?= 0
+EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
 
 .PHONY: venv sandbox proof-tools demo test lint unit package editors bundle bench clean
 
@@ -42,7 +46,7 @@ unit: venv sandbox proof-tools
 
 editors: venv sandbox
 	bash scripts/editors-setup.sh
-	$(PYTEST) $(XDIST) tests/editors
+	$(PYTEST) $(EDITOR_XDIST) tests/editors
 
 package: venv sandbox
 	bash scripts/package-check.sh
