@@ -4,6 +4,14 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
+# Parallel test workers (pytest-xdist; WORKERS=0 runs in this process). A test file's tests stay
+# in one worker, so its module fixtures (a server process) start once per file.
+WORKERS ?= auto
+XDIST  := -n $(WORKERS) --dist loadfile
+# The editor tests (a code-server and a browser each) run in one process unless asked: under
+# make test they already share the machine with the unit workers.
+EDITOR_WORKERS ?= 0
+EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
 
 .PHONY: venv sandbox proof-tools engines mcp-tools demo test lint unit package editors bundle bench clean
 
@@ -44,11 +52,11 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_mcp
 
 unit: venv sandbox proof-tools engines mcp-tools
-	$(PYTEST) tests/engine tests/server tests/mcp
+	$(PYTEST) $(XDIST) tests/engine tests/server tests/mcp
 
 editors: venv sandbox
 	bash scripts/editors-setup.sh
-	$(PYTEST) tests/editors
+	$(PYTEST) $(EDITOR_XDIST) tests/editors
 
 package: venv sandbox
 	bash scripts/package-check.sh
@@ -57,7 +65,9 @@ bundle: venv
 	bash scripts/editors-setup.sh
 	bash scripts/vscode-bundle.sh all
 
-test: lint unit package editors
+# The unit and editor suites run side by side; each one's output is printed when it ends.
+test: lint package
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit editors
 
 bench: venv sandbox engines
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done

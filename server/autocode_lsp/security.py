@@ -10,7 +10,6 @@ function that needs it, so a stdio server pays nothing for it.
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
 import os
 import re
@@ -20,6 +19,7 @@ import struct
 from dataclasses import dataclass
 from pathlib import Path
 
+from autocode.atomic import write_atomically
 from autocode.private import private_folder
 
 TOKEN_BYTES = 32
@@ -115,23 +115,9 @@ def private_dir(path: Path) -> Path:
 
 
 def write_private(path: Path, text: str) -> None:
-    """Write `text` to a new file only the owner can read (0600 whatever the umask)."""
+    """Write `text` to a file only the owner can read (0600 whatever the umask), atomically."""
     private_dir(path.parent)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        try:
-            os.fchmod(fd, 0o600)
-            data = memoryview(text.encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    write_atomically(path, text.encode("utf-8"), durable=False, mode=0o600)
 
 
 def read_token_file(path: Path) -> str:

@@ -41,7 +41,8 @@ from autocode_lsp.security import (
     prepare_socket_path,
     token_matches,
 )
-from autocode_lsp.server import SESSION, AutoCodeServer, ClientLogHandler, create_server
+from autocode_lsp.server import SESSION, AutoCodeServer, ClientLogHandler
+from autocode_lsp.setup import create_server
 
 log = logging.getLogger("autocode_lsp")
 

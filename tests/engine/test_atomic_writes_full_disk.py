@@ -25,8 +25,8 @@ try:
     if which == "tasks":
         from autocode.tasks.store import write_json_atomic
         write_json_atomic(target, big)
-    elif which == "record":
-        from autocode.record.atomic import write_atomically
+    elif which == "atomic":
+        from autocode.atomic import write_atomically
         write_atomically(target, json.dumps(big).encode())
     elif which == "token":
         from autocode_lsp.security import write_private
@@ -44,7 +44,7 @@ print(json.dumps({"errno": None}))
 """
 
 
-@pytest.mark.parametrize("which", ["tasks", "record", "token", "report"])
+@pytest.mark.parametrize("which", ["tasks", "atomic", "token", "report"])
 def test_a_write_refused_by_the_kernel_leaves_the_old_file_and_no_temporary_one(which: str, tmp_path: Path) -> None:
     folder = tmp_path / "run"
     folder.mkdir(mode=0o700)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from autocode.atomic import TMP_SUFFIX
 from autocode.record import Convention, ObservedFacts, load_record, merge_record
 
 WRITERS = 8
@@ -105,12 +106,11 @@ def test_sigkilled_writer_leaves_a_valid_record_and_no_blocking_lock(tmp_path: P
 
         loaded = load_record(tmp_path)
         assert loaded.status == "valid", loaded.problems
-        started = time.monotonic()
+        # A lock the killed writer still held would make this merge time out with an error.
         result = merge_record(tmp_path, ObservedFacts(), [Convention(f"after kill {attempt}?", "ok")], lock_timeout=5)
         assert result.errors == () and result.written
-        assert time.monotonic() - started < 5
     # A writer killed between creating and renaming its temp file leaves it; the next merge clears it.
-    assert [p.name for p in record.parent.iterdir() if p.name.endswith(".tmp")] == []
+    assert [p.name for p in record.parent.iterdir() if p.name.endswith(TMP_SUFFIX)] == []
     final = load_record(tmp_path)
     assert final.record is not None
     assert {f"after kill {a}?" for a in range(3)} <= {c.question for c in final.record.conventions}

@@ -12,8 +12,10 @@ The rules:
 - The server and the CLI import nothing below ``autocode.settings`` (the
   package's own names are its contract) and no private name (``_x``; dunders
   are not private) of an engine module, nor a private engine module.
+- The faces never resolve settings (no ``resolve_settings``): the engine function they call does.
 - The record (``autocode.record``) never imports ``autocode.settings``.
-- The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``, ``autocode.private``)
+- The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``, ``autocode.private``,
+  ``autocode.atomic``)
   import nothing of the project but ``autocode.errors``.
 - The registries (memory store backends, providers, doctor sections, server
   commands) load the modules of their entries only when an entry is used:
@@ -34,7 +36,8 @@ The rules:
     is one, and fails: it works only while the order of the lines happens to
     suit it.
 
-  Every other cycle, whatever its length, fails.
+  Every other cycle, whatever its length, fails. Among the server's own modules an import
+  under ``if TYPE_CHECKING:`` counts too: the session object imports no feature.
 """
 
 from __future__ import annotations
@@ -46,7 +49,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = {"autocode": ROOT / "engine" / "autocode", "autocode_lsp": ROOT / "server" / "autocode_lsp"}
-LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors", "autocode.private")
+LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors", "autocode.private", "autocode.atomic")
 
 
 @dataclass(frozen=True)
@@ -183,6 +186,18 @@ def test_server_and_cli_take_no_private_engine_names() -> None:
     assert bad == []
 
 
+def test_faces_never_resolve_settings() -> None:
+    """DESIGN: the faces call the engine's functions, which resolve the settings they need."""
+    bad = [
+        imp.where()
+        for imp in ALL
+        if _faces(imp.source)
+        and _within(imp.target, "autocode.settings")
+        and ("resolve_settings" in imp.names or imp.target.endswith(".resolve_settings"))
+    ]
+    assert bad == []
+
+
 def test_record_never_imports_settings() -> None:
     bad = [
         imp.where()
@@ -295,6 +310,23 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_no_import_cycles() -> None:
     assert _cycles(_graph()) == []
+
+
+def test_server_modules_form_no_circle_even_through_type_imports() -> None:
+    """The server's modules are read in one direction: the features (and the modules they use)
+    import the session object, which imports none of them; `setup` wires the two together.
+    A circle through an `if TYPE_CHECKING:` import does not fail at run time, but it means a
+    reader cannot understand any one of its modules without all the others."""
+    graph: dict[str, set[str]] = {m: set() for m in MODULES if _within(m, "autocode_lsp")}
+    for imp in ALL:
+        if imp.source not in graph:
+            continue
+        target = imp.target
+        while target not in MODULES and "." in target:
+            target = target.rsplit(".", 1)[0]
+        if target in graph and target != imp.source:
+            graph[imp.source].add(target)
+    assert _cycles(graph) == []
 
 
 def test_cycle_finder_sees_a_cycle() -> None:

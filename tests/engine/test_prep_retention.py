@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from autocode.prep import make_prep_copy
-from autocode.prep.retention import prune, usage
+from autocode.prep.retention import mark_finished, prune, prune_workspace, usage
 from autocode.tasks import Source, TaskRun
 from support import make_repo
 from support.tasks import NAMING_ANSWER, autocode, build_sample, cli_env
@@ -178,3 +178,36 @@ def test_prune_refuses_prep_only_flags(tmp_path: Path, args: list[str]) -> None:
     ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
     proc = autocode("prep", "prune", "--workspace", str(ws), *args, env=cli_env())
     assert proc.returncode == 2 and "prune takes no" in proc.stderr
+
+
+def _finished_copies(repo: Path, count: int) -> list[str]:
+    """`count` prep copies whose tasks ended (oldest first), made over a minute ago."""
+    names = []
+    for n in range(count):
+        copy = make_prep_copy(repo).copy.parent
+        mark_finished(repo, copy.name)
+        old = time.time() - 3600 + n
+        os.utime(copy, (old, old))
+        names.append(copy.name)
+    return names
+
+
+def test_prune_workspace_keeps_what_the_settings_say_unless_told(tmp_path: Path) -> None:
+    """The engine resolves `keep_prep_copies` for a prune; the CLI passes only its flag."""
+    repo = make_repo(tmp_path / "ws", {"a.py": "a\n", ".autocode/config.toml": "keep_prep_copies = 1\n"})
+    names = _finished_copies(repo, 3)
+    data = prune_workspace(repo)
+    assert data["keep"] == 1 and data["workspace"] == str(repo.resolve())
+    assert sorted(data["removed"]) == sorted(names[:2]) and data["kept"] == names[2:]
+    assert prune_workspace(repo, 0)["removed"] == names[2:]
+    assert _prep_folders(repo) == []
+
+
+def test_prune_refuses_a_negative_keep_and_removes_nothing(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    names = _finished_copies(repo, 1)
+    proc = autocode("prep", "prune", "--workspace", str(repo), "--keep", "-1", env=cli_env())
+    assert proc.returncode == 2 and "--keep -1: give 0 or more" in proc.stderr
+    with pytest.raises(ValueError, match="give 0 or more"):
+        prune_workspace(repo, -1)
+    assert [p.name for p in _prep_folders(repo)] == names

@@ -53,7 +53,7 @@ def test_wire_names_are_camel_case_and_unknown_fields_are_refused() -> None:
 
 
 def test_every_command_has_a_handler_in_its_feature_module() -> None:
-    from autocode_lsp.server import handler_for
+    from autocode_lsp.setup import handler_for
 
     assert [c.name for c in protocol.COMMANDS] == list(protocol.COMMAND_FEATURES)
     for spec in protocol.COMMANDS:
@@ -63,7 +63,7 @@ def test_every_command_has_a_handler_in_its_feature_module() -> None:
 
 def test_starting_a_server_imports_no_engine_heavy_parts() -> None:
     code = (
-        "import sys; from autocode_lsp.server import create_server; create_server();"
+        "import sys; from autocode_lsp.setup import create_server; create_server();"
         "heavy = [m for m in ('pydantic', 'git', 'psycopg', 'autocode.tasks', 'autocode.memory',"
         " 'autocode_lsp.features.tasks', 'autocode_lsp.protocol.spec') if m in sys.modules];"
         "print(','.join(heavy))"

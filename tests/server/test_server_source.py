@@ -7,7 +7,7 @@ import re
 import pytest
 
 from autocode_lsp.features.tasks import source_channel
-from autocode_lsp.server import create_server
+from autocode_lsp.setup import create_server
 
 LEDGER_CHANNEL = re.compile(r"lsp:[\w .@+-]{1,80}")
 """What the engine's answer ledger accepts (autocode.tasks.run.Source.coerce)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import subprocess
@@ -14,6 +13,10 @@ import pytest
 from autocode_lsp import protocol
 from support import make_repo
 from support.lsp import close, connect, initialize, launch, stop
+from support.remote import logged
+
+ENDED = "disconnected; still listening"
+"""What the listener logs when it has handled the end of a connection."""
 
 GLOBAL_FACT = "The CI runners of this organisation have no outbound network access."
 
@@ -41,7 +44,8 @@ async def test_client_drops_and_reconnects_without_restart(
         else:
             await writer.close()  # type: ignore[union-attr]
         await first.client.stop()
-        await asyncio.sleep(0.2)
+        # The listener logs each connection's end once it has handled it: alive after that line.
+        assert await logged(log_file, ENDED, 60, times=1), log_file.read_text(encoding="utf-8")
         assert process.returncode is None, "the listener must survive a dropped client"
 
         second = await connect(transport, log_file=log_file, process=process, port=port)
@@ -50,7 +54,7 @@ async def test_client_drops_and_reconnects_without_restart(
         assert info["workspaces"] == [str(repo)]
         # A clean `exit` ends this connection only.
         await close(second, stop_process=False)
-        await asyncio.sleep(0.2)
+        assert await logged(log_file, ENDED, 60, times=2), log_file.read_text(encoding="utf-8")
         assert process.returncode is None
 
         third = await connect(transport, log_file=log_file, process=process, port=port)

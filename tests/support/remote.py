@@ -86,12 +86,13 @@ async def closed_within(reader: asyncio.StreamReader, seconds: float) -> bool:
         return True
 
 
-async def logged(log_file: Path, text: str, seconds: float) -> bool:
-    """True once `text` is in the log file (polled for at most `seconds`)."""
+async def logged(log_file: Path, text: str, seconds: float, *, times: int = 1) -> bool:
+    """True once `text` is in the log file `times` times (polled for at most `seconds`): the later
+    message that proves the server acted, where acting leaves nothing else to see."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while loop.time() < deadline:
-        if text in log_file.read_text(encoding="utf-8"):
+        if log_file.read_text(encoding="utf-8").count(text) >= times:
             return True
         await asyncio.sleep(0.1)
     return False

@@ -39,14 +39,9 @@ def run(args: argparse.Namespace) -> int:
         emit(args, data, render_text)
         return 0
     # lazy: not needed by `autocode --help`, which imports this module
-    from autocode.providers.agent.probe import check_provider, render
-    from autocode.settings import resolve_settings
+    from autocode.providers.agent.probe import check_workspace_provider, render
 
-    snapshot = resolve_settings(args.workspace or ".", flags=flags or None, package=args.package)
-    names = ("provider", "model", "base_url", "api_key_env", "routes", "max_turns", "token_budget", "time_budget",
-             "edit_format", "api_version", "deployment", "request_timeout", "endpoint_family", "temperature",
-             "response_format", "max_output_tokens", "context_window", "stream")
-    check = check_provider({name: snapshot.value(name) for name in names})
+    check = check_workspace_provider(args.workspace or ".", flags, args.package)
     data["provider_check"] = check
     emit(args, data, lambda d: render_text(report) + "\n" + "\n".join(render(check)) + "\n")
     return 0 if check.get("result") != "failed" else 1

@@ -103,18 +103,13 @@ def _render_prune(data: dict[str, Any]) -> str:
 def _prune(args: argparse.Namespace) -> int:
     # lazy: not needed by `autocode --help`, which imports this module
     from autocode.errors import UsageError
-    from autocode.prep.retention import prune
-    from autocode.record import workspace_root
-    from autocode.settings import resolve_settings
+    from autocode.prep.retention import prune_workspace
 
     if args.manifest or args.report:
         raise UsageError("prep prune takes no --manifest or --report")
-    snapshot = resolve_settings(args.workspace)
-    keep = args.keep if args.keep is not None else int(snapshot.value("keep_prep_copies") or 0)
-    if keep < 0:
-        raise UsageError(f"--keep {keep}: give 0 or more finished copies to keep")
-    root = workspace_root(Path(snapshot.workspace))
-    emit(args, {"workspace": str(root), "keep": keep, **prune(root, keep).to_dict()}, _render_prune)
+    if args.keep is not None and args.keep < 0:
+        raise UsageError(f"--keep {args.keep}: give 0 or more finished copies to keep")
+    emit(args, prune_workspace(args.workspace, args.keep), _render_prune)
     return 0
 
 

@@ -21,7 +21,6 @@ This reader gives the same vectors for a few MB:
 from __future__ import annotations
 
 import bisect
-import contextlib
 import hashlib
 import importlib.util
 import itertools
@@ -38,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
+
+from autocode.atomic import write_atomically
 
 MAGIC = b"ACVOCAB1"
 HEADER = struct.Struct("<8sQQQqd")  # magic, pieces kept, vocabulary size, longest piece, unknown id and score
@@ -134,14 +135,7 @@ def build_index(tokenizer: Path, out: Path) -> None:
         ]
     )
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_bytes(blob)
-        os.replace(tmp, out)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
+    write_atomically(out, blob, durable=False)  # a cache: rebuilt when lost
 
 
 def ensure_index(tokenizer: Path) -> Path:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autocode.atomic import write_atomically
 from autocode.errors import SetupError
 from autocode.prep import copier, fsutil, retention
 from autocode.prep.inventory import Inventory, inventory, is_artifact, list_workspace, root_and_head
@@ -353,18 +354,6 @@ def write_report(result: PrepResult, report: Path | str) -> Path:
     path = Path(report)
     if path.is_symlink() or (path.exists() and not stat.S_ISREG(path.lstat().st_mode)):
         raise SetupError(f"report path {path} is not a regular file; pass a new file path", kind="invalidArguments")
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    fd = os.open(tmp, fsutil.O_NEW_FILE, 0o644)
-    try:
-        try:
-            data = memoryview((json.dumps(result.to_dict(), indent=2) + "\n").encode("utf-8"))
-            while data:
-                data = data[os.write(fd, data):]
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    data = (json.dumps(result.to_dict(), indent=2) + "\n").encode("utf-8")
+    write_atomically(path, data, durable=False)
     return path

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.prep import fsutil
-from autocode.record.location import checked_folder
+from autocode.record.location import checked_folder, workspace_root
 
 STAGING = ".staging"
 SOURCE = "source"
@@ -348,3 +348,18 @@ def release_task_copy(root: Path, copy: Path | str | None, evidence: Path, keep:
         **summary,
         "removed": outcome.removed,
     }
+
+
+def prune_workspace(workspace: Path | str, keep: int | None = None) -> dict[str, Any]:
+    """Prune the prep folders of `workspace` (`autocode prep prune`): the newest `keep` finished
+    copies stay, `keep_prep_copies` of the workspace's settings when None. The report names the
+    workspace's root and the number kept, beside what `prune` did."""
+    # lazy: settings are resolved only for a prune, not by every task that releases its copy
+    from autocode.settings import resolve_settings
+
+    snapshot = resolve_settings(workspace)
+    kept = int(snapshot.value("keep_prep_copies") or 0) if keep is None else keep
+    if kept < 0:
+        raise ValueError(f"keep {kept}: give 0 or more finished copies to keep")
+    root = workspace_root(Path(snapshot.workspace))
+    return {"workspace": str(root), "keep": kept, **prune(root, kept).to_dict()}

@@ -81,8 +81,8 @@ def verify_change(
 ) -> dict[str, Any]:
     """Prove a change with the project's tests in a fresh copy; the verdict with its evidence."""
     # lazy: settings, prep and the runner are needed only once a verification starts
+    from autocode.atomic import write_atomically
     from autocode.proof.run import prove
-    from autocode.record.atomic import write_atomically
     from autocode.settings import resolve_settings
     from autocode.workspace import root as workspace_root
 

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from autocode.atomic import write_atomically
 from autocode.errors import UsageError
 from autocode.proof import frameworks, weakening
 from autocode.proof.results import Report, TestResult
 from autocode.proof.verdict import Change, Verdict, decide
-from autocode.record.atomic import write_atomically
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 2  # 2: mocha/jest ids relative to the project even when the sandbox moves the copy

@@ -119,7 +119,7 @@ def ensure_gitignore(workspace: Path | str, *, check_hidden: bool = True) -> Git
     `check_hidden=False` skips asking git whether the record is ignored (the merge does not need it).
     """
     # lazy: not needed by the server's first memory save, which imports this module
-    from autocode.record.atomic import write_atomically
+    from autocode.atomic import write_atomically
 
     root = workspace_root(workspace)
     folder = checked_folder(root)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from autocode import scrub
+from autocode.atomic import TMP_SUFFIX
 from autocode.record.gitignore import ensure_gitignore
 from autocode.record.load import load_record_file
 from autocode.record.location import (
@@ -266,7 +267,7 @@ def _note_last_merge(folder: Path, omitted: Sequence[str]) -> None:
     Nothing is written while there is nothing to say, so the common merge costs no extra file.
     """
     # lazy: not needed by the server's first memory save, which imports this module
-    from autocode.record.atomic import write_atomically
+    from autocode.atomic import write_atomically
 
     path = folder / LAST_MERGE_NAME
     if not omitted and not path.exists():
@@ -290,7 +291,7 @@ def last_merge_omitted(workspace: Path | str) -> dict[str, Any] | None:
 def _remove_stale_temp_files(folder: Path) -> None:
     """Temp files of a writer killed before its rename; only the lock holder writes them, so any
     found while holding the lock are stale."""
-    for stale in folder.glob(".project.json.*.tmp"):
+    for stale in folder.glob(f".project.json.*{TMP_SUFFIX}"):
         with contextlib.suppress(OSError):
             stale.unlink()
 
@@ -306,7 +307,7 @@ def _merge_locked(
     # lazy: not needed by the server's first memory save, which imports this module
     from filelock import FileLock, Timeout
 
-    from autocode.record.atomic import write_atomically
+    from autocode.atomic import write_atomically
 
     path = record_path(root)
     if not root.is_dir():

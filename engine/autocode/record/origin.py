@@ -8,7 +8,7 @@ import datetime
 import json
 from pathlib import Path
 
-from autocode.record.atomic import write_atomically
+from autocode.atomic import write_atomically
 
 ORIGIN_RELPATH = Path(".autocode") / "cache" / "learned-test-command.json"
 

@@ -255,9 +255,9 @@ def status_of(workspace: Path, asks: Sequence[AskedValue], digest: str) -> Trust
 
 def write_record(trust: RepositoryTrust) -> Path:
     """Record the person's trust in exactly `trust.asks` (atomically, in their state folder)."""
-    # lazy: the record's atomic writer and the private folder rule are needed only here
+    # lazy: the atomic writer and the private folder rule are needed only here
+    from autocode.atomic import write_atomically
     from autocode.private import private_folder
-    from autocode.record.atomic import write_atomically
 
     path = record_path(trust.workspace)
     private_folder(path.parent)

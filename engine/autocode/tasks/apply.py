@@ -16,18 +16,16 @@ one path read top to bottom; the task's APPLYING phase that calls it lives in
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import os
 import re
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from autocode import diffnames, gitsafe
+from autocode.atomic import write_atomically
 
 LABELS = ("mine (your workspace)", "base (where the task started)", "theirs (AutoCode's result)")
 
@@ -337,28 +335,13 @@ def restore_files(workspace: Path, saved: dict[str, tuple[bytes, int] | None]) -
                 continue
         except OSError:
             pass
-        _write_atomic(target, data)
-        os.chmod(target, mode)
+        _write_atomic(target, data, mode)
 
 
-def _write_atomic(target: Path, data: bytes) -> None:
+def _write_atomic(target: Path, data: bytes, mode: int | None = None) -> None:
+    """A workspace file replaced as an editor saves one: not synced, its mode kept unless given."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = stat.S_IMODE(target.stat().st_mode)
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".autocode")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.chmod(tmp, mode)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+    write_atomically(target, data, durable=False, mode=mode)
 
 
 # --------------------------------------------------------------------------- the base

@@ -12,72 +12,24 @@ import contextlib
 import fcntl
 import json
 import os
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-KILL_ENV = "AUTOCODE_TEST_KILL_AT"
-
-
-_hits: dict[str, int] = {}
-
-
-def kill_point(name: str) -> None:
-    """Test hook: SIGKILL this process at a named point.
-
-    AUTOCODE_TEST_KILL_AT=NAME kills at the first time NAME is reached,
-    NAME@N at the N-th time. Unset (always, outside tests) it does nothing.
-    """
-    wanted = os.environ.get(KILL_ENV)
-    if not wanted:
-        return
-    point, _, count = wanted.partition("@")
-    if point != name:
-        return
-    _hits[name] = _hits.get(name, 0) + 1
-    if _hits[name] >= int(count or 1):
-        os.kill(os.getpid(), signal.SIGKILL)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+from autocode.atomic import kill_point as kill_point
+from autocode.atomic import write_atomically
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
-    """Replace `path` with `data` so a reader sees either the old or the new file, never half.
+    """Replace `path` with `data` (`autocode.atomic`), a file only its owner reads, making its folder.
 
     `durable` also syncs the data and the folder so the change survives an
     operating-system crash; views that can be rebuilt from `state.json` skip it
     (a killed process never loses what it wrote either way).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            if durable:
-                os.fsync(fd)
-        finally:
-            os.close(fd)
-        kill_point(f"write:{path.name}")
-        os.replace(tmp, path)
-    except BaseException:
-        # A full disk, a quota, a size limit: the half-written copy goes, the old file stays.
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    if durable:
-        _fsync_dir(path.parent)
+    write_atomically(path, data, durable=durable, mode=0o600)
 
 
 def write_json_atomic(path: Path, data: Any, *, durable: bool = True) -> None:

@@ -582,20 +582,39 @@ def test_concurrent_writers_of_near_duplicates_save_each_fact_once(
 
 def test_the_connection_pool_bounds_a_process_and_waits_for_a_free_connection(pg_url: str) -> None:
     import threading
-    import time
 
     from autocode.memory.pg_store import PostgresStore, _Pool
 
+    class Slots(threading.BoundedSemaphore):
+        """The pool's slots, telling when a caller found none free and started waiting."""
+
+        def __init__(self, size: int) -> None:
+            super().__init__(size)
+            self.waiting = threading.Event()
+
+        def acquire(self, blocking: bool = True, timeout: float | None = None) -> bool:
+            if super().acquire(blocking=False):
+                return True
+            self.waiting.set()
+            return super().acquire(blocking, timeout)
+
     store = PostgresStore(pg_url)
     try:
-        store.pool = _Pool(store._connect, 2, wait=0.5)
+        store.pool = _Pool(store._connect, 2, wait=0.1)
+        store.pool._slots = Slots(2)
         first, second = store.pool.get(), store.pool.get()
         with pytest.raises(StoreUnavailable, match="all 2 connections"):
             store.pool.get()
-        threading.Timer(0.2, lambda: store.pool.put(first)).start()
-        started = time.monotonic()
-        third = store.pool.get()
-        assert third is first and time.monotonic() - started >= 0.15, "the free connection was reused"
+        store.pool._slots.waiting.clear()
+        store.pool.wait = 120  # only a bound on a hang: the put below frees the slot
+        got: list[object] = []
+        waiter = threading.Thread(target=lambda: got.append(store.pool.get()))
+        waiter.start()
+        assert store.pool._slots.waiting.wait(120), "the third caller never had to wait"
+        store.pool.put(first)
+        waiter.join(120)
+        third = got[0]
+        assert third is first, "the free connection was reused"
         store.pool.put(second)
         store.pool.put(third)
         assert store.count_memories() == 0

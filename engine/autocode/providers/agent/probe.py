@@ -15,6 +15,7 @@ import os
 import time
 import urllib.parse
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from autocode.errors import UsageError
@@ -116,3 +117,22 @@ def _shown(url: str | None) -> str | None:
     host = parts.hostname or ""
     netloc = host + (f":{parts.port}" if parts.port else "")
     return urllib.parse.urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+CHECKED_SETTINGS = (
+    "provider", "model", "base_url", "api_key_env", "routes", "max_turns", "token_budget", "time_budget",
+    "edit_format", "api_version", "deployment", "request_timeout", "endpoint_family", "temperature",
+    "response_format", "max_output_tokens", "context_window", "stream",
+)
+"""The settings the check reads (the implementer's endpoint and how a task would call it)."""
+
+
+def check_workspace_provider(
+    workspace: Path | str, flags: Mapping[str, Any] | None = None, package: Path | str | None = None
+) -> dict[str, Any]:
+    """`check_provider` with the settings of `workspace` (`flags` over them), resolved here."""
+    # lazy: the settings are resolved only when a check is asked for
+    from autocode.settings import resolve_settings
+
+    snapshot = resolve_settings(workspace, flags=dict(flags) if flags else None, package=package)
+    return check_provider({name: snapshot.value(name) for name in CHECKED_SETTINGS})

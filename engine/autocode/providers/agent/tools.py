@@ -21,12 +21,10 @@ reads.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import json
 import os
 import re
-import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from fnmatch import fnmatch
@@ -34,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode import diffnames, scrub
+from autocode.atomic import TMP_SUFFIX, write_atomically
 from autocode.providers.agent import search
 from autocode.providers.base import RunTests
 from autocode.tasks.store import write_text_atomic
@@ -177,16 +176,8 @@ class Edits:
             self.originals[rel] = old
             write_text_atomic(self.store, json.dumps(self.originals))
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.autocode-tmp")
-        try:
-            tmp.write_bytes(content.encode("utf-8", "surrogateescape"))  # line endings as given
-            if target.exists():
-                os.chmod(tmp, stat.S_IMODE(target.stat().st_mode))
-            os.replace(tmp, target)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            raise
+        # line endings as given; the file's mode kept
+        write_atomically(target, content.encode("utf-8", "surrogateescape"), durable=False)
 
     def files(self) -> list[str]:
         return [rel for rel in self.originals if self.current(rel) != self.originals[rel]]
@@ -267,7 +258,7 @@ class Toolbox:
                 dirnames[:] = sorted(d for d in dirnames if d not in SKIPPED_DIRS)
                 base = os.path.relpath(dirpath, self.copy)
                 for name in sorted(filenames):
-                    if name.endswith(".autocode-tmp"):
+                    if name.endswith(TMP_SUFFIX):
                         continue
                     found.append(name if base == "." else f"{base}/{name}".replace(os.sep, "/"))
             self._listing = found
