@@ -101,6 +101,11 @@ def test_a_real_model_is_set_up_from_vscode_and_the_key_stays_in_memory(
     assert "add adds now" in result["tasksView"], result["tasksView"]
     assert "transcript" in result["transcriptTab"].lower()
     assert "implementer" in result["transcript"]
+    # The plan's "is ready" and the review's "changed files are open" closed once they had passed;
+    # the completion (with its button) is still there.
+    held = " ".join(result["notificationCenter"])
+    assert "is ready" not in held and "changed file" not in held, result["notificationCenter"]
+    assert "completed" in held, result["notificationCenter"]
     # The language status item says what doctor says about the record.
     assert "record: valid" in result["languageStatus"], result["languageStatus"]
     assert "valid" in result["doctor"]

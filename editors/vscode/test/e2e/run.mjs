@@ -846,6 +846,14 @@ async function scenarioModelSetup(wb) {
   await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
   await applyFromDiff(wb, 'real-model-diff');
   result.completedToast = await wb.waitForNotification('completed', 120000);
+  // Every notification the window still holds (toasts that timed out stay in the center): the plan's
+  // and the review's have closed themselves, since what they said has passed.
+  await wb.palette('Notifications: Show Notifications');
+  await wb.page.locator('.notifications-center').first().waitFor({ state: 'visible', timeout: 15000 });
+  await wb.page.waitForTimeout(500);
+  result.notificationCenter = await wb.page.locator('.notifications-center .notification-list-item').allInnerTexts();
+  await wb.shot('notification-center');
+  await wb.palette('Notifications: Hide Notifications');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t) && /Agent summary/.test(t), 60000);
   await wb.saveAll();
   await wb.shot('agent-summary');
