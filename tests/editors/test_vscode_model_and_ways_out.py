@@ -199,3 +199,20 @@ def test_a_refused_memory_is_shown_in_its_input_box_with_the_text_kept(tmp_path:
     assert result["refusalMessage"].startswith("Not saved: it names a task key (PAY-128)"), result["refusalMessage"]
     assert result["valueKept"] == typed
     assert result["dialogShown"] is False
+
+
+def test_each_bundled_python_gets_its_own_bytecode() -> None:
+    """scripts/vscode-bundle.sh compiles every bundled/py3XX with that Python, hash-checked without
+    reading the source (the .vsix is unpacked with new modification times)."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(vscode_e2e._bundled_vsix()).namelist())
+    with zipfile.ZipFile(vscode_e2e._bundled_vsix()) as vsix:
+        for tag in ("py311", "py312", "py313"):
+            for module in ("autocode_lsp/__pycache__/server", "pygls/__pycache__/server", "autocode/settings/__pycache__/resolve"):
+                pyc = f"extension/bundled/{tag}/{module}.cpython-{tag[2:]}.pyc"
+                assert pyc in names, pyc
+                flags = int.from_bytes(vsix.read(pyc)[4:8], "little")
+                assert flags == 0b01, (pyc, flags)  # hash-based, source not checked
+            # What only a rarer path imports stays uncompiled (the .vsix stays under 25 MB).
+            assert not [n for n in names if n.startswith(f"extension/bundled/{tag}/git/") and n.endswith(".pyc")]
