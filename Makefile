@@ -5,13 +5,13 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
 
-.PHONY: venv sandbox proof-tools demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools mcp-tools demo test lint unit package editors bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --disable-pip-version-check --upgrade pip
 	$(PY) -m pip uninstall -q -y autocode 2>/dev/null || true  # the distribution's old name
-	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic]'
+	$(PY) -m pip install -q --disable-pip-version-check -e '.[dev,pg,semantic,mcp]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -25,6 +25,10 @@ sandbox:
 proof-tools:
 	bash scripts/proof-tools-setup.sh
 
+# @modelcontextprotocol/inspector, the MCP client tests/mcp drives autocode-mcp with besides the SDK's.
+mcp-tools: proof-tools
+	bash scripts/mcp-setup.sh
+
 demo: venv sandbox
 	$(PY) scripts/demo.py $(DEMO_ARGS)
 
@@ -32,9 +36,10 @@ lint: venv
 	$(VENV)/bin/ruff check engine server tests scripts
 	$(VENV)/bin/mypy --strict engine/autocode
 	$(VENV)/bin/mypy --strict server/autocode_lsp
+	$(VENV)/bin/mypy --strict server/autocode_mcp
 
-unit: venv sandbox proof-tools
-	$(PYTEST) tests/engine tests/server
+unit: venv sandbox proof-tools mcp-tools
+	$(PYTEST) tests/engine tests/server tests/mcp
 
 editors: venv sandbox
 	bash scripts/editors-setup.sh

@@ -18,3 +18,15 @@ if [ -z "${AUTOCODE_TEST_LAZY_NVIM:-}" ] && [ ! -d .tools/lazy.nvim/.git ]; then
     echo "editors-setup: lazy.nvim could not be cloned (no network?); its install test will be skipped" >&2
   fi
 fi
+# lualine.nvim, for the test of the Neovim plugin's lualine component (AUTOCODE_TEST_LUALINE
+# names another checkout). Optional in the same way.
+if [ -z "${AUTOCODE_TEST_LUALINE:-}" ] && [ ! -d .tools/lualine.nvim/.git ]; then
+  mkdir -p .tools
+  if GIT_TERMINAL_PROMPT=0 timeout 60 git clone -q --depth 1 \
+      https://github.com/nvim-lualine/lualine.nvim.git .tools/lualine.nvim.part 2>/dev/null; then
+    mv .tools/lualine.nvim.part .tools/lualine.nvim
+  else
+    rm -rf .tools/lualine.nvim.part
+    echo "editors-setup: lualine.nvim could not be cloned (no network?); its component test will be skipped" >&2
+  fi
+fi

@@ -26,13 +26,14 @@ echo "== the wheel holds the import packages and nothing of the tests"
 "$PY" - "$wheel" <<'PY'
 import sys, zipfile
 names = zipfile.ZipFile(sys.argv[1]).namelist()
-for must in ("autocode/__init__.py", "autocode/cli/__init__.py", "autocode_lsp/__main__.py", "autocode_lsp/protocol/__init__.py", "autocode/memory/static_lean.py"):
+for must in ("autocode/__init__.py", "autocode/cli/__init__.py", "autocode_lsp/__main__.py", "autocode_lsp/protocol/__init__.py", "autocode/memory/static_lean.py", "autocode_mcp/__main__.py"):
     assert must in names, f"{must} is missing from the wheel"
 assert not [n for n in names if n.startswith(("tests/", "fixtures/", "editors/"))], "the wheel carries test or editor files"
 entry = [n for n in names if n.endswith("entry_points.txt")]
 text = zipfile.ZipFile(sys.argv[1]).read(entry[0]).decode()
 assert "autocode = autocode.cli:main" in text and "autocode-lsp = autocode_lsp.__main__:main" in text, text
-print(f"{len(names)} files, commands autocode and autocode-lsp")
+assert "autocode-mcp = autocode_mcp.__main__:main" in text, text
+print(f"{len(names)} files, commands autocode, autocode-lsp and autocode-mcp")
 PY
 
 echo "== a fresh environment with only the wheel (and its dependencies)"
@@ -48,6 +49,7 @@ print("imports from", sys.prefix)
 PY
 "$OUT/venv/bin/autocode" --version
 "$OUT/venv/bin/autocode-lsp" --version
+"$OUT/venv/bin/autocode-mcp" --version  # the MCP SDK is an extra: --version needs none of it
 HOME="$OUT/home" XDG_DATA_HOME="$OUT/home/data" XDG_STATE_HOME="$OUT/home/state" XDG_CONFIG_HOME="$OUT/home/config" \
   "$OUT/venv/bin/autocode" doctor --json >"$OUT/doctor.json"
 "$OUT/venv/bin/python" -c 'import json,sys; d=json.load(open(sys.argv[1])); print("doctor: ok", sorted(d)[:6])' "$OUT/doctor.json"

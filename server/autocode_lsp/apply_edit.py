@@ -14,11 +14,13 @@ import contextlib
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from autocode_lsp import protocol
+from autocode_lsp.pathmap import document_key
 
 if TYPE_CHECKING:
     from autocode_lsp.server import AutoCodeServer
@@ -30,6 +32,16 @@ SAVE_TIMEOUT = 30.0
 
 APPLY_TIMEOUT = 300.0
 """How long the editor may take to answer (it may ask the person to confirm)."""
+
+
+def open_document(server: AutoCodeServer, client_uri: str) -> Any:
+    """The document the editor has open under `client_uri` (however it spelled the URI), or None."""
+    docs = server.workspace.text_documents
+    found = docs.get(client_uri) or docs.get(unquote(client_uri))
+    if found is not None:
+        return found
+    wanted = document_key(client_uri)
+    return next((doc for uri, doc in docs.items() if document_key(uri) == wanted), None)
 
 
 class CannotUseEditor(Exception):
@@ -51,12 +63,14 @@ class ClientEditor:
         self.loop = loop
 
     def _uri(self, rel: str) -> str:
-        return (self.workspace / rel).as_uri()
+        """The file's URI in the editor's names (`--path-map`)."""
+        return self.server.path_map.uri_to_client(str(self.workspace / rel))
 
     def _document(self, rel: str) -> Any:
-        docs = self.server.workspace.text_documents
-        uri = self._uri(rel)
-        return docs.get(uri) or docs.get(uri.replace("%", "%25"))
+        # Under the editor's name; else under the server's, which an editor that resolves
+        # symbolic links (eglot sends file-truename) may use when both names reach the file.
+        found = open_document(self.server, self._uri(rel))
+        return found if found is not None else open_document(self.server, (self.workspace / rel).as_uri())
 
     def _buffer(self, rel: str) -> bytes | None:
         async def get() -> bytes | None:
@@ -168,13 +182,15 @@ class ClientEditor:
             if document_changes:
                 version = doc.version if doc is not None else None
                 steps.append(types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=doc.uri if doc is not None else uri, version=version
+                    ),
                     edits=[whole],
                 ))
             else:
                 if created:
                     raise CannotUseEditor("the editor takes no document changes with file creation")
-                changes[uri] = [whole]
+                changes[doc.uri if doc is not None else uri] = [whole]
         if document_changes:
             return types.WorkspaceEdit(document_changes=steps)
         return types.WorkspaceEdit(changes=changes)

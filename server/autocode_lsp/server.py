@@ -17,7 +17,9 @@ import contextvars
 import functools
 import importlib
 import importlib.util
+import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Awaitable, Callable, Generator
@@ -48,6 +50,16 @@ OPT_IN_KEYS = ("didChange", "askQuestion", "reviewPlan", "saveDocuments")
 
 
 SERVER_NOT_INITIALIZED = gate.SERVER_NOT_INITIALIZED
+
+
+class UnreadableMessage(Exception):
+    """A request whose params cannot be read as its method's; answered with -32602."""
+
+
+def _json_kind(value: Any) -> str:
+    return {str: "string", dict: "object", bool: "boolean", int: "number", float: "number"}.get(
+        type(value), type(value).__name__
+    )
 
 
 class AutoCodeProtocol(LanguageServerProtocol):
@@ -106,6 +118,45 @@ class AutoCodeProtocol(LanguageServerProtocol):
                 server.end_connection()
         # stdio: notifications before initialize are dropped, as the spec says.
 
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        # lsprotocol's converter reads a string `arguments` as a list of its characters and an
+        # object as a list of its keys: say what was wrong instead of acting on that.
+        if data.get("method") == types.WORKSPACE_EXECUTE_COMMAND and "jsonrpc" in data:
+            params = data.get("params")
+            arguments = params.get("arguments") if isinstance(params, dict) else None
+            if not isinstance(params, dict) or not isinstance(params.get("command"), str):
+                raise UnreadableMessage("`params.command` is not a string")
+            if arguments is not None and not isinstance(arguments, list):
+                raise UnreadableMessage(f"`arguments` is a JSON {_json_kind(arguments)}, not a list")
+        return super().structure_message(data)
+
+    def answer_unreadable(self, body: bytes | str, error: Exception) -> None:
+        """A JSON object pygls could not read as its method's params (`arguments` that is no list,
+        a `command` that is no string, ...): a request among them still gets its error reply."""
+        try:
+            message = json.loads(body)
+        except ValueError:
+            return
+        method = message.get("method") if isinstance(message, dict) else None
+        msg_id = gate.usable_id(message.get("id")) if isinstance(message, dict) else None
+        if msg_id is None or not isinstance(method, str) or self._server.refused:
+            log.warning("dropped a message that does not fit the protocol: %s", error)
+            return
+        shown = gate.shorten(method)
+        why = f" ({error})" if isinstance(error, UnreadableMessage) else ""
+        text = f"{shown}: the params do not have the shape LSP gives this method{why}"
+        if method == types.WORKSPACE_EXECUTE_COMMAND:
+            text += (
+                "; send {\"command\": \"autocode.…\", \"arguments\": [{…}]}: `command` a string, "
+                "`arguments` a list holding one JSON object (docs/protocol.md has each command's object)"
+            )
+        log.warning("answered %s with invalid params: %s", shown, error.__cause__ or error)
+        self._send_response(
+            msg_id, None,
+            types.ResponseError(code=protocol.INVALID_PARAMS, message=text,
+                                data={"kind": "invalidArguments", "message": text}),
+        )
+
     def _refuse(self, msg_id: Any, code: int, kind: str, text: str, *, close: bool = True) -> None:
         self._send_response(
             msg_id, None, types.ResponseError(code=code, message=text, data={"kind": kind, "message": text})
@@ -155,11 +206,18 @@ class AutoCodeServer(LanguageServer):
         """True once an `initialize` (with the token, on a network transport) was accepted."""
         self.refused = False
         """True once this connection was refused; nothing more it sends is handled."""
-        self.client_name = "unknown"
+        self.client_name = ""
+        """`clientInfo.name`, else a name from the connection (`fallback_name`); never empty."""
+        self.connection = "stdio"
+        """How the client is connected, for a client that does not name itself (set by `transport`)."""
         self.opt_in: dict[str, bool] = dict.fromkeys(OPT_IN_KEYS, False)
         self.supports_progress = False
         self.supports_show_document = False
         self.supports_apply_edit = False
+        self.supports_push_diagnostics = False
+        self.supports_pull_diagnostics = False
+        self.supports_diagnostic_refresh = False
+        self.supports_lens_refresh = False
         self.workspace_edit_caps: dict[str, Any] = {}
         self.loop: asyncio.AbstractEventLoop | None = None
         self.closed = False
@@ -182,6 +240,8 @@ class AutoCodeServer(LanguageServer):
             self.loop.set_exception_handler(_quiet_when_cancelled)
         if params.client_info is not None and params.client_info.name:
             self.client_name = params.client_info.name
+        else:
+            self.client_name = fallback_name(self.connection)
         caps = params.capabilities
         experimental = caps.experimental if isinstance(caps.experimental, dict) else {}
         opt = experimental.get(protocol.EXPERIMENTAL_KEY)
@@ -196,6 +256,11 @@ class AutoCodeServer(LanguageServer):
         )
         ws = caps.workspace
         self.supports_apply_edit = bool(ws and ws.apply_edit)
+        text = caps.text_document
+        self.supports_push_diagnostics = bool(text and text.publish_diagnostics)
+        self.supports_pull_diagnostics = bool(text and text.diagnostic)
+        self.supports_diagnostic_refresh = bool(ws and ws.diagnostics and ws.diagnostics.refresh_support)
+        self.supports_lens_refresh = bool(ws and ws.code_lens and ws.code_lens.refresh_support)
         edit_caps = ws.workspace_edit if ws else None
         self.workspace_edit_caps = {
             "documentChanges": bool(edit_caps and edit_caps.document_changes),
@@ -291,6 +356,19 @@ class AutoCodeServer(LanguageServer):
         log.error("error while handling a message: %s", error)
 
 
+def fallback_name(connection: str) -> str:
+    """A name for a client that sent no `clientInfo` (eglot 1.9 does not): the program at the
+    other end of stdio (`emacs over stdio`), else the connection (`tcp 127.0.0.1:41234`)."""
+    if connection != "stdio":
+        return f"{connection} client"
+    try:
+        with open(f"/proc/{os.getppid()}/comm", encoding="utf-8") as f:  # Linux; elsewhere the generic name
+            program = f.read().strip()
+    except OSError:
+        program = ""
+    return f"{program} over stdio" if program else "a stdio client"
+
+
 @functools.cache
 def _shared_converter() -> Any:
     """pygls' message converter, built once per process: a listener's sessions share it, so a new
@@ -371,6 +449,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
                 message=f"{spec.name} failed unexpectedly: {exc}. The server log has the details."
             ) from exc
         log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
+        _ask_again(ls)
         return ls.path_map.outbound(advise_wire(protocol.to_wire(result), ls.client_name))
 
     run.__name__ = name
@@ -378,6 +457,15 @@ def _command(server: AutoCodeServer, name: str) -> None:
 
 
 REQUEST_FAILED_CODE = protocol.REQUEST_FAILED
+
+
+def _ask_again(server: AutoCodeServer) -> None:
+    """The person just ran a command: prompts that went unanswered are asked again (tasks)."""
+    if "tasks" in server.state:  # set once the tasks feature talked to this client
+        # lazy: loaded already when the state exists
+        from autocode_lsp.features import tasks
+
+        tasks.ask_again(server)
 
 COMMAND_NAMING_FIELDS = ("test_command", "base_url")
 """Arguments that name a program or an endpoint the server would use as this user."""
@@ -524,8 +612,19 @@ def _documents(server: AutoCodeServer) -> None:
         await actions().did_save(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
-        return None  # only so clients send didSave; the server reads files from disk
+    async def did_open(ls: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+        await actions().did_open(ls, params)  # the server reads files from disk; this is for diagnostics
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(identifier="autocode", inter_file_dependencies=False, workspace_diagnostics=True),
+    )
+    async def document_diagnostic(ls: AutoCodeServer, params: types.DocumentDiagnosticParams) -> Any:
+        return await actions().document_diagnostic(ls, params)
+
+    @server.feature(types.WORKSPACE_DIAGNOSTIC)
+    async def workspace_diagnostic(ls: AutoCodeServer, params: types.WorkspaceDiagnosticParams) -> Any:
+        return await actions().workspace_diagnostic(ls, params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: AutoCodeServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -64,7 +64,7 @@ async def pump(
         except framing.FramingError:
             raise
         except Exception as exc:  # a JSON object pygls cannot read as a message
-            server.report_server_error(exc, JsonRpcException)
+            protocol.answer_unreadable(body, exc)
             return
         try:
             protocol.handle_message(message)
@@ -171,6 +171,7 @@ def _stream_session(access: Access, kind: str, limits: gate.Limits):  # type: ig
             writer.close()
 
         server = create_server(end_connection=end_connection, access=access)
+        server.connection = f"{kind} {peer[0]}:{peer[1]}" if isinstance(peer, tuple) and len(peer) >= 2 else kind
         server.protocol.set_writer(writer)
         log.info("%s client connected from %s", kind, peer)
         try:
@@ -400,6 +401,8 @@ def serve_ws(
             closing.add(asyncio.ensure_future(close_after_sends()))
 
         server = create_server(end_connection=end_connection, access=session_access)
+        address = websocket.remote_address
+        server.connection = f"websocket {address[0]}:{address[1]}" if isinstance(address, tuple) else "websocket"
         server.protocol.set_writer(writer, include_headers=False)
         log.info("websocket client connected from %s", websocket.remote_address)
 
@@ -416,7 +419,7 @@ def serve_ws(
                     framing.log_framing_error(log, "websocket client", exc)
                     return False
                 except Exception as exc:
-                    server.report_server_error(exc, JsonRpcException)
+                    server.protocol.answer_unreadable(data, exc)
                     continue
                 try:
                     server.protocol.handle_message(message)

@@ -11,13 +11,11 @@ import logging
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
 
 from pygls.exceptions import JsonRpcException
-from pygls.uris import to_fs_path
 
 from autocode_lsp.errors import domain_error, from_engine, invalid_arguments
-from autocode_lsp.pathmap import PathMapError
+from autocode_lsp.pathmap import PathMapError, uri_path
 from autocode_lsp.protocol import INVALID_PARAMS
 
 if TYPE_CHECKING:
@@ -30,27 +28,28 @@ def to_path(text: str, server: AutoCodeServer | None = None) -> Path:
     """A folder path from a path or a `file://` URI given by a client, in the server's names
     when the session maps paths across a container boundary (`--path-map`)."""
     if "://" in text:
-        fs = to_fs_path(text)
-        if fs is None:
+        if not text.startswith("file:"):
             raise invalid_arguments(
                 f"workspace {text!r} is not a file:// URI or a path; pass the folder's path"
             )
-        path = Path(unquote(fs))
+        raw = uri_path(text)
     else:
-        path = Path(text)
-    if not path.is_absolute():
-        raise invalid_arguments(
-            f"workspace {text!r} is relative; pass an absolute path or a file:// URI"
-        )
+        raw = text
     path_map = getattr(server, "path_map", None)
     if path_map:
         try:
-            path = Path(path_map.to_server(str(path)))
+            raw = path_map.to_server(raw)
         except PathMapError as exc:
             err = invalid_arguments(str(exc))
             # Names both sides on purpose: the reply is not translated (see server._command).
             err.data = {**(err.data or {}), "pathMap": [list(p) for p in path_map.pairs]}
             raise err from None
+    path = Path(raw)
+    if not path.is_absolute():
+        raise invalid_arguments(
+            f"workspace {text!r} is relative; pass an absolute path or a file:// URI (an editor "
+            "on another system, Windows included, needs a --path-map entry for its folders)"
+        )
     return path
 
 

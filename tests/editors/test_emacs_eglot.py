@@ -84,6 +84,9 @@ def test_eglot_runs_a_whole_task_from_menus_over_stdio(tmp_path: Path) -> None:
     runs = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
     assert len(runs) == 1 and (runs[0] / "answers.md").is_file() and (runs[0] / "changes.diff").is_file()
     assert (repo / ".autocode" / "runs" / "doctor.md").is_file()
+    # eglot 1.9 sends no clientInfo: the answer is recorded under the program at the other end.
+    ledger = json.loads((runs[0] / "ledger.json").read_text(encoding="utf-8"))
+    assert [a["source"]["actor"] for a in ledger["answers"]] == ["emacs over stdio"]
 
 
 def test_eglot_with_a_path_map_between_two_folder_names(tmp_path: Path) -> None:
@@ -182,3 +185,41 @@ def test_eglot_without_the_token_is_refused_and_nothing_runs(tmp_path: Path) -> 
         _stop(process)
     assert proc.returncode != 0 and "AUTOCODE-FLOW-OK" not in proc.stdout + proc.stderr
     assert not (repo / ".autocode" / "runs").exists()
+
+
+RECIPE = ROOT / "editors" / "emacs" / "tests" / "autocode-remote-recipe.el"
+
+
+def documented_recipe() -> str:
+    """The Lisp of docs/editors.md's eglot remote recipe, exactly as a person would copy it."""
+    text = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    block = text.split("<!-- eglot-remote-recipe:", 1)[1].split("<!-- /eglot-remote-recipe -->", 1)[0]
+    return block.split("```elisp\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_documented_remote_recipe_works_as_written(tmp_path: Path) -> None:
+    """The recipe's own paths (`~/autocode-sock/…`) under a fresh HOME, the server started as the
+    docs say (a socket and a token the person keeps, `--token-file`)."""
+    repo = build_repo(tmp_path / "project")
+    (repo / "notes.txt").write_text("notes\n", encoding="utf-8")
+    home = tmp_path / "home"
+    sockets = home / "autocode-sock"
+    sockets.mkdir(parents=True, mode=0o700)
+    token_file = sockets / "lsp.token"
+    token_file.write_text("a-token-the-person-keeps-0123456789\n", encoding="utf-8")
+    token_file.chmod(0o600)
+    process, _address, token = _listen(
+        "socket", str(sockets / "autocode.sock"), tmp_path, "--token-file", str(token_file),
+    )
+    recipe = tmp_path / "recipe.el"
+    recipe.write_text(documented_recipe(), encoding="utf-8")
+    try:
+        assert token == "a-token-the-person-keeps-0123456789"
+        env = {**os.environ, "HOME": str(home), "AUTOCODE_REPO": str(repo), "AUTOCODE_RECIPE": str(recipe)}
+        proc = subprocess.run([emacs(), "--batch", "--no-init-file", "-l", str(RECIPE)],
+                              cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    finally:
+        _stop(process)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0 and "AUTOCODE-RECIPE-OK" in out, out[-4000:]
+    assert "action: AutoCode: start a task…" in out, out[-4000:]

@@ -202,6 +202,8 @@ def run_installed_nvim(tmp_path: Path, xdg: dict[str, str], clone: Path, repo: P
 def test_the_documented_lazy_nvim_spec_is_the_same_in_both_docs() -> None:
     spec = documented_lazy_spec()
     assert "build = 'sh editors/nvim/build.sh'" in spec and "/editors/nvim'" in spec
+    # Loaded on demand: the command and the person's own keys (the <Plug> maps) are the triggers.
+    assert "cmd = 'AutoCode'" in spec and "'<Plug>(AutoCodeAnswer)'" in spec
 
 
 @pytest.mark.skipif(os.environ.get("AUTOCODE_SKIP_BUILD_STEP") == "1", reason="AUTOCODE_SKIP_BUILD_STEP=1")

@@ -145,8 +145,20 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert "E154" not in out.stderr, out.stderr  # duplicate tag
     tags = (doc / "tags").read_text()
-    for tag in ("autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()"):
+    for tag in ("autocode", "autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()",
+                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure"):
         assert f"{tag}\t" in tags
+
+
+def test_help_autocode_opens_at_the_top(tmp_path: Path) -> None:
+    """`:help autocode` lands on the *autocode* tag at the top of the file, before the contents."""
+    out = subprocess.run(
+        [find_nvim(), "--headless", "--clean", "--cmd", f"set rtp^={PLUGIN}", "-c", "help autocode",
+         "-c", "lua io.stdout:write(vim.fn.expand('%:t') .. ':' .. vim.fn.line('.') .. '\\n')", "-c", "qall!"],
+        capture_output=True, text=True, timeout=60, cwd=tmp_path,
+    )
+    name, line = out.stdout.strip().rsplit(":", 1)
+    assert name == "autocode.txt" and int(line) <= 3, out.stdout + out.stderr
 
 
 # ---- against the real server -------------------------------------------------------
@@ -304,6 +316,121 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
     assert [(a["text"], a["kind"]) for a in ledger["answers"]] == [(answer, "human")]
     # The typing itself landed in the person's file and was saved by their :w.
     assert "hell" in (repo / "notes.txt").read_text(encoding="utf-8")
+
+
+def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
+    """Typing in every mode while the question, plan and change arrive, with Neovim's own
+    vim.ui.select / vim.ui.input / vim.notify (editors/nvim/tests/e2e_keys.lua): nothing opens by
+    itself, the buffer is exactly what the keys made; Enter takes the default; cancel asks first."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_keys.lua", tmp_path, cwd=repo, timeout=420, flag="-S")
+    for step in ("ok question announced, keys kept", "ok enter takes the default", "ok plan announced, keys kept",
+                 "ok change announced, keys kept", "ok cancel confirmed"):
+        assert f"{step}\n" in result.stdout
+    (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+    assert [a["how"] for a in ledger["answers"]] == ["acceptedDefault"]
+
+
+def test_a_restarted_server_gets_every_open_repository(tmp_path: Path) -> None:
+    first, other = sample_repo(tmp_path / "a"), sample_repo(tmp_path / "b")
+    result = run_nvim("e2e_restart.lua", tmp_path, cwd=first, env={"AUTOCODE_TEST_OTHER": str(other)}, timeout=120)
+    assert "ok one server for both\nok restarted with every repository\n" in result.stdout
+
+
+SLOW_AND_FAILING_CONFTEST = """\
+import time
+
+import pytest
+
+time.sleep(6)  # slow enough that the server can be killed while the task verifies
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if item.name == "test_total_with_tax_applies_the_rate":
+            item.add_marker(pytest.mark.xfail(strict=True, reason="made to fail by the test"))
+"""
+
+
+def test_a_failure_offers_its_way_out(tmp_path: Path) -> None:
+    """Interrupted while verifying: resume is offered; failed on its tests: the failing test by
+    name, the ways on, and the whole output one command away (editors/nvim/tests/e2e_failure.lua)."""
+    repo = sample_repo(tmp_path)
+    (repo / "conftest.py").write_text(SLOW_AND_FAILING_CONFTEST, encoding="utf-8")
+    git(repo, "add", "conftest.py")
+    git(repo, "commit", "-qm", "slow tests; the tax test fails")
+    result = run_nvim("e2e_failure.lua", tmp_path, cwd=repo, timeout=400)
+    for step in ("ok interrupted offers resume", "ok failure names the test", "ok output opens"):
+        assert f"{step}\n" in result.stdout
+    assert "ok task view lists the ways out (retry offered)" in result.stdout
+    assert "ok retry runs the tests again\n" in result.stdout
+
+
+def test_the_agents_summary_and_transcript_in_neovim(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A task through the openai provider against a scripted endpoint (tests/support/agent.py):
+    the implementer's summary and the review in the diff and the task view, the transcript opened."""
+    from support import trust
+    from support.agent import (
+        TEST_COMMAND,
+        build_calc,
+        call,
+        review,
+        roles_before_implementing,
+        serve,
+        text,
+    )
+
+    repo = build_calc(tmp_path / "calc")
+    with serve() as endpoint:
+        (repo / ".autocode").mkdir()
+        (repo / ".autocode" / "config.toml").write_text(
+            f'provider = "openai"\nbase_url = "{endpoint.url}"\nmodel = "scripted"\n'
+            f"test_command = {json.dumps(TEST_COMMAND)}\n",
+            encoding="utf-8",
+        )
+        for name in ("CONFIG", "DATA", "STATE", "CACHE"):  # the trust record where Neovim's server looks
+            (tmp_path / "xdg" / name.lower()).mkdir(parents=True, exist_ok=True)
+            monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / "xdg" / name.lower()))
+        trust(repo)
+        endpoint.load(
+            *roles_before_implementing(),
+            call("edit_file", {"path": "calc/ops.py", "old_text": "a - b", "new_text": "a + b"}),
+            call("run_tests"),
+            text("add adds now"),
+            review(),
+        )
+        result = run_nvim("e2e_agent.lua", tmp_path, cwd=repo, timeout=300)
+        endpoint.assert_clean()
+    for step in ("ok summary in the diff", "ok summary in the task view", "ok transcript opens"):
+        assert f"{step}\n" in result.stdout
+
+
+def find_lualine() -> Path | None:
+    """A lualine.nvim checkout: $AUTOCODE_TEST_LUALINE, else .tools/lualine.nvim (scripts/editors-setup.sh)."""
+    named = os.environ.get("AUTOCODE_TEST_LUALINE")
+    for candidate in ([Path(named)] if named else []) + [ROOT / ".tools" / "lualine.nvim"]:
+        if (candidate / "lua" / "lualine" / "component.lua").is_file():
+            return candidate
+    return None
+
+
+def test_the_lualine_component_shows_each_windows_repository(tmp_path: Path) -> None:
+    lualine = find_lualine()
+    if lualine is None:
+        pytest.skip("lualine.nvim is not available: set AUTOCODE_TEST_LUALINE to a checkout of "
+                    "https://github.com/nvim-lualine/lualine.nvim, or run scripts/editors-setup.sh")
+    for name in ("shop", "blog"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        (tmp_path / name / "README.md").write_text(f"# {name}\n", encoding="utf-8")
+    result = run_nvim("e2e_lualine.lua", tmp_path, env={"AUTOCODE_TEST_LUALINE": str(lualine)})
+    assert "ok lualine component\n" in result.stdout
+
+
+def test_a_picked_memory_is_deleted_only_after_a_yes(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_memory_pick.lua", tmp_path, cwd=repo, timeout=120, flag="-S")
+    assert "ok picked and kept\nok deleted after yes\n" in result.stdout
 
 
 def _server_knows_answer_kinds() -> bool:

@@ -292,10 +292,10 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
     assert {"Approve Plan", "Request Plan Changes"} <= {a.split(" (")[0] for a in result["planTitleActions"] if a}
     assert any("Approve plan" in lens and "Request changes" in lens for lens in result["planLenses"])
     # The change as a diff titled for the task, Apply / Discard in its title bar, no dialog over it.
-    assert any(t.startswith("AutoCode: changes for") for t in result["diffTabs"]), result["diffTabs"]
+    assert any(t.startswith("AutoCode: ") and "after Apply" in t for t in result["diffTabs"]), result["diffTabs"]
     assert {"Apply Changes", "Discard Changes"} <= {a.split(" (")[0] for a in result["diffTitleActions"] if a}
     assert result["dialogDuringReview"] is False
-    assert not any(t.startswith("AutoCode: changes for") for t in result["diffTabsAfter"])
+    assert not any("after Apply" in t for t in result["diffTabsAfter"])
     assert "completed" in result["tasksView"].lower()
     assert "AutoCode" in result["statusBar"]
     assert "def longest_word" in (repo / "textkit" / "words.py").read_text()

@@ -31,5 +31,8 @@ def test_the_channel_names_the_client_and_fits_the_ledger(name: str, expected: s
     assert Source.coerce(channel).channel == channel  # the engine takes it as given
 
 
-def test_a_client_without_client_info_is_named_unknown() -> None:
-    assert source_channel(create_server()) == "lsp:unknown"
+def test_a_client_without_client_info_is_named_by_its_connection() -> None:
+    from autocode_lsp.server import fallback_name
+
+    assert fallback_name("tcp 127.0.0.1:4000") == "tcp 127.0.0.1:4000 client"
+    assert fallback_name("stdio").endswith("over stdio") or fallback_name("stdio") == "a stdio client"

@@ -263,8 +263,8 @@ async def test_plain_client_uses_execute_command_and_standard_messages(
     assert snap["needs"]["kind"] == "approve_plan"
     assert session.client.shown_documents[0].uri == snap["needs"]["planUri"]
     await wait_until(
-        lambda: any(protocol.TASK_APPROVE_PLAN in m.message for m in session.client.messages),
-        what="the hint to approve the plan",
+        lambda: any("run the code action 'AutoCode: approve plan r" in m.message for m in session.client.messages),
+        what="the hint to approve the plan (naming the code action, not the command)",
     )
 
     # Send the plan back by command; the new revision opens as a document again.

@@ -1,4 +1,4 @@
--- :AutoCode, the progress listener and the highlight of the plugin; loaded once.
+-- :AutoCode, its <Plug> maps, the progress listener and the highlight of the plugin; loaded once.
 if vim.g.loaded_autocode then
   return
 end
@@ -18,6 +18,19 @@ end, {
     return require('autocode.commands').complete(arglead, cmdline, pos)
   end,
 })
+
+-- Keys a person may map (nothing is mapped for them): each runs one :AutoCode command.
+for plug, words in pairs({
+  ['<Plug>(AutoCodeAnswer)'] = { 'answer' },
+  ['<Plug>(AutoCodeReview)'] = { 'review' },
+  ['<Plug>(AutoCodeStatus)'] = { 'status' },
+  ['<Plug>(AutoCodeTasks)'] = { 'tasks' },
+  ['<Plug>(AutoCodeStart)'] = { 'start' },
+}) do
+  vim.keymap.set('n', plug, function()
+    require('autocode.commands').run(words)
+  end, { desc = 'AutoCode ' .. words[1] })
+end
 
 local group = vim.api.nvim_create_augroup('autocode', { clear = true })
 vim.api.nvim_create_autocmd('LspProgress', {

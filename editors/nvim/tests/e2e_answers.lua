@@ -41,6 +41,8 @@ for _, how in ipairs({ 'acceptedDefault', 'delegated', 'typed' }) do
   local before = #H.sent('autocode.task.answer')
   tasks.current = nil
   vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+  H.wait_note(60000, 'asks:')
+  vim.cmd('AutoCode answer')
   H.wait(60000, function()
     return tasks.current ~= nil and #H.sent('autocode.task.answer') > before
   end, 'the ' .. how .. ' answer to be sent')
@@ -79,7 +81,7 @@ for _, how in ipairs({ 'acceptedDefault', 'delegated', 'typed' }) do
     -- Carried through to completion (plan approved, change applied), so that learning runs
     -- and the test can see what it kept from each way of answering.
     H.wait(120000, function()
-      return tasks.reviews[id] ~= nil or tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_plan'
+      return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_plan'
     end, 'the plan of the ' .. how .. ' task')
     vim.cmd('AutoCode approve ' .. id)
     H.wait(240000, function()

@@ -26,8 +26,10 @@ vim.cmd.edit('shop/pricing.py')
 local buf = vim.api.nvim_get_current_buf()
 H.client()
 vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+H.wait_note(60000, 'asks:')
+vim.cmd('AutoCode answer')
 H.wait(60000, function()
-  return tasks.current ~= nil and tasks.reviews[tasks.current] ~= nil
+  return tasks.current ~= nil and tasks.needs_kind(tasks.snapshots[tasks.current] or {}) == 'approve_plan'
 end, 'the plan')
 local id = tasks.current
 vim.cmd('AutoCode approve')
@@ -49,6 +51,11 @@ if choice ~= 'clean' then
     return tasks.needs_kind(tasks.snapshots[id] or {}) == 'resolve_conflicts'
   end, 'the conflict')
   H.eq(vim.fn.readfile('shop/pricing.py'), mine, 'nothing written before the choice')
+  H.eq(H.scratch_lines('conflicts/' .. id), nil, 'the conflicts did not open by themselves')
+  vim.cmd('AutoCode review')
+  H.wait(30000, function()
+    return H.scratch_lines('conflicts/' .. id) ~= nil
+  end, 'the conflicts buffer')
   local lines = table.concat(H.scratch_lines('conflicts/' .. id) or {}, '\n')
   H.check(lines:find('shop/pricing.py', 1, true), 'the conflicts buffer names the file:\n' .. lines)
   H.log('ok waits for a choice')

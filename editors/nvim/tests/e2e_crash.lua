@@ -48,7 +48,7 @@ H.script_ui(function()
   return nil
 end, {})
 vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
-H.wait_note(60000, 'question left open')
+H.wait_note(60000, 'asks:')
 local id = tasks.current
 local live = vim.lsp.get_clients({ name = 'autocode' })[1]
 H.wait(30000, function()
@@ -69,21 +69,21 @@ local snap = H.call('autocode.task.resume', { taskId = id })
 H.eq(snap.needs.kind, 'answer_questions', 'still waiting for the answer')
 H.log('ok task survives')
 
--- A plan review pending when the server dies is dropped with it: `:AutoCode
--- approve` then goes to the new server as a command and the task goes on.
+-- A plan waiting when the server dies: `:AutoCode approve` goes to the new server as a
+-- command and the task goes on.
 H.script_ui(function()
   return 'Name each test after the behaviour it checks'
 end, { require('autocode.questions').TYPE })
 vim.cmd('AutoCode answer ' .. id)
 H.wait(60000, function()
-  return tasks.reviews[id] ~= nil
-end, 'the plan review')
+  return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_plan'
+end, 'the plan')
 for _, pid in ipairs(H.children()) do
   vim.uv.kill(pid, 'sigkill')
 end
 H.wait(10000, function()
-  return tasks.reviews[id] == nil and #vim.lsp.get_clients({ name = 'autocode' }) == 0
-end, 'the dead review to be dropped')
+  return #vim.lsp.get_clients({ name = 'autocode' }) == 0
+end, 'the killed client to go')
 vim.cmd('AutoCode approve ' .. id)
 H.wait(60000, function()
   local s = tasks.snapshots[id]

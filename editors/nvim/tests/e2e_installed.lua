@@ -7,6 +7,11 @@
 -- repository: its tests run with the system's Python alone).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local clone = vim.fs.normalize(vim.env.AUTOCODE_TEST_INSTALLED)
+-- The documented spec loads the plugin on its first :AutoCode (lazy.nvim's `cmd`), as a person's
+-- first command does: the stub command loads it, then runs the real one (the usage).
+H.eq(vim.fn.exists(':AutoCode'), 2, ':AutoCode is there before the plugin loads')
+vim.cmd('AutoCode')
+H.check(H.note('usage :AutoCode'), 'the first :AutoCode loaded the plugin and ran')
 
 local source = debug.getinfo(require('autocode').setup, 'S').source:sub(2)
 H.check(vim.startswith(vim.fs.normalize(source), clone .. '/editors/nvim/'), 'the plugin loads from the clone: ' .. source)
@@ -46,17 +51,29 @@ H.wait(60000, function()
   return tasks.current ~= nil
 end, 'the task to start')
 local id = tasks.current
+-- Each step announces itself; the person opens it on purpose.
+local function waits_for(kind)
+  return function()
+    return tasks.needs_kind(tasks.snapshots[id] or {}) == kind
+  end
+end
 H.wait(120000, function()
-  return require('autocode.ui').find('plan/' .. id) ~= nil and tasks.reviews[id] ~= nil
+  return waits_for('question')() or waits_for('approve_plan')()
+end, 'the question or the plan')
+if waits_for('question')() then
+  vim.cmd('AutoCode answer')
+end
+H.wait(120000, waits_for('approve_plan'), 'the plan')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
+  return require('autocode.ui').find('plan/' .. id) ~= nil
 end, 'the plan buffer')
-local plan_buf = require('autocode.ui').find('plan/' .. id)
-vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
 vim.cmd.normal('a')
-H.wait(120000, function()
+H.wait(120000, waits_for('approve_completion'), 'the verified change')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
   return require('autocode.ui').find('diff/' .. id) ~= nil
 end, 'the diff buffer')
-local diff_buf = require('autocode.ui').find('diff/' .. id)
-vim.api.nvim_set_current_win(vim.fn.bufwinid(diff_buf))
 vim.cmd.normal('a')
 H.wait(120000, function()
   local s = tasks.snapshots[id]

@@ -14,7 +14,10 @@ H.record_calls()
 local answering = false
 H.script_ui(function()
   return 'Name each test after the behaviour it checks'
-end, function()
+end, function(_, items)
+  if vim.tbl_contains(items, 'Yes, cancel it') then
+    return 'Yes, cancel it'
+  end
   return answering and questions.TYPE or nil
 end)
 
@@ -29,7 +32,7 @@ vim.lsp.enable('autocode')
 vim.cmd.edit('README.md')
 local a = H.client()
 vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
-H.wait_note(60000, 'question left open')
+H.wait_note(60000, 'asks:')
 local id = tasks.current
 
 vim.cmd.edit(vim.fs.joinpath(vim.env.AUTOCODE_TEST_OTHER, 'README.md'))

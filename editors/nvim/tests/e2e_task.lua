@@ -1,8 +1,8 @@
 -- The whole task flow in Neovim against the real server: start a task on a
 -- sample repository, answer its convention question by typing (through a
--- replaced vim.ui.select and vim.ui.input), approve the plan with `a` in its
--- buffer and apply the change with `a` in the diff buffer (each confirmed
--- Yes), then :AutoCode doctor shows the learned convention. cwd: fixtures/samples "pytest" (declares patches/add-tax.patch).
+-- replaced vim.ui.select and vim.ui.input) after :AutoCode answer, approve the plan
+-- with `a` in its buffer and apply the change with `a` in the diff buffer (each
+-- opened by :AutoCode review and confirmed Yes), then :AutoCode doctor shows the learned convention. cwd: fixtures/samples "pytest" (declares patches/add-tax.patch).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
 
@@ -55,9 +55,13 @@ end, 'the task to start')
 local id = tasks.current
 H.log('started ' .. id)
 
--- The question arrives as autocode/task/askQuestion and goes to vim.ui.select
--- with every way to answer, the proposed default first. Dismissed, it stays open.
-H.wait(60000, function()
+-- The question arrives as autocode/task/askQuestion: announced, never opened by itself.
+-- :AutoCode answer asks it through vim.ui.select with every way to answer, the proposed
+-- default first. Dismissed, it stays open.
+H.wait_note(60000, 'asks:')
+H.eq(#H.prompts, 0, 'nothing opened by itself')
+vim.cmd('AutoCode answer')
+H.wait(30000, function()
   return #H.prompts > 0
 end, 'the question')
 local q = H.prompts[1]
@@ -81,34 +85,50 @@ end, 'the typed answer')
 H.eq({ H.prompts[3].kind, H.prompts[3].default }, { 'input', nil }, 'typed into an empty field')
 H.log('answered through :AutoCode answer')
 
--- The plan arrives as autocode/task/reviewPlan and opens in its buffer.
-H.wait(60000, function()
-  return require('autocode.ui').find('plan/' .. id) ~= nil and tasks.reviews[id] ~= nil
+-- The plan arrives as autocode/task/reviewPlan: announced; :AutoCode review opens its buffer.
+local function plan_waits()
+  local s = tasks.snapshots[id]
+  return s and tasks.needs_kind(s) == 'approve_plan'
+end
+H.wait(60000, plan_waits, 'the plan')
+H.wait_note(30000, 'the plan of task')
+H.eq(require('autocode.ui').find('plan/' .. id), nil, 'the plan did not open by itself')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
+  return require('autocode.ui').find('plan/' .. id) ~= nil
 end, 'the plan buffer')
 local plan_buf = require('autocode.ui').find('plan/' .. id)
+H.eq(vim.api.nvim_get_current_buf(), plan_buf, ':AutoCode review enters the plan')
 H.eq(vim.bo[plan_buf].filetype, 'markdown', 'plan is markdown')
 H.check(#table.concat(vim.api.nvim_buf_get_lines(plan_buf, 0, -1, false), '\n') > 20, 'plan has text')
-vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
 local first_plan_rev = vim.b[plan_buf].autocode_plan_revision
 vim.cmd.normal('r')
 H.wait(60000, function()
-  local buf = require('autocode.ui').find('plan/' .. id)
-  return tasks.reviews[id] ~= nil and vim.b[buf].autocode_plan_revision ~= first_plan_rev
+  local s = tasks.snapshots[id]
+  return plan_waits() and tasks.plan_revision(s) ~= first_plan_rev
 end, 'a revised plan')
 H.log('plan rejected from its buffer, revised')
--- q answers the review with "later"; the plan waits, and `a` in the reopened
--- buffer approves it through autocode.task.approvePlan.
+-- q closes the buffer; the plan waits, and `a` in the reopened buffer approves it
+-- through autocode.task.approvePlan.
+vim.cmd('AutoCode review')
+H.wait(30000, function()
+  local buf = require('autocode.ui').find('plan/' .. id)
+  return buf and vim.b[buf].autocode_plan_revision ~= first_plan_rev
+end, 'the revised plan buffer')
 plan_buf = require('autocode.ui').find('plan/' .. id)
-vim.api.nvim_set_current_win(vim.fn.bufwinid(plan_buf))
 vim.cmd.normal('q')
-H.wait_note(30000, 'is still waiting')
-H.eq(tasks.reviews[id], nil, 'review answered')
+H.eq(vim.fn.bufwinid(plan_buf), -1, 'q closed the plan')
 vim.cmd('sbuffer ' .. plan_buf)
 vim.cmd.normal('a')
 H.log('plan approved from its buffer')
 
--- Verified change: the diff opens; `a` accepts it.
+-- Verified change: announced; :AutoCode review opens the diff; `a` accepts it.
 H.wait(120000, function()
+  return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
+end, 'the verified change')
+H.eq(require('autocode.ui').find('diff/' .. id), nil, 'the diff did not open by itself')
+vim.cmd('AutoCode review')
+H.wait(30000, function()
   return require('autocode.ui').find('diff/' .. id) ~= nil
 end, 'the diff buffer')
 local diff_buf = require('autocode.ui').find('diff/' .. id)

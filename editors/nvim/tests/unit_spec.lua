@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'promote', 'reject', 'resolve', 'resume', 'review', 'start', 'status', 'tasks', 'trust' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'messages', 'output', 'promote', 'reject', 'resolve', 'resume', 'retry', 'review', 'start', 'status', 'tasks', 'transcript', 'trust' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -65,7 +65,7 @@ H.eq(tasks.current, 't1', 'first task seen becomes current')
 H.log('ok snapshots')
 
 -- Statusline: task state plus progress.
-H.eq(tasks.statusline(), 'AutoCode done', 'statusline with a task')
+H.eq(require('autocode').statusline(), 'AutoCode done', 'statusline with a task')
 tasks.progress['1:tok'] = { title = 'planning', message = 'step 1', percentage = 40 }
 H.eq(require('autocode').statusline(), 'AutoCode done [planning: step 1 40%]', 'statusline with progress')
 tasks.progress = {}
@@ -303,7 +303,7 @@ vim.cmd('checkhealth autocode')
 local health = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
 H.check(health:find('OK Neovim 0.11', 1, true), 'health: Neovim version')
 H.check(health:find('ERROR "autocode-lsp-does-not-exist" is not an executable on PATH', 1, true), 'health: missing server: ' .. health)
-H.check(health:find('pip install autocode-lsp', 1, true), 'health: how to install')
+H.check(health:find('editors/nvim/build.sh', 1, true), 'health: how to install (the build step)')
 H.log('ok health without server')
 
 H.done()

@@ -22,7 +22,12 @@ from autocode.settings.resolve import (
     ShadowedValue,
     resolve_settings,
 )
-from autocode.settings.schema import DESTINATION_SETTINGS, PERSON_SETTINGS, SETTING_CLASSES
+from autocode.settings.schema import (
+    DESTINATION_SETTINGS,
+    PERSON_SETTINGS,
+    SETTING_CLASSES,
+    SETTING_NAMES,
+)
 from autocode.settings.trust import (
     AskedValue,
     IgnoredValue,
@@ -39,6 +44,7 @@ __all__ = [
     "PERSON_SETTINGS",
     "PRECEDENCE",
     "SETTING_CLASSES",
+    "SETTING_NAMES",
     "AskedValue",
     "IgnoredValue",
     "RepositoryTrust",

@@ -128,8 +128,11 @@ class RunCore:
         """Whether a call holds the run's lock now (in this process or another). A working state
         with the lock free was left by a process that stopped mid-step: the task is interrupted.
         The lock is an flock, so it goes with the process that held it, however it ended."""
-        with store.locked(self.run_dir, blocking=False) as got:
-            return not got
+        try:
+            with store.locked(self.run_dir, blocking=False) as got:
+                return not got
+        except OSError:  # a lock that cannot be opened (a read-only copy): the state is shown as saved
+            return True
 
     def _needs(self, s: TaskState) -> Needs:
         """What the task waits for, with exactly what the person needs to decide it."""
@@ -294,7 +297,11 @@ class RunCore:
         return f"task {self.id} is not waiting for {what} (state {state}; {hint})"
 
     def _answered_by_person(self) -> bool:
-        return any(a["kind"] != "machine" for a in self._state.ledger["answers"])
+        # An agent's delegated answer through the MCP server (`mcp:<client>`) is not the person's.
+        return any(
+            a["kind"] != "machine" and not str((a.get("source") or {}).get("channel") or "").startswith("mcp:")
+            for a in self._state.ledger["answers"]
+        )
 
     def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
         if by_person and pause not in self._state.human_pause_states:

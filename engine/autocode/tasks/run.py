@@ -28,8 +28,8 @@ from autocode.tasks.errors import (
     NotAwaitingInput,
     TaskNotFound,
 )
-from autocode.tasks.machine import PhaseMachine
-from autocode.tasks.models import TaskPreview, TaskSnapshot, TestRun
+from autocode.tasks.models import TaskSnapshot, TestRun
+from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
     ENDS,
     PAUSES,
@@ -48,7 +48,7 @@ from autocode.tasks.state import (
 CANCEL_RETRY_S = 0.5
 
 
-class TaskRun(PhaseMachine):
+class TaskRun(ReviewSteps):
     """One task. Construct with `start` or `load`; every method is safe from any thread or process."""
 
     # ------------------------------------------------------------------ create / open
@@ -231,28 +231,6 @@ class TaskRun(PhaseMachine):
             self._advance()
         return self.snapshot()
 
-    def preview(self, buffers: Callable[[str], bytes | None] | None = None, *, editor: Any = None) -> TaskPreview:
-        """What approving the completion would do to each touched file, nothing written: git's
-        three-way merge against the person's text (`buffers`, else the editor's buffer, else the
-        disk) and the hunks between the two (`hunks.py`)."""
-        # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks.hunks import preview_files
-
-        with self._changing():
-            if self._state.state not in ("WAITING_FOR_COMPLETION_APPROVAL", "WAITING_FOR_CONFLICT_RESOLUTION"):
-                raise NotAwaitingInput(self._not_waiting("a review of its change"))
-            self._editor = editor
-            try:
-                plans = self._plan_apply(buffers, choices=False)
-            finally:
-                self._editor = None
-            files = preview_files(plans)
-            return TaskPreview(
-                task_id=self.id, revision=self._state.revision, files=files,
-                overlaps=sum(h.overlaps for f in files for h in f.hunks),
-                conflicts=sum(h.conflict for f in files for h in f.hunks),
-            )
-
     def approve_completion(
         self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None,
         keep: list[str] | None = None,
@@ -291,29 +269,6 @@ class TaskRun(PhaseMachine):
             store.kill_point("completion_approved")
             self._advance_applying(editor)
         return self.snapshot()
-
-    def _check_kept(self, keep: list[str], editor: Any) -> dict[str, list[str]]:
-        """The person's per-hunk choice against the change as it merges now: {kept, undone}; an id
-        it no longer has is refused before anything is recorded or written."""
-        # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks.hunks import file_hunks
-
-        if not isinstance(keep, list) or not all(isinstance(k, str) for k in keep):
-            raise UsageError("keep must be a list of hunk ids (from the preview)")
-        self._editor = editor
-        try:
-            plans = self._plan_apply(choices=False)
-        finally:
-            self._editor = None
-        known = [h.id for p in plans for h in file_hunks(p)[2]]
-        unknown = sorted(set(keep) - set(known))
-        if unknown:
-            raise AutoCodeError(
-                f"hunk {', '.join(unknown)} is not in the change as it merges now (the file changed "
-                "since the preview); nothing was written. Preview the change again and choose from its hunks",
-                kind="hunksChanged", data={"unknown": unknown},
-            )
-        return {"kept": [h for h in known if h in set(keep)], "undone": [h for h in known if h not in set(keep)]}
 
     def _advance_applying(self, editor: Any) -> None:
         """Go on from APPLYING with the editor that applies the change (None: write the files)."""
@@ -361,31 +316,6 @@ class TaskRun(PhaseMachine):
                 self._advance_applying(editor)
         return self.snapshot()
 
-    def confirm_saved(self) -> TaskSnapshot:
-        """The person saved files the change went into with their unsaved edits: read the disk
-        back and complete the task once every file holds the change there."""
-        with self._changing():
-            if self._state.state != "WAITING_FOR_SAVE":
-                return self.snapshot()
-            outcome = dict(self._state.apply or {})
-            waiting = list(outcome.get("unsaved") or [])
-            pending = self.not_on_disk(waiting)
-            if pending == waiting:
-                return self.snapshot()
-            if pending:
-                outcome["unsaved"] = pending
-                self._state.apply = outcome
-                self._commit("saved", {"unsaved": pending})
-                return self.snapshot()
-            outcome["unsaved"] = []
-            message = str(outcome.get("message", ""))
-            cut = message.rfind("; ", 0, max(message.find(" the change in the editor with your unsaved"), 0))
-            outcome["message"] = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
-            self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
-            self._complete_apply(outcome)
-            self._advance()  # learning, now that the task completed
-        return self.snapshot()
-
     def cancel(self) -> TaskSnapshot:
         """End the task. While another call is working, ask it to stop at its next step."""
         with store.locked(self.run_dir, blocking=False) as got:
@@ -405,48 +335,11 @@ class TaskRun(PhaseMachine):
         self._reload()
         return self.snapshot()
 
-    def retry_verification(self, source: Source | Mapping[str, Any] | str) -> TaskSnapshot:
-        """Prove the task's existing change again: after the person fixed the environment or the
-        test command (read again from the settings, a `--test-command` given at start still
-        first). For a task that FAILED while verifying, one waiting for the completion approval,
-        or one whose verifying step was interrupted; the change in the copy is not touched."""
-        src = Source.coerce(source)
-        _reap_orphans()
-        with self._changing():
-            s = self._state
-            failed_verifying = s.state == "FAILED" and (s.error or {}).get("phase") == "verifying" \
-                and bool(s.implementation)
-            if not (failed_verifying or s.state in ("WAITING_FOR_COMPLETION_APPROVAL", "VERIFYING")):
-                raise NotAwaitingInput(
-                    f"task {self.id} has no verification to retry (state {s.state}); only a task that "
-                    "failed while verifying, one waiting for the completion approval or one interrupted "
-                    "while verifying can be verified again"
-                )
-            copy = Path(str((self._launch.get("prep") or {}).get("copy") or ""))
-            if not str(copy) or not copy.is_dir():
-                raise AutoCodeError(
-                    f"the prep copy of task {self.id} is gone, so its change cannot be proved again; "
-                    "start the task again", kind="copyGone",
-                )
-            before = planned_tests(self._launch)
-            self._refresh_test_settings()
-            tests = planned_tests(self._launch)
-            self._state.approvals.append({"kind": "retry_verification", "source": src.to_dict(), "tests": tests})
-            previous = {"state": s.state, "error": (s.error or {}).get("kind"),
-                        "proof": (s.proof or {}).get("status")}
-            s.state, s.error, s.result, s.apply, s.apply_choices = "VERIFYING", None, None, None, {}
-            self._commit("verification_retried", {
-                "channel": src.channel, "before": previous, "command": tests.get("command"),
-                "command_changed": before.get("command") != tests.get("command"),
-            })
-            self._advance()
-        return self.snapshot()
-
     def resume(self) -> TaskSnapshot:
         """Continue a task whose process stopped while it was working (after a crash or kill), or
         one that FAILED on the model endpoint or a budget: the agent loop goes on from its
         transcript under the budgets and endpoint limits the settings give now."""
-        _reap_orphans()
+        end_orphaned_programs()
         with self._changing():
             if self._state.state in PAUSES:
                 return self.snapshot()
@@ -460,14 +353,6 @@ class TaskRun(PhaseMachine):
             store.append_event(self.run_dir / "events.jsonl", "resumed", {"state": self._state.state})
             self._advance()
         return self.snapshot()
-
-
-def _reap_orphans() -> None:
-    """Before a step runs again: end what a killed process left running (its test command)."""
-    # lazy: not needed by `autocode task list`, which imports this module
-    from autocode.sandbox import reap_orphans
-
-    reap_orphans()
 
 
 def list_tasks(workspace: Path | str) -> list[TaskSnapshot]:

@@ -128,7 +128,8 @@ class TaskState(BaseModel):
 
 @dataclass(frozen=True)
 class Source:
-    """Who gave an answer or approval: channel `cli` or `lsp:<client name>`, and an actor."""
+    """Who gave an answer or approval: channel `cli`, `lsp:<client name>` or `mcp:<client name>`
+    (an agent through the MCP server, which only ever delegates), and an actor."""
 
     channel: str
     actor: str | None = None
@@ -145,10 +146,10 @@ class Source:
         elif isinstance(value, Mapping):
             source = cls(channel=str(value.get("channel") or ""), actor=value.get("actor"))
         else:
-            raise UsageError("a source is required: Source(channel='cli' or 'lsp:<client>', actor=...)")
-        if not source.channel or not re.fullmatch(r"cli|machine|lsp:[\w .@+-]{1,80}", source.channel):
+            raise UsageError("a source is required: Source(channel='cli', 'lsp:<client>' or 'mcp:<client>', actor=...)")
+        if not source.channel or not re.fullmatch(r"cli|machine|(?:lsp|mcp):[\w .@+-]{1,80}", source.channel):
             raise UsageError(
-                f"source channel {source.channel!r} is not valid; use 'cli' or 'lsp:<client name>'"
+                f"source channel {source.channel!r} is not valid; use 'cli', 'lsp:<client name>' or 'mcp:<client name>'"
             )
         return source
 

@@ -33,7 +33,7 @@ from autocode.tasks import TaskRun, documents, list_tasks
 from autocode_lsp import protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
-from autocode_lsp.features import memory, tasks
+from autocode_lsp.features import diagnostics, memory, tasks, titles
 from autocode_lsp.features.tasks import Reply
 
 if TYPE_CHECKING:
@@ -96,9 +96,7 @@ def _arg(folder: Path, **values: Any) -> dict[str, Any]:
     return {**values, "workspace": str(folder)}
 
 
-def _short(text: str, limit: int = 50) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+_short = titles.short
 
 
 def _action(title: str, verb: str, command: str, args: dict[str, Any]) -> types.CodeAction:
@@ -112,48 +110,45 @@ def _action(title: str, verb: str, command: str, args: dict[str, Any]) -> types.
 def task_actions(snap: TaskSnapshot, folder: Path) -> list[types.CodeAction]:
     """What one task lets the person do now, as code actions with every id filled in."""
     task_id = snap.id
-    brief = _short(snap.brief)
     needs = snap.needs
     ref = _arg(folder, taskId=task_id)
     found: list[types.CodeAction] = []
     if isinstance(needs, protocol.AnswerQuestions):
         for q in needs.questions:
             found.append(_action(
-                f"AutoCode: answer '{_short(q.text, 60)}'…", "answer",
+                titles.answer(q.text), "answer",
                 protocol.TASK_ASK, _arg(folder, taskId=task_id, questionId=q.id),
             ))
     elif isinstance(needs, protocol.ApprovePlan):
         revision = needs.plan_revision
-        found.append(_action(f"AutoCode: review plan r{revision} of '{brief}'", "review",
-                             protocol.TASK_REVIEW, ref))
+        found.append(_action(titles.review_plan(revision, snap.brief), "review", protocol.TASK_REVIEW, ref))
         found.append(_action(
-            f"AutoCode: approve plan r{revision} of '{brief}'", "approve",
+            titles.approve_plan(revision, snap.brief), "approve",
             protocol.TASK_APPROVE_PLAN, _arg(folder, taskId=task_id, revision=revision),
         ))
-        found.append(_action(f"AutoCode: request changes to plan r{revision} of '{brief}'…",
-                             "requestChanges", protocol.TASK_REQUEST_CHANGES, ref))
+        found.append(_action(titles.request_changes(revision, snap.brief), "requestChanges",
+                             protocol.TASK_REQUEST_CHANGES, ref))
     elif isinstance(needs, protocol.ApproveCompletion):
-        found.append(_action(f"AutoCode: review the changes of '{brief}'", "review",
-                             protocol.TASK_REVIEW, ref))
+        found.append(_action(titles.review_changes(snap.brief), "review", protocol.TASK_REVIEW, ref))
         if needs.confirmation:
             # Nothing proves this change: the only way to apply it says so in its title.
             verdict = needs.proof.status if needs.proof else "unproven"
             found.append(_action(
-                f"AutoCode: apply the {verdict} changes of '{brief}' (no test proves them)", "apply",
+                titles.apply_changes(snap.brief, verdict), "apply",
                 protocol.TASK_APPROVE_COMPLETION, _arg(folder, taskId=task_id, confirm=needs.confirmation),
             ))
         else:
-            found.append(_action(f"AutoCode: apply the changes of '{brief}'", "apply",
+            found.append(_action(titles.apply_changes(snap.brief), "apply",
                                  protocol.TASK_APPROVE_COMPLETION, ref))
     if snap.state == "INTERRUPTED":
         step = (snap.interrupted_in or "its step").lower()
-        found.append(_action(f"AutoCode: resume '{brief}' (interrupted while {step})", "resume",
+        found.append(_action(titles.resume(snap.brief, step), "resume",
                              protocol.TASK_RESUME, ref))
     if can_retry_verification(snap):
-        found.append(_action(f"AutoCode: retry verification of '{brief}'", "retryVerification",
+        found.append(_action(titles.retry_verification(snap.brief), "retryVerification",
                              protocol.TASK_RETRY_VERIFICATION, ref))
     if not snap.done:
-        found.append(_action(f"AutoCode: cancel '{brief}'", "cancel", protocol.TASK_CANCEL, ref))
+        found.append(_action(titles.cancel(snap.brief), "cancel", protocol.TASK_CANCEL, ref))
     return found
 
 
@@ -191,7 +186,12 @@ async def code_action(
     only = params.context.only
     snaps = await engine_call(_open_tasks, folder)
     await _ask_again(server, snaps)
-    found = [a for s in snaps for a in task_actions(s, folder)] + general_actions(folder)
+    fixes = diagnostics.quick_fixes(diagnostics.ours(params), snaps, lambda s: task_actions(s, folder))
+    fixed = {(f.command.command, repr(f.command.arguments)) for f in fixes if f.command is not None}
+    found = fixes + [
+        a for a in [a for s in snaps for a in task_actions(s, folder)] + general_actions(folder)
+        if a.command is None or (a.command.command, repr(a.command.arguments)) not in fixed
+    ]
     if only:
         found = [a for a in found if any(str(a.kind).startswith(str(k)) for k in only)]
     for action in found:
@@ -203,6 +203,50 @@ def _to_client(server: AutoCodeServer, command: types.Command | None) -> None:
     """A command's arguments in the editor's names for paths (`--path-map`)."""
     if command is not None and command.arguments and server.path_map:
         command.arguments = server.path_map.outbound(list(command.arguments))
+
+
+# ---------------------------------------------------------------------- diagnostics
+
+
+async def did_open(server: AutoCodeServer, params: types.DidOpenTextDocumentParams) -> None:
+    snap = await _task_of_document(server, params.text_document.uri)
+    if snap is not None:
+        diagnostics.document_opened(server, params.text_document.uri, snap)
+
+
+async def _task_of_document(server: AutoCodeServer, uri: str) -> TaskSnapshot | None:
+    """The task whose run folder holds the document (plan, changes, answers), or None."""
+    folder = folder_of(server, uri)
+    if folder is None:
+        return None
+    which = documents.kind_of(folder, workspaces.to_path(uri, server))
+    if which is None or which[1] is None:
+        return None
+    return await engine_call(_snapshot_or_none, folder, which[1])
+
+
+async def document_diagnostic(
+    server: AutoCodeServer, params: types.DocumentDiagnosticParams
+) -> types.RelatedFullDocumentDiagnosticReport:
+    snap = await _task_of_document(server, params.text_document.uri)
+    items = [] if snap is None else diagnostics.report(
+        server, workspaces.to_path(params.text_document.uri, server), [snap]
+    )
+    return types.RelatedFullDocumentDiagnosticReport(items=items)
+
+
+async def workspace_diagnostic(
+    server: AutoCodeServer, params: types.WorkspaceDiagnosticParams
+) -> types.WorkspaceDiagnosticReport:
+    # VS Code asks every two seconds: folders without task runs cost one stat, no engine call.
+    folders = [f for f in workspaces.repository_folders(server) if (f / ".autocode" / "runs").is_dir()]
+    if not folders:
+        return diagnostics.workspace_report(server, [])
+
+    def work() -> list[TaskSnapshot]:
+        return [s for folder in folders for s in _open_tasks(folder)]
+
+    return diagnostics.workspace_report(server, await engine_call(work))
 
 
 # ---------------------------------------------------------------------- code lenses
@@ -253,7 +297,7 @@ async def show(server: AutoCodeServer, path: Path, what: str) -> protocol.Opened
     if server.supports_show_document:
         try:
             reply = await server.window_show_document_async(
-                types.ShowDocumentParams(uri=server.path_map.text_to_client(uri), take_focus=True)
+                types.ShowDocumentParams(uri=server.path_map.uri_to_client(str(path)), take_focus=True)
             )
             shown = bool(reply and reply.success)
         except Exception as exc:  # the editor could not open it: fall back to naming it
@@ -292,7 +336,7 @@ async def review(server: AutoCodeServer, args: protocol.TaskRefArgs) -> protocol
         snap, run_dir = _task_folder(folder, args.task_id)
         needs = snap.needs
         if isinstance(needs, protocol.ApprovePlan):
-            return documents.write(run_dir, documents.PLAN, needs.markdown), snap
+            return _write(server, run_dir, documents.PLAN, needs.markdown), snap
         if isinstance(needs, protocol.ApproveCompletion):
             diff = run_dir / "evidence" / "changes.diff"
             text = diff.read_text(encoding="utf-8", errors="replace") if diff.is_file() else ""
@@ -316,8 +360,8 @@ async def request_changes(
         snap, run_dir = _task_folder(folder, args.task_id)
         if not isinstance(snap.needs, protocol.ApprovePlan):
             return None, snap
-        documents.write(run_dir, documents.PLAN, snap.needs.markdown)
-        return documents.write(run_dir, documents.FEEDBACK, documents.feedback_form(snap)), snap
+        _write(server, run_dir, documents.PLAN, snap.needs.markdown)
+        return _write(server, run_dir, documents.FEEDBACK, documents.feedback_form(snap)), snap
 
     path, snap = await engine_call(work)
     if path is None:
@@ -326,19 +370,25 @@ async def request_changes(
     return await show(server, path, "write what should change in the plan and save")
 
 
-def _form_in_runs(folder: Path, name: str, text: str) -> Path:
+def _write(server: AutoCodeServer, where: Path, name: str, text: str) -> Path:
+    """A document the person reads, with every server path in the editor's names (`--path-map`).
+    The change itself (changes.diff) is written as it is: its lines are the files' content."""
+    return documents.write(where, name, server.path_map.text_to_client(text))
+
+
+def _form_in_runs(server: AutoCodeServer, folder: Path, name: str, text: str) -> Path:
     runs = documents.runs_folder(folder)
     path = runs / name
     if path.is_file() and not path.is_symlink() and path.stat().st_size > 0:
         return path  # the person's draft stays
-    return documents.write(runs, name, text)
+    return _write(server, runs, name, text)
 
 
 @command(protocol.TASK_COMPOSE)
 async def compose_task(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> protocol.OpenedDocument:
     folder = workspaces.resolve(server, args.workspace, command=protocol.TASK_COMPOSE)
 
-    path = await engine_call(_form_in_runs, folder, documents.NEW_TASK, documents.new_task_form())
+    path = await engine_call(_form_in_runs, server, folder, documents.NEW_TASK, documents.new_task_form())
     watch(server, folder, path)
     return await show(server, path, "write the task's brief and save to start it")
 
@@ -350,7 +400,7 @@ async def compose_search(
     folder = workspaces.resolve(server, args.workspace, command=protocol.MEMORY_COMPOSE_SEARCH)
 
     path = await engine_call(
-        _form_in_runs, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
+        _form_in_runs, server, folder, documents.MEMORY_SEARCH, documents.memory_search_form()
     )
     watch(server, folder, path)
     return await show(server, path, "write a query and save to search memories")
@@ -362,7 +412,7 @@ async def open_doctor(server: AutoCodeServer, args: protocol.WorkspaceArgs) -> p
 
     def work() -> Path:
         text = render_text(build_report(folder))
-        return documents.write(documents.runs_folder(folder), documents.DOCTOR, text)
+        return _write(server, documents.runs_folder(folder), documents.DOCTOR, text)
 
     path = await engine_call(work)
     return await show(server, path, "the doctor report")
@@ -397,15 +447,17 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
         buttons.append(ACCEPT_DEFAULT)
     buttons.append(DELEGATE)
     default = f" (proposed: {question.default})" if question.default else ""
-    reply = await server.window_show_message_request_async(
-        types.ShowMessageRequestParams(
-            type=types.MessageType.Info,
-            message=f"AutoCode task {snap.id} asks: {question.text}{default}",
-            actions=[types.MessageActionItem(title=b) for b in buttons],
-        )
+    params = types.ShowMessageRequestParams(
+        type=types.MessageType.Info,
+        message=f"AutoCode task {snap.id} asks: {question.text}{default}",
+        actions=[types.MessageActionItem(title=b) for b in buttons],
     )
     task_key = (snap.id, str(question.id))
     forms = _forms(server)
+    raw = await tasks.ask_client(server, snap, types.WINDOW_SHOW_MESSAGE_REQUEST, params)
+    if raw is tasks.NO_REPLY:
+        return None  # asked again at the next interaction (tasks.ask_again)
+    reply = raw if raw is None or hasattr(raw, "title") else _as_action_item(raw)
     title = reply.title if reply is not None else None
     if title is None:
         forms.unasked[task_key] = Path(snap.workspace)
@@ -427,6 +479,11 @@ async def prompt(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> R
     return None
 
 
+def _as_action_item(raw: Any) -> types.MessageActionItem | None:
+    title = raw.get("title") if isinstance(raw, dict) else getattr(raw, "title", None)
+    return types.MessageActionItem(title=title) if isinstance(title, str) else None
+
+
 async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question: Any) -> None:
     reply = await prompt(server, snap, question)
     if reply is None:
@@ -443,7 +500,7 @@ async def prompt_and_record(server: AutoCodeServer, snap: TaskSnapshot, question
 async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> protocol.OpenedDocument:
     def work() -> Path:
         snap, run_dir = _task_folder(folder, task_id)
-        return documents.write(run_dir, documents.ANSWERS, documents.answers_form(snap))
+        return _write(server, run_dir, documents.ANSWERS, documents.answers_form(snap))
 
     path = await engine_call(work)
     watch(server, folder, path)
@@ -451,7 +508,9 @@ async def open_answers(server: AutoCodeServer, folder: Path, task_id: str) -> pr
 
 
 async def _ask_again(server: AutoCodeServer, snaps: list[TaskSnapshot]) -> None:
-    """Prompts the person dismissed are asked again at their next interaction."""
+    """Prompts the person dismissed, or that got an error or no reply, are asked again at their
+    next interaction."""
+    tasks.ask_again(server)
     forms = _forms(server)
     if not forms.unasked:
         return
@@ -588,7 +647,7 @@ async def _brief_saved(server: AutoCodeServer, folder: Path, brief: str) -> None
 
     def reset() -> Path:  # the next "start a task…" opens an empty form
 
-        return documents.write(documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
+        return _write(server, documents.runs_folder(folder), documents.NEW_TASK, documents.new_task_form())
 
     path = await engine_call(reset)
     forms = _forms(server)
@@ -604,8 +663,8 @@ async def _query_saved(server: AutoCodeServer, folder: Path, query: str) -> None
 
     def work() -> Path:
         rows = [protocol.to_wire(m) for m in result.memories]
-        return documents.write(
-            documents.runs_folder(folder), documents.MEMORY_RESULTS, documents.memory_results(query, rows)
+        return _write(
+            server, documents.runs_folder(folder), documents.MEMORY_RESULTS, documents.memory_results(query, rows)
         )
 
     path = await engine_call(work)

@@ -75,7 +75,7 @@ def task_options(server: AutoCodeServer) -> dict[str, Any]:
 
 def _known_settings() -> frozenset[str]:
     # lazy: not needed by the server's start
-    from autocode.settings.schema import SETTING_NAMES
+    from autocode.settings import SETTING_NAMES
 
     return frozenset(SETTING_NAMES)
 

@@ -35,6 +35,7 @@ from autocode_lsp import protocol, workspaces
 from autocode_lsp.advice import advise_wire
 from autocode_lsp.commands import command
 from autocode_lsp.errors import engine_call, invalid_arguments
+from autocode_lsp.features import diagnostics, titles
 from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
@@ -66,6 +67,10 @@ class _Session:
     last_sent: dict[str, int] = field(default_factory=dict)
     conversing: set[str] = field(default_factory=set)
     announced: set[tuple[str, int]] = field(default_factory=set)
+    known: set[str] | None = None
+    unasked: set[tuple[str, str]] = field(default_factory=set)
+    """(workspace, task id) of prompts that got an error or no reply in time: asked again at the
+    person's next interaction (`ask_again`)."""
 
 
 def _session(server: AutoCodeServer) -> _Session:
@@ -95,14 +100,47 @@ changes of the tasks in its folders, whichever session made them."""
 
 def publish(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """Send `autocode/task/didChange` for a newer revision to this session and to every other
-    session of this process that has the task's workspace open (event loop thread only)."""
+    session of this process that has the task's workspace open (event loop thread only); the
+    task's documents' diagnostics and lenses follow in each."""
+    _known(server).add(snap.id)
     _publish_one(server, snap)
+    diagnostics.task_changed(server, snap)
     workspace = Path(snap.workspace)
     for other in list(SESSIONS):
-        if other is server or other.closed or not other.opt_in["didChange"]:
+        if other is server or other.closed:
             continue
         if any(_same_folder(folder, workspace) for folder in workspaces.session_folders(other)):
-            other.in_loop(_publish_one, other, snap)
+            other.in_loop(_heard, other, snap)
+
+
+def _heard(server: AutoCodeServer, snap: TaskSnapshot) -> None:
+    """A change another session (or process) made to a task in this session's folders. A task
+    this session never saw is said once to a client that does not render snapshots itself."""
+    known = _known(server)
+    if snap.id not in known:
+        known.add(snap.id)
+        if not server.opt_in["didChange"] and not snap.done:
+            waiting = snap.needs.kind.replace("_", " ") if snap.needs.kind else snap.state.lower()
+            server.show(
+                f"AutoCode: another editor session started task {snap.id} ('{titles.short(snap.brief)}') "
+                f"in {snap.workspace}; it is {'waiting for ' if snap.needs.kind else ''}{waiting}. The "
+                "code actions on any file of the workspace show what it needs."
+            )
+    _publish_one(server, snap)
+    diagnostics.task_changed(server, snap)
+
+
+def _known(server: AutoCodeServer) -> set[str]:
+    """The task ids this session has seen (its folders' runs when it joined, and every later one)."""
+    session = _session(server)
+    if session.known is None:
+        session.known = set()
+        for folder in workspaces.session_folders(server):
+            try:
+                session.known.update(entry.name for entry in os.scandir(folder / ".autocode" / "runs"))
+            except OSError:
+                continue
+    return session.known
 
 
 def _same_folder(a: Path, b: Path) -> bool:
@@ -138,6 +176,7 @@ class _Hooks:
 
     def on_change(self, snap: TaskSnapshot) -> None:
         self.task_id = snap.id
+        _known(self.server).add(snap.id)  # this session's own task is no news to it
         self.server.in_loop(publish, self.server, snap)
         if self.cancel_wanted and not snap.done:
             self.cancel_wanted = False
@@ -593,9 +632,9 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
     """The person's reply or None when there is none yet."""
     if server.opt_in["askQuestion"]:
         params = protocol.AskQuestionParams(task_id=snap.id, revision=snap.revision, question=question)
-        raw = await server.protocol.send_request_async(
-            protocol.TASK_ASK_QUESTION, protocol.to_wire(params)
-        )
+        raw = await ask_client(server, snap, protocol.TASK_ASK_QUESTION, protocol.to_wire(params))
+        if raw is NO_REPLY:
+            return None
         result = protocol.structure(_plain(raw), protocol.AskQuestionResult, what="askQuestion's answer")
         if result.how in ("acceptedDefault", "delegated"):
             return Reply(result.answer or "", result.how)
@@ -608,6 +647,76 @@ async def _ask(server: AutoCodeServer, snap: TaskSnapshot, question: protocol.Qu
     return None if prompt is None else await prompt(server, snap, question)
 
 
+NO_REPLY = object()
+"""What `ask_client` returns when the client answered with an error or not in time."""
+
+
+def prompt_timeout_s() -> float:
+    """How long a prompt (a question, a plan to review) waits for the editor's reply before it
+    counts as unanswered and is asked again at the person's next interaction."""
+    try:
+        return max(0.1, float(os.environ.get("AUTOCODE_LSP_PROMPT_TIMEOUT_S", "900")))
+    except ValueError:
+        return 900.0
+
+
+async def ask_client(server: AutoCodeServer, snap: TaskSnapshot, method: str, params: Any) -> Any:
+    """Send a prompt request; its result, or NO_REPLY (the prompt is then asked again at the next
+    command or code action request: nothing was decided)."""
+    sent = server.protocol.send_request(method, params)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(sent), prompt_timeout_s())
+    except asyncio.CancelledError:
+        raise
+    except TimeoutError:
+        _give_up(server, sent)
+        why = f"no reply in {prompt_timeout_s():g} s"
+    except Exception as exc:  # the editor answered with an error (eglot: the person pressed C-g)
+        why = f"the editor answered with an error: {getattr(exc, 'message', None) or exc}"
+    log.info("task %s: %s got %s; nothing recorded, asked again at the next interaction", snap.id, method, why)
+    _session(server).unasked.add((snap.workspace, snap.id))
+    return NO_REPLY
+
+
+def _give_up(server: AutoCodeServer, sent: Any) -> None:
+    """Stop waiting for a request: the client is told (`$/cancelRequest`, so it may close its
+    prompt) and a late reply is dropped quietly instead of landing on a cancelled future."""
+    futures = server.protocol._request_futures  # pygls keeps no other way from a future to its id
+    for msg_id, future in list(futures.items()):
+        if future is sent:
+            futures.pop(msg_id, None)
+            server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            break
+
+
+def ask_again(server: AutoCodeServer) -> None:
+    """Prompts that got an error or no reply are asked again (the person is back: they just
+    ran a command or opened a menu)."""
+    session = _session(server)
+    if not session.unasked or server.closed:
+        return
+    pending, session.unasked = session.unasked, set()
+
+    async def again() -> None:
+        def load() -> list[TaskSnapshot]:
+            # lazy: not needed by the server's start, which imports this module
+            from autocode.tasks import TaskRun
+
+            found = []
+            for workspace, task_id in pending:
+                try:
+                    found.append(TaskRun.load(Path(workspace), task_id).snapshot())
+                except AutoCodeError as exc:
+                    log.info("task %s is not asked again: %s", task_id, exc)
+            return found
+
+        for snap in await engine_call(load):
+            if snap.needs.kind:
+                _follow_up(server, snap)
+
+    server.spawn(again(), "asking again")
+
+
 async def _review(
     server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan
 ) -> protocol.ReviewPlanResult | None:
@@ -616,32 +725,43 @@ async def _review(
             task_id=view.id, revision=view.revision, plan_revision=needs.plan_revision,
             plan=needs.markdown, plan_uri=needs.plan_uri,
         )
-        raw = await server.protocol.send_request_async(
-            protocol.TASK_REVIEW_PLAN, protocol.to_wire(params)
-        )
+        raw = await ask_client(server, view, protocol.TASK_REVIEW_PLAN, protocol.to_wire(params))
+        if raw is NO_REPLY:
+            return None
         result = protocol.structure(_plain(raw), protocol.ReviewPlanResult, what="reviewPlan's answer")
         if result.decision == "later":
             log.info("task %s: plan revision %s left for later; it still waits", view.id, needs.plan_revision)
             return None
         if result.decision == "reject" and not (result.feedback or "").strip():
             server.show(
-                f"AutoCode task {view.id}: a rejected plan needs feedback; the plan still waits "
-                f"for {protocol.TASK_APPROVE_PLAN} or {protocol.TASK_REJECT_PLAN}.",
+                f"AutoCode task {view.id}: a rejected plan needs feedback; plan r{needs.plan_revision} "
+                f"still waits: {titles.run(titles.approve_plan(needs.plan_revision, view.brief))}, or "
+                f"'{titles.request_changes(needs.plan_revision, view.brief)}' to send it back with your words.",
                 types.MessageType.Warning,
             )
             return None
         return result
+    if needs.plan_uri and server.path_map:
+        await engine_call(_plan_in_client_names, server, view, needs)
     if needs.plan_uri and server.supports_show_document:
         await server.window_show_document_async(
-            types.ShowDocumentParams(uri=server.path_map.text_to_client(needs.plan_uri), take_focus=True)
+            types.ShowDocumentParams(uri=server.path_map.uri_to_client(needs.plan_uri), take_focus=True)
         )
     where = f" ({needs.plan_uri})" if needs.plan_uri else ""
     server.show(
         f"AutoCode task {view.id}: plan revision {needs.plan_revision} is ready for review{where}. "
-        f"Approve it with {protocol.TASK_APPROVE_PLAN} (taskId {view.id}, revision "
-        f"{needs.plan_revision}) or send it back with {protocol.TASK_REJECT_PLAN}."
+        f"To approve it, {titles.run(titles.approve_plan(needs.plan_revision, view.brief))}; to send "
+        f"it back, '{titles.request_changes(needs.plan_revision, view.brief)}'."
     )
     return None
+
+
+def _plan_in_client_names(server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan) -> None:
+    """plan.md as the person will read it: the engine wrote it with the server's paths."""
+    # lazy: not needed by the server's start, which imports this module
+    from autocode.tasks import documents
+
+    documents.write(Path(view.run_dir), documents.PLAN, server.path_map.text_to_client(needs.markdown))
 
 
 def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
@@ -664,8 +784,14 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         if needs.apply is not None and needs.apply.message:
             server.show(f"AutoCode task {snap.id}: {needs.apply.message}", types.MessageType.Warning)
         server.show(
-            f"AutoCode task {snap.id} is verified. Review the change, then apply it with "
-            f"{protocol.TASK_APPROVE_COMPLETION} (taskId {snap.id}).{head_note}"
+            f"AutoCode task {snap.id} is verified. Review the change ('{titles.review_changes(snap.brief)}'), "
+            f"then to apply it, {titles.run(_apply_title(snap, needs))}.{head_note}"
+        )
+    elif isinstance(needs, protocol.SaveFiles):
+        server.show(
+            f"AutoCode task {snap.id}: the change is in your editor with your unsaved edits kept; save "
+            f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).",
+            types.MessageType.Warning,
         )
     elif isinstance(needs, protocol.ResolveConflicts):
         paths = ", ".join(c.path for c in needs.conflicts)
@@ -706,10 +832,16 @@ async def _reap_orphans() -> None:
         log.info("ended %d process group(s) a stopped AutoCode process left running: %s", len(ended), ended)
 
 
+def _apply_title(snap: TaskSnapshot, needs: protocol.ApproveCompletion) -> str:
+    unproven = (needs.proof.status if needs.proof else "unproven") if needs.confirmation else None
+    return titles.apply_changes(snap.brief, unproven)
+
+
 def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
     """A session started (`initialized`) or opened more folders: it hears every later change, and
     every task waiting there for a person is announced to it again (in the background)."""
-    if server not in SESSIONS and server.opt_in["didChange"]:
+    if server not in SESSIONS:
+        _known(server)  # what is there now is not news
         server.spawn(_watch_other_processes(server), "notice task changes made by other processes")
     if not SESSIONS and not _REAPED:
         _REAPED.append(True)
@@ -776,7 +908,7 @@ async def _watch_other_processes(server: AutoCodeServer) -> None:
                 changed += [(folder, task_id) for task_id, stamp in stamps.items() if before.get(task_id) != stamp]
         if changed:
             for snap in sorted(await engine_call(_snapshots_of, changed), key=lambda s: s.created):
-                _publish_one(server, snap)
+                _heard(server, snap)
         await asyncio.sleep(WATCH_INTERVAL_S)
 
 
@@ -801,7 +933,9 @@ async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:
     for snap in sorted(snaps, key=lambda s: s.created):
         if server.closed:
             return
+        _known(server).add(snap.id)
         _publish_one(server, snap)
+        diagnostics.task_changed(server, snap)
         _follow_up(server, snap)
 
 

@@ -617,8 +617,13 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "task's result). Files the client has open (synchronised) go through "
                 "`workspace/applyEdit` when it supports that, so their unsaved edits and undo "
                 "take part; the others are written by the server. Overlapping edits, and files deleted on one side, make the "
-                "task wait with `needs.kind` `resolve_conflicts` (nothing written). The task is "
-                "COMPLETED only once applied; `result.apply` says what was written. A change whose "
+                "task wait with `needs.kind` `resolve_conflicts` (nothing written). With `keep` only "
+                "those hunks of `autocode.task.preview` are applied (`result.partial`; a partial apply is "
+                "never `verified`). Open documents that held no unsaved edits are saved after the edit "
+                "(`autocode/task/saveDocuments`, else written by the server); one that held unsaved edits "
+                "keeps them merged and the task waits with `needs.kind` `save_files` until it is saved. "
+                "The task is COMPLETED only once every file was read back from disk with the change; "
+                "`result.apply` says what was written. A change whose "
                 "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
                 "set to `needs.confirmation`, typed by the person.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
@@ -1303,8 +1308,28 @@ def render_markdown() -> str:
         "`textDocument/didSave` or sees the file change on disk. An empty field is no answer.",
         "- A question arrives as `window/showMessageRequest` offering: the question's own "
         "choices (recorded as chosen), \"Answer in a file…\" (opens `answers.md`), \"Accept the "
-        "proposed default (not remembered)\" and \"Let AutoCode decide\". A dismissed prompt is "
-        "asked again at the next interaction (the next code action request).",
+        "proposed default (not remembered)\" and \"Let AutoCode decide\". A prompt that was "
+        "dismissed, answered with an error or not answered within 15 minutes (the variable "
+        "`AUTOCODE_LSP_PROMPT_TIMEOUT_S`; the same holds for `autocode/task/askQuestion` and "
+        "`autocode/task/reviewPlan`) is asked again at the next interaction (the next code "
+        "action request or command); nothing is recorded meanwhile.",
+        "- **Diagnostics** mark what a task waits for on the document the person decides on: "
+        "`plan.md` and `changes.diff` (\"waiting for your approval\"), `answers.md` (\"waiting "
+        "for your answer\"); source `AutoCode`, code `waitingForApproval` or `waitingForAnswer`, "
+        "`data` `{taskId, verbs}`. A client that declared `textDocument.diagnostic` pulls them "
+        "(`textDocument/diagnostic`, `workspace/diagnostic`; `workspace/diagnostic/refresh` when a "
+        "task changes, if it declared `refreshSupport`); one that declared only "
+        "`textDocument.publishDiagnostics` gets them pushed, and an empty list when the need "
+        "passes. A code action request carrying such a diagnostic gets the decisions as "
+        "`quickfix` actions that carry it (none marked preferred).",
+        "- `workspace/codeLens/refresh` is sent when a task's need changes, only to a client that "
+        "declared `workspace.codeLens.refreshSupport`.",
+        "- Messages name the code action to run (\"run the code action 'AutoCode: approve plan "
+        "r1 of …'\"), not a command id. A task another session started in the session's folders "
+        "(in this process or another) is announced once with `window/showMessage`.",
+        "- Every request gets a reply: `workspace/executeCommand` params LSP would not send "
+        "(`arguments` that is no list, a `command` that is no string) fail with `-32602` saying "
+        "what to send.",
         "- A task command sent without `taskId` acts on the one open task that fits it (a plan "
         "approval on that task's current revision); otherwise it fails with "
         "`taskChoiceNeeded` and `data.tasks` lists the candidates.",
@@ -1328,7 +1353,9 @@ def render_markdown() -> str:
         "`{protocolVersion, serverVersion, features}` (the same as `autocode.protocol.info`).",
         "",
         "Answers and approvals that arrive through the server are recorded with the source "
-        "`lsp:<clientInfo.name>`; an answer also records how it was given (`typed`, `chosen`, "
+        "`lsp:<clientInfo.name>` (a client without `clientInfo` is named by its connection: "
+        "`<program> over stdio` for the program that started the server, else `tcp HOST:PORT "
+        "client` and the like); an answer also records how it was given (`typed`, `chosen`, "
         "`acceptedDefault`, `delegated`), and only typed or chosen answers may be learned. "
         "Nothing the server decides by itself is recorded as a person's.",
         "",
@@ -1350,8 +1377,13 @@ def render_markdown() -> str:
         "or an object `{client: server}`). Every path and `file://` URI that comes in "
         "(workspace folders, `workspace` arguments, documents) is translated to the server's "
         "name and every one that goes out (results, notifications, messages, documents to "
-        "open, errors) to the editor's. A path outside every prefix fails with `-32602` naming "
-        "both sides. The server log's first lines show the map.",
+        "open, edits, errors) to the editor's. A path outside every prefix fails with `-32602` "
+        "naming both sides. The server log's first lines show the map. The editor's prefix may "
+        "be a Windows path (`C:\\Users\\ana\\app`, `C:/Users/ana/app`) or a `file://` URI "
+        "(`file:///c%3A/Users/ana/app`); drive letters and case compare as on Windows. Open "
+        "documents are looked up under the editor's URI, so a change to one goes through "
+        "`workspace/applyEdit`; URIs that go out are percent-encoded, and the documents the "
+        "server writes for the person (doctor, plan, forms) name the editor's paths.",
         "",
         *_remote_section(),
         "## Argument limits",

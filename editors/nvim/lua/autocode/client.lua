@@ -253,6 +253,12 @@ function M.features(c)
   return known
 end
 
+--- What `features` already learned of a client, without asking (nil before the first ask).
+--- @param c vim.lsp.Client
+function M.known_features(c)
+  return features_by_client[c.id]
+end
+
 --- The `data.kind` of an error, if it has one.
 function M.kind(err)
   return type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil

@@ -83,9 +83,39 @@ M.subcommands = {
     end,
   },
   resume = {
-    desc = 'continue a task whose server stopped while it worked',
+    desc = 'continue a task whose server stopped while it worked, or that failed on its endpoint or a budget',
     run = function(args)
       tasks().resume(args[1])
+    end,
+  },
+  output = {
+    desc = "open a task's whole test output (evidence/test-output.txt)",
+    run = function(args)
+      tasks().output(args[1])
+    end,
+  },
+  retry = {
+    desc = "run a failed task's tests again (after you fixed the cause)",
+    run = function(args)
+      tasks().retry(args[1])
+    end,
+  },
+  transcript = {
+    desc = 'open what the model did in a task, step by step (transcript.md)',
+    run = function(args)
+      tasks().transcript(args[1])
+    end,
+  },
+  messages = {
+    desc = 'show the recent messages too long for one line',
+    run = function()
+      local ui = require('autocode.ui')
+      local lines = {}
+      for _, m in ipairs(ui.long_messages) do
+        vim.list_extend(lines, vim.split(m, '\n', { plain = true }))
+        table.insert(lines, '')
+      end
+      ui.scratch('messages', #lines > 0 and lines or { '(no long messages)' }, 'markdown', {})
     end,
   },
   status = {
@@ -177,6 +207,9 @@ local takes_task = {
   cancel = true,
   resume = true,
   status = true,
+  output = true,
+  retry = true,
+  transcript = true,
 }
 local memory_flags = {
   save = { '--scope=project', '--scope=global', '--shared', '--category=' },

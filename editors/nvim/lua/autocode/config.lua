@@ -14,10 +14,11 @@ M.defaults = {
   log_level = nil,
   -- Milliseconds a blocking call (health check, :AutoCode status in scripts) waits.
   timeout_ms = 15000,
-  -- Open the plan buffer automatically when the server asks for a review.
-  open_plan = true,
-  -- Open the diff buffer when a task waits for completion approval.
-  open_diff = true,
+  -- Show the plan (in a split the cursor does not move to) as soon as the server asks for a
+  -- review; by default it is announced and opens on :AutoCode review.
+  open_plan = false,
+  -- The same for the diff of a change waiting for completion approval.
+  open_diff = false,
   -- Connect to a server that is already listening instead of starting one:
   -- { tcp = 'HOST:PORT' }, { socket = 'PATH' } or { ws = 'ws://HOST:PORT' }, with token_file = the file the
   -- server printed (see lua/autocode/remote.lua and docs/security.md).
@@ -82,18 +83,26 @@ function M.local_server()
   return nil
 end
 
---- The exact command that installs the server, for messages and :checkhealth.
+--- The exact command that installs the server, for messages and :checkhealth: first the one
+--- that works from this plugin's own checkout (its build step, or pip on the checkout, which
+--- holds the server's sources); the package name only when the plugin came without them (the
+--- name is not on the package index yet).
 --- @return string
 function M.install_hint()
   local o = M.options
+  local root = M.checkout()
+  local has_sources = vim.fn.filereadable(vim.fs.joinpath(root, 'pyproject.toml')) == 1
+  local build = vim.fs.joinpath(root, 'editors', 'nvim', 'build.sh')
   if o.python then
-    return ('%s -m pip install %s'):format(M.expand(o.python), M.package)
+    return ('%s -m pip install %s'):format(M.expand(o.python), has_sources and vim.fn.shellescape(root) or M.package)
   end
-  return ('pipx install %s  (or: pip install %s; or run the build step: sh %s)'):format(
-    M.package,
-    M.package,
-    vim.fs.joinpath(M.checkout(), 'editors', 'nvim', 'build.sh')
-  )
+  if has_sources and vim.fn.filereadable(build) == 1 then
+    return ('sh %s  (it installs the server next to the plugin; or: pip install %s)'):format(
+      vim.fn.shellescape(build),
+      vim.fn.shellescape(root)
+    )
+  end
+  return ('pip install %s'):format(M.package)
 end
 
 --- The command that starts the server, as a list.
@@ -136,6 +145,7 @@ function M.lsp_config()
     },
     handlers = handlers.all(),
     on_exit = handlers.on_exit,
+    on_init = M.on_init,
     before_init = require('autocode.remote').before_init,
     on_error = require('autocode.remote').on_error,
     -- A missing server is said once, with the install command, instead of
@@ -198,6 +208,29 @@ function M.server_ready(cmd)
   return false
 end
 
+--- Folders of AutoCode servers that ran in this Neovim (a restarted one gets them all back).
+M.served = {}
+
+--- Makes `root` a workspace folder of `client` (workspace/didChangeWorkspaceFolders), once.
+--- @param client vim.lsp.Client
+--- @param root string
+function M.add_folder(client, root)
+  local normalized = vim.fs.normalize(root)
+  if not vim.tbl_contains(M.served, normalized) then
+    table.insert(M.served, normalized)
+  end
+  local uri = vim.uri_from_fname(root)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    if folder.uri == uri then
+      return
+    end
+  end
+  local added = { uri = uri, name = root }
+  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { added }, removed = {} } })
+  client.workspace_folders = client.workspace_folders or {}
+  table.insert(client.workspace_folders, added)
+end
+
 --- Reuse the running AutoCode client for another repository, adding it as a workspace folder.
 --- @param client vim.lsp.Client
 --- @param config vim.lsp.ClientConfig
@@ -206,21 +239,61 @@ function M.reuse_client(client, config)
   if client.name ~= config.name or client:is_stopped() then
     return false
   end
-  local root = config.root_dir
-  if type(root) ~= 'string' then
-    return true
+  if type(config.root_dir) == 'string' then
+    M.add_folder(client, config.root_dir)
   end
-  local uri = vim.uri_from_fname(root)
-  for _, folder in ipairs(client.workspace_folders or {}) do
-    if folder.uri == uri then
-      return true
+  return true
+end
+
+--- The repositories open in this Neovim: the roots of loaded file buffers and the folders
+--- earlier AutoCode servers served, each once.
+--- @return string[]
+function M.open_repositories()
+  local seen, out = {}, {}
+  local function add(root)
+    root = root and vim.fs.normalize(root)
+    if root and not seen[root] and vim.fn.isdirectory(root) == 1 then
+      seen[root] = true
+      table.insert(out, root)
     end
   end
-  local added = { uri = uri, name = root }
-  client:notify('workspace/didChangeWorkspaceFolders', { event = { added = { added }, removed = {} } })
-  client.workspace_folders = client.workspace_folders or {}
-  table.insert(client.workspace_folders, added)
-  return true
+  for _, root in ipairs(M.served) do
+    add(root)
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and vim.api.nvim_buf_get_name(buf) ~= '' then
+      add(vim.fs.root(buf, { { '.autocode', '.git' } }))
+    end
+  end
+  return out
+end
+
+--- on_init: a server started while other repositories are open (after a crash or a restart,
+--- from whichever buffer started it) gets every one of them as a workspace folder, and their
+--- loaded buffers attached, so a task in any of them goes on without an `:e` there.
+--- @param client vim.lsp.Client
+function M.on_init(client)
+  for _, folder in ipairs(client.workspace_folders or {}) do
+    local root = vim.fs.normalize(vim.uri_to_fname(folder.uri))
+    if not vim.tbl_contains(M.served, root) then
+      table.insert(M.served, root)
+    end
+  end
+  if client.config.reuse_client ~= M.reuse_client then
+    return -- a config that wants one server per repository keeps it so
+  end
+  for _, root in ipairs(M.open_repositories()) do
+    M.add_folder(client, root)
+  end
+  for _, buf in ipairs(vim.api.nvim_list_bufs()) do
+    local name = vim.api.nvim_buf_get_name(buf)
+    if vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].buftype == '' and name ~= '' then
+      local root = vim.fs.root(buf, { { '.autocode', '.git' } })
+      if root and not vim.lsp.buf_is_attached(buf, client.id) then
+        pcall(vim.lsp.buf_attach_client, buf, client.id)
+      end
+    end
+  end
 end
 
 return M

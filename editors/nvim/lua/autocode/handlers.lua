@@ -41,15 +41,12 @@ function M.ask_question(_, params, ctx)
   return { answer = vim.NIL }
 end
 
---- autocode/task/reviewPlan: opens the plan buffer and answers once the person
---- decides there (a approve, r reject) or with :AutoCode approve / reject.
---- Closing the plan window without deciding answers "later": the plan stays
---- waiting for :AutoCode approve.
+--- autocode/task/reviewPlan: answered at once with "later" (the plan stays waiting for
+--- :AutoCode approve / reject); the plan is announced, and shown only on :AutoCode review
+--- (or, with setup{ open_plan = true }, in a split the cursor does not move to).
 ---@param params autocode.ReviewPlanParams
 function M.review_plan(_, params, ctx)
   local tasks = require('autocode.tasks')
-  local ui = require('autocode.ui')
-  local client = require('autocode.client')
   local id = params.taskId
   if id then
     tasks.current = id
@@ -57,47 +54,15 @@ function M.review_plan(_, params, ctx)
       tasks.owners[id] = ctx.client_id
     end
   end
-  local co = coroutine.running()
-  local decided
-  local function resolve(result)
-    if decided then
-      return
-    end
-    decided = result
-    if co and coroutine.status(co) == 'suspended' then
-      client.resume(co)
-    end
-  end
-  local previous = tasks.reviews[id]
-  if previous then
-    tasks.reviews[id] = nil
-    previous.resolve({ decision = 'later' })
-  end
-  tasks.reviews[id] = {
-    plan_revision = params.planRevision,
-    resolve = resolve,
-    client_id = ctx and ctx.client_id,
-  }
   if require('autocode.config').options.open_plan then
-    local buf = tasks.open_plan(params)
-    vim.api.nvim_create_autocmd('BufWinLeave', {
-      buffer = buf,
-      once = true,
-      callback = function()
-        local pending = tasks.reviews[id]
-        if pending and pending.resolve == resolve then
-          tasks.reviews[id] = nil
-          resolve({ decision = 'later' })
-          ui.notify(('the plan of task %s is still waiting: :AutoCode approve or :AutoCode reject'):format(tostring(id)))
-        end
-      end,
-    })
+    tasks.open_plan(params)
   end
-  ui.notify(('the plan of task %s is ready: :AutoCode review shows it, :AutoCode approve or :AutoCode reject decides'):format(tostring(id)))
-  if not decided and co and coroutine.isyieldable() then
-    coroutine.yield()
-  end
-  return decided or { decision = 'later' }
+  require('autocode.ui').notify(
+    ('the plan of task %s is ready: :AutoCode review shows it, :AutoCode approve or :AutoCode reject decides'):format(
+      tostring(id)
+    )
+  )
+  return { decision = 'later' }
 end
 
 local broken_said = false
@@ -121,11 +86,22 @@ end
 --- Reports a server that went away on its own.
 function M.on_exit(code, signal, client_id)
   local tasks = require('autocode.tasks')
-  -- Reviews that server was waiting on died with it: approvals go through commands now.
-  for id, review in pairs(tasks.reviews) do
-    if review.client_id == client_id then
-      tasks.reviews[id] = nil
+  local evidence = require('autocode.evidence')
+  local stopped = {}
+  for id, owner in pairs(tasks.owners) do
+    local snap = tasks.snapshots[id]
+    if owner == client_id and snap and evidence.WORKING[snap.state] then
+      evidence.interrupted[id] = snap.state
+      table.insert(stopped, ('%s (while %s)'):format(id, snap.state))
     end
+  end
+  if #stopped > 0 then
+    vim.schedule(function()
+      require('autocode.ui').warn(
+        ('interrupted: %s; :AutoCode resume continues it'):format(table.concat(stopped, ', '))
+      )
+      require('autocode.statusline').redraw()
+    end)
   end
   for token in pairs(tasks.progress) do
     if token:find('^' .. client_id .. ':') then
@@ -139,8 +115,9 @@ function M.on_exit(code, signal, client_id)
   local c = vim.lsp.get_client_by_id(client_id)
   local requested = c and rawget(c, '_is_stopping') == true
   if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
-    local hint = M.broken_server_hint(c)
     vim.schedule(function()
+      -- Scheduled: on_exit runs in a fast context, where the hint's file checks may not run.
+      local hint = M.broken_server_hint(c)
       require('autocode.ui').error(
         ('the language server exited unexpectedly (exit code %s, signal %s). '
           .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.%s'):format(
@@ -149,7 +126,7 @@ function M.on_exit(code, signal, client_id)
           hint
         )
       )
-      pcall(vim.cmd.redrawstatus)
+      require('autocode.statusline').redraw()
     end)
   end
 end
@@ -174,7 +151,7 @@ function M.on_progress(ev)
       percentage = value.percentage or old.percentage,
     }
   end
-  pcall(vim.cmd.redrawstatus)
+  require('autocode.statusline').redraw()
 end
 
 --- The loaded buffers a workspace edit changes (none are created here).

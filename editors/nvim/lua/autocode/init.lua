@@ -21,9 +21,12 @@ function M.setup(opts)
   end
 end
 
---- Statusline text: the current task's state and the server's progress ('' when idle).
-function M.statusline()
-  return require('autocode.tasks').statusline()
+--- Statusline text of a window ('' when idle): the task of the window's repository, with the
+--- repository's name, what it waits for and its server's progress. In 'statusline':
+--- %{%v:lua.require'autocode'.statusline()%} (each window gets its own repository's task).
+--- @param winid integer|nil default: the window being drawn
+function M.statusline(winid)
+  return require('autocode.statusline').text(winid)
 end
 
 --- Calls an AutoCode server command; `cb(err, result)`.

@@ -190,6 +190,10 @@ function M.delete(words)
         return
       end
       id = field(items[idx], 'id')
+      if not ui.confirm(('Delete memory %s (%s)?'):format(tostring(id), labels[idx]), 'Yes, delete it') then
+        ui.notify(('memory %s was kept'):format(tostring(id)))
+        return
+      end
     end
     local err, result = client.await(C.memory_delete, with_workspace({ id = tostring(id) }))
     if err then

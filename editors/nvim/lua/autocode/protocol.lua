@@ -14,6 +14,7 @@ M.commands = {
   task_resume = 'autocode.task.resume',
   task_retry_verification = 'autocode.task.retryVerification',
   task_preview = 'autocode.task.preview',
+  task_transcript = 'autocode.task.transcript',
   task_get = 'autocode.task.get',
   task_list = 'autocode.task.list',
   doctor = 'autocode.doctor',

@@ -3,10 +3,10 @@
 -- convention), the question's choices, typing an answer, letting AutoCode
 -- decide — and each answer is sent with how it was given (`how`).
 --
--- A question never takes the keyboard while the person types: one that
--- arrives in insert, replace or command-line mode (or while a prompt is open)
--- waits in a queue, is announced, and is asked when they are back in normal
--- mode, or at once with :AutoCode answer.
+-- A question never opens by itself: whatever mode the person is in, the keys
+-- they type are theirs. It waits in a queue, is announced (a notification and
+-- the statusline) and is asked only when they run :AutoCode answer or press a
+-- key they mapped to <Plug>(AutoCodeAnswer).
 local client = require('autocode.client')
 local protocol = require('autocode.protocol')
 local ui = require('autocode.ui')
@@ -18,9 +18,8 @@ M.TYPE = 'Type an answer…'
 M.DELEGATE = 'Let AutoCode decide'
 M.DEFAULT_NOTE = 'accept the proposed default (not remembered)'
 
---- Questions waiting for normal mode: list of {task_id, question, client, workspace}.
+--- Questions waiting for :AutoCode answer: list of {task_id, question, client, workspace}.
 M.pending = {}
-local asking = false
 
 --- The picker's entries for a question: labels and, per label, what it means.
 --- The proposed default comes first, so Enter in the picker accepts it.
@@ -55,7 +54,8 @@ end
 --- when the person dismissed it.
 function M.prompt(question)
   local labels, meanings = M.items(question)
-  local _, idx = ui.select(labels, question.text)
+  local has_default = meanings[1].how == HOW.accepted_default
+  local _, idx = ui.select(labels, question.text, { default = has_default and 1 or nil })
   local meaning = idx and meanings[idx]
   if not meaning then
     return nil
@@ -72,18 +72,11 @@ function M.prompt(question)
   return { text = typed, how = HOW.typed }
 end
 
---- True when a prompt may open now: normal mode, nothing half-typed, no prompt open.
-function M.can_ask()
-  local mode = vim.api.nvim_get_mode()
-  return mode.mode == 'n' and not mode.blocking and not asking
-end
-
 local function same(a, b)
   return a.task_id == b.task_id and tostring(a.question.id) == tostring(b.question.id)
 end
 
---- Brings a question the server raised to the person: asked now in normal
---- mode, otherwise queued and announced.
+--- Brings a question the server raised to the person: queued and announced, never opened.
 --- @param entry {task_id: string, question: table, client: vim.lsp.Client|nil, workspace: string|nil}
 function M.offer(entry)
   for _, queued in ipairs(M.pending) do
@@ -92,14 +85,7 @@ function M.offer(entry)
     end
   end
   table.insert(M.pending, entry)
-  if M.can_ask() then
-    vim.schedule(M.ask_next)
-  else
-    ui.notify(('task %s asks: %s (asked when you are back in normal mode, or :AutoCode answer)'):format(
-      entry.task_id,
-      tostring(entry.question.text)
-    ))
-  end
+  ui.notify(('task %s asks: %s (:AutoCode answer)'):format(entry.task_id, tostring(entry.question.text)))
 end
 
 --- Forgets queued questions of a task (answered elsewhere, cancelled, ended).
@@ -107,22 +93,6 @@ function M.drop(task_id)
   M.pending = vim.tbl_filter(function(e)
     return e.task_id ~= task_id
   end, M.pending)
-end
-
---- Asks the first queued question, if the person is in normal mode.
-function M.ask_next()
-  if #M.pending == 0 or not M.can_ask() then
-    return
-  end
-  local entry = table.remove(M.pending, 1)
-  asking = true
-  client.run(function()
-    local sent = M.ask(entry)
-    asking = false
-    if sent and #M.pending > 0 then
-      vim.schedule(M.ask_next)
-    end
-  end)
 end
 
 --- Asks `entry`'s question and sends the answer (inside a coroutine). Returns the new snapshot, or nil.
@@ -184,17 +154,5 @@ function M.drop_question(entry)
     return not same(e, entry)
   end, M.pending)
 end
-
-local group = vim.api.nvim_create_augroup('autocode.questions', { clear = true })
-vim.api.nvim_create_autocmd('ModeChanged', {
-  group = group,
-  pattern = '*:n',
-  callback = function()
-    if #M.pending > 0 then
-      -- After the mode change settles (a mapping may still be running).
-      vim.schedule(M.ask_next)
-    end
-  end,
-})
 
 return M

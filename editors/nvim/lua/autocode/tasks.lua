@@ -20,8 +20,6 @@ M.snapshots = {}
 M.current = nil
 --- Progress per "<client id>:<token>": {title, message, percentage}.
 M.progress = {}
---- Plan reviews the server is waiting on (autocode/task/reviewPlan): task id -> {plan_revision, resolve}.
-M.reviews = {}
 --- task id -> id of the LSP client (server) the task was seen from: its commands go there.
 M.owners = {}
 
@@ -106,6 +104,9 @@ function M.remember(snap, quiet, client_id)
   end
   M.snapshots[id] = snap
   M.current = M.current or id
+  if old and old.revision ~= snap.revision then
+    require('autocode.evidence').interrupted[id] = nil
+  end
   local state = snap.state
   local changed = not old or old.state ~= state
   if changed and not quiet then
@@ -122,10 +123,14 @@ function M.remember(snap, quiet, client_id)
     if err then
       msg = msg .. ': ' .. err.message
     end
+    local way_out = require('autocode.evidence').failure_note(snap)
+    if way_out ~= '' then
+      msg = msg .. '; ' .. way_out
+    end
     ui.notify(msg, err and vim.log.levels.WARN or vim.log.levels.INFO)
     if kind == NEEDS.approve_completion and config.options.open_diff then
       M.open_diff(snap, false)
-    elseif kind == NEEDS.resolve_conflicts then
+    elseif kind == NEEDS.resolve_conflicts and config.options.open_diff then
       M.open_conflicts(snap, false)
     end
     if snap.done == true or (kind ~= NEEDS.question and old and M.needs_kind(old) == NEEDS.question) then
@@ -133,7 +138,7 @@ function M.remember(snap, quiet, client_id)
     end
   end
   vim.api.nvim_exec_autocmds('User', { pattern = 'AutoCodeTaskChanged', data = snap, modeline = false })
-  pcall(vim.cmd.redrawstatus)
+  require('autocode.statusline').redraw()
   return true
 end
 
@@ -266,9 +271,10 @@ function M.questions(snap)
   return out
 end
 
---- Markdown lines describing a task snapshot.
+--- Markdown lines describing a task snapshot (`commands`: the server's, for the ways out).
 ---@param snap autocode.TaskSnapshot
-function M.render(snap)
+---@param commands table<string, boolean>|nil
+function M.render(snap, commands)
   local id = M.id_of(snap) or '?'
   local out = {
     '# AutoCode task ' .. id,
@@ -295,6 +301,24 @@ function M.render(snap)
     end
     if kind == NEEDS.approve_plan then
       table.insert(out, ('- plan revision %s: :AutoCode approve or :AutoCode reject'):format(tostring(M.plan_revision(snap))))
+    end
+  end
+  local evidence = require('autocode.evidence')
+  local tests = evidence.test_lines(snap)
+  if #tests > 0 then
+    vim.list_extend(out, { '', '## Tests', '' })
+    vim.list_extend(out, tests)
+  end
+  local agent = evidence.agent_lines(snap)
+  if #agent > 0 then
+    vim.list_extend(out, { '', '## Agent', '' })
+    vim.list_extend(out, agent)
+  end
+  local ways = evidence.ways_out(snap, commands)
+  if #ways > 0 then
+    vim.list_extend(out, { '', '## Next', '' })
+    for _, w in ipairs(ways) do
+      table.insert(out, '- ' .. w)
     end
   end
   local result = snap.result
@@ -429,24 +453,9 @@ function M.open_plan(params, enter)
   }, { task = id, plan_revision = revision }, { enter = enter == true })
 end
 
---- Answers a pending reviewPlan request for `id`, if there is one. Returns true if so.
-local function resolve_review(id, result)
-  local review = M.reviews[id]
-  if not review then
-    return false
-  end
-  M.reviews[id] = nil
-  review.resolve(result)
-  return true
-end
-
 function M.approve(id, revision)
   id = target(id)
   if not id then
-    return
-  end
-  if resolve_review(id, { decision = 'approve' }) then
-    ui.close_named('plan/' .. tostring(id))
     return
   end
   client.run(function()
@@ -475,10 +484,6 @@ function M.reject(id, feedback)
     feedback = feedback or ui.input('What should change in the plan? ')
     if not feedback or vim.trim(feedback) == '' then
       ui.warn('plan not rejected: say what should change so the task can plan again')
-      return
-    end
-    if resolve_review(id, { decision = 'reject', feedback = feedback }) then
-      ui.close_named('plan/' .. tostring(id))
       return
     end
     local err, result = task_call(C.task_reject_plan, id, { feedback = feedback })
@@ -520,8 +525,11 @@ function M.open_diff(snap, enter)
       table.insert(lines, '# ' .. l)
     end
   end
-  -- The verdict first: what proves the change (or why nothing does), then each concern.
-  local header = M.verdict_lines(needs.proof)
+  -- The verdict first: what proves the change (or why nothing does), then each concern, the
+  -- tests, the agent's own summary and the reviewer's.
+  local evidence = require('autocode.evidence')
+  local header = vim.list_extend(M.verdict_lines(needs.proof), evidence.test_lines(snap))
+  vim.list_extend(header, evidence.agent_lines(snap))
   for i = #header, 1, -1 do
     table.insert(lines, 1, '# ' .. header[i])
   end
@@ -542,7 +550,7 @@ function M.open_diff(snap, enter)
     },
     x = {
       function()
-        M.cancel(id)
+        M.cancel(id, true)
       end,
       'cancel task',
       confirm = ('Cancel task %s? Its change is dropped (the run folder stays).'):format(tostring(id)),
@@ -782,19 +790,24 @@ function M.review(id)
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, true)
     else
-      ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
+      local commands = client.features(M.client_for(id) or client.ensure()).commands
+      ui.scratch('task/' .. id, M.render(snap, commands), 'markdown', {}, { task = id })
     end
   end)
 end
 
-function M.cancel(id)
+--- Cancels a task after the person confirms (`confirmed`: they already did, in the diff buffer).
+function M.cancel(id, confirmed)
   id = target(id)
   if not id then
     return
   end
-  resolve_review(id, { decision = 'later' })
-  require('autocode.questions').drop(id)
   client.run(function()
+    if not confirmed and not ui.confirm(('Cancel task %s? Its change is dropped (the run folder stays).'):format(id), 'Yes, cancel it') then
+      ui.notify(('task %s was not cancelled'):format(id))
+      return
+    end
+    require('autocode.questions').drop(id)
     local err, result = task_call(C.task_cancel, id)
     if not failed(err, 'cancel') then
       M.remember(M.unwrap(result))
@@ -818,6 +831,32 @@ function M.resume(id)
   end)
 end
 
+--- :AutoCode output: the whole test output of a task.
+function M.output(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').output(id, fetch)
+  end
+end
+
+--- :AutoCode transcript: what the model did in a task, step by step.
+function M.transcript(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').transcript(id, task_call)
+  end
+end
+
+--- :AutoCode retry: the verification of a failed task again (a server that offers it).
+function M.retry(id)
+  id = target(id)
+  if id then
+    require('autocode.evidence').retry(id, task_call, function(result)
+      M.remember(M.unwrap(result))
+    end)
+  end
+end
+
 function M.status(id)
   id = target(id)
   if not id then
@@ -828,7 +867,8 @@ function M.status(id)
     if not snap then
       return
     end
-    ui.scratch('task/' .. id, M.render(snap), 'markdown', {}, { task = id })
+    local commands = client.features(M.client_for(id) or client.ensure()).commands
+    ui.scratch('task/' .. id, M.render(snap, commands), 'markdown', {}, { task = id })
   end)
 end
 
@@ -856,34 +896,6 @@ function M.list()
       M.status(M.current)
     end
   end)
-end
-
---- The statusline text: the current task's state and any AutoCode progress.
-function M.statusline()
-  local parts = {}
-  for _, p in pairs(M.progress) do
-    local s = p.title or ''
-    if p.message and p.message ~= '' then
-      s = s .. ': ' .. p.message
-    end
-    if p.percentage then
-      s = s .. (' %d%%'):format(p.percentage)
-    end
-    table.insert(parts, s)
-  end
-  table.sort(parts)
-  local snap = M.current and M.snapshots[M.current]
-  if #parts == 0 and not snap then
-    return ''
-  end
-  local head = 'AutoCode'
-  if snap then
-    head = head .. ' ' .. tostring(snap.state or '')
-  end
-  if #parts > 0 then
-    head = head .. ' [' .. table.concat(parts, ', ') .. ']'
-  end
-  return head
 end
 
 return M

@@ -3,9 +3,109 @@
 -- for plans, diffs, reports and lists, and notifications.
 local M = {}
 
---- vim.notify with the plugin's title.
+--- True when `fn` is Neovim's own (defined in its runtime file `vim/<file>`), not a plugin's.
+local function builtin(fn, file)
+  local info = type(fn) == 'function' and debug.getinfo(fn, 'S') or nil
+  local tail = info and info.source:sub(-#file - 5) or ''
+  -- `@vim/_editor.lua` is built into Neovim; `…/runtime/lua/vim/ui.lua` is read from its runtime.
+  return tail == ('/vim/' .. file) or tail == ('@vim/' .. file)
+end
+
+--- True when vim.ui.select is Neovim's own inputlist() picker (no telescope, fzf-lua, snacks...).
+function M.builtin_select()
+  return builtin(vim.ui.select, 'ui.lua')
+end
+
+--- The messages too long for one line, newest last (:AutoCode messages shows them).
+M.long_messages = {}
+local float_win
+-- Made on first use: this module may first be loaded in a fast context (a server's on_exit).
+local key_ns
+
+--- Closes the float of the last long message, if it is open.
+function M.close_float()
+  if float_win and vim.api.nvim_win_is_valid(float_win) then
+    pcall(vim.api.nvim_win_close, float_win, true)
+  end
+  float_win = nil
+end
+
+--- Shows `text` in a small float at the top right that never takes the cursor; it closes
+--- at the person's next key or the next long message.
+local function show_float(text)
+  M.close_float()
+  local width = math.max(20, math.min(80, vim.o.columns - 4))
+  local lines = {}
+  for _, l in ipairs(vim.split(text, '\n', { plain = true })) do
+    while vim.fn.strdisplaywidth(l) > width do
+      local cut = width
+      local space = l:sub(1, width):match('.*() ')
+      if space and space > width / 2 then
+        cut = space
+      end
+      table.insert(lines, l:sub(1, cut))
+      l = l:sub(cut + 1)
+    end
+    table.insert(lines, l)
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].bufhidden = 'wipe'
+  local ok, win = pcall(vim.api.nvim_open_win, buf, false, {
+    relative = 'editor',
+    anchor = 'NE',
+    row = 1,
+    col = vim.o.columns,
+    width = width,
+    height = math.min(#lines, math.max(1, vim.o.lines - 4)),
+    style = 'minimal',
+    border = 'rounded',
+    focusable = false,
+    zindex = 60,
+    noautocmd = true,
+  })
+  if not ok then
+    return
+  end
+  float_win = win
+  key_ns = key_ns or vim.api.nvim_create_namespace('autocode.float')
+  -- Closed by the person's next key (which still does what it always does).
+  vim.on_key(function()
+    vim.on_key(nil, key_ns)
+    vim.schedule(function()
+      if float_win == win then
+        M.close_float()
+      end
+    end)
+  end, key_ns)
+end
+
+--- vim.notify with the plugin's title. With Neovim's own vim.notify (which echoes), a message
+--- wider than the screen would stop at a "Press ENTER" prompt: it is said in one line that
+--- fits, and the whole text opens in a float (and stays in :AutoCode messages).
 function M.notify(msg, level)
-  vim.notify('AutoCode: ' .. msg, level or vim.log.levels.INFO, { title = 'AutoCode' })
+  local text = 'AutoCode: ' .. msg
+  level = level or vim.log.levels.INFO
+  if builtin(vim.notify, '_editor.lua') then
+    -- v:echospace: the columns a message has before it would scroll (ruler and showcmd taken).
+    local room = math.max(1, vim.v.echospace - 1)
+    if text:find('\n', 1, true) or vim.fn.strdisplaywidth(text) > room then
+      table.insert(M.long_messages, text)
+      if #M.long_messages > 50 then
+        table.remove(M.long_messages, 1)
+      end
+      local first = vim.split(text, '\n', { plain = true })[1]
+      local tail = '… (:AutoCode messages)'
+      local short = room > #tail + 10 and (vim.fn.strcharpart(first, 0, room - vim.fn.strdisplaywidth(tail)) .. tail)
+        or (vim.fn.strcharpart(first, 0, room - 1) .. '…')
+      local whole = text
+      vim.schedule(function()
+        show_float(whole)
+      end)
+      text = short
+    end
+  end
+  vim.notify(text, level, { title = 'AutoCode' })
 end
 
 function M.error(msg)
@@ -52,8 +152,42 @@ function M.input(prompt, default)
   end)
 end
 
+--- Neovim's own picker is inputlist(), where Enter alone means "cancel": with a default,
+--- the same numbered list is asked through input() instead, where Enter alone takes it and
+--- Esc cancels. Returns the index or nil.
+local function numbered(items, prompt, default)
+  local lines = { prompt }
+  for i, item in ipairs(items) do
+    table.insert(lines, ('%d: %s'):format(i, item))
+  end
+  table.insert(lines, ('Number and Enter (Enter alone: %d; Esc cancels): '):format(default))
+  local typed = M.input(table.concat(lines, '\n'))
+  if typed == nil then
+    return nil
+  end
+  typed = vim.trim(typed)
+  if typed == '' then
+    return default
+  end
+  local n = tonumber(typed)
+  if n and items[n] then
+    return n
+  end
+  M.warn(('%q is not one of 1-%d: nothing was chosen'):format(typed, #items))
+  return nil
+end
+
 --- Asks for one of `items` (strings). Returns the item and its index, or nil.
-function M.select(items, prompt)
+--- `opts.default` (an index) is what Enter alone takes in Neovim's own picker.
+function M.select(items, prompt, opts)
+  local default = opts and opts.default
+  if default and M.builtin_select() then
+    local idx = numbered(items, prompt, default)
+    if idx then
+      return items[idx], idx
+    end
+    return nil
+  end
   local pair = await(function(cb)
     vim.ui.select(items, { prompt = prompt }, function(item, idx)
       cb(item and { item, idx } or false)
@@ -65,10 +199,17 @@ function M.select(items, prompt)
   return nil
 end
 
---- Asks a yes/no question through vim.ui.select; true only for an explicit yes.
+--- Asks a yes/no question; true only for an explicit yes. Neovim's own picker asks it as
+--- "[y/N]" in the command line (Enter alone is no); another picker gets Yes / No.
 function M.confirm(prompt, yes_label)
-  local choice = M.select({ yes_label or 'Yes', 'No' }, prompt)
-  return choice == (yes_label or 'Yes')
+  yes_label = yes_label or 'Yes'
+  if M.builtin_select() then
+    local label = yes_label == 'Yes' and '' or (' (y: %s)'):format(yes_label)
+    local typed = M.input(('%s [y/N]%s: '):format(prompt, label))
+    return typed ~= nil and vim.tbl_contains({ 'y', 'yes' }, vim.trim(typed):lower())
+  end
+  local choice = M.select({ yes_label, 'No' }, prompt)
+  return choice == yes_label
 end
 
 -- Scratch buffers --------------------------------------------------------
