@@ -195,10 +195,16 @@ def test_a_refused_memory_is_shown_in_its_input_box_with_the_text_kept(tmp_path:
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
     server = code_server({"autocode.python": sys.executable})
     typed = "Fixing PAY-128 needs the billing flag turned on."
-    result = run_scenario("memory-inline", server.url(repo), AUTOCODE_E2E_MEMORY=typed)
+    advice = "Prefer small focused commits with one reason each."
+    result = run_scenario("memory-inline", server.url(repo), AUTOCODE_E2E_MEMORY=typed, AUTOCODE_E2E_ADVICE=advice)
     assert result["refusalMessage"].startswith("Not saved: it names a task key (PAY-128)"), result["refusalMessage"]
     assert result["valueKept"] == typed
     assert result["dialogShown"] is False
+    # The promotion's skills: a read-only rendered page, no Untitled document left to discard.
+    assert "skills-made-by-promotion" in result["skillsTab"], result["skillsTab"]
+    assert "Skills made by promotion" in result["skillsPage"] and "{" not in result["skillsPage"], result["skillsPage"]
+    assert not [t for t in result["tabsAfterSkills"] if t.startswith("Untitled")], result["tabsAfterSkills"]
+    assert result["dirtyTabs"] == 0
 
 
 def test_each_bundled_python_gets_its_own_bytecode() -> None:
