@@ -101,6 +101,11 @@ def test_a_real_model_is_set_up_from_vscode_and_the_key_stays_in_memory(
     assert "add adds now" in result["tasksView"], result["tasksView"]
     assert "transcript" in result["transcriptTab"].lower()
     assert "implementer" in result["transcript"]
+    # The plan's "is ready" and the review's "changed files are open" closed once they had passed;
+    # the completion (with its button) is still there.
+    held = " ".join(result["notificationCenter"])
+    assert "is ready" not in held and "changed file" not in held, result["notificationCenter"]
+    assert "completed" in held, result["notificationCenter"]
     # The language status item says what doctor says about the record.
     assert "record: valid" in result["languageStatus"], result["languageStatus"]
     assert "valid" in result["doctor"]
@@ -190,7 +195,30 @@ def test_a_refused_memory_is_shown_in_its_input_box_with_the_text_kept(tmp_path:
     repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
     server = code_server({"autocode.python": sys.executable})
     typed = "Fixing PAY-128 needs the billing flag turned on."
-    result = run_scenario("memory-inline", server.url(repo), AUTOCODE_E2E_MEMORY=typed)
+    advice = "Prefer small focused commits with one reason each."
+    result = run_scenario("memory-inline", server.url(repo), AUTOCODE_E2E_MEMORY=typed, AUTOCODE_E2E_ADVICE=advice)
     assert result["refusalMessage"].startswith("Not saved: it names a task key (PAY-128)"), result["refusalMessage"]
     assert result["valueKept"] == typed
     assert result["dialogShown"] is False
+    # The promotion's skills: a read-only rendered page, no Untitled document left to discard.
+    assert "skills-made-by-promotion" in result["skillsTab"], result["skillsTab"]
+    assert "Skills made by promotion" in result["skillsPage"] and "{" not in result["skillsPage"], result["skillsPage"]
+    assert not [t for t in result["tabsAfterSkills"] if t.startswith("Untitled")], result["tabsAfterSkills"]
+    assert result["dirtyTabs"] == 0
+
+
+def test_each_bundled_python_gets_its_own_bytecode() -> None:
+    """scripts/vscode-bundle.sh compiles every bundled/py3XX with that Python, hash-checked without
+    reading the source (the .vsix is unpacked with new modification times)."""
+    import zipfile
+
+    names = set(zipfile.ZipFile(vscode_e2e._bundled_vsix()).namelist())
+    with zipfile.ZipFile(vscode_e2e._bundled_vsix()) as vsix:
+        for tag in ("py311", "py312", "py313"):
+            for module in ("autocode_lsp/__pycache__/server", "pygls/__pycache__/server", "autocode/settings/__pycache__/resolve"):
+                pyc = f"extension/bundled/{tag}/{module}.cpython-{tag[2:]}.pyc"
+                assert pyc in names, pyc
+                flags = int.from_bytes(vsix.read(pyc)[4:8], "little")
+                assert flags == 0b01, (pyc, flags)  # hash-based, source not checked
+            # What only a rarer path imports stays uncompiled (the .vsix stays under 25 MB).
+            assert not [n for n in names if n.startswith(f"extension/bundled/{tag}/git/") and n.endswith(".pyc")]

@@ -3,6 +3,7 @@
 
 import { agentNameFor, confirmPromotion, saveFromInputBox, scopeDescription, showPromotionResult } from './memoryflows';
 import { Failures } from './failures';
+import { noticeWhile } from './notices';
 import { OPEN_TRANSCRIPT } from './model/failures';
 import type { ModelSetup } from './setup';
 import * as vscode from 'vscode';
@@ -211,7 +212,7 @@ async function approveCompletion(ctx: Context, arg: unknown): Promise<void> {
   const task = await freshTask(ctx, chosen);
   const shown = (await ctx.review?.openChanges(task, true)) ?? 0;
   const evidence = task.evidence.map((e) => `${e.ok === false ? '✗' : e.ok ? '✓' : '•'} ${e.label}${e.detail ? `: ${e.detail}` : ''}`).join('; ');
-  void vscode.window.showInformationMessage(
+  noticeWhile(ctx.store, task.id, (t) => t.awaiting === 'completionApproval',
     `AutoCode: ${shown ? `${shown} changed file${shown === 1 ? ' is' : 's are'} open (your file as it is now left, what Apply leaves there right)` : 'the task reported no changed files'}. Apply or Discard from the diff's title bar; Choose Hunks leaves hunks out.${evidence ? ` Evidence: ${evidence}` : ''}`,
   );
 }

@@ -11,6 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { noticeWhile } from './notices';
 import type { Context } from './commands';
 import * as args from './model/args';
 import type { TaskPreview } from './generated/protocol';
@@ -93,7 +94,7 @@ export class Review implements vscode.CodeLensProvider {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc, { preview: false, preserveFocus: !focus, viewColumn: focus ? vscode.ViewColumn.Active : vscode.ViewColumn.Beside });
     if (!focus) {
-      void vscode.window.showInformationMessage(`AutoCode: the plan for “${task.brief}” is ready. Approve it or request changes from its editor (title bar or the lens above the plan).`);
+      noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'planApproval', `AutoCode: the plan for “${task.brief}” is ready. Approve it or request changes from its editor (title bar or the lens above the plan).`);
     }
   }
 

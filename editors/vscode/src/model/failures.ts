@@ -29,13 +29,13 @@ export function testOutputFile(snap: TaskSnapshot): string | undefined {
   return snap.result?.tests || snap.needs.kind === 'approve_completion' || failedInVerification(snap) ? `${snap.runDir}/evidence/test-output.txt` : undefined;
 }
 
-/** The agent's final answer: the implementer's, else the last role that gave one. */
+/**
+ * The agent's final summary: the implementer's answer once its loop answered. The reading roles'
+ * answers (the investigator's citations, the planner's JSON) are the task's inputs, not a summary.
+ */
 export function agentSummary(snap: TaskSnapshot): { role: string; text: string } | undefined {
-  const roles = snap.agent?.roles ?? {};
-  const implementer = roles.implementer?.summary;
-  if (implementer) return { role: 'implementer', text: implementer };
-  const found = Object.entries(roles).filter(([, r]) => r.summary).pop();
-  return found ? { role: found[0], text: found[1].summary as string } : undefined;
+  const implementer = snap.agent?.roles.implementer?.summary;
+  return implementer ? { role: 'implementer', text: implementer } : undefined;
 }
 
 /** The tests that failed, by name (failing, then regressed), at most `max`. */

@@ -124,7 +124,8 @@ export function skillsMarkdown(skills: unknown[]): string {
     const owner = stringField(s, 'owner');
     const scope = [stringField(s, 'scope'), owner ? `agent ${owner}` : 'team'].filter(Boolean).join(', ');
     const description = stringField(s, 'description');
-    const body = [description, stringField(s, 'content')].filter(Boolean).join('\n\n');
+    const content = stringField(s, 'content');
+    const body = [description, content !== description ? content : undefined].filter(Boolean).join('\n\n');
     return `## ${name}\n\n${scope ? `*${scope}*\n\n` : ''}${body}`;
   });
   return `# Skills made by promotion\n\n${parts.join('\n\n') || 'No skill was made.'}\n`;

@@ -846,6 +846,14 @@ async function scenarioModelSetup(wb) {
   await wb.clickNotificationButton('is verified', 'Review Changes', 240000);
   await applyFromDiff(wb, 'real-model-diff');
   result.completedToast = await wb.waitForNotification('completed', 120000);
+  // Every notification the window still holds (toasts that timed out stay in the center): the plan's
+  // and the review's have closed themselves, since what they said has passed.
+  await wb.palette('Notifications: Show Notifications');
+  await wb.page.locator('.notifications-center').first().waitFor({ state: 'visible', timeout: 15000 });
+  await wb.page.waitForTimeout(500);
+  result.notificationCenter = await wb.page.locator('.notifications-center .notification-list-item').allInnerTexts();
+  await wb.shot('notification-center');
+  await wb.palette('Notifications: Hide Notifications');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t) && /Agent summary/.test(t), 60000);
   await wb.saveAll();
   await wb.shot('agent-summary');
@@ -974,6 +982,27 @@ async function scenarioMemoryInline(wb) {
   await wb.shot('memory-refused-inline');
   note('refusal shown inline');
   await wb.dismissQuickInput();
+  if (!env.AUTOCODE_E2E_ADVICE) return;
+  // A promotion's skills open as a read-only rendered page, not an unsaved Untitled document.
+  const advice = env.AUTOCODE_E2E_ADVICE;
+  await wb.palette('AutoCode: Add Memory');
+  await wb.waitForQuickInput('Where should the memory live');
+  await wb.pickQuickInputRow('Team · global');
+  await wb.waitForQuickInput('What should be remembered');
+  await wb.typeIntoQuickInput(advice);
+  await wb.waitForViewText('Memory', (t) => t.includes(advice), 30000);
+  await wb.palette('AutoCode: Plan Team Memory Promotion');
+  await wb.waitForViewText('Team Memory Promotion', (t) => /candidates selected/.test(t), 30000);
+  await wb.palette('AutoCode: Apply Selected Promotions');
+  await wb.waitForDialog('into skills', 15000);
+  await wb.clickDialogButton('Promote and Delete');
+  await wb.clickNotificationButton('promoted', 'Show Skills', 30000);
+  result.skillsTab = await waitForActiveTab(wb, /skills-made-by-promotion/, 30000);
+  result.skillsPage = await wb.webviewText('Skills made by promotion', 30000).catch(() => '');
+  result.tabsAfterSkills = await wb.tabTitles();
+  result.dirtyTabs = await wb.page.locator('.tabs-container .tab.dirty').count();
+  await wb.shot('skills-page');
+  note('skills shown as a page');
 }
 
 Object.assign(scenarios, {

@@ -83,6 +83,7 @@ test('the agent summary shows in the task and opens the transcript', () => {
   const agent = { roles: { planner: role('planned'), implementer: role('add adds now') }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, editBlocksFallback: [] };
   const snap = snapshot({ agent });
   assert.deepEqual(agentSummary(snap), { role: 'implementer', text: 'add adds now' });
+  assert.equal(agentSummary(snapshot({ agent: { ...agent, roles: { investigator: role('{"citations": []}') } } })), undefined);
   const node = buildTaskNode(normaliseSnapshot(snap)).children.find((c) => c.kind === 'summary');
   assert.equal(node?.description, 'add adds now');
   assert.equal(node?.contextValue, 'agent-summary');
