@@ -102,18 +102,22 @@ async def test_the_provider_check_names_the_key_variable_never_its_value(
     assert key not in log.read_text()
 
 
-async def test_an_unknown_setting_name_is_reported_and_not_used(tmp_path: Path) -> None:
+async def test_the_engine_setting_is_taken_and_a_key_variable_that_is_no_key_is_refused(tmp_path: Path) -> None:
     repo = build_calc(tmp_path / "calc")
     session = await connect("stdio", log_file=tmp_path / "lsp.log")
     try:
         await initialize(session, preset="vscode", folders=[repo], opt_in=False, progress=False)
         given = await session.command(protocol.SESSION_CONFIGURE, {"provider": "fixture", "engine": "codex"})
-        from autocode.settings.schema import SETTING_NAMES
-
-        if "engine" in SETTING_NAMES:
-            assert given["settings"]["engine"] == "codex"
-        else:
-            assert given["ignored"] == ["engine"] and "engine" not in given["settings"]
+        assert given["settings"]["engine"] == "codex" and given["ignored"] == []
+        secret = "sk-" + "z" * 24
+        for variable in ("PATH", "LD_PRELOAD", "HOME", "lower_key", "PYTHONPATH"):
+            with pytest.raises(Exception) as refused:
+                await session.command(protocol.SESSION_CONFIGURE, {"apiKey": secret, "apiKeyEnv": variable})
+            assert "ends in _KEY or _TOKEN" in str(refused.value), refused.value
+        # The server's own PATH is untouched: the next task's programs still start.
+        doctor = await session.command(protocol.DOCTOR, {})
+        assert doctor["report"]
+        assert secret not in (tmp_path / "lsp.log").read_text(errors="replace")
     finally:
         await close(session)
 

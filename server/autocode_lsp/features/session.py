@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,10 @@ USUAL_KEY_VARIABLES = {
 }
 
 _GIVEN = ("provider", "model", "base_url", "engine")
+
+KEY_VARIABLE = re.compile(r"[A-Z][A-Z0-9_]{0,62}_(?:KEY|TOKEN)")
+"""The names a key may be put under: a key's own kind of variable, never PATH, HOME, LD_PRELOAD or
+another variable the server's own programs read for something else."""
 
 
 @dataclass
@@ -93,6 +98,20 @@ def _refuse_key_over_network(server: AutoCodeServer) -> None:
         )
 
 
+def _check_key_variable(variable: str) -> None:
+    if KEY_VARIABLE.fullmatch(variable):
+        return
+    message = (
+        f"{protocol.SESSION_CONFIGURE}: apiKeyEnv {variable!r} is not a key's variable; name one in "
+        "capitals that ends in _KEY or _TOKEN (OPENAI_API_KEY, ANTHROPIC_API_KEY, …), or leave it empty "
+        "for the provider's usual one"
+    )
+    raise JsonRpcException(
+        message=message, code=protocol.INVALID_PARAMS,
+        data={"kind": "invalidArguments", "message": message, "field": "apiKeyEnv"},
+    )
+
+
 @command(protocol.SESSION_CONFIGURE)
 async def configure(server: AutoCodeServer, args: protocol.SessionConfigureArgs) -> protocol.SessionSettings:
     if args.api_key:
@@ -106,6 +125,7 @@ async def configure(server: AutoCodeServer, args: protocol.SessionConfigureArgs)
     ignored = sorted(k for k, v in given.items() if isinstance(v, str) and v.strip() and k not in known)
     if args.api_key is not None:
         variable = args.api_key_env or USUAL_KEY_VARIABLES.get(model.flags.get("provider", ""), "OPENAI_API_KEY")
+        _check_key_variable(variable)
         if model.key_env and model.key_env != variable:
             os.environ.pop(model.key_env, None)
         if args.api_key:
