@@ -74,3 +74,19 @@ def test_no_per_test_output_is_unproven_when_green_and_failed_when_not() -> None
     assert decide(candidate=none, base=None, probe=None, change=SRC, exit_code=0).status == "unproven"
     assert decide(candidate=none, base=None, probe=None, change=SRC, exit_code=2).status == "failed"
     assert decide(candidate=rep(("a", P)), base=None, probe=None, change=SRC, finished=False).status == "failed"
+
+
+def test_an_old_failure_in_a_file_the_change_adds_a_test_to_is_not_the_changes() -> None:
+    # The base already failed tests/test_x.py::old; the change adds ::new to the same file and fixes
+    # the code ::new tests. The probe (the change's test file over the base source) fails both.
+    cand = rep(("tests/test_x.py::old", F, "tests/test_x.py"), ("tests/test_x.py::new", P, "tests/test_x.py"))
+    base = rep(("tests/test_x.py::old", F, "tests/test_x.py"))
+    probe = rep(("tests/test_x.py::old", F, "tests/test_x.py"), ("tests/test_x.py::new", F, "tests/test_x.py"))
+    v = decide(candidate=cand, base=base, probe=probe, change=SRC, exit_code=1)
+    assert v.status == "verified" and v.proofs == ["tests/test_x.py::new"], v
+    assert v.already_failing == ["tests/test_x.py::old"]
+    # Where the probe did not show it failing without the change, the change owns the failure.
+    passing_probe = rep(("tests/test_x.py::old", P, "tests/test_x.py"), ("tests/test_x.py::new", F, "tests/test_x.py"))
+    v = decide(candidate=cand, base=base, probe=passing_probe, change=SRC, exit_code=1)
+    assert v.status == "failed" and v.failing == ["tests/test_x.py::old"]
+    assert v.summary().startswith("failed: tests/test_x.py::old fails with the change")

@@ -64,10 +64,10 @@ class Verdict:
             broke = [f"{r['id']} ({r['now']})" for r in self.regressions]
             # A file or package that no longer loads comes first: it is why its tests are missing.
             first = "".join(f"{r}; " for r in self.reasons)
-            return f"regressed: {first}{_names(broke)} passed before the change and no longer pass"
+            return f"regressed: {first}{_names(broke)} passed before the change and no longer {_verb(broke, 'pass')}"
         if self.status == "failed":
             if self.failing:
-                return f"failed: {_names(self.failing)} fail with the change{_because(self.reasons)}"
+                return f"failed: {_names(self.failing)} {_verb(self.failing, 'fail')} with the change{_because(self.reasons)}"
             return "failed: " + ("; ".join(self.reasons) or "the tests did not pass")
         return "unproven: " + ("; ".join(self.reasons) or "no test shows that the change does what it should")
 
@@ -87,6 +87,13 @@ class Verdict:
 def _names(ids: Sequence[str]) -> str:
     shown = ", ".join(ids[:_LISTED])
     return shown + (f" and {len(ids) - _LISTED} more" if len(ids) > _LISTED else "")
+
+
+def _verb(ids: Sequence[str], verb: str) -> str:
+    """`fails` for one test, `fail` for several (`pass` takes -es)."""
+    if len(ids) != 1:
+        return verb
+    return verb + ("es" if verb.endswith("s") else "s")
 
 
 def _first_line(message: str | None) -> str:
@@ -109,6 +116,10 @@ def _of_change(result: TestResult, change: Change, base_ids: Mapping[str, TestRe
     if result.file is not None and result.file in change.test_files:
         return True
     return bool(base_ids) and result.id not in base_ids and result.file is None
+
+
+def _fails(result: TestResult | None) -> bool:
+    return result is not None and result.outcome in ("failed", "error")
 
 
 def _import_failure_names(result: TestResult) -> set[str]:
@@ -195,7 +206,15 @@ def decide(
         loads = [f"{r.id} does not load: {_first_line(r.message)}" for r in broken[:3]]
         return Verdict("regressed", regressions=regressions, failing=failing, reasons=[*reasons, *loads])
     old_failures = {i for i, r in before.items() if r.outcome in ("failed", "error")}
-    new_failing = [i for i in failing if i not in old_failures or _of_change(now[i], change, before)]
+    probe_ids = _by_id(probe)
+    # A test that failed on the base is the change's failure only when the change's test files,
+    # run over the base source (the probe), do not fail it as well: a failure the change's own
+    # version of the file shows without the change is one the project already had.
+    new_failing = [
+        i for i in failing
+        if i not in old_failures
+        or (_of_change(now[i], change, before) and not _fails(probe_ids.get(i)))
+    ]
     already = sorted(set(failing) - set(new_failing))
     if new_failing:
         return Verdict("failed", failing=new_failing, already_failing=already, reasons=reasons)
@@ -204,7 +223,6 @@ def decide(
     if base is None or base.results is None:
         why = (base.reason if base is not None else None) or "the base run gave no per-test results"
         return Verdict("unproven", already_failing=already, reasons=[why, *reasons])
-    probe_ids = _by_id(probe)
     # An error for a name the candidate never reports is a whole file or module that failed to load.
     load_errors = [r for r in probe_ids.values() if r.outcome == "error" and r.id not in now]
     proofs = sorted(r.id for r in now.values() if r.outcome == "passed" and _proves(r, before, probe_ids, load_errors, change))
