@@ -630,3 +630,11 @@ def test_review_hunk_by_hunk_then_apply_the_kept_ones(tmp_path: Path) -> None:
     tests_after = (repo / "tests" / "test_pricing.py").read_text(encoding="utf-8")
     assert tests_after.splitlines()[0] == tests_before.splitlines()[0]  # the undone hunk
     assert "def test_total_with_tax_applies_the_rate" in tests_after
+
+
+def test_an_apply_into_a_stale_buffer_keeps_what_another_program_wrote(tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_stale.lua", tmp_path, cwd=repo, timeout=240)
+    assert "ok stale buffer merged from disk\n" in result.stdout, result.stdout
+    pricing = (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
+    assert "def uncommitted_work" in pricing and "def total_with_tax" in pricing

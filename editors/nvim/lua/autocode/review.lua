@@ -132,6 +132,7 @@ function M.open(id, enter)
       ui.error('hunks: ' .. client.describe(err))
       return
     end
+    tasks().reload_stale(snap)
     local docs = M.documents(snap)
     local err2, result = tasks().task_call(C.task_preview, id, next(docs) and { documents = docs } or nil)
     if err2 then

@@ -69,6 +69,7 @@ local waiting_text = {
   [NEEDS.approve_plan] = 'its plan waits for you: :AutoCode review shows it, then :AutoCode approve or :AutoCode reject',
   [NEEDS.approve_completion] = 'its change waits for you: :AutoCode review shows the diff and the verdict, :AutoCode apply applies it, :AutoCode cancel drops it',
   [NEEDS.resolve_conflicts] = 'some files overlap your own edits: :AutoCode review lists them, :AutoCode resolve chooses per file (nothing was written yet)',
+  [NEEDS.save_files] = 'the change is merged into buffers that hold your unsaved edits: :w them to complete it',
 }
 
 --- The workspace-relative files a snapshot's change touches.
@@ -592,6 +593,26 @@ function M.checktime(snap, files)
   end
 end
 
+--- Reloads the task's buffers that hold no unsaved edit but an older text than
+--- their file (written by another program, a git command, a shell since they
+--- were read): the merge must start from what is on disk, never from a stale
+--- buffer whose later :w would throw that work away. Buffers with unsaved
+--- edits are left as they are: those edits are the person's.
+function M.reload_stale(snap)
+  for _, rel in ipairs(M.files(snap)) do
+    local path = absolute(snap, rel)
+    local buf = vim.fn.bufnr(path)
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and not vim.bo[buf].modified and vim.fn.filereadable(path) == 1 then
+      local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+      if not vim.deep_equal(lines, vim.fn.readfile(path)) then
+        vim.api.nvim_buf_call(buf, function()
+          vim.cmd('silent! edit!')
+        end)
+      end
+    end
+  end
+end
+
 --- Attaches the loaded buffers of a task's files to its server, so it merges
 --- into them (unsaved edits included) through workspace/applyEdit instead of
 --- writing the files under them.
@@ -618,7 +639,12 @@ local function report_apply(after)
   end
   local apply = after.result and after.result.apply
   if apply and #apply.writtenByEditor > 0 then
-    ui.notify(('changed in your open buffers (unsaved, :w to keep; u undoes): %s'):format(table.concat(apply.writtenByEditor, ', ')))
+    local files = table.concat(apply.writtenByEditor, ', ')
+    if after.state == 'COMPLETED' then
+      ui.notify(('changed in your open buffers and written to disk (u undoes): %s'):format(files))
+    else
+      ui.notify(('changed in your open buffers, kept unsaved with your edits (:w to keep; u undoes): %s'):format(files))
+    end
   end
 end
 
@@ -637,6 +663,7 @@ function M.complete(id)
       return
     end
     local c = M.client_for(id) or client.ensure()
+    M.reload_stale(snap)
     if client.features(c).resolve_conflicts then
       M.sync_buffers(snap, c)
     else
