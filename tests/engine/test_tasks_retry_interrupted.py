@@ -59,6 +59,18 @@ def test_a_failed_verification_is_retried_with_the_fixed_test_command(repo: Path
     assert done["state"] == "COMPLETED" and done["result"]["verified"] is True
 
 
+def test_the_cli_names_and_runs_the_retry_of_a_failed_verification(repo: Path) -> None:
+    _config(repo, BAD.replace('"', '\\"'))
+    run = TaskRun.start(repo, "via patches/add-longest-word.patch", TaskOptions(scenario="no-questions"))
+    assert run.approve_plan(1, CLI).wire()["state"] == "FAILED"
+    status = autocode("task", "status", "--workspace", str(repo), run.id)
+    assert f"autocode task retry --workspace {repo} {run.id}" in status.stdout, status.stdout
+    _config(repo, GOOD)  # the person fixes the test command, then retries from the terminal
+    proc = autocode("task", "retry", "--workspace", str(repo), run.id, "--json", timeout=300)
+    snap = json.loads(proc.stdout)
+    assert snap["state"] == "WAITING_FOR_COMPLETION_APPROVAL" and snap["needs"]["proof"]["status"] == "verified", proc
+
+
 def test_a_retry_while_waiting_for_approval_proves_again_and_keeps_the_change(repo: Path) -> None:
     run = TaskRun.start(repo, "via patches/add-longest-word.patch", TaskOptions(scenario="no-questions"))
     first = run.approve_plan(1, CLI).wire()

@@ -21,7 +21,7 @@ from autocode.cli._common import add_json_flag, emit
 
 VERBS = (
     "start", "status", "show", "list", "answer", "approve", "reject", "approve-completion", "resolve",
-    "cancel", "resume", "transcript",
+    "cancel", "resume", "retry", "transcript",
 )
 
 
@@ -62,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         ("approve-completion", "apply the change to the workspace (an unproven one needs --confirm unproven)"),
         ("cancel", "cancel a task"),
         ("resume", "continue a task whose process stopped while it was working, or that failed on the endpoint or a budget"),
+        ("retry", "prove the task's change again (after you fixed the test command or the environment its tests need)"),
         ("transcript", "print the model's work as Markdown (also written to transcript.md in the run folder)"),
     ):
         p = sub.add_parser(verb, help=text)
@@ -158,6 +159,8 @@ def run(args: argparse.Namespace) -> int:
         snap = task.resolve_conflicts(_choices(args.choices), source).wire()
     elif verb == "cancel":
         snap = task.cancel().wire()
+    elif verb == "retry":
+        snap = task.retry_verification(source).wire()
     else:
         snap = task.resume().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
@@ -517,7 +520,15 @@ def _next_step(snap: dict[str, Any], workspace: str) -> list[str]:
     if kind == "resolve_conflicts":
         paths = " ".join(f"{c['path']}=mine|theirs|markers" for c in snap["needs"].get("conflicts", []))
         return [base.format("resolve") + f" {paths}"]
-    if snap["state"] in ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING"):
+    if kind == "save_files":
+        return [f"save {', '.join(snap['needs'].get('paths', []))} in your editor: the task completes once they are on disk"]
+    state = snap["state"]
+    if state == "INTERRUPTED":
+        steps = [base.format("resume")]
+        return [*steps, base.format("retry")] if snap.get("interruptedIn") == "VERIFYING" else steps
+    if state == "FAILED" and (snap.get("error") or {}).get("phase") == "verifying":
+        return [base.format("retry") + "   (once the test command or its environment is fixed)"]
+    if state in ("REQUIREMENTS", "PLANNING", "IMPLEMENTING", "VERIFYING", "APPLYING"):
         return [base.format("resume")]
     return []
 
