@@ -260,7 +260,7 @@ def register(server: AutoCodeMCP, face: Face) -> None:
             from autocode.tasks import list_tasks as engine_list
             from autocode.tasks.models import TaskList
 
-            found = engine_list(root)
+            found = list(reversed(engine_list(root)))  # newest first: ids sort by their start time
             return replies.ok(TaskList(tasks=found).wire(), f"{len(found)} task(s)")
 
         return await replies.engine(work)

@@ -158,6 +158,8 @@ def test_paths_and_ids_stay_inside_the_workspace(client: McpClient, repo: Path, 
     assert reply.error["kind"] == "invalidArguments" and "workspace" in reply.text
     listed = client.ok("list_tasks")
     assert {t["workspace"] for t in listed["tasks"]} == {str(repo)}
+    ids = [t["id"] for t in listed["tasks"]]
+    assert len(ids) > 1 and ids == sorted(ids, reverse=True)  # newest first, as docs/mcp.md says
     (repo / "link-out.json").unlink()
 
 

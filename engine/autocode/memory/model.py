@@ -205,7 +205,8 @@ class SaveResult(Wire):
 
     def _describe(self) -> str:
         if self.refused is not None:
-            text = f"not saved: {self.refused.reason} {self.refused.belongs}".strip()
+            reason = self.refused.reason.rstrip(". ")
+            text = f"not saved: {reason}. It belongs in {self.refused.belongs}." if self.refused.belongs else f"not saved: {reason}."
             return text + (f" A durable version: {self.refused.suggestion}" if self.refused.suggestion else "")
         if self.saved:
             text = f"saved {self.id} ({self.scope})"
