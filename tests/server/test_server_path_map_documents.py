@@ -8,11 +8,11 @@ The editor's folder does not exist on this machine: only the server's does, as i
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path, PureWindowsPath
 
 import pytest
 from lsprotocol import types
+from test_server_apply_authority import wait_until_state
 from test_server_tasks_flow import BRIEF, NAMING_ANSWER, TEST_COMMAND, build_repo
 
 from autocode_lsp import protocol
@@ -102,18 +102,8 @@ async def test_a_path_mapped_edit_goes_into_the_open_buffer(tmp_path: Path, kind
         (real / "greet.py").write_text(buffer["text"], encoding="utf-8")
         session.client.text_document_did_save(types.DidSaveTextDocumentParams(
             text_document=types.TextDocumentIdentifier(uri=greet_uri)))
-        done: dict[str, object] = {}
-
-        async def completed() -> bool:
-            done.update(await session.command(protocol.TASK_GET, {"taskId": snap["id"], "workspace": ws}))
-            return done["state"] == "COMPLETED"
-
-        for _ in range(600):
-            if await completed():
-                break
-            await asyncio.sleep(0.05)
-        assert done["state"] == "COMPLETED", done
-        apply = done["result"]["apply"]  # type: ignore[index]
+        done = await wait_until_state(session, snap["id"], "COMPLETED")
+        apply = done["result"]["apply"]
         assert apply["via"] == "editor" and apply["writtenByEditor"] == ["greet.py"], apply
     finally:
         await close(session)

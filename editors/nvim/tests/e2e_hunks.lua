@@ -5,35 +5,8 @@
 -- cwd: fixtures/samples "pytest".
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
-local questions = require('autocode.questions')
 H.strict = true
-H.script_ui(function()
-  return 'Name each test after the behaviour it checks'
-end, function(prompt, items)
-  for _, item in ipairs(items) do
-    if item == questions.TYPE or item == 'Yes' then
-      return item
-    end
-  end
-  H.fail('unexpected prompt: ' .. tostring(prompt))
-end)
-
-vim.lsp.enable('autocode')
-vim.cmd.edit('shop/pricing.py')
-local buf = vim.api.nvim_get_current_buf()
-H.client()
-vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
--- The question is announced, not opened: the person answers it on purpose.
-H.wait_note(60000, 'asks:')
-vim.cmd('AutoCode answer')
-H.wait(60000, function()
-  return tasks.current ~= nil and tasks.needs_kind(tasks.snapshots[tasks.current] or {}) == 'approve_plan'
-end, 'the plan')
-local id = tasks.current
-vim.cmd('AutoCode approve')
-H.wait(120000, function()
-  return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
-end, 'the verified change')
+local id, buf = H.verified_change('shop/pricing.py')
 
 -- The person's own edit, typed into the buffer and not saved.
 vim.api.nvim_set_current_buf(buf)

@@ -136,6 +136,41 @@ function H.client(ms)
   return c
 end
 
+--- Opens `file`, starts the sample task on patches/add-tax.patch, answers its naming question
+--- (typed) on :AutoCode answer, approves the plan and waits for the verified change. Returns the
+--- task id and the buffer of `file`. The scripts that need the change waiting start here.
+function H.verified_change(file)
+  local tasks = require('autocode.tasks')
+  local questions = require('autocode.questions')
+  H.script_ui(function()
+    return 'Name each test after the behaviour it checks'
+  end, function(prompt, items)
+    for _, item in ipairs(items) do
+      if item == questions.TYPE or item == 'Yes' then
+        return item
+      end
+    end
+    H.fail('unexpected prompt: ' .. tostring(prompt))
+  end)
+  vim.lsp.enable('autocode')
+  vim.cmd.edit(file)
+  local buf = vim.api.nvim_get_current_buf()
+  H.client()
+  vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
+  -- The question is announced, not opened: the person answers it on purpose.
+  H.wait_note(60000, 'asks:')
+  vim.cmd('AutoCode answer')
+  H.wait(60000, function()
+    return tasks.current ~= nil and tasks.needs_kind(tasks.snapshots[tasks.current] or {}) == 'approve_plan'
+  end, 'the plan')
+  local id = tasks.current
+  vim.cmd('AutoCode approve')
+  H.wait(120000, function()
+    return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
+  end, 'the verified change')
+  return id, buf
+end
+
 --- Calls a server command and fails the test on an error.
 function H.call(command, args, ms)
   local err, result = require('autocode.client').call_sync(command, args or {}, ms or 30000)
