@@ -34,6 +34,7 @@ MODULES = (
     "autocode.doctor",
     "autocode.memory.service",
     "autocode.memory.sqlite_store",
+    "autocode.sandbox",  # the first session's reap of what a killed server left (features.tasks)
 )
 INDEX_MODULES = ("autocode.memory.static_lean", "autocode.memory.embeddings")
 """What building the static model's index needs: imported with the rest, before other threads may."""

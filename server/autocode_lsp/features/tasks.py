@@ -823,11 +823,16 @@ _REAPED: list[bool] = []
 """Once per process: the first session ends what a killed server left running."""
 
 
-async def _reap_orphans() -> None:
-    # lazy: not needed by the server's start, which imports this module
+def _reap() -> Any:
+    # lazy: imported in engine_call's worker, which waits for the warm-up first (an import on the
+    # event loop beside the warm-up thread is the start-up race test_server_warmup_imports guards)
     from autocode.sandbox import reap_orphans
 
-    ended = await engine_call(reap_orphans)
+    return reap_orphans()
+
+
+async def _reap_orphans() -> None:
+    ended = await engine_call(_reap)
     if ended:
         log.info("ended %d process group(s) a stopped AutoCode process left running: %s", len(ended), ended)
 
