@@ -28,7 +28,7 @@ _FOR_VSCODE = (
     (re.compile(r"pass --test-command, or set test_command"), "set test_command"),
     (re.compile(r" or pass --sandbox off\."), "."),
     (re.compile(r"run `autocode forget`"), "run AutoCode: Forget Project Memory"),
-    (re.compile(r"`autocode doctor`|autocode\.doctor\b"), "AutoCode: Doctor"),
+    (re.compile(r"`autocode doctor`|`autocode\.doctor`"), "AutoCode: Doctor"),
     (re.compile(r"`autocode task resume[^`]*`"), "the task's Resume action"),
 )
 

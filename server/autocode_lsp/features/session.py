@@ -144,14 +144,9 @@ async def configure(server: AutoCodeServer, args: protocol.SessionConfigureArgs)
 
 def _check(workspace: Path, flags: dict[str, str]) -> tuple[dict[str, Any], str]:
     # lazy: the check's HTTP client is not needed by the server's start
-    from autocode.providers.agent.probe import check_provider, render
-    from autocode.settings import resolve_settings
+    from autocode.providers.agent.probe import check_workspace_provider, render
 
-    snapshot = resolve_settings(workspace, flags=flags or None)
-    names = ("provider", "model", "base_url", "api_key_env", "routes", "max_turns", "token_budget",
-             "time_budget", "edit_format", "api_version", "deployment", "request_timeout",
-             "endpoint_family", "temperature", "response_format", "max_output_tokens", "context_window", "stream")
-    found = check_provider({name: snapshot.value(name) for name in names})
+    found = check_workspace_provider(workspace, flags=flags or None)
     return found, "\n".join(render(found))
 
 
