@@ -9,7 +9,9 @@ LiteLLM and others report failures mid-stream that way; Anthropic sends an
 `event: error`) is the endpoint's error, told with its type: `StreamFailed`,
 which says whether the type is one of a passing state (overloaded, an
 internal error, a rate limit) that is worth sending the request again for.
-`read_answer` reads one HTTP answer, streamed or whole, under the idle timeout.
+`read_answer` reads one HTTP answer, streamed or whole, under the idle timeout;
+a body that ends in the middle of an event is a cut connection (sent again),
+not a bad chunk.
 """
 
 from __future__ import annotations
@@ -39,6 +41,10 @@ class StreamError(ValueError):
     def __init__(self, message: str, kind: str | None = None) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+class ChunkNotJSON(StreamError):
+    """An event whose data is not JSON; at the end of the body, an event the connection cut short."""
 
 
 class StreamFailed(ProviderError):
@@ -84,7 +90,7 @@ class Assembly:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            raise StreamError(f"a streamed chunk is not JSON: {data[:120]!r}") from exc
+            raise ChunkNotJSON(f"a streamed chunk is not JSON: {data[:120]!r}") from exc
         if isinstance(chunk, dict):
             self.chunk(chunk)
 
@@ -207,6 +213,8 @@ def read_answer(
     try:
         assembly.finish()
     except StreamError as exc:
+        if isinstance(exc, ChunkNotJSON) and not assembly.done:
+            raise http.client.IncompleteRead(b"", None) from None  # the body ended in the middle of an event
         raise StreamFailed(shown, exc) from None
     if assembly.done:
         response.read()  # the end of the chunked body, so the connection can serve the next request
