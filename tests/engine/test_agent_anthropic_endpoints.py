@@ -152,10 +152,10 @@ def test_one_connection_serves_the_whole_task(endpoint: ScriptedEndpoint, tmp_pa
 # -- errors: retried, or told as the API told them -----------------------------------------
 
 
-@pytest.mark.parametrize("when", ["before", "during"])
+@pytest.mark.parametrize("when", ["before", "during", "cut"])
 def test_a_connection_reset_once_is_sent_again(endpoint: ScriptedEndpoint, tmp_path: Path, when: str) -> None:
     repo = build_calc(tmp_path / "calc")
-    # "during": the connection drops in the middle of an event of the tool_use block.
+    # "during": the connection drops in the middle of an event of the tool_use block; "cut": the body ends there.
     endpoint.load(*roles_before_implementing(), call("edit_file", FIX, reset=when, pieces=6), *fix_steps(), review())
     snap = completed(start(repo, endpoint.url), endpoint)
     assert len(endpoint.requests) == 3 + 1 + 3 + 1

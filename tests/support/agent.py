@@ -54,7 +54,9 @@ class Step:
     finish_reason: str = "stop"
     gap: float = 0.0  # seconds between streamed chunks
     pieces: int = 3  # chunks the content (and each tool call's arguments) is streamed in
-    reset: str | None = None  # "before": close without answering; "during": after part of the stream (mid-event)
+    reset: str | None = None
+    """"before": close without answering; "during": reset after part of the stream (mid-event);
+    "cut" (Messages API): the answer ends cleanly in the middle of an event, as a proxy that gave up does."""
     event_error: dict[str, Any] | None = None  # Messages API: an `event: error` with this error after the first block starts
     stream: bool | None = None  # None: as the request asks; False: a whole JSON answer even when asked to stream
     hold: threading.Event | None = None
@@ -268,7 +270,7 @@ def serve() -> Iterator[ScriptedEndpoint]:
             self.end_headers()
 
             sent = [0]
-            cut_at = 2 + 3 * len(blocks) // 2  # an event about halfway through the answer
+            cut_at = 3 + 3 * len(blocks) // 2  # an event about halfway through the answer
 
             def send(kind: str, data: dict[str, Any]) -> None:
                 raw = f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
@@ -278,6 +280,12 @@ def serve() -> Iterator[ScriptedEndpoint]:
                     self.wfile.write(f"{len(raw):x}\r\n".encode() + half)
                     self.wfile.flush()
                     raise _Cut
+                if step.reset == "cut" and sent[0] == cut_at:
+                    half = raw[: len(raw) // 2]  # the body ends in the middle of this event
+                    self.wfile.write(f"{len(half):x}\r\n".encode() + half + b"\r\n0\r\n\r\n")
+                    self.wfile.flush()
+                    self.close_connection = True
+                    raise _Cut
                 self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
                 self.wfile.flush()
                 if step.gap:
@@ -286,7 +294,8 @@ def serve() -> Iterator[ScriptedEndpoint]:
             try:
                 self._message_events(send, step, body, blocks, usage, stop)
             except _Cut:
-                self._reset()
+                if step.reset == "during":
+                    self._reset()
                 return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
@@ -296,6 +305,7 @@ def serve() -> Iterator[ScriptedEndpoint]:
             send("message_start", {"message": {"id": "msg_script", "type": "message", "role": "assistant", "content": [],
                                                "model": body.get("model"), "stop_reason": None,
                                                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1}}})
+            send("ping", {})  # as the API does, now and then
             for index, block in enumerate(blocks):
                 kind = block["type"]
                 start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}} if kind == "tool_use" \
