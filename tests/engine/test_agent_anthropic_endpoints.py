@@ -61,12 +61,12 @@ def key(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
 
 
-def start(repo: Path, url: str, config: str = "") -> TaskRun:
+def start(repo: Path, url: str, config: str = "", model: str = "claude-scripted") -> TaskRun:
     if config:
         (repo / ".autocode").mkdir(exist_ok=True)
         (repo / ".autocode" / "config.toml").write_text(config)
     return TaskRun.start(repo, "add(2, 3) gives -1; fix it.", TaskOptions(
-        provider="anthropic", base_url=url, model="claude-scripted", test_command=TEST_COMMAND))
+        provider="anthropic", base_url=url, model=model, test_command=TEST_COMMAND))
 
 
 def transcript(run: TaskRun) -> list[dict[str, Any]]:
@@ -213,6 +213,32 @@ def test_an_invalid_request_error_event_is_told_at_once(endpoint: ScriptedEndpoi
     assert ("(invalid_request_error: messages.1.content.0.tool_use.input: Input should be a valid dictionary)"
             in snap["error"]["message"]), snap["error"]
     assert len(endpoint.requests) == 4  # not sent again: the API said what is wrong with it
+
+
+def test_a_model_that_refuses_temperature_gets_requests_without_it(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load(*roles_before_implementing(), *fix_steps(), review())
+    refusal = endpoint.refuse(lambda b: "temperature" in b, api_error(
+        "invalid_request_error", "temperature: this model does not support setting temperature"))
+    run = start(repo, endpoint.url, model="claude-no-temperature")
+    completed(run, endpoint)
+    assert refusal.hits == 1  # refused once, remembered for every later request and role
+    assert [("temperature" in b) for b in endpoint.bodies()] == [True] + [False] * 7
+    assert all(b["max_tokens"] == 8192 for b in endpoint.bodies())  # the API requires it: never dropped
+    notices = [e["text"] for e in events(run) if e["event"] == "agent_notice"]
+    assert any("refused 'temperature'" in n and "does not support setting temperature" in n for n in notices), notices
+
+
+def test_max_tokens_over_the_models_output_limit_fails_with_the_apis_message(endpoint: ScriptedEndpoint, tmp_path: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    endpoint.load()
+    endpoint.refuse(lambda b: b["max_tokens"] > 64_000, api_error(
+        "invalid_request_error",
+        "max_tokens: 100000 > 64000, which is the maximum allowed number of output tokens for claude-scripted"))
+    snap = start(repo, endpoint.url, "max_output_tokens = 100000\n").snapshot().wire()
+    assert snap["state"] == "FAILED"
+    assert "HTTP 400: max_tokens: 100000 > 64000, which is the maximum allowed" in snap["error"]["message"]
+    assert [b["max_tokens"] for b in endpoint.bodies()] == [100_000]  # told, not sent again with another limit
 
 
 # -- context length ---------------------------------------------------------------------------
