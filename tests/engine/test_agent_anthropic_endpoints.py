@@ -85,6 +85,8 @@ def completed(run: TaskRun, endpoint: ScriptedEndpoint) -> dict[str, Any]:
     snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["needs"] and snap["needs"]["kind"] == "approve_completion", snap["error"]
+    for body in endpoint.bodies():
+        assert_tool_results_answer_tool_uses(body)
     return snap
 
 
@@ -92,6 +94,8 @@ def failed(run: TaskRun, endpoint: ScriptedEndpoint) -> dict[str, Any]:
     snap = run.approve_plan(1, CLI).wire()
     endpoint.assert_clean()
     assert snap["state"] == "FAILED", snap["needs"]
+    for body in endpoint.bodies():
+        assert_tool_results_answer_tool_uses(body)
     return snap
 
 
@@ -103,10 +107,14 @@ def assert_tool_results_answer_tool_uses(body: dict[str, Any]) -> None:
     """The Messages API's rule: each tool_use is answered, in the next user turn, by a tool_result of its id."""
     messages = body["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant"] * (len(messages) // 2) + ["user"] * (len(messages) % 2)
+    assert not blocks_of(messages[0], "tool_result"), messages[0]
     for asked, answered in itertools.pairwise(messages):
-        if asked["role"] == "assistant":
-            uses = [b["id"] for b in blocks_of(asked, "tool_use")]
-            assert [b["tool_use_id"] for b in blocks_of(answered, "tool_result")] == uses, (asked, answered)
+        uses = [b["id"] for b in blocks_of(asked, "tool_use")]
+        results = [b["tool_use_id"] for b in blocks_of(answered, "tool_result")]
+        assert results == uses or asked["role"] == "user", (asked, answered)
+        # Tool results open the user turn they are in; any text comes after them.
+        kinds = [b["type"] for b in answered["content"]]
+        assert kinds == sorted(kinds, key=lambda k: k != "tool_result"), kinds
 
 
 # -- streaming ---------------------------------------------------------------------------
