@@ -13,7 +13,9 @@ any step is used, the way a server refuses a parameter on every request.
 
 A POST to `.../messages` is answered as Anthropic's Messages API answers:
 the step's message as content blocks (thinking, text, tool_use), its stop
-reason, and when asked the API's own event stream.
+reason, and when asked the API's own event stream; a step can end that
+stream with an `event: error` (`event_error`, as the API reports an
+overload mid-stream) or cut it in the middle of an event (`reset="during"`).
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ class Step:
     finish_reason: str = "stop"
     gap: float = 0.0  # seconds between streamed chunks
     pieces: int = 3  # chunks the content (and each tool call's arguments) is streamed in
-    reset: str | None = None  # "before": close without answering; "during": after part of the stream
+    reset: str | None = None
+    """"before": close without answering; "during": reset after part of the stream (mid-event);
+    "cut" (Messages API): the answer ends cleanly in the middle of an event, as a proxy that gave up does."""
+    event_error: dict[str, Any] | None = None  # Messages API: an `event: error` with this error after the first block starts
     stream: bool | None = None  # None: as the request asks; False: a whole JSON answer even when asked to stream
     hold: threading.Event | None = None
     """When set, the answer waits until the test sets this event (at most a minute): a request
@@ -264,21 +269,51 @@ def serve() -> Iterator[ScriptedEndpoint]:
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
 
+            sent = [0]
+            cut_at = 3 + 3 * len(blocks) // 2  # an event about halfway through the answer
+
             def send(kind: str, data: dict[str, Any]) -> None:
                 raw = f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n".encode()
+                sent[0] += 1
+                if step.reset == "during" and sent[0] == cut_at:
+                    half = raw[: len(raw) // 2]  # the connection drops in the middle of this event
+                    self.wfile.write(f"{len(raw):x}\r\n".encode() + half)
+                    self.wfile.flush()
+                    raise _Cut
+                if step.reset == "cut" and sent[0] == cut_at:
+                    half = raw[: len(raw) // 2]  # the body ends in the middle of this event
+                    self.wfile.write(f"{len(half):x}\r\n".encode() + half + b"\r\n0\r\n\r\n")
+                    self.wfile.flush()
+                    self.close_connection = True
+                    raise _Cut
                 self.wfile.write(f"{len(raw):x}\r\n".encode() + raw + b"\r\n")
                 self.wfile.flush()
                 if step.gap:
                     time.sleep(step.gap)
 
+            try:
+                self._message_events(send, step, body, blocks, usage, stop)
+            except _Cut:
+                if step.reset == "during":
+                    self._reset()
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _message_events(self, send: Callable[[str, dict[str, Any]], None], step: Step, body: dict[str, Any],
+                            blocks: list[dict[str, Any]], usage: dict[str, int], stop: str) -> None:
             send("message_start", {"message": {"id": "msg_script", "type": "message", "role": "assistant", "content": [],
                                                "model": body.get("model"), "stop_reason": None,
                                                "usage": {"input_tokens": usage["prompt_tokens"], "output_tokens": 1}}})
+            send("ping", {})  # as the API does, now and then
             for index, block in enumerate(blocks):
                 kind = block["type"]
                 start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}} if kind == "tool_use" \
                     else {"type": kind, kind: ""}
                 send("content_block_start", {"index": index, "content_block": start})
+                if step.event_error is not None:
+                    send("error", {"error": step.event_error})
+                    return
                 whole = block["input"] if kind == "tool_use" else block[kind]
                 delta = {"tool_use": ("input_json_delta", "partial_json"), "text": ("text_delta", "text"),
                          "thinking": ("thinking_delta", "thinking")}[kind]
@@ -288,8 +323,6 @@ def serve() -> Iterator[ScriptedEndpoint]:
             send("message_delta", {"delta": {"stop_reason": stop, "stop_sequence": None},
                                    "usage": {"output_tokens": usage["completion_tokens"]}})
             send("message_stop", {})
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
 
         def _event(self, data: str) -> None:
             raw = f"data: {data}\n\n".encode()
@@ -299,6 +332,10 @@ def serve() -> Iterator[ScriptedEndpoint]:
     with serve_http(Handler) as url:
         state.url = url
         yield state
+
+
+class _Cut(Exception):
+    """The scripted connection drops in the middle of an event."""
 
 
 def _deltas(step: Step) -> Iterator[dict[str, Any]]:

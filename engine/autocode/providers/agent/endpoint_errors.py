@@ -38,7 +38,11 @@ _CONTEXT = re.compile(
     r"|prompt is too long|too many tokens|exceed_context_size|input is too long|reduce the length of the (messages|prompt)",
     re.IGNORECASE,
 )
-_LIMIT = re.compile(r"(?:maximum context length is|context (?:size|window|length)(?: is| of)?|n_ctx[ =:]*)\s*(\d{3,9})", re.IGNORECASE)
+_LIMIT = re.compile(
+    r"(?:maximum context length is|context (?:size|window|length)(?: is| of)?|n_ctx[ =:]*)\s*(\d{3,9})"
+    r"|tokens? > (\d{3,9}) maximum",  # Anthropic: "prompt is too long: 9000 tokens > 8192 maximum"
+    re.IGNORECASE,
+)
 _UNSUPPORTED = re.compile(r"unsupported|not support|not supported|does not accept|unknown|unrecognized|invalid|must be|only the default", re.IGNORECASE)
 
 
@@ -109,7 +113,7 @@ def classify(shown: str, status: int, raw: bytes, sent: dict[str, Any] | None, a
                 status=status, text=text, param=param, code=code,
             )
             found = _LIMIT.search(text)
-            err.limit = int(found.group(1)) if found else None
+            err.limit = int(found.group(1) or found.group(2)) if found else None
             return err
         if _TOOLS_REFUSAL.search(text) or (param in ("tools", "tool_choice") and _UNSUPPORTED.search(text)):
             return ToolsRefused(f"{shown} refused the tools (HTTP {status}): {text}", status=status, text=text, param=param, code=code)

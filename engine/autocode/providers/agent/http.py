@@ -10,7 +10,8 @@
 - time out on silence, not on length: `timeout` (the request_timeout
   setting) is the longest the endpoint may send nothing, so a reply that
   streams for minutes is fine and a server that stalls is not;
-- retry connection resets and HTTP 429, 500, 502, 503 and 504 with
+- retry connection resets, HTTP 429, 500, 502, 503, 504 and 529, and an
+  error of a passing kind reported mid-stream (an overload), with
   exponential backoff and jitter (a `Retry-After` header wins), never past
   the `deadline` the caller's time budget sets;
 - tell any other error as the endpoint told it (`endpoint_errors`).
@@ -49,7 +50,7 @@ from autocode.providers.agent.endpoint_errors import (
     ToolsRefused,
     classify,
 )
-from autocode.providers.agent.stream import Assembly, Progress, arm, read_answer
+from autocode.providers.agent.stream import Assembly, Progress, StreamFailed, arm, read_answer
 from autocode.providers.base import ProviderError
 
 __all__ = [
@@ -260,6 +261,14 @@ class ChatClient:
                 raise ProviderError(
                     f"{shown} closed the connection ({exc.reason}) {attempt + 1} time(s) in a row; check the server"
                 ) from None
+            except StreamFailed as exc:
+                if not exc.passing:
+                    raise
+                if attempt < self.retries:
+                    self._wait(_delay(self.backoff, attempt, None, self._jitter), cancelled, deadline, exc.message)
+                    attempt += 1
+                    continue
+                raise ProviderError(f"{exc.message} after {attempt + 1} attempts; try again later") from None
             if status in RETRY_STATUSES and attempt < self.retries:
                 error = classify(shown, status, raw, body, attempt + 1)
                 self._wait(_delay(self.backoff, attempt, headers.get("retry-after"), self._jitter), cancelled, deadline,

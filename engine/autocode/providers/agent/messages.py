@@ -11,7 +11,9 @@ tools, the same every turn, are marked for prompt caching. Coming back, text blo
 are the content, `tool_use` blocks the tool calls, `thinking` blocks the
 reasoning, and the stop reason a finish reason (`max_tokens` is `length`).
 Streams are the API's server-sent events (message_start, content_block_*,
-message_delta, message_stop). The key goes in `x-api-key`, read from the
+message_delta, message_stop); an `event: error` in one (overloaded_error,
+api_error) is told with its type, and sent again when the type is a passing
+one (`stream.StreamFailed`). The key goes in `x-api-key`, read from the
 variable the settings name (ANTHROPIC_API_KEY by default).
 """
 
@@ -112,7 +114,9 @@ class MessagesAssembly(Assembly):
         kind = chunk.get("type")
         if kind == "error":
             err = chunk.get("error")
-            raise StreamError(str(err.get("message") if isinstance(err, dict) else err)[:500])
+            if isinstance(err, dict):
+                raise StreamError(str(err.get("message") or err)[:500], str(err.get("type") or "") or None)
+            raise StreamError(str(err)[:500])
         if kind == "message_start":
             message = chunk.get("message") or {}
             self.model = message.get("model") or self.model

@@ -64,6 +64,9 @@ def check_provider(values: Mapping[str, Any]) -> dict[str, Any]:
     except (UsageError, ProviderError) as exc:
         out.update(result="not configured", error=exc.message)
         return out
+    # The variable the provider reads, its default included (anthropic's ANTHROPIC_API_KEY).
+    key_env = provider.client.api_key_env
+    out.update(api_key_env=key_env, api_key_set=bool(key_env and os.environ.get(key_env)))
     out["family"] = provider.shape.family.name
     notes: list[str] = []
     body = provider.shape.body(str(model), [{"role": "user", "content": ASK}], tools=[PING])

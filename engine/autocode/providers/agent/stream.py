@@ -5,8 +5,13 @@ content, of the reasoning (`reasoning_content` or `reasoning`) and of tool
 calls (by index: the id and name once, the arguments in fragments), then a
 `finish_reason`, and with `stream_options.include_usage` a last chunk with
 the usage. `data: [DONE]` ends the stream. An `error` object in a chunk (vLLM,
-LiteLLM and others report failures mid-stream that way) is the endpoint's error.
-`read_answer` reads one HTTP answer, streamed or whole, under the idle timeout.
+LiteLLM and others report failures mid-stream that way; Anthropic sends an
+`event: error`) is the endpoint's error, told with its type: `StreamFailed`,
+which says whether the type is one of a passing state (overloaded, an
+internal error, a rate limit) that is worth sending the request again for.
+`read_answer` reads one HTTP answer, streamed or whole, under the idle timeout;
+a body that ends in the middle of an event is a cut connection (sent again),
+not a bad chunk.
 """
 
 from __future__ import annotations
@@ -25,8 +30,30 @@ PROGRESS_EVERY = 2.0  # seconds between progress reports while a reply streams (
 Progress = Callable[[int, float], None]  # (characters so far, seconds since the request was sent)
 
 
+# Error types a stream reports for a passing state of the server: Anthropic's overloaded_error (its
+# 529), api_error (its 500) and rate_limit_error (its 429), OpenAI's server_error.
+PASSING_ERRORS = frozenset({"overloaded_error", "api_error", "rate_limit_error", "server_error"})
+
+
 class StreamError(ValueError):
-    """A chunk that is not JSON, or an error the endpoint sent inside the stream."""
+    """A chunk that is not JSON, or an error the endpoint sent inside the stream (`kind`: its type, when told)."""
+
+    def __init__(self, message: str, kind: str | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class ChunkNotJSON(StreamError):
+    """An event whose data is not JSON; at the end of the body, an event the connection cut short."""
+
+
+class StreamFailed(ProviderError):
+    """The endpoint reported an error in the middle of a streamed answer; `passing` when sending again may help."""
+
+    def __init__(self, shown: str, error: StreamError) -> None:
+        told = f"{error.kind}: {error}" if error.kind else str(error)
+        super().__init__(f"{shown} reported an error in the middle of its answer ({told})")
+        self.passing = error.kind in PASSING_ERRORS
 
 
 @dataclass
@@ -63,7 +90,7 @@ class Assembly:
         try:
             chunk = json.loads(data)
         except ValueError as exc:
-            raise StreamError(f"a streamed chunk is not JSON: {data[:120]!r}") from exc
+            raise ChunkNotJSON(f"a streamed chunk is not JSON: {data[:120]!r}") from exc
         if isinstance(chunk, dict):
             self.chunk(chunk)
 
@@ -71,7 +98,8 @@ class Assembly:
         if chunk.get("error") is not None:
             err = chunk["error"]
             message = err.get("message") if isinstance(err, dict) else err
-            raise StreamError(str(message or err)[:500])
+            kind = (err.get("type") or err.get("code")) if isinstance(err, dict) else None
+            raise StreamError(str(message or err)[:500], str(kind) if kind else None)
         if isinstance(chunk.get("usage"), dict):
             self.usage = chunk["usage"]
         if isinstance(chunk.get("model"), str):
@@ -176,7 +204,7 @@ def read_answer(
         try:
             assembly.line(line)
         except StreamError as exc:
-            raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
+            raise StreamFailed(shown, exc) from None
         if progress is not None:
             now = time.monotonic()
             if now - reported >= every:
@@ -185,7 +213,9 @@ def read_answer(
     try:
         assembly.finish()
     except StreamError as exc:
-        raise ProviderError(f"{shown} reported an error in the middle of its answer: {exc}") from None
+        if isinstance(exc, ChunkNotJSON) and not assembly.done:
+            raise http.client.IncompleteRead(b"", None) from None  # the body ended in the middle of an event
+        raise StreamFailed(shown, exc) from None
     if assembly.done:
         response.read()  # the end of the chunked body, so the connection can serve the next request
     elif assembly.finish_reason is None:
