@@ -67,7 +67,6 @@ def choose(user_config: Path, engine: str, url: str, *, key: bool = True, idle: 
         f'engine = "{engine}"',
         f'engine_model = "{MODEL.get(engine, "scripted")}"',
         f'engine_base_url = "{url}"',
-        'sandbox_network = "allow"',
         'sandbox_env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]',
     ]
     if key:
