@@ -32,7 +32,7 @@ FORWARD_PORT = 47101
 HEAD_LIMIT = 64 * 1024
 HEAD_SECONDS = 30.0
 CHUNK = 65536
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1", "[::1]"})
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost"})
 
 
 @dataclass(frozen=True)
@@ -113,10 +113,10 @@ def parse_head(head: bytes) -> Request:
     if parts.scheme != "http" or not parts.hostname:
         return Request(method, target, version, None, None, "bad")
     try:
-        port = parts.port or 80
+        number = parts.port or 80
     except ValueError:
         return Request(method, target, version, None, None, "bad")
-    return Request(method, target, version, parts.hostname, port, "absolute")
+    return Request(method, target, version, parts.hostname, number, "absolute")
 
 
 def _origin_form(head: bytes, request: Request) -> bytes:

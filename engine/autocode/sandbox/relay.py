@@ -10,6 +10,7 @@ no imports from autocode.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import sys
@@ -29,10 +30,8 @@ def _copy(source: socket.socket, sink: socket.socket) -> None:
     except OSError:
         pass
     finally:
-        try:
+        with contextlib.suppress(OSError):
             sink.shutdown(socket.SHUT_WR)
-        except OSError:
-            pass
 
 
 def _relay(conn: socket.socket, target: str) -> None:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from autocode import diffnames, sandbox, scrub
-from autocode.sandbox import egress
 from autocode.errors import AutoCodeError, UsageError
 from autocode.providers.base import (
     Implementation,
@@ -41,6 +40,7 @@ from autocode.providers.engines.base import (
 from autocode.providers.engines.catalog import EngineSettings, load_adapter
 from autocode.providers.engines.instructions import instructions
 from autocode.providers.engines.versions import cached_version
+from autocode.sandbox import egress
 from autocode.tasks.store import append_event, read_json, write_json_atomic
 
 ENGINE_DIR = "engine"
