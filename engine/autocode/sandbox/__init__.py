@@ -111,6 +111,8 @@ def describe(policy: Policy | None = None) -> dict[str, Any]:
         if kind == KIND
         else [],
         "network": "allowed" if policy.network or state == "off" else "denied",
+        "engine_network": "everything (no sandbox)" if kind != KIND
+        else "only its endpoint's host and port, through AutoCode's egress proxy",
         "env_names": environment.allowed_names(policy.env_names),
         "env_refused": [n for n in policy.env_names if environment.refused(n, policy.refused_names)],
         "notes": list(policy.notes),
@@ -256,6 +258,10 @@ def _through_relay(full: list[str], proxy: egress.EgressProxy) -> list[str]:
     split = full.index("--")
     folder = str(proxy.folder)
     front = [*full[:split], "--ro-bind", folder, folder]
+    # The relay runs on AutoCode's own Python: shown read-only when it lives in a hidden home.
+    for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix)):
+        if any(placement.inside(prefix, home) and prefix != home for home in bwrap.hidden_homes()):
+            front += ["--ro-bind", str(prefix), str(prefix)]
     source = inspect.getsource(relay)
     return [*front, "--", sys.executable, "-I", "-c", source, str(proxy.socket_path), str(egress.FORWARD_PORT),
             "--", *full[split + 1:]]
