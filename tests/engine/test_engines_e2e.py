@@ -11,6 +11,7 @@ program and an untrusted choice fail before anything starts.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import threading
@@ -26,7 +27,9 @@ from autocode.providers.engines.base import EngineError
 from autocode.settings import resolve_settings
 from autocode.tasks import Source, TaskOptions, TaskRun
 from support.agent import BUGGY_OPS, FIXED_OPS, TEST_COMMAND, build_calc
+from support.egress_probe import outside_address, probe_source, reachable, results_in
 from support.engine_model import EngineModel, Fix, serve
+from support.sandbox import listener
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools"
@@ -67,7 +70,6 @@ def choose(user_config: Path, engine: str, url: str, *, key: bool = True, idle: 
         f'engine = "{engine}"',
         f'engine_model = "{MODEL.get(engine, "scripted")}"',
         f'engine_base_url = "{url}"',
-        'sandbox_network = "allow"',
         'sandbox_env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]',
     ]
     if key:
@@ -317,20 +319,18 @@ def test_an_engine_named_as_a_provider_is_refused(tmp_path: Path, person: Path) 
     assert not (repo / ".autocode" / "runs").exists()
 
 
-def test_an_engine_needs_the_network_allowed_by_the_person(tmp_path: Path, person: Path) -> None:
+def test_an_engine_starts_without_sandbox_network(tmp_path: Path, person: Path) -> None:
+    """sandbox_network is for the tests; an engine reaches its endpoint through the egress proxy."""
     repo = build_calc(tmp_path / "calc")
     fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "claude").write_text("#!/bin/sh\necho '2.1.197 (Claude Code)'\n")
+    (fake / "claude").chmod(0o755)
+    os.environ["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
     person.write_text('engine = "claude-code"\nsandbox_env = ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"]\n')
-    os.environ["PATH"] = f"{BIN['claude-code']}{os.pathsep}{os.environ['PATH']}"
-    if not installed("claude-code"):
-        fake.mkdir()
-        (fake / "claude").write_text("#!/bin/sh\necho '2.1.197 (Claude Code)'\n")
-        (fake / "claude").chmod(0o755)
-        os.environ["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
-    with pytest.raises(EngineError) as caught:
-        start(repo)
-    assert caught.value.kind == "engineNetwork" and 'sandbox_network = "allow"' in caught.value.message
-    assert not (repo / ".autocode" / "runs").exists()
+    run = start(repo)
+    launch = json.loads((run.run_dir / "launch.json").read_text())
+    assert launch["sandbox"]["enabled"] is True and launch["sandbox"]["network"] is False
 
 
 @needs("claude-code")
@@ -386,3 +386,46 @@ def test_a_repository_cannot_point_the_engine_elsewhere(engine: str, tmp_path: P
         assert decoy.requests == [], decoy.paths()
         assert [r for r in model.requests if r["method"] == "POST"]
     assert (repo / "calc" / "ops.py").read_text() == FIXED_OPS
+
+
+@needs("codex")
+def test_a_command_the_engine_runs_reaches_only_its_endpoint(tmp_path: Path, person: Path) -> None:
+    """The scripted model asks Codex to run a probe after its edit: from inside the engine's run,
+    another 127.0.0.1 port, a non-loopback address and a DNS lookup fail while the endpoint answers,
+    and the proxy's refusals are in the task's events and transcript."""
+    repo = build_calc(tmp_path / "calc")
+    outside = outside_address()
+    fix = Fix("calc/ops.py", "    return a - b", "    return a + b", repo)
+    with listener() as other, listener("0.0.0.0") as everywhere, serve(fix) as model:
+        if outside is not None and not reachable(outside, everywhere["port"]):
+            outside = None
+        expected = 1 if outside is not None else 0
+        deadline = time.monotonic() + 30  # the listener's thread counts the connection just made
+        while everywhere["accepted"] < expected and time.monotonic() < deadline:
+            time.sleep(0.01)
+        source = probe_source(int(model.root.rsplit(":", 1)[1]), other["port"], outside, everywhere["port"])
+        encoded = base64.b64encode(source.encode()).decode()
+        fix.also = f"python3 -c \"import base64; exec(base64.b64decode('{encoded}'))\""
+        choose(person, "codex", model.url)
+        run = start(repo)
+        to_plan_approval(run)
+        snap = run.approve_plan(1, CLI).wire()
+        assert snap["needs"] and snap["needs"]["kind"] == "approve_completion", snap["error"]
+        assert other["accepted"] == 0 and everywhere["accepted"] == expected
+    said = [json.loads(line) for line in (run.run_dir / "engine" / "output.jsonl").read_text().splitlines()
+            if line.startswith("{")]
+    printed = "\n".join(str(e.get("item", {}).get("aggregated_output") or "") for e in said)
+    got = results_in(printed)
+    for name in ("endpoint_forwarder", "endpoint_proxy", "endpoint_connect"):
+        assert " 200 " in got[name], (name, got)
+    for name in ("other_proxy", "other_connect", "named_connect"):
+        assert got[name].startswith("ok: HTTP/1.1 403"), (name, got)
+    assert got["direct_other"].startswith("failed: ConnectionRefusedError"), got
+    assert got["dns_lookup"].startswith("failed: "), got
+    if outside is not None:
+        assert "unreachable" in got["direct_outside"], got
+    refused = [e for e in events(run) if e["event"] == "engine_egress_refused"]
+    destinations = {e["destination"] for e in refused}
+    assert {f"127.0.0.1:{other['port']}", "example.com:443"} <= destinations, refused
+    _path, page = run.transcript()
+    assert f"network refused:** CONNECT 127.0.0.1:{other['port']}" in page, page

@@ -168,6 +168,7 @@ def test_doctor_shows_the_sandbox_and_seen_at_translates_copy_paths(tmp_path: Pa
     report = build_report(workspace, flags={"sandbox_env": ["MY_FLAG", "OPENAI_API_KEY"]})
     data = report["sandbox"]
     assert data["kind"] == "bwrap" and data["state"] == "on" and data["network"] == "denied"
+    assert data["engine_network"].startswith("only its endpoint")
     assert "PATH" in data["env_names"] and "MY_FLAG" in data["env_names"]
     assert data["env_refused"] == ["OPENAI_API_KEY"]
     text = render_text(report)

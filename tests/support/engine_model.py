@@ -37,6 +37,7 @@ class Fix:
     old: str
     new: str
     workspace: Path  # the program sees the copy at the workspace's path
+    also: str = ""  # a shell command the model asks to run after the edit (Codex's exec_command)
 
     def block(self) -> str:
         return (
@@ -88,6 +89,8 @@ class EngineModel:
                     "content": [{"type": "output_text", "text": "I changed add to return the sum."}]}
         old, new = self.fix.old.strip(), self.fix.new.strip()
         command = f"sed -i 's/{old}/{new}/' {self.fix.path}"
+        if self.fix.also:
+            command += f" && {self.fix.also}"
         return {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
                 "arguments": json.dumps({"cmd": command})}
 

@@ -70,10 +70,11 @@ def tree_hash(folder: Path, skip: tuple[str, ...] = (".autocode",)) -> str:
 
 
 @contextmanager
-def listener() -> Iterator[dict[str, Any]]:
-    """A real TCP listener on 127.0.0.1; `accepted` counts connections that reached it."""
+def listener(host: str = "127.0.0.1") -> Iterator[dict[str, Any]]:
+    """A real TCP listener on `host` (127.0.0.1; "0.0.0.0" for every address); `accepted` counts
+    connections that reached it."""
     server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    server.bind(("127.0.0.1", 0))
+    server.bind((host, 0))
     server.listen(5)
     server.settimeout(0.2)
     state: dict[str, Any] = {"port": server.getsockname()[1], "accepted": 0}

@@ -8,24 +8,30 @@ where a host path inside the copy appears to the program (the copy is shown at t
 workspace's own path). On Linux the program runs in bubblewrap (`bwrap.py`); where no
 sandbox can be made a task refuses to run code unless the person set `sandbox = "off"`.
 The modules: `policy` (what the person allowed), `environment` (the allow-list),
-`placement` (what appears where), `bwrap` (the command line), `process` (streaming, limits).
+`placement` (what appears where), `bwrap` (the command line), `process` (streaming, limits),
+`egress` (the allow-list proxy an engine reaches its endpoint through) and `relay` (its
+forwarder inside the sandbox).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+import inspect
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from autocode.errors import AutoCodeError
-from autocode.sandbox import bwrap, environment, placement, process
+from autocode.sandbox import bwrap, egress, environment, placement, process, relay
 from autocode.sandbox.children import reap_orphans
 from autocode.sandbox.environment import BASE_ENV
 from autocode.sandbox.policy import Policy, policy_from_settings
 
 __all__ = [
     "BASE_ENV",
+    "Egress",
     "Outcome",
     "Policy",
     "SandboxUnavailable",
@@ -59,6 +65,15 @@ class Outcome:
     output: str
     sandbox: str  # the kind that confined it ("bwrap"), or "none"
     notes: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Egress:
+    """The one destination a program may reach from its sandbox (an engine's endpoint URL), and
+    what to call with each refused attempt to go elsewhere."""
+
+    url: str
+    on_refused: Callable[[dict[str, Any]], None]
 
 
 def available() -> bool:
@@ -96,6 +111,8 @@ def describe(policy: Policy | None = None) -> dict[str, Any]:
         if kind == KIND
         else [],
         "network": "allowed" if policy.network or state == "off" else "denied",
+        "engine_network": "everything (no sandbox)" if kind != KIND
+        else "only its endpoint's host and port, through AutoCode's egress proxy",
         "env_names": environment.allowed_names(policy.env_names),
         "env_refused": [n for n in policy.env_names if environment.refused(n, policy.refused_names)],
         "notes": list(policy.notes),
@@ -139,6 +156,7 @@ def run(
     on_output: Callable[[str], None] | None = None,
     idle_timeout: float | None = None,
     credentials: Mapping[str, str] | None = None,
+    egress_to: Egress | None = None,
 ) -> Outcome:
     """Run `argv` in `cwd` (inside `copy`), stopping it on timeout or cancel.
 
@@ -147,7 +165,9 @@ def run(
     (report files); `output_file`: where the output is streamed as it comes; `on_output`:
     called with each line; `idle_timeout`: seconds the program may print nothing before it is
     stopped (status "idle"); `credentials`: the program's own key and endpoint variables (an
-    engine's), the only credential-shaped names that enter its environment. Host paths inside the copy among `argv`
+    engine's), the only credential-shaped names that enter its environment; `egress_to`: in a
+    sandbox, the program keeps its own network namespace and reaches only this endpoint, through
+    the allow-list proxy (its proxy variables set; `sandbox_network` does not apply). Host paths inside the copy among `argv`
     are rewritten to where the program sees them. Raises `SandboxUnavailable` when the policy wants a sandbox and none can
     be made."""
     policy = policy or Policy()
@@ -189,7 +209,7 @@ def run(
             home=home,
             dependencies=deps,
             writable=extra_rw,
-            network=policy.network,
+            network=policy.network and egress_to is None,
         )
         if deps:
             notes.append("shown read-only from the workspace: " + ", ".join(str(d) for d in deps))
@@ -197,7 +217,11 @@ def run(
     else:
         points, full, kind = [], list(argv), "none"
     try:
-        with placement.mount_points(points):
+        with placement.mount_points(points), _egress(boxed, egress_to) as proxy:
+            if proxy is not None:
+                env_vars.update(egress.proxy_env())
+                full = _through_relay(full, proxy)
+                notes.append(f"network: only {proxy.endpoint}, through AutoCode's proxy")
             ended = process.run_streaming(
                 full, cwd=cwd, env=env_vars, timeout=timeout, cancelled=cancelled,
                 output_file=output_file, on_output=on_output, idle_timeout=idle_timeout,
@@ -216,5 +240,28 @@ def run(
 
 
 def _could_not_start(output: str) -> bool:
-    # bwrap reports a missing program as "bwrap: execvp NAME: No such file or directory".
-    return output.startswith("bwrap: execvp ") and output.count("\n") <= 1
+    # bwrap reports a missing program as "bwrap: execvp NAME: No such file or directory" (the relay likewise).
+    return output.startswith(("bwrap: execvp ", relay.NOT_STARTED)) and output.count("\n") <= 1
+
+
+@contextlib.contextmanager
+def _egress(boxed: bool, egress_to: Egress | None) -> Iterator[egress.EgressProxy | None]:
+    if not boxed or egress_to is None:
+        yield None
+        return
+    with egress.EgressProxy(egress.Endpoint.from_url(egress_to.url), egress_to.on_refused) as proxy:
+        yield proxy
+
+
+def _through_relay(full: list[str], proxy: egress.EgressProxy) -> list[str]:
+    """The bwrap command line with the proxy's folder shown and the relay in front of the program."""
+    split = full.index("--")
+    folder = str(proxy.folder)
+    front = [*full[:split], "--ro-bind", folder, folder]
+    # The relay runs on AutoCode's own Python: shown read-only when it lives in a hidden home.
+    for prefix in dict.fromkeys(Path(p).resolve() for p in (sys.prefix, sys.base_prefix)):
+        if any(placement.inside(prefix, home) and prefix != home for home in bwrap.hidden_homes()):
+            front += ["--ro-bind", str(prefix), str(prefix)]
+    source = inspect.getsource(relay)
+    return [*front, "--", sys.executable, "-I", "-c", source, str(proxy.socket_path), str(egress.FORWARD_PORT),
+            "--", *full[split + 1:]]

@@ -29,6 +29,8 @@ def _render_sandbox(data: Json) -> list[str]:
     if data["hidden"]:
         lines.append("  hidden: " + "; ".join(data["hidden"]))
     lines.append(f"  network: {data['network']}")
+    if "engine_network" in data:
+        lines.append(f"  an engine's network: {data['engine_network']}")
     lines.append("  environment: " + ", ".join(data["env_names"]) + " (credential names never)")
     lines += [f"  note: {note}" for note in data["notes"]]
     return lines

@@ -104,16 +104,8 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
 
     policy = sandbox.policy_from_settings(launch.settings_obj)
     sandbox.require(policy)
-    if config.engine and policy.enabled and not policy.network:
-        # lazy: the engines' error kinds are needed only when one is chosen
-        from autocode.providers.engines.base import EngineError
-
-        raise EngineError(
-            f"the {config.engine} engine must reach its model endpoint "
-            f"({config.engine_base_url or 'its default'}), and the sandbox denies the network. Nothing was started. "
-            'Remedy: set sandbox_network = "allow" in your user config (~/.config/autocode/config.toml)',
-            kind="engineNetwork",
-        )
+    # An engine needs no sandbox_network: in the sandbox it reaches only its endpoint, through
+    # AutoCode's egress proxy (sandbox/egress.py).
     if opts.progress:
         opts.progress("requirements", "making the prep copy")
     task_id = new_task_id()

@@ -898,9 +898,9 @@ ERROR_KINDS: tuple[ErrorKind, ...] = (
               "Check its endpoint or raise the limit, then resume."),
     ErrorKind("engineCrashed", REQUEST_FAILED, "The engine ended with an error (a task's error); its "
               "output is in the run folder's `engine/output.jsonl`.", "Fix what it names, then resume."),
-    ErrorKind("engineNetwork", REQUEST_FAILED, "The engine must reach its endpoint and the sandbox "
-              "denies the network; nothing was started.",
-              "Set `sandbox_network = \"allow\"` in the user config."),
+    ErrorKind("engineNetwork", REQUEST_FAILED, "The engine's endpoint (the only host and port its "
+              "sandbox may reach) is not an http:// or https:// URL with a host; the CLI was not started.",
+              "Set `engine_base_url` in the user config to the endpoint's URL, then resume."),
     ErrorKind("engineRefused", REQUEST_FAILED, "An engine was named as a provider or a route, or for "
               "a role other than the implementer; only the person's `engine` setting chooses one.",
               "Set `engine` in the user config or pass it as a flag."),

@@ -65,6 +65,9 @@ def _engine(events: list[dict[str, Any]]) -> list[str]:
                 out += [_quote(text), ""]
         elif kind in ("engine_login", "engine_error"):
             out += [f"> **{kind[len('engine_'):]}:** {text}", ""]
+        elif kind == "engine_egress_refused":
+            out += [f"> **network refused:** {e.get('method')} {e.get('destination')} "
+                    f"(only {e.get('allowed')} may be reached)", ""]
     return out
 
 

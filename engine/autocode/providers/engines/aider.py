@@ -27,6 +27,7 @@ class Aider(Adapter):
     install = ("pip install aider-chat in a virtual environment of its own, with its bin folder on PATH "
                "(or `make engines`, which installs it under .tools/aider)")
     key_variable = "OPENAI_API_KEY"
+    endpoint = "https://api.openai.com/v1"
     majors = (0,)
     scratch_patterns = (".aider*",)
     tested = True

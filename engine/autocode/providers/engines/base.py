@@ -63,6 +63,8 @@ class Adapter:
     program: str = ""  # the executable looked up on PATH
     install: str = ""  # how a person installs it (the remedy of a missing binary)
     key_variable: str = ""  # the variable the CLI reads its key from
+    # The CLI's own endpoint when engine_base_url is not set: the one host:port its sandbox may reach.
+    endpoint: str = ""
     # The major.minor versions the adapter was written and checked against: another major is refused.
     majors: tuple[int, ...] = ()
     # Paths the CLI writes in its working folder for itself (never part of the change).

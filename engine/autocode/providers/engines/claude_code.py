@@ -20,6 +20,7 @@ class ClaudeCode(Adapter):
     program = "claude"
     install = "npm install -g @anthropic-ai/claude-code (or `make engines`, which installs it under .tools/)"
     key_variable = "ANTHROPIC_API_KEY"
+    endpoint = "https://api.anthropic.com"
     majors = (2,)
     tested = True
 

@@ -20,6 +20,7 @@ class Codex(Adapter):
     program = "codex"
     install = "npm install -g @openai/codex"
     key_variable = "OPENAI_API_KEY"
+    endpoint = "https://api.openai.com/v1"
     majors = (0,)
     tested = True
 

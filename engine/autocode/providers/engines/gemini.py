@@ -16,6 +16,7 @@ class Gemini(Adapter):
     program = "gemini"
     install = "npm install -g @google/gemini-cli"
     key_variable = "GEMINI_API_KEY"
+    endpoint = "https://generativelanguage.googleapis.com"
     majors = (0,)
 
     def argv(self, program: str, job: Job) -> list[str]:

@@ -18,6 +18,7 @@ class OpenCode(Adapter):
     program = "opencode"
     install = "npm install -g opencode-ai"
     key_variable = "OPENAI_API_KEY"
+    endpoint = "https://api.openai.com/v1"
     majors = (0, 1)
 
     def model_name(self, job: Job) -> str:

@@ -6,7 +6,9 @@ time), the key read from the variable the person named, the copy's files capture
 CLI's machine output parsed line by line into progress (tool calls, edits), usage and cost, and
 written (the key taken out) to `engine/output.jsonl` and `engine/events.jsonl` in the run
 folder; stdin is closed, and no output for `engine_idle_timeout` seconds stops it, as a cancel
-does (the whole process group). After: the change as a diff against what the copy held, each
+does (the whole process group). In the sandbox it reaches only its endpoint (engine_base_url, or
+its CLI's default) through the egress proxy; each refused attempt is an `engine_egress_refused`
+event. After: the change as a diff against what the copy held, each
 file's first content kept for the merge base (`agent/originals.json`, as AutoCode's own loop
 keeps it), and the implementer's status (`agent/status.json`) with the engine's usage and cost.
 """
@@ -38,6 +40,7 @@ from autocode.providers.engines.base import (
 from autocode.providers.engines.catalog import EngineSettings, load_adapter
 from autocode.providers.engines.instructions import instructions
 from autocode.providers.engines.versions import cached_version
+from autocode.sandbox import egress
 from autocode.tasks.store import append_event, read_json, write_json_atomic
 
 ENGINE_DIR = "engine"
@@ -120,9 +123,12 @@ class _Run:
             before = copy_state.capture(self.copy, store, excluded)
             first.write_text(before + "\n", encoding="utf-8")
         workdir = sandbox.seen_at(self.copy, self.ctx.workspace, self.copy, policy=policy)
+        endpoint = self._endpoint()
+        # In the sandbox a plain-http endpoint is named by the forwarder there (egress.py says why).
+        base_url = egress.forwarded_url(self.s.base_url) if self.s.base_url and policy.enabled else self.s.base_url
         job = Job(
             prompt=instructions(self.ctx, self.plan, (launch.get("values") or {}).get("test_command")),
-            workdir=workdir, scratch=scratch, model=self.s.model, base_url=self.s.base_url, key=self.key,
+            workdir=workdir, scratch=scratch, model=self.s.model, base_url=base_url, key=self.key,
             files=tuple(p for p in self.plan.citations if (self.copy / p).is_file()),
             context_window=self.s.context_window,
         )
@@ -139,7 +145,7 @@ class _Run:
             self.a.argv(self.s.program, job), copy=self.copy, workspace=self.ctx.workspace, cwd=self.copy,
             timeout=self.s.time_budget, idle_timeout=self.s.idle_timeout,
             cancelled=self.ctx.cancelled or (lambda: False), policy=policy, env=env, credentials=own,
-            writable=[scratch], on_output=self._line,
+            writable=[scratch], on_output=self._line, egress_to=sandbox.Egress(endpoint, self._refused),
         )
         self.ended = time.monotonic()
         stopped = {"finished": "answered", "idle": "idle", "timed_out": "time_budget",
@@ -243,7 +249,25 @@ class _Run:
             line = line.replace(self.key, "[redacted:engine-key]")
         return str(scrub.redact_values(line))
 
+    def _refused(self, attempt: dict[str, Any]) -> None:
+        """An attempt to reach anything but the endpoint (from the proxy's thread): in the task's
+        events and the engine's transcript."""
+        data = {"engine": self.p.name, **attempt}
+        append_event(self.folder / "events.jsonl", "engine_egress_refused", data)
+        self._note("engine_egress_refused", data)
+
     # ---------------------------------------------------------------- before
+
+    def _endpoint(self) -> str:
+        """The one URL the engine may reach: engine_base_url, else its CLI's own default."""
+        url = self.s.base_url or self.a.endpoint
+        try:
+            egress.Endpoint.from_url(url)
+        except ValueError as exc:
+            raise EngineError(
+                f"{exc}. Remedy: set engine_base_url in your user config to the URL of the {self.p.name} "
+                "engine's model endpoint (http:// or https://, with its host)", kind="engineNetwork") from None
+        return url
 
     def _checked_version(self) -> str:
         version, problem = cached_version(self.a, self.s.program)
