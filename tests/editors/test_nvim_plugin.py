@@ -630,3 +630,13 @@ def test_review_hunk_by_hunk_then_apply_the_kept_ones(tmp_path: Path) -> None:
     tests_after = (repo / "tests" / "test_pricing.py").read_text(encoding="utf-8")
     assert tests_after.splitlines()[0] == tests_before.splitlines()[0]  # the undone hunk
     assert "def test_total_with_tax_applies_the_rate" in tests_after
+
+
+def test_a_waiting_task_signs_the_buffers_it_concerns(tmp_path: Path) -> None:
+    """A question and a plan sign every buffer of the repository, a verified change only the files
+    it touches; each sign goes when the task moves on, none is left after the apply
+    (editors/nvim/tests/e2e_signs.lua)."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_signs.lua", tmp_path, cwd=repo, timeout=300)
+    for step in ("question sign", "plan sign", "change sign", "signs gone"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
