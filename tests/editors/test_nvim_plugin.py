@@ -638,3 +638,13 @@ def test_an_apply_into_a_stale_buffer_keeps_what_another_program_wrote(tmp_path:
     assert "ok stale buffer merged from disk\n" in result.stdout, result.stdout
     pricing = (repo / "shop" / "pricing.py").read_text(encoding="utf-8")
     assert "def uncommitted_work" in pricing and "def total_with_tax" in pricing
+
+
+def test_a_waiting_task_signs_the_buffers_it_concerns(tmp_path: Path) -> None:
+    """A question and a plan sign every buffer of the repository, a verified change only the files
+    it touches; each sign goes when the task moves on, none is left after the apply
+    (editors/nvim/tests/e2e_signs.lua)."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_signs.lua", tmp_path, cwd=repo, timeout=300)
+    for step in ("question sign", "plan sign", "change sign", "signs gone"):
+        assert f"ok {step}\n" in result.stdout, result.stdout

@@ -69,15 +69,14 @@ function announce(ctx: Context, before: TaskView | undefined, now: TaskView): vo
   if (now.interrupted && !before?.interrupted) {
     ctx.failures?.announceInterrupted([now]);
   } else if (now.awaiting === 'answer') {
-    for (const q of now.questions) announceQuestion(now, q);
+    for (const q of now.questions) announceQuestion(ctx.store, now, q);
   } else if (now.awaiting === 'planApproval' && before?.awaiting !== 'planApproval') {
     void ctx.review?.openPlan(now, now.plan?.markdown ?? '', now.plan?.revision, false);
   } else if (now.awaiting === 'conflicts') {
     ctx.review?.announceConflicts(now);
   } else if (now.awaiting === 'completionApproval') {
-    void vscode.window
-      .showInformationMessage(`AutoCode: “${now.brief}” is verified in its copy. Review the changes and approve them to apply.`, 'Review Changes')
-      .then((choice) => choice && vscode.commands.executeCommand('autocode.approveCompletion', now.id));
+    noticeWhile(ctx.store, now.id, (t) => t.awaiting === 'completionApproval', `AutoCode: “${now.brief}” is verified in its copy. Review the changes and approve them to apply.`,
+      [{ label: 'Review Changes', command: 'autocode.approveCompletion', arg: now.id }]);
   } else if (now.done && before && !before.done) {
     const state = now.state.toLowerCase();
     if (state === 'failed') ctx.failures?.announceFailure(now);
@@ -428,7 +427,7 @@ async function applyPromotion(ctx: Context): Promise<void> {
 export async function onAskQuestion(ctx: Context, params: unknown): Promise<unknown> {
   const { taskId, question: asked } = params as AskQuestionParams;
   const question = questionFrom(asked);
-  announceQuestion({ id: taskId, brief: ctx.store.get(taskId)?.brief ?? 'AutoCode task' }, question);
+  announceQuestion(ctx.store, { id: taskId, brief: ctx.store.get(taskId)?.brief ?? 'AutoCode task' }, question);
   return { answer: null };
 }
 

@@ -1,7 +1,8 @@
 // Every way out of a task that stopped, one click away: a failed task's
 // notification offers "Show test output", "Retry verification", "Resume" and
-// "Open transcript" as buttons (never a bare path), an interrupted task offers
-// Resume, and the same actions run from the Tasks view and the palette.
+// "Open transcript" as links (never a bare path), an interrupted task offers
+// Resume, and the same actions run from the Tasks view and the palette. The
+// notice closes once the task is no longer failed (retried) or interrupted.
 
 import * as vscode from 'vscode';
 import type { ServerManager } from './client';
@@ -11,6 +12,7 @@ import {
   CANCEL_TASK, failedInVerification, failureActions, failureMessage, OPEN_TRANSCRIPT, RESUME, RETRY_VERIFICATION, SHOW_TEST_OUTPUT, testOutputFile,
 } from './model/failures';
 import type { TaskNode, TaskStore, TaskView } from './model/tasks';
+import { type NoticeAction, noticeWhile } from './notices';
 import { Commands } from './protocol';
 import { showMarkdownPreview } from './ui';
 
@@ -39,8 +41,7 @@ export class Failures {
   /** The notification for a task that just failed, with its ways out as buttons. */
   announceFailure(task: TaskView): void {
     this.updateContext();
-    const actions = failureActions(task.raw, false);
-    void vscode.window.showErrorMessage(failureMessage(task.raw, false), ...actions).then((choice) => this.run(choice, task));
+    noticeWhile(this.ctx.store, task.id, (t) => t.state.toLowerCase() === 'failed', failureMessage(task.raw, false), this.links(task, false));
   }
 
   /** The notification for tasks a listing found interrupted (each once per window). */
@@ -48,13 +49,13 @@ export class Failures {
     for (const task of tasks) {
       if (this.announcedInterrupted.has(task.id)) continue;
       this.announcedInterrupted.add(task.id);
-      void vscode.window.showWarningMessage(failureMessage(task.raw, true), ...failureActions(task.raw, true)).then((choice) => this.run(choice, task));
+      noticeWhile(this.ctx.store, task.id, (t) => t.interrupted, failureMessage(task.raw, true), this.links(task, true));
     }
   }
 
-  private run(choice: string | undefined, task: TaskView): void {
-    const command = choice ? COMMAND_OF[choice] : undefined;
-    if (command) void vscode.commands.executeCommand(command, task.id);
+  /** The ways out as the notice's actions, each running its command on the task. */
+  private links(task: TaskView, interrupted: boolean): NoticeAction[] {
+    return failureActions(task.raw, interrupted).filter((label) => COMMAND_OF[label]).map((label) => ({ label, command: COMMAND_OF[label], arg: task.id }));
   }
 
   /** `autocode.hasFailedVerification` offers Retry / Show test output in the palette. */

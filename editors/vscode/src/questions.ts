@@ -7,7 +7,8 @@ import * as vscode from 'vscode';
 import { ServerCommandError } from './client';
 import type { Context } from './commands';
 import { AnswerItem, answerItems, answerWithHowArgs, DEFAULT_NOTE, DELEGATE_LABEL, isUnknownHow, Reply, typedReply } from './model/answers';
-import { Question, TaskView } from './model/tasks';
+import { Question, TaskStore, TaskView } from './model/tasks';
+import { noticeWhile } from './notices';
 import { Commands } from './protocol';
 
 type PickItem = vscode.QuickPickItem & { item: AnswerItem };
@@ -76,12 +77,14 @@ export async function sendAnswer(ctx: Context, task: TaskView, question: Questio
 
 const announced = new Set<string>();
 
-/** Tells the person a question waits (once per question), with a button that opens the QuickPick. */
-export function announceQuestion(task: { id: string; brief: string }, question: Question): void {
+/**
+ * Tells the person a question waits (once per question), with an Answer link that opens the
+ * QuickPick; the notice closes once the question is no longer open, wherever it was answered.
+ */
+export function announceQuestion(store: TaskStore, task: { id: string; brief: string }, question: Question): void {
   const key = `${task.id}:${question.id}`;
   if (announced.has(key)) return;
   announced.add(key);
-  void vscode.window
-    .showInformationMessage(`AutoCode: “${task.brief}” asks: ${question.text}`, 'Answer')
-    .then((choice) => choice && vscode.commands.executeCommand('autocode.answerQuestion', { taskId: task.id, questionId: question.id }));
+  noticeWhile(store, task.id, (t) => t.questions.some((q) => q.id === question.id), `AutoCode: “${task.brief}” asks: ${question.text}`,
+    [{ label: 'Answer', command: 'autocode.answerQuestion', arg: { taskId: task.id, questionId: question.id } }]);
 }

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { noticeWhile } from './notices';
+import { noticeUntil, noticeWhile } from './notices';
 import type { Context } from './commands';
 import * as args from './model/args';
 import type { TaskPreview } from './generated/protocol';
@@ -352,12 +352,18 @@ export class Review implements vscode.CodeLensProvider {
       for (const rel of inEditor) {
         await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
       }
-      void vscode.window.showInformationMessage(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.join(', ')}`);
+      // Until each of them is saved or undone (no longer dirty), wherever that happened.
+      const uris = new Set(inEditor.map((rel) => vscode.Uri.file(path.join(task.workspace, rel)).toString()));
+      const dirty = () => vscode.workspace.textDocuments.some((d) => uris.has(d.uri.toString()) && d.isDirty);
+      noticeUntil(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.join(', ')}`, (passed) => {
+        const check = () => { if (!dirty()) passed(); };
+        return vscode.Disposable.from(vscode.workspace.onDidSaveTextDocument(check), vscode.workspace.onDidChangeTextDocument(check), vscode.workspace.onDidCloseTextDocument(check));
+      });
     }
     if (after?.awaiting === 'save') {
       const needs = after.raw.needs;
       const paths = needs.kind === 'save_files' ? needs.paths : [];
-      void vscode.window.showWarningMessage(`AutoCode: the change is in your editors with your unsaved edits kept; save ${paths.join(', ')} to complete “${task.brief}”.`);
+      noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'save', `AutoCode: the change is in your editors with your unsaved edits kept; save ${paths.join(', ')} to complete “${task.brief}”.`);
     }
     this.hunks.delete(task.id);
     await this.changesDone(task.id);
@@ -409,9 +415,9 @@ export class Review implements vscode.CodeLensProvider {
   announceConflicts(task: TaskView): void {
     const n = conflictsOf(task.raw).length;
     const moved = headMovedText(task.raw);
-    void vscode.window
-      .showWarningMessage(`AutoCode: “${task.brief}”: ${n} file${n === 1 ? '' : 's'} overlap${n === 1 ? 's' : ''} your own edits; nothing was written to ${n === 1 ? 'it' : 'them'}.${moved ? ` ${moved}` : ''}`, 'Resolve Conflicts')
-      .then((choice) => choice && vscode.commands.executeCommand('autocode.resolveConflicts', task.id));
+    noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'conflicts',
+      `AutoCode: “${task.brief}”: ${n} file${n === 1 ? '' : 's'} overlap${n === 1 ? 's' : ''} your own edits; nothing was written to ${n === 1 ? 'it' : 'them'}.${moved ? ` ${moved}` : ''}`,
+      [{ label: 'Resolve Conflicts', command: 'autocode.resolveConflicts', arg: task.id }]);
   }
 }
 

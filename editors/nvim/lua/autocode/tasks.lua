@@ -140,6 +140,7 @@ function M.remember(snap, quiet, client_id)
   end
   vim.api.nvim_exec_autocmds('User', { pattern = 'AutoCodeTaskChanged', data = snap, modeline = false })
   require('autocode.statusline').redraw()
+  require('autocode.signs').refresh()
   return true
 end
 

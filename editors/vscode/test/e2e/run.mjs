@@ -902,11 +902,11 @@ async function scenarioFailureWaysOut(wb) {
   await toast.waitFor({ state: 'visible', timeout: 240000 });
   await wb.page.waitForTimeout(800);
   result.failureToast = await toast.innerText();
-  result.failureButtons = await toast.locator('.monaco-button').allInnerTexts();
+  result.failureButtons = await wb.notificationActions(toast).allInnerTexts();
   result.failureLinks = await toast.locator('a').allInnerTexts();
   await wb.shot('verification-failed');
   note('failure announced');
-  await toast.locator('.monaco-button', { hasText: 'Show test output' }).first().click();
+  await wb.notificationActions(toast).filter({ hasText: 'Show test output' }).first().click();
   result.outputTab = await waitForActiveTab(wb, /^test-output\.txt$/);
   await wb.shot('test-output');
   note('test output opened from the notification');
@@ -938,6 +938,47 @@ async function scenarioFailureWaysOut(wb) {
   note('retried');
 }
 
+/**
+ * Notices close themselves once what they announce has passed through another channel: the
+ * question answered and the change applied with the CLI (AUTOCODE_E2E_CLI, a JSON argv), which
+ * this window learns from Refresh Tasks; neither notice stays in the notification centre.
+ */
+async function scenarioNoticesPass(wb) {
+  const cli = JSON.parse(env.AUTOCODE_E2E_CLI);
+  const repo = env.AUTOCODE_E2E_REPO;
+  const autocode = (...a) => execFileSync(cli[0], [...cli.slice(1), 'task', ...a, '--workspace', repo], { encoding: 'utf8' });
+  const toast = (text) => wb.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
+  await wb.showAutoCodeViews();
+  await wb.palette('AutoCode: Start Task');
+  await wb.waitForQuickInput('What should AutoCode do');
+  await wb.typeIntoQuickInput(env.AUTOCODE_E2E_BRIEF);
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+  result.questionToast = await wb.waitForNotification('asks:', 90000);
+  result.questionActions = await wb.notificationActions(toast('asks:')).allInnerTexts();
+  await wb.shot('question-announced');
+  const taskId = readdirSync(join(repo, '.autocode', 'runs')).find((d) => d.startsWith('t-'));
+  autocode('answer', taskId, env.AUTOCODE_E2E_QUESTION, env.AUTOCODE_E2E_ANSWER);
+  note('answered through the CLI');
+  await wb.palette('AutoCode: Refresh Tasks');
+  await toast('asks:').waitFor({ state: 'hidden', timeout: 60000 });
+  result.centerAfterAnswer = await wb.notificationCenter();
+  await wb.shot('question-notice-gone');
+  // A listing takes the new state in without announcing it again: the person opens the plan.
+  await wb.palette('AutoCode: Review Plan');
+  await approvePlanInEditor(wb, 'title');
+  note('plan approved');
+  result.verifiedToast = await wb.waitForNotification('is verified', 240000);
+  result.verifiedActions = await wb.notificationActions(toast('is verified')).allInnerTexts();
+  autocode('approve-completion', taskId);
+  note('approved through the CLI');
+  await wb.palette('AutoCode: Refresh Tasks');
+  await toast('is verified').waitFor({ state: 'hidden', timeout: 60000 });
+  result.centerAfterApprove = await wb.notificationCenter();
+  result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 60000);
+  await wb.shot('verified-notice-gone');
+}
+scenarios['notices-pass'] = scenarioNoticesPass;
+
 /** A task left verifying by a server that was killed: announced as interrupted, Resume as a button. */
 async function scenarioInterrupted(wb) {
   await wb.showAutoCodeViews();
@@ -945,7 +986,7 @@ async function scenarioInterrupted(wb) {
   await toast.waitFor({ state: 'visible', timeout: 90000 });
   await wb.page.waitForTimeout(800);
   result.interruptedToast = await toast.innerText();
-  result.interruptedButtons = await toast.locator('.monaco-button').allInnerTexts();
+  result.interruptedButtons = await wb.notificationActions(toast).allInnerTexts();
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /interrupted while verifying/.test(t), 30000);
   const pane = wb.page.locator('.pane', { has: wb.page.locator('.pane-header', { hasText: 'Tasks' }) }).first();
   const taskRow = pane.locator('.monaco-list-row', { hasText: env.AUTOCODE_E2E_TASK.slice(0, 20) }).first();
@@ -954,7 +995,7 @@ async function scenarioInterrupted(wb) {
   result.inlineActions = await taskRow.locator('.action-label').evaluateAll((els) => els.map((e) => e.getAttribute('aria-label')));
   await wb.shot('interrupted');
   note('interruption announced');
-  await toast.locator('.monaco-button', { hasText: 'Resume' }).first().click();
+  await wb.notificationActions(toast).filter({ hasText: 'Resume' }).first().click();
   result.afterResume = await wb.waitForViewText('Tasks', (t) => /waiting for completion approval|completed|failed/i.test(t) && !/interrupted/.test(t), 300000);
   await wb.shot('resumed');
   note('resumed');

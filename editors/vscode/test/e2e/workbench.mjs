@@ -147,11 +147,25 @@ export class Workbench {
     return toast.innerText();
   }
 
-  /** Clicks a button of the notification toast that shows `text`. */
+  /** The actions of a notification toast: its buttons and the command links of its message. */
+  notificationActions(toast) {
+    return toast.locator('.monaco-button, .notification-list-item-message a');
+  }
+
+  /** Clicks a button (or action link) of the notification toast that shows `text`. */
   async clickNotificationButton(text, button, timeout = 60000) {
     const toast = this.page.locator('.notifications-toasts .notification-toast', { hasText: text }).first();
     await toast.waitFor({ state: 'visible', timeout });
-    await toast.locator('.monaco-button', { hasText: button }).first().click();
+    await this.notificationActions(toast).filter({ hasText: button }).first().click();
+  }
+
+  /** Texts of every notification the notification centre holds (toasts that timed out included). */
+  async notificationCenter() {
+    await this.palette('Notifications: Show Notifications');
+    await this.page.locator('.notifications-center').first().waitFor({ state: 'visible', timeout: 15000 });
+    const texts = await this.page.locator('.notifications-center .notification-list-item').allInnerTexts();
+    await this.palette('Notifications: Hide Notifications');
+    return texts;
   }
 
   /** An action of the visible editor title bars, by its title (aria-label). */
