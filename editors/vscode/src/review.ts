@@ -53,6 +53,7 @@ export class Review implements vscode.CodeLensProvider {
     };
     return [
       this.lensesChanged,
+      this.closeWhenPassed(),
       vscode.languages.registerCodeLensProvider({ scheme: 'autocode', pattern: '**/plan-revision-*.md' }, this),
       vscode.commands.registerCommand('autocode.approvePlan', run('Approve Plan', (a) => this.approvePlan(a))),
       vscode.commands.registerCommand('autocode.requestPlanChanges', run('Request Changes', (a) => this.requestChanges(a))),
@@ -283,6 +284,21 @@ export class Review implements vscode.CodeLensProvider {
     const uri = arg instanceof vscode.Uri ? arg : vscode.window.activeTextEditor?.document.uri;
     const id = (uri && this.changes.get(uri.path)) ?? (typeof arg === 'string' ? arg : undefined) ?? [...this.changes.values()][0];
     return id ? this.ctx.store.get(id) : undefined;
+  }
+
+  /**
+   * Closes a task's "after Apply" diffs as soon as the store learns the task no longer waits for
+   * the change's approval (applied, discarded or cancelled, here or through another channel), so a
+   * stale diff never outlives the change, even before the reply of the Apply that caused it.
+   */
+  private closeWhenPassed(): vscode.Disposable {
+    const subscription = this.ctx.store.onDidChange(() => {
+      for (const id of new Set(this.changes.values())) {
+        const task = this.ctx.store.get(id);
+        if (!task || task.awaiting !== 'completionApproval') void this.changesDone(id);
+      }
+    });
+    return new vscode.Disposable(() => subscription.dispose());
   }
 
   private async changesDone(taskId: string): Promise<void> {

@@ -533,6 +533,9 @@ async function scenarioFlow(wb) {
   await wb.saveAll();
   await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().waitFor();
   result.statusBar = await wb.page.locator('.statusbar-item', { hasText: 'AutoCode' }).first().innerText();
+  // The diff closes once the change is applied; wait for that (bounded), then record what stayed.
+  await wb.page.locator('.tabs-container .tab .label-name', { hasText: 'after Apply' }).first()
+    .waitFor({ state: 'detached', timeout: 30000 }).catch(() => {});
   result.diffTabsAfter = await wb.tabTitles();
   await wb.clearNotifications();
   await wb.shot('tasks-completed');

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Needs, TaskSnapshot } from '../../src/generated/protocol';
+import type { AgentRole, Needs, TaskSnapshot } from '../../src/generated/protocol';
 import { agentSummary, failureActions, failureMessage, isInterrupted } from '../../src/model/failures';
 import { inlineRefusal, skillsMarkdown } from '../../src/model/memory';
 import { checkSummary, keyProblem, sessionArgs } from '../../src/model/setup';
@@ -12,6 +12,16 @@ function snapshot(overrides: Partial<TaskSnapshot> = {}, needs: Needs = { kind: 
     needs, done: false, result: null, error: null, learning: null, runDir: '/repo/.autocode/runs/t-1', copy: null,
     planRevision: 1, humanPauseStates: [], created: '2026-01-01T00:00:00Z', updated: '2026-01-01T00:00:00Z',
     answers: [], agent: null, interruptedIn: null, ...overrides,
+  };
+}
+
+// A role with every field at a neutral value, so a test names only what it is about (and a new
+// protocol field needs one line here, not one per test).
+function agentRole(overrides: Partial<AgentRole> = {}): AgentRole {
+  return {
+    role: 'x', mode: 'tools', fallbackReason: null, turns: 1, toolCalls: 0, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 },
+    seconds: 1, budgets: null, stopped: 'answered', transcript: null, summary: null, engine: null, engineVersion: null, costUsd: null,
+    ...overrides,
   };
 }
 
@@ -79,7 +89,7 @@ test('an interrupted task is listed as such and offers Resume', () => {
 });
 
 test('the agent summary shows in the task and opens the transcript', () => {
-  const role = (summary: string | null) => ({ role: 'x', mode: 'tools' as const, fallbackReason: null, turns: 1, toolCalls: 0, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, seconds: 1, budgets: null, stopped: 'answered', transcript: null, summary });
+  const role = (summary: string | null) => agentRole({ summary });
   const agent = { roles: { planner: role('planned'), implementer: role('add adds now') }, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, editBlocksFallback: [] };
   const snap = snapshot({ agent });
   assert.deepEqual(agentSummary(snap), { role: 'implementer', text: 'add adds now' });
