@@ -1,7 +1,7 @@
 """Applied means on disk (the real server process, real git repositories): a buffer that held no
 unsaved edits is saved after `workspace/applyEdit` (by the editor when it answers
-`autocode/task/saveDocuments`, else written by the server because the disk still held what the
-buffer held), a buffer with unsaved edits keeps them merged and the task waits for its save, and
+`autocode/task/saveDocuments`; never written by the server behind the buffer, so without that the
+task waits for the person's save), a buffer with unsaved edits keeps them merged and waits too, and
 COMPLETED is said only once every file was read back from disk with the change in it."""
 
 from __future__ import annotations
@@ -77,7 +77,9 @@ async def test_an_opted_in_editor_saves_the_clean_buffers_and_the_task_completes
         await close(session)
 
 
-async def test_a_clean_buffer_the_editor_does_not_save_is_written_by_the_server(tmp_path: Path) -> None:
+async def test_a_clean_buffer_the_editor_does_not_save_waits_for_the_persons_save(tmp_path: Path) -> None:
+    """Nothing is written behind an open buffer: the editor would hold a modified buffer over a
+    file changed on disk and ask the person whether to overwrite it at the next save."""
     from test_server_tasks_flow import build_repo
 
     repo = build_repo(tmp_path / "project")
@@ -85,14 +87,21 @@ async def test_a_clean_buffer_the_editor_does_not_save_is_written_by_the_server(
     try:
         snap = await _verified(session, repo)
         greet = repo / GREET
+        before = greet.read_bytes()
         texts = {greet.as_uri(): greet.read_text()}
         _open(session, greet, texts[greet.as_uri()])
         _buffers(session, texts)
-        done = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
-        assert done["state"] == "COMPLETED", done
-        # The buffer and the disk hold the same text: the change, on disk.
+        waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+        assert waiting["state"] == "WAITING_FOR_SAVE" and waiting["needs"]["paths"] == [GREET], waiting
+        assert greet.read_bytes() == before and "hello and goodbye" in texts[greet.as_uri()]
+        assert "goodbye" in (repo / GREET_TEST).read_text()  # not open: written to disk
+        # The person saves the buffer: the change is on disk, the task completes.
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        done = await wait_until_state(session, snap["id"], "COMPLETED")
         assert greet.read_text() == texts[greet.as_uri()] and "hello and goodbye" in greet.read_text()
-        assert "goodbye" in (repo / GREET_TEST).read_text()
+        assert done["result"]["apply"]["message"].endswith("saved by you, on disk"), done
     finally:
         await close(session)
 

@@ -147,11 +147,16 @@ contact is given as eglot's keyword form so the options (the token) travel with 
     (autocode-flow-choose-action "review the changes")
     (autocode-flow-wait-for-file-message "changes.diff")
     (autocode-flow-choose-action "apply the changes")
-    ;; The change arrives in the open buffer (with undo); the person saves it.
+    ;; The change arrives in the open buffer (with undo); the server never writes the file
+    ;; behind it (eglot does not save for it), so the person saves it and the task completes
+    ;; once the server reads the change back from disk.
     (with-current-buffer autocode-flow-source-buffer
       (autocode-flow-wait (lambda () (save-excursion (goto-char (point-min)) (search-forward "goodbye" nil t)))
                           "the change in the greet.py buffer")
       (save-buffer))
+    (autocode-flow-wait (lambda () (cl-some (lambda (m) (string-match-p "AutoCode task [^ ]+ completed" m))
+                                            autocode-flow-messages))
+                        "the task to complete after the save")
 
     ;; 5. The doctor report opens as a file too.
     (autocode-flow-choose-action "AutoCode: doctor")

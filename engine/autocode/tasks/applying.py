@@ -95,7 +95,7 @@ class ApplyPhase(RunCore):
         if unsaved:
             outcome["unsaved"] = unsaved
             outcome["message"] += (f"; {_names(unsaved)} {'holds' if len(unsaved) == 1 else 'hold'} the change "
-                                   "in the editor with your unsaved edits kept, not on disk yet: save to complete")
+                                   "in the editor (any unsaved edits of yours kept), not on disk yet: save to complete")
             self._state.apply = outcome
             self._state.state = "WAITING_FOR_SAVE"
             self._commit("applied_unsaved", {"unsaved": unsaved, "written": written, "via": via})
@@ -216,30 +216,23 @@ class ApplyPhase(RunCore):
                 return disk_written + more[1], []
         clean = [p for p in by_editor if p.path not in had_unsaved]
         if clean:
-            self._save_clean(apply_mod, editor, clean)
+            self._save_clean(editor, clean)
         return [p.path for p in by_editor] + disk_written, [p.path for p in by_editor]
 
-    def _save_clean(self, apply_mod: Any, editor: Any, clean: list[Any]) -> None:
-        """The buffers that held nothing unsaved before the apply go to disk: the editor saves them
-        (one undo step kept); the ones it did not save are written here, when the file on disk is
-        still what the buffer held (so nothing of the person's is overwritten). What is then not on
-        disk is found by reading the disk back (`not_on_disk`)."""
+    def _save_clean(self, editor: Any, clean: list[Any]) -> None:
+        """The buffers that held nothing unsaved before the apply go to disk when the editor saves
+        them (`autocode/task/saveDocuments`, one undo step kept). A file the editor did not save is
+        never written here behind its open buffer: the editor would then hold a modified buffer
+        over a file changed on disk, and its next save would ask the person whether to overwrite
+        (Emacs: "changed since visited or saved"). Such a file waits for the person's save
+        (`not_on_disk` finds it, the task is WAITING_FOR_SAVE)."""
         saved: set[str] = set()
         try:
             saved = set(editor.save(clean)) if hasattr(editor, "save") else set()
         except Exception as exc:
             self._note("save_failed", {"error": f"{type(exc).__name__}: {exc}"})
-        disk = apply_mod.read_disk(self.workspace)
-        for plan in clean:
-            if plan.path in saved:
-                continue
-            try:
-                if disk(plan.path) == plan.before:
-                    apply_mod.write_plans(self.workspace, [plan])
-            except (ValueError, OSError) as exc:
-                self._note("save_failed", {"path": plan.path, "error": f"{type(exc).__name__}: {exc}"})
-        self._note("saved_after_apply", {"by_editor": sorted(saved), "written": sorted(p.path for p in clean
-                                                                                    if p.path not in saved)})
+        self._note("saved_after_apply", {"by_editor": sorted(saved),
+                                         "waiting": sorted(p.path for p in clean if p.path not in saved)})
 
     def _write_disk(
         self, apply_mod: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,

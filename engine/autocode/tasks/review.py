@@ -92,7 +92,7 @@ class ReviewSteps(PhaseMachine):
                 return self.snapshot()
             outcome["unsaved"] = []
             message = str(outcome.get("message", ""))
-            cut = message.rfind("; ", 0, max(message.find(" the change in the editor with your unsaved"), 0))
+            cut = message.rfind("; ", 0, max(message.find(" the change in the editor ("), 0))
             outcome["message"] = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
             self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
             self._complete_apply(outcome)

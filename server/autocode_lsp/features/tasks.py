@@ -481,7 +481,8 @@ def _documents_by_path(server: AutoCodeServer, workspace: Path, given: dict[str,
 
 async def document_saved(server: AutoCodeServer, folder: Path, path: Path) -> None:
     """The person saved a file: a task of the folder waiting for that file to reach the disk
-    (`save_files`) reads the disk back, and completes once every file holds its change."""
+    (`save_files`) reads the disk back, and completes once every file holds its change (a plain
+    client is told so)."""
 
     def waiting() -> list[str]:
         # lazy: not needed by the server's start, which imports this module
@@ -491,13 +492,16 @@ async def document_saved(server: AutoCodeServer, folder: Path, path: Path) -> No
             rel = path.resolve().relative_to(folder.resolve()).as_posix()
         except ValueError:
             return []
+        # A task still APPLYING too: the save may land after it read the disk back and before it
+        # says WAITING_FOR_SAVE; `confirm_saved` waits for its lock, then reads the disk again.
         return [s.id for s in list_tasks(folder)
-                if isinstance(s.needs, protocol.SaveFiles) and rel in s.needs.paths]
+                if s.state == "APPLYING" or (isinstance(s.needs, protocol.SaveFiles) and rel in s.needs.paths)]
 
     if not (folder / ".autocode" / "runs").is_dir():
         return
     for task_id in await engine_call(waiting):
-        await _act(server, [folder], task_id, lambda run: run.confirm_saved(), title=None)
+        snap = await _act(server, [folder], task_id, lambda run: run.confirm_saved(), title=None)
+        _follow_up(server, snap)  # a plain client hears that the save completed the task
 
 
 @command(protocol.TASK_GET)
@@ -789,7 +793,8 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
         )
     elif isinstance(needs, protocol.SaveFiles):
         server.show(
-            f"AutoCode task {snap.id}: the change is in your editor with your unsaved edits kept; save "
+            f"AutoCode task {snap.id}: the change is in your editor (any unsaved edits of yours kept), not on "
+            f"disk yet; save "
             f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).",
             types.MessageType.Warning,
         )

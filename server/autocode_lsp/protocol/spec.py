@@ -524,8 +524,8 @@ class SaveDocumentsParams:
 @attrs.define(kw_only=True, eq=False, repr=False, slots=False)
 class SaveDocumentsResult:
     saved: list[str]
-    """The URIs the editor saved. The server reads the disk back; a file not saved is written by
-    the server when the disk still holds what the buffer held, else the task waits for a save."""
+    """The URIs the editor saved. The server reads the disk back; a file not saved is never
+    written behind its open buffer: the task waits for the person's save."""
 
 
 # --------------------------------------------------------------------------- registry
@@ -620,8 +620,9 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "task wait with `needs.kind` `resolve_conflicts` (nothing written). With `keep` only "
                 "those hunks of `autocode.task.preview` are applied (`result.partial`; a partial apply is "
                 "never `verified`). Open documents that held no unsaved edits are saved after the edit "
-                "(`autocode/task/saveDocuments`, else written by the server); one that held unsaved edits "
-                "keeps them merged and the task waits with `needs.kind` `save_files` until it is saved. "
+                "(`autocode/task/saveDocuments`; never written by the server behind the buffer); one the "
+                "editor did not save, or that held unsaved edits (kept, merged), makes the task wait "
+                "with `needs.kind` `save_files` until it is saved. "
                 "The task is COMPLETED only once every file was read back from disk with the change; "
                 "`result.apply` says what was written. A change whose "
                 "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "

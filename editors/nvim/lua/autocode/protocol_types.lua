@@ -390,7 +390,7 @@
 ---@field uris string[] Documents the change just went into through `workspace/applyEdit` that held no unsaved edits before it: save each one as it is now.
 
 ---@class autocode.SaveDocumentsResult
----@field saved string[] The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save.
+---@field saved string[] The URIs the editor saved. The server reads the disk back; a file not saved is never written behind its open buffer: the task waits for the person's save.
 
 ---@class autocode.SaveFiles
 ---@field kind 'save_files'

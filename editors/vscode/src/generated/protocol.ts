@@ -554,7 +554,7 @@ export interface SaveDocumentsParams {
 }
 
 export interface SaveDocumentsResult {
-  /** The URIs the editor saved. The server reads the disk back; a file not saved is written by the server when the disk still holds what the buffer held, else the task waits for a save. */
+  /** The URIs the editor saved. The server reads the disk back; a file not saved is never written behind its open buffer: the task waits for the person's save. */
   saved: string[];
 }
 
