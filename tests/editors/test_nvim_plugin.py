@@ -66,6 +66,12 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+_SOURCE_OR_QUIT = (
+    "lua local ok, err = pcall(vim.cmd.source, vim.fn.fnameescape(vim.env.AUTOCODE_TEST_SCRIPT))"
+    " if not ok then io.stderr:write('the script did not load: ' .. tostring(err) .. '\\n') vim.cmd('cquit 3') end"
+)
+
+
 def run_nvim(
     script: str,
     tmp_path: Path,
@@ -88,8 +94,14 @@ def run_nvim(
         full_env[f"XDG_{name}_HOME"] = str(d)
     full_env["PATH"] = f"{BIN}{os.pathsep}{full_env.get('PATH', '')}"
     full_env.update(env or {})
+    args = [flag, str(SCRIPTS / script)]
+    if flag == "-S":
+        # Like -S, but a script that does not load (a syntax error, say) ends Neovim at once with its
+        # error; plain -S would print it and leave headless Neovim idle until the timeout.
+        full_env["AUTOCODE_TEST_SCRIPT"] = str(SCRIPTS / script)
+        args = ["-c", _SOURCE_OR_QUIT]
     proc = subprocess.Popen(
-        [find_nvim(), "--headless", "--clean", flag, str(SCRIPTS / script)],
+        [find_nvim(), "--headless", "--clean", *args],
         cwd=cwd or tmp_path,
         env=full_env,
         stdin=subprocess.DEVNULL,
@@ -648,3 +660,34 @@ def test_a_waiting_task_signs_the_buffers_it_concerns(tmp_path: Path) -> None:
     result = run_nvim("e2e_signs.lua", tmp_path, cwd=repo, timeout=300)
     for step in ("question sign", "plan sign", "change sign", "signs gone"):
         assert f"ok {step}\n" in result.stdout, result.stdout
+
+
+def test_a_script_that_does_not_load_fails_at_once(tmp_path: Path) -> None:
+    """A sourced (-S) script with a syntax error ends Neovim with the error, not an idle editor
+    that only the timeout stops (unresolved merge markers in e2e_typing.lua once did that)."""
+    bad = tmp_path / "bad.lua"
+    bad.write_text("local x =\n<<<<<<< ours\n", encoding="utf-8")
+    with pytest.raises(pytest.fail.Exception) as failed:
+        run_nvim(str(bad), tmp_path, timeout=60, flag="-S")
+    assert "the script did not load" in str(failed.value)
+    assert "exit 3" in str(failed.value)
+
+
+def test_every_lua_file_of_the_plugin_compiles(tmp_path: Path) -> None:
+    """Each Lua file under editors/nvim compiles (a left-over merge marker is caught here, by name)."""
+    files = sorted(str(p) for p in PLUGIN.rglob("*.lua"))
+    check = tmp_path / "compile.lua"
+    check.write_text(
+        "local bad = {}\n"
+        "for _, f in ipairs(arg) do\n"
+        "  local ok, err = loadfile(f)\n"
+        "  if not ok then table.insert(bad, err) end\n"
+        "end\n"
+        "if #bad > 0 then io.stderr:write(table.concat(bad, '\\n') .. '\\n') os.exit(1) end\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [find_nvim(), "--headless", "--clean", "-l", str(check), *files],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
+    )
+    assert done.returncode == 0, done.stderr

@@ -204,12 +204,6 @@ H.async(function()
     end)
   end
   vim.cmd('AutoCode apply')
-<<<<<<< ours
-  -- Merged into an unsaved buffer, the task completes once that buffer is written (on disk).
-  H.until_(120000, function()
-    return snap_of(id).done == true or tasks.needs_kind(snap_of(id)) == 'save_files'
-  end, 'the change to be applied')
-=======
   if merges then
     -- Merged into a buffer that holds the person's unsaved edit: not on disk yet, so the task
     -- waits for their save (it completes below, once they write the buffer).
@@ -222,7 +216,6 @@ H.async(function()
     end, 'the task to end')
     H.eq(snap_of(id).state, 'COMPLETED', 'completed')
   end
->>>>>>> theirs
   -- The command's own answer (after the didChange) reloads the touched buffers.
   H.until_(10000, function()
     return table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n'):find('def total_with_tax', 1, true) ~= nil
@@ -247,12 +240,8 @@ H.async(function()
     end)
     H.until_(60000, function()
       return snap_of(id).done == true
-<<<<<<< ours
-    end, 'the task to end once the buffer is written')
-=======
     end, 'the task to complete once the buffer is written')
     H.eq(snap_of(id).state, 'COMPLETED', 'completed once on disk')
->>>>>>> theirs
     H.log('ok unsaved buffer merged')
   else
     H.eq(vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1], first, 'reloaded from disk')
