@@ -7,35 +7,11 @@
 -- cwd: fixtures/samples "pytest".
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
-local questions = require('autocode.questions')
 H.strict = true
 local choice = vim.env.AUTOCODE_TEST_CHOICE or 'markers'
-H.script_ui(function()
-  return 'Name each test after the behaviour it checks'
-end, function(prompt, items)
-  for _, item in ipairs(items) do
-    if item == questions.TYPE or item == 'Yes' or vim.startswith(item, choice .. ':') then
-      return item
-    end
-  end
-  H.fail('unexpected prompt: ' .. tostring(prompt))
+local id, buf = H.verified_change('shop/pricing.py', function(item)
+  return vim.startswith(item, choice .. ':')
 end)
-
-vim.lsp.enable('autocode')
-vim.cmd.edit('shop/pricing.py')
-local buf = vim.api.nvim_get_current_buf()
-H.client()
-vim.cmd('AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch')
-H.wait_note(60000, 'asks:')
-vim.cmd('AutoCode answer')
-H.wait(60000, function()
-  return tasks.current ~= nil and tasks.needs_kind(tasks.snapshots[tasks.current] or {}) == 'approve_plan'
-end, 'the plan')
-local id = tasks.current
-vim.cmd('AutoCode approve')
-H.wait(120000, function()
-  return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
-end, 'the verified change')
 
 local mine = vim.fn.readfile('shop/pricing.py')
 if choice == 'clean' then

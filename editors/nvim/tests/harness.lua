@@ -139,14 +139,15 @@ end
 --- Opens `file`, starts the sample task on patches/add-tax.patch, answers its naming question
 --- (typed) on :AutoCode answer, approves the plan and waits for the verified change. Returns the
 --- task id and the buffer of `file`. The scripts that need the change waiting start here.
-function H.verified_change(file)
+--- `accepts(item)`, when given, names further picker items the script answers with.
+function H.verified_change(file, accepts)
   local tasks = require('autocode.tasks')
   local questions = require('autocode.questions')
   H.script_ui(function()
     return 'Name each test after the behaviour it checks'
   end, function(prompt, items)
     for _, item in ipairs(items) do
-      if item == questions.TYPE or item == 'Yes' then
+      if item == questions.TYPE or item == 'Yes' or (accepts and accepts(item)) then
         return item
       end
     end
