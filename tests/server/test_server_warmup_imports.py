@@ -116,16 +116,22 @@ async def test_the_reannounce_waits_for_the_warm_up_and_imports_beside_no_thread
 
 
 def test_the_tracer_sees_two_threads_importing_at_once(tmp_path: Path) -> None:
-    """The check itself: two threads that import engine packages at once are caught."""
+    """The check itself: two threads running engine module code at once are caught.
+
+    Two test-only modules are put into the `autocode` package; each one's body waits at a shared
+    barrier, so both bodies are surely running at the same moment (no luck with timing needed).
+    """
     (tmp_path / "sitecustomize.py").write_text(TRACER)
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    for name in ("probe_one", "probe_two"):
+        (extra / f"{name}.py").write_text("import builtins\nbuiltins.autocode_probe_gate.wait(timeout=60)\n")
     log = tmp_path / "imports.jsonl"
     script = (
-        "import threading\n"
-        "gate = threading.Barrier(2)\n"
-        "def load(name):\n"
-        "    gate.wait()\n"
-        "    __import__(name)\n"
-        "threads = [threading.Thread(target=load, args=(n,), name=n) for n in ('autocode.tasks', 'autocode.doctor')]\n"
+        "import builtins, threading, autocode\n"
+        f"autocode.__path__.append({str(extra)!r})\n"
+        "builtins.autocode_probe_gate = threading.Barrier(2)\n"
+        "threads = [threading.Thread(target=__import__, args=('autocode.' + n,), name=n) for n in ('probe_one', 'probe_two')]\n"
         "[t.start() for t in threads]; [t.join() for t in threads]\n"
     )
     env = child_env()
@@ -133,7 +139,7 @@ def test_the_tracer_sees_two_threads_importing_at_once(tmp_path: Path) -> None:
     env["AUTOCODE_TEST_IMPORT_LOG"] = str(log)
     subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=300)
     rows = [json.loads(line) for line in log.read_text().splitlines()]
-    assert overlaps(rows)
+    assert [sorted(one[0] for one in pair) for pair in overlaps(rows)] == [["autocode.probe_one", "autocode.probe_two"]], rows
 
 
 async def test_an_engine_failure_while_re_announcing_is_an_error_not_an_empty_list(
