@@ -68,6 +68,10 @@ class _Session:
     conversing: set[str] = field(default_factory=set)
     announced: set[tuple[str, int]] = field(default_factory=set)
     known: set[str] | None = None
+    starting: int = 0
+    """Task starts in flight in this session: a new task heard meanwhile may be its own (the
+    watcher can read the run before the engine hands the id back), so it is held until they end."""
+    held: list[TaskSnapshot] = field(default_factory=list)
     unasked: set[tuple[str, str]] = field(default_factory=set)
     """(workspace, task id) of prompts that got an error or no reply in time: asked again at the
     person's next interaction (`ask_again`)."""
@@ -117,6 +121,10 @@ def _heard(server: AutoCodeServer, snap: TaskSnapshot) -> None:
     """A change another session (or process) made to a task in this session's folders. A task
     this session never saw is said once to a client that does not render snapshots itself."""
     known = _known(server)
+    session = _session(server)
+    if snap.id not in known and session.starting:
+        session.held.append(snap)
+        return
     if snap.id not in known:
         known.add(snap.id)
         if not server.opt_in["didChange"] and not snap.done:
@@ -331,11 +339,19 @@ async def start(server: AutoCodeServer, args: protocol.TaskStartArgs) -> TaskSna
         )
         return TaskRun.start(workspace, args.brief, options).snapshot()
 
+    session = _session(server)
+    session.starting += 1
     try:
         snap = await engine_call(work)
     except BaseException:
         hooks.progress.end("failed to start")
         raise
+    finally:
+        session.starting -= 1
+        if not session.starting:
+            held, session.held = session.held, []
+            for other in held:  # the start's own task is known by now; another one is news
+                _heard(server, other)
     hooks.progress.end(_state_text(snap))
     publish(server, snap)
     _follow_up(server, snap)
