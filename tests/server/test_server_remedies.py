@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from autocode.errors import UsageError
+from autocode.providers import ProviderConfig, check_config
 from autocode.remedy import SETTING_KEYS, TERMINAL, Advice, Face, Remedy, RemedyKind
 from autocode.tasks.models import TaskRemedy
 from autocode_lsp import protocol
@@ -162,3 +164,24 @@ async def test_a_failed_tasks_snapshot_is_worded_for_each_client_and_kept_in_the
     assert status.returncode == 1, status  # the exit code of a failed task
     assert before + "or use a scenario with scripted 'edits'" in status.stdout, status.stdout
     assert "Open Model Settings" not in status.stdout
+
+
+@pytest.mark.parametrize(("provider", "cli", "vscode"), [
+    ("openai",
+     "role requirements uses the openai provider but base_url or model is not set; set them in "
+     ".autocode/config.toml or pass --base-url and --model",
+     "role requirements uses the openai provider but base_url or model is not set; set autocode.baseUrl and "
+     "autocode.model in VS Code's settings (AutoCode: Open Model Settings), or base_url and model in "
+     ".autocode/config.toml"),
+    ("anthropic",
+     "role requirements uses the anthropic provider but model is not set; set model in .autocode/config.toml "
+     "or pass --model (e.g. the Claude model your account uses)",
+     "role requirements uses the anthropic provider but model is not set; set autocode.model in VS Code's "
+     "settings (AutoCode: Open Model Settings) or model in .autocode/config.toml (e.g. the Claude model your "
+     "account uses)"),
+])
+def test_the_engines_own_errors_carry_the_cli_words_and_their_remedy(provider: str, cli: str, vscode: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        check_config(ProviderConfig(provider=provider))
+    assert raised.value.message == cli and raised.value.advice is not None
+    assert raised.value.advice.worded(VSCODE) == vscode
