@@ -3,6 +3,11 @@ the engine's own message) is typed data (`autocode.remedy.Advice`), and each cli
 it phrased by its face (`autocode_lsp.remedies`): VS Code the setting or palette command, any
 other LSP client the config key or LSP command. The errors a command raises carry it beside the
 JSON-RPC error (`errors.advice_of`); a task snapshot's error carries it as `error.remedy`.
+
+Not typed yet: `errors._CLI_TO_LSP` still rewrites `--workspace`, `autocode trust` and the like
+for every LSP client, and the plan document's "Pass --test-command" is the CLI's words. The
+"`autocode forget`" and "`autocode doctor`" advice lives in the doctor report and the record
+merge's notes, which no task error carries.
 """
 
 from __future__ import annotations
@@ -13,9 +18,7 @@ from pygls.exceptions import JsonRpcException
 
 from autocode.remedy import Advice
 from autocode_lsp.errors import advice_of
-from autocode_lsp.remedies import VSCODE_CLIENTS as VSCODE_CLIENTS
 from autocode_lsp.remedies import face_for
-from autocode_lsp.remedies import for_vscode as for_vscode
 
 
 def advise_error(exc: JsonRpcException, client_name: str) -> None:
