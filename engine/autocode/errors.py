@@ -7,7 +7,10 @@ An `AutoCodeError` carries a stable `kind` (the language server sends it as
 from __future__ import annotations
 
 import errno
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from autocode.remedy import Advice
 
 
 class AutoCodeError(Exception):
@@ -16,14 +19,23 @@ class AutoCodeError(Exception):
     kind: str = "error"
     exit_code: int = 1
 
+    advice: Advice | None = None
+    """The remedy in the message as typed data, for a face that words it otherwise (`autocode.remedy`)."""
+
     def __init__(
         self,
-        message: str,
+        message: str | Advice,
         *,
         kind: str | None = None,
         exit_code: int | None = None,
         data: dict[str, Any] | None = None,
     ) -> None:
+        if not isinstance(message, str):
+            # lazy: a leaf, but most errors have no advice
+            from autocode.remedy import TERMINAL
+
+            self.advice = message
+            message = message.worded(TERMINAL)
         super().__init__(message)
         self.message = message
         if kind is not None:

@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import re
+import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pygls.exceptions import JsonRpcException
 
 from autocode.errors import AutoCodeError, UsageError, fault_error
+from autocode.remedy import Advice
 from autocode_lsp import warmup
 from autocode_lsp.protocol import INVALID_PARAMS, REQUEST_FAILED
 
@@ -58,15 +60,35 @@ def lsp_wording(message: str) -> str:
     return message
 
 
+_ADVICE: weakref.WeakKeyDictionary[JsonRpcException, Advice] = weakref.WeakKeyDictionary()
+
+
+def advice_of(err: JsonRpcException) -> Advice | None:
+    """The typed remedy of the engine error `err` was made from (`from_engine`), if it had one."""
+    return _ADVICE.get(err)
+
+
 def from_engine(exc: BaseException) -> JsonRpcException:
-    """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments)."""
+    """The JSON-RPC error for an engine `AutoCodeError` (usage errors are bad arguments). An
+    error with a typed remedy is worded for any LSP client; `advice.advise_error` words it for
+    the client that asked."""
+    if not isinstance(exc, AutoCodeError):
+        raise TypeError(f"not an engine error: {exc!r}")
+    if exc.advice is not None:
+        # lazy: the server's words for remedies are needed only once an error has one
+        from autocode_lsp.remedies import LSP
+
+        message = exc.advice.worded(LSP)
+    else:
+        message = lsp_wording(exc.message)
     if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
-        err = invalid_arguments(lsp_wording(exc.message))
+        err = invalid_arguments(message)
         err.data = {**exc.data, **(err.data or {})}
-        return err
-    if isinstance(exc, AutoCodeError):
-        return domain_error(exc.kind, lsp_wording(exc.message), **exc.data)
-    raise TypeError(f"not an engine error: {exc!r}")
+    else:
+        err = domain_error(exc.kind, message, **exc.data)
+    if exc.advice is not None:
+        _ADVICE[err] = exc.advice
+    return err
 
 
 async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:

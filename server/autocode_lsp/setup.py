@@ -18,7 +18,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 from autocode.extensions import load as load_extensions
 from autocode_lsp import protocol, warmup
-from autocode_lsp.advice import advise_wire, editor_wording
+from autocode_lsp.advice import advise_error, advise_wire
 from autocode_lsp.commands import handler_for as registered
 from autocode_lsp.commands import names as command_names
 from autocode_lsp.commands import spec_for
@@ -48,9 +48,7 @@ def _command(server: AutoCodeServer, name: str) -> None:
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
             log.info("%s failed: %s", spec.name, exc.message)
-            exc.message = editor_wording(exc.message, ls.client_name)
-            if isinstance(exc.data, dict) and isinstance(exc.data.get("message"), str):
-                exc.data["message"] = editor_wording(exc.data["message"], ls.client_name)
+            advise_error(exc, ls.client_name)
             if ls.path_map and "pathMap" not in (exc.data or {}):
                 exc.message = ls.path_map.text_to_client(exc.message)
                 exc.data = ls.path_map.outbound(exc.data)

@@ -364,6 +364,7 @@ def test_a_crashing_cli_fails_with_its_last_lines_and_where_its_output_is(tmp_pa
     to_plan_approval(run)
     snap = run.approve_plan(1, CLI).wire()
     assert snap["error"]["kind"] == "engineCrashed", snap["error"]
+    assert snap["error"]["remedy"]["kind"] == "resumeTask", snap["error"]  # each face names its way to resume
     message = snap["error"]["message"]
     assert "exit code 3" in message and "TypeError" in message and "engine/output.jsonl" in message
     assert (repo / "calc" / "ops.py").read_text() == BUGGY_OPS

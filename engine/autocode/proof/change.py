@@ -20,6 +20,7 @@ from typing import Any
 
 from autocode import gitsafe
 from autocode.errors import UsageError
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 Progress = Callable[[str], None]
 _LINK, _GITLINK, _EXEC = "120000", "160000", "100755"
@@ -92,10 +93,7 @@ def verify_change(
     settings = resolve_settings(root, flags={"test_command": test_command} if test_command else None)
     command = settings.value("test_command")
     if not command:
-        raise UsageError(
-            "no test command is known for this repository; pass --test-command, or set test_command "
-            "in .autocode/config.toml"
-        )
+        raise UsageError(Advice("no test command is known for this repository; ", Remedy(RemedyKind.SET_TEST_COMMAND)))
     say = progress or (lambda _message: None)
     made: Path | None = None
     prep: Any = None

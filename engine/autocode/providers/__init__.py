@@ -37,6 +37,7 @@ from autocode.providers.base import (
     RequirementsReport,
     Review,
 )
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 # The launch values the agent loop reads (settings of the same names).
 LOOP_SETTINGS: tuple[str, ...] = (
@@ -262,10 +263,10 @@ class HttpSettings:
 
 def _openai_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
     if not (config.base_url and model):
-        raise UsageError(
-            f"role {role} uses the openai provider but base_url or model is not set; "
-            "set them in .autocode/config.toml or pass --base-url and --model"
-        )
+        raise UsageError(Advice(
+            f"role {role} uses the openai provider but base_url or model is not set; ",
+            Remedy(RemedyKind.SET_SETTINGS, keys=("base_url", "model")),
+        ))
     return HttpSettings(config.base_url, model, config.api_key_env, config.timeout)
 
 
@@ -284,10 +285,11 @@ def _azure_settings(config: ProviderConfig, role: str, model: str | None) -> Htt
 
 def _anthropic_settings(config: ProviderConfig, role: str, model: str | None) -> HttpSettings:
     if not model:
-        raise UsageError(
-            f"role {role} uses the anthropic provider but model is not set; set model in .autocode/config.toml "
-            "or pass --model (e.g. the Claude model your account uses)"
-        )
+        raise UsageError(Advice(
+            f"role {role} uses the anthropic provider but model is not set; ",
+            Remedy(RemedyKind.SET_SETTINGS, keys=("model",)),
+            " (e.g. the Claude model your account uses)",
+        ))
     return HttpSettings(config.base_url or "https://api.anthropic.com/v1", model,
                         config.api_key_env or "ANTHROPIC_API_KEY", config.timeout)
 

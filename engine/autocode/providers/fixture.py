@@ -27,6 +27,7 @@ from autocode.providers.base import (
     Review,
     clean_lessons,
 )
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 TEST_NAMING_QUESTION = "Which naming convention should future repository tests follow?"
 
@@ -168,10 +169,11 @@ class FixtureProvider:
             return Implementation(diff=diff, summary=f"applied the declared patch {patch}")
         edits = self.scenario.get("edits", [])
         if not edits:
-            raise ProviderError(
+            raise ProviderError(Advice(
                 "the fixture provider has nothing to implement: name a .patch file that exists in the "
-                "repository in the brief, or use a scenario with scripted 'edits'"
-            )
+                "repository in the brief, ",
+                Remedy(RemedyKind.USE_REAL_MODEL),
+            ))
         return Implementation(diff=scripted_diff(ctx.copy, edits), summary="applied the scripted edit")
 
     def investigate(self, ctx: ProviderContext) -> list[str]:

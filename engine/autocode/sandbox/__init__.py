@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import AutoCodeError
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.sandbox import bwrap, egress, environment, placement, process, relay
 from autocode.sandbox.children import reap_orphans
 from autocode.sandbox.environment import BASE_ENV
@@ -125,11 +126,13 @@ def require(policy: Policy) -> None:
         return
     probe = bwrap.probe()
     if not probe.ok:
-        raise SandboxUnavailable(
+        raise SandboxUnavailable(Advice(
             f"AutoCode runs a task's tests and commands in a sandbox, and none can be made here: {probe.reason}. "
             "Remedy: install bubblewrap (and allow user namespaces), or, to run them without one, set "
-            'sandbox = "off" in your user config (~/.config/autocode/config.toml) or pass --sandbox off.'
-        )
+            'sandbox = "off" in your user config (~/.config/autocode/config.toml)',
+            Remedy(RemedyKind.TURN_OFF_SANDBOX),
+            ".",
+        ))
 
 
 def seen_at(copy: Path, workspace: Path, path: Path, *, policy: Policy | None = None) -> Path:

@@ -25,6 +25,7 @@ from autocode.providers import (
     provider_for,
 )
 from autocode.providers.base import clean_lessons
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store, verify
 from autocode.tasks.applying import ApplyPhase
@@ -69,7 +70,7 @@ class PhaseMachine(ApplyPhase):
                 if exc.kind == "cancelled" and self._cancel_requested():
                     self._cancel_now()  # the agent loop stopped for a cancel request
                     return
-                self._fail(exc.kind, exc.message)
+                self._fail(exc.kind, exc.message, exc.advice)
             except Exception as exc:
                 # A full or read-only disk is named as such (kind and remedy), anything else is a bug.
                 fault = fault_error(exc)
@@ -136,8 +137,10 @@ class PhaseMachine(ApplyPhase):
             self._launch = {**self._launch, "values": values, "settings": settings}
             store.write_json_atomic(self.run_dir / "launch.json", self._launch)
 
-    def _fail(self, kind: str, message: str) -> None:
+    def _fail(self, kind: str, message: str, advice: Advice | None = None) -> None:
         self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
+        if advice is not None:
+            self._state.error["remedy"] = advice.to_dict()
         self._state.result = {
             "status": "failed", "error": self._state.error, "tests": self._state.tests, "proof": self._state.proof,
         }
@@ -357,8 +360,7 @@ class PhaseMachine(ApplyPhase):
         command = values.get("test_command")
         if not command:
             raise AutoCodeError(
-                "no test command is known for this repository; pass --test-command, or set test_command "
-                "in .autocode/config.toml",
+                Advice("no test command is known for this repository; ", Remedy(RemedyKind.SET_TEST_COMMAND)),
                 kind="noTestCommand",
             )
         copy = Path(self._launch["prep"]["copy"])

@@ -223,6 +223,20 @@ class Review(PhaseResult):
     """Repository-independent lessons offered to memory reflection at completion."""
 
 
+class TaskRemedy(PhaseResult):
+    """The remedy in a failed task's message as data: the message is `before`, the remedy in the
+    reader's words, then `after` (`message` has the CLI's words; each face words it its own way)."""
+
+    kind: Literal["setSettings", "setTestCommand", "turnOffSandbox", "useRealModel", "resumeTask"]
+    """What the person can do (`autocode.remedy.RemedyKind`)."""
+    keys: list[str] = Field(default_factory=list)
+    """The settings to set (`setSettings`): `base_url`, `model`."""
+    task_id: str = ""
+    """The task to resume (`resumeTask`), when the message names one."""
+    before: str
+    after: str = ""
+
+
 class TaskError(PhaseResult):
     """Why a task failed."""
 
@@ -231,6 +245,8 @@ class TaskError(PhaseResult):
     message: str
     phase: str
     """The phase the task was in when it failed."""
+    remedy: TaskRemedy | None = None
+    """The remedy in `message` as data, when it has one a face words its own way."""
 
 
 class TaskResult(PhaseResult):

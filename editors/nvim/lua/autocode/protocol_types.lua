@@ -479,6 +479,7 @@
 ---@field kind string The error kind (`testsFailed`, `budgetExhausted`, `internalError`, ...; see the error table).
 ---@field message string
 ---@field phase string The phase the task was in when it failed.
+---@field remedy autocode.TaskRemedy|nil The remedy in `message` as data, when it has one a face words its own way.
 
 ---@class autocode.TaskList
 ---@field tasks autocode.TaskSnapshot[]
@@ -504,6 +505,14 @@
 ---@field taskId string
 ---@field feedback string
 ---@field workspace? string|nil
+
+--- The remedy in a failed task's message as data: the message is `before`, the remedy in the reader's words, then `after` (`message` has the CLI's words; each face words it its own way).
+---@class autocode.TaskRemedy
+---@field kind 'setSettings'|'setTestCommand'|'turnOffSandbox'|'useRealModel'|'resumeTask' What the person can do (`autocode.remedy.RemedyKind`).
+---@field keys string[] The settings to set (`setSettings`): `base_url`, `model`.
+---@field taskId string The task to resume (`resumeTask`), when the message names one.
+---@field before string
+---@field after string
 
 ---@class autocode.TaskResolveConflictsArgs
 ---@field taskId string

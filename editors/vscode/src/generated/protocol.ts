@@ -683,6 +683,8 @@ export interface TaskError {
   message: string;
   /** The phase the task was in when it failed. */
   phase: string;
+  /** The remedy in `message` as data, when it has one a face words its own way. */
+  remedy: TaskRemedy | null;
 }
 
 export interface TaskList {
@@ -718,6 +720,18 @@ export interface TaskRejectPlanArgs {
   taskId: string;
   feedback: string;
   workspace?: string | null;
+}
+
+/** The remedy in a failed task's message as data: the message is `before`, the remedy in the reader's words, then `after` (`message` has the CLI's words; each face words it its own way). */
+export interface TaskRemedy {
+  /** What the person can do (`autocode.remedy.RemedyKind`). */
+  kind: "setSettings" | "setTestCommand" | "turnOffSandbox" | "useRealModel" | "resumeTask";
+  /** The settings to set (`setSettings`): `base_url`, `model`. */
+  keys: string[];
+  /** The task to resume (`resumeTask`), when the message names one. */
+  taskId: string;
+  before: string;
+  after: string;
 }
 
 export interface TaskResolveConflictsArgs {

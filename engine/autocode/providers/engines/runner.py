@@ -40,6 +40,7 @@ from autocode.providers.engines.base import (
 from autocode.providers.engines.catalog import EngineSettings, load_adapter
 from autocode.providers.engines.instructions import instructions
 from autocode.providers.engines.versions import cached_version
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.sandbox import egress
 from autocode.tasks.store import append_event, read_json, write_json_atomic
 
@@ -190,9 +191,9 @@ class _Run:
                 f"Remedy: raise time_budget or make the task smaller; {where}", kind="engineIdle")
         if outcome.exit_code != 0 or (self.errors and not self.edits):
             said = "; ".join(self.errors[-3:]) or tail or "no output"
-            raise EngineError(
+            raise EngineError(Advice(
                 f"the {self.p.name} engine ended with exit code {outcome.exit_code}: {said}. Remedy: read {where}, "
-                f"fix what it names, and resume the task (`autocode task resume`)", kind="engineCrashed")
+                "fix what it names, and resume the task (", Remedy(RemedyKind.RESUME_TASK), ")"), kind="engineCrashed")
 
     # ---------------------------------------------------------------- output
 

@@ -1,0 +1,106 @@
+"""What a person can do about an error, as typed data each face phrases in its own words.
+
+An engine error that has a remedy a face would word differently (a CLI flag, a VS Code
+setting, an LSP command) carries an `Advice`: the text before the remedy, the typed `Remedy`
+and the text after it. The message is `before + face.phrase(remedy) + after`. The CLI's
+phrasing (`TERMINAL`, flags and `autocode` commands) is also the message the engine keeps
+(the exception's `message`, a failed task's `error.message`); the language server phrases
+the same data for VS Code (settings, palette commands) and for other LSP clients (LSP command
+names). A leaf: it imports nothing of AutoCode.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import Any, Protocol, assert_never
+
+
+class RemedyKind(enum.StrEnum):
+    SET_SETTINGS = "setSettings"
+    """Set the model settings named by `keys` (`base_url`, `model`)."""
+    SET_TEST_COMMAND = "setTestCommand"
+    """Name the project's test command."""
+    TURN_OFF_SANDBOX = "turnOffSandbox"
+    """Run the task's commands without a sandbox (a follow-up to setting `sandbox = "off"`)."""
+    USE_REAL_MODEL = "useRealModel"
+    """The offline fixture provider has nothing scripted: script edits, or configure a real model."""
+    RESUME_TASK = "resumeTask"
+    """Resume the task (`task_id` when known)."""
+
+
+SETTING_KEYS = ("base_url", "model")
+"""The settings a `SET_SETTINGS` remedy may name (each face knows its word for every one)."""
+
+
+@dataclass(frozen=True)
+class Remedy:
+    kind: RemedyKind
+    keys: tuple[str, ...] = ()
+    task_id: str = ""
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.keys if k not in SETTING_KEYS]
+        if unknown:
+            raise ValueError(f"no face knows how to name the settings {unknown}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind.value, "keys": list(self.keys), "taskId": self.task_id}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Remedy:
+        return cls(RemedyKind(data["kind"]), tuple(data.get("keys") or ()), str(data.get("taskId") or ""))
+
+
+@dataclass(frozen=True)
+class Advice:
+    """A message with a remedy in it: `before + phrase(remedy) + after`."""
+
+    before: str
+    remedy: Remedy
+    after: str = ""
+
+    def worded(self, face: Face) -> str:
+        return self.before + face.phrase(self.remedy) + self.after
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.remedy.to_dict(), "before": self.before, "after": self.after}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Advice:
+        return cls(str(data["before"]), Remedy.from_dict(data), str(data.get("after") or ""))
+
+
+class Face(Protocol):
+    def phrase(self, remedy: Remedy) -> str: ...
+
+
+def _and(words: list[str]) -> str:
+    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+_FLAGS = {"base_url": "--base-url", "model": "--model"}
+
+
+class Terminal:
+    """The CLI's phrasing: flags and `autocode` sub-commands."""
+
+    def phrase(self, remedy: Remedy) -> str:
+        match remedy.kind:
+            case RemedyKind.SET_SETTINGS:
+                named = "them" if len(remedy.keys) > 1 else _and(list(remedy.keys))
+                flags = _and([_FLAGS[k] for k in remedy.keys])
+                return f"set {named} in .autocode/config.toml or pass {flags}"
+            case RemedyKind.SET_TEST_COMMAND:
+                return "pass --test-command, or set test_command in .autocode/config.toml"
+            case RemedyKind.TURN_OFF_SANDBOX:
+                return " or pass --sandbox off"
+            case RemedyKind.USE_REAL_MODEL:
+                return "or use a scenario with scripted 'edits'"
+            case RemedyKind.RESUME_TASK:
+                return f"`autocode task resume {remedy.task_id}`" if remedy.task_id else "`autocode task resume`"
+            case _:
+                assert_never(remedy.kind)
+
+
+TERMINAL = Terminal()

@@ -1,0 +1,86 @@
+"""The language server's words for the engine's typed remedies (`autocode.remedy`).
+
+The engine's messages carry the CLI's words (`--base-url`, `autocode task resume`), which a
+person in an editor often cannot act on (VS Code with the bundled server has no `autocode`
+command at all). A VS Code client is told the setting or palette command (`VSCODE`); any other
+LSP client the `.autocode/config.toml` key or the LSP command (`LSP`).
+"""
+
+from __future__ import annotations
+
+from typing import assert_never
+
+from autocode.remedy import Face, Remedy, RemedyKind
+from autocode_lsp.protocol import names
+
+VSCODE_CLIENTS = frozenset({
+    "Visual Studio Code", "Visual Studio Code - Insiders", "code-server", "VSCodium", "Code - OSS",
+})
+"""`clientInfo.name` of VS Code builds (vscode-languageclient sends `vscode.env.appName`)."""
+
+MODEL_SETTINGS = "AutoCode: Open Model Settings"
+"""The palette title of the extension's `autocode.openModelSettings` (editors/vscode/package.json)."""
+
+_VSCODE_SETTINGS = {"base_url": "autocode.baseUrl", "model": "autocode.model"}
+
+
+def _and(words: list[str]) -> str:
+    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+class VSCode:
+    """Settings and palette commands of the VS Code extension."""
+
+    def phrase(self, remedy: Remedy) -> str:
+        match remedy.kind:
+            case RemedyKind.SET_SETTINGS:
+                settings = _and([_VSCODE_SETTINGS[k] for k in remedy.keys])
+                keys = _and(list(remedy.keys))
+                comma = "," if len(remedy.keys) > 1 else ""
+                return (f"set {settings} in VS Code's settings ({MODEL_SETTINGS}){comma} or {keys} "
+                        "in .autocode/config.toml")
+            case RemedyKind.SET_TEST_COMMAND:
+                return "set test_command in .autocode/config.toml"
+            case RemedyKind.TURN_OFF_SANDBOX:
+                return ""
+            case RemedyKind.USE_REAL_MODEL:
+                return ("or, for a real model, set autocode.provider, autocode.model and autocode.baseUrl "
+                        f"({MODEL_SETTINGS}) and run AutoCode: Set API Key")
+            case RemedyKind.RESUME_TASK:
+                return "the task's Resume action"
+            case _:
+                assert_never(remedy.kind)
+
+
+class Lsp:
+    """Any other LSP client: `.autocode/config.toml` keys and the server's command names."""
+
+    def phrase(self, remedy: Remedy) -> str:
+        match remedy.kind:
+            case RemedyKind.SET_SETTINGS:
+                named = "them" if len(remedy.keys) > 1 else _and(list(remedy.keys))
+                return f"set {named} in .autocode/config.toml"
+            case RemedyKind.SET_TEST_COMMAND:
+                return "set test_command in .autocode/config.toml"
+            case RemedyKind.TURN_OFF_SANDBOX:
+                return ""
+            case RemedyKind.USE_REAL_MODEL:
+                return "or use a scenario with scripted 'edits'"
+            case RemedyKind.RESUME_TASK:
+                which = f" with taskId {remedy.task_id}" if remedy.task_id else ""
+                return f"{names.TASK_RESUME}{which} or the task's Resume code action"
+            case _:
+                assert_never(remedy.kind)
+
+
+VSCODE = VSCode()
+LSP = Lsp()
+FACES: dict[str, Face] = {"vscode": VSCODE, "lsp": LSP}
+
+
+def for_vscode(client_name: str) -> bool:
+    return client_name in VSCODE_CLIENTS
+
+
+def face_for(client_name: str) -> Face:
+    return VSCODE if for_vscode(client_name) else LSP
