@@ -54,7 +54,9 @@ def _fields(cls: type[Any]) -> list[str]:
 def _item_class(cls: type[Any], name: str) -> type[Any] | None:
     tp = typing.get_type_hints(cls).get(name)
     args = typing.get_args(tp)
-    return args[0] if typing.get_origin(tp) is list and args and dataclasses.is_dataclass(args[0]) else None
+    if typing.get_origin(tp) is list and args and isinstance(args[0], type) and dataclasses.is_dataclass(args[0]):
+        return args[0]
+    return None
 
 
 def _check(cls: type[Any], body: str, where: str) -> None:
