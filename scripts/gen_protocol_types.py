@@ -1,7 +1,7 @@
 """Write the protocol's JSON Schema, the extension's TypeScript types and the Neovim plugin's
 LuaLS annotations from the protocol module (autocode_lsp.protocol.schema).
 
-    .venv/bin/python scripts/gen_protocol_types.py           # write the three files
+    .venv/bin/python scripts/gen_protocol_types.py           # write the generated files
     .venv/bin/python scripts/gen_protocol_types.py --check   # exit 1 when one is stale
 """
 

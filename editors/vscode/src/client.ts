@@ -28,6 +28,7 @@ import { choosePython, installHint, PythonChoice } from './model/python';
 import { chooseEndpoint, chooseToken, Endpoint, explainRefusal, initializationOptions, Token } from './model/remote';
 import { gaveUpText, MAX_RESTARTS, RestartBudget } from './model/restarts';
 import { connectWebSocket } from './model/websocket';
+import type { CommandArguments, CommandName, CommandResult } from './generated/protocol';
 import { ErrorCodes, isObject, Methods, stringField } from './protocol';
 
 export interface ServerHandlers {
@@ -193,14 +194,14 @@ export class ServerManager implements vscode.Disposable {
     }
   }
 
-  /** Runs a server command with its one argument object. */
-  async execute<T = unknown>(command: string, args: object): Promise<T> {
+  /** Runs a server command with its one argument object; its result type is the generated `Commands` map's. */
+  async execute<K extends CommandName>(command: K, args: CommandArguments<K>): Promise<CommandResult<K>> {
     const client = await this.start();
     if (!client) {
       throw new ServerCommandError(this.problem ?? 'The AutoCode language server is not running. Run "AutoCode: Show Output" to see why.', 'serverNotRunning', undefined);
     }
     try {
-      return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as T;
+      return (await client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [args] })) as CommandResult<K>;
     } catch (err) {
       if (err instanceof ResponseError) {
         const kind = isObject(err.data) ? stringField(err.data, 'kind') : undefined;
@@ -215,13 +216,13 @@ export class ServerManager implements vscode.Disposable {
    * `execute` with the client's message trace off while it is sent: its arguments hold a secret
    * (the API key), and a trace would write them to the output channel's log file.
    */
-  async executeQuietly<T = unknown>(command: string, args: object): Promise<T> {
+  async executeQuietly<K extends CommandName>(command: K, args: CommandArguments<K>): Promise<CommandResult<K>> {
     const client = await this.start();
     const traced = vscode.workspace.getConfiguration('autocode').get<string>('trace.server', 'off');
-    if (!client || traced === 'off') return this.execute<T>(command, args);
+    if (!client || traced === 'off') return this.execute(command, args);
     await client.setTrace(Trace.Off);
     try {
-      return await this.execute<T>(command, args);
+      return await this.execute(command, args);
     } finally {
       await client.setTrace(Trace.fromString(traced));
     }
@@ -391,9 +392,9 @@ export class ServerManager implements vscode.Disposable {
     const client = new AutoCodeLanguageClient('autocode', 'AutoCode', options, clientOptions);
     client.registerFeature(new AutoCodeOptIn());
     client.onNotification(Methods.taskDidChange, (params: unknown) => this.handlers.onTaskDidChange(params));
-    client.onRequest(Methods.askQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
-    client.onRequest(Methods.reviewPlan, (params: unknown) => this.handlers.onReviewPlan(params));
-    client.onRequest(Methods.saveDocuments, (params: unknown) => saveDocuments(params));
+    client.onRequest(Methods.taskAskQuestion, (params: unknown) => this.handlers.onAskQuestion(params));
+    client.onRequest(Methods.taskReviewPlan, (params: unknown) => this.handlers.onReviewPlan(params));
+    client.onRequest(Methods.taskSaveDocuments, (params: unknown) => saveDocuments(params));
     client.onDidChangeState((e) => {
       if (e.newState === State.Running) this.handlers.onStateChange(true);
       else if (e.newState === State.Stopped) this.clientStopped(client);

@@ -6,7 +6,6 @@
 
 import * as vscode from 'vscode';
 import type { ServerManager } from './client';
-import type { TaskTranscript } from './generated/protocol';
 import * as args from './model/args';
 import {
   CANCEL_TASK, failedInVerification, failureActions, failureMessage, OPEN_TRANSCRIPT, RESUME, RETRY_VERIFICATION, SHOW_TEST_OUTPUT, testOutputFile,
@@ -102,7 +101,7 @@ export class Failures {
   async openTranscript(arg: unknown): Promise<void> {
     const task = await this.chooseTask(arg, (t) => t.raw.agent !== null, 'open the transcript of');
     if (!task) return;
-    const page = await this.ctx.server.execute<TaskTranscript>(Commands.taskTranscript, args.taskArgs(task.id, task.workspace || undefined));
+    const page = await this.ctx.server.execute(Commands.taskTranscript, args.taskArgs(task.id, task.workspace || undefined));
     await showMarkdownPreview(vscode.Uri.file(page.path));
   }
 

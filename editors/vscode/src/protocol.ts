@@ -2,42 +2,9 @@
 // (docs/protocol.md is the reference). Kept free of the editor API so unit
 // tests can import it.
 
-export const Commands = {
-  taskStart: 'autocode.task.start',
-  taskAnswer: 'autocode.task.answer',
-  taskApprovePlan: 'autocode.task.approvePlan',
-  taskRejectPlan: 'autocode.task.rejectPlan',
-  taskApproveCompletion: 'autocode.task.approveCompletion',
-  taskResolveConflicts: 'autocode.task.resolveConflicts',
-  taskCancel: 'autocode.task.cancel',
-  taskResume: 'autocode.task.resume',
-  taskRetryVerification: 'autocode.task.retryVerification',
-  taskPreview: 'autocode.task.preview',
-  taskGet: 'autocode.task.get',
-  taskList: 'autocode.task.list',
-  doctor: 'autocode.doctor',
-  projectForget: 'autocode.project.forget',
-  projectTrust: 'autocode.project.trust',
-  memorySave: 'autocode.memory.save',
-  memorySearch: 'autocode.memory.search',
-  memoryDelete: 'autocode.memory.delete',
-  memoryList: 'autocode.memory.list',
-  memoryRecall: 'autocode.memory.recall',
-  memoryPlanPromotion: 'autocode.memory.planPromotion',
-  memoryApplyPromotion: 'autocode.memory.applyPromotion',
-  prepRun: 'autocode.prep.run',
-  protocolInfo: 'autocode.protocol.info',
-  taskTranscript: 'autocode.task.transcript',
-  sessionConfigure: 'autocode.session.configure',
-  providerCheck: 'autocode.provider.check',
-} as const;
-
-export const Methods = {
-  taskDidChange: 'autocode/task/didChange',
-  askQuestion: 'autocode/task/askQuestion',
-  reviewPlan: 'autocode/task/reviewPlan',
-  saveDocuments: 'autocode/task/saveDocuments',
-} as const;
+// Command and method names come from the generated tables (scripts/gen_protocol_types.py):
+// a name is never copied here by hand.
+export { COMMANDS as Commands, METHODS as Methods } from './generated/protocol';
 
 /** Error codes the server uses (JSON-RPC). */
 export const ErrorCodes = {

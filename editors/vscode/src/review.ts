@@ -14,7 +14,7 @@ import * as vscode from 'vscode';
 import { noticeUntil, noticeWhile } from './notices';
 import type { Context } from './commands';
 import * as args from './model/args';
-import type { TaskPreview } from './generated/protocol';
+import type { TaskApproveCompletionArgs, TaskPreview } from './generated/protocol';
 import { hunkAtResultLine, hunkLabel, keepIds, resultText } from './model/hunks';
 import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
@@ -336,7 +336,7 @@ export class Review implements vscode.CodeLensProvider {
         throw new Error(`${dirty.join(', ')} ${dirty.length === 1 ? 'has' : 'have'} unsaved changes and this server writes the files on disk. Save or revert ${dirty.length === 1 ? 'it' : 'them'}, then apply again. Nothing was written.`);
       }
     }
-    const request = args.taskArgs(task.id, task.workspace || undefined);
+    const request: TaskApproveCompletionArgs = args.taskArgs(task.id, task.workspace || undefined);
     const chosen = this.hunks.get(task.id);
     const keep = chosen ? keepIds(chosen.preview, chosen.undone) : undefined;
     if (keep) request.keep = keep;

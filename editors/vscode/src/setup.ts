@@ -6,7 +6,7 @@
 
 import * as vscode from 'vscode';
 import type { ServerManager } from './client';
-import type { ProviderCheck, SessionSettings } from './generated/protocol';
+import type { SessionSettings } from './generated/protocol';
 import { checkSummary, keyProblem, ModelSettings, sessionArgs } from './model/setup';
 import { Commands } from './protocol';
 import { folders, pickFolder, showMarkdownPreview, VirtualDocuments } from './ui';
@@ -47,7 +47,7 @@ export class ModelSetup implements vscode.Disposable {
     if (!this.server.running) return;
     const key = withKey ? (await this.secrets.get(SECRET)) ?? '' : undefined;
     try {
-      this.last = await this.server.executeQuietly<SessionSettings>(Commands.sessionConfigure, sessionArgs(readSettings(), key));
+      this.last = await this.server.executeQuietly(Commands.sessionConfigure, sessionArgs(readSettings(), key));
       const given = Object.entries(this.last.settings).map(([k, v]) => `${k}=${v}`).join(', ');
       this.output.info(`model settings for this window: ${given || 'none (the AutoCode settings decide)'}; key ${this.last.apiKeySet ? `held by the server as ${this.last.apiKeyEnv}` : 'not set'}`);
       if (this.last.ignored.length) this.output.warn(`this server does not know the settings ${this.last.ignored.join(', ')}; update AutoCode to use them`);
@@ -85,7 +85,7 @@ export class ModelSetup implements vscode.Disposable {
     const folder = await pickFolder('check the provider for');
     if (!folder) return;
     const found = await vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: 'AutoCode: checking the model provider…' },
-      () => this.server.execute<ProviderCheck>(Commands.providerCheck, { workspace: folder.path }));
+      () => this.server.execute(Commands.providerCheck, { workspace: folder.path }));
     const summary = checkSummary(found.check);
     const uri = this.docs.set(`/provider-check-${folder.name}.md`, `# AutoCode: model provider check\n\n${summary.text}\n\n\`\`\`text\n${found.text}\n\`\`\`\n`);
     const actions = summary.ok ? ['Show Details'] : ['Open Model Settings', 'Set API Key', 'Show Details'];

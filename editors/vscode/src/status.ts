@@ -7,7 +7,7 @@
 import * as vscode from 'vscode';
 import type { ServerManager } from './client';
 import { statusItemContent } from './model/status';
-import { isObject, stringField } from './protocol';
+import { Commands, isObject, stringField } from './protocol';
 
 export const NOT_RUNNING = 'The AutoCode language server is not running. Run "AutoCode: Restart Language Server", or "AutoCode: Show Output" to see why.';
 
@@ -53,7 +53,7 @@ export class ServerStatus implements vscode.Disposable {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder || !this.server.running) return;
     try {
-      const doctor = await this.server.execute('autocode.doctor', { workspace: folder.uri.fsPath });
+      const doctor = await this.server.execute(Commands.doctor, { workspace: folder.uri.fsPath });
       const report = isObject(doctor) && isObject(doctor.report) ? doctor.report : undefined;
       const record = report && isObject(report.record) ? report.record : undefined;
       const now = record ? stringField(record, 'status') : undefined;

@@ -65,7 +65,7 @@ export class DoctorPanel {
 
   show(report: unknown, title: string): void {
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel('autocode.doctor', 'AutoCode Doctor', vscode.ViewColumn.Active, { enableScripts: false });
+      this.panel = vscode.window.createWebviewPanel('autocode.doctorPage', 'AutoCode Doctor', vscode.ViewColumn.Active, { enableScripts: false });
       this.panel.onDidDispose(() => (this.panel = undefined));
     } else {
       this.panel.reveal(vscode.ViewColumn.Active);

@@ -16,6 +16,7 @@ results always carry every field.
 from __future__ import annotations
 
 import json
+import re
 import types
 import typing
 from typing import Any, Literal
@@ -26,6 +27,21 @@ from autocode_lsp.protocol.names import PROTOCOL_VERSION
 SCHEMA_PATH = "docs/protocol.schema.json"
 TYPESCRIPT_PATH = "editors/vscode/src/generated/protocol.ts"
 LUA_PATH = "editors/nvim/lua/autocode/protocol_types.lua"
+LUA_NAMES_PATH = "editors/nvim/lua/autocode/protocol_names.lua"
+
+def constant_key(name: str) -> str:
+    """A command's or method's key in the generated name tables: `autocode.task.approvePlan` and
+    `autocode/task/approvePlan` are `taskApprovePlan` (the editors' constants for the wire names)."""
+    parts = re.split(r"[./]", name)
+    if parts[0] == "autocode":
+        parts = parts[1:]
+    return parts[0] + "".join(p[:1].upper() + p[1:] for p in parts[1:])
+
+
+def lua_key(name: str) -> str:
+    """`constant_key` in snake_case (the Neovim plugin's `protocol.commands.task_approve_plan`)."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", constant_key(name)).lower()
+
 
 _SCALARS: dict[Any, str] = {str: "string", int: "integer", float: "number", bool: "boolean"}
 
@@ -177,6 +193,22 @@ def typescript(schema: dict[str, Any] | None = None) -> str:
             out.append(f"  {json.dumps(name)}: {{ {first}: {_ts(pair[first])}; result: {_ts(pair['result'])} }};")
         out.append("}")
         out.append("")
+    for table, title in (("commands", "COMMANDS"), ("methods", "METHODS")):
+        out.append(f"/** Every {table[:-1]} name, under a constant (use these, never a copied string). */")
+        out.append(f"export const {title} = {{")
+        for name in schema[table]:
+            out.append(f"  {constant_key(name)}: {json.dumps(name)},")
+        out.append("} as const;")
+        out.append("")
+    out.extend([
+        "export type CommandName = keyof Commands;",
+        "export type CommandArguments<K extends CommandName> = Commands[K][\"arguments\"];",
+        "export type CommandResult<K extends CommandName> = Commands[K][\"result\"];",
+        "export type MethodName = keyof Methods;",
+        "export type MethodParams<K extends MethodName> = Methods[K][\"params\"];",
+        "export type MethodResult<K extends MethodName> = Methods[K][\"result\"];",
+        "",
+    ])
     return "\n".join(out)
 
 
@@ -227,7 +259,27 @@ def lua(schema: dict[str, Any] | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def lua_names(schema: dict[str, Any] | None = None) -> str:
+    """The Neovim plugin's table of command and method names (`require('autocode.protocol_names')`)."""
+    schema = schema or json_schema()
+    out = [
+        "-- Generated from docs/protocol.schema.json by scripts/gen_protocol_types.py; do not edit.",
+        "-- Every command and method name of the AutoCode protocol (use these, never a copied string).",
+        "local M = {}",
+        "",
+    ]
+    for table in ("commands", "methods"):
+        out.append(f"M.{table} = {{")
+        for name in schema[table]:
+            out.append(f"  {lua_key(name)} = {json.dumps(name).replace(chr(34), chr(39))},")
+        out.append("}")
+        out.append("")
+    out.append("return M")
+    return "\n".join(out) + "\n"
+
+
 def generated() -> dict[str, str]:
     """Each generated file (path relative to the repository) and its text."""
     schema = json_schema()
-    return {SCHEMA_PATH: schema_text(), TYPESCRIPT_PATH: typescript(schema), LUA_PATH: lua(schema)}
+    return {SCHEMA_PATH: schema_text(), TYPESCRIPT_PATH: typescript(schema), LUA_PATH: lua(schema),
+            LUA_NAMES_PATH: lua_names(schema)}

@@ -225,9 +225,9 @@ function M.all()
   return {
     ['workspace/applyEdit'] = M.apply_edit,
     [protocol.methods.task_did_change] = M.did_change,
-    [protocol.methods.ask_question] = M.ask_question,
-    [protocol.methods.review_plan] = M.review_plan,
-    [protocol.methods.save_documents] = M.save_documents,
+    [protocol.methods.task_ask_question] = M.ask_question,
+    [protocol.methods.task_review_plan] = M.review_plan,
+    [protocol.methods.task_save_documents] = M.save_documents,
   }
 end
 

@@ -3,40 +3,11 @@
 -- change in the server's protocol module is a change here only.
 local M = {}
 
-M.commands = {
-  task_start = 'autocode.task.start',
-  task_answer = 'autocode.task.answer',
-  task_approve_plan = 'autocode.task.approvePlan',
-  task_reject_plan = 'autocode.task.rejectPlan',
-  task_approve_completion = 'autocode.task.approveCompletion',
-  task_resolve_conflicts = 'autocode.task.resolveConflicts',
-  task_cancel = 'autocode.task.cancel',
-  task_resume = 'autocode.task.resume',
-  task_retry_verification = 'autocode.task.retryVerification',
-  task_preview = 'autocode.task.preview',
-  task_transcript = 'autocode.task.transcript',
-  task_get = 'autocode.task.get',
-  task_list = 'autocode.task.list',
-  doctor = 'autocode.doctor',
-  project_forget = 'autocode.project.forget',
-  project_trust = 'autocode.project.trust',
-  memory_save = 'autocode.memory.save',
-  memory_search = 'autocode.memory.search',
-  memory_delete = 'autocode.memory.delete',
-  memory_list = 'autocode.memory.list',
-  memory_recall = 'autocode.memory.recall',
-  memory_plan_promotion = 'autocode.memory.planPromotion',
-  memory_apply_promotion = 'autocode.memory.applyPromotion',
-  prep_run = 'autocode.prep.run',
-  protocol_info = 'autocode.protocol.info',
-}
-
-M.methods = {
-  task_did_change = 'autocode/task/didChange',
-  ask_question = 'autocode/task/askQuestion',
-  review_plan = 'autocode/task/reviewPlan',
-  save_documents = 'autocode/task/saveDocuments',
-}
+-- Command and method names come from the generated table (scripts/gen_protocol_types.py writes
+-- protocol_names.lua from the server's protocol module): none is copied here by hand.
+local names = require('autocode.protocol_names')
+M.commands = names.commands
+M.methods = names.methods
 
 M.kinds = {
   confirmation_required = 'confirmationRequired',

@@ -932,3 +932,56 @@ export interface Methods {
   "autocode/task/saveDocuments": { params: SaveDocumentsParams; result: SaveDocumentsResult };
   "autocode/task/reviewPlan": { params: ReviewPlanParams; result: ReviewPlanResult };
 }
+
+/** Every command name, under a constant (use these, never a copied string). */
+export const COMMANDS = {
+  protocolInfo: "autocode.protocol.info",
+  doctor: "autocode.doctor",
+  verify: "autocode.verify",
+  projectForget: "autocode.project.forget",
+  projectTrust: "autocode.project.trust",
+  prepRun: "autocode.prep.run",
+  taskStart: "autocode.task.start",
+  taskAnswer: "autocode.task.answer",
+  taskApprovePlan: "autocode.task.approvePlan",
+  taskRejectPlan: "autocode.task.rejectPlan",
+  taskApproveCompletion: "autocode.task.approveCompletion",
+  taskResolveConflicts: "autocode.task.resolveConflicts",
+  taskCancel: "autocode.task.cancel",
+  taskResume: "autocode.task.resume",
+  taskRetryVerification: "autocode.task.retryVerification",
+  taskPreview: "autocode.task.preview",
+  taskGet: "autocode.task.get",
+  taskList: "autocode.task.list",
+  taskTranscript: "autocode.task.transcript",
+  memorySave: "autocode.memory.save",
+  memorySearch: "autocode.memory.search",
+  memoryDelete: "autocode.memory.delete",
+  memoryList: "autocode.memory.list",
+  memoryRecall: "autocode.memory.recall",
+  memoryPlanPromotion: "autocode.memory.planPromotion",
+  memoryApplyPromotion: "autocode.memory.applyPromotion",
+  taskAsk: "autocode.task.ask",
+  taskReview: "autocode.task.review",
+  taskRequestChanges: "autocode.task.requestChanges",
+  taskCompose: "autocode.task.compose",
+  doctorOpen: "autocode.doctor.open",
+  memoryComposeSearch: "autocode.memory.composeSearch",
+  sessionConfigure: "autocode.session.configure",
+  providerCheck: "autocode.provider.check",
+} as const;
+
+/** Every method name, under a constant (use these, never a copied string). */
+export const METHODS = {
+  taskDidChange: "autocode/task/didChange",
+  taskAskQuestion: "autocode/task/askQuestion",
+  taskSaveDocuments: "autocode/task/saveDocuments",
+  taskReviewPlan: "autocode/task/reviewPlan",
+} as const;
+
+export type CommandName = keyof Commands;
+export type CommandArguments<K extends CommandName> = Commands[K]["arguments"];
+export type CommandResult<K extends CommandName> = Commands[K]["result"];
+export type MethodName = keyof Methods;
+export type MethodParams<K extends MethodName> = Methods[K]["params"];
+export type MethodResult<K extends MethodName> = Methods[K]["result"];

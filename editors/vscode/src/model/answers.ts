@@ -5,7 +5,7 @@
 // taking the proposed default and letting AutoCode decide are recorded as such
 // and never learned.
 
-import { JsonObject } from '../protocol';
+import type { TaskAnswerArgs } from '../generated/protocol';
 import { Question } from './tasks';
 
 export type How = 'typed' | 'chosen' | 'acceptedDefault' | 'delegated';
@@ -48,11 +48,11 @@ export function typedReply(value: string, items: AnswerItem[]): Reply | undefine
 }
 
 /** autocode.task.answer's argument; `how` is left out for a server that does not know it. */
-export function answerWithHowArgs(taskId: string, questionId: string, reply: Reply, workspace: string | undefined, withHow = true): JsonObject {
+export function answerWithHowArgs(taskId: string, questionId: string, reply: Reply, workspace: string | undefined, withHow = true): TaskAnswerArgs {
   if ((reply.how === 'typed' || reply.how === 'chosen') && !reply.text.trim()) {
     throw new Error('An empty answer was not sent: type an answer or press Escape to answer later.');
   }
-  const args: JsonObject = { taskId, questionId, text: reply.text };
+  const args: TaskAnswerArgs = { taskId, questionId, text: reply.text };
   if (withHow) args.how = reply.how;
   if (workspace) args.workspace = workspace;
   return args;

@@ -3,14 +3,14 @@
 // server falls back to its first folder otherwise, which is wrong in a
 // multi-root window).
 
-import { JsonObject } from '../protocol';
+import type * as P from '../generated/protocol';
 
 export interface Folder {
   name: string;
   path: string;
 }
 
-function withWorkspace(args: JsonObject, workspace: string | undefined): JsonObject {
+function withWorkspace<T extends object>(args: T, workspace: string | undefined): T & P.WorkspaceArgs {
   return workspace ? { workspace, ...args } : args;
 }
 
@@ -26,41 +26,41 @@ export function folderForCommand(folders: Folder[], activeFilePath: string | und
   return undefined;
 }
 
-export function startTaskArgs(brief: string, workspace: string): JsonObject {
+export function startTaskArgs(brief: string, workspace: string): P.TaskStartArgs {
   const text = brief.trim();
   if (!text) throw new Error('A task needs a brief: describe what AutoCode should do.');
   return withWorkspace({ brief: text }, workspace);
 }
 
-export function taskArgs(taskId: string, workspace: string | undefined): JsonObject {
+export function taskArgs(taskId: string, workspace: string | undefined): P.TaskRefArgs {
   return withWorkspace({ taskId }, workspace);
 }
 
-export function answerArgs(taskId: string, questionId: string, answer: string, workspace: string | undefined): JsonObject {
+export function answerArgs(taskId: string, questionId: string, answer: string, workspace: string | undefined): P.TaskAnswerArgs {
   if (!answer.trim()) throw new Error('An empty answer was not sent: type an answer or press Escape to answer later.');
   return withWorkspace({ taskId, questionId, text: answer }, workspace);
 }
 
-export function approvePlanArgs(taskId: string, revision: number | undefined, workspace: string | undefined): JsonObject {
+export function approvePlanArgs(taskId: string, revision: number | undefined, workspace: string | undefined): P.TaskApprovePlanArgs {
   if (revision === undefined) throw new Error('The snapshot names no plan revision to approve: run "AutoCode: Refresh Tasks" and review the plan again.');
   return withWorkspace({ taskId, revision }, workspace);
 }
 
-export function rejectPlanArgs(taskId: string, feedback: string, workspace: string | undefined): JsonObject {
+export function rejectPlanArgs(taskId: string, feedback: string, workspace: string | undefined): P.TaskRejectPlanArgs {
   if (!feedback.trim()) throw new Error('Say what should change in the plan; nothing was sent.');
   return withWorkspace({ taskId, feedback: feedback.trim() }, workspace);
 }
 
-export function forgetArgs(workspace: string): JsonObject {
+export function forgetArgs(workspace: string): P.ForgetArgs {
   return { workspace, confirm: true };
 }
 
 /** Records the person's trust in exactly the values whose `digest` they were shown. */
-export function trustArgs(workspace: string, digest: string): JsonObject {
+export function trustArgs(workspace: string, digest: string): P.TrustArgs {
   return { workspace, confirm: true, digest };
 }
 
-export function doctorArgs(workspace: string | undefined): JsonObject {
+export function doctorArgs(workspace: string | undefined): P.WorkspaceArgs {
   return withWorkspace({}, workspace);
 }
 
@@ -72,37 +72,37 @@ export interface MemoryTarget {
   scope: MemoryScope;
 }
 
-export function memoryContextArgs(agent: string, workspace: string | undefined): JsonObject {
-  const args: JsonObject = {};
+export function memoryContextArgs(agent: string, workspace: string | undefined): { agent?: string; workspace?: string | null } {
+  const args: { agent?: string } = {};
   if (agent.trim()) args.agent = agent.trim();
   return withWorkspace(args, workspace);
 }
 
-export function memorySaveArgs(content: string, target: MemoryTarget, category: string | undefined, agent: string, workspace: string | undefined): JsonObject {
+export function memorySaveArgs(content: string, target: MemoryTarget, category: string | undefined, agent: string, workspace: string | undefined): P.MemorySaveArgs {
   const text = content.trim();
   if (!text) throw new Error('A memory needs some text; nothing was saved.');
   if (target.scope === 'project' && !workspace) {
     throw new Error('Project memories need an open folder: open the repository, or save this memory as global.');
   }
-  const args: JsonObject = { ...memoryContextArgs(agent, target.scope === 'project' ? workspace : undefined), content: text, scope: target.scope, shared: target.owner === 'team' };
+  const args: P.MemorySaveArgs = { ...memoryContextArgs(agent, target.scope === 'project' ? workspace : undefined), content: text, scope: target.scope, shared: target.owner === 'team' };
   if (category && category.trim()) args.category = category.trim();
   return args;
 }
 
-export function memorySearchArgs(query: string, agent: string, workspace: string | undefined, limit = 50): JsonObject {
+export function memorySearchArgs(query: string, agent: string, workspace: string | undefined, limit = 50): P.MemorySearchArgs {
   if (!query.trim()) throw new Error('Type something to search for.');
   return { ...memoryContextArgs(agent, workspace), query: query.trim(), scope: 'all', owner: 'all', limit };
 }
 
-export function memoryDeleteArgs(id: string, agent: string, workspace: string | undefined): JsonObject {
+export function memoryDeleteArgs(id: string, agent: string, workspace: string | undefined): P.MemoryDeleteArgs {
   return { ...memoryContextArgs(agent, workspace), id };
 }
 
-export function planPromotionArgs(workspace: string | undefined): JsonObject {
+export function planPromotionArgs(workspace: string | undefined): P.MemoryPlanPromotionArgs {
   return withWorkspace({}, workspace);
 }
 
-export function applyPromotionArgs(ids: string[], workspace: string | undefined): JsonObject {
+export function applyPromotionArgs(ids: string[], workspace: string | undefined): P.MemoryApplyPromotionArgs {
   if (!ids.length) throw new Error('Tick at least one candidate to promote; nothing was applied.');
   return withWorkspace({ ids }, workspace);
 }

@@ -1,6 +1,7 @@
 // Memories as the Memory and Team Memory Promotion views show them.
 
-import { arrayField, field, isObject, JsonObject, stringField } from '../protocol';
+import type * as P from '../generated/protocol';
+import { isObject, stringField } from '../protocol';
 import { MemoryOwner, MemoryScope } from './args';
 
 export interface MemoryItem {
@@ -13,32 +14,23 @@ export interface MemoryItem {
   score: number | undefined;
 }
 
-export function normaliseMemory(raw: unknown): MemoryItem {
-  if (!isObject(raw)) throw new Error('memory is not an object');
-  const id = stringField(raw, 'id', 'memoryId', 'memory_id');
-  if (!id) throw new Error('memory has no id');
-  const shared = field(raw, 'shared', 'team');
-  const ownerText = (stringField(raw, 'owner', 'ownerKind', 'owner_kind') ?? '').toLowerCase();
-  const owner: MemoryOwner = shared === true || ownerText === 'team' ? 'team' : 'agent';
-  const scopeText = (stringField(raw, 'scope') ?? '').toLowerCase();
-  const repository = field(raw, 'repository', 'repositoryKey', 'repository_key');
-  const scope: MemoryScope = scopeText === 'project' || scopeText === 'repository' || (!scopeText && typeof repository === 'string' && repository !== '') ? 'project' : 'global';
-  const score = field(raw, 'score');
+/** A memory as the server sends it (`MemoryView`, the wire's field names) in the views' terms. */
+export function normaliseMemory(raw: P.MemoryView): MemoryItem {
+  if (!raw.id) throw new Error('memory has no id');
   return {
-    id,
-    content: stringField(raw, 'content', 'text', 'body') ?? '',
-    category: stringField(raw, 'category', 'kind') ?? '',
-    owner,
-    scope,
-    agent: stringField(raw, 'agent', 'agentName', 'agent_name') ?? '',
-    score: typeof score === 'number' ? score : undefined,
+    id: raw.id,
+    content: raw.content,
+    category: raw.category ?? '',
+    owner: raw.shared ? 'team' : 'agent',
+    scope: raw.scope === 'project' ? 'project' : 'global',
+    agent: raw.owner ?? '',
+    score: raw.score ?? undefined,
   };
 }
 
-/** Memories out of a list or search result (`{memories: [...]}`, `{results: [...]}` or a bare list). */
-export function memoriesFromResult(result: unknown): MemoryItem[] {
-  const list = Array.isArray(result) ? result : arrayField(result, 'memories', 'results', 'items');
-  return list.map((entry) => normaliseMemory(isObject(entry) && isObject(entry.memory) ? { ...entry.memory, score: entry.score ?? null } : entry));
+/** Memories out of a list or search result (`memories` of `MemoryList` and `SearchResult`). */
+export function memoriesFromResult(result: P.MemoryList | P.SearchResult): MemoryItem[] {
+  return result.memories.map(normaliseMemory);
 }
 
 export interface MemoryGroup {
@@ -77,26 +69,22 @@ export interface PromotionCandidate {
   selected: boolean;
 }
 
-/** The candidates of a promotion plan; the plan's own recommendation is the initial tick. */
-export function promotionCandidates(plan: unknown): PromotionCandidate[] {
-  return arrayField(plan, 'candidates', 'items', 'memories').map((raw, index) => {
-    const inner: JsonObject = isObject(raw) && isObject(raw.memory) ? { ...raw.memory, ...raw } : isObject(raw) ? raw : { content: String(raw) };
-    const recommended = field(inner, 'recommended', 'selected', 'promote');
-    return {
-      id: stringField(inner, 'memoryId', 'memory_id', 'id') ?? String(index),
-      skillName: stringField(inner, 'name', 'skillName', 'skill_name') ?? '',
-      content: stringField(inner, 'content', 'text') ?? '',
-      reason: stringField(inner, 'description', 'reason') ?? '',
-      agents: arrayField(inner, 'agents').map((a) => String(a)),
-      selected: recommended === undefined ? true : recommended === true,
-    };
-  });
+/** The candidates of a promotion plan (`PromotionPlan.candidates`), each ticked at first. */
+export function promotionCandidates(plan: P.PromotionPlan): PromotionCandidate[] {
+  return plan.candidates.map((c) => ({
+    id: c.memoryId,
+    skillName: c.name,
+    content: c.content,
+    reason: c.description,
+    agents: [...c.agents],
+    selected: true,
+  }));
 }
 
-/** What an applyPromotion result (`{skills, removed}`) tells the person. */
-export function promotionMessage(result: unknown): string {
-  const removed = arrayField(result, 'removed', 'applied').length;
-  const skills = [...new Set(arrayField(result, 'skills').map((s) => (isObject(s) ? stringField(s, 'name') ?? '' : String(s))).filter(Boolean))];
+/** What an applyPromotion result (`PromotionApplied`: `{skills, removed}`) tells the person. */
+export function promotionMessage(result: P.PromotionApplied): string {
+  const removed = result.removed.length;
+  const skills = [...new Set(result.skills.map((s) => s.name).filter(Boolean))];
   const what = `${removed} memor${removed === 1 ? 'y' : 'ies'}`;
   return `AutoCode: promoted ${what}${skills.length ? ` into the skill${skills.length === 1 ? '' : 's'} ${skills.join(', ')}` : ''}.`;
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { escapeHtml, renderDoctorBody, renderDoctorHtml, settingRows } from '../../src/model/doctor';
+import type { MemoryView, PromotionApplied, PromotionPlan, SkillView } from '../../src/generated/protocol';
 import { groupMemories, memoriesFromResult, promotionCandidates, promotionMessage } from '../../src/model/memory';
 
 /** An `autocode.doctor` result: the engine's report plus its text. */
@@ -64,31 +65,42 @@ test('a missing record says so instead of failing', () => {
   assert.match(invalid, /ignored until it is fixed/);
 });
 
+/** A `MemoryView` as the server sends it (every field; the wire's names). */
+function memory(over: Partial<MemoryView>): MemoryView {
+  return { id: 'm', content: 'c', category: null, scope: 'global', repository: null, owner: null, shared: false,
+    createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z', runId: null, score: null, ...over };
+}
+
+function skill(name: string, owner: string): SkillView {
+  return { id: `${name}-${owner}`, name, owner, description: '', category: null, content: '', scope: 'global', repository: null,
+    origin: 'promotion', sourceMemoryId: 'm1' } as SkillView;
+}
+
 test('memories group into agent/team × project/global, project groups only with a repository', () => {
   const items = memoriesFromResult({ memories: [
-    { id: '1', content: 'use uv', scope: 'project', shared: false },
-    { id: '2', content: 'team rule', scope: 'global', owner: 'team' },
-    { id: '3', content: 'repo fact', repository: 'github.com/x/y' },
+    memory({ id: '1', content: 'use uv', scope: 'project', repository: 'github.com/x/y', owner: 'implementer' }),
+    memory({ id: '2', content: 'team rule', scope: 'global', shared: true }),
+    memory({ id: '3', content: 'repo fact', scope: 'project', repository: 'github.com/x/y', owner: 'reviewer' }),
   ] });
-  assert.deepEqual(items.map((m) => `${m.owner}/${m.scope}`), ['agent/project', 'team/global', 'agent/project']);
+  assert.deepEqual(items.map((m) => `${m.owner}/${m.scope}/${m.agent}`), ['agent/project/implementer', 'team/global/', 'agent/project/reviewer']);
   const groups = groupMemories(items, true);
   assert.deepEqual(groups.map((g) => `${g.id}:${g.items.length}`), ['agent/project:2', 'agent/global:0', 'team/project:0', 'team/global:1']);
   assert.deepEqual(groupMemories(items, false).map((g) => g.id), ['agent/global', 'team/global']);
 });
 
-test('search results with scores and a promotion plan with recommendations', () => {
-  const results = memoriesFromResult({ results: [{ memory: { id: 'm', content: 'c', scope: 'global' }, score: 0.5 }] });
+test('search results with scores and a promotion plan', () => {
+  const results = memoriesFromResult({ query: 'c', method: 'fts', memories: [memory({ id: 'm', score: 0.5 })] });
   assert.equal(results[0].score, 0.5);
-  assert.throws(() => memoriesFromResult([{ content: 'no id' }]), /no id/);
-  const candidates = promotionCandidates({ candidates: [
-    { memoryId: 'm1', name: 'run-db-tests', description: 'Shared by 2 agents', category: 'testing', content: 'Tests need TEST_DATABASE_URL', agents: ['implementer', 'reviewer'] },
-    { memoryId: 'm2', skillName: 'other', description: '', category: null, content: 'y', agents: [], recommended: false },
-  ] });
-  assert.deepEqual(candidates.map((c) => [c.id, c.skillName, c.selected, c.reason, c.agents.length]), [['m1', 'run-db-tests', true, 'Shared by 2 agents', 2], ['m2', 'other', false, '', 0]]);
+  assert.throws(() => memoriesFromResult({ memories: [memory({ id: '' })] }), /no id/);
+  const candidates = promotionCandidates({ scanned: 3, candidates: [
+    { memoryId: 'm1', name: 'run-db-tests', description: 'Shared by 2 agents', category: 'testing', content: 'Tests need TEST_DATABASE_URL', agents: ['implementer', 'reviewer'], scope: 'project', repository: 'github.com/x/y' },
+    { memoryId: 'm2', name: 'other', description: '', category: null, content: 'y', agents: [], scope: 'global', repository: null },
+  ] } as PromotionPlan);
+  assert.deepEqual(candidates.map((c) => [c.id, c.skillName, c.selected, c.reason, c.agents.length]), [['m1', 'run-db-tests', true, 'Shared by 2 agents', 2], ['m2', 'other', true, '', 0]]);
 });
 
 test('an applied promotion names the skills once, whatever agents got them', () => {
-  const applied = { skills: [{ name: 'prefer-small-commits', agent: 'implementer' }, { name: 'prefer-small-commits', agent: 'reviewer' }], removed: ['m1'] };
+  const applied = { skills: [skill('prefer-small-commits', 'implementer'), skill('prefer-small-commits', 'reviewer')], removed: ['m1'] } as PromotionApplied;
   assert.equal(promotionMessage(applied), 'AutoCode: promoted 1 memory into the skill prefer-small-commits.');
-  assert.equal(promotionMessage({ skills: [], removed: [] }), 'AutoCode: promoted 0 memories.');
+  assert.equal(promotionMessage({ skills: [], removed: [] } as unknown as PromotionApplied), 'AutoCode: promoted 0 memories.');
 });
