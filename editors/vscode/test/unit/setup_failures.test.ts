@@ -51,7 +51,7 @@ test('the provider check reads as one sentence, the key named but never shown', 
 test('a failed verification offers the test output and a retry, and names the failing tests', () => {
   const failed = snapshot({
     state: 'FAILED', phase: 'failed', done: true,
-    error: { kind: 'testsFailed', phase: 'verifying', message: 'failed: 1 test failed; the output is in /repo/.autocode/runs/t-1/evidence/test-output.txt' },
+    error: { kind: 'testsFailed', phase: 'verifying', message: 'failed: 1 test failed; the output is in /repo/.autocode/runs/t-1/evidence/test-output.txt', remedy: null },
     result: {
       status: 'failed', verified: false, files: [], tests: null, review: null, apply: null, learning: null,
       proof: { status: 'failed', verified: false, summary: '', proofs: [], regressions: [{ id: 'tests/test_a.py::test_old', base: 'passed', now: 'failed' }], failing: ['tests/test_a.py::test_new'], alreadyFailing: [], reasons: [], concerns: [], testFiles: [], runs: [] },
@@ -70,7 +70,7 @@ test('a failed verification offers the test output and a retry, and names the fa
 
 test('a provider failure offers Resume and the transcript', () => {
   const agent = { roles: {}, usage: { promptTokens: 1, completionTokens: 1, totalTokens: 2 }, editBlocksFallback: [] };
-  const failed = snapshot({ state: 'FAILED', done: true, agent, error: { kind: 'providerError', phase: 'implementing', message: 'HTTP 503' } });
+  const failed = snapshot({ state: 'FAILED', done: true, agent, error: { kind: 'providerError', phase: 'implementing', message: 'HTTP 503', remedy: null } });
   assert.deepEqual(failureActions(failed, false), ['Resume', 'Open transcript']);
 });
 

@@ -109,7 +109,7 @@ test('a completed task is done, waits for nothing and lists what happened', () =
 });
 
 test('a failed task shows its error message', () => {
-  const view = normaliseSnapshot(snapshot({ state: 'FAILED', phase: 'failed', done: true, revision: 4, error: { kind: 'testsFailed', message: 'the tests failed in the copy', phase: 'verifying' } }));
+  const view = normaliseSnapshot(snapshot({ state: 'FAILED', phase: 'failed', done: true, revision: 4, error: { kind: 'testsFailed', message: 'the tests failed in the copy', phase: 'verifying', remedy: null } }));
   assert.equal(view.error, 'the tests failed in the copy');
   const node = buildTaskNode(view);
   assert.equal(node.icon, 'error');
