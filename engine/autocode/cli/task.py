@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "reject":
         snap = task.reject_plan(args.feedback, source, revision=args.revision).wire()
     elif verb == "approve-completion":
+        _show_what_is_approved(task, args)
         snap = task.approve_completion(source, confirm=args.confirm).wire()
     elif verb == "resolve":
         snap = task.resolve_conflicts(_choices(args.choices), source).wire()
@@ -165,6 +166,18 @@ def run(args: argparse.Namespace) -> int:
         snap = task.resume().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
+
+
+def _show_what_is_approved(task: Any, args: argparse.Namespace) -> None:
+    """Before applying, say what is applied: the verdict and the diff (or where the whole diff is),
+    on stderr so a person approving from a script or a pipe still sees it; --json keeps stderr quiet."""
+    if args.json:
+        return
+    snap: dict[str, Any] = task.snapshot().wire()
+    if snap["needs"].get("kind") != "approve_completion":
+        return  # not awaiting completion approval: the engine's error says so
+    _say("Approving this change (see it again with: "
+         f"autocode task show --workspace {args.workspace} {snap['id']}):\n" + _completion_text(snap))
 
 
 def _choices(items: list[str]) -> dict[str, str]:
