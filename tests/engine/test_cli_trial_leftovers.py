@@ -27,3 +27,22 @@ def test_approving_completion_without_a_terminal_shows_the_diff_first(tmp_path: 
     assert "+def total_with_tax" in proc.stderr or "total_with_tax" in proc.stderr.split("Changes:", 1)[1]
     assert f"autocode task show --workspace {ws} {task_id}" in proc.stderr
     assert "COMPLETED" in proc.stdout
+
+
+def test_resolving_with_conflict_markers_names_the_files_and_how_to_finish(tmp_path: Path) -> None:
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    ws, words = str(repo), "textkit/words.py"
+    rc, snap = autocode_json("task", "start", "--workspace", ws, "--brief", f"via {patch}", "--scenario", "no-questions")
+    assert rc == 0, snap
+    task_id = snap["id"]
+    rc, snap = autocode_json("task", "approve", "--workspace", ws, task_id, "--revision", str(snap["needs"]["planRevision"]))
+    assert snap["needs"]["kind"] == "approve_completion", snap
+    path = repo / words
+    path.write_text(path.read_text() + "\n\ndef longest_word(text):\n    return 'mine'\n")
+    rc, snap = autocode_json("task", "approve-completion", "--workspace", ws, task_id)
+    assert snap["needs"]["kind"] == "resolve_conflicts", snap
+    proc = autocode("task", "resolve", "--workspace", ws, task_id, f"{words}=markers")
+    assert proc.returncode == 0, proc.stderr
+    assert "<<<<<<< mine" in path.read_text()
+    assert f"conflict markers left in: {words}" in proc.stdout, proc.stdout
+    assert f"autocode verify --workspace {ws}" in proc.stdout

@@ -586,6 +586,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         apply = result.get("apply") or {}
         if apply:
             lines.append(f"  apply: {apply.get('status')} ({apply.get('via')}) — {apply.get('message')}")
+            lines += _markers_left(apply, workspace)
     learning = snap.get("learning") or {}
     if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
         learned = ", ".join(learning.get("conventions") or []) or "no new conventions"
@@ -596,6 +597,18 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         lines += [f"  {cmd}" for cmd in nxt]
     lines.append(f"run directory: {snap['runDir']}")
     return "\n".join(lines)
+
+
+def _markers_left(apply: dict[str, Any], workspace: str) -> list[str]:
+    """The files the person chose to settle with conflict markers, and how to finish them."""
+    marked = sorted(path for path, choice in (apply.get("choices") or {}).items() if choice == "markers")
+    if not marked:
+        return []
+    return [
+        f"conflict markers left in: {', '.join(marked)}",
+        "  to finish: edit each file, keep the lines you want and delete the <<<<<<< / ======= / >>>>>>> lines;",
+        f"  then prove the result with: autocode verify --workspace {workspace}",
+    ]
 
 
 def _render_list(data: dict[str, Any]) -> str:
