@@ -46,3 +46,21 @@ def test_resolving_with_conflict_markers_names_the_files_and_how_to_finish(tmp_p
     assert "<<<<<<< mine" in path.read_text()
     assert f"conflict markers left in: {words}" in proc.stdout, proc.stdout
     assert f"autocode verify --workspace {ws}" in proc.stdout
+
+
+def test_a_typo_in_config_toml_is_named_at_task_start_with_the_closest_key(tmp_path: Path) -> None:
+    import json
+
+    repo, patch = build_sample("pytest", tmp_path / "shop")
+    (repo / ".autocode").mkdir(exist_ok=True)
+    (repo / ".autocode" / "config.toml").write_text('modle = "x"\n', encoding="utf-8")
+    ws = str(repo)
+    proc = autocode("task", "start", "--workspace", ws, "--brief", f"Add total_with_tax. Patch: {patch}", "--json")
+    assert proc.returncode == 0, proc.stderr
+    snap = json.loads(proc.stdout)
+    [warning] = [w for w in snap["warnings"] if "modle" in w]
+    assert "did you mean model?" in warning
+    assert "unknown setting 'modle'" in proc.stderr and "did you mean model?" in proc.stderr
+    text = autocode("task", "start", "--workspace", ws, "--brief", f"Again. Patch: {patch}")
+    assert text.returncode == 0, text.stderr
+    assert "warning:" in text.stderr and "'modle'" in text.stderr and "did you mean model?" in text.stderr

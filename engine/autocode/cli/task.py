@@ -238,6 +238,13 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         if not quiet:
             sys.stderr.write(f"  [{phase}] {message}\n")
 
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        # Shown whatever the mode (a typo'd key is silent otherwise); never fails the task.
+        warnings.append(message)
+        sys.stderr.write(f"autocode: warning: {message}\n")
+
     options = TaskOptions(
         test_command=args.test_command,
         package=args.package,
@@ -249,6 +256,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         engine=args.engine,
         scenario=args.scenario,
         progress=progress,
+        warn=warn,
     )
     # lazy: not needed by `autocode --help`, which imports this module
     from autocode.settings import TrustRequired
@@ -265,6 +273,8 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         snap = _drive_from_file(task, source, answers, args.answers)
     else:
         snap = task.snapshot().wire()
+    if args.json and warnings:
+        snap = {**snap, "warnings": warnings}
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
 
