@@ -64,3 +64,23 @@ def test_a_typo_in_config_toml_is_named_at_task_start_with_the_closest_key(tmp_p
     text = autocode("task", "start", "--workspace", ws, "--brief", f"Again. Patch: {patch}")
     assert text.returncode == 0, text.stderr
     assert "warning:" in text.stderr and "'modle'" in text.stderr and "did you mean model?" in text.stderr
+
+
+def test_verify_json_uses_the_same_camel_case_as_task_show(tmp_path: Path) -> None:
+    import json
+
+    repo, _patch = build_sample("pytest", tmp_path / "shop")
+    pricing = repo / "shop" / "pricing.py"
+    pricing.write_text(pricing.read_text() + "# a note\n", encoding="utf-8")
+    proc = autocode("verify", "--workspace", str(repo), "--json", timeout=300)
+    data = json.loads(proc.stdout)
+    assert "alreadyFailing" in data and "testFiles" in data and "already_failing" not in data, data
+    assert data["runs"] and "exitCode" in data["runs"][0] and "perTest" in data["runs"][0]
+
+    def snake(value: object) -> list[str]:
+        if isinstance(value, dict):
+            return [k for k in value if "_" in k and k != "counts"] + [s for v in value.values() for s in snake(v)]
+        return [s for v in value for s in snake(v)] if isinstance(value, list) else []
+
+    assert snake({k: v for k, v in data.items() if k != "runs"} | {"runs": [
+        {k: v for k, v in run.items() if k != "counts"} for run in data["runs"]]}) == []
