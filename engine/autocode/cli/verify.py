@@ -39,7 +39,7 @@ def _wire(data: dict[str, Any]) -> dict[str, Any]:
     # lazy: the typed proof of the task models, only for --json
     from autocode.tasks.models import Proof
 
-    head = {k: data[k] for k in ("change", "files", "evidence") if k in data}
+    head: dict[str, Any] = {k: data[k] for k in ("change", "files", "evidence") if k in data}
     rest = {k: v for k, v in data.items() if k not in head}
     return {**head, **Proof.model_validate(rest).wire()}
 
