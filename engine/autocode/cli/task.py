@@ -154,6 +154,7 @@ def run(args: argparse.Namespace) -> int:
     elif verb == "reject":
         snap = task.reject_plan(args.feedback, source, revision=args.revision).wire()
     elif verb == "approve-completion":
+        _show_what_is_approved(task, args)
         snap = task.approve_completion(source, confirm=args.confirm).wire()
     elif verb == "resolve":
         snap = task.resolve_conflicts(_choices(args.choices), source).wire()
@@ -165,6 +166,18 @@ def run(args: argparse.Namespace) -> int:
         snap = task.resume().wire()
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
+
+
+def _show_what_is_approved(task: Any, args: argparse.Namespace) -> None:
+    """Before applying, say what is applied: the verdict and the diff (or where the whole diff is),
+    on stderr so a person approving from a script or a pipe still sees it; --json keeps stderr quiet."""
+    if args.json:
+        return
+    snap: dict[str, Any] = task.snapshot().wire()
+    if snap["needs"].get("kind") != "approve_completion":
+        return  # not awaiting completion approval: the engine's error says so
+    _say("Approving this change (see it again with: "
+         f"autocode task show --workspace {args.workspace} {snap['id']}):\n" + _completion_text(snap))
 
 
 def _choices(items: list[str]) -> dict[str, str]:
@@ -225,6 +238,13 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         if not quiet:
             sys.stderr.write(f"  [{phase}] {message}\n")
 
+    warnings: list[str] = []
+
+    def warn(message: str) -> None:
+        # Shown whatever the mode (a typo'd key is silent otherwise); never fails the task.
+        warnings.append(message)
+        sys.stderr.write(f"autocode: warning: {message}\n")
+
     options = TaskOptions(
         test_command=args.test_command,
         package=args.package,
@@ -236,6 +256,7 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         engine=args.engine,
         scenario=args.scenario,
         progress=progress,
+        warn=warn,
     )
     # lazy: not needed by `autocode --help`, which imports this module
     from autocode.settings import TrustRequired
@@ -252,6 +273,8 @@ def _start(args: argparse.Namespace, source: Any) -> int:
         snap = _drive_from_file(task, source, answers, args.answers)
     else:
         snap = task.snapshot().wire()
+    if args.json and warnings:
+        snap = {**snap, "warnings": warnings}
     emit(args, snap, lambda s: _render(s, args.workspace))
     return _exit_code(snap)
 
@@ -573,6 +596,7 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         apply = result.get("apply") or {}
         if apply:
             lines.append(f"  apply: {apply.get('status')} ({apply.get('via')}) — {apply.get('message')}")
+            lines += _markers_left(apply, workspace)
     learning = snap.get("learning") or {}
     if snap["state"] == "COMPLETED" and learning.get("status") != "pending":
         learned = ", ".join(learning.get("conventions") or []) or "no new conventions"
@@ -583,6 +607,18 @@ def _render(snap: dict[str, Any], workspace: str = ".") -> str:
         lines += [f"  {cmd}" for cmd in nxt]
     lines.append(f"run directory: {snap['runDir']}")
     return "\n".join(lines)
+
+
+def _markers_left(apply: dict[str, Any], workspace: str) -> list[str]:
+    """The files the person chose to settle with conflict markers, and how to finish them."""
+    marked = sorted(path for path, choice in (apply.get("choices") or {}).items() if choice == "markers")
+    if not marked:
+        return []
+    return [
+        f"conflict markers left in: {', '.join(marked)}",
+        "  to finish: edit each file, keep the lines you want and delete the <<<<<<< / ======= / >>>>>>> lines;",
+        f"  then prove the result with: autocode verify --workspace {workspace}",
+    ]
 
 
 def _render_list(data: dict[str, Any]) -> str:

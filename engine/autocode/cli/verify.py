@@ -29,8 +29,19 @@ def run(args: argparse.Namespace) -> int:
         args.workspace, revisions=args.revisions, branch=args.branch, test_command=args.test_command,
         progress=None if args.json else progress,
     )
-    emit(args, data, _render)
+    emit(args, _wire(data) if args.json else data, _render)
     return 0 if data.get("status") == "verified" else 1
+
+
+def _wire(data: dict[str, Any]) -> dict[str, Any]:
+    """The verdict in the wire's camelCase, as `task show --json` carries a proof; the evidence
+    file proof.json keeps the engine's own form."""
+    # lazy: the typed proof of the task models, only for --json
+    from autocode.tasks.models import Proof
+
+    head: dict[str, Any] = {k: data[k] for k in ("change", "files", "evidence") if k in data}
+    rest = {k: v for k, v in data.items() if k not in head}
+    return {**head, **Proof.model_validate(rest).wire()}
 
 
 def _render(data: dict[str, Any]) -> str:

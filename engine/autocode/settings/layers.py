@@ -127,7 +127,11 @@ def _split_unknown(table: Mapping[str, Any], label: str, warnings: list[str]) ->
     known = {k: v for k, v in table.items() if k in SETTING_NAMES}
     for key in table:
         if key not in SETTING_NAMES:
-            hint = f"; did you mean {RENAMED[key]}?" if key in RENAMED else ""
+            # lazy: only for a key AutoCode does not know
+            import difflib
+
+            close = RENAMED.get(key) or next(iter(difflib.get_close_matches(str(key), sorted(SETTING_NAMES), n=1)), None)
+            hint = f"; did you mean {close}?" if close else ""
             warnings.append(f"{label}: unknown setting '{key}' is ignored{hint} (known settings: see docs/settings.md)")
     return known
 

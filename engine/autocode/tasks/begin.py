@@ -82,6 +82,9 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
         if v is not None
     }
     launch = resolve_launch(root, flags, package)
+    if opts.warn:
+        for warning in getattr(launch.settings_obj, "warnings", ()):
+            opts.warn(str(warning))
     # Before anything is written or sent: the repository's destination values need its person's trust.
     require_trust(launch.settings_obj, "task start")
     values = launch.values

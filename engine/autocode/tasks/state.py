@@ -169,6 +169,8 @@ class TaskOptions:
     prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)
     on_change: Callable[[Any], None] | None = None
     progress: Callable[[str, str], None] | None = None
+    # Told each settings warning (an unknown key and its closest known one) once the settings resolve.
+    warn: Callable[[str], None] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
