@@ -72,3 +72,16 @@ def test_scan_would_notice_a_planted_path(tmp_path: Path) -> None:
     planted = f"see {ROOT}/engine for details"
     assert str(ROOT) in planted
     assert find_machine_paths("log at /home/alice/work/x.txt")
+
+
+# Test files are named for the module they test, not for the round of work that wrote them.
+HISTORY_PREFIXES = ("test_foundation_", "test_s1_", "test_s2_", "test_s3_", "test_round")
+
+
+def test_test_files_are_not_named_for_project_history() -> None:
+    named = [
+        str(p.relative_to(ROOT))
+        for p in (ROOT / "tests").rglob("test_*.py")
+        if p.name.startswith(HISTORY_PREFIXES)
+    ]
+    assert named == [], f"rename these after the module they test: {named}"

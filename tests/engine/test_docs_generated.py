@@ -1,6 +1,6 @@
 """The published settings table, record bounds and record JSON Schema match the code.
 
-Regenerate after changing a declaration: `python tests/engine/test_foundation_docs.py`.
+Regenerate after changing a declaration: `python tests/engine/test_docs_generated.py`.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from autocode.record.schema import bounds_table, record_json_schema
 from autocode.settings.schema import settings_table
 
 DOCS = Path(__file__).resolve().parents[2] / "docs"
-BEGIN = "<!-- generated: {name} (python tests/engine/test_foundation_docs.py) -->\n"
+BEGIN = "<!-- generated: {name} (python tests/engine/test_docs_generated.py) -->\n"
 END = "<!-- end generated: {name} -->\n"
 
 
