@@ -75,7 +75,8 @@ class Face(Protocol):
     def phrase(self, remedy: Remedy) -> str: ...
 
 
-def _and(words: list[str]) -> str:
+def and_list(words: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c`: the faces' way of naming several things."""
     return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
@@ -88,8 +89,8 @@ class Terminal:
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
             case RemedyKind.SET_SETTINGS:
-                named = "them" if len(remedy.keys) > 1 else _and(list(remedy.keys))
-                flags = _and([_FLAGS[k] for k in remedy.keys])
+                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
+                flags = and_list([_FLAGS[k] for k in remedy.keys])
                 return f"set {named} in .autocode/config.toml or pass {flags}"
             case RemedyKind.SET_TEST_COMMAND:
                 return "pass --test-command, or set test_command in .autocode/config.toml"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from autocode.remedy import Face, Remedy, RemedyKind
+from autocode.remedy import Face, Remedy, RemedyKind, and_list
 from autocode_lsp.protocol import names
 
 VSCODE_CLIENTS = frozenset({
@@ -24,18 +24,14 @@ MODEL_SETTINGS = "AutoCode: Open Model Settings"
 _VSCODE_SETTINGS = {"base_url": "autocode.baseUrl", "model": "autocode.model"}
 
 
-def _and(words: list[str]) -> str:
-    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
-
-
 class VSCode:
     """Settings and palette commands of the VS Code extension."""
 
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
             case RemedyKind.SET_SETTINGS:
-                settings = _and([_VSCODE_SETTINGS[k] for k in remedy.keys])
-                keys = _and(list(remedy.keys))
+                settings = and_list([_VSCODE_SETTINGS[k] for k in remedy.keys])
+                keys = and_list(list(remedy.keys))
                 comma = "," if len(remedy.keys) > 1 else ""
                 return (f"set {settings} in VS Code's settings ({MODEL_SETTINGS}){comma} or {keys} "
                         "in .autocode/config.toml")
@@ -58,7 +54,7 @@ class Lsp:
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
             case RemedyKind.SET_SETTINGS:
-                named = "them" if len(remedy.keys) > 1 else _and(list(remedy.keys))
+                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
                 return f"set {named} in .autocode/config.toml"
             case RemedyKind.SET_TEST_COMMAND:
                 return "set test_command in .autocode/config.toml"
