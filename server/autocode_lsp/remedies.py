@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import assert_never
 
+from autocode import wire
 from autocode.remedy import Face, Remedy, RemedyKind, and_list
 from autocode_lsp.protocol import names
 
@@ -22,6 +23,8 @@ MODEL_SETTINGS = "AutoCode: Open Model Settings"
 """The palette title of the extension's `autocode.openModelSettings` (editors/vscode/package.json)."""
 
 _VSCODE_SETTINGS = {"base_url": "autocode.baseUrl", "model": "autocode.model"}
+_VSCODE_ARGUMENTS = {"agent": "the agent name", "brief": "the brief you type", "feedback": "the feedback you type",
+                     "package": "the package folder", "test_command": "the test command"}
 
 
 class VSCode:
@@ -44,6 +47,16 @@ class VSCode:
                         f"({MODEL_SETTINGS}) and run AutoCode: Set API Key")
             case RemedyKind.RESUME_TASK:
                 return "the task's Resume action"
+            case RemedyKind.GIVE_WORKSPACE:
+                return "open the folder of your repository in VS Code (File > Open Folder)"
+            case RemedyKind.LIST_TASKS:
+                return "the AutoCode Tasks view lists"
+            case RemedyKind.LIST_MEMORIES:
+                return "the AutoCode Memory view lists"
+            case RemedyKind.TRUST_REPOSITORY:
+                return "run AutoCode: Trust Repository (it shows them and records your yes)"
+            case RemedyKind.NAME_ARGUMENT:
+                return _VSCODE_ARGUMENTS[remedy.argument]
             case _:
                 assert_never(remedy.kind)
 
@@ -65,6 +78,18 @@ class Lsp:
             case RemedyKind.RESUME_TASK:
                 which = f" with taskId {remedy.task_id}" if remedy.task_id else ""
                 return f"{names.TASK_RESUME}{which} or the task's Resume code action"
+            case RemedyKind.GIVE_WORKSPACE:
+                return "open the folder of your repository as a workspace folder, or pass it as the `workspace` argument"
+            case RemedyKind.LIST_TASKS:
+                where = f" (workspace {remedy.workspace})" if remedy.workspace else ""
+                return f"{names.TASK_LIST}{where} shows"
+            case RemedyKind.LIST_MEMORIES:
+                return f"{names.MEMORY_LIST} shows"
+            case RemedyKind.TRUST_REPOSITORY:
+                return (f"say yes to your editor's prompt, or run {names.PROJECT_TRUST} with this error's "
+                        "`data.digest` (it records your yes)")
+            case RemedyKind.NAME_ARGUMENT:
+                return f"the `{wire.camel(remedy.argument)}` argument"
             case _:
                 assert_never(remedy.kind)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from autocode.errors import AutoCodeError, UsageError
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks.core import apply_result
@@ -88,14 +89,15 @@ class TaskRun(ReviewSteps):
         """Open a saved task in its last committed state (nothing runs)."""
         root = begin.workspace_root(workspace)
         if not isinstance(task_id, str) or not TASK_ID.match(task_id):
-            raise TaskNotFound(f"{task_id!r} is not a task id; `autocode task list` shows them")
+            raise TaskNotFound(Advice(f"{task_id!r} is not a task id; ", Remedy(RemedyKind.LIST_TASKS), " them"))
         run_dir = begin.checked_runs_root(root) / task_id
         try:
             state = TaskState.read(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
         except FileNotFoundError:
             raise TaskNotFound(
-                f"no task {task_id} in {root}; `autocode task list --workspace {root}` shows its tasks"
+                Advice(f"no task {task_id} in {root}; ", Remedy(RemedyKind.LIST_TASKS, workspace=str(root)),
+                       " its tasks")
             ) from None
         except (ValueError, OSError) as exc:
             raise AutoCodeError(
@@ -212,7 +214,7 @@ class TaskRun(ReviewSteps):
         """Send the plan back with feedback; a new plan revision follows."""
         src = Source.coerce(source)
         if not isinstance(feedback, str) or not feedback.strip():
-            raise UsageError("say what to change in the plan (--feedback TEXT)")
+            raise UsageError(Advice("say what to change in the plan (", Remedy(RemedyKind.NAME_ARGUMENT, argument="feedback"), ")"))
         with self._changing():
             if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
                 self._raise_if_decided("plan", revision)

@@ -248,8 +248,8 @@ def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
     lines = ["", "## Tests that will run", ""]
     if not tests.get("command"):
         lines.append(
-            "No test command is known: the task stops before verifying. Pass --test-command, or set "
-            "test_command in .autocode/config.toml."
+            "No test command is known: the task stops before verifying. Set test_command in "
+            ".autocode/config.toml, or give the task a test command when you start it."
         )
         return lines
     where = _ORIGIN_WORDS.get(str(tests.get("origin")), str(tests.get("origin")))
