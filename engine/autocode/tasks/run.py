@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.errors import AutoCodeError, UsageError
 from autocode.remedy import Advice, Remedy, RemedyKind
@@ -43,6 +43,9 @@ from autocode.tasks.state import (
     planned_tests,
     runs_root,
 )
+
+if TYPE_CHECKING:
+    from autocode.tasks.apply import Editor
 
 # How long a cancel that found the task busy keeps trying to take the lock itself; a call that
 # holds it for longer (planning, tests) honours the request at its next step.
@@ -234,7 +237,7 @@ class TaskRun(ReviewSteps):
         return self.snapshot()
 
     def approve_completion(
-        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None,
+        self, source: Source | Mapping[str, Any] | str, *, editor: Editor | None = None, confirm: str | None = None,
         keep: list[str] | None = None,
     ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
@@ -272,7 +275,7 @@ class TaskRun(ReviewSteps):
             self._advance_applying(editor)
         return self.snapshot()
 
-    def _advance_applying(self, editor: Any) -> None:
+    def _advance_applying(self, editor: Editor | None) -> None:
         """Go on from APPLYING with the editor that applies the change (None: write the files)."""
         self._editor = editor
         try:
@@ -281,7 +284,7 @@ class TaskRun(ReviewSteps):
             self._editor = None
 
     def resolve_conflicts(
-        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
+        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Editor | None = None
     ) -> TaskSnapshot:
         """The person's choice per conflicted file (mine, theirs or markers); once every conflict
         has one, the whole change is applied and the task completes."""
