@@ -185,67 +185,41 @@ H.async(function()
   vim.cmd('badd shop/pricing.py')
   local touched = vim.fn.bufnr('shop/pricing.py')
   vim.fn.bufload(touched)
-  local first = vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1]
   vim.api.nvim_buf_set_lines(touched, 0, 0, false, { '# my own note' })
   H.check(vim.bo[touched].modified, 'the buffer holds an unsaved edit')
   local mine = vim.api.nvim_buf_get_lines(touched, 0, -1, false)
-  local merges = client.features(client.get()).resolve_conflicts
-  if not merges then
-    vim.cmd('AutoCode apply')
-    H.until_(30000, function()
-      return H.note('apply refused') ~= nil
-    end, 'the refusal')
-    H.check(H.note('shop/pricing.py has unsaved changes'), 'the refusal names the file')
-    H.eq(#H.sent('autocode.task.approveCompletion'), 0, 'nothing was applied')
-    H.check(not table.concat(vim.fn.readfile('shop/pricing.py'), '\n'):find('total_with_tax', 1, true), 'the file on disk is unchanged')
-    H.log('ok unsaved buffer refused')
-    vim.api.nvim_buf_call(touched, function()
-      vim.cmd('edit!')
-    end)
-  end
   vim.cmd('AutoCode apply')
-  if merges then
-    -- Merged into a buffer that holds the person's unsaved edit: not on disk yet, so the task
-    -- waits for their save (it completes below, once they write the buffer).
-    H.until_(120000, function()
-      return tasks.needs_kind(snap_of(id)) == 'save_files'
-    end, 'the change merged into the unsaved buffer, waiting for its save')
-  else
-    H.until_(120000, function()
-      return snap_of(id).done == true
-    end, 'the task to end')
-    H.eq(snap_of(id).state, 'COMPLETED', 'completed')
-  end
+  -- Merged into a buffer that holds the person's unsaved edit: not on disk yet, so the task
+  -- waits for their save (it completes below, once they write the buffer).
+  H.until_(120000, function()
+    return tasks.needs_kind(snap_of(id)) == 'save_files'
+  end, 'the change merged into the unsaved buffer, waiting for its save')
   -- The command's own answer (after the didChange) reloads the touched buffers.
   H.until_(10000, function()
     return table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n'):find('def total_with_tax', 1, true) ~= nil
   end, 'the touched buffer to be reloaded')
   local text = table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n')
   H.check(text:find('def total_with_tax', 1, true), 'the open buffer shows the applied change (checktime):\n' .. text)
-  if merges then
-    H.check(text:find('# my own note', 1, true), 'the unsaved edit was merged')
-    vim.api.nvim_buf_call(touched, function()
-      vim.cmd('undo')
-    end)
-    local undone = table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n')
-    H.check(not undone:find('def total_with_tax', 1, true), 'undo takes the change back')
-    -- One undo step: the buffer is the person's edit alone again, still unsaved.
-    H.eq(vim.api.nvim_buf_get_lines(touched, 0, -1, false), mine, 'undo leaves the unsaved edit alone')
-    H.check(vim.bo[touched].modified, 'still unsaved after undo')
-    H.check(not table.concat(vim.fn.readfile('shop/pricing.py'), '\n'):find('# my own note', 1, true), 'the unsaved edit never reached the disk')
-    -- The person keeps it after all, and saves: then the task is complete.
-    vim.api.nvim_buf_call(touched, function()
-      vim.cmd('redo')
-      vim.cmd('write')
-    end)
-    H.until_(60000, function()
-      return snap_of(id).done == true
-    end, 'the task to complete once the buffer is written')
-    H.eq(snap_of(id).state, 'COMPLETED', 'completed once on disk')
-    H.log('ok unsaved buffer merged')
-  else
-    H.eq(vim.api.nvim_buf_get_lines(touched, 0, 1, false)[1], first, 'reloaded from disk')
-  end
+  H.check(text:find('# my own note', 1, true), 'the unsaved edit was merged')
+  vim.api.nvim_buf_call(touched, function()
+    vim.cmd('undo')
+  end)
+  local undone = table.concat(vim.api.nvim_buf_get_lines(touched, 0, -1, false), '\n')
+  H.check(not undone:find('def total_with_tax', 1, true), 'undo takes the change back')
+  -- One undo step: the buffer is the person's edit alone again, still unsaved.
+  H.eq(vim.api.nvim_buf_get_lines(touched, 0, -1, false), mine, 'undo leaves the unsaved edit alone')
+  H.check(vim.bo[touched].modified, 'still unsaved after undo')
+  H.check(not table.concat(vim.fn.readfile('shop/pricing.py'), '\n'):find('# my own note', 1, true), 'the unsaved edit never reached the disk')
+  -- The person keeps it after all, and saves: then the task is complete.
+  vim.api.nvim_buf_call(touched, function()
+    vim.cmd('redo')
+    vim.cmd('write')
+  end)
+  H.until_(60000, function()
+    return snap_of(id).done == true
+  end, 'the task to complete once the buffer is written')
+  H.eq(snap_of(id).state, 'COMPLETED', 'completed once on disk')
+  H.log('ok unsaved buffer merged')
   H.eq(snap_of(id).state, 'COMPLETED', 'completed')
   H.log('ok applied')
   timer:stop()
