@@ -26,25 +26,17 @@ from autocode.tasks.models import (
     AgentStatus,
     AnswerQuestions,
     AnswerRecord,
-    ApplyResult,
     ApproveCompletion,
     ApprovePlan,
-    Conflict,
     HeadMoved,
-    Learning,
     Needs,
     NoNeeds,
     PhaseResult,
     Plan,
-    Proof,
     Question,
     ResolveConflicts,
-    Review,
     SaveFiles,
-    TaskError,
-    TaskResult,
     TaskSnapshot,
-    TestRun,
 )
 from autocode.tasks.state import (
     ENDS,
@@ -101,9 +93,9 @@ class RunCore:
             revision=s.revision,
             needs=self._needs(s),
             done=s.state in ENDS,
-            result=self._typed(TaskResult, s.result, "result in state.json"),
-            error=self._typed(TaskError, s.error, "error in state.json"),
-            learning=self._typed(Learning, s.learning, "learning in state.json"),
+            result=s.result,
+            error=s.error,
+            learning=s.learning,
             run_dir=str(self.run_dir),
             copy_=(self._launch.get("prep") or {}).get("copy"),
             plan_revision=s.plan_revision,
@@ -143,35 +135,31 @@ class RunCore:
             plan_file = self.run_dir / "plan.md"
             return ApprovePlan(
                 plan_revision=s.plan_revision,
-                plan=Plan.model_validate(s.plan or {}),
+                plan=s.plan if s.plan is not None else Plan(summary="", steps=[]),
                 markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
         moved = self.head_moved()
         head_moved = HeadMoved.model_validate(moved) if moved else None
+        last = s.apply
         if kind == "approve_completion":
-            last = s.apply or {}
             return ApproveCompletion(
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
-                tests=self._typed(TestRun, s.tests, "tests in state.json"),
-                proof=self._typed(Proof, s.proof, "proof in state.json"),
+                tests=s.tests,
+                proof=s.proof,
                 confirmation=confirmation_needed(s.proof),
-                review=self._typed(Review, s.review, "review in state.json"),
+                review=s.review,
                 head_moved=head_moved,
-                apply=apply_result(last) if last.get("status") == "not_applied" else None,
+                apply=last.result() if last is not None and last.status == "not_applied" else None,
             )
+        if last is None:  # a pause after applying with no apply recorded: changed by hand
+            return NoNeeds()
         if kind == "save_files":
-            last = s.apply or {}
-            return SaveFiles(paths=list(last.get("unsaved") or []), apply=apply_result(last))
+            return SaveFiles(paths=list(last.unsaved), apply=last.result())
         if kind == "resolve_conflicts":
-            last = s.apply or {}
-            return ResolveConflicts(
-                conflicts=[Conflict.model_validate(c) for c in last.get("details") or []],
-                files=s.files,
-                head_moved=head_moved,
-                apply=apply_result(last),
-            )
+            return ResolveConflicts(conflicts=list(last.details), files=s.files, head_moved=head_moved,
+                                    apply=last.result())
         return NoNeeds()
 
     def _committed(self) -> TaskState:
@@ -320,7 +308,7 @@ class RunCore:
         if s.requirements is not None:
             views.append(("requirements.json", {"revision": rev, **s.requirements}))
         if s.plan is not None:
-            views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan}))
+            views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan.model_dump()}))
         views.append(("approvals.json", {"revision": rev, "approvals": s.approvals}))
         for name, data in views:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
@@ -354,8 +342,3 @@ def _question(q: dict[str, Any]) -> Question:
         default=default,
         choices=[str(c) for c in q.get("choices") or ([default] if default else [])],
     )
-
-
-def apply_result(data: dict[str, Any]) -> ApplyResult:
-    """The typed form of an apply attempt as the state keeps it (its conflict details aside)."""
-    return ApplyResult.model_validate({k: v for k, v in data.items() if k != "details"})

@@ -80,20 +80,22 @@ class ReviewSteps(PhaseMachine):
         with self._changing():
             if self._state.state != "WAITING_FOR_SAVE":
                 return self.snapshot()
-            outcome = dict(self._state.apply or {})
-            waiting = list(outcome.get("unsaved") or [])
+            if self._state.apply is None:
+                return self.snapshot()
+            outcome = self._state.apply.model_copy()
+            waiting = list(outcome.unsaved)
             pending = self.not_on_disk(waiting)
             if pending == waiting:
                 return self.snapshot()
             if pending:
-                outcome["unsaved"] = pending
+                outcome.unsaved = pending
                 self._state.apply = outcome
                 self._commit("saved", {"unsaved": pending})
                 return self.snapshot()
-            outcome["unsaved"] = []
-            message = str(outcome.get("message", ""))
+            outcome.unsaved = []
+            message = outcome.message
             cut = message.rfind("; ", 0, max(message.find(" the change in the editor ("), 0))
-            outcome["message"] = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
+            outcome.message = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
             self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
             self._complete_apply(outcome)
             self._advance()  # learning, now that the task completed
@@ -108,7 +110,7 @@ class ReviewSteps(PhaseMachine):
         end_orphaned_programs()
         with self._changing():
             s = self._state
-            failed_verifying = s.state == "FAILED" and (s.error or {}).get("phase") == "verifying" \
+            failed_verifying = s.state == "FAILED" and s.error is not None and s.error.phase == "verifying" \
                 and bool(s.implementation)
             if not (failed_verifying or s.state in ("WAITING_FOR_COMPLETION_APPROVAL", "VERIFYING")):
                 raise NotAwaitingInput(
@@ -126,8 +128,8 @@ class ReviewSteps(PhaseMachine):
             self._refresh_test_settings()
             tests = planned_tests(self._launch)
             self._state.approvals.append({"kind": "retry_verification", "source": src.to_dict(), "tests": tests})
-            previous = {"state": s.state, "error": (s.error or {}).get("kind"),
-                        "proof": (s.proof or {}).get("status")}
+            previous = {"state": s.state, "error": s.error.kind if s.error else None,
+                        "proof": s.proof.status if s.proof else None}
             s.state, s.error, s.result, s.apply, s.apply_choices = "VERIFYING", None, None, None, {}
             self._commit("verification_retried", {
                 "channel": src.channel, "before": previous, "command": tests.get("command"),

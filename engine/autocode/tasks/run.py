@@ -21,14 +21,13 @@ from typing import Any
 from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
-from autocode.tasks.core import apply_result
 from autocode.tasks.errors import (
     AlreadyDecided,
     ConfirmationRequired,
     NotAwaitingInput,
     TaskNotFound,
 )
-from autocode.tasks.models import TaskSnapshot, TestRun
+from autocode.tasks.models import TaskSnapshot
 from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
     ENDS,
@@ -41,6 +40,7 @@ from autocode.tasks.state import (
     confirmation_needed,
     planned_tests,
     runs_root,
+    stored_form,
 )
 
 # How long a cancel that found the task busy keeps trying to take the lock itself; a call that
@@ -121,11 +121,11 @@ class TaskRun(ReviewSteps):
             "snapshot": self.snapshot().wire(),
             "ledger": s.ledger,
             "requirements": s.requirements,
-            "plan": s.plan,
+            "plan": stored_form(s.plan),
             "approvals": s.approvals,
             # The phase results in their typed wire form, as the snapshot carries them.
-            "tests": tests.wire() if (tests := self._typed(TestRun, s.tests, "tests in state.json")) else None,
-            "apply": apply_result(s.apply).wire() if s.apply else None,
+            "tests": s.tests.wire() if s.tests is not None else None,
+            "apply": s.apply.result().wire() if s.apply is not None else None,
             "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep", "sandbox")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
@@ -249,7 +249,8 @@ class TaskRun(ReviewSteps):
                 raise NotAwaitingInput(self._not_waiting("completion approval"))
             needed = confirmation_needed(self._state.proof)
             if needed is not None and confirm != needed:
-                summary = str((self._state.proof or {}).get("summary") or "unproven: the tests never ran through the proof")
+                proof = self._state.proof
+                summary = proof.summary if proof is not None else "unproven: the tests never ran through the proof"
                 raise ConfirmationRequired(
                     f"this change is not proved ({summary}); to apply it anyway, confirm with "
                     f"{needed!r} (CLI: --confirm {needed}; editors: 'Apply unproven change')",
@@ -296,7 +297,7 @@ class TaskRun(ReviewSteps):
             if self._state.state != "WAITING_FOR_CONFLICT_RESOLUTION":
                 self._raise_if_decided("conflicts_resolved")
                 raise NotAwaitingInput(self._not_waiting("a conflict resolution"))
-            conflicted = [c["path"] for c in (self._state.apply or {}).get("details") or []]
+            conflicted = [c.path for c in self._state.apply.details] if self._state.apply is not None else []
             unknown = sorted(set(choices) - set(conflicted))
             if unknown:
                 raise UsageError(
@@ -347,7 +348,7 @@ class TaskRun(ReviewSteps):
                 self._advance()  # from the agent's transcript, under the settings as they are now
                 return self.snapshot()
             if self._state.state in ENDS:
-                if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
+                if self._state.state == "COMPLETED" and self._state.learning.status == "pending":
                     self._learn()
                 return self.snapshot()
             store.append_event(self.run_dir / "events.jsonl", "resumed", {"state": self._state.state})

@@ -2,12 +2,18 @@
 
 `TaskState` is the typed form of the file every committed change rewrites.
 Its field names are the file's keys, so folders written before it existed
-load unchanged; keys it does not know are kept and written back (a newer
-version's data is never dropped by an older one). The answer ledger and the
-phase results (requirements, plan, tests, review, apply, result, error,
-learning) stay the snake_case JSON objects they have always been here; the
-typed forms a client sees (`TestRun`, `Review`, `TaskResult`, ...) are in
-`autocode.tasks.models`, and the snapshot validates these objects into them.
+load unchanged; top-level keys it does not know are kept and written back (a
+newer version's data is never dropped by an older one).
+
+The phase results (plan, tests, proof, review, apply, learning, result, error)
+are the models a client sees (`autocode.tasks.models`), validated once when
+the file is read: a result changed by hand is refused then, and the snapshot
+hands the models on as they are. On disk they stay the snake_case objects the
+engine has always written, with the keys that were written and no more
+(`stored_form`), so a file round-trips with its keys unchanged. Keys a newer
+version added inside a phase result are dropped when this version rewrites it.
+The answer ledger, requirements, approvals, routes and implementation are
+still plain JSON objects.
 """
 
 from __future__ import annotations
@@ -18,11 +24,24 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from autocode.errors import UsageError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
+from autocode.tasks.models import (
+    ApplyResult,
+    Conflict,
+    HeadMoved,
+    Learning,
+    Plan,
+    Proof,
+    Review,
+    TaskError,
+    TaskRemedy,
+    TaskResult,
+    TestRun,
+)
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -64,6 +83,48 @@ def runs_root(workspace: Path) -> Path:
     return workspace / RUNS_DIR
 
 
+class ApplyAttempt(ApplyResult):
+    """An apply attempt as `state.json` keeps it: the wire's `ApplyResult` and, while the task
+    waits for a conflict choice, each conflicted file's details (sent as `needs.conflicts`)."""
+
+    details: list[Conflict] = Field(default_factory=list)
+
+    def result(self) -> ApplyResult:
+        """The attempt as the wire shows it (its conflict details are sent apart)."""
+        return ApplyResult.model_validate(self.model_dump(exclude={"details"}, exclude_unset=True))
+
+
+# Keys `state.json` spells as the wire does: these objects were written in their wire form
+# before the state had models (HEAD's move, and a failure's remedy).
+_WIRE_SPELLED: dict[type[BaseModel], dict[str, str]] = {HeadMoved: {"from_": "from"}, TaskRemedy: {"task_id": "taskId"}}
+
+
+def stored_form(value: BaseModel | None) -> dict[str, Any] | None:
+    """A phase result as `state.json` keeps it: snake_case, only the keys that were given (a
+    result read from an older file is written back with its own keys, no defaults added)."""
+    if value is None:
+        return None
+    spelled = _WIRE_SPELLED.get(type(value), {})
+    return {
+        spelled.get(name, name): _stored_value(getattr(value, name))
+        for name in type(value).model_fields
+        if name in value.model_fields_set
+    }
+
+
+def _stored_value(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return stored_form(value)
+    if isinstance(value, list):
+        return [_stored_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _stored_value(item) for key, item in value.items()}
+    return value
+
+
+PHASE_RESULTS = ("plan", "tests", "proof", "review", "apply", "learning", "result", "error")
+
+
 class TaskState(BaseModel):
     """`state.json`: where the task is and everything decided so far."""
 
@@ -78,34 +139,45 @@ class TaskState(BaseModel):
     plan_revision: int = 0
     ledger: dict[str, Any] = Field(default_factory=ledger_mod.empty_ledger)
     requirements: dict[str, Any] | None = None
-    plan: dict[str, Any] | None = None
+    plan: Plan | None = None
     feedback: list[str] = Field(default_factory=list)
     approvals: list[dict[str, Any]] = Field(default_factory=list)
     paused_states: list[str] = Field(default_factory=list)
     human_pause_states: list[str] = Field(default_factory=list)
     routes: list[dict[str, Any]] = Field(default_factory=list)
     implementation: dict[str, Any] | None = None
-    tests: dict[str, Any] | None = None
-    proof: dict[str, Any] | None = None
-    review: dict[str, Any] | None = None
-    apply: dict[str, Any] | None = None
+    tests: TestRun | None = None
+    proof: Proof | None = None
+    review: Review | None = None
+    apply: ApplyAttempt | None = None
     apply_choices: dict[str, str] = Field(default_factory=dict)
     """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
     apply_keep: list[str] | None = None
     """The hunk ids the person kept (None: the whole change), until the apply succeeds."""
-    learning: dict[str, Any] = Field(default_factory=lambda: {"status": "pending"})
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    learning: Learning = Field(default_factory=lambda: Learning(status="pending"))
+    result: TaskResult | None = None
+    error: TaskError | None = None
 
     @classmethod
     def new(cls, task_id: str) -> TaskState:
         now = store.now_iso()
         return cls(id=task_id, created=now, updated=now, state="REQUIREMENTS")
 
+    @field_serializer(*PHASE_RESULTS)
+    def _stored(self, value: BaseModel | None) -> dict[str, Any] | None:
+        return stored_form(value)
+
     @classmethod
     def read(cls, path: Path) -> TaskState:
-        """The state saved at `path` (FileNotFoundError, or ValueError when it is not a task state)."""
-        return cls.model_validate(store.read_json(path))
+        """The state saved at `path` (FileNotFoundError, or ValueError naming the first key that
+        is not as a task state has it)."""
+        data = store.read_json(path)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            at = ".".join(str(part) for part in first["loc"]) or "the file"
+            raise ValueError(f"{path.name}: {at}: {first['msg']}") from None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
@@ -123,7 +195,7 @@ class TaskState(BaseModel):
     @property
     def files(self) -> list[str]:
         """The files the change touches (once implemented)."""
-        return list((self.implementation or {}).get("files", []))
+        return [str(f) for f in (self.implementation or {}).get("files", [])]
 
 
 @dataclass(frozen=True)
@@ -262,19 +334,19 @@ def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_plan(plan: Mapping[str, Any] | None, revision: int, tests: Mapping[str, Any] | None = None) -> str:
-    if not plan:
+def render_plan(plan: Plan | None, revision: int, tests: Mapping[str, Any] | None = None) -> str:
+    if plan is None:
         return ""
-    lines = [f"# Plan (revision {revision})", "", plan.get("summary", ""), "", "## Steps", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(plan.get("steps", []), 1)]
+    lines = [f"# Plan (revision {revision})", "", plan.summary, "", "## Steps", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(plan.steps, 1)]
     if tests is not None:
         lines += _tests_lines(tests)
-    if plan.get("acceptance_criteria"):
+    if plan.acceptance_criteria:
         lines += ["", "## Acceptance criteria", ""]
-        lines += [f"- {c}" for c in plan["acceptance_criteria"]]
-    if plan.get("citations"):
+        lines += [f"- {c}" for c in plan.acceptance_criteria]
+    if plan.citations:
         lines += ["", "## Cited", ""]
-        lines += [f"- `{c}`" for c in plan["citations"]]
+        lines += [f"- `{c}`" for c in plan.citations]
     return "\n".join(lines) + "\n"
 
 
@@ -282,10 +354,10 @@ def render_plan(plan: Mapping[str, Any] | None, revision: int, tests: Mapping[st
 CONFIRM_UNPROVEN = "unproven"
 
 
-def confirmation_needed(proof: Mapping[str, Any] | None) -> str | None:
+def confirmation_needed(proof: Proof | None) -> str | None:
     """The confirmation applying needs: None for a verified change with no concern."""
     if proof is None:
         return CONFIRM_UNPROVEN  # the tests never ran through the proof: nothing proves the change
-    if proof.get("status") == "verified" and not proof.get("concerns"):
+    if proof.status == "verified" and not proof.concerns:
         return None
     return CONFIRM_UNPROVEN
