@@ -131,8 +131,9 @@ def test_a_phase_result_changed_by_hand_is_a_damaged_task_and_left_alone(tmp_pat
 
 
 def test_phase_results_are_models_and_keep_their_keys_and_spellings_on_disk() -> None:
-    """A state from before the phase results were models: a conflicted apply (its details, HEAD's
-    move spelled `from`), a failure with a remedy (`taskId`), a test run without the sandbox keys.
+    """A state from before its parts were models: a conflicted apply (its details, HEAD's move
+    spelled `from`), a failure with a remedy (`taskId`), a test run without the sandbox keys,
+    approvals of every kind (one with a key a newer version added, kept).
     Read, they are models the code uses by attribute; written, the keys are those it had."""
     old = saved("completed.json")
     tests = {k: v for k, v in old["tests"].items()}  # no sandbox, no sandbox_notes
@@ -143,9 +144,23 @@ def test_phase_results_are_models_and_keep_their_keys_and_spellings_on_disk() ->
     error = {"kind": "providerError", "message": "the endpoint refused; resume", "phase": "planning",
              "remedy": {"kind": "resumeTask", "keys": [], "taskId": old["id"], "before": "the endpoint refused; ",
                         "after": ""}}
-    data = {**old, "state": "FAILED", "tests": tests, "apply": apply, "error": error,
+    by = {"channel": "lsp:vscode", "actor": None, "time": "2026-11-30T16:52:33.519Z"}
+    planned = {"command": "python3 -m unittest -q", "origin": "detected", "source": "built-in", "folder": "."}
+    approvals = [
+        *old["approvals"],
+        {"kind": "plan_rejected", "plan_revision": 1, "feedback": "smaller steps", "source": by},
+        {"kind": "completion", "source": by, "confirmed": "unproven", "hunks": {"kept": ["h1"], "undone": ["h2"]}},
+        {"kind": "conflicts_resolved", "choices": {"a.txt": "mine"}, "source": by, "from_a_newer_version": [1]},
+        {"kind": "retry_verification", "source": by, "tests": planned},
+    ]
+    data = {**old, "state": "FAILED", "tests": tests, "apply": apply, "error": error, "approvals": approvals,
             "result": {"status": "failed", "error": error, "tests": tests, "proof": None}}
     state = TaskState.model_validate(data)
+    assert [a.kind for a in state.approvals][-3:] == ["completion", "conflicts_resolved", "retry_verification"]
+    assert state.approvals[-3].hunks is not None and state.approvals[-3].hunks.undone == ["h2"]
+    assert state.approvals[-1].tests is not None and state.approvals[-1].tests.origin == "detected"
+    assert state.approvals[0].source.actor == "tester" and state.routes[0].role == "investigator"
+    assert state.implementation is not None and state.files == state.implementation.files == old["result"]["files"]
     assert isinstance(state.apply, ApplyAttempt) and state.apply.details[0].hunks[0].theirs_lines == 2
     assert state.apply.head_moved is not None and state.apply.head_moved.from_ == "abc"
     assert state.error is not None and state.error.remedy is not None and state.error.remedy.task_id == old["id"]

@@ -35,7 +35,7 @@ class ApplyPhase(RunCore):
     _editor: Any
 
     def _step_applying(self) -> None:
-        if not (self._state.implementation or {}).get("files"):
+        if not self._state.files:
             # Never COMPLETED for a change that touches nothing: there is nothing to have done.
             raise AutoCodeError(
                 "the change touches no file, so there is nothing to apply; nothing was written. "
@@ -131,7 +131,7 @@ class ApplyPhase(RunCore):
             "tests": stored_form(self._state.tests),
             "apply": stored_form(outcome),
             "plan_revision": self._state.plan_revision,
-            "approvals": self._state.approvals,
+            "approvals": [stored_form(a) for a in self._state.approvals],
             "human_pause_states": self._state.human_pause_states,
         }
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
@@ -152,9 +152,9 @@ class ApplyPhase(RunCore):
     def _hunk_record(self) -> tuple[list[str], list[str]]:
         """(kept, left out) hunk ids of the per-hunk choice, as recorded with the approval."""
         for approval in reversed(self._state.approvals):
-            if approval.get("kind") == "completion":
-                hunks = approval.get("hunks") or {}
-                return list(hunks.get("kept") or []), list(hunks.get("undone") or [])
+            if approval.kind == "completion":
+                hunks = approval.hunks
+                return (list(hunks.kept), list(hunks.undone)) if hunks is not None else ([], [])
         return [], []
 
     def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
@@ -293,7 +293,7 @@ class ApplyPhase(RunCore):
         from autocode.tasks import apply as apply_mod
 
         copy = Path(self._launch["prep"]["copy"])
-        files = list((self._state.implementation or {}).get("files", []))
+        files = self._state.files
         disk = apply_mod.read_disk(self.workspace)
         editor = self._editor
 

@@ -44,6 +44,7 @@ from autocode.tasks.state import (
     PAUSES,
     PHASE_OF,
     WORKING,
+    Approval,
     TaskState,
     confirmation_needed,
     planned_tests,
@@ -174,10 +175,10 @@ class RunCore:
                 return str((a.get("source") or {}).get("time") or "an earlier time")
         return None
 
-    def _decided_at(self, kind: str, plan_revision: int | None = None) -> dict[str, Any] | None:
+    def _decided_at(self, kind: str, plan_revision: int | None = None) -> Approval | None:
         for approval in reversed(self._state.approvals):
-            if approval.get("kind") == kind and (plan_revision is None or approval.get("plan_revision") == plan_revision):
-                return dict(approval)
+            if approval.kind == kind and (plan_revision is None or approval.plan_revision == plan_revision):
+                return approval
         return None
 
     def head_moved(self) -> dict[str, Any] | None:
@@ -269,8 +270,8 @@ class RunCore:
         found = self._decided_at(kind, plan_revision)
         if found is None:
             return
-        at = (found.get("source") or {}).get("time") or "an earlier time"
-        channel = (found.get("source") or {}).get("channel") or "someone"
+        at = found.source.time or "an earlier time"
+        channel = found.source.channel or "someone"
         what = {"plan": "the plan", "completion": "the completion"}.get(kind, "the conflict choice")
         state = self._state.state
         raise AlreadyDecided(
@@ -309,7 +310,7 @@ class RunCore:
             views.append(("requirements.json", {"revision": rev, **s.requirements}))
         if s.plan is not None:
             views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan.model_dump()}))
-        views.append(("approvals.json", {"revision": rev, "approvals": s.approvals}))
+        views.append(("approvals.json", {"revision": rev, "approvals": s.to_json()["approvals"]}))
         for name, data in views:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
         if s.plan is not None:

@@ -38,7 +38,7 @@ from autocode.tasks.models import (
     TaskResult,
     TestRun,
 )
-from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
+from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING, Implementation, Route
 
 # Failures a resume may continue from, and the settings it reads again (setting -> launch key).
 # An engine that crashed, went silent or could not log in is run again from the copy's first
@@ -274,7 +274,7 @@ class PhaseMachine(ApplyPhase):
     def _use_role(self, role: str) -> Any:
         config = ProviderConfig.from_dict(self._launch["provider"])
         provider = provider_for(config, role)
-        route = {"role": role, "provider": provider.name, "model": provider.model}
+        route = Route(role=role, provider=provider.name, model=provider.model)
         if route not in self._state.routes:
             self._state.routes.append(route)
         return provider
@@ -359,9 +359,9 @@ class PhaseMachine(ApplyPhase):
             self.run_dir / "evidence" / "head.diff",
             verify.diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
         )
-        self._state.implementation = {"files": files, "bytes": len(diff.encode())}
+        self._state.implementation = Implementation(files=files, bytes=len(diff.encode()))
         self._state.state = "VERIFYING"
-        self._commit("implemented", {"files": self._state.implementation["files"]})
+        self._commit("implemented", {"files": files})
 
     def _step_verifying(self) -> None:
         # lazy: not needed by `autocode task list`, which imports this module

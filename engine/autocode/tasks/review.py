@@ -15,7 +15,7 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks.errors import NotAwaitingInput
 from autocode.tasks.machine import PhaseMachine
 from autocode.tasks.models import TaskPreview, TaskSnapshot
-from autocode.tasks.state import Source, planned_tests
+from autocode.tasks.state import Approval, HunkChoice, Source, planned_tests
 
 
 def end_orphaned_programs() -> None:
@@ -51,7 +51,7 @@ class ReviewSteps(PhaseMachine):
                 conflicts=sum(h.conflict for f in files for h in f.hunks),
             )
 
-    def _check_kept(self, keep: list[str], editor: Any) -> dict[str, list[str]]:
+    def _check_kept(self, keep: list[str], editor: Any) -> HunkChoice:
         """The person's per-hunk choice against the change as it merges now: {kept, undone}; an id
         it no longer has is refused before anything is recorded or written."""
         # lazy: not needed by `autocode task list`, which imports this module
@@ -72,7 +72,7 @@ class ReviewSteps(PhaseMachine):
                 "since the preview); nothing was written. Preview the change again and choose from its hunks",
                 kind="hunksChanged", data={"unknown": unknown},
             )
-        return {"kept": [h for h in known if h in set(keep)], "undone": [h for h in known if h not in set(keep)]}
+        return HunkChoice(kept=[h for h in known if h in set(keep)], undone=[h for h in known if h not in set(keep)])
 
     def confirm_saved(self) -> TaskSnapshot:
         """The person saved files the change went into with their unsaved edits: read the disk
@@ -127,13 +127,13 @@ class ReviewSteps(PhaseMachine):
             before = planned_tests(self._launch)
             self._refresh_test_settings()
             tests = planned_tests(self._launch)
-            self._state.approvals.append({"kind": "retry_verification", "source": src.to_dict(), "tests": tests})
+            self._state.approvals.append(Approval(kind="retry_verification", source=src.decided(), tests=tests))
             previous = {"state": s.state, "error": s.error.kind if s.error else None,
                         "proof": s.proof.status if s.proof else None}
             s.state, s.error, s.result, s.apply, s.apply_choices = "VERIFYING", None, None, None, {}
             self._commit("verification_retried", {
-                "channel": src.channel, "before": previous, "command": tests.get("command"),
-                "command_changed": before.get("command") != tests.get("command"),
+                "channel": src.channel, "before": previous, "command": tests.command,
+                "command_changed": before.command != tests.command,
             })
             self._advance()
         return self.snapshot()

@@ -33,6 +33,7 @@ from autocode.tasks.state import (
     ENDS,
     PAUSES,
     TASK_ID,
+    Approval,
     Source,
     TaskOptions,
     TaskState,
@@ -122,7 +123,7 @@ class TaskRun(ReviewSteps):
             "ledger": s.ledger,
             "requirements": s.requirements,
             "plan": stored_form(s.plan),
-            "approvals": s.approvals,
+            "approvals": [stored_form(a) for a in s.approvals],
             # The phase results in their typed wire form, as the snapshot carries them.
             "tests": s.tests.wire() if s.tests is not None else None,
             "apply": s.apply.result().wire() if s.apply is not None else None,
@@ -196,8 +197,7 @@ class TaskRun(ReviewSteps):
             self._expect_plan(revision)
             # The approval names the exact test command it let run, and where it came from.
             self._state.approvals.append(
-                {"kind": "plan", "plan_revision": revision, "source": src.to_dict(),
-                 "tests": planned_tests(self._launch)}
+                Approval(kind="plan", plan_revision=revision, source=src.decided(), tests=planned_tests(self._launch))
             )
             self._mark_pause_resolved("WAITING_FOR_PLAN_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "IMPLEMENTING"
@@ -218,12 +218,8 @@ class TaskRun(ReviewSteps):
                 self._raise_if_decided("plan", revision)
             self._expect_plan(revision if revision is not None else self._state.plan_revision)
             self._state.approvals.append(
-                {
-                    "kind": "plan_rejected",
-                    "plan_revision": self._state.plan_revision,
-                    "feedback": feedback,
-                    "source": src.to_dict(),
-                }
+                Approval(kind="plan_rejected", plan_revision=self._state.plan_revision, feedback=feedback,
+                         source=src.decided())
             )
             self._state.feedback.append(feedback)
             self._state.state = "PLANNING"
@@ -256,14 +252,14 @@ class TaskRun(ReviewSteps):
                     f"{needed!r} (CLI: --confirm {needed}; editors: 'Apply unproven change')",
                     data={"confirmation": needed},
                 )
-            hunks: dict[str, list[str]] | None = None
-            if keep is not None:
-                hunks = self._check_kept(keep, editor)
-            self._state.approvals.append(
-                {"kind": "completion", "source": src.to_dict(), **({"confirmed": needed} if needed else {}),
-                 **({"hunks": hunks} if hunks is not None else {})}
-            )
-            self._state.apply_keep = list(hunks["kept"]) if hunks is not None else None
+            hunks = self._check_kept(keep, editor) if keep is not None else None
+            approval = Approval(kind="completion", source=src.decided())
+            if needed:
+                approval.confirmed = needed
+            if hunks is not None:
+                approval.hunks = hunks
+            self._state.approvals.append(approval)
+            self._state.apply_keep = list(hunks.kept) if hunks is not None else None
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
@@ -307,7 +303,10 @@ class TaskRun(ReviewSteps):
             chosen = dict(self._state.apply_choices or {})
             chosen.update({str(k): str(v) for k, v in choices.items()})
             self._state.apply_choices = chosen
-            self._state.approvals.append({"kind": "conflicts_resolved", "choices": dict(choices), "source": src.to_dict()})
+            self._state.approvals.append(
+                Approval(kind="conflicts_resolved", choices={str(k): str(v) for k, v in choices.items()},
+                         source=src.decided())
+            )
             missing = [c for c in conflicted if c not in chosen]
             if not missing:
                 self._mark_pause_resolved("WAITING_FOR_CONFLICT_RESOLUTION", by_person=src.channel != "machine")

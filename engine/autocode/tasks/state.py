@@ -105,11 +105,14 @@ def stored_form(value: BaseModel | None) -> dict[str, Any] | None:
     if value is None:
         return None
     spelled = _WIRE_SPELLED.get(type(value), {})
-    return {
+    data = {
         spelled.get(name, name): _stored_value(getattr(value, name))
         for name in type(value).model_fields
         if name in value.model_fields_set
     }
+    for key, item in (value.model_extra or {}).items():  # a newer version's keys, kept
+        data[key] = _stored_value(item)
+    return data
 
 
 def _stored_value(value: object) -> object:
@@ -122,7 +125,78 @@ def _stored_value(value: object) -> object:
     return value
 
 
-PHASE_RESULTS = ("plan", "tests", "proof", "review", "apply", "learning", "result", "error")
+class StoredModel(BaseModel):
+    """A part of `state.json` no client sees (so no wire model exists for it): snake_case, and keys
+    it does not know (a newer version's) are kept and written back, as at the top level."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
+
+
+class Implementation(StoredModel):
+    """The change the implementer made in the copy."""
+
+    files: list[str]
+    """The files its diff touches."""
+    bytes: int
+    """The diff's size."""
+
+
+class Route(StoredModel):
+    """A role and the provider (and model) that played it."""
+
+    role: str
+    provider: str
+    model: str | None
+
+
+class DecidedBy(StoredModel):
+    """Who gave an answer or approval, and when (`Source.to_dict`)."""
+
+    channel: str
+    actor: str | None = None
+    time: str | None = None
+
+
+class PlannedTests(StoredModel):
+    """The exact test command a task will run, where it came from and in which folder."""
+
+    command: str | None
+    origin: str
+    """flag, config, pyproject, learned, detected or default."""
+    source: str
+    """The settings file (or `built-in`) the command was read from."""
+    folder: str
+
+
+class HunkChoice(StoredModel):
+    """With a per-hunk choice: the hunk ids applied and those left out."""
+
+    kept: list[str]
+    undone: list[str]
+
+
+class Approval(StoredModel):
+    """One decision a person (or a machine channel) made: a plan approved or rejected, a
+    completion approved, conflicts resolved, a verification retried."""
+
+    kind: str
+    """plan, plan_rejected, completion, conflicts_resolved or retry_verification."""
+    source: DecidedBy
+    plan_revision: int | None = None
+    """For plan and plan_rejected."""
+    tests: PlannedTests | None = None
+    """The tests the approval let run (plan, retry_verification)."""
+    feedback: str | None = None
+    """What to change (plan_rejected)."""
+    confirmed: str | None = None
+    """The confirmation word typed for a change nothing proves (completion)."""
+    hunks: HunkChoice | None = None
+    """The per-hunk choice (completion)."""
+    choices: dict[str, str] | None = None
+    """The choice per conflicted file (conflicts_resolved)."""
+
+
+MODELLED = ("plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
 
 
 class TaskState(BaseModel):
@@ -141,11 +215,11 @@ class TaskState(BaseModel):
     requirements: dict[str, Any] | None = None
     plan: Plan | None = None
     feedback: list[str] = Field(default_factory=list)
-    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    approvals: list[Approval] = Field(default_factory=list)
     paused_states: list[str] = Field(default_factory=list)
     human_pause_states: list[str] = Field(default_factory=list)
-    routes: list[dict[str, Any]] = Field(default_factory=list)
-    implementation: dict[str, Any] | None = None
+    routes: list[Route] = Field(default_factory=list)
+    implementation: Implementation | None = None
     tests: TestRun | None = None
     proof: Proof | None = None
     review: Review | None = None
@@ -163,9 +237,13 @@ class TaskState(BaseModel):
         now = store.now_iso()
         return cls(id=task_id, created=now, updated=now, state="REQUIREMENTS")
 
-    @field_serializer(*PHASE_RESULTS)
+    @field_serializer(*MODELLED)
     def _stored(self, value: BaseModel | None) -> dict[str, Any] | None:
         return stored_form(value)
+
+    @field_serializer("approvals", "routes")
+    def _stored_list(self, value: list[Approval] | list[Route]) -> list[dict[str, Any] | None]:
+        return [stored_form(item) for item in value]
 
     @classmethod
     def read(cls, path: Path) -> TaskState:
@@ -195,7 +273,7 @@ class TaskState(BaseModel):
     @property
     def files(self) -> list[str]:
         """The files the change touches (once implemented)."""
-        return [str(f) for f in (self.implementation or {}).get("files", [])]
+        return list(self.implementation.files) if self.implementation is not None else []
 
 
 @dataclass(frozen=True)
@@ -208,6 +286,10 @@ class Source:
 
     def to_dict(self) -> dict[str, Any]:
         return {"channel": self.channel, "actor": self.actor, "time": store.now_iso()}
+
+    def decided(self) -> DecidedBy:
+        """Who decided, and now."""
+        return DecidedBy(channel=self.channel, actor=self.actor, time=store.now_iso())
 
     @classmethod
     def coerce(cls, value: Source | Mapping[str, Any] | str | None) -> Source:
@@ -300,7 +382,7 @@ _ORIGIN_WORDS = {
 }
 
 
-def planned_tests(launch: Mapping[str, Any]) -> dict[str, Any]:
+def planned_tests(launch: Mapping[str, Any]) -> PlannedTests:
     """The exact test command a task will run, where it came from and in which folder:
     named in the plan and recorded with its approval, so a person approves what will run."""
     values = launch.get("values") or {}
@@ -308,33 +390,28 @@ def planned_tests(launch: Mapping[str, Any]) -> dict[str, Any]:
     origin = (values.get("origins") or {}).get("test_command") or "default"
     source = ((launch.get("settings") or {}).get("test_command") or {}).get("source") or "built-in"
     package = (launch.get("options") or {}).get("package")
-    return {
-        "command": command,
-        "origin": origin,
-        "source": source,
-        "folder": package or ".",
-    }
+    return PlannedTests(command=command, origin=str(origin), source=str(source), folder=package or ".")
 
 
-def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
+def _tests_lines(tests: PlannedTests) -> list[str]:
     lines = ["", "## Tests that will run", ""]
-    if not tests.get("command"):
+    if not tests.command:
         lines.append(
             "No test command is known: the task stops before verifying. Pass --test-command, or set "
             "test_command in .autocode/config.toml."
         )
         return lines
-    where = _ORIGIN_WORDS.get(str(tests.get("origin")), str(tests.get("origin")))
-    folder = tests.get("folder") or "."
+    where = _ORIGIN_WORDS.get(tests.origin, tests.origin)
+    folder = tests.folder or "."
     lines += [
-        f"`{tests['command']}`",
+        f"`{tests.command}`",
         "",
-        f"from {where} ({tests.get('origin')}, `{tests.get('source')}`), run in `{folder}` of the copy.",
+        f"from {where} ({tests.origin}, `{tests.source}`), run in `{folder}` of the copy.",
     ]
     return lines
 
 
-def render_plan(plan: Plan | None, revision: int, tests: Mapping[str, Any] | None = None) -> str:
+def render_plan(plan: Plan | None, revision: int, tests: PlannedTests | None = None) -> str:
     if plan is None:
         return ""
     lines = [f"# Plan (revision {revision})", "", plan.summary, "", "## Steps", ""]
