@@ -161,6 +161,8 @@ def test_phase_results_are_models_and_keep_their_keys_and_spellings_on_disk() ->
     assert state.approvals[-1].tests is not None and state.approvals[-1].tests.origin == "detected"
     assert state.approvals[0].source.actor == "tester" and state.routes[0].role == "investigator"
     assert state.implementation is not None and state.files == state.implementation.files == old["result"]["files"]
+    assert state.requirements is not None and state.requirements.questions[0].id == "test-naming"
+    assert state.requirements.investigated == [] and "investigated" not in state.to_json()["requirements"]
     assert isinstance(state.apply, ApplyAttempt) and state.apply.details[0].hunks[0].theirs_lines == 2
     assert state.apply.head_moved is not None and state.apply.head_moved.from_ == "abc"
     assert state.error is not None and state.error.remedy is not None and state.error.remedy.task_id == old["id"]

@@ -307,7 +307,7 @@ class RunCore:
         rev = s.revision
         views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s.ledger})]
         if s.requirements is not None:
-            views.append(("requirements.json", {"revision": rev, **s.requirements}))
+            views.append(("requirements.json", {"revision": rev, **s.to_json()["requirements"]}))
         if s.plan is not None:
             views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan.model_dump()}))
         views.append(("approvals.json", {"revision": rev, "approvals": s.to_json()["approvals"]}))

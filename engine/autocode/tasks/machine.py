@@ -38,7 +38,16 @@ from autocode.tasks.models import (
     TaskResult,
     TestRun,
 )
-from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING, Implementation, Route
+from autocode.tasks.state import (
+    ENDS,
+    PAUSES,
+    PHASE_OF,
+    WORKING,
+    Implementation,
+    Requirements,
+    Route,
+    stored_form,
+)
 
 # Failures a resume may continue from, and the settings it reads again (setting -> launch key).
 # An engine that crashed, went silent or could not log in is run again from the copy's first
@@ -202,7 +211,8 @@ class PhaseMachine(ApplyPhase):
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
             # The investigator's citations once it has run, else the first paths of the inventory.
-            citations=list((self._state.requirements or {}).get("investigated") or launch.get("citations") or []),
+            citations=list((self._state.requirements.investigated if self._state.requirements else None)
+                           or launch.get("citations") or []),
             inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state.ledger),
@@ -310,14 +320,14 @@ class PhaseMachine(ApplyPhase):
         data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
         data["answered_by_project_data"] = reused
         data["investigated"] = cites
-        self._state.requirements = data
+        self._state.requirements = Requirements.model_validate(data)
         self._state.state = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
         self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})
 
     def _step_planning(self) -> None:
         self._say("planning", "writing the plan")
         ctx = self._context()
-        requirements = RequirementsReport.from_dict(self._state.requirements or {})
+        requirements = RequirementsReport.from_dict(stored_form(self._state.requirements) or {})
         plan = self._use_role("planner").plan(ctx, requirements)
         self._state.plan_revision += 1
         self._state.plan = models.Plan.model_validate(plan.to_dict())

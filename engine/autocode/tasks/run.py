@@ -121,7 +121,7 @@ class TaskRun(ReviewSteps):
         return {
             "snapshot": self.snapshot().wire(),
             "ledger": s.ledger,
-            "requirements": s.requirements,
+            "requirements": stored_form(s.requirements),
             "plan": stored_form(s.plan),
             "approvals": [stored_form(a) for a in s.approvals],
             # The phase results in their typed wire form, as the snapshot carries them.

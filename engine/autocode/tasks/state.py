@@ -36,6 +36,7 @@ from autocode.tasks.models import (
     Learning,
     Plan,
     Proof,
+    Question,
     Review,
     TaskError,
     TaskRemedy,
@@ -157,6 +158,32 @@ class DecidedBy(StoredModel):
     time: str | None = None
 
 
+class MachineDecision(StoredModel):
+    """A choice the requirements role made itself instead of asking (never learned)."""
+
+    question_id: str
+    text: str
+    answer: str
+    category: str = "other"
+    convention: str | None = None
+
+
+class Requirements(StoredModel):
+    """What the requirements role found: the questions it asked, what it decided itself, and the
+    files the investigator cited."""
+
+    summary: str
+    questions: list[Question] = Field(default_factory=list)
+    """The questions asked (those the project's record already answered left out)."""
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    citations: list[str] = Field(default_factory=list)
+    machine_decisions: list[MachineDecision] = Field(default_factory=list)
+    answered_by_project_data: list[str] = Field(default_factory=list)
+    """Ids of the questions a learned convention answered."""
+    investigated: list[str] = Field(default_factory=list)
+    """The investigator's citations (the planner and implementer read these first)."""
+
+
 class PlannedTests(StoredModel):
     """The exact test command a task will run, where it came from and in which folder."""
 
@@ -196,7 +223,7 @@ class Approval(StoredModel):
     """The choice per conflicted file (conflicts_resolved)."""
 
 
-MODELLED = ("plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
+MODELLED = ("requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
 
 
 class TaskState(BaseModel):
@@ -212,7 +239,7 @@ class TaskState(BaseModel):
     revision: int = 0
     plan_revision: int = 0
     ledger: dict[str, Any] = Field(default_factory=ledger_mod.empty_ledger)
-    requirements: dict[str, Any] | None = None
+    requirements: Requirements | None = None
     plan: Plan | None = None
     feedback: list[str] = Field(default_factory=list)
     approvals: list[Approval] = Field(default_factory=list)
