@@ -153,7 +153,8 @@ def test_phase_results_are_models_and_keep_their_keys_and_spellings_on_disk() ->
         {"kind": "conflicts_resolved", "choices": {"a.txt": "mine"}, "source": by, "from_a_newer_version": [1]},
         {"kind": "retry_verification", "source": by, "tests": planned},
     ]
-    data = {**old, "state": "FAILED", "tests": tests, "apply": apply, "error": error, "approvals": approvals,
+    ledger = {**old["ledger"], "answers": [{**old["ledger"]["answers"][0], "from_a_newer_version": "kept"}]}
+    data = {**old, "ledger": ledger, "state": "FAILED", "tests": tests, "apply": apply, "error": error, "approvals": approvals,
             "result": {"status": "failed", "error": error, "tests": tests, "proof": None}}
     state = TaskState.model_validate(data)
     assert [a.kind for a in state.approvals][-3:] == ["completion", "conflicts_resolved", "retry_verification"]
@@ -163,6 +164,9 @@ def test_phase_results_are_models_and_keep_their_keys_and_spellings_on_disk() ->
     assert state.implementation is not None and state.files == state.implementation.files == old["result"]["files"]
     assert state.requirements is not None and state.requirements.questions[0].id == "test-naming"
     assert state.requirements.investigated == [] and "investigated" not in state.to_json()["requirements"]
+    answer = state.ledger.answers[0]
+    assert answer.source is not None and answer.source.channel == "cli" and answer.how == "typed"
+    assert state.ledger.questions[0].asked and state.ledger.questions[0].issued_at == "2026-11-30T16:52:33.267Z"
     assert isinstance(state.apply, ApplyAttempt) and state.apply.details[0].hunks[0].theirs_lines == 2
     assert state.apply.head_moved is not None and state.apply.head_moved.from_ == "abc"
     assert state.error is not None and state.error.remedy is not None and state.error.remedy.task_id == old["id"]

@@ -22,6 +22,7 @@ from autocode.errors import AutoCodeError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
+from autocode.tasks.ledger import LedgerQuestion
 from autocode.tasks.models import (
     AgentStatus,
     AnswerQuestions,
@@ -103,14 +104,14 @@ class RunCore:
             human_pause_states=list(s.human_pause_states),
             answers=[
                 AnswerRecord(
-                    question_id=a["question_id"],
-                    text=a["text"],
+                    question_id=a.question_id,
+                    text=a.text,
                     how=ledger_mod.answer_how(a),
-                    kind=a["kind"],
-                    channel=(a.get("source") or {}).get("channel"),
-                    time=(a.get("source") or {}).get("time"),
+                    kind=a.kind,
+                    channel=a.source.channel if a.source else None,
+                    time=a.source.time if a.source else None,
                 )
-                for a in s.ledger["answers"]
+                for a in s.ledger.answers
             ],
             agent=self._agent_status(),
             created=s.created,
@@ -170,9 +171,9 @@ class RunCore:
             return self._state
 
     def _answered_at(self, question_id: str) -> str | None:
-        for a in self._state.ledger["answers"]:
-            if a["question_id"] == question_id:
-                return str((a.get("source") or {}).get("time") or "an earlier time")
+        for a in self._state.ledger.answers:
+            if a.question_id == question_id:
+                return (a.source.time if a.source else None) or "an earlier time"
         return None
 
     def _decided_at(self, kind: str, plan_revision: int | None = None) -> Approval | None:
@@ -288,8 +289,8 @@ class RunCore:
     def _answered_by_person(self) -> bool:
         # An agent's delegated answer through the MCP server (`mcp:<client>`) is not the person's.
         return any(
-            a["kind"] != "machine" and not str((a.get("source") or {}).get("channel") or "").startswith("mcp:")
-            for a in self._state.ledger["answers"]
+            a.kind != "machine" and not (a.source.channel if a.source else "").startswith("mcp:")
+            for a in self._state.ledger.answers
         )
 
     def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
@@ -305,12 +306,13 @@ class RunCore:
     def _write_views(self) -> None:
         s = self._state
         rev = s.revision
-        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s.ledger})]
+        stored = s.to_json()
+        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **stored["ledger"]})]
         if s.requirements is not None:
-            views.append(("requirements.json", {"revision": rev, **s.to_json()["requirements"]}))
+            views.append(("requirements.json", {"revision": rev, **stored["requirements"]}))
         if s.plan is not None:
             views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan.model_dump()}))
-        views.append(("approvals.json", {"revision": rev, "approvals": s.to_json()["approvals"]}))
+        views.append(("approvals.json", {"revision": rev, "approvals": stored["approvals"]}))
         for name, data in views:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
         if s.plan is not None:
@@ -333,13 +335,12 @@ class RunCore:
 
 
 
-def _question(q: dict[str, Any]) -> Question:
-    default = q.get("default")
+def _question(q: LedgerQuestion) -> Question:
     return Question(
-        id=str(q["id"]),
-        text=str(q.get("text", "")),
-        category=q.get("category"),
-        convention=q.get("convention"),
-        default=default,
-        choices=[str(c) for c in q.get("choices") or ([default] if default else [])],
+        id=q.id,
+        text=q.text,
+        category=q.category,
+        convention=q.convention,
+        default=q.default,
+        choices=[q.default] if q.default else [],
     )

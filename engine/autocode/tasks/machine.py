@@ -297,25 +297,19 @@ class PhaseMachine(ApplyPhase):
         report = self._use_role("requirements").requirements(ctx)
         known = {c["question"] for c in ctx.project_conventions}
         at = store.now_iso()
-        led = self._state.ledger
-        led["questions"] = []
-        led["answers"] = []
+        led = self._state.ledger = ledger_mod.empty_ledger()
         reused: list[str] = []
         for question in report.questions:
             if question.convention and question.text in known:
                 reused.append(question.id)
                 continue
-            ledger_mod.issue_question(led, question.to_dict(), asked=True, at=at)
+            ledger_mod.issue_question(led, question.id, question.text, category=question.category,
+                                      convention=question.convention, default=question.default, asked=True, at=at)
         for decision in report.machine_decisions:
-            ledger_mod.issue_question(
-                led,
-                {"id": decision.question_id, "text": decision.text, "category": decision.category, "convention": decision.convention},
-                asked=False,
-                at=at,
-            )
-            ledger_mod.record_answer(
-                led, decision.question_id, decision.answer, "machine", {"channel": "machine", "actor": "requirements", "time": at}
-            )
+            ledger_mod.issue_question(led, decision.question_id, decision.text, category=decision.category,
+                                      convention=decision.convention, asked=False, at=at)
+            ledger_mod.record_answer(led, decision.question_id, decision.answer, "machine",
+                                     ledger_mod.DecidedBy(channel="machine", actor="requirements", time=at))
         data = report.to_dict()
         data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
         data["answered_by_project_data"] = reused
@@ -442,7 +436,7 @@ class PhaseMachine(ApplyPhase):
         from autocode.tasks.learning import learn
 
         try:
-            outcome = learn(self.workspace, self._launch, self._state.to_json())
+            outcome = learn(self.workspace, self._launch, self._state)
             learning = Learning.model_validate(outcome)
         except Exception as exc:  # learning can never make completion fail
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}

@@ -120,7 +120,7 @@ class TaskRun(ReviewSteps):
         s = self._committed()
         return {
             "snapshot": self.snapshot().wire(),
-            "ledger": s.ledger,
+            "ledger": stored_form(s.ledger),
             "requirements": stored_form(s.requirements),
             "plan": stored_form(s.plan),
             "approvals": [stored_form(a) for a in s.approvals],
@@ -165,11 +165,11 @@ class TaskRun(ReviewSteps):
                         data={"decidedAt": done, "state": self._state.state},
                     )
                 raise NotAwaitingInput(self._not_waiting("answers"))
-            pending = {q["id"] for q in ledger_mod.pending_questions(self._state.ledger)}
-            if question_id not in pending:
-                asked = ledger_mod.find_question(self._state.ledger, question_id)
+            pending = {q.id for q in ledger_mod.pending_questions(self._state.ledger)}
+            question = ledger_mod.find_question(self._state.ledger, question_id)
+            if question is None or question_id not in pending:
                 done = self._answered_at(question_id)
-                if asked and asked["asked"] and done is not None:
+                if question is not None and question.asked and done is not None:
                     raise AlreadyDecided(
                         f"question {question_id!r} of task {self.id} was already answered at {done}",
                         data={"decidedAt": done, "state": self._state.state},
@@ -177,9 +177,8 @@ class TaskRun(ReviewSteps):
                 raise UsageError(
                     f"question {question_id!r} was not asked; pending: {', '.join(sorted(pending)) or 'none'}"
                 )
-            question = ledger_mod.find_question(self._state.ledger, question_id) or {}
             text, how, kind = answer_rule(question, text, how, kind)
-            ledger_mod.record_answer(self._state.ledger, question_id, text, kind, src.to_dict(), how)
+            ledger_mod.record_answer(self._state.ledger, question_id, text, kind, src.decided(), how)
             if not ledger_mod.pending_questions(self._state.ledger):
                 self._mark_pause_resolved("WAITING_FOR_USER", by_person=self._answered_by_person())
                 self._state.state = "PLANNING"

@@ -5,15 +5,17 @@ Its field names are the file's keys, so folders written before it existed
 load unchanged; top-level keys it does not know are kept and written back (a
 newer version's data is never dropped by an older one).
 
-The phase results (plan, tests, proof, review, apply, learning, result, error)
-are the models a client sees (`autocode.tasks.models`), validated once when
-the file is read: a result changed by hand is refused then, and the snapshot
-hands the models on as they are. On disk they stay the snake_case objects the
-engine has always written, with the keys that were written and no more
+Every part of it is a model, validated once when the file is read (a part
+changed by hand is refused then, naming the key), and the code reads them by
+attribute. The phase results (plan, tests, proof, review, apply, learning,
+result, error) are the models a client sees (`autocode.tasks.models`), and the
+snapshot hands them on as they are; the parts no client sees (the answer
+ledger, requirements, approvals, routes, implementation) are `StoredModel`s
+here and in `ledger.py`. On disk they stay the snake_case objects the engine
+has always written, with the keys that were written and no more
 (`stored_form`), so a file round-trips with its keys unchanged. Keys a newer
-version added inside a phase result are dropped when this version rewrites it.
-The answer ledger, requirements, approvals, routes and implementation are
-still plain JSON objects.
+version added are kept everywhere but inside a phase result, where the wire
+model drops them when this version rewrites the file.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serial
 from autocode.errors import UsageError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
+from autocode.tasks.ledger import DecidedBy, Ledger, LedgerQuestion
 from autocode.tasks.models import (
     ApplyResult,
     Conflict,
@@ -126,14 +129,7 @@ def _stored_value(value: object) -> object:
     return value
 
 
-class StoredModel(BaseModel):
-    """A part of `state.json` no client sees (so no wire model exists for it): snake_case, and keys
-    it does not know (a newer version's) are kept and written back, as at the top level."""
-
-    model_config = ConfigDict(extra="allow", defer_build=True)
-
-
-class Implementation(StoredModel):
+class Implementation(store.StoredModel):
     """The change the implementer made in the copy."""
 
     files: list[str]
@@ -142,7 +138,7 @@ class Implementation(StoredModel):
     """The diff's size."""
 
 
-class Route(StoredModel):
+class Route(store.StoredModel):
     """A role and the provider (and model) that played it."""
 
     role: str
@@ -150,15 +146,7 @@ class Route(StoredModel):
     model: str | None
 
 
-class DecidedBy(StoredModel):
-    """Who gave an answer or approval, and when (`Source.to_dict`)."""
-
-    channel: str
-    actor: str | None = None
-    time: str | None = None
-
-
-class MachineDecision(StoredModel):
+class MachineDecision(store.StoredModel):
     """A choice the requirements role made itself instead of asking (never learned)."""
 
     question_id: str
@@ -168,7 +156,7 @@ class MachineDecision(StoredModel):
     convention: str | None = None
 
 
-class Requirements(StoredModel):
+class Requirements(store.StoredModel):
     """What the requirements role found: the questions it asked, what it decided itself, and the
     files the investigator cited."""
 
@@ -184,7 +172,7 @@ class Requirements(StoredModel):
     """The investigator's citations (the planner and implementer read these first)."""
 
 
-class PlannedTests(StoredModel):
+class PlannedTests(store.StoredModel):
     """The exact test command a task will run, where it came from and in which folder."""
 
     command: str | None
@@ -195,14 +183,14 @@ class PlannedTests(StoredModel):
     folder: str
 
 
-class HunkChoice(StoredModel):
+class HunkChoice(store.StoredModel):
     """With a per-hunk choice: the hunk ids applied and those left out."""
 
     kept: list[str]
     undone: list[str]
 
 
-class Approval(StoredModel):
+class Approval(store.StoredModel):
     """One decision a person (or a machine channel) made: a plan approved or rejected, a
     completion approved, conflicts resolved, a verification retried."""
 
@@ -223,7 +211,7 @@ class Approval(StoredModel):
     """The choice per conflicted file (conflicts_resolved)."""
 
 
-MODELLED = ("requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
+MODELLED = ("ledger", "requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
 
 
 class TaskState(BaseModel):
@@ -238,7 +226,7 @@ class TaskState(BaseModel):
     state: str
     revision: int = 0
     plan_revision: int = 0
-    ledger: dict[str, Any] = Field(default_factory=ledger_mod.empty_ledger)
+    ledger: Ledger = Field(default_factory=ledger_mod.empty_ledger)
     requirements: Requirements | None = None
     plan: Plan | None = None
     feedback: list[str] = Field(default_factory=list)
@@ -311,9 +299,6 @@ class Source:
     channel: str
     actor: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"channel": self.channel, "actor": self.actor, "time": store.now_iso()}
-
     def decided(self) -> DecidedBy:
         """Who decided, and now."""
         return DecidedBy(channel=self.channel, actor=self.actor, time=store.now_iso())
@@ -367,11 +352,9 @@ class TaskOptions:
         return cls(**dict(value))
 
 
-def answer_rule(
-    question: Mapping[str, Any], text: str, how: str | None, kind: str | None
-) -> tuple[str, str, str]:
+def answer_rule(question: LedgerQuestion, text: str, how: str | None, kind: str | None) -> tuple[str, str, str]:
     """The one answer rule: (text recorded, how, ledger kind) for an answer as given."""
-    default = question.get("default")
+    default = question.default
     given = text.strip()
     if how is None and kind is not None:
         how = ledger_mod.HOW_OF_KIND[kind]
@@ -383,7 +366,7 @@ def answer_rule(
         return text, how, "machine"
     if how == "acceptedDefault":
         if default is None:
-            raise UsageError(f"question {question.get('id')!r} has no proposed default; type an answer")
+            raise UsageError(f"question {question.id!r} has no proposed default; type an answer")
         if given and text != default:
             raise UsageError(
                 "the text differs from the proposed default; send it as typed (or leave the text empty "
