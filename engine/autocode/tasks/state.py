@@ -104,8 +104,9 @@ _WIRE_SPELLED: dict[type[BaseModel], dict[str, str]] = {HeadMoved: {"from_": "fr
 
 
 def stored_form(value: BaseModel | None) -> dict[str, Any] | None:
-    """A phase result as `state.json` keeps it: snake_case, only the keys that were given (a
-    result read from an older file is written back with its own keys, no defaults added)."""
+    """A part of the state as `state.json` keeps it: snake_case, only the keys that were given (a
+    part read from an older file is written back with its own keys, no defaults added) and the
+    keys a newer version added to a `StoredModel`."""
     if value is None:
         return None
     spelled = _WIRE_SPELLED.get(type(value), {})
