@@ -26,6 +26,7 @@ from pathlib import Path
 
 from autocode import gitsafe
 from autocode.errors import SetupError
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 
 class WorkspaceInvalid(SetupError):
@@ -52,12 +53,12 @@ def folder(path: Path | str) -> Path:
     given = Path(path).expanduser().absolute()
     if not given.exists():
         raise WorkspaceInvalid(
-            f"workspace {path} does not exist; pass the folder of your repository with --workspace",
+            Advice(f"workspace {path} does not exist; ", Remedy(RemedyKind.GIVE_WORKSPACE)),
             data={"path": str(given)},
         )
     if not given.is_dir():
         raise WorkspaceInvalid(
-            f"workspace {path} is not a directory; pass the folder of your repository with --workspace",
+            Advice(f"workspace {path} is not a directory; ", Remedy(RemedyKind.GIVE_WORKSPACE)),
             data={"path": str(given)},
         )
     if _inside_git_dir(given) or _inside_git_dir(given.resolve()):

@@ -4,8 +4,8 @@ it phrased by its face (`autocode_lsp.remedies`): VS Code the setting or palette
 other LSP client the config key or LSP command. The errors a command raises carry it beside the
 JSON-RPC error (`errors.advice_of`); a task snapshot's error carries it as `error.remedy`.
 
-Not typed yet: `errors._CLI_TO_LSP` still rewrites `--workspace`, `autocode trust` and the like
-for every LSP client, and the plan document's "Pass --test-command" is the CLI's words. The
+No message is rewritten with patterns: an engine message that names a CLI flag or an `autocode`
+command carries that remedy as data, and the plan document speaks to every face alike. The
 "`autocode forget`" and "`autocode doctor`" advice lives in the doctor report and the record
 merge's notes, which no task error carries.
 """

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import re
 import weakref
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -35,31 +34,6 @@ def domain_error(kind: str, message: str, **data: Any) -> JsonRpcException:
     )
 
 
-_CLI_TO_LSP = (
-    (re.compile(r"run `autocode trust --workspace ([^`]+)` \(it shows them and records your yes\)"),
-     r"say yes to your editor's prompt (autocode.project.trust with this error's `data.digest`), or run "
-     r"`autocode trust --workspace \1` in a terminal"),
-    (re.compile(r"(?<!`)autocode trust --workspace (\S+)"), r"autocode.project.trust (workspace \1)"),
-    (re.compile(r"`autocode task list --workspace ([^`]+)`"), r"autocode.task.list (workspace \1)"),
-    (re.compile(r"`autocode (task|memory) (list|show)`"), r"autocode.\1.list"),
-    (re.compile(r"`autocode doctor`"), "autocode.doctor"),
-    (re.compile(r"with --workspace\b"), "as the `workspace` argument"),
-    (re.compile(r"no --workspace\b"), "no `workspace` argument"),
-    (re.compile(r"leave out --workspace\b"), "leave out the `workspace` argument"),
-    (re.compile(r"pass --workspace\b"), "pass the `workspace` argument"),
-    (re.compile(r"\(--feedback TEXT\)"), "(the `feedback` argument)"),
-    (re.compile(r"--package\b"), "the `package` argument"),
-    (re.compile(r"--revision\b"), "the `revision` argument"),
-)
-"""Engine messages speak to the CLI user; an editor's person reads LSP names instead."""
-
-
-def lsp_wording(message: str) -> str:
-    for pattern, replacement in _CLI_TO_LSP:
-        message = pattern.sub(replacement, message)
-    return message
-
-
 _ADVICE: weakref.WeakKeyDictionary[JsonRpcException, Advice] = weakref.WeakKeyDictionary()
 
 
@@ -80,7 +54,7 @@ def from_engine(exc: BaseException) -> JsonRpcException:
 
         message = exc.advice.worded(LSP)
     else:
-        message = lsp_wording(exc.message)
+        message = exc.message
     if isinstance(exc, UsageError) and exc.kind == UsageError.kind:
         err = invalid_arguments(message)
         err.data = {**exc.data, **(err.data or {})}

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import assert_never
 
-from autocode.remedy import Face, Remedy, RemedyKind
+from autocode import wire
+from autocode.remedy import Face, Remedy, RemedyKind, and_list
 from autocode_lsp.protocol import names
 
 VSCODE_CLIENTS = frozenset({
@@ -22,10 +23,8 @@ MODEL_SETTINGS = "AutoCode: Open Model Settings"
 """The palette title of the extension's `autocode.openModelSettings` (editors/vscode/package.json)."""
 
 _VSCODE_SETTINGS = {"base_url": "autocode.baseUrl", "model": "autocode.model"}
-
-
-def _and(words: list[str]) -> str:
-    return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
+_VSCODE_ARGUMENTS = {"agent": "the agent name", "brief": "the brief you type", "feedback": "the feedback you type",
+                     "package": "the package folder", "test_command": "the test command"}
 
 
 class VSCode:
@@ -34,8 +33,8 @@ class VSCode:
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
             case RemedyKind.SET_SETTINGS:
-                settings = _and([_VSCODE_SETTINGS[k] for k in remedy.keys])
-                keys = _and(list(remedy.keys))
+                settings = and_list([_VSCODE_SETTINGS[k] for k in remedy.keys])
+                keys = and_list(list(remedy.keys))
                 comma = "," if len(remedy.keys) > 1 else ""
                 return (f"set {settings} in VS Code's settings ({MODEL_SETTINGS}){comma} or {keys} "
                         "in .autocode/config.toml")
@@ -48,6 +47,16 @@ class VSCode:
                         f"({MODEL_SETTINGS}) and run AutoCode: Set API Key")
             case RemedyKind.RESUME_TASK:
                 return "the task's Resume action"
+            case RemedyKind.GIVE_WORKSPACE:
+                return "open the folder of your repository in VS Code (File > Open Folder)"
+            case RemedyKind.LIST_TASKS:
+                return "the AutoCode Tasks view lists"
+            case RemedyKind.LIST_MEMORIES:
+                return "the AutoCode Memory view lists"
+            case RemedyKind.TRUST_REPOSITORY:
+                return "run AutoCode: Trust Repository (it shows them and records your yes)"
+            case RemedyKind.NAME_ARGUMENT:
+                return _VSCODE_ARGUMENTS[remedy.argument]
             case _:
                 assert_never(remedy.kind)
 
@@ -58,7 +67,7 @@ class Lsp:
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
             case RemedyKind.SET_SETTINGS:
-                named = "them" if len(remedy.keys) > 1 else _and(list(remedy.keys))
+                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
                 return f"set {named} in .autocode/config.toml"
             case RemedyKind.SET_TEST_COMMAND:
                 return "set test_command in .autocode/config.toml"
@@ -69,6 +78,18 @@ class Lsp:
             case RemedyKind.RESUME_TASK:
                 which = f" with taskId {remedy.task_id}" if remedy.task_id else ""
                 return f"{names.TASK_RESUME}{which} or the task's Resume code action"
+            case RemedyKind.GIVE_WORKSPACE:
+                return "open the folder of your repository as a workspace folder, or pass it as the `workspace` argument"
+            case RemedyKind.LIST_TASKS:
+                where = f" (workspace {remedy.workspace})" if remedy.workspace else ""
+                return f"{names.TASK_LIST}{where} shows"
+            case RemedyKind.LIST_MEMORIES:
+                return f"{names.MEMORY_LIST} shows"
+            case RemedyKind.TRUST_REPOSITORY:
+                return (f"say yes to your editor's prompt, or run {names.PROJECT_TRUST} with this error's "
+                        "`data.digest` (it records your yes)")
+            case RemedyKind.NAME_ARGUMENT:
+                return f"the `{wire.camel(remedy.argument)}` argument"
             case _:
                 assert_never(remedy.kind)
 

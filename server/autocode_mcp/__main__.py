@@ -61,6 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         root = resolve(args.workspace or os.getcwd()).root
     except AutoCodeError as exc:
+        if exc.advice is not None:  # its remedy in the CLI's words: autocode-mcp takes --workspace as well
+            return _fail(exc.message)
         return _fail(f"{exc.message}. Start autocode-mcp in your repository, or pass --workspace PATH.")
     if args.agent is not None:
         from autocode_mcp.app import agent_name

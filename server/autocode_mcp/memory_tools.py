@@ -152,4 +152,4 @@ async def _recall_or_say(recall_text: Callable[[str | None, str], str], agent: s
     try:
         return await asyncio.to_thread(recall_text, agent, brief)
     except AutoCodeError as exc:
-        raise MCPError(code=-32603, message=replies.mcp_wording(exc.message), data={"kind": exc.kind}) from exc
+        raise MCPError(code=-32603, message=replies.worded(exc), data={"kind": exc.kind}) from exc

@@ -12,13 +12,13 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, assert_never
 
 from mcp.types import CallToolResult, TextContent
 
 from autocode.errors import AutoCodeError, fault_error
+from autocode.remedy import Remedy, RemedyKind, and_list
 
 
 def _scrubbed(text: str) -> str:
@@ -56,18 +56,50 @@ def from_exception(exc: BaseException) -> CallToolResult | None:
             return None
         exc = converted
     data = {k: v for k, v in exc.data.items() if k not in ("kind", "message")}
-    return failed(exc.kind, mcp_wording(exc.message), **data)
+    return failed(exc.kind, worded(exc), **data)
 
 
-def mcp_wording(message: str) -> str:
-    """Engine messages name CLI flags; through MCP the workspace is fixed, so say that instead."""
-    for cli, here in (
-        ("pass --workspace (or open a workspace folder)", "start autocode-mcp in a repository"),
-        ("with --workspace", "by starting autocode-mcp in a repository"),
-        ("pass --agent NAME", "start autocode-mcp with --agent NAME"),
-    ):
-        message = message.replace(cli, here)
-    return re.sub(r"`autocode task list[^`]*` shows (its tasks|them)", r"list_tasks shows \1", message)
+class McpWords:
+    """The remedies in an MCP agent's words: the workspace and agent are fixed when autocode-mcp
+    starts, tasks and memories are listed by its tools, settings live in the repository's config."""
+
+    def phrase(self, remedy: Remedy) -> str:
+        match remedy.kind:
+            case RemedyKind.SET_SETTINGS:
+                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
+                return f"set {named} in .autocode/config.toml"
+            case RemedyKind.SET_TEST_COMMAND:
+                return "set test_command in .autocode/config.toml"
+            case RemedyKind.TURN_OFF_SANDBOX:
+                return ""
+            case RemedyKind.USE_REAL_MODEL:
+                return "or configure a real model in .autocode/config.toml"
+            case RemedyKind.RESUME_TASK:
+                which = f" {remedy.task_id}" if remedy.task_id else ""
+                return f"the person resumes the task{which} in their editor or with `autocode task resume{which}`"
+            case RemedyKind.GIVE_WORKSPACE:
+                return "start autocode-mcp in your repository (or with --workspace PATH)"
+            case RemedyKind.LIST_TASKS:
+                return "list_tasks shows"
+            case RemedyKind.LIST_MEMORIES:
+                return "search_memory lists"
+            case RemedyKind.TRUST_REPOSITORY:
+                return (f"the person runs `autocode trust --workspace {remedy.workspace}` in a terminal (it shows "
+                        "them and records their yes)")
+            case RemedyKind.NAME_ARGUMENT:
+                if remedy.argument == "agent":
+                    return "start autocode-mcp with --agent NAME"
+                return f"the `{remedy.argument}` parameter"
+            case _:
+                assert_never(remedy.kind)
+
+
+MCP_WORDS = McpWords()
+
+
+def worded(exc: AutoCodeError) -> str:
+    """An engine error's message in an MCP agent's words (its typed remedy phrased for MCP)."""
+    return exc.advice.worded(MCP_WORDS) if exc.advice is not None else exc.message
 
 
 async def engine(fn: Callable[..., CallToolResult], /, *args: Any) -> CallToolResult:

@@ -13,7 +13,7 @@ import pytest
 
 from autocode.memory.sqlite_store import SqliteStore
 from autocode.tasks import Source, TaskOptions, TaskRun
-from autocode.tasks.documents import runs_folder
+from autocode_lsp.documents import runs_folder
 from support.tasks import build_sample
 
 CLI = Source("cli", "tester")

@@ -39,7 +39,9 @@ def credential() -> str:
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return make_repo(
         tmp_path_factory.mktemp("mcp-memory") / "project", {"README.md": "x\n"},
-        origin="https://example.invalid/team/project.git",
+        # its own repository key: the servers of a test worker share one default store, and the
+        # language server's memory tests save project memories for team/project
+        origin="https://example.invalid/team/mcp-project.git",
     )
 
 

@@ -12,17 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from autocode.errors import UsageError
+from autocode import workspace
+from autocode.errors import AutoCodeError, UsageError
 from autocode.providers import ProviderConfig, check_config
-from autocode.remedy import SETTING_KEYS, TERMINAL, Advice, Face, Remedy, RemedyKind
+from autocode.remedy import ARGUMENTS, SETTING_KEYS, TERMINAL, Advice, Face, Remedy, RemedyKind
 from autocode.tasks.models import TaskRemedy
+from autocode.tasks.run import TaskRun
 from autocode_lsp import protocol
 from autocode_lsp.remedies import FACES, LSP, VSCODE
+from autocode_mcp.replies import MCP_WORDS
+from support import make_repo
 from support.agent import build_calc
 from support.lsp import close, connect, initialize
 from support.tasks import autocode
 
-ALL_FACES: dict[str, Face] = {"cli": TERMINAL, **FACES}
+ALL_FACES: dict[str, Face] = {"cli": TERMINAL, "mcp": MCP_WORDS, **FACES}
 
 REMEDIES = [
     Remedy(RemedyKind.SET_SETTINGS, keys=("base_url", "model")),
@@ -32,6 +36,12 @@ REMEDIES = [
     Remedy(RemedyKind.USE_REAL_MODEL),
     Remedy(RemedyKind.RESUME_TASK),
     Remedy(RemedyKind.RESUME_TASK, task_id="t-1"),
+    Remedy(RemedyKind.GIVE_WORKSPACE),
+    Remedy(RemedyKind.LIST_TASKS),
+    Remedy(RemedyKind.LIST_TASKS, workspace="/w/repo"),
+    Remedy(RemedyKind.LIST_MEMORIES),
+    Remedy(RemedyKind.TRUST_REPOSITORY, workspace="/w/repo"),
+    *(Remedy(RemedyKind.NAME_ARGUMENT, argument=a) for a in ARGUMENTS),
 ]
 
 
@@ -41,12 +51,19 @@ def test_every_remedy_kind_has_words_in_every_face() -> None:
         for name, face in ALL_FACES.items():
             words = face.phrase(remedy)
             assert isinstance(words, str), (name, remedy)
-            if name != "cli":
-                # an editor's person has no `autocode` command to run nor flags to pass
+            if name not in ("cli", "mcp"):
+                # an editor's person has no `autocode` command to run nor flags to pass (an MCP agent's
+                # person started autocode-mcp from a config file and has a terminal)
                 assert "--" not in words and "`autocode " not in words, (name, remedy, words)
     assert {k: f.phrase(Remedy(RemedyKind.SET_SETTINGS, keys=(k,))) for k in SETTING_KEYS for f in ALL_FACES.values()}
     with pytest.raises(ValueError, match="no face knows how to name"):
         Remedy(RemedyKind.SET_SETTINGS, keys=("api_key_env",))
+    with pytest.raises(ValueError, match="no face knows how to name"):
+        Remedy(RemedyKind.NAME_ARGUMENT, argument="revision")
+    with pytest.raises(ValueError, match="names an argument"):
+        Remedy(RemedyKind.NAME_ARGUMENT)
+    with pytest.raises(ValueError, match="names an argument"):
+        Remedy(RemedyKind.LIST_TASKS, argument="brief")
 
 
 def test_the_wire_names_every_remedy_kind() -> None:
@@ -106,6 +123,36 @@ def test_each_face_words_the_engines_remedies(advice: Advice, cli: str, vscode: 
     assert (advice.worded(TERMINAL), advice.worded(VSCODE), advice.worded(LSP)) == (cli, vscode, lsp)
 
 
+def _raised(fn: typing.Callable[[], object]) -> AutoCodeError:
+    with pytest.raises(AutoCodeError) as caught:
+        fn()
+    return caught.value
+
+
+def test_the_engines_errors_carry_their_remedy_as_data_for_every_face(tmp_path: Path) -> None:
+    """Real engine errors (no regular expression rewrites them later): the CLI's words are the
+    message; VS Code and other LSP clients are never told a flag or an `autocode` command; an
+    MCP agent is told what its tools and autocode-mcp's start-up take."""
+    repo = make_repo(tmp_path / "repo", {"README.md": "r\n"})
+    missing = _raised(lambda: workspace.folder(tmp_path / "missing"))
+    bad_id = _raised(lambda: TaskRun.load(repo, "../etc"))
+    no_task = _raised(lambda: TaskRun.load(repo, "t-20260101-000000-abcdef"))
+    for exc in (missing, bad_id, no_task):
+        assert exc.advice is not None, exc.message
+        assert exc.message == exc.advice.worded(TERMINAL)
+        for name in ("vscode", "lsp"):
+            words = exc.advice.worded(FACES[name])
+            assert "--" not in words and "`autocode " not in words, (name, words)
+    assert missing.message.endswith("does not exist; pass the folder of your repository with --workspace")
+    assert missing.advice is not None and missing.advice.worded(MCP_WORDS).endswith(
+        "does not exist; start autocode-mcp in your repository (or with --workspace PATH)")
+    assert no_task.message.endswith(f"`autocode task list --workspace {repo}` shows its tasks")
+    assert no_task.advice is not None
+    assert no_task.advice.worded(LSP).endswith(f"{protocol.TASK_LIST} (workspace {repo}) shows its tasks")
+    assert no_task.advice.worded(VSCODE).endswith("the AutoCode Tasks view lists its tasks")
+    assert no_task.advice.worded(MCP_WORDS).endswith("list_tasks shows its tasks")
+
+
 async def _start_error(repo: Path, log: Path, preset: str) -> str:
     session = await connect("stdio", log_file=log)
     try:
@@ -147,7 +194,7 @@ async def test_a_failed_tasks_snapshot_is_worded_for_each_client_and_kept_in_the
         vscode = FIXTURE.worded(VSCODE)
         assert failed["error"]["message"] == vscode and failed["result"]["error"]["message"] == vscode
         assert failed["error"]["remedy"] == {"kind": "useRealModel", "keys": [], "taskId": "", "before": before,
-                                             "after": ""}
+                                             "after": "", "workspace": "", "argument": ""}
         listed = await session.command(protocol.TASK_LIST, {})
         assert [t["error"]["message"] for t in listed["tasks"] if t["id"] == task_id] == [vscode], listed
     finally:

@@ -25,7 +25,8 @@ async def test_task_start_asks_for_trust_and_the_trust_command_records_exactly_w
         err = await session.command_error(protocol.TASK_START, {"brief": "Do it.", "testCommand": "python3 -c pass"})
         assert err.code == -32803 and err.data["kind"] == "trustRequired"
         assert f"write memories to {store}" in err.data["says"]
-        assert "autocode.project.trust with this error's `data.digest`" in err.message
+        assert "run AutoCode: Trust Repository (it shows them and records your yes)" in err.message
+        assert "autocode trust" not in err.message  # the CLI's words are not a VS Code person's
         assert not (repo / ".autocode" / "runs").exists() and not store.exists()
 
         shown = await session.command(protocol.PROJECT_TRUST, {})

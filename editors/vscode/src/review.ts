@@ -317,25 +317,14 @@ export class Review implements vscode.CodeLensProvider {
     return (await this.features).has(command);
   }
 
-  /** Whether the server applies through workspace/applyEdit (then unsaved edits are merged, not overwritten). */
-  private async serverAppliesInEditor(): Promise<boolean> {
-    return this.serverHas(Commands.taskResolveConflicts);
-  }
-
   async applyChanges(arg: unknown): Promise<void> {
     const task = this.taskOfChanges(arg);
     if (!task) {
       void vscode.window.showInformationMessage('AutoCode: no change is open for review.');
       return;
     }
-    if (!(await this.serverAppliesInEditor())) {
-      const dirty = vscode.workspace.textDocuments
-        .filter((d) => d.isDirty && d.uri.scheme === 'file' && task.changedFiles.some((rel) => d.uri.fsPath === path.join(task.workspace, rel)))
-        .map((d) => path.relative(task.workspace, d.uri.fsPath));
-      if (dirty.length) {
-        throw new Error(`${dirty.join(', ')} ${dirty.length === 1 ? 'has' : 'have'} unsaved changes and this server writes the files on disk. Save or revert ${dirty.length === 1 ? 'it' : 'them'}, then apply again. Nothing was written.`);
-      }
-    }
+    // The server merges into open editors through workspace/applyEdit and never writes a file behind
+    // an unsaved buffer: nothing to check here.
     const request: TaskApproveCompletionArgs = args.taskArgs(task.id, task.workspace || undefined);
     const chosen = this.hunks.get(task.id);
     const keep = chosen ? keepIds(chosen.preview, chosen.undone) : undefined;

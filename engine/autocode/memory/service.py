@@ -60,6 +60,7 @@ from autocode.memory.store import (
     new_id,
     now_text,
 )
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 log = logging.getLogger("autocode.memory")
 
@@ -221,11 +222,11 @@ class MemoryService:
         key = self.repo_key(ctx)
         if scope == "project" and key is None:
             raise NoRepositoryInContext(
-                "scope=project needs a repository in context; pass --workspace (or open a workspace folder), "
-                "or use scope=global"
+                Advice("scope=project needs a repository in context; ", Remedy(RemedyKind.GIVE_WORKSPACE),
+                       ", or use scope=global")
             )
         if owner == "self" and not agent:
-            raise UsageError("owner=self needs an agent: pass --agent NAME")
+            raise UsageError(Advice("owner=self needs an agent: pass ", Remedy(RemedyKind.NAME_ARGUMENT, argument="agent")))
         owners = {"all": (agent, "") if agent else ("",), "self": (agent,), "team": ("",)}[owner]
         repos: tuple[str, ...]
         if scope == "global":
@@ -255,8 +256,8 @@ class MemoryService:
         key = self.repo_key(ctx)
         if scope == "project" and key is None:
             raise NoRepositoryInContext(
-                "scope=project needs a repository in context, and none is: nothing was saved. "
-                "Pass --workspace (or open a workspace folder), or save with scope=global"
+                Advice("scope=project needs a repository in context, and none is: nothing was saved. To save it "
+                       "there, ", Remedy(RemedyKind.GIVE_WORKSPACE), "; or save with scope=global")
             )
         effective = scope or ("project" if key else "global")
         repo = key if effective == "project" and key else ""
@@ -421,14 +422,15 @@ class MemoryService:
         vis = self.visibility(ctx)
         if memory is None or (memory.owner or "") not in vis.owners or (memory.repo_key or "") not in vis.repo_keys:
             raise MemoryNotFound(
-                f"no memory {memory_id!r} visible here; `autocode memory list` shows the ids you can see"
+                Advice(f"no memory {memory_id!r} visible here; ", Remedy(RemedyKind.LIST_MEMORIES),
+                       " the ids you can see")
             )
         return memory
 
     def delete(self, ctx: MemoryContext, memory_id: str) -> Memory:
         """Delete one memory the caller can see; returns what was removed."""
         if not isinstance(memory_id, str) or not memory_id.strip():
-            raise UsageError("delete needs a memory id; `autocode memory list` shows them")
+            raise UsageError(Advice("delete needs a memory id; ", Remedy(RemedyKind.LIST_MEMORIES), " them"))
         memory = self.get(ctx, memory_id.strip())
         with self.store.write() as w:
             if w.delete_memory(memory.id) == 0:

@@ -35,6 +35,7 @@ from autocode.providers.base import (
     Review,
 )
 from autocode.providers.excerpts import file_excerpts, strip_fence
+from autocode.remedy import Advice, Remedy, RemedyKind
 
 SYSTEM = (
     "You are the {role} of a coding assistant working in a git repository. "
@@ -87,9 +88,9 @@ class OpenAIProvider:
         client_class: type[ChatClient] = ChatClient,
     ) -> None:
         if not base_url:
-            raise ProviderError("the openai provider needs base_url (setting 'base_url' or --base-url)")
+            raise ProviderError(Advice("the openai provider needs base_url; ", Remedy(RemedyKind.SET_SETTINGS, keys=("base_url",))))
         if not model:
-            raise ProviderError("the openai provider needs a model (setting 'model' or --model)")
+            raise ProviderError(Advice("the openai provider needs a model; ", Remedy(RemedyKind.SET_SETTINGS, keys=("model",))))
         self.name = name
         self.base_url = base_url.rstrip("/")
         self.model: str | None = model

@@ -131,9 +131,13 @@ def trust_required(trust: RepositoryTrust, command: str) -> TrustRequired:
     """The error `command` raises before using values of an untrusted repository."""
     changed = " changed since you trusted it and" if trust.status == "changed" else ""
     says = "; ".join(trust.says)
+    # lazy: a leaf, needed only once a repository asks for trust
+    from autocode.remedy import Advice, Remedy, RemedyKind
+
     return TrustRequired(
-        f"{command}: this repository{changed} asks to {says}. Nothing was started. If you trust these "
-        f"values, run `{trust.command}` (it shows them and records your yes), then run the command again",
+        Advice(f"{command}: this repository{changed} asks to {says}. Nothing was started. If you trust these "
+               "values, ", Remedy(RemedyKind.TRUST_REPOSITORY, workspace=str(trust.workspace)),
+               ", then run the command again"),
         data={
             "workspace": str(trust.workspace), "digest": trust.digest, "says": list(trust.says),
             "asks": [a.to_dict() for a in trust.asks], "command": trust.command, "status": trust.status,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from autocode import diffnames
 from autocode.errors import AutoCodeError
@@ -18,6 +18,9 @@ from autocode.tasks import store
 from autocode.tasks.core import RunCore
 from autocode.tasks.models import Conflict, HeadMoved, TaskResult
 from autocode.tasks.state import ApplyAttempt, runs_root, stored_form
+
+if TYPE_CHECKING:
+    from autocode.tasks.apply import Editor
 
 
 def _names(paths: list[str]) -> str:
@@ -32,7 +35,7 @@ def _moved(head_moved: dict[str, Any] | None) -> HeadMoved | None:
 class ApplyPhase(RunCore):
     """The APPLYING phase and what it needs."""
 
-    _editor: Any
+    _editor: Editor | None
 
     def _step_applying(self) -> None:
         if not self._state.files:
@@ -190,7 +193,7 @@ class ApplyPhase(RunCore):
         if written is None:
             return None
         saved, disk_written = written
-        if by_editor:
+        if by_editor and editor is not None:  # (only an editor's open files are by_editor)
             try:
                 # Which buffers hold the person's unsaved edits: those keep them, merged, unsaved.
                 had_unsaved = set(editor.unsaved([p.path for p in by_editor]))
@@ -220,11 +223,11 @@ class ApplyPhase(RunCore):
                     return None
                 return disk_written + more[1], []
         clean = [p for p in by_editor if p.path not in had_unsaved]
-        if clean:
+        if clean and editor is not None:
             self._save_clean(editor, clean)
         return [p.path for p in by_editor] + disk_written, [p.path for p in by_editor]
 
-    def _save_clean(self, editor: Any, clean: list[Any]) -> None:
+    def _save_clean(self, editor: Editor, clean: list[Any]) -> None:
         """The buffers that held nothing unsaved before the apply go to disk when the editor saves
         them (`autocode/task/saveDocuments`, one undo step kept). A file the editor did not save is
         never written here behind its open buffer: the editor would then hold a modified buffer

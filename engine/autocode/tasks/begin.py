@@ -20,6 +20,7 @@ from autocode import gitsafe, scrub
 from autocode import workspace as workspace_mod
 from autocode.errors import UsageError
 from autocode.providers import LOOP_SETTINGS, ProviderConfig, check_config
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.settings import require_trust
 from autocode.tasks import store
 from autocode.tasks.state import RUNS_DIR, TaskOptions
@@ -60,14 +61,16 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
 
     root = workspace_root(workspace)
     if not isinstance(brief, str) or not brief.strip():
-        raise UsageError("the brief is empty; say what the task should do (--brief or --brief-file)")
+        raise UsageError(Advice("the brief is empty; say what the task should do (",
+                                Remedy(RemedyKind.NAME_ARGUMENT, argument="brief"), ")"))
     # Before the brief reaches the memory recall (an embedding endpoint), launch.json,
     # events or any model request: its credentials are replaced by `[redacted:<kind>]`.
     brief, brief_redacted = scrub.redact_secrets(brief)
     package = _check_package(root, opts.package)
     manifest = _check_manifest(opts.manifest)
     if opts.test_command is not None and not opts.test_command.strip():
-        raise UsageError("--test-command is empty; give the command that runs the tests")
+        raise UsageError(Advice("", Remedy(RemedyKind.NAME_ARGUMENT, argument="test_command"),
+                                " is empty; give the command that runs the tests"))
     flags = {
         k: v
         for k, v in {
@@ -161,6 +164,9 @@ def prepare(workspace: Path | str, brief: str, opts: TaskOptions) -> Prepared:
     return Prepared(root, task_id, run_dir, launch_data, recall.get("error"), recall.get("receipt"))
 
 
+_PACKAGE = Remedy(RemedyKind.NAME_ARGUMENT, argument="package")
+
+
 def _check_package(root: Path, package: str | None) -> str | None:
     if package is None:
         return None
@@ -169,9 +175,10 @@ def _check_package(root: Path, package: str | None) -> str | None:
         try:
             rel = rel.resolve().relative_to(root)
         except ValueError:
-            raise UsageError(f"--package {package} is outside the workspace {root}") from None
+            raise UsageError(Advice("", _PACKAGE, f" {package} is outside the workspace {root}")) from None
     if ".." in rel.parts or not (root / rel).is_dir():
-        raise UsageError(f"--package {package} is not a folder inside the workspace; give its path relative to {root}")
+        raise UsageError(Advice("", _PACKAGE, f" {package} is not a folder inside the workspace; give its path "
+                                f"relative to {root}"))
     return rel.as_posix()
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -53,6 +53,9 @@ from autocode.tasks.state import (
     runs_root,
 )
 
+if TYPE_CHECKING:
+    from autocode.tasks.apply import Editor
+
 DIFF_IN_SNAPSHOT = 200_000
 R = TypeVar("R", bound=PhaseResult)
 
@@ -77,7 +80,7 @@ class RunCore:
         self._launch = launch
         self._on_change = on_change
         self._progress = progress
-        self._editor: Any = None
+        self._editor: Editor | None = None
 
     # ------------------------------------------------------------------ reading
 

@@ -228,12 +228,18 @@ class TaskRemedy(PhaseResult):
     """The remedy in a failed task's message as data: the message is `before`, the remedy in the
     reader's words, then `after` (`message` has the CLI's words; each face words it its own way)."""
 
-    kind: Literal["setSettings", "setTestCommand", "turnOffSandbox", "useRealModel", "resumeTask"]
+    kind: Literal["setSettings", "setTestCommand", "turnOffSandbox", "useRealModel", "resumeTask", "giveWorkspace",
+                  "listTasks", "listMemories", "trustRepository", "nameArgument"]
     """What the person can do (`autocode.remedy.RemedyKind`)."""
     keys: list[str] = Field(default_factory=list)
     """The settings to set (`setSettings`): `base_url`, `model`."""
     task_id: str = ""
     """The task to resume (`resumeTask`), when the message names one."""
+    workspace: str = ""
+    """The repository the remedy is about (`listTasks`, `trustRepository`), when it names one."""
+    argument: str = ""
+    """The command argument the message talks of (`nameArgument`): `agent`, `brief`, `feedback`, `package`,
+    `test_command` (each face names it its own way)."""
     before: str
     after: str = ""
 

@@ -9,13 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks.errors import NotAwaitingInput
 from autocode.tasks.machine import PhaseMachine
 from autocode.tasks.models import TaskPreview, TaskSnapshot
 from autocode.tasks.state import Approval, HunkChoice, Source, planned_tests
+
+if TYPE_CHECKING:
+    from autocode.tasks.apply import Editor
 
 
 def end_orphaned_programs() -> None:
@@ -29,7 +32,7 @@ def end_orphaned_programs() -> None:
 class ReviewSteps(PhaseMachine):
     """What a person does with a change between its verification and its completion."""
 
-    def preview(self, buffers: Callable[[str], bytes | None] | None = None, *, editor: Any = None) -> TaskPreview:
+    def preview(self, buffers: Callable[[str], bytes | None] | None = None, *, editor: Editor | None = None) -> TaskPreview:
         """What approving the completion would do to each touched file, nothing written: git's
         three-way merge against the person's text (`buffers`, else the editor's buffer, else the
         disk) and the hunks between the two (`hunks.py`)."""
@@ -51,7 +54,7 @@ class ReviewSteps(PhaseMachine):
                 conflicts=sum(h.conflict for f in files for h in f.hunks),
             )
 
-    def _check_kept(self, keep: list[str], editor: Any) -> HunkChoice:
+    def _check_kept(self, keep: list[str], editor: Editor | None) -> HunkChoice:
         """The person's per-hunk choice against the change as it merges now: {kept, undone}; an id
         it no longer has is refused before anything is recorded or written."""
         # lazy: not needed by `autocode task list`, which imports this module

@@ -16,9 +16,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.errors import AutoCodeError, UsageError
+from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks.errors import (
@@ -43,6 +44,9 @@ from autocode.tasks.state import (
     runs_root,
     stored_form,
 )
+
+if TYPE_CHECKING:
+    from autocode.tasks.apply import Editor
 
 # How long a cancel that found the task busy keeps trying to take the lock itself; a call that
 # holds it for longer (planning, tests) honours the request at its next step.
@@ -89,14 +93,15 @@ class TaskRun(ReviewSteps):
         """Open a saved task in its last committed state (nothing runs)."""
         root = begin.workspace_root(workspace)
         if not isinstance(task_id, str) or not TASK_ID.match(task_id):
-            raise TaskNotFound(f"{task_id!r} is not a task id; `autocode task list` shows them")
+            raise TaskNotFound(Advice(f"{task_id!r} is not a task id; ", Remedy(RemedyKind.LIST_TASKS), " them"))
         run_dir = begin.checked_runs_root(root) / task_id
         try:
             state = TaskState.read(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
         except FileNotFoundError:
             raise TaskNotFound(
-                f"no task {task_id} in {root}; `autocode task list --workspace {root}` shows its tasks"
+                Advice(f"no task {task_id} in {root}; ", Remedy(RemedyKind.LIST_TASKS, workspace=str(root)),
+                       " its tasks")
             ) from None
         except (ValueError, OSError) as exc:
             raise AutoCodeError(
@@ -211,7 +216,7 @@ class TaskRun(ReviewSteps):
         """Send the plan back with feedback; a new plan revision follows."""
         src = Source.coerce(source)
         if not isinstance(feedback, str) or not feedback.strip():
-            raise UsageError("say what to change in the plan (--feedback TEXT)")
+            raise UsageError(Advice("say what to change in the plan (", Remedy(RemedyKind.NAME_ARGUMENT, argument="feedback"), ")"))
         with self._changing():
             if self._state.state != "WAITING_FOR_PLAN_APPROVAL":
                 self._raise_if_decided("plan", revision)
@@ -227,7 +232,7 @@ class TaskRun(ReviewSteps):
         return self.snapshot()
 
     def approve_completion(
-        self, source: Source | Mapping[str, Any] | str, *, editor: Any = None, confirm: str | None = None,
+        self, source: Source | Mapping[str, Any] | str, *, editor: Editor | None = None, confirm: str | None = None,
         keep: list[str] | None = None,
     ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
@@ -266,7 +271,7 @@ class TaskRun(ReviewSteps):
             self._advance_applying(editor)
         return self.snapshot()
 
-    def _advance_applying(self, editor: Any) -> None:
+    def _advance_applying(self, editor: Editor | None) -> None:
         """Go on from APPLYING with the editor that applies the change (None: write the files)."""
         self._editor = editor
         try:
@@ -275,7 +280,7 @@ class TaskRun(ReviewSteps):
             self._editor = None
 
     def resolve_conflicts(
-        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Any = None
+        self, choices: Mapping[str, str], source: Source | Mapping[str, Any] | str, *, editor: Editor | None = None
     ) -> TaskSnapshot:
         """The person's choice per conflicted file (mine, theirs or markers); once every conflict
         has one, the whole change is applied and the task completes."""

@@ -408,8 +408,8 @@ def _tests_lines(tests: PlannedTests) -> list[str]:
     lines = ["", "## Tests that will run", ""]
     if not tests.command:
         lines.append(
-            "No test command is known: the task stops before verifying. Pass --test-command, or set "
-            "test_command in .autocode/config.toml."
+            "No test command is known: the task stops before verifying. Set test_command in "
+            ".autocode/config.toml, or give the task a test command when you start it."
         )
         return lines
     where = _ORIGIN_WORDS.get(tests.origin, tests.origin)

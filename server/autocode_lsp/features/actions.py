@@ -29,8 +29,8 @@ from pygls.exceptions import JsonRpcException
 
 from autocode.doctor import build_report, render_text
 from autocode.errors import AutoCodeError
-from autocode.tasks import TaskRun, documents, list_tasks
-from autocode_lsp import protocol, workspaces
+from autocode.tasks import TaskRun, list_tasks
+from autocode_lsp import documents, protocol, workspaces
 from autocode_lsp.commands import command
 from autocode_lsp.errors import domain_error, engine_call
 from autocode_lsp.features import diagnostics, memory, tasks, titles

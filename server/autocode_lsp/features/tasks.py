@@ -779,7 +779,7 @@ async def _review(
 def _plan_in_client_names(server: AutoCodeServer, view: TaskSnapshot, needs: protocol.ApprovePlan) -> None:
     """plan.md as the person will read it: the engine wrote it with the server's paths."""
     # lazy: not needed by the server's start, which imports this module
-    from autocode.tasks import documents
+    from autocode_lsp import documents
 
     documents.write(Path(view.run_dir), documents.PLAN, server.path_map.text_to_client(needs.markdown))
 

@@ -28,6 +28,8 @@ SCHEMA_PATH = "docs/protocol.schema.json"
 TYPESCRIPT_PATH = "editors/vscode/src/generated/protocol.ts"
 LUA_PATH = "editors/nvim/lua/autocode/protocol_types.lua"
 LUA_NAMES_PATH = "editors/nvim/lua/autocode/protocol_names.lua"
+PYTHON_NAMES_PATH = "server/autocode_lsp/protocol/command_names.py"
+DOC_PATH = "docs/protocol.md"
 
 def constant_key(name: str) -> str:
     """A command's or method's key in the generated name tables: `autocode.task.approvePlan` and
@@ -278,8 +280,40 @@ def lua_names(schema: dict[str, Any] | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def python_constant(name: str) -> str:
+    """A command's or method's constant in `protocol.names`: `autocode.task.approvePlan` and
+    `autocode/task/approvePlan` are `TASK_APPROVE_PLAN`."""
+    parts = re.split(r"[./]", name)
+    if parts[0] == "autocode":
+        parts = parts[1:]
+    return "_".join(re.sub(r"(?<!^)(?=[A-Z])", "_", p).upper() for p in parts)
+
+
+def python_names() -> str:
+    """The server's name constants and each command's feature area, from the specs: a command is
+    declared once, in `protocol/spec.py`, and its Python name comes from there."""
+    out = [
+        '"""Every command\'s and custom method\'s wire name as a constant, and each command\'s feature area.',
+        "",
+        "Generated from the specs in `protocol/spec.py` by `scripts/gen_protocol_types.py`: do not edit",
+        "(a test fails when it is stale). `autocode_lsp.protocol.names` re-exports it.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+    ]
+    out += [f'{python_constant(c.name)} = "{c.name}"' for c in spec.COMMANDS]
+    out.append("")
+    out += [f'{python_constant(m.name)} = "{m.name}"' for m in spec.METHODS]
+    out += ["", "COMMAND_FEATURES: dict[str, str] = {"]
+    out += [f'    {python_constant(c.name)}: "{c.feature}",' for c in spec.COMMANDS]
+    out += ["}", '"""Every command, in documentation order, and its feature area."""', ""]
+    return "\n".join(out)
+
+
 def generated() -> dict[str, str]:
     """Each generated file (path relative to the repository) and its text."""
     schema = json_schema()
     return {SCHEMA_PATH: schema_text(), TYPESCRIPT_PATH: typescript(schema), LUA_PATH: lua(schema),
-            LUA_NAMES_PATH: lua_names(schema)}
+            LUA_NAMES_PATH: lua_names(schema), PYTHON_NAMES_PATH: python_names(),
+            DOC_PATH: spec.render_markdown()}

@@ -79,50 +79,7 @@ from autocode.tasks.models import TestRun as TestRun
 from autocode.tasks.models import TokenUsage as TokenUsage
 from autocode.wire import wire_fields
 from autocode_lsp.protocol import limits
-from autocode_lsp.protocol.names import (
-    DOCTOR,
-    DOCTOR_OPEN,
-    FEATURES,
-    INVALID_PARAMS,
-    MEMORY_APPLY_PROMOTION,
-    MEMORY_COMPOSE_SEARCH,
-    MEMORY_DELETE,
-    MEMORY_LIST,
-    MEMORY_PLAN_PROMOTION,
-    MEMORY_RECALL,
-    MEMORY_SAVE,
-    MEMORY_SEARCH,
-    PREP_RUN,
-    PROJECT_FORGET,
-    PROJECT_TRUST,
-    PROTOCOL_INFO,
-    PROTOCOL_VERSION,
-    PROVIDER_CHECK,
-    REQUEST_FAILED,
-    SESSION_CONFIGURE,
-    TASK_ANSWER,
-    TASK_APPROVE_COMPLETION,
-    TASK_APPROVE_PLAN,
-    TASK_ASK,
-    TASK_ASK_QUESTION,
-    TASK_CANCEL,
-    TASK_COMPOSE,
-    TASK_DID_CHANGE,
-    TASK_GET,
-    TASK_LIST,
-    TASK_PREVIEW,
-    TASK_REJECT_PLAN,
-    TASK_REQUEST_CHANGES,
-    TASK_RESOLVE_CONFLICTS,
-    TASK_RESUME,
-    TASK_RETRY_VERIFICATION,
-    TASK_REVIEW,
-    TASK_REVIEW_PLAN,
-    TASK_SAVE_DOCUMENTS,
-    TASK_START,
-    TASK_TRANSCRIPT,
-    VERIFY,
-)
+from autocode_lsp.protocol.names import FEATURES, INVALID_PARAMS, PROTOCOL_VERSION, REQUEST_FAILED
 
 T = TypeVar("T")
 
@@ -564,54 +521,54 @@ class ErrorKind:
 _TASK_ERRORS = ("noRepository", "taskNotFound")
 
 COMMANDS: tuple[CommandSpec, ...] = (
-    CommandSpec(PROTOCOL_INFO, NoArgs, ProtocolInfo,
+    CommandSpec("autocode.protocol.info", NoArgs, ProtocolInfo,
                 "Protocol version, server version, features and this session's opt-in state.",
                 "core"),
-    CommandSpec(DOCTOR, WorkspaceArgs, DoctorResult,
+    CommandSpec("autocode.doctor", WorkspaceArgs, DoctorResult,
                 "Every setting with its origin, the learned record's health, memory and environment. "
                 "The text is also written to the log (window/logMessage).",
                 "doctor", ("noRepository",)),
-    CommandSpec(VERIFY, VerifyArgs, VerifyResult,
+    CommandSpec("autocode.verify", VerifyArgs, VerifyResult,
                 "Prove a change AutoCode did not make (the work tree against HEAD, a commit range or a "
                 "branch) with the project's tests in a fresh copy, never in the work tree: the same "
                 "verdict as a task's (`verified` only when a named test failed before the change and "
                 "passes with it, and nothing regressed).",
                 "verify", ("noRepository",), {"workspace": "file:///path/to/project"}),
-    CommandSpec(PROJECT_FORGET, ForgetArgs, ForgetResult,
+    CommandSpec("autocode.project.forget", ForgetArgs, ForgetResult,
                 "Remove the workspace's learned record (.autocode/project.json) and nothing else.",
                 "forget", ("confirmationRequired", "noRepository"),
                 {"workspace": "file:///path/to/project", "confirm": True}),
-    CommandSpec(PROJECT_TRUST, TrustArgs, TrustResult,
+    CommandSpec("autocode.project.trust", TrustArgs, TrustResult,
                 "What the workspace's settings files ask for (endpoints, key variables, memory "
                 "stores), in words, and the person's trust in exactly those values. Without "
                 "`confirm` nothing is recorded; show `says` to the person and, on their yes, call "
                 "again with `confirm: true` and the `digest`. `revoke: true` forgets the trust.",
                 "trust", ("trustChanged", "noRepository"),
                 {"workspace": "file:///path/to/project", "confirm": True, "digest": "sha256:…"}),
-    CommandSpec(PREP_RUN, PrepRunArgs, PrepResult,
+    CommandSpec("autocode.prep.run", PrepRunArgs, PrepResult,
                 "Make a checked prep copy of the workspace with its declared public inputs. "
                 "Reports $/progress when the client supports it.",
                 "prep", ("noRepository", "setupError")),
-    CommandSpec(TASK_START, TaskStartArgs, TaskSnapshot,
+    CommandSpec("autocode.task.start", TaskStartArgs, TaskSnapshot,
                 "Start a coding task. Returns the first snapshot; the task goes on in the server "
                 "and asks for what it needs (see the custom methods and the plain-client flow).",
                 "tasks", ("noRepository", "setupError", "trustRequired"),
                 {"brief": "Add a --verbose flag to the CLI", "workspace": "file:///path/to/project"}),
-    CommandSpec(TASK_ANSWER, TaskAnswerArgs, TaskSnapshot,
+    CommandSpec("autocode.task.answer", TaskAnswerArgs, TaskSnapshot,
                 "Answer one open question of a task with the source lsp:<client name> and how it "
                 "was answered (`how`). Only `typed` and `chosen` answers may be learned; an "
                 "accepted default or a delegated answer is recorded as such and never learned.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided"),
                 {"taskId": "t-20260101-120000-a1b2c3", "questionId": "test-naming",
                  "text": "Describe the behaviour", "how": "typed"}),
-    CommandSpec(TASK_APPROVE_PLAN, TaskApprovePlanArgs, TaskSnapshot,
+    CommandSpec("autocode.task.approvePlan", TaskApprovePlanArgs, TaskSnapshot,
                 "Approve the plan revision the person reviewed. The approval is recorded before "
                 "anything else happens; approving it again answers `alreadyDecided`.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "planRevisionMismatch", "alreadyDecided")),
-    CommandSpec(TASK_REJECT_PLAN, TaskRejectPlanArgs, TaskSnapshot,
+    CommandSpec("autocode.task.rejectPlan", TaskRejectPlanArgs, TaskSnapshot,
                 "Send the plan back with feedback; the task plans again.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided")),
-    CommandSpec(TASK_APPROVE_COMPLETION, TaskApproveCompletionArgs, TaskSnapshot,
+    CommandSpec("autocode.task.approveCompletion", TaskApproveCompletionArgs, TaskSnapshot,
                 "Accept the result and apply it: a three-way merge per file (base: the "
                 "file as the task's copy started from it; mine: the workspace now; theirs: the "
                 "task's result). Files the client has open (synchronised) go through "
@@ -628,19 +585,19 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "`needs.proof.status` is not `verified` (or that weakens the tests) needs `confirm` "
                 "set to `needs.confirmation`, typed by the person.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided", "confirmationRequired")),
-    CommandSpec(TASK_RESOLVE_CONFLICTS, TaskResolveConflictsArgs, TaskSnapshot,
+    CommandSpec("autocode.task.resolveConflicts", TaskResolveConflictsArgs, TaskSnapshot,
                 "Choose, for each conflicted file, the person's version, the task's version or "
                 "conflict markers to resolve in the editor; then the whole change is applied and "
                 "the task completes.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "alreadyDecided"),
                 {"taskId": "t-20260101-120000-a1b2c3", "choices": {"greet.py": "markers"}}),
-    CommandSpec(TASK_CANCEL, TaskRefArgs, TaskSnapshot,
+    CommandSpec("autocode.task.cancel", TaskRefArgs, TaskSnapshot,
                 "Cancel a task. Its run folder stays for inspection.",
                 "tasks", _TASK_ERRORS),
-    CommandSpec(TASK_RESUME, TaskRefArgs, TaskSnapshot,
+    CommandSpec("autocode.task.resume", TaskRefArgs, TaskSnapshot,
                 "Continue a task whose server stopped while it was working (a paused or ended "
                 "task is returned as it is).", "tasks", _TASK_ERRORS),
-    CommandSpec(TASK_RETRY_VERIFICATION, TaskRefArgs, TaskSnapshot,
+    CommandSpec("autocode.task.retryVerification", TaskRefArgs, TaskSnapshot,
                 "Run the proof again on the task's existing change, after the person fixed the "
                 "environment (a missing test runner, a service) or the test command (read again "
                 "from the settings). For a task that failed while verifying, one waiting for the "
@@ -648,7 +605,7 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "recorded with the exact test command it ran; the change itself is not touched.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput", "copyGone"),
                 {"taskId": "t-20260101-120000-a1b2c3"}),
-    CommandSpec(TASK_PREVIEW, TaskPreviewArgs, TaskPreview,
+    CommandSpec("autocode.task.preview", TaskPreviewArgs, TaskPreview,
                 "What applying would do to each touched file, before anything is written: the "
                 "three-way merged result (`git merge-file`) against the person's current text "
                 "(unsaved edits included), and the hunks between the two, each with a stable id, "
@@ -656,72 +613,72 @@ COMMANDS: tuple[CommandSpec, ...] = (
                 "ids the person keeps to `autocode.task.approveCompletion` as `keep`.",
                 "tasks", (*_TASK_ERRORS, "notAwaitingInput"),
                 {"taskId": "t-20260101-120000-a1b2c3", "documents": {"greet.py": "def greet():\n"}}),
-    CommandSpec(TASK_GET, TaskRefArgs, TaskSnapshot,
+    CommandSpec("autocode.task.get", TaskRefArgs, TaskSnapshot,
                 "The current snapshot of one task.", "tasks", _TASK_ERRORS,
                 {"taskId": "t-20260101-120000-a1b2c3"}),
-    CommandSpec(TASK_LIST, WorkspaceArgs, TaskList,
+    CommandSpec("autocode.task.list", WorkspaceArgs, TaskList,
                 "Every task of the workspace (all folders of the session when no workspace is "
                 "given), newest first, including those an earlier server left waiting.",
                 "tasks", ("noRepository",)),
-    CommandSpec(TASK_TRANSCRIPT, TaskRefArgs, TaskTranscript,
+    CommandSpec("autocode.task.transcript", TaskRefArgs, TaskTranscript,
                 "The model's work in a task as Markdown: each loop's requests, replies (reasoning "
                 "folded), tool calls and results, notices about the endpoint and how it ended; "
                 "also written to transcript.md in the run folder (`path`).",
                 "tasks", _TASK_ERRORS, {"taskId": "t-20260101-120000-a1b2c3"}),
-    CommandSpec(MEMORY_SAVE, MemorySaveArgs, MemorySaveResult,
+    CommandSpec("autocode.memory.save", MemorySaveArgs, MemorySaveResult,
                 "Save a durable memory. Content tied to one task, run or commit is refused "
                 "(`memoryRefused`); a duplicate or reusable know-how (saved as a skill instead) "
                 "answers `saved: false`. A save close to an earlier memory but not the same "
                 "fact is saved and names it in `similarTo`.",
                 "memory", ("memoryRefused", "noRepository"),
                 {"content": "This repository's tests need TEST_DATABASE_URL set", "scope": "project"}),
-    CommandSpec(MEMORY_SEARCH, MemorySearchArgs, MemorySearchResult,
+    CommandSpec("autocode.memory.search", MemorySearchArgs, MemorySearchResult,
                 "Memories visible here (this repository plus global, own plus team), best first.",
                 "memory", ("noRepository",), {"query": "database tests", "limit": 5}),
-    CommandSpec(MEMORY_DELETE, MemoryDeleteArgs, MemoryDeleteResult,
+    CommandSpec("autocode.memory.delete", MemoryDeleteArgs, MemoryDeleteResult,
                 "Delete one memory by id.", "memory", ("memoryNotFound",)),
-    CommandSpec(MEMORY_LIST, MemoryListArgs, MemoryList,
+    CommandSpec("autocode.memory.list", MemoryListArgs, MemoryList,
                 "Memories visible here, newest first.", "memory", ("noRepository",)),
-    CommandSpec(MEMORY_RECALL, MemoryRecallArgs, RecallReceipt,
+    CommandSpec("autocode.memory.recall", MemoryRecallArgs, RecallReceipt,
                 "What a task with this brief would be given: up to 8 project and 8 global memories.",
                 "memory"),
-    CommandSpec(MEMORY_PLAN_PROMOTION, MemoryPlanPromotionArgs, PromotionPlan,
+    CommandSpec("autocode.memory.planPromotion", MemoryPlanPromotionArgs, PromotionPlan,
                 "Propose team memories to turn into skills. Writes nothing.", "memory"),
-    CommandSpec(MEMORY_APPLY_PROMOTION, MemoryApplyPromotionArgs, PromotionApplied,
+    CommandSpec("autocode.memory.applyPromotion", MemoryApplyPromotionArgs, PromotionApplied,
                 "Turn the chosen candidates into skills and remove their memories.",
                 "memory", ("memoryNotFound",)),
-    CommandSpec(TASK_ASK, TaskAskArgs, TaskSnapshot,
+    CommandSpec("autocode.task.ask", TaskAskArgs, TaskSnapshot,
                 "Ask the person one open question through `window/showMessageRequest`: answer "
                 "in a file (answers.md in the run folder), accept the proposed default (not "
                 "remembered), let AutoCode decide, or pick one of the question's choices. "
                 "Returns at once; the answer is recorded when the person acts.",
                 "actions", (*_TASK_ERRORS, "notAwaitingInput")),
-    CommandSpec(TASK_REVIEW, TaskRefArgs, OpenedDocument,
+    CommandSpec("autocode.task.review", TaskRefArgs, OpenedDocument,
                 "Write what the task waits on as a file in its run folder (plan.md for a plan, "
                 "changes.diff for a verified change) and open it.",
                 "actions", (*_TASK_ERRORS, "notAwaitingInput")),
-    CommandSpec(TASK_REQUEST_CHANGES, TaskRefArgs, OpenedDocument,
+    CommandSpec("autocode.task.requestChanges", TaskRefArgs, OpenedDocument,
                 "Open feedback.md in the run folder; when the person saves it with text under "
                 "the heading, the plan goes back with that feedback.",
                 "actions", (*_TASK_ERRORS, "notAwaitingInput")),
-    CommandSpec(TASK_COMPOSE, WorkspaceArgs, OpenedDocument,
+    CommandSpec("autocode.task.compose", WorkspaceArgs, OpenedDocument,
                 "Open .autocode/runs/new-task.md; saving it with a brief starts a task.",
                 "actions", ("noRepository",)),
-    CommandSpec(DOCTOR_OPEN, WorkspaceArgs, OpenedDocument,
+    CommandSpec("autocode.doctor.open", WorkspaceArgs, OpenedDocument,
                 "Write the doctor report to .autocode/runs/doctor.md and open it.",
                 "actions", ("noRepository",)),
-    CommandSpec(MEMORY_COMPOSE_SEARCH, WorkspaceArgs, OpenedDocument,
+    CommandSpec("autocode.memory.composeSearch", WorkspaceArgs, OpenedDocument,
                 "Open .autocode/runs/memory-search.md; saving it with a query writes the results "
                 "to memory-results.md next to it and opens that.",
                 "actions", ("noRepository",)),
-    CommandSpec(SESSION_CONFIGURE, SessionConfigureArgs, SessionSettings,
+    CommandSpec("autocode.session.configure", SessionConfigureArgs, SessionSettings,
                 "Give this session's tasks and checks the editor's model settings (provider, "
                 "model, base URL, engine) as their flag layer, and the provider's key, which the "
                 "server keeps in its memory only. Over a network transport a base URL or a key "
                 "needs --allow-client-overrides (`clientOverrideRefused`).",
                 "session", ("clientOverrideRefused",),
                 {"provider": "openai", "model": "gpt-4.1", "baseUrl": "http://127.0.0.1:8000/v1"}),
-    CommandSpec(PROVIDER_CHECK, WorkspaceArgs, ProviderCheck,
+    CommandSpec("autocode.provider.check", WorkspaceArgs, ProviderCheck,
                 "Send one tiny request to the implementer's endpoint as a task of this session "
                 "would (the session's settings included) and say what it showed: the endpoint, "
                 "the model, whether the key variable is set, whether it takes tools.",
@@ -729,12 +686,12 @@ COMMANDS: tuple[CommandSpec, ...] = (
 )
 
 METHODS: tuple[MethodSpec, ...] = (
-    MethodSpec(TASK_DID_CHANGE, "notification", TaskDidChangeParams, None,
+    MethodSpec("autocode/task/didChange", "notification", TaskDidChangeParams, None,
                "Sent after every change of a task in this session's folders, with the full "
                "snapshot: changes made through this session or another session of the same "
                "server at once, changes made by another process (another server, the CLI) "
                "within about a second. Revisions only increase.", "experimental.autocode"),
-    MethodSpec(TASK_ASK_QUESTION, "request", AskQuestionParams, AskQuestionResult,
+    MethodSpec("autocode/task/askQuestion", "request", AskQuestionParams, AskQuestionResult,
                "Asks the person one question of a task. The reply says how it was answered "
                "(`how`, as in `autocode.task.answer`; without it a text equal to the default is "
                "an accepted default); the source is lsp:<client name>.", "experimental.autocode",
@@ -742,14 +699,14 @@ METHODS: tuple[MethodSpec, ...] = (
                 "question": {"id": "q1", "text": "Which test naming style?", "category": "other",
                              "convention": "test-naming", "default": "Describe the behaviour",
                              "choices": ["Describe the behaviour"]}}),
-    MethodSpec(TASK_SAVE_DOCUMENTS, "request", SaveDocumentsParams, SaveDocumentsResult,
+    MethodSpec("autocode/task/saveDocuments", "request", SaveDocumentsParams, SaveDocumentsResult,
                "After an apply through `workspace/applyEdit`: asks the editor to save the documents "
                "that held no unsaved edits, so an applied change is on disk (COMPLETED is said only "
                "once the server read every file back from disk). A document that held unsaved "
                "edits is never saved for the person: it keeps them, merged, and the task waits "
                "(`needs.kind` `save_files`) until they save it.",
                "experimental.autocode", {"taskId": "t-1", "uris": ["file:///path/to/project/greet.py"]}),
-    MethodSpec(TASK_REVIEW_PLAN, "request", ReviewPlanParams, ReviewPlanResult,
+    MethodSpec("autocode/task/reviewPlan", "request", ReviewPlanParams, ReviewPlanResult,
                "Shows the plan for approval. `approve` approves exactly `planRevision`; "
                "`later` leaves it waiting for `autocode.task.approvePlan`.",
                "experimental.autocode"),
@@ -1299,8 +1256,8 @@ def render_markdown() -> str:
     out: list[str] = [
         "# AutoCode language server protocol",
         "",
-        "<!-- Generated from server/autocode_lsp/protocol/ by "
-        "`python -m autocode_lsp --print-protocol-doc`. Do not edit by hand. -->",
+        "<!-- Generated from server/autocode_lsp/protocol/ by `scripts/gen_protocol_types.py` "
+        "(or `python -m autocode_lsp --print-protocol-doc`). Do not edit by hand. -->",
         "",
         f"Protocol version **{PROTOCOL_VERSION}**. Start the server with `autocode-lsp` "
         "(stdio, the default), `autocode-lsp --tcp 127.0.0.1:PORT` or "

@@ -224,16 +224,15 @@ function M.run(fn, ...)
 end
 
 --- What a running server supports beyond protocol 1.0, asked once per client
---- (autocode.protocol.info): `resolve_conflicts` (the three-way apply with
---- conflicts as a need, and applying through workspace/applyEdit). Runs
---- inside a coroutine or blocks briefly.
+--- (autocode.protocol.info): the commands it serves. Runs inside a coroutine
+--- or blocks briefly.
 --- @param c vim.lsp.Client|nil
---- @return {resolve_conflicts: boolean, commands: table<string, boolean>}
+--- @return {commands: table<string, boolean>}
 local features_by_client = {}
 function M.features(c)
   c = c or M.get()
   if not c then
-    return { resolve_conflicts = false, commands = {} }
+    return { commands = {} }
   end
   local known = features_by_client[c.id]
   if known then
@@ -246,7 +245,7 @@ function M.features(c)
       commands[name] = true
     end
   end
-  known = { resolve_conflicts = commands[protocol.commands.task_resolve_conflicts] == true, commands = commands }
+  known = { commands = commands }
   if not err then
     features_by_client[c.id] = known
   end

@@ -508,9 +508,11 @@
 
 --- The remedy in a failed task's message as data: the message is `before`, the remedy in the reader's words, then `after` (`message` has the CLI's words; each face words it its own way).
 ---@class autocode.TaskRemedy
----@field kind 'setSettings'|'setTestCommand'|'turnOffSandbox'|'useRealModel'|'resumeTask' What the person can do (`autocode.remedy.RemedyKind`).
+---@field kind 'setSettings'|'setTestCommand'|'turnOffSandbox'|'useRealModel'|'resumeTask'|'giveWorkspace'|'listTasks'|'listMemories'|'trustRepository'|'nameArgument' What the person can do (`autocode.remedy.RemedyKind`).
 ---@field keys string[] The settings to set (`setSettings`): `base_url`, `model`.
 ---@field taskId string The task to resume (`resumeTask`), when the message names one.
+---@field workspace string The repository the remedy is about (`listTasks`, `trustRepository`), when it names one.
+---@field argument string The command argument the message talks of (`nameArgument`): `agent`, `brief`, `feedback`, `package`, `test_command` (each face names it its own way).
 ---@field before string
 ---@field after string
 

@@ -569,18 +569,6 @@ local function absolute(snap, rel)
   return vim.fs.normalize(rel)
 end
 
---- Loaded buffers of a task's files that hold unsaved edits: list of relative paths.
-function M.unsaved(snap)
-  local out = {}
-  for _, rel in ipairs(M.files(snap)) do
-    local buf = vim.fn.bufnr(absolute(snap, rel))
-    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) and vim.bo[buf].modified then
-      table.insert(out, rel)
-    end
-  end
-  return out
-end
-
 --- Reloads the buffers of files written behind Neovim's back (:checktime).
 --- Buffers with unsaved edits are left alone: the server changed those
 --- through workspace/applyEdit (they stay unsaved for the person to :w), and
@@ -665,18 +653,9 @@ function M.complete(id)
     end
     local c = M.client_for(id) or client.ensure()
     M.reload_stale(snap)
-    if client.features(c).resolve_conflicts then
-      M.sync_buffers(snap, c)
-    else
-      local dirty = M.unsaved(snap)
-      if #dirty > 0 then
-        ui.error(
-          ('apply refused: %s has unsaved changes in Neovim and this server writes the files on disk. '
-            .. 'Save them (:w) or drop them (:e!), then :AutoCode apply. Nothing was written.'):format(table.concat(dirty, ', '))
-        )
-        return
-      end
-    end
+    -- The server merges into the buffers through workspace/applyEdit and never writes a file
+    -- behind an unsaved buffer: it only needs their current text.
+    M.sync_buffers(snap, c)
     local extra = nil
     -- The hunks kept in :AutoCode hunks (nil when none was undone: the whole change).
     local keep = require('autocode.review').keep(id)

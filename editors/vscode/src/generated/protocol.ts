@@ -725,11 +725,15 @@ export interface TaskRejectPlanArgs {
 /** The remedy in a failed task's message as data: the message is `before`, the remedy in the reader's words, then `after` (`message` has the CLI's words; each face words it its own way). */
 export interface TaskRemedy {
   /** What the person can do (`autocode.remedy.RemedyKind`). */
-  kind: "setSettings" | "setTestCommand" | "turnOffSandbox" | "useRealModel" | "resumeTask";
+  kind: "setSettings" | "setTestCommand" | "turnOffSandbox" | "useRealModel" | "resumeTask" | "giveWorkspace" | "listTasks" | "listMemories" | "trustRepository" | "nameArgument";
   /** The settings to set (`setSettings`): `base_url`, `model`. */
   keys: string[];
   /** The task to resume (`resumeTask`), when the message names one. */
   taskId: string;
+  /** The repository the remedy is about (`listTasks`, `trustRepository`), when it names one. */
+  workspace: string;
+  /** The command argument the message talks of (`nameArgument`): `agent`, `brief`, `feedback`, `package`, `test_command` (each face names it its own way). */
+  argument: string;
   before: string;
   after: string;
 }

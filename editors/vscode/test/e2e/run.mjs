@@ -681,6 +681,9 @@ async function scenarioConflicts(wb) {
   note('conflict choice offered');
   await wb.pickQuickInputRow('Write conflict markers');
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 120000);
+  // The view can show the new state before the command's reply opens the marked file.
+  await wb.page.locator('.tabs-container .tab .label-name', { hasText: 'words.py' }).first()
+    .waitFor({ timeout: 30000 }).catch(() => {});
   result.tabsAfter = await wb.tabTitles();
   await wb.saveAll();
   await wb.shot('conflict-markers');
