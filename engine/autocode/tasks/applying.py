@@ -10,13 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from autocode import diffnames
 from autocode.errors import AutoCodeError
 from autocode.tasks import store
 from autocode.tasks.core import RunCore
-from autocode.tasks.state import runs_root
+from autocode.tasks.models import Conflict, HeadMoved, TaskResult
+from autocode.tasks.state import ApplyAttempt, runs_root, stored_form
 
 if TYPE_CHECKING:
     from autocode.tasks.apply import Editor
@@ -27,13 +28,17 @@ def _names(paths: list[str]) -> str:
     return ", ".join(diffnames.quote(p) for p in paths)
 
 
+def _moved(head_moved: dict[str, Any] | None) -> HeadMoved | None:
+    return HeadMoved.model_validate(head_moved) if head_moved else None
+
+
 class ApplyPhase(RunCore):
     """The APPLYING phase and what it needs."""
 
     _editor: Editor | None
 
     def _step_applying(self) -> None:
-        if not (self._state.implementation or {}).get("files"):
+        if not self._state.files:
             # Never COMPLETED for a change that touches nothing: there is nothing to have done.
             raise AutoCodeError(
                 "the change touches no file, so there is nothing to apply; nothing was written. "
@@ -54,18 +59,18 @@ class ApplyPhase(RunCore):
             conflicts = [p for p in plans if p.action == "conflict"]
             if conflicts:
                 paths = [p.path for p in conflicts]
-                self._state.apply = {
-                    "status": "conflicts",
-                    "applied": False,
-                    "written": [],
-                    "conflicts": paths,
-                    "details": [p.conflict_dict() for p in conflicts],
-                    "via": None,
-                    "head_moved": head_moved,
-                    "message": "both you and the task changed " + _names(paths)
+                self._state.apply = ApplyAttempt(
+                    status="conflicts",
+                    applied=False,
+                    written=[],
+                    conflicts=paths,
+                    details=[Conflict.model_validate(p.conflict_dict()) for p in conflicts],
+                    via=None,
+                    head_moved=_moved(head_moved),
+                    message="both you and the task changed " + _names(paths)
                     + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
                     "conflict markers to resolve in the editor.",
-                }
+                )
                 self._state.state = "WAITING_FOR_CONFLICT_RESOLUTION"
                 self._commit("conflicts", {"conflicts": paths})
                 return
@@ -73,31 +78,31 @@ class ApplyPhase(RunCore):
             if outcome_or_none is None:
                 return
             written, by_editor = outcome_or_none
-            via = "editor" if by_editor else "disk"
+            via: Literal["editor", "disk"] = "editor" if by_editor else "disk"
         store.kill_point("applied")
         chosen = dict(self._state.apply_choices or {})
         kept, undone = self._hunk_record()
-        outcome: dict[str, Any] = {
-            "status": "applied",
-            "applied": True,
-            "written": written,
-            "written_by_editor": by_editor,
-            "conflicts": [],
-            "via": via,
-            "choices": chosen,
-            "head_moved": head_moved,
-            "message": (f"wrote {_names(written)}" if written else "nothing needed writing")
+        outcome = ApplyAttempt(
+            status="applied",
+            applied=True,
+            written=written,
+            written_by_editor=by_editor,
+            conflicts=[],
+            via=via,
+            choices=chosen,
+            head_moved=_moved(head_moved),
+            message=(f"wrote {_names(written)}" if written else "nothing needed writing")
             + (f" ({_names(by_editor)} through the editor)" if by_editor else "")
             + (f"; {len(kept)} of {len(kept) + len(undone)} hunks taken, the rest left out as you chose"
                if undone else ""),
-        }
+        )
         if self._state.apply_keep is not None:
-            outcome["hunks_kept"], outcome["hunks_undone"] = kept, undone
+            outcome.hunks_kept, outcome.hunks_undone = kept, undone
         # Applied means on disk: read back, every written file must hold the change there.
         unsaved = self.not_on_disk(written)
         if unsaved:
-            outcome["unsaved"] = unsaved
-            outcome["message"] += (f"; {_names(unsaved)} {'holds' if len(unsaved) == 1 else 'hold'} the change "
+            outcome.unsaved = unsaved
+            outcome.message += (f"; {_names(unsaved)} {'holds' if len(unsaved) == 1 else 'hold'} the change "
                                    "in the editor (any unsaved edits of yours kept), not on disk yet: save to complete")
             self._state.apply = outcome
             self._state.state = "WAITING_FOR_SAVE"
@@ -118,7 +123,7 @@ class ApplyPhase(RunCore):
         return [rel for rel in written if rel in plans and chosen.get(rel) not in ("markers", "mine")
                 and plans[rel].action != "none" and plans[rel].after != plans[rel].before]
 
-    def _complete_apply(self, outcome: dict[str, Any]) -> None:
+    def _complete_apply(self, outcome: ApplyAttempt) -> None:
         """The change is applied and on disk: record it, and the task is COMPLETED."""
         _kept, undone = self._hunk_record()
         self._state.apply = outcome
@@ -126,33 +131,33 @@ class ApplyPhase(RunCore):
             "task_id": self.id,
             "time": store.now_iso(),
             "head": self._launch.get("head"),
-            "tests": self._state.tests,
-            "apply": outcome,
+            "tests": stored_form(self._state.tests),
+            "apply": stored_form(outcome),
             "plan_revision": self._state.plan_revision,
-            "approvals": self._state.approvals,
+            "approvals": [stored_form(a) for a in self._state.approvals],
             "human_pause_states": self._state.human_pause_states,
         }
         store.write_json_atomic(self.run_dir / "checkpoint.json", checkpoint)
-        self._state.result = {
-            "status": "completed",
+        proof = self._state.proof
+        self._state.result = TaskResult(
+            status="completed",
             # The proof covered the whole change: a part of it is not what was proved.
-            "verified": (self._state.proof or {}).get("status") == "verified" and not undone,
-            "partial": bool(undone),
-            "proof": self._state.proof,
-            "tests": self._state.tests,
-            "apply": outcome,
-            "files": (self._state.implementation or {}).get("files", []),
-        }
+            verified=proof is not None and proof.status == "verified" and not undone,
+            partial=bool(undone),
+            proof=proof,
+            tests=self._state.tests,
+            apply=outcome.result(),
+            files=self._state.files,
+        )
         self._state.state = "COMPLETED"
-        self._commit("completed", {"apply": outcome["status"], "written": outcome.get("written", []),
-                                   "via": outcome.get("via")})
+        self._commit("completed", {"apply": outcome.status, "written": outcome.written, "via": outcome.via})
 
     def _hunk_record(self) -> tuple[list[str], list[str]]:
         """(kept, left out) hunk ids of the per-hunk choice, as recorded with the approval."""
         for approval in reversed(self._state.approvals):
-            if approval.get("kind") == "completion":
-                hunks = approval.get("hunks") or {}
-                return list(hunks.get("kept") or []), list(hunks.get("undone") or [])
+            if approval.kind == "completion":
+                hunks = approval.hunks
+                return (list(hunks.kept), list(hunks.undone)) if hunks is not None else ([], [])
         return [], []
 
     def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
@@ -274,10 +279,10 @@ class ApplyPhase(RunCore):
 
     def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
         """The change was not applied: back to waiting for the completion approval (retry)."""
-        self._state.apply = {
-            "status": "not_applied", "applied": False, "written": [], "conflicts": [], "via": None,
-            "head_moved": head_moved, "message": message,
-        }
+        self._state.apply = ApplyAttempt(
+            status="not_applied", applied=False, written=[], conflicts=[], via=None,
+            head_moved=_moved(head_moved), message=message,
+        )
         self._state.apply_choices = {}
         self._state.apply_keep = None
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
@@ -291,7 +296,7 @@ class ApplyPhase(RunCore):
         from autocode.tasks import apply as apply_mod
 
         copy = Path(self._launch["prep"]["copy"])
-        files = list((self._state.implementation or {}).get("files", []))
+        files = self._state.files
         disk = apply_mod.read_disk(self.workspace)
         editor = self._editor
 

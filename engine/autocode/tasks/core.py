@@ -22,29 +22,22 @@ from autocode.errors import AutoCodeError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
+from autocode.tasks.ledger import LedgerQuestion
 from autocode.tasks.models import (
     AgentStatus,
     AnswerQuestions,
     AnswerRecord,
-    ApplyResult,
     ApproveCompletion,
     ApprovePlan,
-    Conflict,
     HeadMoved,
-    Learning,
     Needs,
     NoNeeds,
     PhaseResult,
     Plan,
-    Proof,
     Question,
     ResolveConflicts,
-    Review,
     SaveFiles,
-    TaskError,
-    TaskResult,
     TaskSnapshot,
-    TestRun,
 )
 from autocode.tasks.state import (
     ENDS,
@@ -52,6 +45,7 @@ from autocode.tasks.state import (
     PAUSES,
     PHASE_OF,
     WORKING,
+    Approval,
     TaskState,
     confirmation_needed,
     planned_tests,
@@ -104,23 +98,23 @@ class RunCore:
             revision=s.revision,
             needs=self._needs(s),
             done=s.state in ENDS,
-            result=self._typed(TaskResult, s.result, "result in state.json"),
-            error=self._typed(TaskError, s.error, "error in state.json"),
-            learning=self._typed(Learning, s.learning, "learning in state.json"),
+            result=s.result,
+            error=s.error,
+            learning=s.learning,
             run_dir=str(self.run_dir),
             copy_=(self._launch.get("prep") or {}).get("copy"),
             plan_revision=s.plan_revision,
             human_pause_states=list(s.human_pause_states),
             answers=[
                 AnswerRecord(
-                    question_id=a["question_id"],
-                    text=a["text"],
+                    question_id=a.question_id,
+                    text=a.text,
                     how=ledger_mod.answer_how(a),
-                    kind=a["kind"],
-                    channel=(a.get("source") or {}).get("channel"),
-                    time=(a.get("source") or {}).get("time"),
+                    kind=a.kind,
+                    channel=a.source.channel if a.source else None,
+                    time=a.source.time if a.source else None,
                 )
-                for a in s.ledger["answers"]
+                for a in s.ledger.answers
             ],
             agent=self._agent_status(),
             created=s.created,
@@ -146,35 +140,31 @@ class RunCore:
             plan_file = self.run_dir / "plan.md"
             return ApprovePlan(
                 plan_revision=s.plan_revision,
-                plan=Plan.model_validate(s.plan or {}),
+                plan=s.plan if s.plan is not None else Plan(summary="", steps=[]),
                 markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
         moved = self.head_moved()
         head_moved = HeadMoved.model_validate(moved) if moved else None
+        last = s.apply
         if kind == "approve_completion":
-            last = s.apply or {}
             return ApproveCompletion(
                 diff=self._read_text("evidence/changes.diff")[:DIFF_IN_SNAPSHOT],
                 files=s.files,
-                tests=self._typed(TestRun, s.tests, "tests in state.json"),
-                proof=self._typed(Proof, s.proof, "proof in state.json"),
+                tests=s.tests,
+                proof=s.proof,
                 confirmation=confirmation_needed(s.proof),
-                review=self._typed(Review, s.review, "review in state.json"),
+                review=s.review,
                 head_moved=head_moved,
-                apply=apply_result(last) if last.get("status") == "not_applied" else None,
+                apply=last.result() if last is not None and last.status == "not_applied" else None,
             )
+        if last is None:  # a pause after applying with no apply recorded: changed by hand
+            return NoNeeds()
         if kind == "save_files":
-            last = s.apply or {}
-            return SaveFiles(paths=list(last.get("unsaved") or []), apply=apply_result(last))
+            return SaveFiles(paths=list(last.unsaved), apply=last.result())
         if kind == "resolve_conflicts":
-            last = s.apply or {}
-            return ResolveConflicts(
-                conflicts=[Conflict.model_validate(c) for c in last.get("details") or []],
-                files=s.files,
-                head_moved=head_moved,
-                apply=apply_result(last),
-            )
+            return ResolveConflicts(conflicts=list(last.details), files=s.files, head_moved=head_moved,
+                                    apply=last.result())
         return NoNeeds()
 
     def _committed(self) -> TaskState:
@@ -184,15 +174,15 @@ class RunCore:
             return self._state
 
     def _answered_at(self, question_id: str) -> str | None:
-        for a in self._state.ledger["answers"]:
-            if a["question_id"] == question_id:
-                return str((a.get("source") or {}).get("time") or "an earlier time")
+        for a in self._state.ledger.answers:
+            if a.question_id == question_id:
+                return (a.source.time if a.source else None) or "an earlier time"
         return None
 
-    def _decided_at(self, kind: str, plan_revision: int | None = None) -> dict[str, Any] | None:
+    def _decided_at(self, kind: str, plan_revision: int | None = None) -> Approval | None:
         for approval in reversed(self._state.approvals):
-            if approval.get("kind") == kind and (plan_revision is None or approval.get("plan_revision") == plan_revision):
-                return dict(approval)
+            if approval.kind == kind and (plan_revision is None or approval.plan_revision == plan_revision):
+                return approval
         return None
 
     def head_moved(self) -> dict[str, Any] | None:
@@ -284,8 +274,8 @@ class RunCore:
         found = self._decided_at(kind, plan_revision)
         if found is None:
             return
-        at = (found.get("source") or {}).get("time") or "an earlier time"
-        channel = (found.get("source") or {}).get("channel") or "someone"
+        at = found.source.time or "an earlier time"
+        channel = found.source.channel or "someone"
         what = {"plan": "the plan", "completion": "the completion"}.get(kind, "the conflict choice")
         state = self._state.state
         raise AlreadyDecided(
@@ -302,8 +292,8 @@ class RunCore:
     def _answered_by_person(self) -> bool:
         # An agent's delegated answer through the MCP server (`mcp:<client>`) is not the person's.
         return any(
-            a["kind"] != "machine" and not str((a.get("source") or {}).get("channel") or "").startswith("mcp:")
-            for a in self._state.ledger["answers"]
+            a.kind != "machine" and not (a.source.channel if a.source else "").startswith("mcp:")
+            for a in self._state.ledger.answers
         )
 
     def _mark_pause_resolved(self, pause: str, *, by_person: bool) -> None:
@@ -319,12 +309,13 @@ class RunCore:
     def _write_views(self) -> None:
         s = self._state
         rev = s.revision
-        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **s.ledger})]
+        stored = s.to_json()
+        views: list[tuple[str, Any]] = [("ledger.json", {"revision": rev, **stored["ledger"]})]
         if s.requirements is not None:
-            views.append(("requirements.json", {"revision": rev, **s.requirements}))
+            views.append(("requirements.json", {"revision": rev, **stored["requirements"]}))
         if s.plan is not None:
-            views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan}))
-        views.append(("approvals.json", {"revision": rev, "approvals": s.approvals}))
+            views.append(("plan.json", {"revision": rev, "plan_revision": s.plan_revision, **s.plan.model_dump()}))
+        views.append(("approvals.json", {"revision": rev, "approvals": stored["approvals"]}))
         for name, data in views:
             store.write_json_atomic(self.run_dir / name, data, durable=False)
         if s.plan is not None:
@@ -347,18 +338,12 @@ class RunCore:
 
 
 
-def _question(q: dict[str, Any]) -> Question:
-    default = q.get("default")
+def _question(q: LedgerQuestion) -> Question:
     return Question(
-        id=str(q["id"]),
-        text=str(q.get("text", "")),
-        category=q.get("category"),
-        convention=q.get("convention"),
-        default=default,
-        choices=[str(c) for c in q.get("choices") or ([default] if default else [])],
+        id=q.id,
+        text=q.text,
+        category=q.category,
+        convention=q.convention,
+        default=q.default,
+        choices=[q.default] if q.default else [],
     )
-
-
-def apply_result(data: dict[str, Any]) -> ApplyResult:
-    """The typed form of an apply attempt as the state keeps it (its conflict details aside)."""
-    return ApplyResult.model_validate({k: v for k, v in data.items() if k != "details"})

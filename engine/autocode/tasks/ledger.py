@@ -12,9 +12,8 @@ is not a decision about this one task. `eligible_conventions` is that rule.
 
 from __future__ import annotations
 
-from typing import Any
-
 from autocode import scrub
+from autocode.tasks.store import StoredModel
 
 ANSWER_KINDS: tuple[str, ...] = ("human", "proposed_default", "delegated", "machine")
 
@@ -42,99 +41,141 @@ EXCLUDED_CATEGORIES: frozenset[str] = frozenset(
 )
 
 
-def empty_ledger() -> dict[str, Any]:
-    return {"questions": [], "answers": []}
+class DecidedBy(StoredModel):
+    """Who gave an answer or approval, and when (`state.Source.decided`)."""
+
+    channel: str
+    actor: str | None = None
+    time: str | None = None
 
 
-def issue_question(ledger: dict[str, Any], question: dict[str, Any], *, asked: bool, at: str) -> None:
+class LedgerQuestion(StoredModel):
+    """A question the task issued: asked of a person, or decided by the model without asking."""
+
+    id: str
+    text: str
+    category: str | None = "other"
+    convention: str | None = None
+    """Set when the answer may be learned as a project convention."""
+    default: str | None = None
+    asked: bool
+    issued_at: str | None = None
+
+
+class LedgerAnswer(StoredModel):
+    """An answer as given, credentials redacted."""
+
+    question_id: str
+    text: str
+    kind: str
+    """human, proposed_default, delegated or machine."""
+    how: str | None = None
+    """typed, chosen, acceptedDefault, delegated or machine (ledgers from before it: see `answer_how`)."""
+    source: DecidedBy | None = None
+    redacted: list[str] | None = None
+    """The kinds of credential taken out of the text (only when there were any)."""
+
+
+class Ledger(StoredModel):
+    """Every question issued and every answer given, in order."""
+
+    questions: list[LedgerQuestion]
+    answers: list[LedgerAnswer]
+
+
+def empty_ledger() -> Ledger:
+    return Ledger(questions=[], answers=[])
+
+
+def issue_question(
+    ledger: Ledger,
+    question_id: str,
+    text: str,
+    *,
+    category: str | None,
+    convention: str | None,
+    default: str | None = None,
+    asked: bool,
+    at: str,
+) -> None:
     """Record a question; `asked` is False for a choice the model made without asking."""
-    ledger["questions"].append(
-        {
-            "id": question["id"],
-            "text": question["text"],
-            "category": question.get("category") or "other",
-            "convention": question.get("convention"),
-            "default": question.get("default"),
-            "asked": asked,
-            "issued_at": at,
-        }
+    ledger.questions.append(
+        LedgerQuestion(id=question_id, text=text, category=category or "other", convention=convention,
+                       default=default, asked=asked, issued_at=at)
     )
 
 
 def record_answer(
-    ledger: dict[str, Any],
-    question_id: str,
-    text: str,
-    kind: str,
-    source: dict[str, Any],
-    how: str | None = None,
+    ledger: Ledger, question_id: str, text: str, kind: str, source: DecidedBy, how: str | None = None
 ) -> None:
-    entry: dict[str, Any] = {"question_id": question_id, "text": text, "kind": kind, "how": how or HOW_OF_KIND.get(kind, kind), "source": source}
-    entry["text"], redacted = scrub.redact_secrets(text)
+    kept, redacted = scrub.redact_secrets(text)
+    entry = LedgerAnswer(question_id=question_id, text=kept, kind=kind, how=how or HOW_OF_KIND.get(kind, kind),
+                         source=source)
     if redacted:
-        entry["redacted"] = redacted
-    ledger["answers"].append(entry)
+        entry.redacted = redacted
+    ledger.answers.append(entry)
 
 
-def answer_how(answer: dict[str, Any]) -> str:
+def answer_how(answer: LedgerAnswer) -> str:
     """How an answer was given (ledgers written before `how` existed: from its kind)."""
-    return str(answer.get("how") or HOW_OF_KIND.get(str(answer.get("kind")), "typed"))
+    return answer.how or HOW_OF_KIND.get(answer.kind, "typed")
 
 
-def find_question(ledger: dict[str, Any], question_id: str) -> dict[str, Any] | None:
-    for question in ledger["questions"]:
-        if question["id"] == question_id:
-            return dict(question)
+def find_question(ledger: Ledger, question_id: str) -> LedgerQuestion | None:
+    for question in ledger.questions:
+        if question.id == question_id:
+            return question
     return None
 
 
-def pending_questions(ledger: dict[str, Any]) -> list[dict[str, Any]]:
+def pending_questions(ledger: Ledger) -> list[LedgerQuestion]:
     """Asked questions with no answer yet, in the order they were issued."""
-    answered = {a["question_id"] for a in ledger["answers"]}
-    return [q for q in ledger["questions"] if q["asked"] and q["id"] not in answered]
+    answered = {a.question_id for a in ledger.answers}
+    return [q for q in ledger.questions if q.asked and q.id not in answered]
 
 
-def answers_for_context(ledger: dict[str, Any]) -> list[dict[str, str]]:
+def answers_for_context(ledger: Ledger) -> list[dict[str, str]]:
     """This task's answers as the roles see them (question id, question, answer, kind)."""
-    texts = {q["id"]: q["text"] for q in ledger["questions"]}
+    texts = {q.id: q.text for q in ledger.questions}
     return [
         {
-            "question_id": a["question_id"],
-            "question": texts.get(a["question_id"], ""),
-            "text": a["text"],
-            "kind": a["kind"],
+            "question_id": a.question_id,
+            "question": texts.get(a.question_id, ""),
+            "text": a.text,
+            "kind": a.kind,
             "how": answer_how(a),
         }
-        for a in ledger["answers"]
+        for a in ledger.answers
     ]
 
 
-def eligible_conventions(ledger: dict[str, Any]) -> list[dict[str, str]]:
+def eligible_conventions(ledger: Ledger) -> list[dict[str, str]]:
     """Question and answer pairs that may be learned, joined to the issued question and its source."""
     out: list[dict[str, str]] = []
-    for question in ledger["questions"]:
-        if not question.get("asked") or not question.get("convention"):
+    for question in ledger.questions:
+        if not question.asked or not question.convention:
             continue
-        if question.get("category") in EXCLUDED_CATEGORIES or question.get("category") != "other":
+        if question.category in EXCLUDED_CATEGORIES or question.category != "other":
             continue
         human = [
             a
-            for a in ledger["answers"]
-            if a["question_id"] == question["id"]
-            and a["kind"] == "human"
+            for a in ledger.answers
+            if a.question_id == question.id
+            and a.kind == "human"
             and answer_how(a) in LEARNABLE_HOWS
-            and isinstance(a.get("source"), dict)
-            and a["source"].get("channel")
+            and a.source is not None
+            and a.source.channel
         ]
         if human:
+            last = human[-1]
             out.append(
                 {
-                    "question_id": question["id"],
-                    "convention": str(question["convention"]),
-                    "question": question["text"],
-                    "answer": human[-1]["text"],
+                    "question_id": question.id,
+                    "convention": question.convention,
+                    "question": question.text,
+                    "answer": last.text,
                     # An answer that held a credential was kept redacted: it is dropped whole, never learned.
-                    **({"redacted": ",".join(human[-1]["redacted"])} if human[-1].get("redacted") else {}),
+                    **({"redacted": ",".join(last.redacted)} if last.redacted else {}),
                 }
             )
     return out

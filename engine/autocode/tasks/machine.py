@@ -27,9 +27,27 @@ from autocode.providers import (
 from autocode.providers.base import clean_lessons
 from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
-from autocode.tasks import store, verify
+from autocode.tasks import models, store, verify
 from autocode.tasks.applying import ApplyPhase
-from autocode.tasks.state import ENDS, PAUSES, PHASE_OF, WORKING
+from autocode.tasks.models import (
+    Learning,
+    Proof,
+    Review,
+    TaskError,
+    TaskRemedy,
+    TaskResult,
+    TestRun,
+)
+from autocode.tasks.state import (
+    ENDS,
+    PAUSES,
+    PHASE_OF,
+    WORKING,
+    Implementation,
+    Requirements,
+    Route,
+    stored_form,
+)
 
 # Failures a resume may continue from, and the settings it reads again (setting -> launch key).
 # An engine that crashed, went silent or could not log in is run again from the copy's first
@@ -81,17 +99,19 @@ class PhaseMachine(ApplyPhase):
         if self._state.state in PAUSES and self._cancel_requested():
             # Asked to stop while the last step was finishing: honour it now.
             self._cancel_now()
-        if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
+        if self._state.state == "COMPLETED" and self._state.learning.status == "pending":
             self._learn()
 
     def _reopen_after_provider_failure(self) -> bool:
         """A task that FAILED on the endpoint or a budget goes back to the phase it failed in, with the
         budgets and endpoint limits read from the settings now (so a raised budget counts); False
         for any other failure."""
-        error = self._state.error or {}
+        error = self._state.error
+        if error is None:
+            return False
         phase = {"requirements": "REQUIREMENTS", "planning": "PLANNING", "implementing": "IMPLEMENTING",
-                 "verifying": "VERIFYING"}.get(str(error.get("phase")))
-        if error.get("kind") not in RESUMABLE_FAILURES or phase is None:
+                 "verifying": "VERIFYING"}.get(error.phase)
+        if error.kind not in RESUMABLE_FAILURES or phase is None:
             return False
         # lazy: not needed by `autocode task list`, which imports this module
         from autocode.providers.agent.session import reopen_loops
@@ -112,7 +132,7 @@ class PhaseMachine(ApplyPhase):
         self._state.state = phase
         self._state.error = None
         self._state.result = None
-        self._commit("resumed", {"after": error.get("kind"), "settings": changed, "loops": reopened})
+        self._commit("resumed", {"after": error.kind, "settings": changed, "loops": reopened})
         return True
 
     def _refresh_test_settings(self) -> None:
@@ -138,12 +158,11 @@ class PhaseMachine(ApplyPhase):
             store.write_json_atomic(self.run_dir / "launch.json", self._launch)
 
     def _fail(self, kind: str, message: str, advice: Advice | None = None) -> None:
-        self._state.error = {"kind": kind, "message": message, "phase": PHASE_OF[self._state.state]}
+        error = TaskError(kind=kind, message=message, phase=PHASE_OF[self._state.state])
         if advice is not None:
-            self._state.error["remedy"] = advice.to_dict()
-        self._state.result = {
-            "status": "failed", "error": self._state.error, "tests": self._state.tests, "proof": self._state.proof,
-        }
+            error.remedy = TaskRemedy.model_validate(advice.to_dict())
+        self._state.error = error
+        self._state.result = TaskResult(status="failed", error=error, tests=self._state.tests, proof=self._state.proof)
         self._state.state = "FAILED"
         self._commit("failed", {"kind": kind, "message": message})
 
@@ -172,7 +191,7 @@ class PhaseMachine(ApplyPhase):
 
     def _cancel_now(self) -> None:
         self._state.state = "CANCELLED"
-        self._state.result = {"status": "cancelled"}
+        self._state.result = TaskResult(status="cancelled")
         with contextlib.suppress(FileNotFoundError):
             (self.run_dir / "cancel.request").unlink()
         self._commit("cancelled", {})
@@ -192,7 +211,8 @@ class PhaseMachine(ApplyPhase):
             workspace=self.workspace,
             copy=Path(prep["copy"]) if prep.get("copy") else None,
             # The investigator's citations once it has run, else the first paths of the inventory.
-            citations=list((self._state.requirements or {}).get("investigated") or launch.get("citations") or []),
+            citations=list((self._state.requirements.investigated if self._state.requirements else None)
+                           or launch.get("citations") or []),
             inputs=[str(i["path"]) for i in prep.get("inputs") or [] if isinstance(i, dict) and i.get("path")],
             project_conventions=list(launch.get("project_conventions") or []),
             answers=ledger_mod.answers_for_context(self._state.ledger),
@@ -264,7 +284,7 @@ class PhaseMachine(ApplyPhase):
     def _use_role(self, role: str) -> Any:
         config = ProviderConfig.from_dict(self._launch["provider"])
         provider = provider_for(config, role)
-        route = {"role": role, "provider": provider.name, "model": provider.model}
+        route = Route(role=role, provider=provider.name, model=provider.model)
         if route not in self._state.routes:
             self._state.routes.append(route)
         return provider
@@ -277,40 +297,34 @@ class PhaseMachine(ApplyPhase):
         report = self._use_role("requirements").requirements(ctx)
         known = {c["question"] for c in ctx.project_conventions}
         at = store.now_iso()
-        led = self._state.ledger
-        led["questions"] = []
-        led["answers"] = []
+        led = self._state.ledger = ledger_mod.empty_ledger()
         reused: list[str] = []
         for question in report.questions:
             if question.convention and question.text in known:
                 reused.append(question.id)
                 continue
-            ledger_mod.issue_question(led, question.to_dict(), asked=True, at=at)
+            ledger_mod.issue_question(led, question.id, question.text, category=question.category,
+                                      convention=question.convention, default=question.default, asked=True, at=at)
         for decision in report.machine_decisions:
-            ledger_mod.issue_question(
-                led,
-                {"id": decision.question_id, "text": decision.text, "category": decision.category, "convention": decision.convention},
-                asked=False,
-                at=at,
-            )
-            ledger_mod.record_answer(
-                led, decision.question_id, decision.answer, "machine", {"channel": "machine", "actor": "requirements", "time": at}
-            )
+            ledger_mod.issue_question(led, decision.question_id, decision.text, category=decision.category,
+                                      convention=decision.convention, asked=False, at=at)
+            ledger_mod.record_answer(led, decision.question_id, decision.answer, "machine",
+                                     ledger_mod.DecidedBy(channel="machine", actor="requirements", time=at))
         data = report.to_dict()
         data["questions"] = [q.to_dict() for q in report.questions if q.id not in reused]
         data["answered_by_project_data"] = reused
         data["investigated"] = cites
-        self._state.requirements = data
+        self._state.requirements = Requirements.model_validate(data)
         self._state.state = "WAITING_FOR_USER" if ledger_mod.pending_questions(led) else "PLANNING"
         self._commit("requirements_done", {"questions": len(ledger_mod.pending_questions(led)), "reused": reused})
 
     def _step_planning(self) -> None:
         self._say("planning", "writing the plan")
         ctx = self._context()
-        requirements = RequirementsReport.from_dict(self._state.requirements or {})
+        requirements = RequirementsReport.from_dict(stored_form(self._state.requirements) or {})
         plan = self._use_role("planner").plan(ctx, requirements)
         self._state.plan_revision += 1
-        self._state.plan = plan.to_dict()
+        self._state.plan = models.Plan.model_validate(plan.to_dict())
         self._state.state = "WAITING_FOR_PLAN_APPROVAL"
         self._commit("plan_ready", {"plan_revision": self._state.plan_revision})
 
@@ -323,7 +337,8 @@ class PhaseMachine(ApplyPhase):
         if diff_path.exists() and verify.patch_already_applied(ctx.copy, diff_path):
             diff = diff_path.read_text(encoding="utf-8", errors="surrogateescape")
         else:
-            implementation = self._use_role("implementer").implement(ctx, Plan.from_dict(self._state.plan or {}))
+            plan = self._state.plan.model_dump() if self._state.plan is not None else {}
+            implementation = self._use_role("implementer").implement(ctx, Plan.from_dict(plan))
             diff = implementation.diff
             if not diff.strip():
                 raise AutoCodeError("the implementer produced no change", kind="emptyChange")
@@ -348,9 +363,9 @@ class PhaseMachine(ApplyPhase):
             self.run_dir / "evidence" / "head.diff",
             verify.diff_against_head(self.workspace, ctx.copy, files, self._launch.get("head")),
         )
-        self._state.implementation = {"files": files, "bytes": len(diff.encode())}
+        self._state.implementation = Implementation(files=files, bytes=len(diff.encode()))
         self._state.state = "VERIFYING"
-        self._commit("implemented", {"files": self._state.implementation["files"]})
+        self._commit("implemented", {"files": files})
 
     def _step_verifying(self) -> None:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -396,8 +411,8 @@ class PhaseMachine(ApplyPhase):
         }
         store.write_json_atomic(evidence / "tests.json", {**tests, "results": proof.results()})
         store.write_json_atomic(evidence / "proof.json", proof.to_dict())
-        self._state.tests = tests
-        self._state.proof = proof.to_dict()
+        self._state.tests = TestRun.model_validate(tests)
+        self._state.proof = Proof.model_validate(proof.to_dict())
         if run.status == "cancelled":
             self._cancel_now()
             return
@@ -412,7 +427,7 @@ class PhaseMachine(ApplyPhase):
                                 kind="testsFailed")
         diff = self._read_text("evidence/changes.diff")
         review = self._use_role("reviewer").review(self._context(), diff, tests["exit_code"])
-        self._state.review = review.to_dict()
+        self._state.review = Review.model_validate(review.to_dict())
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("verified", {"exit_code": tests["exit_code"], "verdict": verdict.status, "proofs": verdict.proofs})
 
@@ -421,11 +436,13 @@ class PhaseMachine(ApplyPhase):
         from autocode.tasks.learning import learn
 
         try:
-            outcome = learn(self.workspace, self._launch, self._state.to_json())
+            outcome = learn(self.workspace, self._launch, self._state)
+            learning = Learning.model_validate(outcome)
         except Exception as exc:  # learning can never make completion fail
             outcome = {"status": "failed", "error": f"{type(exc).__name__}: {exc}"}
+            learning = Learning.model_validate(outcome)
         self._record_lessons()
-        self._state.learning = outcome
+        self._state.learning = learning
         self._release_prep_copy()
         store.kill_point("learned")
         self._commit(
@@ -462,9 +479,9 @@ class PhaseMachine(ApplyPhase):
 
     def _record_lessons(self) -> None:
         """Offer the reviewer's lessons to memory reflection; a failure is an event, never a failed task."""
-        if (self._state.proof or {}).get("status") != "verified":
+        if self._state.proof is None or self._state.proof.status != "verified":
             return  # a change nothing proved teaches nothing
-        lessons = clean_lessons((self._state.review or {}).get("lessons") or [])
+        lessons = clean_lessons(self._state.review.lessons if self._state.review else [])
         if not lessons:
             return
         # lazy: not needed by `autocode task list`, which imports this module

@@ -9,11 +9,12 @@ the wire is camelCase only (`wire()`, or `model_dump(by_alias=True)`).
 `Needs` is a union told apart by `kind`: each paused state carries exactly what
 the person needs to decide, and nothing else. The phase results (`TestRun`,
 `Review`, `TaskResult`, `TaskError`, `Learning`, `AgentStatus`) are typed here
-too: `state.json` keeps them as the snake_case objects the engine has always
-written (folders from earlier versions load unchanged) and the snapshot
-validates them into these models, so the wire has one spelling. They ignore
-keys they do not know (a newer version's state stays readable); a test checks
-that every key the engine writes is declared.
+too, and `TaskState` holds them as these models: `state.json` keeps them as
+the snake_case objects the engine has always written (folders from earlier
+versions load unchanged; `state.stored_form`), and the snapshot sends them as
+they are, so the wire has one spelling. They ignore keys they do not know (a
+newer version's state stays readable); a test checks that every key the engine
+writes is declared.
 
 Kept whole: this is the one definition of the task's wire shape; the protocol
 schema and the editors' generated types are produced from this module, and

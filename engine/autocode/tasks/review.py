@@ -15,7 +15,7 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.tasks.errors import NotAwaitingInput
 from autocode.tasks.machine import PhaseMachine
 from autocode.tasks.models import TaskPreview, TaskSnapshot
-from autocode.tasks.state import Source, planned_tests
+from autocode.tasks.state import Approval, HunkChoice, Source, planned_tests
 
 if TYPE_CHECKING:
     from autocode.tasks.apply import Editor
@@ -54,7 +54,7 @@ class ReviewSteps(PhaseMachine):
                 conflicts=sum(h.conflict for f in files for h in f.hunks),
             )
 
-    def _check_kept(self, keep: list[str], editor: Editor | None) -> dict[str, list[str]]:
+    def _check_kept(self, keep: list[str], editor: Editor | None) -> HunkChoice:
         """The person's per-hunk choice against the change as it merges now: {kept, undone}; an id
         it no longer has is refused before anything is recorded or written."""
         # lazy: not needed by `autocode task list`, which imports this module
@@ -75,7 +75,7 @@ class ReviewSteps(PhaseMachine):
                 "since the preview); nothing was written. Preview the change again and choose from its hunks",
                 kind="hunksChanged", data={"unknown": unknown},
             )
-        return {"kept": [h for h in known if h in set(keep)], "undone": [h for h in known if h not in set(keep)]}
+        return HunkChoice(kept=[h for h in known if h in set(keep)], undone=[h for h in known if h not in set(keep)])
 
     def confirm_saved(self) -> TaskSnapshot:
         """The person saved files the change went into with their unsaved edits: read the disk
@@ -83,20 +83,22 @@ class ReviewSteps(PhaseMachine):
         with self._changing():
             if self._state.state != "WAITING_FOR_SAVE":
                 return self.snapshot()
-            outcome = dict(self._state.apply or {})
-            waiting = list(outcome.get("unsaved") or [])
+            if self._state.apply is None:
+                return self.snapshot()
+            outcome = self._state.apply.model_copy()
+            waiting = list(outcome.unsaved)
             pending = self.not_on_disk(waiting)
             if pending == waiting:
                 return self.snapshot()
             if pending:
-                outcome["unsaved"] = pending
+                outcome.unsaved = pending
                 self._state.apply = outcome
                 self._commit("saved", {"unsaved": pending})
                 return self.snapshot()
-            outcome["unsaved"] = []
-            message = str(outcome.get("message", ""))
+            outcome.unsaved = []
+            message = outcome.message
             cut = message.rfind("; ", 0, max(message.find(" the change in the editor ("), 0))
-            outcome["message"] = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
+            outcome.message = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
             self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
             self._complete_apply(outcome)
             self._advance()  # learning, now that the task completed
@@ -111,7 +113,7 @@ class ReviewSteps(PhaseMachine):
         end_orphaned_programs()
         with self._changing():
             s = self._state
-            failed_verifying = s.state == "FAILED" and (s.error or {}).get("phase") == "verifying" \
+            failed_verifying = s.state == "FAILED" and s.error is not None and s.error.phase == "verifying" \
                 and bool(s.implementation)
             if not (failed_verifying or s.state in ("WAITING_FOR_COMPLETION_APPROVAL", "VERIFYING")):
                 raise NotAwaitingInput(
@@ -128,13 +130,13 @@ class ReviewSteps(PhaseMachine):
             before = planned_tests(self._launch)
             self._refresh_test_settings()
             tests = planned_tests(self._launch)
-            self._state.approvals.append({"kind": "retry_verification", "source": src.to_dict(), "tests": tests})
-            previous = {"state": s.state, "error": (s.error or {}).get("kind"),
-                        "proof": (s.proof or {}).get("status")}
+            self._state.approvals.append(Approval(kind="retry_verification", source=src.decided(), tests=tests))
+            previous = {"state": s.state, "error": s.error.kind if s.error else None,
+                        "proof": s.proof.status if s.proof else None}
             s.state, s.error, s.result, s.apply, s.apply_choices = "VERIFYING", None, None, None, {}
             self._commit("verification_retried", {
-                "channel": src.channel, "before": previous, "command": tests.get("command"),
-                "command_changed": before.get("command") != tests.get("command"),
+                "channel": src.channel, "before": previous, "command": tests.command,
+                "command_changed": before.command != tests.command,
             })
             self._advance()
         return self.snapshot()

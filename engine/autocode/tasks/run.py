@@ -22,19 +22,19 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
-from autocode.tasks.core import apply_result
 from autocode.tasks.errors import (
     AlreadyDecided,
     ConfirmationRequired,
     NotAwaitingInput,
     TaskNotFound,
 )
-from autocode.tasks.models import TaskSnapshot, TestRun
+from autocode.tasks.models import TaskSnapshot
 from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
     ENDS,
     PAUSES,
     TASK_ID,
+    Approval,
     Source,
     TaskOptions,
     TaskState,
@@ -42,6 +42,7 @@ from autocode.tasks.state import (
     confirmation_needed,
     planned_tests,
     runs_root,
+    stored_form,
 )
 
 if TYPE_CHECKING:
@@ -124,13 +125,13 @@ class TaskRun(ReviewSteps):
         s = self._committed()
         return {
             "snapshot": self.snapshot().wire(),
-            "ledger": s.ledger,
-            "requirements": s.requirements,
-            "plan": s.plan,
-            "approvals": s.approvals,
+            "ledger": stored_form(s.ledger),
+            "requirements": stored_form(s.requirements),
+            "plan": stored_form(s.plan),
+            "approvals": [stored_form(a) for a in s.approvals],
             # The phase results in their typed wire form, as the snapshot carries them.
-            "tests": tests.wire() if (tests := self._typed(TestRun, s.tests, "tests in state.json")) else None,
-            "apply": apply_result(s.apply).wire() if s.apply else None,
+            "tests": s.tests.wire() if s.tests is not None else None,
+            "apply": s.apply.result().wire() if s.apply is not None else None,
             "launch": {k: self._launch.get(k) for k in ("head", "options", "values", "record", "recall", "prep", "sandbox")},
             "events": store.read_events(self.run_dir / "events.jsonl"),
         }
@@ -169,11 +170,11 @@ class TaskRun(ReviewSteps):
                         data={"decidedAt": done, "state": self._state.state},
                     )
                 raise NotAwaitingInput(self._not_waiting("answers"))
-            pending = {q["id"] for q in ledger_mod.pending_questions(self._state.ledger)}
-            if question_id not in pending:
-                asked = ledger_mod.find_question(self._state.ledger, question_id)
+            pending = {q.id for q in ledger_mod.pending_questions(self._state.ledger)}
+            question = ledger_mod.find_question(self._state.ledger, question_id)
+            if question is None or question_id not in pending:
                 done = self._answered_at(question_id)
-                if asked and asked["asked"] and done is not None:
+                if question is not None and question.asked and done is not None:
                     raise AlreadyDecided(
                         f"question {question_id!r} of task {self.id} was already answered at {done}",
                         data={"decidedAt": done, "state": self._state.state},
@@ -181,9 +182,8 @@ class TaskRun(ReviewSteps):
                 raise UsageError(
                     f"question {question_id!r} was not asked; pending: {', '.join(sorted(pending)) or 'none'}"
                 )
-            question = ledger_mod.find_question(self._state.ledger, question_id) or {}
             text, how, kind = answer_rule(question, text, how, kind)
-            ledger_mod.record_answer(self._state.ledger, question_id, text, kind, src.to_dict(), how)
+            ledger_mod.record_answer(self._state.ledger, question_id, text, kind, src.decided(), how)
             if not ledger_mod.pending_questions(self._state.ledger):
                 self._mark_pause_resolved("WAITING_FOR_USER", by_person=self._answered_by_person())
                 self._state.state = "PLANNING"
@@ -201,8 +201,7 @@ class TaskRun(ReviewSteps):
             self._expect_plan(revision)
             # The approval names the exact test command it let run, and where it came from.
             self._state.approvals.append(
-                {"kind": "plan", "plan_revision": revision, "source": src.to_dict(),
-                 "tests": planned_tests(self._launch)}
+                Approval(kind="plan", plan_revision=revision, source=src.decided(), tests=planned_tests(self._launch))
             )
             self._mark_pause_resolved("WAITING_FOR_PLAN_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "IMPLEMENTING"
@@ -223,12 +222,8 @@ class TaskRun(ReviewSteps):
                 self._raise_if_decided("plan", revision)
             self._expect_plan(revision if revision is not None else self._state.plan_revision)
             self._state.approvals.append(
-                {
-                    "kind": "plan_rejected",
-                    "plan_revision": self._state.plan_revision,
-                    "feedback": feedback,
-                    "source": src.to_dict(),
-                }
+                Approval(kind="plan_rejected", plan_revision=self._state.plan_revision, feedback=feedback,
+                         source=src.decided())
             )
             self._state.feedback.append(feedback)
             self._state.state = "PLANNING"
@@ -254,20 +249,21 @@ class TaskRun(ReviewSteps):
                 raise NotAwaitingInput(self._not_waiting("completion approval"))
             needed = confirmation_needed(self._state.proof)
             if needed is not None and confirm != needed:
-                summary = str((self._state.proof or {}).get("summary") or "unproven: the tests never ran through the proof")
+                proof = self._state.proof
+                summary = proof.summary if proof is not None else "unproven: the tests never ran through the proof"
                 raise ConfirmationRequired(
                     f"this change is not proved ({summary}); to apply it anyway, confirm with "
                     f"{needed!r} (CLI: --confirm {needed}; editors: 'Apply unproven change')",
                     data={"confirmation": needed},
                 )
-            hunks: dict[str, list[str]] | None = None
-            if keep is not None:
-                hunks = self._check_kept(keep, editor)
-            self._state.approvals.append(
-                {"kind": "completion", "source": src.to_dict(), **({"confirmed": needed} if needed else {}),
-                 **({"hunks": hunks} if hunks is not None else {})}
-            )
-            self._state.apply_keep = list(hunks["kept"]) if hunks is not None else None
+            hunks = self._check_kept(keep, editor) if keep is not None else None
+            approval = Approval(kind="completion", source=src.decided())
+            if needed:
+                approval.confirmed = needed
+            if hunks is not None:
+                approval.hunks = hunks
+            self._state.approvals.append(approval)
+            self._state.apply_keep = list(hunks.kept) if hunks is not None else None
             self._mark_pause_resolved("WAITING_FOR_COMPLETION_APPROVAL", by_person=src.channel != "machine")
             self._state.state = "APPLYING"
             self._commit("completion_approved", {"channel": src.channel})
@@ -301,7 +297,7 @@ class TaskRun(ReviewSteps):
             if self._state.state != "WAITING_FOR_CONFLICT_RESOLUTION":
                 self._raise_if_decided("conflicts_resolved")
                 raise NotAwaitingInput(self._not_waiting("a conflict resolution"))
-            conflicted = [c["path"] for c in (self._state.apply or {}).get("details") or []]
+            conflicted = [c.path for c in self._state.apply.details] if self._state.apply is not None else []
             unknown = sorted(set(choices) - set(conflicted))
             if unknown:
                 raise UsageError(
@@ -311,7 +307,10 @@ class TaskRun(ReviewSteps):
             chosen = dict(self._state.apply_choices or {})
             chosen.update({str(k): str(v) for k, v in choices.items()})
             self._state.apply_choices = chosen
-            self._state.approvals.append({"kind": "conflicts_resolved", "choices": dict(choices), "source": src.to_dict()})
+            self._state.approvals.append(
+                Approval(kind="conflicts_resolved", choices={str(k): str(v) for k, v in choices.items()},
+                         source=src.decided())
+            )
             missing = [c for c in conflicted if c not in chosen]
             if not missing:
                 self._mark_pause_resolved("WAITING_FOR_CONFLICT_RESOLUTION", by_person=src.channel != "machine")
@@ -352,7 +351,7 @@ class TaskRun(ReviewSteps):
                 self._advance()  # from the agent's transcript, under the settings as they are now
                 return self.snapshot()
             if self._state.state in ENDS:
-                if self._state.state == "COMPLETED" and self._state.learning["status"] == "pending":
+                if self._state.state == "COMPLETED" and self._state.learning.status == "pending":
                     self._learn()
                 return self.snapshot()
             store.append_event(self.run_dir / "events.jsonl", "resumed", {"state": self._state.state})

@@ -2,12 +2,20 @@
 
 `TaskState` is the typed form of the file every committed change rewrites.
 Its field names are the file's keys, so folders written before it existed
-load unchanged; keys it does not know are kept and written back (a newer
-version's data is never dropped by an older one). The answer ledger and the
-phase results (requirements, plan, tests, review, apply, result, error,
-learning) stay the snake_case JSON objects they have always been here; the
-typed forms a client sees (`TestRun`, `Review`, `TaskResult`, ...) are in
-`autocode.tasks.models`, and the snapshot validates these objects into them.
+load unchanged; top-level keys it does not know are kept and written back (a
+newer version's data is never dropped by an older one).
+
+Every part of it is a model, validated once when the file is read (a part
+changed by hand is refused then, naming the key), and the code reads them by
+attribute. The phase results (plan, tests, proof, review, apply, learning,
+result, error) are the models a client sees (`autocode.tasks.models`), and the
+snapshot hands them on as they are; the parts no client sees (the answer
+ledger, requirements, approvals, routes, implementation) are `StoredModel`s
+here and in `ledger.py`. On disk they stay the snake_case objects the engine
+has always written, with the keys that were written and no more
+(`stored_form`), so a file round-trips with its keys unchanged. Keys a newer
+version added are kept everywhere but inside a phase result, where the wire
+model drops them when this version rewrites the file.
 """
 
 from __future__ import annotations
@@ -18,11 +26,26 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
 from autocode.errors import UsageError
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
+from autocode.tasks.ledger import DecidedBy, Ledger, LedgerQuestion
+from autocode.tasks.models import (
+    ApplyResult,
+    Conflict,
+    HeadMoved,
+    Learning,
+    Plan,
+    Proof,
+    Question,
+    Review,
+    TaskError,
+    TaskRemedy,
+    TaskResult,
+    TestRun,
+)
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -64,6 +87,134 @@ def runs_root(workspace: Path) -> Path:
     return workspace / RUNS_DIR
 
 
+class ApplyAttempt(ApplyResult):
+    """An apply attempt as `state.json` keeps it: the wire's `ApplyResult` and, while the task
+    waits for a conflict choice, each conflicted file's details (sent as `needs.conflicts`)."""
+
+    details: list[Conflict] = Field(default_factory=list)
+
+    def result(self) -> ApplyResult:
+        """The attempt as the wire shows it (its conflict details are sent apart)."""
+        return ApplyResult.model_validate(self.model_dump(exclude={"details"}, exclude_unset=True))
+
+
+# Keys `state.json` spells as the wire does: these objects were written in their wire form
+# before the state had models (HEAD's move, and a failure's remedy).
+_WIRE_SPELLED: dict[type[BaseModel], dict[str, str]] = {HeadMoved: {"from_": "from"}, TaskRemedy: {"task_id": "taskId"}}
+
+
+def stored_form(value: BaseModel | None) -> dict[str, Any] | None:
+    """A part of the state as `state.json` keeps it: snake_case, only the keys that were given (a
+    part read from an older file is written back with its own keys, no defaults added) and the
+    keys a newer version added to a `StoredModel`."""
+    if value is None:
+        return None
+    spelled = _WIRE_SPELLED.get(type(value), {})
+    data = {
+        spelled.get(name, name): _stored_value(getattr(value, name))
+        for name in type(value).model_fields
+        if name in value.model_fields_set
+    }
+    for key, item in (value.model_extra or {}).items():  # a newer version's keys, kept
+        data[key] = _stored_value(item)
+    return data
+
+
+def _stored_value(value: object) -> object:
+    if isinstance(value, BaseModel):
+        return stored_form(value)
+    if isinstance(value, list):
+        return [_stored_value(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _stored_value(item) for key, item in value.items()}
+    return value
+
+
+class Implementation(store.StoredModel):
+    """The change the implementer made in the copy."""
+
+    files: list[str]
+    """The files its diff touches."""
+    bytes: int
+    """The diff's size."""
+
+
+class Route(store.StoredModel):
+    """A role and the provider (and model) that played it."""
+
+    role: str
+    provider: str
+    model: str | None
+
+
+class MachineDecision(store.StoredModel):
+    """A choice the requirements role made itself instead of asking (never learned)."""
+
+    question_id: str
+    text: str
+    answer: str
+    category: str = "other"
+    convention: str | None = None
+
+
+class Requirements(store.StoredModel):
+    """What the requirements role found: the questions it asked, what it decided itself, and the
+    files the investigator cited."""
+
+    summary: str
+    questions: list[Question] = Field(default_factory=list)
+    """The questions asked (those the project's record already answered left out)."""
+    acceptance_criteria: list[str] = Field(default_factory=list)
+    citations: list[str] = Field(default_factory=list)
+    machine_decisions: list[MachineDecision] = Field(default_factory=list)
+    answered_by_project_data: list[str] = Field(default_factory=list)
+    """Ids of the questions a learned convention answered."""
+    investigated: list[str] = Field(default_factory=list)
+    """The investigator's citations (the planner and implementer read these first)."""
+
+
+class PlannedTests(store.StoredModel):
+    """The exact test command a task will run, where it came from and in which folder."""
+
+    command: str | None
+    origin: str
+    """flag, config, pyproject, learned, detected or default."""
+    source: str
+    """The settings file (or `built-in`) the command was read from."""
+    folder: str
+
+
+class HunkChoice(store.StoredModel):
+    """With a per-hunk choice: the hunk ids applied and those left out."""
+
+    kept: list[str]
+    undone: list[str]
+
+
+class Approval(store.StoredModel):
+    """One decision a person (or a machine channel) made: a plan approved or rejected, a
+    completion approved, conflicts resolved, a verification retried."""
+
+    kind: str
+    """plan, plan_rejected, completion, conflicts_resolved or retry_verification."""
+    source: DecidedBy
+    plan_revision: int | None = None
+    """For plan and plan_rejected."""
+    tests: PlannedTests | None = None
+    """The tests the approval let run (plan, retry_verification)."""
+    feedback: str | None = None
+    """What to change (plan_rejected)."""
+    confirmed: str | None = None
+    """The confirmation word typed for a change nothing proves (completion)."""
+    hunks: HunkChoice | None = None
+    """The per-hunk choice (completion)."""
+    choices: dict[str, str] | None = None
+    """The choice per conflicted file (conflicts_resolved)."""
+
+
+MODELLED = ("ledger", "requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
+
+
 class TaskState(BaseModel):
     """`state.json`: where the task is and everything decided so far."""
 
@@ -76,36 +227,51 @@ class TaskState(BaseModel):
     state: str
     revision: int = 0
     plan_revision: int = 0
-    ledger: dict[str, Any] = Field(default_factory=ledger_mod.empty_ledger)
-    requirements: dict[str, Any] | None = None
-    plan: dict[str, Any] | None = None
+    ledger: Ledger = Field(default_factory=ledger_mod.empty_ledger)
+    requirements: Requirements | None = None
+    plan: Plan | None = None
     feedback: list[str] = Field(default_factory=list)
-    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    approvals: list[Approval] = Field(default_factory=list)
     paused_states: list[str] = Field(default_factory=list)
     human_pause_states: list[str] = Field(default_factory=list)
-    routes: list[dict[str, Any]] = Field(default_factory=list)
-    implementation: dict[str, Any] | None = None
-    tests: dict[str, Any] | None = None
-    proof: dict[str, Any] | None = None
-    review: dict[str, Any] | None = None
-    apply: dict[str, Any] | None = None
+    routes: list[Route] = Field(default_factory=list)
+    implementation: Implementation | None = None
+    tests: TestRun | None = None
+    proof: Proof | None = None
+    review: Review | None = None
+    apply: ApplyAttempt | None = None
     apply_choices: dict[str, str] = Field(default_factory=dict)
     """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
     apply_keep: list[str] | None = None
     """The hunk ids the person kept (None: the whole change), until the apply succeeds."""
-    learning: dict[str, Any] = Field(default_factory=lambda: {"status": "pending"})
-    result: dict[str, Any] | None = None
-    error: dict[str, Any] | None = None
+    learning: Learning = Field(default_factory=lambda: Learning(status="pending"))
+    result: TaskResult | None = None
+    error: TaskError | None = None
 
     @classmethod
     def new(cls, task_id: str) -> TaskState:
         now = store.now_iso()
         return cls(id=task_id, created=now, updated=now, state="REQUIREMENTS")
 
+    @field_serializer(*MODELLED)
+    def _stored(self, value: BaseModel | None) -> dict[str, Any] | None:
+        return stored_form(value)
+
+    @field_serializer("approvals", "routes")
+    def _stored_list(self, value: list[Approval] | list[Route]) -> list[dict[str, Any] | None]:
+        return [stored_form(item) for item in value]
+
     @classmethod
     def read(cls, path: Path) -> TaskState:
-        """The state saved at `path` (FileNotFoundError, or ValueError when it is not a task state)."""
-        return cls.model_validate(store.read_json(path))
+        """The state saved at `path` (FileNotFoundError, or ValueError naming the first key that
+        is not as a task state has it)."""
+        data = store.read_json(path)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            at = ".".join(str(part) for part in first["loc"]) or "the file"
+            raise ValueError(f"{path.name}: {at}: {first['msg']}") from None
 
     def to_json(self) -> dict[str, Any]:
         data = self.model_dump(mode="json")
@@ -123,7 +289,7 @@ class TaskState(BaseModel):
     @property
     def files(self) -> list[str]:
         """The files the change touches (once implemented)."""
-        return list((self.implementation or {}).get("files", []))
+        return list(self.implementation.files) if self.implementation is not None else []
 
 
 @dataclass(frozen=True)
@@ -134,8 +300,9 @@ class Source:
     channel: str
     actor: str | None = None
 
-    def to_dict(self) -> dict[str, Any]:
-        return {"channel": self.channel, "actor": self.actor, "time": store.now_iso()}
+    def decided(self) -> DecidedBy:
+        """Who decided, and now."""
+        return DecidedBy(channel=self.channel, actor=self.actor, time=store.now_iso())
 
     @classmethod
     def coerce(cls, value: Source | Mapping[str, Any] | str | None) -> Source:
@@ -186,11 +353,9 @@ class TaskOptions:
         return cls(**dict(value))
 
 
-def answer_rule(
-    question: Mapping[str, Any], text: str, how: str | None, kind: str | None
-) -> tuple[str, str, str]:
+def answer_rule(question: LedgerQuestion, text: str, how: str | None, kind: str | None) -> tuple[str, str, str]:
     """The one answer rule: (text recorded, how, ledger kind) for an answer as given."""
-    default = question.get("default")
+    default = question.default
     given = text.strip()
     if how is None and kind is not None:
         how = ledger_mod.HOW_OF_KIND[kind]
@@ -202,7 +367,7 @@ def answer_rule(
         return text, how, "machine"
     if how == "acceptedDefault":
         if default is None:
-            raise UsageError(f"question {question.get('id')!r} has no proposed default; type an answer")
+            raise UsageError(f"question {question.id!r} has no proposed default; type an answer")
         if given and text != default:
             raise UsageError(
                 "the text differs from the proposed default; send it as typed (or leave the text empty "
@@ -228,7 +393,7 @@ _ORIGIN_WORDS = {
 }
 
 
-def planned_tests(launch: Mapping[str, Any]) -> dict[str, Any]:
+def planned_tests(launch: Mapping[str, Any]) -> PlannedTests:
     """The exact test command a task will run, where it came from and in which folder:
     named in the plan and recorded with its approval, so a person approves what will run."""
     values = launch.get("values") or {}
@@ -236,45 +401,40 @@ def planned_tests(launch: Mapping[str, Any]) -> dict[str, Any]:
     origin = (values.get("origins") or {}).get("test_command") or "default"
     source = ((launch.get("settings") or {}).get("test_command") or {}).get("source") or "built-in"
     package = (launch.get("options") or {}).get("package")
-    return {
-        "command": command,
-        "origin": origin,
-        "source": source,
-        "folder": package or ".",
-    }
+    return PlannedTests(command=command, origin=str(origin), source=str(source), folder=package or ".")
 
 
-def _tests_lines(tests: Mapping[str, Any]) -> list[str]:
+def _tests_lines(tests: PlannedTests) -> list[str]:
     lines = ["", "## Tests that will run", ""]
-    if not tests.get("command"):
+    if not tests.command:
         lines.append(
             "No test command is known: the task stops before verifying. Set test_command in "
             ".autocode/config.toml, or give the task a test command when you start it."
         )
         return lines
-    where = _ORIGIN_WORDS.get(str(tests.get("origin")), str(tests.get("origin")))
-    folder = tests.get("folder") or "."
+    where = _ORIGIN_WORDS.get(tests.origin, tests.origin)
+    folder = tests.folder or "."
     lines += [
-        f"`{tests['command']}`",
+        f"`{tests.command}`",
         "",
-        f"from {where} ({tests.get('origin')}, `{tests.get('source')}`), run in `{folder}` of the copy.",
+        f"from {where} ({tests.origin}, `{tests.source}`), run in `{folder}` of the copy.",
     ]
     return lines
 
 
-def render_plan(plan: Mapping[str, Any] | None, revision: int, tests: Mapping[str, Any] | None = None) -> str:
-    if not plan:
+def render_plan(plan: Plan | None, revision: int, tests: PlannedTests | None = None) -> str:
+    if plan is None:
         return ""
-    lines = [f"# Plan (revision {revision})", "", plan.get("summary", ""), "", "## Steps", ""]
-    lines += [f"{i}. {step}" for i, step in enumerate(plan.get("steps", []), 1)]
+    lines = [f"# Plan (revision {revision})", "", plan.summary, "", "## Steps", ""]
+    lines += [f"{i}. {step}" for i, step in enumerate(plan.steps, 1)]
     if tests is not None:
         lines += _tests_lines(tests)
-    if plan.get("acceptance_criteria"):
+    if plan.acceptance_criteria:
         lines += ["", "## Acceptance criteria", ""]
-        lines += [f"- {c}" for c in plan["acceptance_criteria"]]
-    if plan.get("citations"):
+        lines += [f"- {c}" for c in plan.acceptance_criteria]
+    if plan.citations:
         lines += ["", "## Cited", ""]
-        lines += [f"- `{c}`" for c in plan["citations"]]
+        lines += [f"- `{c}`" for c in plan.citations]
     return "\n".join(lines) + "\n"
 
 
@@ -282,10 +442,10 @@ def render_plan(plan: Mapping[str, Any] | None, revision: int, tests: Mapping[st
 CONFIRM_UNPROVEN = "unproven"
 
 
-def confirmation_needed(proof: Mapping[str, Any] | None) -> str | None:
+def confirmation_needed(proof: Proof | None) -> str | None:
     """The confirmation applying needs: None for a verified change with no concern."""
     if proof is None:
         return CONFIRM_UNPROVEN  # the tests never ran through the proof: nothing proves the change
-    if proof.get("status") == "verified" and not proof.get("concerns"):
+    if proof.status == "verified" and not proof.concerns:
         return None
     return CONFIRM_UNPROVEN

@@ -17,8 +17,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from autocode.atomic import kill_point as kill_point
 from autocode.atomic import write_atomically
+
+
+class StoredModel(BaseModel):
+    """A part of `state.json` no client sees (so no wire model exists for it): snake_case, and keys
+    it does not know (a newer version's) are kept and written back, as at the top level."""
+
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
 
 def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
