@@ -16,6 +16,9 @@ has always written, with the keys that were written and no more
 (`stored_form`), so a file round-trips with its keys unchanged. Keys a newer
 version added are kept everywhere but inside a phase result, where the wire
 model drops them when this version rewrites the file.
+
+Kept whole: the parts of `state.json` and the `TaskState` that holds them are one on-disk
+schema, read and reviewed together; a change to one part is a change to the file's form.
 """
 
 from __future__ import annotations
