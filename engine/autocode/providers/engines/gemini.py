@@ -1,14 +1,30 @@
 """Gemini CLI (npm `@google/gemini-cli`) as an engine: `gemini -p PROMPT --output-format
 stream-json --yolo` in the copy, the key in GEMINI_API_KEY and an endpoint of one's own in
-GOOGLE_GEMINI_BASE_URL. Each JSON line is an event: `init`, `message`, `tool_use`,
-`tool_result`, `error`, and `result` with the run's token counts.
+GOOGLE_GEMINI_BASE_URL (the server's root: the CLI adds `/v1beta/models/M:streamGenerateContent`).
+Each JSON line is an event: `init`, `message`, `tool_use`, `tool_result`, `error`, and `result`
+with the run's token counts (a failed run's `result` carries `error.message`).
+
+Without a settings file the CLI stops at once with "Invalid auth method selected" (exit 41), and
+in a folder it has not been told to trust it turns --yolo back into asking; `prepare` writes
+~/.gemini/settings.json in the engine's HOME choosing the API key, with folder trust, telemetry
+and usage statistics off, the web tools left out (its network is the endpoint alone), and
+MAX_ATTEMPTS model requests per turn: the CLI's own ten attempts against an endpoint that
+answers 5xx take minutes, printing only to stderr, before it gives up.
+Without a key it says "you must specify the GEMINI_API_KEY environment variable" as plain text.
+Checked by hand with Gemini CLI 0.61.0 against a scripted endpoint on 127.0.0.1 outside the sandbox
+(it read, replaced and reported as above, with no login server); inside AutoCode's sandbox its
+requests still fail with "fetch failed", so it is not marked tested.
 """
 
 from __future__ import annotations
 
+import json
+
 from autocode.providers.engines.base import Adapter, Event, Job, json_line
 
 EDIT_TOOLS = frozenset({"replace", "write_file", "edit"})
+MAX_ATTEMPTS = 3
+LOGIN_WORDS = ("api key", "api_key", "401", "403", "unauthenticated", "permission_denied", "auth")
 
 
 class Gemini(Adapter):
@@ -25,6 +41,15 @@ class Gemini(Adapter):
             out += ["-m", job.model]
         return out
 
+    def prepare(self, job: Job) -> None:
+        folder = job.scratch / ".gemini"
+        folder.mkdir(parents=True, exist_ok=True)
+        settings = {"security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": False}},
+                    "telemetry": {"enabled": False}, "privacy": {"usageStatisticsEnabled": False},
+                    "general": {"disableAutoUpdate": True, "disableUpdateNag": True, "maxAttempts": MAX_ATTEMPTS},
+                    "tools": {"exclude": ["web_fetch", "google_web_search"]}}
+        (folder / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
+
     def env(self, job: Job) -> dict[str, str]:
         env = {"NO_COLOR": "1", "GEMINI_CLI_NO_RELAUNCH": "true"}
         if job.base_url:
@@ -36,6 +61,8 @@ class Gemini(Adapter):
     def parse(self, line: str) -> list[Event]:
         data = json_line(line)
         if data is None:
+            if "GEMINI_API_KEY" in line or "API key not valid" in line:
+                return [Event("login", line.strip())]
             return [Event("text", line)] if line.strip() else []
         kind = str(data.get("type") or "")
         if kind == "tool_use":
@@ -48,9 +75,12 @@ class Gemini(Adapter):
             return [Event("text", str(data.get("content") or ""))]
         if kind == "error":
             message = str(data.get("message") or line)
-            lower = message.lower()
-            return [Event("login" if "api key" in lower or "auth" in lower else "error", message)]
+            return [Event("login" if _login(message) else "error", message)]
         if kind == "result":
+            failure = data.get("error")
+            if data.get("status") == "error" and isinstance(failure, dict):
+                message = str(failure.get("message") or line)
+                return [Event("login" if _login(message) else "error", message)]
             stats = data.get("stats") or {}
             prompt, completion = int(stats.get("input_tokens") or 0), int(stats.get("output_tokens") or 0)
             return [Event("result", str(data.get("status") or ""),
@@ -58,3 +88,8 @@ class Gemini(Adapter):
                                  "total_tokens": prompt + completion},
                           data={"is_error": data.get("status") == "error"})]
         return []
+
+
+def _login(message: str) -> bool:
+    lower = message.lower()
+    return any(word in lower for word in LOGIN_WORDS)
