@@ -11,9 +11,10 @@ and usage statistics off, the web tools left out (its network is the endpoint al
 MAX_ATTEMPTS model requests per turn: the CLI's own ten attempts against an endpoint that
 answers 5xx take minutes, printing only to stderr, before it gives up.
 Without a key it says "you must specify the GEMINI_API_KEY environment variable" as plain text.
-Checked by hand with Gemini CLI 0.61.0 against a scripted endpoint on 127.0.0.1 outside the sandbox
-(it read, replaced and reported as above, with no login server); inside AutoCode's sandbox its
-requests still fail with "fetch failed", so it is not marked tested.
+Checked against Gemini CLI 0.61.0 and a scripted endpoint on 127.0.0.1 (tests/engine/test_engines_e2e.py),
+with no login server. Its fetch sends every request through HTTPS_PROXY as a CONNECT tunnel, even
+to an http endpoint, so its base URL stays the endpoint's own (a CONNECT to the sandbox's forwarder
+is refused: "fetch failed").
 """
 
 from __future__ import annotations
@@ -34,6 +35,19 @@ class Gemini(Adapter):
     key_variable = "GEMINI_API_KEY"
     endpoint = "https://generativelanguage.googleapis.com"
     majors = (0,)
+    tested = True
+    # Its fetch tunnels through the proxy with CONNECT even for http: to the endpoint, not the forwarder.
+    forwarded_base_url = False
+
+    # Model turns, counted from the output (its result gives tokens, not requests): each run of
+    # tool calls or assistant text after the prompt or a tool's result is one answer of the model.
+    turns = 0
+    _model_spoke = False
+
+    def _model(self) -> None:
+        if not self._model_spoke:
+            self.turns += 1
+            self._model_spoke = True
 
     def argv(self, program: str, job: Job) -> list[str]:
         out = [program, "-p", job.prompt, "--output-format", "stream-json", "--yolo"]
@@ -65,6 +79,10 @@ class Gemini(Adapter):
                 return [Event("login", line.strip())]
             return [Event("text", line)] if line.strip() else []
         kind = str(data.get("type") or "")
+        if kind in ("tool_result", "init") or (kind == "message" and data.get("role") == "user"):
+            self._model_spoke = False
+        if kind == "tool_use" or (kind == "message" and data.get("role") == "assistant"):
+            self._model()
         if kind == "tool_use":
             tool = str(data.get("tool_name") or "tool")
             args = data.get("parameters") or {}
@@ -86,7 +104,7 @@ class Gemini(Adapter):
             return [Event("result", str(data.get("status") or ""),
                           usage={"prompt_tokens": prompt, "completion_tokens": completion,
                                  "total_tokens": prompt + completion},
-                          data={"is_error": data.get("status") == "error"})]
+                          data={"is_error": data.get("status") == "error", "turns": self.turns})]
         return []
 
 
