@@ -1,7 +1,7 @@
 """Whole tasks with a real agent CLI as the implementer, each pointed at a scripted model on 127.0.0.1.
 
 The CLIs are the ones `make engines` installs from the registries (Aider from PyPI into
-.tools/aider, Claude Code from npm into .tools/npm); a test skips, saying so, only when its CLI
+.tools/aider; Claude Code, Codex, OpenCode and Gemini CLI from npm into .tools/npm); a test skips, saying so, only when its CLI
 is not installed. The fixture provider plays the other roles: the task asks its question, the
 plan is approved, the engine makes the fix in the sandboxed prep copy, the proof runs the
 project's tests, and the change is applied to the work tree. Bad cases: a cancel mid-run
@@ -33,11 +33,14 @@ from support.sandbox import listener
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools"
-BIN = {"aider": TOOLS / "aider" / "bin", "claude-code": TOOLS / "npm" / "node_modules" / ".bin",
-       "codex": TOOLS / "npm" / "node_modules" / ".bin"}
-PROGRAM = {"aider": "aider", "claude-code": "claude", "codex": "codex"}
-MODEL = {"aider": "scripted", "claude-code": "claude-sonnet-4-5", "codex": "scripted"}
-ENGINES = ("claude-code", "aider", "codex")
+NPM_BIN = TOOLS / "npm" / "node_modules" / ".bin"
+BIN = {"aider": TOOLS / "aider" / "bin", "claude-code": NPM_BIN, "codex": NPM_BIN, "opencode": NPM_BIN,
+       "gemini": NPM_BIN}
+PROGRAM = {"aider": "aider", "claude-code": "claude", "codex": "codex", "opencode": "opencode", "gemini": "gemini"}
+MODEL = {"aider": "scripted", "claude-code": "claude-sonnet-4-5", "codex": "scripted", "opencode": "scripted",
+         "gemini": "gemini-2.5-flash"}
+ENGINES = ("claude-code", "aider", "codex", "opencode", "gemini")
+NEWER = ("opencode", "gemini")  # the two whose endpoint failures below are shown by their real CLIs
 KEY_VAR = "ENGINE_TEST_KEY"
 CLI = Source("cli", "tester")
 BRIEF = "add(2, 3) gives -1; make add return the sum."
@@ -60,7 +63,8 @@ def person(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     config = tmp_path / "xdg-config"
     (config / "autocode").mkdir(parents=True)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
-    monkeypatch.setenv("PATH", os.pathsep.join([*(str(b) for b in BIN.values()), os.environ.get("PATH", "")]))
+    monkeypatch.setenv("PATH", os.pathsep.join([*dict.fromkeys(str(b) for b in BIN.values()),
+                                                os.environ.get("PATH", "")]))
     monkeypatch.setenv(KEY_VAR, "sk-engine-" + "test" * 4)  # assembled at run time
     yield config / "autocode" / "config.toml"
 
@@ -169,6 +173,27 @@ def test_codex_implements_a_whole_task_in_the_copy(tmp_path: Path, person: Path)
     assert any(p.endswith("/responses") for p in model.paths())
 
 
+@needs("opencode")
+def test_opencode_implements_a_whole_task_in_the_copy(tmp_path: Path, person: Path) -> None:
+    run, model, snap = whole_task("opencode", tmp_path, person)
+    check_applied(run, model, snap, "opencode")
+    assert any(p.endswith("/chat/completions") for p in model.paths())
+    # It named the file it edited (an edit event), and its own state stayed in the private home.
+    edits = [e for e in events(run) if e["event"] == "engine_tool" and e.get("kind") == "edit"]
+    assert edits and edits[0]["path"].endswith("calc/ops.py"), edits
+    assert not (run.workspace / ".opencode").exists()
+
+
+@needs("gemini")
+def test_gemini_implements_a_whole_task_in_the_copy(tmp_path: Path, person: Path) -> None:
+    run, model, snap = whole_task("gemini", tmp_path, person)
+    check_applied(run, model, snap, "gemini")
+    assert any(":streamGenerateContent" in p for p in model.paths())
+    # The settings it needs to run unattended were written in its private home, not the copy.
+    assert (run.run_dir / "engine" / "home" / ".gemini" / "settings.json").is_file()
+    assert not (run.workspace / ".gemini").exists()
+
+
 def _processes_under(folder: Path) -> list[str]:
     """Processes whose working folder or command line names `folder` (read from /proc)."""
     found = []
@@ -214,7 +239,9 @@ def test_a_cancel_mid_run_stops_the_cli_and_every_child(engine: str, tmp_path: P
 @pytest.mark.parametrize("engine", [pytest.param(e, marks=needs(e)) for e in ENGINES])
 def test_a_missing_login_fails_clearly_and_changes_nothing(engine: str, tmp_path: Path, person: Path) -> None:
     repo = build_calc(tmp_path / "calc")
-    with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", repo)) as model:
+    # The endpoint wants the key, as a real one does: a CLI that sends its request anyway hears 401.
+    fix = Fix("calc/ops.py", "    return a - b", "    return a + b", repo)
+    with serve(fix, key=os.environ[KEY_VAR]) as model:
         choose(person, engine, model.url, key=False, idle=60)
         run = start(repo)
         to_plan_approval(run)
@@ -222,6 +249,49 @@ def test_a_missing_login_fails_clearly_and_changes_nothing(engine: str, tmp_path
     assert snap["state"] == "FAILED", snap
     assert snap["error"]["kind"] == "engineLogin", snap["error"]
     assert "engine_api_key_env" in snap["error"]["message"]  # the remedy
+    assert (repo / "calc" / "ops.py").read_text() == BUGGY_OPS
+
+
+@pytest.mark.parametrize("engine", [pytest.param(e, marks=needs(e)) for e in NEWER])
+def test_a_key_the_endpoint_refuses_is_a_login_error_naming_the_engine(engine: str, tmp_path: Path,
+                                                                       person: Path) -> None:
+    repo = build_calc(tmp_path / "calc")
+    fix = Fix("calc/ops.py", "    return a - b", "    return a + b", repo)
+    with serve(fix, key="sk-another-key-altogether") as model:
+        choose(person, engine, model.url, idle=60)
+        run = start(repo)
+        to_plan_approval(run)
+        snap = run.approve_plan(1, CLI).wire()
+        assert [r for r in model.requests if r["method"] == "POST"], "the CLI asked its endpoint"
+    assert snap["state"] == "FAILED", snap
+    error = snap["error"]
+    assert error["kind"] == "engineLogin", error
+    message = error["message"]
+    assert f"the {engine} engine could not log in" in message and "not valid" in message, message
+    assert "engine_api_key_env" in message and "engine/output.jsonl" in message  # the remedy, and where to look
+    assert (repo / "calc" / "ops.py").read_text() == BUGGY_OPS
+
+
+@pytest.mark.parametrize("engine", [pytest.param(e, marks=needs(e)) for e in NEWER])
+def test_an_endpoint_that_answers_5xx_fails_the_task_naming_the_engine(engine: str, tmp_path: Path,
+                                                                       person: Path) -> None:
+    """The CLI retries on its own (Gemini CLI as AutoCode's settings bound it, OpenCode for about a
+    minute), then gives up: the task fails with the endpoint's answer, the engine and the remedy."""
+    repo = build_calc(tmp_path / "calc")
+    fix = Fix("calc/ops.py", "    return a - b", "    return a + b", repo)
+    with serve(fix, fail=503) as model:
+        choose(person, engine, model.url, idle=150)
+        run = start(repo)
+        to_plan_approval(run)
+        snap = run.approve_plan(1, CLI).wire()
+        asked = len([r for r in model.requests if r["method"] == "POST"])
+    assert asked >= 2, asked  # it did retry
+    assert snap["state"] == "FAILED", snap
+    error = snap["error"]
+    assert error["kind"] == "engineCrashed", error
+    message = error["message"]
+    assert f"the {engine} engine ended" in message and "overloaded" in message, message
+    assert "engine/output.jsonl" in message and error["remedy"]["kind"] == "resumeTask", error
     assert (repo / "calc" / "ops.py").read_text() == BUGGY_OPS
 
 
@@ -373,8 +443,8 @@ def test_a_crashing_cli_fails_with_its_last_lines_and_where_its_output_is(tmp_pa
 @pytest.mark.parametrize("engine", [pytest.param(e, marks=needs(e)) for e in ENGINES])
 def test_a_repository_cannot_point_the_engine_elsewhere(engine: str, tmp_path: Path, person: Path) -> None:
     """The CLIs' own project files (Claude Code's .claude/settings.json, Aider's .aider.conf.yml and
-    .env, Codex's .codex/config.toml) could name another endpoint for the key; the engine reads
-    none of them."""
+    .env, Codex's .codex/config.toml, OpenCode's opencode.json, Gemini CLI's .gemini/.env and
+    .gemini/settings.json) could name another endpoint for the key; the engine reads none of them."""
     with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", tmp_path)) as decoy:
         repo = build_calc(tmp_path / "calc", {
             ".claude/settings.json": json.dumps({"env": {"ANTHROPIC_BASE_URL": decoy.root}}),
@@ -382,6 +452,10 @@ def test_a_repository_cannot_point_the_engine_elsewhere(engine: str, tmp_path: P
             ".env": f"OPENAI_API_BASE={decoy.url}\nAIDER_OPENAI_API_BASE={decoy.url}\n",
             ".codex/config.toml": f'model_provider = "decoy"\n[model_providers.decoy]\nname = "decoy"\n'
                                   f'base_url = "{decoy.url}"\nenv_key = "OPENAI_API_KEY"\n',
+            "opencode.json": json.dumps({"provider": {"autocode": {"options": {"baseURL": decoy.url}}}}),
+            ".gemini/.env": f"GOOGLE_GEMINI_BASE_URL={decoy.root}\n",
+            ".gemini/settings.json": json.dumps({"security": {"auth": {"selectedType": "gemini-api-key"}},
+                                                 "advanced": {"excludedEnvVars": []}}),
         })
         _run, model, _snap = whole_task(engine, repo, person)
         assert decoy.requests == [], decoy.paths()

@@ -52,6 +52,8 @@ class EngineModel:
     lock: threading.Lock = field(default_factory=threading.Lock)
     hold: threading.Event | None = None
     seen: threading.Event = field(default_factory=threading.Event)
+    key: str | None = None  # when set, a request without this key is answered 401, as a real endpoint would
+    fail: int | None = None  # when set, every model request is answered with this status (a 5xx outage)
     url: str = ""  # …/v1
     root: str = ""  # scheme://host:port
 
@@ -94,6 +96,39 @@ class EngineModel:
         return {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "exec_command",
                 "arguments": json.dumps({"cmd": command})}
 
+    def gemini_reply(self, body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The parts of a Gemini API answer (Gemini CLI): read the file, replace the line, then say so.
+        A request without the edit tool (a side question of the CLI's) gets text."""
+        tools = {f.get("name") for t in body.get("tools") or [] if isinstance(t, dict)
+                 for f in t.get("functionDeclarations") or [] if isinstance(f, dict)}
+        if "replace" not in tools:
+            return [{"text": "Fix add"}]
+        answered = sum(1 for c in body.get("contents") or [] if isinstance(c, dict)
+                       for part in c.get("parts") or [] if isinstance(part, dict) and "functionResponse" in part)
+        target = str(self.fix.workspace / self.fix.path)
+        if answered == 0:
+            return [{"functionCall": {"name": "read_file", "args": {"file_path": target}}}]
+        if answered == 1:
+            return [{"functionCall": {"name": "replace", "args": {
+                "file_path": target, "instruction": "make add return the sum",
+                "old_string": self.fix.old, "new_string": self.fix.new}}}]
+        return [{"text": "I changed add to return the sum."}]
+
+    def chat_tool_call(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """For a chat completion that offers OpenCode's tools: read the file, edit it (one call each),
+        then None (the final text). Aider's requests offer no tools."""
+        tools = {(t.get("function") or {}).get("name") for t in body.get("tools") or [] if isinstance(t, dict)}
+        if not {"read", "edit"} <= tools:
+            return None
+        answered = sum(1 for m in body.get("messages") or [] if isinstance(m, dict) and m.get("role") == "tool")
+        target = str(self.fix.workspace / self.fix.path)
+        if answered == 0:
+            return {"name": "read", "arguments": {"filePath": target}}
+        if answered == 1:
+            return {"name": "edit", "arguments": {"filePath": target, "oldString": self.fix.old,
+                                                  "newString": self.fix.new}}
+        return None
+
     def chat_reply(self, body: dict[str, Any]) -> str:
         """The text of a chat completion (Aider): the fix as a search/replace block. Aider's own
         prompt shows such blocks as examples, so every request gets the same answer."""
@@ -101,8 +136,9 @@ class EngineModel:
 
 
 @contextmanager
-def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineModel]:
-    model = EngineModel(fix=fix, hold=hold)
+def serve(fix: Fix, *, hold: threading.Event | None = None, key: str | None = None,
+          fail: int | None = None) -> Iterator[EngineModel]:
+    model = EngineModel(fix=fix, hold=hold, key=key, fail=fail)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -136,13 +172,20 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
                 body = json.loads(self.rfile.read(length) or b"{}")
             except ValueError:
                 body = {}
+            auth = (self.headers.get("Authorization") or self.headers.get("x-api-key")
+                    or self.headers.get("x-goog-api-key"))
             with model.lock:
-                model.requests.append({"path": self.path, "method": "POST", "body": body,
-                                       "auth": self.headers.get("Authorization") or self.headers.get("x-api-key")})
+                model.requests.append({"path": self.path, "method": "POST", "body": body, "auth": auth})
             model.seen.set()
             if model.hold is not None:
                 model.hold.wait(120)
             try:
+                if model.key is not None and model.key not in str(auth or ""):
+                    self._refuse(401, "the API key is missing or not valid")
+                    return
+                if model.fail is not None:
+                    self._refuse(model.fail, "the model is overloaded; try again later")
+                    return
                 if "/messages" in self.path:
                     if "count_tokens" in self.path:
                         self._json({"input_tokens": USAGE_IN})
@@ -152,10 +195,24 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
                     self._chat(body)
                 elif self.path.rstrip("/").endswith("/responses"):
                     self._responses(body)
+                elif ":streamGenerateContent" in self.path or ":generateContent" in self.path:
+                    self._gemini(body, stream=":streamGenerateContent" in self.path)
                 else:
                     self._json({"error": {"message": f"no such path {self.path}"}}, 404)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True
+
+        def _refuse(self, status: int, message: str) -> None:
+            """An error in the shape of the API the path belongs to."""
+            if ":streamGenerateContent" in self.path or ":generateContent" in self.path:
+                name = "UNAUTHENTICATED" if status == 401 else "UNAVAILABLE"
+                self._json({"error": {"code": status, "message": message, "status": name}}, status)
+            elif "/messages" in self.path:
+                kind = "authentication_error" if status == 401 else "overloaded_error"
+                self._json({"type": "error", "error": {"type": kind, "message": message}}, status)
+            else:
+                kind = "invalid_api_key" if status == 401 else "server_error"
+                self._json({"error": {"message": message, "type": kind, "code": kind}}, status)
 
         def _json(self, data: Any, status: int = 200) -> None:
             raw = json.dumps(data).encode()
@@ -176,9 +233,13 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
             self.end_headers()
 
         def _chat(self, body: dict[str, Any]) -> None:
-            content = model.chat_reply(body)
             usage = {"prompt_tokens": USAGE_IN, "completion_tokens": USAGE_OUT, "total_tokens": USAGE_IN + USAGE_OUT}
             name = body.get("model")
+            call = model.chat_tool_call(body)
+            if call is not None:
+                self._chat_tool_call(call, usage, name)
+                return
+            content = "I changed add to return the sum." if body.get("tools") else model.chat_reply(body)
             if not body.get("stream"):
                 self._json({"id": "chatcmpl-engine", "object": "chat.completion", "created": 0, "model": name,
                             "choices": [{"index": 0, "finish_reason": "stop",
@@ -196,6 +257,39 @@ def serve(fix: Fix, *, hold: threading.Event | None = None) -> Iterator[EngineMo
             event = {"id": "chatcmpl-engine", "object": "chat.completion.chunk", "created": 0, "model": name,
                      "choices": [], "usage": usage}
             self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+            self._chunk(b"data: [DONE]\n\n")
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _gemini(self, body: dict[str, Any], *, stream: bool) -> None:
+            answer = {"candidates": [{"content": {"role": "model", "parts": model.gemini_reply(body)},
+                                      "finishReason": "STOP", "index": 0}],
+                      "usageMetadata": {"promptTokenCount": USAGE_IN, "candidatesTokenCount": USAGE_OUT,
+                                        "totalTokenCount": USAGE_IN + USAGE_OUT},
+                      "modelVersion": "scripted"}
+            if not stream:
+                self._json(answer)
+                return
+            self._start_stream()
+            self._chunk(f"data: {json.dumps(answer)}\r\n\r\n".encode())
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+
+        def _chat_tool_call(self, call: dict[str, Any], usage: dict[str, int], name: Any) -> None:
+            self._start_stream()
+            with model.lock:
+                number = len(model.requests)
+            delta = {"role": "assistant", "content": None, "tool_calls": [{
+                "index": 0, "id": f"call_{number}", "type": "function",
+                "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])}}]}
+            for event in (
+                {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+                {"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]},
+                {"choices": [], "usage": usage},
+            ):
+                event = {"id": "chatcmpl-engine", "object": "chat.completion.chunk", "created": 0, "model": name,
+                         **event}
+                self._chunk(f"data: {json.dumps(event)}\n\n".encode())
             self._chunk(b"data: [DONE]\n\n")
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()

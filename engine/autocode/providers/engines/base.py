@@ -69,6 +69,9 @@ class Adapter:
     majors: tuple[int, ...] = ()
     # Paths the CLI writes in its working folder for itself (never part of the change).
     scratch_patterns: tuple[str, ...] = ()
+    # In the sandbox a plain-http endpoint is named by the forwarder (egress.py); a CLI that opens a
+    # CONNECT tunnel through the proxy even for http (Gemini CLI's fetch) keeps the endpoint's own URL.
+    forwarded_base_url: bool = True
     tested: bool = False  # run end to end by this project's tests (docs/engines.md says how)
 
     def version_of(self, text: str) -> str | None:

@@ -126,7 +126,8 @@ class _Run:
         workdir = sandbox.seen_at(self.copy, self.ctx.workspace, self.copy, policy=policy)
         endpoint = self._endpoint()
         # In the sandbox a plain-http endpoint is named by the forwarder there (egress.py says why).
-        base_url = egress.forwarded_url(self.s.base_url) if self.s.base_url and policy.enabled else self.s.base_url
+        forward = self.s.base_url and policy.enabled and self.a.forwarded_base_url
+        base_url = egress.forwarded_url(self.s.base_url) if forward and self.s.base_url else self.s.base_url
         job = Job(
             prompt=instructions(self.ctx, self.plan, (launch.get("values") or {}).get("test_command")),
             workdir=workdir, scratch=scratch, model=self.s.model, base_url=base_url, key=self.key,
