@@ -282,7 +282,8 @@ async function scenarioUnsaved(wb) {
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /save them to complete/i.test(t), 240000);
   result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
   result.bufferAfterApply = await editorText(wb, name);
-  await wb.clearNotifications();
+  // The notices the apply left (not cleared: the one about the save must close by itself).
+  result.centerAfterApply = await wb.notificationCenter();
   await wb.shot('merged-into-the-buffer');
   note('change merged into the unsaved buffer');
 
