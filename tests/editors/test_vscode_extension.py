@@ -408,7 +408,9 @@ def test_conflict_choice_per_file(tmp_path: Path, code_server: Any) -> None:
 def test_unsaved_edits_are_kept_and_undo_takes_the_change_back(tmp_path: Path, code_server: Any) -> None:
     """An open editor of a file the task changes holds the person's unsaved line: Apply merges the
     change into that editor (workspace/applyEdit), both are there and nothing is written to disk;
-    the editor's undo leaves the person's line alone, still unsaved."""
+    the editor's undo leaves the person's line alone, still unsaved. One notice says the task waits
+    for the save; cancelled through the CLI while the editor is still dirty, the task's notice
+    closes by itself (no refresh)."""
     repo = tmp_path / "textkit"
     patch = _build_sample("unittest", repo)
     words = repo / "textkit" / "words.py"
@@ -418,7 +420,13 @@ def test_unsaved_edits_are_kept_and_undo_takes_the_change_back(tmp_path: Path, c
     server = code_server({"autocode.python": sys.executable, "files.autoSave": "off"})
     result = run_scenario("unsaved", server.url(repo), AUTOCODE_E2E_BRIEF=f"Add longest_word(): apply {patch}",
                           AUTOCODE_E2E_ANSWER=NAMING_ANSWER, AUTOCODE_E2E_EDIT_FILE="textkit/words.py",
-                          AUTOCODE_E2E_EDIT_TEXT=mine)
+                          AUTOCODE_E2E_EDIT_TEXT=mine, AUTOCODE_E2E_REPO=str(repo),
+                          AUTOCODE_E2E_CLI=json.dumps([sys.executable, "-m", "autocode"]))
+    about_words = [t for t in result["centerAfterApply"] if "words.py" in t]
+    assert len(about_words) == 1, result["centerAfterApply"]
+    assert "is waiting for you to save" in about_words[0] and "unsaved edits kept" in about_words[0], about_words
+    assert "cancelled" in result["tasksViewAfterCancel"].lower()
+    assert not [t for t in result["centerAfterCancel"] if "words.py" in t], result["centerAfterCancel"]
     before = result["bufferBefore"].splitlines()
     assert before[0] == mine and "def count_words(text):" in before
     # The change went into a buffer with unsaved edits: not on disk yet, so not COMPLETED.

@@ -34,11 +34,20 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   });
   manager = server;
   status = new ServerStatus(server);
-  const setup = new ModelSetup(server, context.secrets, output, docs);
   ctx = {
-    server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output, setup,
+    server, store, tasksView, memoryView: new MemoryView(), promotionView: new PromotionView(), docs, doctor: new DoctorPanel(), output,
     refreshRecord: () => void status?.readRecord(),
   };
+  // What the views show is asked for first, the moment the server runs; what nobody looks at
+  // yet (the record's state in the language status item, read with a whole doctor report)
+  // waits until the views have their answers, so it does not compete with them on the way
+  // to a ready window. This listener is added before ModelSetup's, so the views' requests
+  // also go out ahead of the model settings.
+  const listsOnStart = server.onDidStart(() => {
+    void Promise.allSettled([refreshMemory(ctx), refreshTasks(ctx)]).then(() => status?.readRecord());
+  });
+  const setup = new ModelSetup(server, context.secrets, output, docs);
+  ctx.setup = setup;
   context.subscriptions.push(
     output,
     server,
@@ -49,17 +58,17 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     ctx.promotionView,
     vscode.workspace.registerTextDocumentContentProvider(VirtualDocuments.scheme, docs),
     ...registerCommands(ctx),
-    server.onDidStart(() => {
-      void refreshTasks(ctx);
-      void refreshMemory(ctx);
-    }),
+    listsOnStart,
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       tasksView.refresh();
       void refreshTasks(ctx);
       void refreshMemory(ctx);
     }),
   );
-  await server.start();
+  // Activation ends here: the server starts in the background (every command and view waits
+  // for it through ServerManager.start), so the extension host's other extensions, and the
+  // ones waiting for start-up to finish, are not held up by a Python process starting.
+  void server.start();
 }
 
 export async function deactivate(): Promise<void> {

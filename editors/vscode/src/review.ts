@@ -11,12 +11,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { noticeUntil, noticeWhile } from './notices';
+import { noticeWhile } from './notices';
 import type { Context } from './commands';
 import * as args from './model/args';
 import type { TaskApproveCompletionArgs, TaskPreview } from './generated/protocol';
 import { hunkAtResultLine, hunkLabel, keepIds, resultText } from './model/hunks';
-import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, writtenFiles } from './model/review';
+import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, waitingForSaveText, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
 import { Commands, stringField } from './protocol';
 import { showError } from './ui';
@@ -352,23 +352,16 @@ export class Review implements vscode.CodeLensProvider {
       return;
     }
     const inEditor = after?.raw.result?.apply?.writtenByEditor ?? [];
-    if (inEditor.length) {
-      // Shown, so an unsaved change never hides in a closed diff.
-      for (const rel of inEditor) {
-        await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
-      }
-      // Until each of them is saved or undone (no longer dirty), wherever that happened.
-      const uris = new Set(inEditor.map((rel) => vscode.Uri.file(path.join(task.workspace, rel)).toString()));
-      const dirty = () => vscode.workspace.textDocuments.some((d) => uris.has(d.uri.toString()) && d.isDirty);
-      noticeUntil(`AutoCode: changed in your open editors (unsaved; save to keep, undo takes it back): ${inEditor.join(', ')}`, (passed) => {
-        const check = () => { if (!dirty()) passed(); };
-        return vscode.Disposable.from(vscode.workspace.onDidSaveTextDocument(check), vscode.workspace.onDidChangeTextDocument(check), vscode.workspace.onDidCloseTextDocument(check));
-      });
+    // Shown, so an unsaved change never hides in a closed diff.
+    for (const rel of inEditor) {
+      await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
     }
     if (after?.awaiting === 'save') {
+      // One notice while the task waits for the save, closed by the task's next state wherever it
+      // came from (the save here, a cancel in another window or the CLI), not by the editors' dirty
+      // flags: an undo leaves an editor dirty and the notice would outlive the task.
       const needs = after.raw.needs;
-      const paths = needs.kind === 'save_files' ? needs.paths : [];
-      noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'save', `AutoCode: the change is in your editors with your unsaved edits kept; save ${paths.join(', ')} to complete “${task.brief}”.`);
+      noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'save', waitingForSaveText(task.brief, needs.kind === 'save_files' ? needs.paths : inEditor));
     }
     this.hunks.delete(task.id);
     await this.changesDone(task.id);

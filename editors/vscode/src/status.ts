@@ -38,16 +38,16 @@ export class ServerStatus implements vscode.Disposable {
     this.item.detail = content.detail;
     this.item.severity = content.severity === 'error' ? vscode.LanguageStatusSeverity.Error : vscode.LanguageStatusSeverity.Information;
     this.item.command = content.command;
-    if (running && this.record === undefined) void this.readRecord();
     return down ? problem ?? NOT_RUNNING : undefined;
   }
 
   private wasStarted = false;
 
   /**
-   * Reads the record's state as doctor reports it. Called once the server runs and again whenever
-   * the record may have changed (a task ended and learned, Forget), so the item never says
-   * "missing" while doctor says "valid".
+   * Reads the record's state as doctor reports it. Called once the views have their first
+   * answers after the server starts (extension.ts: a doctor report is not on the way to a ready
+   * window) and again whenever the record may have changed (a task ended and learned, Forget),
+   * so the item never says "missing" while doctor says "valid".
    */
   async readRecord(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];

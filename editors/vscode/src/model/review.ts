@@ -21,6 +21,17 @@ export function headMovedText({ needs }: TaskSnapshot): string | undefined {
   return `HEAD moved from ${short(moved.from)} to ${short(moved.to)} while the task ran; the change is merged onto your work as it is now.`;
 }
 
+/**
+ * The notice of a task that waits for the person to save: what it waits for first, then why (the
+ * change went into editors that held unsaved edits, which stay) and what happens on the save.
+ */
+export function waitingForSaveText(brief: string, paths: string[]): string {
+  const files = paths.length ? paths.join(', ') : 'the changed files';
+  return `AutoCode: “${brief}” is waiting for you to save ${files}. The change is merged into your open `
+    + `editor${paths.length === 1 ? '' : 's'} with your own unsaved edits kept; the task completes once `
+    + `${paths.length === 1 ? 'it is' : 'they are'} saved.`;
+}
+
 const REASONS: Record<string, string> = {
   overlap: 'you and the task changed the same lines',
   deletedInWorkspace: 'you deleted the file; the task changed it',

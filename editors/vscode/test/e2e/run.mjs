@@ -282,7 +282,8 @@ async function scenarioUnsaved(wb) {
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /save them to complete/i.test(t), 240000);
   result.dirtyAfterApply = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
   result.bufferAfterApply = await editorText(wb, name);
-  await wb.clearNotifications();
+  // The notices the apply left (not cleared: the one about the save must close by itself).
+  result.centerAfterApply = await wb.notificationCenter();
   await wb.shot('merged-into-the-buffer');
   note('change merged into the unsaved buffer');
 
@@ -304,6 +305,18 @@ async function scenarioUnsaved(wb) {
   result.dirtyAfterUndo = (await wb.page.locator('.tabs-container .tab.dirty', { hasText: name }).count()) > 0;
   await wb.shot('undone');
   note('undo restored the person\'s edit');
+  if (env.AUTOCODE_E2E_CLI) {
+    // The task is cancelled in another channel (the CLI) while its editor is still dirty: no Refresh
+    // here, the server notices the other process's change, and the notice about the save closes.
+    const cli = JSON.parse(env.AUTOCODE_E2E_CLI);
+    const repo = env.AUTOCODE_E2E_REPO;
+    const taskId = readdirSync(join(repo, '.autocode', 'runs')).find((d) => d.startsWith('t-'));
+    execFileSync(cli[0], [...cli.slice(1), 'task', 'cancel', taskId, '--workspace', repo], { encoding: 'utf8' });
+    note('cancelled through the CLI');
+    result.tasksViewAfterCancel = await wb.waitForViewText('Tasks', (t) => /cancelled/i.test(t), 60000);
+    result.centerAfterCancel = await wb.notificationCenter();
+    await wb.shot('cancelled-elsewhere');
+  }
 }
 
 /** Lines of both sides of the diff editor in the active group (all lines must fit on screen). */
@@ -408,6 +421,8 @@ async function scenarioReady(wb) {
   // In the page's clock (ms since navigation): when the client was seen ready, and the
   // workbench's own start-up marks (tests/bench/bench_vscode.py takes their ratio).
   result.readySeenMs = await wb.page.evaluate(() => performance.now());
+  // Where navigation began on the wall clock: places the extension's activation (its log) in the page's clock.
+  result.timeOrigin = await wb.page.evaluate(() => performance.timeOrigin);
   result.marks = await wb.page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark')
     .filter((m) => m.name.startsWith('code/')).map((m) => [m.name, Math.round(m.startTime)])));
   note('server running');

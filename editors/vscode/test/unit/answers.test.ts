@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerItems, answerWithHowArgs, DEFAULT_NOTE, DELEGATE_LABEL, isUnknownHow, TYPE_LABEL, typedReply } from '../../src/model/answers';
-import { conflictsOf, headMovedText, resolutionItems, writtenFiles } from '../../src/model/review';
+import { conflictsOf, headMovedText, resolutionItems, waitingForSaveText, writtenFiles } from '../../src/model/review';
 import type { ApplyResult, Needs, TaskSnapshot } from '../../src/generated/protocol';
 
 const question = { id: 'q1', text: 'Which naming?', choices: ['Describe it', 'test_<fn>'], defaultAnswer: 'Describe it', convention: 'test_naming' };
@@ -57,4 +57,12 @@ test('conflicts, a moved HEAD and what was written are read from the snapshot', 
   assert.deepEqual(writtenFiles(done), ['a.py']);
   assert.deepEqual(conflictsOf(done), []);
   assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);
+});
+
+test('a task waiting for a save says so first, then that the unsaved edits stay and the save completes it', () => {
+  const one = waitingForSaveText('Add longest_word()', ['textkit/words.py']);
+  assert.match(one, /^AutoCode: “Add longest_word\(\)” is waiting for you to save textkit\/words\.py\./);
+  assert.match(one, /merged into your open editor with your own unsaved edits kept; the task completes once it is saved\.$/);
+  assert.match(waitingForSaveText('b', ['a.py', 'b.py']), /save a\.py, b\.py\. .* editors .* once they are saved\.$/);
+  assert.match(waitingForSaveText('b', []), /save the changed files\./);
 });
