@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from autocode.tasks import AlreadyDecided, Source, TaskOptions, TaskRun
-from autocode.tasks.apply import merge_text, unapply
+from autocode.tasks.file_merge import merge_text, unapply
 from support import git
 from support.tasks import BRACES_BASE, BRACES_MINE, BRACES_THEIRS, autocode, build_sample
 

@@ -2,7 +2,7 @@
 
 `TaskRun` is built in layers, one module each: `RunCore` (here: reading and
 committing the state, the views, the checks behind a person's actions),
-`ApplyPhase` (`applying.py`: merging the verified change into the work tree),
+`ApplyPhase` (`apply_phase.py`: merging the verified change into the work tree),
 `PhaseMachine` (`machine.py`: the phases and the roles they call) and
 `TaskRun` (`run.py`: starting, loading and the person's actions). Every change
 goes through `_commit` under the run's lock.
@@ -54,7 +54,7 @@ from autocode.tasks.state import (
 )
 
 if TYPE_CHECKING:
-    from autocode.tasks.apply import Editor
+    from autocode.tasks.file_merge import Editor
 
 DIFF_IN_SNAPSHOT = 200_000
 R = TypeVar("R", bound=PhaseResult)

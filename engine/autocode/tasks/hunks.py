@@ -16,7 +16,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Literal
 
-from autocode.tasks.apply import FilePlan, _lines, is_binary
+from autocode.tasks.file_merge import FilePlan, _lines, is_binary
 from autocode.tasks.models import FilePreview, PreviewHunk
 
 
@@ -90,7 +90,7 @@ def file_hunks(plan: FilePlan) -> tuple[list[bytes], list[bytes], list[Hunk]]:
     if plan.action == "conflict" and plan.reason == "overlap" and plan.before is not None \
             and plan.theirs is not None and not any(is_binary(d) for d in (plan.base, plan.before, plan.theirs)):
         # lazy: the merge runs only for a preview of a conflict
-        from autocode.tasks.apply import merge_text
+        from autocode.tasks.file_merge import merge_text
 
         merged_bytes = merge_text(plan.base or b"", plan.before, plan.theirs).text
     if any(is_binary(d) for d in (plan.before, merged_bytes)):

@@ -28,7 +28,7 @@ from autocode.providers.base import clean_lessons
 from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import models, store, verify
-from autocode.tasks.applying import ApplyPhase
+from autocode.tasks.apply_phase import ApplyPhase
 from autocode.tasks.models import (
     Learning,
     Proof,

@@ -18,7 +18,7 @@ from autocode.tasks.models import TaskPreview, TaskSnapshot
 from autocode.tasks.state import Approval, HunkChoice, Source, planned_tests
 
 if TYPE_CHECKING:
-    from autocode.tasks.apply import Editor
+    from autocode.tasks.file_merge import Editor
 
 
 def end_orphaned_programs() -> None:

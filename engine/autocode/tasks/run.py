@@ -46,7 +46,7 @@ from autocode.tasks.state import (
 )
 
 if TYPE_CHECKING:
-    from autocode.tasks.apply import Editor
+    from autocode.tasks.file_merge import Editor
 
 # How long a cancel that found the task busy keeps trying to take the lock itself; a call that
 # holds it for longer (planning, tests) honours the request at its next step.
@@ -237,7 +237,7 @@ class TaskRun(ReviewSteps):
     ) -> TaskSnapshot:
         """Apply the verified change to the workspace (three-way merge per file), then learn.
 
-        `editor` (an `apply.Editor`) applies it through the person's editor; without one the
+        `editor` (an `file_merge.Editor`) applies it through the person's editor; without one the
         files are written here. Conflicts make the task wait for `resolve_conflicts`. A change
         nothing proves (or that weakens the tests) is applied only with `confirm` set to the
         word `needs.confirmation` names, typed by the person.
@@ -285,7 +285,7 @@ class TaskRun(ReviewSteps):
         """The person's choice per conflicted file (mine, theirs or markers); once every conflict
         has one, the whole change is applied and the task completes."""
         # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks.apply import CHOICES
+        from autocode.tasks.file_merge import CHOICES
 
         src = Source.coerce(source)
         if not isinstance(choices, Mapping) or not choices:

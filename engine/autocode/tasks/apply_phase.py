@@ -3,7 +3,7 @@
 Each touched file is merged three ways (the copy's base, the person's version on
 disk or in the editor, the task's version); conflicts make the task wait for the
 person's choice, and nothing is written until every file has a way through.
-The per-file merge itself lives in `apply.py`.
+The per-file merge itself lives in `file_merge.py`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from autocode.tasks.models import Conflict, HeadMoved, TaskResult
 from autocode.tasks.state import ApplyAttempt, runs_root, stored_form
 
 if TYPE_CHECKING:
-    from autocode.tasks.apply import Editor
+    from autocode.tasks.file_merge import Editor
 
 
 def _names(paths: list[str]) -> str:
@@ -170,7 +170,7 @@ class ApplyPhase(RunCore):
         (each one's earlier content kept), then the editor is asked; if the editor refuses or
         fails, the disk files are put back as they were."""
         # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks import apply as apply_mod
+        from autocode.tasks import file_merge
 
         editor = self._editor
         brief = (self._launch.get("brief") or "").strip()
@@ -189,7 +189,7 @@ class ApplyPhase(RunCore):
         if unsaved:
             self._unsaved_refused(unsaved, head_moved)
             return None
-        written = self._write_disk(apply_mod, on_disk, head_moved)
+        written = self._write_disk(file_merge, on_disk, head_moved)
         if written is None:
             return None
         saved, disk_written = written
@@ -203,11 +203,11 @@ class ApplyPhase(RunCore):
                     paths = [p.path for p in by_editor]
                     unsaved = editor.unsaved(paths)
             except Exception as exc:
-                apply_mod.restore_files(self.workspace, saved)
+                file_merge.restore_files(self.workspace, saved)
                 self._editor_failed(exc, head_moved)
                 return None
             if ok is False:
-                apply_mod.restore_files(self.workspace, saved)
+                file_merge.restore_files(self.workspace, saved)
                 self._apply_refused(
                     f"the editor did not apply the change ({why or 'no reason given'}); nothing was "
                     "written. Approve the completion again to retry.", head_moved,
@@ -215,10 +215,10 @@ class ApplyPhase(RunCore):
                 return None
             if ok is None:
                 if unsaved:
-                    apply_mod.restore_files(self.workspace, saved)
+                    file_merge.restore_files(self.workspace, saved)
                     self._unsaved_refused(unsaved, head_moved)
                     return None
-                more = self._write_disk(apply_mod, by_editor, head_moved, undo=saved)
+                more = self._write_disk(file_merge, by_editor, head_moved, undo=saved)
                 if more is None:
                     return None
                 return disk_written + more[1], []
@@ -243,17 +243,17 @@ class ApplyPhase(RunCore):
                                          "waiting": sorted(p.path for p in clean if p.path not in saved)})
 
     def _write_disk(
-        self, apply_mod: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
+        self, file_merge: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], list[str]] | None:
         """Write `plans` to disk, keeping what each file held; on a failure put back everything
         written (these and `undo`) and refuse. Returns (what to put back, paths written) or None."""
         saved: dict[str, Any] = {}
         try:
-            saved = apply_mod.save_files(self.workspace, [p.path for p in plans])
-            written = apply_mod.write_plans(self.workspace, plans)
+            saved = file_merge.save_files(self.workspace, [p.path for p in plans])
+            written = file_merge.write_plans(self.workspace, plans)
         except (ValueError, OSError) as exc:
             try:
-                apply_mod.restore_files(self.workspace, {**(undo or {}), **saved})
+                file_merge.restore_files(self.workspace, {**(undo or {}), **saved})
                 put_back = "nothing was written"
             except OSError as again:
                 put_back = f"putting the files back also failed ({again}); check them with git status"
@@ -293,11 +293,11 @@ class ApplyPhase(RunCore):
         choices in, unless `choices` is False). `buffers` gives the person's text of a file when
         the caller has it (a preview's documents); else the editor's buffer, else the disk."""
         # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks import apply as apply_mod
+        from autocode.tasks import file_merge
 
         copy = Path(self._launch["prep"]["copy"])
         files = self._state.files
-        disk = apply_mod.read_disk(self.workspace)
+        disk = file_merge.read_disk(self.workspace)
         editor = self._editor
 
         def mine(rel: str) -> bytes | None:
@@ -312,11 +312,11 @@ class ApplyPhase(RunCore):
             return disk(rel)
 
         def theirs(rel: str) -> bytes | None:
-            target = apply_mod.safe_path(copy, rel)
+            target = file_merge.safe_path(copy, rel)
             return target.read_bytes() if target.is_file() and not target.is_symlink() else None
 
         base = self._base_reader(copy, theirs)
-        plans = apply_mod.plan_change(files, base, mine, theirs)
+        plans = file_merge.plan_change(files, base, mine, theirs)
         renamed = diffnames.renamed_from(self._read_text("evidence/changes.diff"))
         for plan in plans:
             if plan.action == "conflict" and plan.reason == "deletedByTask" and plan.path in renamed:
@@ -331,7 +331,7 @@ class ApplyPhase(RunCore):
             plans = [keep_only(p, set(keep)) for p in plans]
         chosen = self._state.apply_choices or {}
         return [
-            apply_mod.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
+            file_merge.resolve_file(p, chosen[p.path]) if p.action == "conflict" and p.path in chosen else p
             for p in plans
         ]
 
@@ -339,21 +339,21 @@ class ApplyPhase(RunCore):
         """The files as the copy captured them (saved before the change); else worked back from the
         task's result and its diff."""
         # lazy: not needed by `autocode task list`, which imports this module
-        from autocode.tasks import apply as apply_mod
+        from autocode.tasks import file_merge
 
         saved = self.run_dir / "evidence" / "base"
         try:
             index = store.read_json(saved / "index.json")
         except (FileNotFoundError, ValueError):
             index = None
-        parts = apply_mod.split_diff(self._read_text("evidence/changes.diff"))
+        parts = file_merge.split_diff(self._read_text("evidence/changes.diff"))
 
         def base(rel: str) -> bytes | None:
             if index is not None and rel in index.get("files", {}):
                 entry = index["files"][rel]
                 return (saved / "files" / entry).read_bytes() if entry else None
             if rel in parts:
-                return apply_mod.unapply(theirs(rel), parts[rel])
+                return file_merge.unapply(theirs(rel), parts[rel])
             return theirs(rel)  # not in the diff: the task did not change it
 
         return base

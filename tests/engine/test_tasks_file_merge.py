@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from autocode.tasks.apply import LABELS, plan_file, resolve_file
+from autocode.tasks.file_merge import LABELS, plan_file, resolve_file
 from support.tasks import BRACES_BASE, BRACES_MINE, BRACES_THEIRS
 
 CODE_LINES = ["{", "}", "  x();", "", "if (a) {", "return 0;", "  y = 1;", "// note"]

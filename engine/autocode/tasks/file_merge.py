@@ -11,7 +11,7 @@ any file is in conflict: the person chooses first.
 
 Kept whole: the per-file decision, the person's choice and the safe writes are
 one path read top to bottom; the task's APPLYING phase that calls it lives in
-`applying.py`.
+`apply_phase.py`.
 """
 
 from __future__ import annotations
