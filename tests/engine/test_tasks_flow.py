@@ -374,7 +374,7 @@ def test_on_change_sees_every_revision_and_the_interactive_terminal_flow(unittes
 
 
 def test_an_empty_committed_workspace_cites_the_tasks_fallback(tmp_path: Path) -> None:
-    from autocode.tasks.begin import NO_SOURCE_FILES
+    from autocode.tasks.start import NO_SOURCE_FILES
     from support import make_repo
 
     repo = make_repo(tmp_path / "empty")

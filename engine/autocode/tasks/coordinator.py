@@ -15,8 +15,8 @@ from autocode import gitsafe
 from autocode.errors import UsageError
 from autocode.prep import make_prep_copy
 from autocode.tasks import store
-from autocode.tasks.begin import workspace_root as _workspace_root
 from autocode.tasks.run import TaskRun
+from autocode.tasks.start import workspace_root as _workspace_root
 from autocode.tasks.state import TaskOptions
 
 

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 
 from autocode.errors import AutoCodeError, UsageError
 from autocode.remedy import Advice, Remedy, RemedyKind
-from autocode.tasks import begin, store
 from autocode.tasks import ledger as ledger_mod
+from autocode.tasks import start, store
 from autocode.tasks.errors import (
     AlreadyDecided,
     ConfirmationRequired,
@@ -67,7 +67,7 @@ class TaskRun(ReviewSteps):
     ) -> TaskRun:
         """Create a task and run it until it needs a person or ends."""
         opts = TaskOptions.coerce(options)
-        ready = begin.prepare(workspace, brief, opts)
+        ready = start.prepare(workspace, brief, opts)
         state = TaskState.new(ready.task_id)
         run = cls(ready.root, ready.task_id, state, ready.launch, on_change=opts.on_change, progress=opts.progress)
         with store.locked(ready.run_dir):
@@ -91,10 +91,10 @@ class TaskRun(ReviewSteps):
         progress: Callable[[str, str], None] | None = None,
     ) -> TaskRun:
         """Open a saved task in its last committed state (nothing runs)."""
-        root = begin.workspace_root(workspace)
+        root = start.workspace_root(workspace)
         if not isinstance(task_id, str) or not TASK_ID.match(task_id):
             raise TaskNotFound(Advice(f"{task_id!r} is not a task id; ", Remedy(RemedyKind.LIST_TASKS), " them"))
-        run_dir = begin.checked_runs_root(root) / task_id
+        run_dir = start.checked_runs_root(root) / task_id
         try:
             state = TaskState.read(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
@@ -361,7 +361,7 @@ class TaskRun(ReviewSteps):
 
 def list_tasks(workspace: Path | str) -> list[TaskSnapshot]:
     """Snapshots of every task saved in the workspace, oldest first."""
-    root = begin.workspace_root(workspace)
+    root = start.workspace_root(workspace)
     out: list[TaskSnapshot] = []
     base = runs_root(root)
     if not base.is_dir():
