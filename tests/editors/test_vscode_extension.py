@@ -675,6 +675,7 @@ def _bare_python(where: Path) -> Path:
     return python
 
 
+@pytest.mark.timeout(1500)  # the first to ask for the bundle builds it (minutes under load)
 def test_the_bundled_vsix_holds_the_server_for_each_python() -> None:
     import zipfile
 
@@ -705,6 +706,7 @@ def test_whole_task_with_the_bundled_server_and_a_bare_python(tmp_path: Path, co
     print(f"bundled server: language client ready {ready} ms after activation")
 
 
+@pytest.mark.timeout(1500)  # the first to ask for the bundle builds it (minutes under load)
 def test_from_environment_without_a_server_gives_the_install_command(tmp_path: Path, code_server: Any) -> None:
     """importStrategy fromEnvironment on the platform .vsix, interpreter without AutoCode: the install command."""
     vsix = _bundled_vsix()

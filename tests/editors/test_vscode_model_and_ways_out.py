@@ -207,6 +207,7 @@ def test_a_refused_memory_is_shown_in_its_input_box_with_the_text_kept(tmp_path:
     assert result["dirtyTabs"] == 0
 
 
+@pytest.mark.timeout(1500)  # the first to ask for the bundle builds it (minutes under load)
 def test_each_bundled_python_gets_its_own_bytecode() -> None:
     """scripts/vscode-bundle.sh compiles every bundled/py3XX with that Python, hash-checked without
     reading the source (the .vsix is unpacked with new modification times)."""

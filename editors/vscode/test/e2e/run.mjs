@@ -92,12 +92,20 @@ async function memoryRow(wb, text) {
 
 /** Runs an inline action (the icon shown on hover) of a Memory view row. */
 async function memoryRowAction(wb, text, action) {
-  const row = await memoryRow(wb, text);
-  // A selected row keeps its inline actions shown; hovering alone can lose them to a toast.
-  await row.click();
-  await row.hover();
-  const button = row.locator(`.action-label[aria-label^="${action}"]`);
-  await button.click({ timeout: 5000 }).catch(() => button.click({ force: true }));
+  // A selected row keeps its inline actions shown; hovering alone can lose them to a toast, and
+  // a view refresh under load can render the row again between the hover and the click: then
+  // the whole gesture is made again on the new row (bounded).
+  for (let attempt = 1; ; attempt++) {
+    const row = await memoryRow(wb, text);
+    try {
+      await row.click();
+      await row.hover();
+      await row.locator(`.action-label[aria-label^="${action}"]`).click({ timeout: 5000 });
+      return;
+    } catch (err) {
+      if (attempt >= 4) throw err;
+    }
+  }
 }
 
 async function scenarioNoFolder(wb) {
