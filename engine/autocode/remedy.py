@@ -101,6 +101,15 @@ def and_list(words: list[str]) -> str:
     return " and ".join(words) if len(words) <= 2 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def in_config(remedy: Remedy) -> str:
+    """A settings remedy as `.autocode/config.toml` keys: the words of every face without a
+    settings UI or flags of its own (any LSP client, an MCP agent)."""
+    if remedy.kind == RemedyKind.SET_TEST_COMMAND:
+        return "set test_command in .autocode/config.toml"
+    named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
+    return f"set {named} in .autocode/config.toml"
+
+
 _FLAGS = {"base_url": "--base-url", "model": "--model"}
 _ARGUMENT_FLAGS = {"agent": "--agent NAME", "brief": "--brief or --brief-file", "feedback": "--feedback TEXT",
                    "package": "--package", "test_command": "--test-command"}

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from autocode import wire
-from autocode.remedy import Face, Remedy, RemedyKind, and_list
+from autocode.remedy import Face, Remedy, RemedyKind, and_list, in_config
 from autocode_lsp.protocol import names
 
 VSCODE_CLIENTS = frozenset({
@@ -66,11 +66,8 @@ class Lsp:
 
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
-            case RemedyKind.SET_SETTINGS:
-                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
-                return f"set {named} in .autocode/config.toml"
-            case RemedyKind.SET_TEST_COMMAND:
-                return "set test_command in .autocode/config.toml"
+            case RemedyKind.SET_SETTINGS | RemedyKind.SET_TEST_COMMAND:
+                return in_config(remedy)
             case RemedyKind.TURN_OFF_SANDBOX:
                 return ""
             case RemedyKind.USE_REAL_MODEL:

@@ -18,7 +18,7 @@ from typing import Any, assert_never
 from mcp.types import CallToolResult, TextContent
 
 from autocode.errors import AutoCodeError, fault_error
-from autocode.remedy import Remedy, RemedyKind, and_list
+from autocode.remedy import Remedy, RemedyKind, in_config
 
 
 def _scrubbed(text: str) -> str:
@@ -65,11 +65,8 @@ class McpWords:
 
     def phrase(self, remedy: Remedy) -> str:
         match remedy.kind:
-            case RemedyKind.SET_SETTINGS:
-                named = "them" if len(remedy.keys) > 1 else and_list(list(remedy.keys))
-                return f"set {named} in .autocode/config.toml"
-            case RemedyKind.SET_TEST_COMMAND:
-                return "set test_command in .autocode/config.toml"
+            case RemedyKind.SET_SETTINGS | RemedyKind.SET_TEST_COMMAND:
+                return in_config(remedy)
             case RemedyKind.TURN_OFF_SANDBOX:
                 return ""
             case RemedyKind.USE_REAL_MODEL:
