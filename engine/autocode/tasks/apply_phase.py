@@ -189,7 +189,7 @@ class ApplyPhase(RunCore):
         if unsaved:
             self._unsaved_refused(unsaved, head_moved)
             return None
-        written = self._write_disk(file_merge, on_disk, head_moved)
+        written = self._write_disk(on_disk, head_moved)
         if written is None:
             return None
         saved, disk_written = written
@@ -218,7 +218,7 @@ class ApplyPhase(RunCore):
                     file_merge.restore_files(self.workspace, saved)
                     self._unsaved_refused(unsaved, head_moved)
                     return None
-                more = self._write_disk(file_merge, by_editor, head_moved, undo=saved)
+                more = self._write_disk(by_editor, head_moved, undo=saved)
                 if more is None:
                     return None
                 return disk_written + more[1], []
@@ -243,10 +243,13 @@ class ApplyPhase(RunCore):
                                          "waiting": sorted(p.path for p in clean if p.path not in saved)})
 
     def _write_disk(
-        self, file_merge: Any, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
+        self, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], list[str]] | None:
         """Write `plans` to disk, keeping what each file held; on a failure put back everything
         written (these and `undo`) and refuse. Returns (what to put back, paths written) or None."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.tasks import file_merge
+
         saved: dict[str, Any] = {}
         try:
             saved = file_merge.save_files(self.workspace, [p.path for p in plans])
