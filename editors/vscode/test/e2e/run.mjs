@@ -437,6 +437,24 @@ async function scenarioReady(wb) {
 }
 
 /** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
+/**
+ * Presses Enter on the quick pick's highlighted row once the person can see it highlighted (the
+ * row showing `description` has focus). A busy machine can drop the key press while the list
+ * redraws, leaving the same pick open with the same row highlighted: the person presses Enter again.
+ */
+async function enterOnDefault(wb, description) {
+  const focused = wb.quickInput().locator('.monaco-list-row.focused', { hasText: description }).first();
+  await focused.waitFor({ state: 'visible', timeout: 30000 });
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await wb.page.keyboard.press('Enter');
+    const closed = await wb.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).then(() => true).catch(() => false);
+    if (closed) return;
+    if (!(await focused.isVisible())) break;
+    result.defaultEnterRetried = attempt + 1;
+  }
+  await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
+}
+
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
   await wb.quickInput().locator('input.input').fill(answer);
@@ -598,7 +616,7 @@ async function scenarioFlow(wb) {
   await wb.clearNotifications();
   await wb.palette('AutoCode: Answer Question');
   await wb.waitForQuickInput('accept the proposed default', 30000);
-  await wb.page.keyboard.press('Enter');
+  await enterOnDefault(wb, 'accept the proposed default');
   note('second question: Enter on the default');
   if (!knowsHow) {
     result.refusedDefault = await wb.waitForNotification('does not know answer kinds', 30000);
