@@ -90,6 +90,16 @@ def test_save_duplicate_search_and_delete(client: McpClient, repo: Path) -> None
     assert again["saved"] is False and again["duplicateOf"] == saved["id"]
     assert saved["id"] in again["message"]
     assert sqlite_contents().count(DURABLE) == 1
+    # Another variable is another fact: kept beside the first, and the reply names the close one
+    # (in the structured result and in the text an agent that reads only text sees).
+    near = DURABLE.replace("TEST_DATABASE_URL", "TEST_CACHE_URL")
+    beside = client.call("save_memory", {"content": near})
+    assert not beside.is_error
+    assert beside.data["saved"] is True and beside.data["similarTo"] == saved["id"]
+    assert beside.data["id"] != saved["id"] and again["similarTo"] is None
+    assert f"close to memory {saved['id']}" in beside.text
+    assert sqlite_contents().count(near) == 1 and sqlite_contents().count(DURABLE) == 1
+    client.ok("delete_memory", {"id": beside.data["id"]})
 
     found = client.ok("search_memory", {"query": "TEST_DATABASE_URL tests"})
     assert [m["id"] for m in found["memories"]][:1] == [saved["id"]]
