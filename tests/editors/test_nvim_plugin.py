@@ -344,6 +344,21 @@ def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
     assert [a["how"] for a in ledger["answers"]] == ["acceptedDefault"]
 
 
+def test_keys_mapped_to_the_plug_maps_open_the_prompts(tmp_path: Path) -> None:
+    """`<leader>aa` / `<leader>ar` mapped to <Plug>(AutoCodeAnswer) / <Plug>(AutoCodeReview) as the
+    help shows, pressed as typed keys (editors/nvim/tests/e2e_plug.lua): the question waits until
+    the key, the answer typed in Neovim's own prompts is recorded as the person's, and the review
+    key opens the plan without approving it."""
+    repo = sample_repo(tmp_path)
+    answer = "Name each test after the behaviour it checks"
+    result = run_nvim("e2e_plug.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_ANSWER": answer},
+                      timeout=300, flag="-S")
+    assert "ok answered through the mapped key\nok plan opened by the mapped key\n" in result.stdout
+    (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+    assert [(a["text"], a["kind"], a["how"]) for a in ledger["answers"]] == [(answer, "human", "typed")]
+
+
 def test_a_restarted_server_gets_every_open_repository(tmp_path: Path) -> None:
     first, other = sample_repo(tmp_path / "a"), sample_repo(tmp_path / "b")
     result = run_nvim("e2e_restart.lua", tmp_path, cwd=first, env={"AUTOCODE_TEST_OTHER": str(other)}, timeout=120)
