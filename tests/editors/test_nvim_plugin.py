@@ -331,9 +331,11 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
 
 
 def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
-    """Typing in every mode while the question, plan and change arrive, with Neovim's own
+    """Typing in every mode (normal, insert, command-line, visual v/V/Ctrl-V with operators,
+    replace, operator-pending) while the question, plan and change arrive, with Neovim's own
     vim.ui.select / vim.ui.input / vim.notify (editors/nvim/tests/e2e_keys.lua): nothing opens by
-    itself, the buffer is exactly what the keys made; Enter takes the default; cancel asks first."""
+    itself, the buffer is exactly what the keys made, each still waits on the server; Enter takes
+    the default; cancel asks first."""
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_keys.lua", tmp_path, cwd=repo, timeout=420, flag="-S")
     for step in ("ok question announced, keys kept", "ok enter takes the default", "ok plan announced, keys kept",
