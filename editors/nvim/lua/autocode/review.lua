@@ -13,7 +13,8 @@ local M = {}
 M.ns = vim.api.nvim_create_namespace('autocode.overlap')
 M.SIGN = 'A!'
 
---- task id -> {preview = autocode.TaskPreview, undone = {[hunk id] = true}, at = {[line] = hunk id}}
+--- task id -> {preview = autocode.TaskPreview, undone = {[hunk id] = true}, at = {[line] = hunk id},
+--- marks = the @@ lines of hunks that overlap the person's edits}
 M.state = {}
 
 local function tasks()
