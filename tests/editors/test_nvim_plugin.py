@@ -331,9 +331,11 @@ def test_a_typing_user_never_passes_a_decision_point(tmp_path: Path) -> None:
 
 
 def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
-    """Typing in every mode while the question, plan and change arrive, with Neovim's own
+    """Typing in every mode (normal, insert, command-line, visual v/V/Ctrl-V with operators,
+    replace, operator-pending) while the question, plan and change arrive, with Neovim's own
     vim.ui.select / vim.ui.input / vim.notify (editors/nvim/tests/e2e_keys.lua): nothing opens by
-    itself, the buffer is exactly what the keys made; Enter takes the default; cancel asks first."""
+    itself, the buffer is exactly what the keys made, each still waits on the server; Enter takes
+    the default; cancel asks first."""
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_keys.lua", tmp_path, cwd=repo, timeout=420, flag="-S")
     for step in ("ok question announced, keys kept", "ok enter takes the default", "ok plan announced, keys kept",
@@ -342,6 +344,21 @@ def test_keys_stay_the_persons_with_neovims_own_prompts(tmp_path: Path) -> None:
     (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
     ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
     assert [a["how"] for a in ledger["answers"]] == ["acceptedDefault"]
+
+
+def test_keys_mapped_to_the_plug_maps_open_the_prompts(tmp_path: Path) -> None:
+    """`<leader>aa` / `<leader>ar` mapped to <Plug>(AutoCodeAnswer) / <Plug>(AutoCodeReview) as the
+    help shows, pressed as typed keys (editors/nvim/tests/e2e_plug.lua): the question waits until
+    the key, the answer typed in Neovim's own prompts is recorded as the person's, and the review
+    key opens the plan without approving it."""
+    repo = sample_repo(tmp_path)
+    answer = "Name each test after the behaviour it checks"
+    result = run_nvim("e2e_plug.lua", tmp_path, cwd=repo, env={"AUTOCODE_TEST_ANSWER": answer},
+                      timeout=300, flag="-S")
+    assert "ok answered through the mapped key\nok plan opened by the mapped key\n" in result.stdout
+    (run_dir,) = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    ledger = json.loads((run_dir / "ledger.json").read_text(encoding="utf-8"))
+    assert [(a["text"], a["kind"], a["how"]) for a in ledger["answers"]] == [(answer, "human", "typed")]
 
 
 def test_a_restarted_server_gets_every_open_repository(tmp_path: Path) -> None:
@@ -642,6 +659,20 @@ def test_review_hunk_by_hunk_then_apply_the_kept_ones(tmp_path: Path) -> None:
     tests_after = (repo / "tests" / "test_pricing.py").read_text(encoding="utf-8")
     assert tests_after.splitlines()[0] == tests_before.splitlines()[0]  # the undone hunk
     assert "def test_total_with_tax_applies_the_rate" in tests_after
+
+
+def test_an_overlap_with_unsaved_edits_is_marked_before_apply_and_left_to_the_person(tmp_path: Path) -> None:
+    """The person's unsaved lines where the task adds its function (editors/nvim/tests/e2e_overlap.lua):
+    :AutoCode review names and signs the overlap above the diff, :AutoCode hunks signs the hunk,
+    Apply writes nothing and waits for their choice; conflict markers go into their buffer."""
+    repo = sample_repo(tmp_path)
+    before = {p: (repo / p).read_text(encoding="utf-8") for p in ("shop/pricing.py", "tests/test_pricing.py")}
+    result = run_nvim("e2e_overlap.lua", tmp_path, cwd=repo, timeout=240)
+    for step in ("overlap marked in the review", "overlap marked hunk by hunk", "apply left the overlap to the person",
+                 "markers for the person"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
+    # Nothing reached the disk behind the person's unsaved buffer: the markers wait in it.
+    assert (repo / "shop" / "pricing.py").read_text(encoding="utf-8") == before["shop/pricing.py"]
 
 
 def test_an_apply_into_a_stale_buffer_keeps_what_another_program_wrote(tmp_path: Path) -> None:

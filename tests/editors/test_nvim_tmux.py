@@ -7,8 +7,12 @@ and the statusline of a window that is not the current one.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
+import shlex
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -30,12 +34,13 @@ pytestmark = [
 class Screen:
     """One tmux session running Neovim; `text()` is what the terminal shows."""
 
-    def __init__(self, tmp: Path, width: int, height: int, cwd: Path) -> None:
+    def __init__(self, tmp: Path, width: int, height: int, cwd: Path, init: str = "tmux_init.lua") -> None:
         self.sock = str(tmp / "tmux.sock")
-        xdg = " ".join(f"XDG_{n}_HOME={tmp / 'xdg' / n.lower()}" for n in ("CONFIG", "DATA", "STATE", "CACHE"))
-        init = PLUGIN / "tests" / "tmux_init.lua"
+        env = [f"XDG_{n}_HOME={tmp / 'xdg' / n.lower()}" for n in ("CONFIG", "DATA", "STATE", "CACHE")]
+        # The project's own server first on PATH, as an installed autocode-lsp would be.
+        env.append(f"PATH={Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "-c", str(cwd),
-                  f"env {xdg} {find_nvim()} --clean -S {init}")
+                  shlex.join(["env", *env, find_nvim(), "--clean", "-S", str(PLUGIN / "tests" / init)]))
 
     def tmux(self, *args: str) -> str:
         return subprocess.run(["tmux", "-S", self.sock, *args], check=True, capture_output=True, text=True,
@@ -65,10 +70,10 @@ class Screen:
 def screen_factory(tmp_path: Path) -> Iterator[Callable[..., Screen]]:
     made: list[Screen] = []
 
-    def make(width: int, height: int, cwd: Path) -> Screen:
-        screen = Screen(tmp_path, width, height, cwd)
+    def make(width: int, height: int, cwd: Path, init: str = "tmux_init.lua", ready: str = "[No Name]") -> Screen:
+        screen = Screen(tmp_path, width, height, cwd, init)
         made.append(screen)
-        screen.wait("Neovim to start", lambda s: "[No Name]" in s)
+        screen.wait("Neovim to start", lambda s: ready in s)
         return screen
 
     yield make
@@ -118,3 +123,94 @@ def test_each_window_shows_its_own_repositorys_task(tmp_path: Path, screen_facto
     shown = screen.wait("blog's statusline to follow", lambda s: "AutoCode blog: PLANNING" in s)
     shop = [line for line in shown.splitlines() if "AutoCode shop" in line]
     assert shop and all("IMPLEMENTING" in line for line in shop), shown
+
+
+# A person's typing, in Neovim's key notation: normal, insert, command-line, visual (v, V, Ctrl-V,
+# each ended by an operator), replace and operator-pending mode, each lasting across keys.
+TOKENS = [
+    "i", "hello ", "there", "<Esc>", "dd", "p", ":", "let g:typed = get(g:, 'typed', 0) + 1", "<CR>",
+    "j", ":", "w", "<CR>", "A", " more", "<Esc>", "2", "dd", "P",
+    "v", "l", "l", "d", "V", "j", "y", "P", "<C-v>", "j", "l", ">",
+    "R", "XY", "Z", "<Esc>", "d", "j", "c", "i", "w", "new", "<Esc>", ">", ">", "g", "U", "U",
+]
+TMUX_KEYS = {"<Esc>": "Escape", "<CR>": "Enter", "<C-v>": "C-v"}
+START = [f"line {i}" for i in range(1, 13)]
+MODE_SHOWN = ("-- INSERT --", "-- REPLACE --", "-- VISUAL")
+
+ORACLE = """
+local tokens = vim.json.decode(io.open(_G.arg[1]):read('a'))
+vim.cmd.edit(vim.fn.fnameescape(_G.arg[2]))
+vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(table.concat(tokens), true, false, true), 'xt', false)
+io.open(_G.arg[3], 'w'):write(vim.json.encode(vim.api.nvim_buf_get_lines(0, 0, -1, false)))
+"""
+
+
+def what_the_keys_make(tmp: Path, tokens: list[str]) -> list[str]:
+    """The lines the same keys make of START in a Neovim nobody else touches."""
+    (tmp / "oracle").mkdir(exist_ok=True)
+    script, keys, notes, out = (tmp / "oracle" / n for n in ("oracle.lua", "keys.json", "notes.txt", "out.json"))
+    script.write_text(ORACLE, encoding="utf-8")
+    keys.write_text(json.dumps(tokens), encoding="utf-8")
+    notes.write_text("\n".join(START) + "\n", encoding="utf-8")
+    subprocess.run([find_nvim(), "--headless", "--clean", "-l", str(script), str(keys), str(notes), str(out)],
+                   check=True, capture_output=True, timeout=60, cwd=tmp / "oracle", stdin=subprocess.DEVNULL)
+    lines: list[str] = json.loads(out.read_text(encoding="utf-8"))
+    return lines
+
+
+def test_terminal_keys_in_every_mode_stay_the_persons_while_a_question_arrives(
+    tmp_path: Path, screen_factory: Callable[..., Screen]
+) -> None:
+    """Keys sent to Neovim's terminal (tmux send-keys), as a person types them, in every mode while
+    the real server's question arrives: the buffer ends exactly as the keys alone make it, no
+    picker opened, nothing was answered; then :AutoCode answer and Enter take the default."""
+    repo = _helpers.sample_repo(tmp_path)
+    (repo / "notes.txt").write_text("\n".join(START) + "\n", encoding="utf-8")
+    screen = screen_factory(140, 20, repo, "tmux_keys_init.lua", "notes.txt")
+    screen.keys(":AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch", "Enter")
+    typed: list[str] = []
+
+    def type_round() -> None:
+        for token in TOKENS:
+            if token in TMUX_KEYS:
+                screen.keys(TMUX_KEYS[token])
+            else:
+                screen.keys("-l", token)
+            typed.append(token)
+            if token == "<Esc>":
+                # A person sees the mode end before typing on. The terminal UI takes an Escape
+                # followed within 'ttimeoutlen' (50 ms) by another key as Alt and that key.
+                time.sleep(0.2)
+                screen.wait("the mode to end", lambda s: not any(m in s.splitlines()[-1] for m in MODE_SHOWN))
+            time.sleep(0.04)
+
+    deadline = time.monotonic() + 120
+    while "question: :AutoCode answer" not in screen.text():
+        assert time.monotonic() < deadline, screen.text()
+        type_round()
+    for _ in range(2):  # and two more rounds after it arrived
+        type_round()
+    screen.keys(":silent write | echo 'the last write'", "Enter")
+    shown = screen.wait("the last write", lambda s: "the last write" in s.splitlines()[-1])
+    assert "Number and Enter" not in shown and "autocode://" not in shown and "Press ENTER" not in shown, shown
+    want = what_the_keys_make(tmp_path, typed)
+    assert (repo / "notes.txt").read_text(encoding="utf-8").splitlines() == want
+    assert "question: :AutoCode answer" in shown, shown
+    runs = [p for p in (repo / ".autocode" / "runs").iterdir() if p.is_dir()]
+    for run in runs:
+        ledger = run / "ledger.json"
+        assert not ledger.exists() or json.loads(ledger.read_text(encoding="utf-8"))["answers"] == []
+
+    # On purpose now: the numbered list in the command line, Enter alone takes the default.
+    screen.keys(":AutoCode answer", "Enter")
+    screen.wait("the numbered list", lambda s: "Number and Enter" in s)
+    screen.keys("Enter")
+    screen.wait("the question to be answered", lambda s: "question: :AutoCode answer" not in s, timeout=60)
+    (run,) = runs
+    ledger_path = run / "ledger.json"
+    deadline = time.monotonic() + 60
+    while not (ledger_path.exists() and json.loads(ledger_path.read_text(encoding="utf-8"))["answers"]):
+        assert time.monotonic() < deadline, "no answer recorded"
+        time.sleep(0.2)
+    answers = json.loads(ledger_path.read_text(encoding="utf-8"))["answers"]
+    assert [a["how"] for a in answers] == ["acceptedDefault"]

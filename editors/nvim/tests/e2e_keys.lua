@@ -1,8 +1,10 @@
 -- The person's keys stay theirs, with Neovim's own vim.ui.select, vim.ui.input and
--- vim.notify (nothing stubbed): keys are typed into their buffer in normal, insert and
--- command-line mode (each mode lasting across ticks) while the task's question, plan and
--- change arrive. Nothing opens by itself, nothing is answered, and the buffer ends exactly as
--- the same keys give in a buffer nobody else touches. Then the person asks on purpose:
+-- vim.notify (nothing stubbed): keys are typed into their buffer in normal, insert,
+-- command-line, visual (v, V and Ctrl-V, ended by an operator), replace (R) and
+-- operator-pending mode (each mode lasting across ticks; the typist records that each was
+-- really entered) while the task's question, plan and change arrive. Nothing opens by itself,
+-- nothing is answered, approved or dismissed (each still waits on the server), and the buffer
+-- ends exactly as the same keys give in a buffer nobody else touches. Then the person asks on purpose:
 -- `:AutoCode answer` and Enter takes the proposed default (sent as acceptedDefault);
 -- `:AutoCode cancel` and Enter keeps the task, `y` Enter cancels it.
 -- Run with `nvim -S` (the main loop running). cwd: fixtures/samples "pytest".
@@ -23,13 +25,23 @@ end
 local TOKENS = {
   'i', 'hello ', 'there', '<Esc>', 'dd', 'p', ':', 'let g:typed = get(g:, "typed", 0) + 1', '<CR>',
   'j', ':', 'w', '<CR>', 'A', ' more', '<Esc>', '2', 'dd', 'P',
+  -- visual: charwise delete, linewise yank and put, a block shifted right
+  'v', 'l', 'l', 'd', 'V', 'j', 'y', 'P', '<C-v>', 'j', 'l', '>',
+  -- replace mode, then operators waiting for their motion or text object
+  'R', 'XY', 'Z', '<Esc>', 'd', 'j', 'c', 'i', 'w', 'new', '<Esc>', '>', '>', 'g', 'U', 'U',
 }
+-- The modes each key was typed in (nvim_get_mode is fast: callable from the timer).
+local MODES = { n = 'normal', i = 'insert', c = 'command-line', v = 'visual', V = 'visual line',
+  ['\22'] = 'visual block', R = 'replace', no = 'operator-pending' }
+local seen = {}
 local typed, typing, at = {}, false, 0
 local typist = assert(vim.uv.new_timer())
 typist:start(60, 60, function()
   if not typing and at % #TOKENS == 0 then
     return -- stops only between whole rounds, back in normal mode
   end
+  local mode = vim.api.nvim_get_mode().mode
+  seen[mode] = (seen[mode] or 0) + 1
   at = at + 1
   local token = TOKENS[(at - 1) % #TOKENS + 1]
   table.insert(typed, token)
@@ -122,6 +134,7 @@ H.async(function()
   local id = tasks.current
   keys_were_theirs('the question')
   H.eq(tasks.needs_kind(refresh(id)), 'question', 'the question still waits')
+  H.eq(#require('autocode.questions').pending, 1, 'the question was not dismissed: it waits for :AutoCode answer')
   H.check(messages():find('asks:', 1, true), 'the question was announced:\n' .. messages())
   H.check(require('autocode').statusline():find('question: :AutoCode answer', 1, true), 'the statusline says so')
   H.log('ok question announced, keys kept')
@@ -143,6 +156,7 @@ H.async(function()
   end)
   H.calls = {}
   keys_were_theirs('the plan')
+  H.eq(tasks.needs_kind(refresh(id)), 'approve_plan', 'the plan still waits')
   H.check(messages():find('the plan of task', 1, true), 'the plan was announced')
   H.log('ok plan announced, keys kept')
 
@@ -155,6 +169,12 @@ H.async(function()
     return tasks.needs_kind(tasks.snapshots[id] or {}) == 'approve_completion'
   end, 240000)
   keys_were_theirs('the change')
+  H.eq(tasks.needs_kind(refresh(id)), 'approve_completion', 'the change still waits')
+  -- The typing really went through every mode (the mode each key was typed in, over the whole run).
+  for mode, name in pairs(MODES) do
+    H.check(seen[mode], ('keys were typed in %s mode: %s'):format(name, vim.inspect(seen)))
+  end
+  io.stderr:write(('keys typed, by the mode they were typed in: %s\n'):format(vim.inspect(seen)))
   H.log('ok change announced, keys kept')
 
   -- Cancel asks first: Enter alone keeps the task; y cancels it.

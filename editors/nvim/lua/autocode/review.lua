@@ -9,7 +9,12 @@ local ui = require('autocode.ui')
 local C = protocol.commands
 local M = {}
 
---- task id -> {preview = autocode.TaskPreview, undone = {[hunk id] = true}, at = {[line] = hunk id}}
+--- The marks that say where the change overlaps the person's own edits (in the diff and hunk buffers).
+M.ns = vim.api.nvim_create_namespace('autocode.overlap')
+M.SIGN = 'A!'
+
+--- task id -> {preview = autocode.TaskPreview, undone = {[hunk id] = true}, at = {[line] = hunk id},
+--- marks = the @@ lines of hunks that overlap the person's edits}
 M.state = {}
 
 local function tasks()
@@ -63,7 +68,7 @@ function M.render(id)
       n, n == 1 and '' or 's', p.overlaps, p.overlaps == 1 and 's' or '', p.conflicts, p.conflicts == 1 and '' or 's'
     ),
   }
-  local at = {}
+  local at, marks = {}, {}
   for _, f in ipairs(p.files) do
     if #f.hunks > 0 then
       table.insert(lines, '')
@@ -75,6 +80,9 @@ function M.render(id)
         local note = h.conflict and ' CONFLICT: both changed these lines' or (h.overlaps and ' overlaps your edits' or '')
         table.insert(lines, ('@@ -%d,%d +%d,%d @@ %s %s%s'):format(h.mineStart, h.mineLines, h.mergedStart, h.mergedLines, mark, h.id, note))
         at[#lines] = h.id
+        if h.overlaps or h.conflict then
+          table.insert(marks, { line = #lines, says = note })
+        end
         for i = h.mineStart, h.mineStart + h.mineLines - 1 do
           table.insert(lines, '-' .. (mine[i] or ''))
           at[#lines] = h.id
@@ -87,11 +95,110 @@ function M.render(id)
     end
   end
   st.at = at
+  st.marks = marks
   return lines
 end
 
+--- Puts the overlap sign (and a warning highlight) on lines of `buf`: list of {line (1-based), says?}.
+function M.mark(buf, marks)
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  for _, m in ipairs(marks) do
+    vim.api.nvim_buf_set_extmark(buf, M.ns, m.line - 1, 0, {
+      sign_text = M.SIGN,
+      sign_hl_group = 'DiagnosticSignWarn',
+      line_hl_group = 'DiagnosticVirtualTextWarn',
+      virt_text = m.says and m.says ~= '' and { { ' ' .. vim.trim(m.says), 'DiagnosticWarn' } } or nil,
+    })
+  end
+end
+
+--- The marks a buffer shows: list of {line (1-based), sign}.
+function M.marks(buf)
+  local out = {}
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(buf, M.ns, 0, -1, { details = true })) do
+    table.insert(out, { line = m[2] + 1, sign = vim.trim(m[4].sign_text or '') })
+  end
+  return out
+end
+
+local function span(start, n)
+  if n <= 0 then
+    return ('before line %d'):format(start)
+  elseif n == 1 then
+    return ('line %d'):format(start)
+  end
+  return ('lines %d-%d'):format(start, start + n - 1)
+end
+
+--- The files where the change touches the person's own edits (unsaved ones included), from a
+--- preview: list of {path, conflict (git cannot merge them), where (their lines, as text)}.
+function M.overlapping(preview)
+  local out = {}
+  for _, f in ipairs(type(preview) == 'table' and preview.files or {}) do
+    local where, conflict = {}, false
+    for _, h in ipairs(f.hunks or {}) do
+      if h.overlaps or h.conflict then
+        table.insert(where, span(h.mineStart, h.mineLines))
+        conflict = conflict or h.conflict == true
+      end
+    end
+    if #where > 0 or f.action == 'conflict' then
+      table.insert(out, { path = f.path, conflict = conflict or f.action == 'conflict', where = table.concat(where, ', ') })
+    end
+  end
+  return out
+end
+
+--- What Apply would do to the person's files as they are now (inside client.run): the server's
+--- autocode.task.preview given the task's loaded buffers. Returns err, preview.
+function M.preview(id, snap)
+  tasks().reload_stale(snap)
+  local docs = M.documents(snap)
+  return tasks().task_call(C.task_preview, id, next(docs) and { documents = docs } or nil)
+end
+
+--- The lines that say, before Apply, where the change overlaps the person's edits.
+function M.overlap_lines(overlaps)
+  if #overlaps == 0 then
+    return {}
+  end
+  local out = {
+    ('OVERLAP: %d file%s of this change touch%s lines you edited (unsaved edits included); :AutoCode hunks shows each hunk'):format(
+      #overlaps, #overlaps == 1 and '' or 's', #overlaps == 1 and 'es' or ''),
+  }
+  for _, o in ipairs(overlaps) do
+    local at = o.where ~= '' and (', your ' .. o.where) or ''
+    if o.conflict then
+      table.insert(out, ('OVERLAP %s%s: git cannot merge it with your edit; Apply writes nothing until you choose mine, theirs or conflict markers'):format(o.path, at))
+    else
+      table.insert(out, ('OVERLAP %s%s: merged with your edit; check the result in :AutoCode hunks'):format(o.path, at))
+    end
+  end
+  return out
+end
+
+--- Marks the overlaps in a diff buffer (the `# OVERLAP` lines and each overlapping file's `+++` line).
+function M.mark_diff(buf, overlaps)
+  local by_path = {}
+  for _, o in ipairs(overlaps) do
+    by_path[o.path] = o
+  end
+  local marks = {}
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(buf, 0, -1, false)) do
+    local path = l:match('^%+%+%+ b/(.-)%s*$')
+    if vim.startswith(l, '# OVERLAP') then
+      table.insert(marks, { line = i })
+    elseif path and by_path[path] then
+      local o = by_path[path]
+      table.insert(marks, { line = i, says = (o.conflict and 'CONFLICT with your edits' or 'overlaps your edits') .. (o.where ~= '' and (' (your ' .. o.where .. ')') or '') })
+    end
+  end
+  M.mark(buf, marks)
+end
+
 local function show(id, enter)
-  local buf = ui.scratch('hunks/' .. id, M.render(id), 'diff', {
+  local lines = M.render(id)
+  local buf = ui.scratch('hunks/' .. id, lines, 'diff', {
     ['+'] = {
       function()
         M.hunk('keep')
@@ -112,6 +219,7 @@ local function show(id, enter)
       confirm = ('Apply the kept hunks of task %s to your files?'):format(id),
     },
   }, { task = id }, { enter = enter })
+  M.mark(buf, M.state[id].marks)
   return buf
 end
 
@@ -132,9 +240,7 @@ function M.open(id, enter)
       ui.error('hunks: ' .. client.describe(err))
       return
     end
-    tasks().reload_stale(snap)
-    local docs = M.documents(snap)
-    local err2, result = tasks().task_call(C.task_preview, id, next(docs) and { documents = docs } or nil)
+    local err2, result = M.preview(id, snap)
     if err2 then
       ui.error('hunks: ' .. client.describe(err2))
       return
@@ -165,6 +271,7 @@ function M.hunk(verb)
   end
   st.undone[hunk] = verb == 'undo' or nil
   ui.set_lines(vim.api.nvim_get_current_buf(), M.render(id))
+  M.mark(vim.api.nvim_get_current_buf(), st.marks)
   vim.api.nvim_win_set_cursor(0, { line, 0 })
 end
 

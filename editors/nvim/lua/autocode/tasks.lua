@@ -516,7 +516,10 @@ function M.verdict_lines(proof)
   return out
 end
 
-function M.open_diff(snap, enter)
+--- Opens the diff buffer of a change waiting for its apply. `overlaps` (review.overlapping of a
+--- preview against the person's buffers, when :AutoCode review made one) puts `# OVERLAP` lines
+--- first and marks each overlapping file's `+++` line with a sign.
+function M.open_diff(snap, enter, overlaps)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
   local diff = needs.diff
@@ -542,7 +545,12 @@ function M.open_diff(snap, enter)
       tostring(moved.to)
     ))
   end
-  return ui.scratch('diff/' .. tostring(id), lines, 'diff', {
+  local review = require('autocode.review')
+  local said = review.overlap_lines(overlaps or {})
+  for i = #said, 1, -1 do
+    table.insert(lines, 1, '# ' .. said[i])
+  end
+  local buf = ui.scratch('diff/' .. tostring(id), lines, 'diff', {
     a = {
       function()
         M.complete(id)
@@ -558,6 +566,8 @@ function M.open_diff(snap, enter)
       confirm = ('Cancel task %s? Its change is dropped (the run folder stays).'):format(tostring(id)),
     },
   }, { task = id }, { enter = enter == true })
+  review.mark_diff(buf, overlaps or {})
+  return buf
 end
 
 --- Absolute path of a workspace-relative file of a task.
@@ -793,7 +803,12 @@ function M.review(id)
     if kind == NEEDS.approve_plan then
       M.open_plan(snap, true)
     elseif kind == NEEDS.approve_completion then
-      M.open_diff(snap, true)
+      -- What Apply would do to the files as they are now: overlaps with the person's own edits
+      -- (unsaved ones included) are said and marked before they apply. A server without the
+      -- preview shows the diff alone.
+      local review = require('autocode.review')
+      local err, preview = review.preview(id, snap)
+      M.open_diff(snap, true, not err and review.overlapping(preview) or nil)
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, true)
     else
