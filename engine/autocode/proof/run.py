@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -241,6 +242,75 @@ def _copy_tree(source: Path, dest: Path) -> None:
         )
 
 
+class EarlyBase:
+    """The base run started from the prep copy before the change is made, so it runs while the
+    implementer works instead of after it (`start_base`). The proof takes it when its own base tree
+    turns out the same (same key); otherwise it runs the base itself, as without one."""
+
+    def __init__(self, key: str, future: concurrent.futures.Future[RunRecord], stop: threading.Event) -> None:
+        self.key = key
+        self.future = future
+        self._stop = stop
+
+    def stop(self) -> None:
+        """Ends the run if it is still going (the task paused, failed or was cancelled first)."""
+        self._stop.set()
+
+
+def start_base(
+    command: str,
+    *,
+    copy: Path,
+    workspace: Path,
+    cwd_rel: str = "",
+    framework: str | None = None,
+    timeout: float = 600,
+    cancelled: Callable[[], bool] = lambda: False,
+    policy: Any = None,
+    cache_dir: Path | None = None,
+) -> EarlyBase | None:
+    """Copy the unchanged prep copy and run the suite on it in a thread of its own; the result is
+    cached like any base run. None when the base is cached already or cannot be started now (the
+    proof then runs it as it always did)."""
+    try:
+        argv = shlex.split(command)
+    except ValueError:
+        return None
+    if not argv:
+        return None
+    tree = copy.parent / f"base-early-{os.getpid()}-{time.monotonic_ns()}"
+    try:
+        _copy_tree(copy, tree)
+        key = _tree_key(tree, argv, cwd_rel, framework)
+    except (UsageError, OSError):
+        shutil.rmtree(tree, ignore_errors=True)
+        return None
+    if _cache_read(cache_dir, key) is not None:
+        shutil.rmtree(tree, ignore_errors=True)
+        return None
+    stop = threading.Event()
+    future: concurrent.futures.Future[RunRecord] = concurrent.futures.Future()
+
+    def work() -> None:
+        # The tree is gone and the cache written before the result is handed over, so a proof
+        # that waited for it leaves nothing behind.
+        try:
+            record = _run_suite("base", argv, framework=framework, tree=tree, workspace=workspace, cwd_rel=cwd_rel,
+                                timeout=timeout, cancelled=lambda: stop.is_set() or cancelled(), policy=policy,
+                                output_file=None, progress=None, on_output=None)
+            if record.status == "finished":
+                _cache_write(cache_dir, key, record.report)
+        except BaseException as exc:  # handed to whoever waits for the run
+            shutil.rmtree(tree, ignore_errors=True)
+            future.set_exception(exc)
+            return
+        shutil.rmtree(tree, ignore_errors=True)
+        future.set_result(record)
+
+    threading.Thread(target=work, name="autocode-early-base", daemon=True).start()
+    return EarlyBase(key, future, stop)
+
+
 def _resolution_problems(
     command: str, *, copy: Path, workspace: Path, cwd_rel: str, timeout: float,
     cancelled: Callable[[], bool], policy: Any,
@@ -302,10 +372,13 @@ def prove(
     blockers: Sequence[str] = (),
     progress: Progress | None = None,
     on_output: Callable[[str], None] | None = None,
+    early_base: EarlyBase | None = None,
 ) -> Proof:
     """Run the candidate, the base (or its cache) and the probe, and decide.
 
-    `progress` gets a sentence as each run starts; `on_output` each line the tests print."""
+    `progress` gets a sentence as each run starts; `on_output` each line the tests print;
+    `early_base` is a base run `start_base` began before the change, taken when its tree is this
+    proof's base tree."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -341,7 +414,10 @@ def prove(
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
-        cached = _cache_read(cache_dir, key)
+        early = early_base.future if early_base is not None and early_base.key == key else None
+        if early_base is not None and early is None:
+            early_base.stop()  # it ran a tree that is not this base (the copy changed under it)
+        cached = None if early is not None else _cache_read(cache_dir, key)
         present = sorted(r for r in test_files if changes[r][1] is not None)
         if present:
             _copy_tree(base_tree, probe_tree)
@@ -349,12 +425,14 @@ def prove(
                 _put(probe_tree, rel, changes[rel][1])
         if progress:
             progress(f"running {command} on the change"
-                     + ("" if cached else ", and on the base before it (cached for the next task)")
+                     + ("" if cached or early else ", and on the base before it (cached for the next task)")
                      + (", and the change's tests over the base source" if present else ""))
         with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
             runs = {"candidate": pool.submit(_run_suite, "candidate", argv, tree=copy, output_file=output_file,
                                              progress=progress, on_output=on_output, **common)}
-            if cached is None:
+            if early is not None:
+                runs["base"] = early  # started before the change was made; may still be running
+            elif cached is None:
                 runs["base"] = pool.submit(_run_suite, "base", argv, tree=base_tree, output_file=None,
                                            progress=None, on_output=None, **common)
             if present:
@@ -374,7 +452,7 @@ def prove(
         base = RunRecord("base", argv, "finished", 0, 0.0, candidate.sandbox, cached, cached=True)
     else:
         base = done["base"]
-        if base.status == "finished":
+        if base.status == "finished" and early is None:  # the early run cached itself
             _cache_write(cache_dir, key, base.report)
     probe = done.get("probe")
     # A change of tests alone is said once, by the verdict's own reason; it is a concern to show,

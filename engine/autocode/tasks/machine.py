@@ -14,7 +14,7 @@ import contextlib
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.errors import AutoCodeError, UsageError, fault_error
 from autocode.providers import (
@@ -49,6 +49,9 @@ from autocode.tasks.state import (
     stored_form,
 )
 
+if TYPE_CHECKING:
+    from autocode.proof.run import EarlyBase
+
 # Failures a resume may continue from, and the settings it reads again (setting -> launch key).
 # An engine that crashed, went silent or could not log in is run again from the copy's first
 # record (`providers.engines.runner`), under the person's engine settings as they are then.
@@ -68,7 +71,18 @@ TEST_SETTINGS = ("test_command", "framework", "test_timeout")
 class PhaseMachine(ApplyPhase):
     """The steps of a task between the person's actions."""
 
+    # The base run begun beside the implementer (proof.run.start_base), handed to the proof.
+    _early_base: EarlyBase | None = None
+
     def _advance(self) -> None:
+        try:
+            self._advance_steps()
+        finally:
+            if self._early_base is not None:  # the task stopped before its proof took it
+                self._early_base.stop()
+                self._early_base = None
+
+    def _advance_steps(self) -> None:
         while self._state.state in WORKING:
             if self._cancel_requested():
                 self._cancel_now()
@@ -337,6 +351,7 @@ class PhaseMachine(ApplyPhase):
         if diff_path.exists() and verify.patch_already_applied(ctx.copy, diff_path):
             diff = diff_path.read_text(encoding="utf-8", errors="surrogateescape")
         else:
+            self._start_early_base(ctx.copy)
             plan = self._state.plan.model_dump() if self._state.plan is not None else {}
             implementation = self._use_role("implementer").implement(ctx, Plan.from_dict(plan))
             diff = implementation.diff
@@ -366,6 +381,29 @@ class PhaseMachine(ApplyPhase):
         self._state.implementation = Implementation(files=files, bytes=len(diff.encode()))
         self._state.state = "VERIFYING"
         self._commit("implemented", {"files": files})
+
+    def _start_early_base(self, copy: Path) -> None:
+        """Run the tests on the unchanged copy while the implementer works: the proof needs that
+        run, and it costs nothing to wait for when it is already done."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.proof.run import start_base
+
+        values = self._launch.get("values", {})
+        command = values.get("test_command")
+        if not command:
+            return
+        package = (self._launch.get("options") or {}).get("package")
+        self._early_base = start_base(
+            str(command),
+            copy=copy,
+            workspace=self.workspace,
+            cwd_rel=package or "",
+            framework=values.get("framework"),
+            timeout=float(values.get("test_timeout") or 600),
+            cancelled=self._cancel_requested,
+            policy=self._sandbox_policy(),
+            cache_dir=self.workspace / ".autocode" / "cache" / "baseline",
+        )
 
     def _step_verifying(self) -> None:
         # lazy: not needed by `autocode task list`, which imports this module
@@ -398,7 +436,9 @@ class PhaseMachine(ApplyPhase):
             policy=self._sandbox_policy(),
             progress=lambda message: self._say("verifying", message),
             on_output=self._test_progress("verifying"),
+            early_base=self._early_base,
         )
+        self._early_base = None
         run = proof.candidate
         tests = {
             "command": str(command),
