@@ -1,6 +1,8 @@
 """Idle CPU of a language server session: a stdio `autocode-lsp` whose client opted in to
 `autocode/task/didChange`, with a few tasks waiting in its workspace, left alone. While connected
-the session looks for task changes made by other processes (one stat per run each second).
+the session notices task changes made by other processes with inotify (`runwatch.py`: nothing runs
+while nothing changes); `AUTOCODE_LSP_TASK_WATCH=scan` measures the fallback, a stat of every
+run's state.json once a second.
 
 Run: python tests/bench/bench_server_idle.py [--tasks N] [--seconds S]
 (needs the engine and server importable, as for the server tests)
