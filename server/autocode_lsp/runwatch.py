@@ -96,7 +96,8 @@ class _Notified:
         return found
 
     def close(self) -> None:
-        self._loop.remove_reader(self._ino.fileno())
+        if not self._loop.is_closed():
+            self._loop.remove_reader(self._ino.fileno())
         self._ino.close()
 
     def _add(self, path: Path, mask: int, place: tuple[Path, str, str]) -> bool:
