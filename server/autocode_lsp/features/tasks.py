@@ -913,7 +913,11 @@ async def _watch_other_processes(server: AutoCodeServer) -> None:
     _session(server).watch = watch
     try:
         while not server.closed:
-            changed = sorted(await watch.changed())
+            found = await watch.changed()
+            folders = set(workspaces.session_folders(server))  # a folder closed since is no longer heard
+            changed = sorted(run for run in found if run[0] in folders)
+            if not changed:
+                continue
             for snap in sorted(await engine_call(_snapshots_of, changed), key=lambda s: s.created):
                 _heard(server, snap)
     finally:
