@@ -1,6 +1,8 @@
 """Idle CPU of a language server session: a stdio `autocode-lsp` whose client opted in to
 `autocode/task/didChange`, with a few tasks waiting in its workspace, left alone. While connected
-the session looks for task changes made by other processes (one stat per run each second).
+the session notices task changes made by other processes with inotify (`runwatch.py`: nothing runs
+while nothing changes); `AUTOCODE_LSP_TASK_WATCH=scan` measures the fallback, a stat of every
+run's state.json once a second.
 
 Run: python tests/bench/bench_server_idle.py [--tasks N] [--seconds S]
 (needs the engine and server importable, as for the server tests)
@@ -31,6 +33,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def wakeups(pid: int) -> int:
+    """Times the process's threads gave up the CPU to wait (each wait that ended is a wake-up)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            status = (task / "status").read_text()
+        except OSError:
+            continue
+        total += sum(int(line.split()[1]) for line in status.splitlines() if line.startswith("voluntary_ctxt_switches"))
+    return total
+
+
 async def measure(root: Path, tasks: int, seconds: float) -> None:
     repo = build_repo(root / "project")
     session = await connect("stdio", log_file=root / "lsp.log")
@@ -42,12 +56,12 @@ async def measure(root: Path, tasks: int, seconds: float) -> None:
         await asyncio.sleep(5)  # let the starts settle
         assert session.process is not None
         pid = session.process.pid
-        cpu0, t0 = cpu_seconds(pid), time.monotonic()
+        cpu0, woke0, t0 = cpu_seconds(pid), wakeups(pid), time.monotonic()
         await asyncio.sleep(seconds)
-        cpu1, t1 = cpu_seconds(pid), time.monotonic()
+        cpu1, woke1, t1 = cpu_seconds(pid), wakeups(pid), time.monotonic()
         used = cpu1 - cpu0
         print(f"{tasks} waiting tasks, idle {t1 - t0:.0f} s: {used:.2f} s CPU "
-              f"({100 * used / (t1 - t0):.2f}% of one core)")
+              f"({100 * used / (t1 - t0):.2f}% of one core), {woke1 - woke0} wake-ups")
     finally:
         await close(session)
 

@@ -1,6 +1,7 @@
 """Issue 34 in a real VS Code (code-server + Playwright, editors/vscode/test/e2e/run.mjs): a task's
 notices close themselves once what they announce has passed, also when it passed through another
-channel (here the CLI), so nothing stale stays in the notification centre.
+channel (here the CLI, in another process: the server notices the change on disk and tells the
+extension), so nothing stale stays in the notification centre, with no refresh by the person.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ NAMING = "Name unittest methods after the behaviour they check."
 @pytest.mark.timeout(900)
 def test_notices_close_once_answered_and_approved_through_the_cli(tmp_path: Path, code_server: Any) -> None:
     """The question's notice (with Answer) and the verified change's (with Review Changes) are up;
-    the question is answered and the change approved with the CLI; after Refresh Tasks each notice
-    is gone from the toasts and from the notification centre, and the change is on disk."""
+    the question is answered and the change approved with the CLI; with nothing done in VS Code,
+    each notice is gone from the toasts and from the notification centre, and the change is on disk."""
     repo = tmp_path / "textkit"
     patch = vscode_e2e._build_sample("unittest", repo)
     server = code_server({"autocode.python": sys.executable})

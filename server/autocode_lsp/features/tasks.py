@@ -39,7 +39,9 @@ from autocode_lsp.features import diagnostics, titles
 from autocode_lsp.progress import WorkProgress
 
 if TYPE_CHECKING:
-    from autocode.tasks import TaskRun, TaskSnapshot
+    from autocode.tasks import Source, TaskRun, TaskSnapshot
+    from autocode_lsp.apply_edit import ClientEditor
+    from autocode_lsp.runwatch import RunWatch
     from autocode_lsp.server import AutoCodeServer
 
 log = logging.getLogger("autocode_lsp")
@@ -75,6 +77,8 @@ class _Session:
     unasked: set[tuple[str, str]] = field(default_factory=set)
     """(workspace, task id) of prompts that got an error or no reply in time: asked again at the
     person's next interaction (`ask_again`)."""
+    watch: RunWatch | None = None
+    """What tells this session of task changes made by other processes (while it is connected)."""
 
 
 def _session(server: AutoCodeServer) -> _Session:
@@ -90,7 +94,7 @@ def source_channel(server: AutoCodeServer) -> str:
     return f"lsp:{name}"
 
 
-def _source(server: AutoCodeServer) -> Any:
+def _source(server: AutoCodeServer) -> Source:
     # lazy: not needed by the server's start, which imports this module
     from autocode.tasks import Source
 
@@ -426,7 +430,7 @@ async def resolve_conflicts(
     )
 
 
-def _editor(server: AutoCodeServer, workspace: Path, task_id: str | None = None) -> Any:
+def _editor(server: AutoCodeServer, workspace: Path, task_id: str | None = None) -> ClientEditor | None:
     """The client's editor applies the change when it declared `workspace.applyEdit`; otherwise
     the server writes the files, unless a touched file has unsaved edits in the editor."""
     if server.loop is None:
@@ -869,6 +873,8 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
     if server not in SESSIONS:
         _known(server)  # what is there now is not news
         server.spawn(_watch_other_processes(server), "notice task changes made by other processes")
+    elif folders is not None and (watch := _session(server).watch) is not None:
+        watch.follow(folders)
     if not SESSIONS and not _REAPED:
         _REAPED.append(True)
         server.spawn(_reap_orphans(), "end the programs a killed server left running")
@@ -880,29 +886,6 @@ def joined(server: AutoCodeServer, folders: list[Path] | None = None) -> None:
         server.spawn(_reannounce(server, with_runs), "re-announce waiting tasks")
 
 
-WATCH_INTERVAL_S = 1.0
-"""How often a session looks for task changes made by another process (another editor's own
-server on the same repository, or the CLI): one `stat` of each run's state.json."""
-
-
-def _run_stamps(folder: Path) -> dict[str, tuple[int, int, int]]:
-    """(mtime in ns, size, inode) of each run's state.json in the folder ({} when it has no runs):
-    the engine replaces the file whole on every commit, so a commit changes at least the inode."""
-    stamps: dict[str, tuple[int, int, int]] = {}
-    try:
-        entries = os.scandir(folder / ".autocode" / "runs")
-    except OSError:
-        return stamps
-    with entries:
-        for entry in entries:
-            try:
-                st = os.stat(os.path.join(entry.path, "state.json"))
-            except OSError:
-                continue
-            stamps[entry.name] = (st.st_mtime_ns, st.st_size, st.st_ino)
-    return stamps
-
-
 def _snapshots_of(changed: list[tuple[Path, str]]) -> list[TaskSnapshot]:
     # lazy: not needed by the server's start, which imports this module
     from autocode.tasks import TaskRun
@@ -911,7 +894,7 @@ def _snapshots_of(changed: list[tuple[Path, str]]) -> list[TaskSnapshot]:
     for folder, task_id in changed:
         try:
             found.append(TaskRun.load(folder, task_id).snapshot())
-        except (AutoCodeError, ValueError, OSError) as exc:  # not a task (yet), or being written: the next look sees it
+        except (AutoCodeError, ValueError, OSError) as exc:  # not a task (yet), or being written: its next change is seen
             log.debug("task %s in %s not read: %s", task_id, folder, exc)
         except Exception:  # the engine failed: said as such, not taken for a run being written
             log.error("reading task %s in %s failed", task_id, folder, exc_info=True)
@@ -920,22 +903,26 @@ def _snapshots_of(changed: list[tuple[Path, str]]) -> list[TaskSnapshot]:
 
 async def _watch_other_processes(server: AutoCodeServer) -> None:
     """While the session is connected, publish task changes that another process made in its
-    folders, as this process publishes its own. A look is a stat per run; only a run whose
-    state.json changed is read, and `_publish_one` drops revisions already sent (this process's own
-    changes among them)."""
-    seen: dict[Path, dict[str, tuple[int, int, int]]] = {}
-    while not server.closed:
-        changed: list[tuple[Path, str]] = []
-        for folder in workspaces.session_folders(server):
-            stamps = _run_stamps(folder)
-            before = seen.get(folder)
-            seen[folder] = stamps
-            if before is not None:  # the first look only learns what is there (joined announces it)
-                changed += [(folder, task_id) for task_id, stamp in stamps.items() if before.get(task_id) != stamp]
-        if changed:
+    folders, as this process publishes its own. `RunWatch` says which runs changed (as they change,
+    with inotify; where that is not to be had, by a look once a second); only those are read, in the
+    engine's thread, and `_publish_one` drops revisions already sent (this process's own among them)."""
+    # lazy: not needed by the server's `initialize`
+    from autocode_lsp.runwatch import RunWatch
+
+    watch = RunWatch(workspaces.session_folders(server))
+    _session(server).watch = watch
+    try:
+        while not server.closed:
+            found = await watch.changed()
+            folders = set(workspaces.session_folders(server))  # a folder closed since is no longer heard
+            changed = sorted(run for run in found if run[0] in folders)
+            if not changed:
+                continue
             for snap in sorted(await engine_call(_snapshots_of, changed), key=lambda s: s.created):
                 _heard(server, snap)
-        await asyncio.sleep(WATCH_INTERVAL_S)
+    finally:
+        _session(server).watch = None
+        watch.close()
 
 
 async def _reannounce(server: AutoCodeServer, folders: list[Path]) -> None:

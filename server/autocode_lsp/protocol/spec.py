@@ -690,7 +690,8 @@ METHODS: tuple[MethodSpec, ...] = (
                "Sent after every change of a task in this session's folders, with the full "
                "snapshot: changes made through this session or another session of the same "
                "server at once, changes made by another process (another server, the CLI) "
-               "within about a second. Revisions only increase.", "experimental.autocode"),
+               "as they land on disk (inotify; within about a second where the server has to "
+               "look instead). Revisions only increase.", "experimental.autocode"),
     MethodSpec("autocode/task/askQuestion", "request", AskQuestionParams, AskQuestionResult,
                "Asks the person one question of a task. The reply says how it was answered "
                "(`how`, as in `autocode.task.answer`; without it a text equal to the default is "

@@ -1006,11 +1006,11 @@ async function scenarioNoticesPass(wb) {
   const taskId = readdirSync(join(repo, '.autocode', 'runs')).find((d) => d.startsWith('t-'));
   autocode('answer', taskId, env.AUTOCODE_E2E_QUESTION, env.AUTOCODE_E2E_ANSWER);
   note('answered through the CLI');
-  await wb.palette('AutoCode: Refresh Tasks');
+  // No refresh: the server notices the CLI's change on disk and tells the extension (didChange).
   await toast('asks:').waitFor({ state: 'hidden', timeout: 60000 });
   result.centerAfterAnswer = await wb.notificationCenter();
   await wb.shot('question-notice-gone');
-  // A listing takes the new state in without announcing it again: the person opens the plan.
+  // The state heard from the server is not announced again: the person opens the plan.
   await wb.palette('AutoCode: Review Plan');
   await approvePlanInEditor(wb, 'title');
   note('plan approved');
@@ -1018,7 +1018,6 @@ async function scenarioNoticesPass(wb) {
   result.verifiedActions = await wb.notificationActions(toast('is verified')).allInnerTexts();
   autocode('approve-completion', taskId);
   note('approved through the CLI');
-  await wb.palette('AutoCode: Refresh Tasks');
   await toast('is verified').waitFor({ state: 'hidden', timeout: 60000 });
   result.centerAfterApprove = await wb.notificationCenter();
   result.tasksView = await wb.waitForViewText('Tasks', (t) => /completed/i.test(t), 60000);
