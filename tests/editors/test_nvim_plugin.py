@@ -158,7 +158,7 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     assert "E154" not in out.stderr, out.stderr  # duplicate tag
     tags = (doc / "tags").read_text()
     for tag in ("autocode", "autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()",
-                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure"):
+                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure", "autocode-model"):
         assert f"{tag}\t" in tags
 
 
