@@ -775,3 +775,24 @@ def test_the_key_from_neovims_environment_and_a_key_forgotten(tmp_path: Path) ->
         requests = list(endpoint.requests)
     assert "ok key from the environment\nok checkhealth runs the check when asked\nok setup again forgets the key\n" in result.stdout
     assert [r["headers"].get("Authorization") for r in requests] == [f"Bearer {key}", None]
+
+
+def test_a_server_over_the_network_takes_the_model_but_not_the_key(tmp_path: Path) -> None:
+    """A server listening on TCP without --allow-client-overrides refuses a base URL and a key
+    from an editor: the plugin says how to give them and gives the rest of the model settings
+    (editors/nvim/tests/e2e_model_remote.lua)."""
+    import secrets
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    token_file = tmp_path / "lsp.token"
+    token_file.write_text(secrets.token_urlsafe(32) + "\n")
+    token_file.chmod(0o600)
+    lsp, where = _listen(tmp_path, "--tcp", "127.0.0.1:0", "--token-file", str(token_file))
+    try:
+        result = run_nvim("e2e_model_remote.lua", tmp_path, cwd=repo, env={
+            "AUTOCODE_TEST_REMOTE": where, "AUTOCODE_TEST_TOKEN_FILE": str(token_file),
+        })
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+    assert "ok key refused over the network, settings kept\n" in result.stdout

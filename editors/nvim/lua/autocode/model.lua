@@ -161,53 +161,79 @@ end
 
 --- Gives `client`'s server the model settings and key (on every start: a new server holds
 --- nothing). `on_done(err, result)` is optional. Does nothing when setup{} names no model, unless
---- `forget` (a key given before must be dropped).
+--- `forget` (a key given before must be dropped) or `always` (settings given before are cleared).
+--- A server reached over the network takes no endpoint and no key from an editor unless it was
+--- started with --allow-client-overrides: what it refuses is left out and the rest sent again,
+--- and the person is told what was not taken.
 --- @param client vim.lsp.Client
 --- @param forget boolean|nil
 --- @param on_done fun(err: table|nil, result: table|nil)|nil
---- @param always boolean|nil send even an empty model (settings given before are cleared)
+--- @param always boolean|nil
 function M.send(client, forget, on_done, always)
   local model = options()
   if next(model) == nil and not forget and not always then
     M.last[client.id] = nil
     return false
   end
-  local args, problem = M.args(model, forget)
-  M.problems[client.id] = problem
-  if problem then
-    vim.schedule(function()
-      require('autocode.ui').warn(problem .. '; tasks use the key variable of the server\'s own environment')
-    end)
-  end
-  if next(args) == nil then
-    args = vim.empty_dict()
-  end
+  local ui = require('autocode.ui')
+  local refused = {}
   M.last[client.id] = { pending = true }
-  local params = { command = protocol.commands.session_configure, arguments = { args } }
-  local sent = request_quietly(client, params, function(err, result)
+
+  local function finish(err, result)
     if err then
       M.last[client.id] = { error = tostring(err.message or err) }
-      require('autocode.ui').error('the server did not take the model settings: ' .. tostring(err.message or err))
+      ui.error('the server did not take the model settings: ' .. tostring(err.message or err))
     else
       M.last[client.id] = result
+      if #refused > 0 then
+        M.problems[client.id] = ('this server was reached over the network and takes no %s from an editor: start it with '
+          .. '--allow-client-overrides, or set them in its own settings and environment; the rest was given'):format(
+          table.concat(refused, ' or ')
+        )
+        ui.warn(M.problems[client.id])
+      end
       local ignored = field(result, 'ignored') or {}
       if #ignored > 0 then
-        require('autocode.ui').warn(
-          ('this server does not know the settings %s; update AutoCode to use them'):format(table.concat(ignored, ', '))
-        )
+        ui.warn(('this server does not know the settings %s; update AutoCode to use them'):format(table.concat(ignored, ', ')))
       end
     end
     if on_done then
       on_done(err, result)
     end
-  end)
-  if not sent then
-    M.last[client.id] = { error = 'the server stopped before it got the model settings' }
-    if on_done then
-      on_done({ message = M.last[client.id].error }, nil)
-    end
   end
-  return sent
+
+  local function attempt(first)
+    local args, problem = M.args(model, forget)
+    if first then
+      M.problems[client.id] = problem
+      if problem then
+        vim.schedule(function()
+          ui.warn(problem .. "; tasks use the key variable of the server's own environment")
+        end)
+      end
+    end
+    for _, name in ipairs(refused) do
+      args[name] = nil
+      if name == 'apiKey' then
+        args.apiKeyEnv = nil
+      end
+    end
+    local params = { command = protocol.commands.session_configure, arguments = { next(args) and args or vim.empty_dict() } }
+    local sent = request_quietly(client, params, function(err, result)
+      local data = type(err) == 'table' and type(err.data) == 'table' and err.data or {}
+      if data.kind == 'clientOverrideRefused' and type(data.field) == 'string' and not vim.tbl_contains(refused, data.field) and #refused < 4 then
+        table.insert(refused, data.field)
+        attempt(false)
+      else
+        finish(err, result)
+      end
+    end)
+    if not sent then
+      finish({ message = 'the server stopped before it got the model settings' }, nil)
+    end
+    return sent
+  end
+  return attempt(true)
 end
 
 --- Sends the settings to every running AutoCode server (setup{} called again).
@@ -415,6 +441,8 @@ function M.health(c, report, root)
   local problem = M.problems[c.id]
   if held and held.error then
     health.error('the server did not take the model settings: ' .. held.error)
+  elseif held and held.pending then
+    health.info('the model settings are on their way to the server (no answer yet)')
   elseif problem then
     health.warn('key not sent: ' .. problem)
   elseif held and field(held, 'apiKeySet') then
