@@ -158,7 +158,7 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     assert "E154" not in out.stderr, out.stderr  # duplicate tag
     tags = (doc / "tags").read_text()
     for tag in ("autocode", "autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()",
-                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure"):
+                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure", "autocode-model"):
         assert f"{tag}\t" in tags
 
 
@@ -192,7 +192,7 @@ def test_checkhealth_passes_with_the_real_server(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_health.lua", tmp_path, cwd=repo)
     assert "ok attach\n" in result.stdout
-    assert "ok checkhealth\n" in result.stdout
+    assert "ok checkhealth\nok model without setup\n" in result.stdout
 
 
 def test_forget_asks_first_and_the_server_refuses_without_confirm(tmp_path: Path) -> None:
@@ -722,3 +722,108 @@ def test_every_lua_file_of_the_plugin_compiles(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, check=False,
     )
     assert done.returncode == 0, done.stderr
+
+
+def _files_holding(root: Path, needle: str) -> list[Path]:
+    found = []
+    for path in root.rglob("*"):
+        try:
+            if path.is_file() and needle.encode() in path.read_bytes():
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def test_a_real_model_is_set_up_from_setup_and_the_key_stays_in_memory(tmp_path: Path) -> None:
+    """setup{ model = { provider, model, base_url, key = function } } against a scripted
+    OpenAI-compatible endpoint: the key reaches it as the Authorization header on every request
+    (a restarted server gets it again), and is in no file of the workspace, Neovim's state, data
+    and config folders (the LSP log at debug level among them) or the server log
+    (editors/nvim/tests/e2e_model.lua)."""
+    from support.agent import (
+        TEST_COMMAND,
+        build_calc,
+        call,
+        review,
+        roles_before_implementing,
+        serve,
+        text,
+    )
+
+    key = "sk-" + "neovim" * 4  # assembled at run time
+    repo = build_calc(tmp_path / "calc")
+    (repo / ".autocode").mkdir()
+    (repo / ".autocode" / "config.toml").write_text(f"test_command = {json.dumps(TEST_COMMAND)}\n", encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the test command")
+    env = {"AUTOCODE_TEST_SECRET": key}
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY"):
+        env[name] = ""  # the server must not find a key of its own
+    with serve() as endpoint:
+        endpoint.load(
+            call("ping", {"ok": True}),  # :AutoCode model check
+            *roles_before_implementing(),
+            call("edit_file", {"path": "calc/ops.py", "old_text": "a - b", "new_text": "a + b"}),
+            call("run_tests"),
+            text("add adds now"),
+            review(),
+        )
+        result = run_nvim("e2e_model.lua", tmp_path, cwd=repo, env={**env, "AUTOCODE_TEST_URL": endpoint.url}, timeout=300)
+        endpoint.assert_clean()
+        requests = list(endpoint.requests)
+    for step in ("ok configured on start", "ok model shows origins", "ok provider check", "ok checkhealth model",
+                 "ok configured after a restart", "ok task completed on the model", "ok key in no message"):
+        assert f"{step}\n" in result.stdout, result.stdout
+    # The check and the task after the restart: every request carried the key, for the model given.
+    assert len(requests) == 8
+    assert {r["headers"].get("Authorization") for r in requests} == {f"Bearer {key}"}
+    assert {r["body"]["model"] for r in requests} == {"scripted"}
+    assert "a + b" in (repo / "calc" / "ops.py").read_text(encoding="utf-8")
+    # Never written: not in the workspace (its runs included), Neovim's folders or the server's log.
+    state = tmp_path / "xdg" / "state"
+    lsp_log = state / "nvim" / "lsp.log"
+    assert "autocode.protocol.info" in lsp_log.read_text(errors="replace"), "the LSP log ran at debug level"
+    server_log = state / "autocode" / "lsp.log"
+    assert server_log.stat().st_size > 0
+    assert not _files_holding(repo, key)
+    assert not _files_holding(tmp_path / "xdg", key)
+    assert key not in result.stdout + result.stderr
+
+
+def test_the_key_from_neovims_environment_and_a_key_forgotten(tmp_path: Path) -> None:
+    """setup{ model = { key_env = 'AUTOCODE_TEST_KEY', health_check = true } }: the server holds the
+    key under that name and :checkhealth autocode runs the provider check; setup{} again without a
+    key makes the running server forget it (editors/nvim/tests/e2e_model_env.lua)."""
+    from support.agent import build_calc, call, serve
+
+    key = "sk-" + "environ" * 3
+    repo = build_calc(tmp_path / "calc")
+    env = {"AUTOCODE_TEST_KEY": key, "OPENAI_API_KEY": ""}
+    with serve() as endpoint:
+        endpoint.load(call("ping", {"ok": True}), call("ping", {"ok": True}))
+        result = run_nvim("e2e_model_env.lua", tmp_path, cwd=repo, env={**env, "AUTOCODE_TEST_URL": endpoint.url}, timeout=120)
+        requests = list(endpoint.requests)
+    assert "ok key from the environment\nok checkhealth runs the check when asked\nok setup again forgets the key\n" in result.stdout
+    assert [r["headers"].get("Authorization") for r in requests] == [f"Bearer {key}", None]
+
+
+def test_a_server_over_the_network_takes_the_model_but_not_the_key(tmp_path: Path) -> None:
+    """A server listening on TCP without --allow-client-overrides refuses a base URL and a key
+    from an editor: the plugin says how to give them and gives the rest of the model settings
+    (editors/nvim/tests/e2e_model_remote.lua)."""
+    import secrets
+
+    repo = make_repo(tmp_path / "repo", {"README.md": "hello\n"})
+    token_file = tmp_path / "lsp.token"
+    token_file.write_text(secrets.token_urlsafe(32) + "\n")
+    token_file.chmod(0o600)
+    lsp, where = _listen(tmp_path, "--tcp", "127.0.0.1:0", "--token-file", str(token_file))
+    try:
+        result = run_nvim("e2e_model_remote.lua", tmp_path, cwd=repo, env={
+            "AUTOCODE_TEST_REMOTE": where, "AUTOCODE_TEST_TOKEN_FILE": str(token_file),
+        })
+    finally:
+        os.killpg(lsp.pid, signal.SIGTERM)
+        lsp.wait(timeout=10)
+    assert "ok key refused over the network, settings kept\n" in result.stdout

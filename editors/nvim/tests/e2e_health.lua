@@ -29,5 +29,17 @@ H.check(
   text:find('OK memories live in ' .. vim.env.XDG_DATA_HOME, 1, true),
   'memory location reported (under XDG_DATA_HOME)'
 )
+-- No model in setup{}: the Model section says the fixture runs and how to set a real model, and
+-- (sending no request of its own) how to check one.
+H.check(text:find('WARNING the fixture provider runs', 1, true), 'the fixture provider is named')
+H.check(text:find('no provider check yet: :AutoCode model check', 1, true), 'the check is offered')
 H.log('ok checkhealth')
+vim.cmd('AutoCode model')
+H.wait(30000, function()
+  return H.scratch_lines('model') ~= nil
+end, 'the model buffer')
+local page = table.concat(H.scratch_lines('model'), '\n')
+H.check(page:find('provider%s+fixture%s+from built%-in default'), 'the fixture and its origin:\n' .. page)
+H.check(page:find("setup{ model = { provider = 'openai'", 1, true), 'how to set a real model:\n' .. page)
+H.log('ok model without setup')
 H.done()

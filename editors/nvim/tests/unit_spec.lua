@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'messages', 'output', 'promote', 'reject', 'resolve', 'resume', 'retry', 'review', 'start', 'status', 'tasks', 'transcript', 'trust' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'messages', 'model', 'output', 'promote', 'reject', 'resolve', 'resume', 'retry', 'review', 'start', 'status', 'tasks', 'transcript', 'trust' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -23,7 +23,38 @@ tasks.remember({ id = 't-abc', state = 'running', revision = 1 }, true)
 H.eq(vim.fn.getcompletion('AutoCode approve ', 'cmdline'), { 't-abc' }, 'task ids complete after approve')
 H.eq(vim.fn.getcompletion('AutoCode doctor ', 'cmdline'), {}, 'doctor takes no argument')
 H.eq(vim.fn.getcompletion('AutoCode trust ', 'cmdline'), { 'revoke' }, 'trust completes revoke')
+H.eq(vim.fn.getcompletion('AutoCode model ', 'cmdline'), { 'check' }, 'model completes check')
 H.log('ok completion')
+
+-- setup{ model = ... }: wrong shapes are refused with what to fix; the configure arguments carry
+-- the settings given and the key read at that moment (from a function or Neovim's environment).
+local model = require('autocode.model')
+local function refused(opts, text)
+  local ok, err = pcall(config.set, { model = opts })
+  H.check(not ok and tostring(err):find(text, 1, true), ('refused %s: %s'):format(vim.inspect(opts), tostring(err)))
+end
+refused({ key = function() end, key_env = 'OPENAI_API_KEY' }, 'not both')
+refused({ key = 'sk-written-in-the-config' }, 'model.key')
+refused({ url = 'http://127.0.0.1:1/v1' }, 'model.url is not an option')
+refused({ key_variable = 'PATH' }, 'model.key_variable must name a key variable')
+H.eq(model.args({ provider = 'openai', model = ' m ', base_url = 'http://127.0.0.1:1/v1' }), { provider = 'openai', model = 'm', baseUrl = 'http://127.0.0.1:1/v1' }, 'no key option sends no key')
+H.eq(model.args({ provider = 'openai' }, true), { provider = 'openai', apiKey = '' }, 'a key given before is forgotten')
+H.eq(model.args({ key = function() return ' k1 ' end }), { apiKey = 'k1' }, 'the key function is called; the server picks the variable')
+vim.env.AUTOCODE_UNIT_KEY = 'k2'
+H.eq(model.args({ key_env = 'AUTOCODE_UNIT_KEY' }), { apiKey = 'k2', apiKeyEnv = 'AUTOCODE_UNIT_KEY' }, 'key_env: read from the environment, held under its name')
+vim.env.AUTOCODE_UNIT_SECRET = 'k3'
+H.eq(model.args({ key_env = 'AUTOCODE_UNIT_SECRET', key_variable = 'OPENAI_API_KEY' }), { apiKey = 'k3', apiKeyEnv = 'OPENAI_API_KEY' }, 'key_variable names where the server holds it')
+local none, problem = model.args({ key_env = 'AUTOCODE_UNIT_UNSET' })
+H.eq(none, {}, 'an unset variable sends no key')
+H.check(problem:find('$AUTOCODE_UNIT_UNSET is not set', 1, true), problem)
+local _, raised = model.args({ key = function() error('boom k4') end })
+H.check(raised:find('raised an error', 1, true) and not raised:find('k4', 1, true), 'the error text is not repeated: ' .. raised)
+local _, spaced = model.args({ key = function() return 'two words' end })
+H.check(spaced:find('spaces', 1, true) and not spaced:find('two words', 1, true), spaced)
+H.check(select(2, model.summary({ provider = 'openai', result = 'answered', endpoint = 'http://127.0.0.1:1/v1' })), 'answered is ok')
+H.check(not select(2, model.summary({ provider = 'openai', result = 'failed', error = 'refused' })), 'failed is not ok')
+config.set({})
+H.log('ok model options')
 
 -- Unknown sub-commands are reported with the usage.
 commands.run({ 'frobnicate' })

@@ -142,6 +142,11 @@ function M.call(command, args, cb, client)
   local sent = false
   local function send()
     sent = true
+    -- A config whose on_init is not the plugin's still gives each server the model first.
+    local model = require('autocode.model')
+    if model.last[client.id] == nil and command ~= protocol.commands.session_configure then
+      model.send(client)
+    end
     -- An empty Lua table would encode as a JSON list; the server wants an object.
     if args == nil or next(args) == nil then
       args = vim.empty_dict()

@@ -136,6 +136,18 @@ M.subcommands = {
       memory().doctor()
     end,
   },
+  model = {
+    desc = 'the model tasks use and where each setting came from (or: model check, one request to its endpoint)',
+    run = function(args)
+      if args[1] == 'check' then
+        require('autocode.model').check()
+      elseif args[1] == nil then
+        require('autocode.model').show()
+      else
+        vim.notify(('AutoCode: :AutoCode model takes nothing or check (got %q)'):format(args[1]), vim.log.levels.ERROR)
+      end
+    end,
+  },
   forget = {
     desc = "remove the workspace's learned record (asks first)",
     run = function()
@@ -238,6 +250,9 @@ function M.complete(arglead, cmdline, _)
   end
   if sub == 'hunk' and n == 2 then
     return names({ keep = true, undo = true }, arglead)
+  end
+  if sub == 'model' and n == 2 then
+    return vim.startswith('check', arglead) and { 'check' } or {}
   end
   if sub == 'trust' and n == 2 then
     return vim.startswith('revoke', arglead) and { 'revoke' } or {}

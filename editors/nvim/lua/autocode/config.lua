@@ -23,6 +23,12 @@ M.defaults = {
   -- { tcp = 'HOST:PORT' }, { socket = 'PATH' } or { ws = 'ws://HOST:PORT' }, with token_file = the file the
   -- server printed (see lua/autocode/remote.lua and docs/security.md).
   remote = nil,
+  -- The model tasks use, given to every server this Neovim starts or connects to (the key in the
+  -- server's memory only; see lua/autocode/model.lua and :help autocode-model):
+  -- { provider = 'openai', model = 'gpt-4.1', base_url = 'https://…/v1', engine = nil,
+  --   key = function() return … end  or  key_env = 'OPENAI_API_KEY', key_variable = nil,
+  --   health_check = false }
+  model = nil,
 }
 
 M.options = vim.deepcopy(M.defaults)
@@ -38,6 +44,7 @@ function M.set(opts)
   vim.validate('log_level', opts.log_level, 'string', true)
   vim.validate('timeout_ms', opts.timeout_ms, 'number', true)
   require('autocode.remote').validate(opts.remote)
+  require('autocode.model').validate(opts.model)
   if opts.log_level and not levels[opts.log_level] then
     error(
       ('autocode: log_level must be one of debug, info, warning, error (got %q)'):format(
@@ -273,6 +280,9 @@ end
 --- loaded buffers attached, so a task in any of them goes on without an `:e` there.
 --- @param client vim.lsp.Client
 function M.on_init(client)
+  -- First: a new server holds no model settings and no key, whether it is the first, a restart
+  -- after a crash or a new connection; this request goes before any command the person runs.
+  require('autocode.model').send(client)
   for _, folder in ipairs(client.workspace_folders or {}) do
     local root = vim.fs.normalize(vim.uri_to_fname(folder.uri))
     if not vim.tbl_contains(M.served, root) then

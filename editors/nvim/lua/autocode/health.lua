@@ -1,5 +1,6 @@
 -- :checkhealth autocode: Neovim version, the server and its version, the
--- protocol version, the workspace's learned record and where memories live.
+-- protocol version, the workspace's learned record, the model (lua/autocode/model.lua) and where
+-- memories live.
 local M = {}
 
 local field = require('autocode.util').field
@@ -118,6 +119,8 @@ function M.check()
       'It is ignored until fixed. :AutoCode doctor shows the problems; :AutoCode forget removes it.',
     })
   end
+  require('autocode.model').health(c, report, root)
+  health.start('Memory')
   local mem = field(report, 'memory')
   local where = field(mem, 'location', 'path')
   if where then

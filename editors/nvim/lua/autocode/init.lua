@@ -2,13 +2,17 @@
 local M = {}
 
 --- Configures the plugin and enables the `autocode` LSP config.
---- @param opts {command?: string|string[], python?: string, log_level?: string, timeout_ms?: integer, open_plan?: boolean, enable?: boolean}|nil
+--- @param opts {command?: string|string[], python?: string, log_level?: string, timeout_ms?: integer, open_plan?: boolean, model?: table, enable?: boolean}|nil
 function M.setup(opts)
   opts = vim.deepcopy(opts or {})
   local enable = opts.enable
   opts.enable = nil
   local config = require('autocode.config')
+  local had = config.options.model
   config.set(opts)
+  -- Called again while servers run: they get the new model settings at once (and drop a key
+  -- that is no longer given).
+  require('autocode.model').resend(had ~= nil, had ~= nil and (had.key ~= nil or had.key_env ~= nil))
   if not vim.g.loaded_autocode then
     -- Put on 'runtimepath' after start-up (lazy.nvim's config hook): the plugin
     -- file that defines :AutoCode was not sourced by Neovim, so source it now.
