@@ -149,8 +149,8 @@ def create_server(
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
+        _tasks_joined(ls, None)  # imports the tasks feature here: before the warm-up thread imports
         warmup.start()
-        _tasks_joined(ls, None)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: AutoCodeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
