@@ -64,7 +64,19 @@ _early = threading.Event()
 _imported = threading.Event()
 _waiting: list[tuple[Callable[[], Any], Future[Any]]] = []
 _waiting_lock = threading.Lock()
-_early_command: contextvars.ContextVar[bool] = contextvars.ContextVar("autocode_early_command", default=False)
+_arrivals = threading.Condition()
+_arriving = 0
+"""Early commands past their wait whose engine work is not handed over yet (nor given up)."""
+
+
+class _Arrival:
+    """One early command on its way from `settled` to `engine_work` (the event loop runs that
+    stretch without a pause, so the warm-up waits for it before its next import)."""
+
+    done = False
+
+
+_early_command: contextvars.ContextVar[_Arrival | None] = contextvars.ContextVar("autocode_early_command", default=None)
 SETTLE_TIMEOUT = 30.0
 
 
@@ -105,8 +117,11 @@ def settled(command: str | None = None, *, bounded: bool = True) -> None:
         return
     if _started.is_set() and not _imported.is_set():
         if feature in EARLY_FEATURES:
+            global _arriving
+            with _arrivals:
+                _arriving += 1
+            _early_command.set(_Arrival())
             _early.wait(SETTLE_TIMEOUT if bounded else None)
-            _early_command.set(True)
             return
         _imported.wait(SETTLE_TIMEOUT if bounded else None)
 
@@ -118,14 +133,39 @@ def engine_work(call: Callable[[], Any]) -> Future[Any] | None:
     None when the caller is not an early command or the warm-up is over: then the work runs in
     a worker thread as usual (`errors.engine_call`).
     """
-    if not _early_command.get():
+    arrival = _early_command.get()
+    if arrival is None:
         return None
-    with _waiting_lock:
-        if _imported.is_set():
-            return None
-        future: Future[Any] = Future()
-        _waiting.append((call, future))
-        return future
+    try:
+        with _waiting_lock:
+            if _imported.is_set():
+                return None
+            future: Future[Any] = Future()
+            _waiting.append((call, future))
+            return future
+    finally:
+        _arrived(arrival)
+
+
+def command_ended() -> None:
+    """An early command ended (after its answer, or its error before any engine work)."""
+    _arrived(_early_command.get())
+
+
+def _arrived(arrival: _Arrival | None) -> None:
+    global _arriving
+    if arrival is None or arrival.done:
+        return
+    arrival.done = True
+    with _arrivals:
+        _arriving -= 1
+        _arrivals.notify_all()
+
+
+def _let_arrivals_hand_over() -> None:
+    """Wait until the early commands already past their wait have handed their work over."""
+    with _arrivals:
+        _arrivals.wait_for(lambda: _arriving <= 0, SETTLE_TIMEOUT)
 
 
 def start() -> None:
@@ -144,6 +184,7 @@ def _warm() -> None:
             _import(name)
         _prepare_wire(EARLY_FEATURES)
         _early.set()
+        _let_arrivals_hand_over()
         for name in LATER_MODULES:
             _later(name)
         _serve_waiting()
@@ -173,6 +214,7 @@ def _import(name: str) -> None:
 
 def _later(name: str) -> None:
     """One of the later imports, after the early commands' work that is waiting."""
+    _let_arrivals_hand_over()
     _serve_waiting()
     _import(name)
 

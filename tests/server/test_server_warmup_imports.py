@@ -262,3 +262,89 @@ async def test_the_first_memory_commands_wait_for_the_memory_modules_only(tmp_pa
               and not r[1].endswith(":autocode-warmup")]
     assert beside == [], beside  # the memory commands imported nothing outside the warm-up thread
     assert overlaps(rows) == []
+
+
+ORDER = textwrap.dedent('''
+    """Test-only: end the warm-up's memory modules only once a memory command waits for them, and
+    note when the warm-up thread runs the work an early command handed over."""
+    import json, os, sys, threading, time
+    from importlib.abc import MetaPathFinder
+
+    LOG = os.environ["AUTOCODE_TEST_IMPORT_LOG"]
+
+    class _Order(MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "autocode_lsp.warmup":
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            run = spec.loader.exec_module
+
+            def ordered(module):
+                run(module)
+                prepare, serve = module._prepare_wire, module._run
+
+                def _prepare_wire(features=None):
+                    if features is not None:  # the memory modules' end: a memory command is waiting
+                        deadline = time.monotonic() + 120
+                        while module._arriving < 1 and time.monotonic() < deadline:
+                            time.sleep(0.01)
+                    prepare(features)
+
+                def _run(call, future):
+                    began = time.monotonic()
+                    serve(call, future)
+                    line = ["<handed-over work>", f"{os.getpid()}:{threading.current_thread().name}",
+                            began, time.monotonic()]
+                    with open(LOG, "a") as out:
+                        out.write(json.dumps(line) + "\\n")
+
+                module._prepare_wire, module._run = _prepare_wire, _run
+
+            spec.loader.exec_module = ordered
+            return spec
+
+    sys.meta_path.insert(0, _Order())
+''')
+
+
+async def test_a_memory_command_waiting_at_the_end_of_the_memory_modules_runs_before_the_later_imports(
+    tmp_path: Path,
+) -> None:
+    """The warm-up lets a memory command that is waiting hand its work over before it starts the
+    task and doctor imports: the work does not wait for them."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=60)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(TRACER + ORDER)
+    log = tmp_path / "imports.jsonl"
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hooks), *filter(None, [env.get("PYTHONPATH")])])
+    env["AUTOCODE_TEST_IMPORT_LOG"] = str(log)
+    env.pop("AUTOCODE_NO_WARMUP", None)
+    session = await connect("stdio", log_file=tmp_path / "lsp.log", env=env)
+    try:
+        await session.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="repo")],
+        ))
+        found = await session.command(protocol.MEMORY_SEARCH, {"query": "unittest", "workspace": str(repo)})
+        assert found["memories"] == []
+        await session.command(protocol.TASK_LIST, {"workspace": str(repo)})  # the whole warm-up ran
+    finally:
+        await close(session)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    [work] = [r for r in rows if r[0] == "<handed-over work>"]
+    [doctor] = [r for r in rows if r[0] == "autocode.doctor"]
+    assert work[1] == doctor[1] and work[1].endswith(":autocode-warmup"), (work, doctor)
+    assert work[3] <= doctor[2], (work, doctor)  # the work ran before the later imports began
+    assert overlaps(rows) == []
