@@ -67,9 +67,14 @@ def from_engine(exc: BaseException) -> JsonRpcException:
 
 async def engine_call(fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
     """Run blocking engine work in a thread, once the warm-up's imports are done (no two threads
-    import engine modules at once); its AutoCodeError becomes a JSON-RPC error."""
+    import engine modules at once); its AutoCodeError becomes a JSON-RPC error. An early
+    command's work during the warm-up runs in the warm-up thread (`warmup.engine_work`)."""
+    call = functools.partial(fn, *args, **kwargs)
     try:
-        return await asyncio.to_thread(_after_warmup, functools.partial(fn, *args, **kwargs))
+        handed = warmup.engine_work(call)
+        if handed is not None:
+            return await asyncio.wrap_future(handed)
+        return await asyncio.to_thread(_after_warmup, call)
     except AutoCodeError as exc:
         raise from_engine(exc) from exc
     except (OSError, RecursionError) as exc:

@@ -43,22 +43,24 @@ def _command(server: AutoCodeServer, name: str) -> None:
     async def run(ls: AutoCodeServer, *arguments: Any) -> Any:
         started = time.perf_counter()
         warmup.settled(name)
-        spec = spec_for(name)
         try:
+            spec = spec_for(name)
             result = await _run_command(ls, spec, arguments)
         except JsonRpcException as exc:
-            log.info("%s failed: %s", spec.name, exc.message)
+            log.info("%s failed: %s", name, exc.message)
             advise_error(exc, ls.client_name)
             if ls.path_map and "pathMap" not in (exc.data or {}):
                 exc.message = ls.path_map.text_to_client(exc.message)
                 exc.data = ls.path_map.outbound(exc.data)
             raise
         except Exception as exc:
-            log.exception("%s failed unexpectedly", spec.name)
+            log.exception("%s failed unexpectedly", name)
             raise JsonRpcInternalError(
-                message=f"{spec.name} failed unexpectedly: {exc}. The server log has the details."
+                message=f"{name} failed unexpectedly: {exc}. The server log has the details."
             ) from exc
-        log.debug("%s took %.1f ms", spec.name, (time.perf_counter() - started) * 1000)
+        finally:
+            warmup.command_ended()
+        log.debug("%s took %.1f ms", name, (time.perf_counter() - started) * 1000)
         _ask_again(ls)
         return ls.path_map.outbound(advise_wire(protocol.to_wire(result), ls.client_name))
 
@@ -149,8 +151,8 @@ def create_server(
     @server.feature(types.INITIALIZED)
     def initialized(ls: AutoCodeServer, params: types.InitializedParams) -> None:
         ClientLogHandler.attach(ls)
+        _tasks_joined(ls, None)  # imports the tasks feature here: before the warm-up thread imports
         warmup.start()
-        _tasks_joined(ls, None)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def folders_changed(ls: AutoCodeServer, params: types.DidChangeWorkspaceFoldersParams) -> None:

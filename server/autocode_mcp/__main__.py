@@ -65,6 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _fail(exc.message)
         return _fail(f"{exc.message}. Start autocode-mcp in your repository, or pass --workspace PATH.")
     if args.agent is not None:
+        # lazy: the app module loads the MCP SDK; not needed by --help or --version
         from autocode_mcp.app import agent_name
 
         if agent_name(args.agent) != args.agent:
@@ -76,13 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         import mcp  # noqa: F401  (the SDK is an extra: say how to get it)
     except ModuleNotFoundError:
         return _fail("the MCP SDK is not installed; install it with: pip install 'autocode-lsp[mcp]'")
+    # lazy: the SDK is known to be installed only from here on
     from autocode_lsp.logfile import setup_logging
     from autocode_mcp.app import Face, build
 
     server = build(Face(root=root, agent=args.agent))
     # After the SDK configured its own handlers: ours replace them (scrubbed, never stdout).
     setup_logging(args.log_file or str(default_log_file()), args.log_level)
-    import logging
+    import logging  # lazy: only the one line that says the server is serving uses it
 
     logging.getLogger("autocode_mcp").info("autocode-mcp %s serving %s", __version__, root)
     server.run("stdio")

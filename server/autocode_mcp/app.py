@@ -64,6 +64,10 @@ class Face:
         name = re.sub(r"[^\w .@+-]", "-", client_name(ctx)).strip()[:80] or "client"
         return f"mcp:{name}"
 
+    def actor_for(self, ctx: Context[Any, Any] | None) -> str | None:
+        """Who answers through this client, for the answer ledger: the client's name, if it gave one."""
+        return client_name(ctx) or None
+
 
 def client_name(ctx: Context[Any, Any] | None) -> str:
     try:

@@ -48,9 +48,8 @@ def reply_within_s() -> float:
 def _source(face: Face, ctx: Context[Any, Any] | None) -> Any:
     # lazy: the tasks engine loads with the first task call
     from autocode.tasks import Source
-    from autocode_mcp.app import client_name
 
-    return Source(channel=face.channel_for(ctx), actor=client_name(ctx) or None)
+    return Source(channel=face.channel_for(ctx), actor=face.actor_for(ctx))
 
 
 def where_to_approve(root: Path, snap: dict[str, Any] | None) -> str:

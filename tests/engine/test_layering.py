@@ -1,18 +1,20 @@
 """The layering of the project, read from the code's imports.
 
-Every ``import`` and ``from ... import`` statement of ``engine/autocode`` and
-``server/autocode_lsp`` is read with ``ast`` -- including those inside
+Every ``import`` and ``from ... import`` statement of ``engine/autocode``,
+``server/autocode_lsp`` and ``server/autocode_mcp`` is read with ``ast`` -- including those inside
 functions, which hide a dependency from a reader but not from this test.
 
 The rules:
 
-- The engine (``autocode``) never imports the server (``autocode_lsp``) nor the
-  CLI (``autocode.cli``). ``autocode.__main__`` is the CLI's entry point and may
+- The engine (``autocode``) never imports the servers (``autocode_lsp``, ``autocode_mcp``) nor
+  the CLI (``autocode.cli``). ``autocode.__main__`` is the CLI's entry point and may
   import it.
-- The server and the CLI import nothing below ``autocode.settings`` (the
+- The faces (the two servers and the CLI) import nothing below ``autocode.settings`` (the
   package's own names are its contract) and no private name (``_x``; dunders
   are not private) of an engine module, nor a private engine module.
-- The faces never resolve settings (no ``resolve_settings``): the engine function they call does.
+- The faces never resolve settings: no entry point of ``autocode.settings`` that resolves a
+  snapshot or takes one (``resolve_settings``, and every export whose signature names a
+  ``SettingsSnapshot``, read from the package itself); the engine function they call does.
 - The record (``autocode.record``) never imports ``autocode.settings``.
 - The leaves (``autocode.gitsafe``, ``autocode.scrub``, ``autocode.errors``, ``autocode.private``,
   ``autocode.atomic``)
@@ -48,7 +50,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = {"autocode": ROOT / "engine" / "autocode", "autocode_lsp": ROOT / "server" / "autocode_lsp"}
+SOURCES = {"autocode": ROOT / "engine" / "autocode", "autocode_lsp": ROOT / "server" / "autocode_lsp",
+           "autocode_mcp": ROOT / "server" / "autocode_mcp"}
+FACES = ("autocode_lsp", "autocode_mcp", "autocode.cli")
+"""The packages that face a person or a program: they call the engine's public functions."""
 LEAVES = ("autocode.gitsafe", "autocode.scrub", "autocode.errors", "autocode.private", "autocode.atomic",
           "autocode.remedy")
 LEAF_DATA = ("autocode.errors", "autocode.remedy")
@@ -148,7 +153,7 @@ def _private(name: str) -> bool:
 
 
 def test_every_module_is_read() -> None:
-    assert "autocode.tasks.run" in MODULES and "autocode_lsp.server" in MODULES
+    assert "autocode.tasks.run" in MODULES and "autocode_lsp.server" in MODULES and "autocode_mcp.app" in MODULES
     assert len(ALL) > 100  # the walk sees imports, including function-level ones
 
 
@@ -159,13 +164,13 @@ def test_engine_never_imports_server_or_cli() -> None:
         if _within(imp.source, "autocode")
         and not _within(imp.source, "autocode.cli")
         and imp.source != "autocode.__main__"
-        and (_within(imp.target, "autocode_lsp") or _within(imp.target, "autocode.cli"))
+        and any(_within(imp.target, face) for face in FACES)
     ]
     assert bad == []
 
 
 def _faces(module: str) -> bool:
-    return _within(module, "autocode_lsp") or _within(module, "autocode.cli")
+    return any(_within(module, face) for face in FACES)
 
 
 def test_server_and_cli_use_settings_package_only() -> None:
@@ -189,15 +194,49 @@ def test_server_and_cli_take_no_private_engine_names() -> None:
     assert bad == []
 
 
+def _settings_resolvers() -> set[str]:
+    """The exports of `autocode.settings` that resolve settings: `resolve_settings` and every
+    function whose signature (a parameter or the result) is a `SettingsSnapshot` or that takes a
+`snapshot`. Read from the
+    package, so a new one is covered the day it is exported."""
+    import inspect
+
+    import autocode.settings as settings
+
+    found = set()
+    for name in settings.__all__:
+        value = getattr(settings, name)
+        if not inspect.isfunction(value):
+            continue
+        annotations = [str(a) for a in value.__annotations__.values()]
+        takes_snapshot = "snapshot" in inspect.signature(value).parameters
+        if name == "resolve_settings" or takes_snapshot or any("SettingsSnapshot" in a for a in annotations):
+            found.add(name)
+    return found
+
+
+def _names_used(module: str) -> set[str]:
+    """Every name and attribute a module's code uses (`settings.resolve_settings(...)` too)."""
+    tree = ast.parse(MODULES[module].read_text(encoding="utf-8"))
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} | {
+        n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)
+    }
+
+
 def test_faces_never_resolve_settings() -> None:
     """DESIGN: the faces call the engine's functions, which resolve the settings they need."""
+    resolvers = _settings_resolvers()
+    assert {"resolve_settings", "require_trust", "sandbox_relaxations"} <= resolvers  # the reading works
     bad = [
         imp.where()
         for imp in ALL
         if _faces(imp.source)
         and _within(imp.target, "autocode.settings")
-        and ("resolve_settings" in imp.names or imp.target.endswith(".resolve_settings"))
+        and (set(imp.names) & resolvers or imp.target.rsplit(".", 1)[-1] in resolvers)
     ]
+    takes_settings = {imp.source for imp in ALL if _faces(imp.source) and _within(imp.target, "autocode.settings")}
+    bad += [f"{module} uses {', '.join(sorted(_names_used(module) & resolvers))}"
+            for module in sorted(takes_settings) if _names_used(module) & resolvers]
     assert bad == []
 
 

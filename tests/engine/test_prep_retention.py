@@ -47,7 +47,9 @@ def test_killed_preps_are_reclaimed_by_the_next_prep(tmp_path: Path) -> None:
         proc = subprocess.Popen(command, env=cli_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                 start_new_session=True)
         if kills < 20:
-            time.sleep(rng.uniform(0.1, 1.0) * whole)
+            # A random moment to kill at (not a wait for anything): cut short if the prep ended.
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=rng.uniform(0.1, 1.0) * whole)
         else:
             # None of the random moments landed inside a copy (a loaded machine starts slower
             # than the timed run): kill as soon as the copy's staging folder is there.

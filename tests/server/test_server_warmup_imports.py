@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,178 @@ async def test_an_engine_failure_while_re_announcing_is_an_error_not_an_empty_li
         await feature._reannounce(Session(), [tmp_path])  # not a repository: an ordinary empty state
     [record] = [r for r in caplog.records if str(tmp_path) in r.getMessage()]
     assert record.levelno == logging.INFO and "no tasks listed" in record.getMessage()
+
+
+HOLD = textwrap.dedent('''
+    """Test-only: hold the warm-up before its later imports until the test says so, serving what
+    early commands hand over meanwhile (as the warm-up does between two imports)."""
+    import os, sys, time
+    from importlib.abc import MetaPathFinder
+
+    RELEASE = os.environ["AUTOCODE_TEST_WARMUP_RELEASE"]
+
+    class _Hold(MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "autocode_lsp.warmup":
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            run = spec.loader.exec_module
+
+            def held(module):
+                run(module)
+                later, first = module._later, [True]
+
+                def _later(name):
+                    if first[0]:
+                        first[0] = False
+                        while not os.path.exists(RELEASE):
+                            module._serve_waiting()
+                            time.sleep(0.01)
+                    later(name)
+
+                module._later = _later
+
+            spec.loader.exec_module = held
+            return spec
+
+    sys.meta_path.insert(0, _Hold())
+''')
+
+
+async def test_the_first_memory_commands_wait_for_the_memory_modules_only(tmp_path: Path) -> None:
+    """Sent at once after `initialized`, memory.save and memory.search are answered while the
+    warm-up has not begun its task and doctor imports (held there until the answers came); their
+    engine work ran in the warm-up thread, and no other thread ran engine module code meanwhile."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=60)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(TRACER + HOLD)
+    log, release = tmp_path / "imports.jsonl", tmp_path / "release"
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hooks), *filter(None, [env.get("PYTHONPATH")])])
+    env.update(AUTOCODE_TEST_IMPORT_LOG=str(log), AUTOCODE_TEST_WARMUP_RELEASE=str(release))
+    env.pop("AUTOCODE_NO_WARMUP", None)
+    session = await connect("stdio", log_file=tmp_path / "lsp.log", env=env)
+    try:
+        await session.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="repo")],
+        ))
+        await session.command(protocol.PROTOCOL_INFO, {})  # `initialized` was handled (in order)
+        sent = time.monotonic()
+        saved = await session.command(protocol.MEMORY_SAVE, {
+            "content": "The tests of this repository run with unittest discovery.", "workspace": str(repo)})
+        found = await session.command(protocol.MEMORY_SEARCH, {"query": "unittest", "workspace": str(repo)})
+        answered = time.monotonic()
+        assert saved["saved"] and [m["id"] for m in found["memories"]] == [saved["id"]], (saved, found)
+        rows = [json.loads(line) for line in log.read_text().splitlines()]
+        assert not [r for r in rows if r[0] in ("autocode.doctor", "autocode.sandbox")], rows  # still held
+        release.write_text("")
+        listed = await session.command(protocol.TASK_LIST, {"workspace": str(repo)})  # the full warm-up
+        assert listed["tasks"] == []
+    finally:
+        release.write_text("")
+        await close(session)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    assert {"autocode.doctor", "autocode.sandbox"} <= {r[0] for r in rows}  # the hold let them go
+    [server] = {r[1].split(":")[0] for r in rows if r[1].endswith(":autocode-warmup")}
+    beside = [r for r in rows if sent <= r[2] <= answered and r[1].startswith(f"{server}:")
+              and not r[1].endswith(":autocode-warmup")]
+    assert beside == [], beside  # the memory commands imported nothing outside the warm-up thread
+    assert overlaps(rows) == []
+
+
+ORDER = textwrap.dedent('''
+    """Test-only: end the warm-up's memory modules only once a memory command waits for them, and
+    note when the warm-up thread runs the work an early command handed over."""
+    import json, os, sys, threading, time
+    from importlib.abc import MetaPathFinder
+
+    LOG = os.environ["AUTOCODE_TEST_IMPORT_LOG"]
+
+    class _Order(MetaPathFinder):
+        def find_spec(self, name, path, target=None):
+            if name != "autocode_lsp.warmup":
+                return None
+            for finder in sys.meta_path:
+                if finder is self or not hasattr(finder, "find_spec"):
+                    continue
+                spec = finder.find_spec(name, path, target)
+                if spec is not None:
+                    break
+            else:
+                return None
+            run = spec.loader.exec_module
+
+            def ordered(module):
+                run(module)
+                prepare, serve = module._prepare_wire, module._run
+
+                def _prepare_wire(features=None):
+                    if features is not None:  # the memory modules' end: a memory command is waiting
+                        deadline = time.monotonic() + 120
+                        while module._arriving < 1 and time.monotonic() < deadline:
+                            time.sleep(0.01)
+                    prepare(features)
+
+                def _run(call, future):
+                    began = time.monotonic()
+                    serve(call, future)
+                    line = ["<handed-over work>", f"{os.getpid()}:{threading.current_thread().name}",
+                            began, time.monotonic()]
+                    with open(LOG, "a") as out:
+                        out.write(json.dumps(line) + "\\n")
+
+                module._prepare_wire, module._run = _prepare_wire, _run
+
+            spec.loader.exec_module = ordered
+            return spec
+
+    sys.meta_path.insert(0, _Order())
+''')
+
+
+async def test_a_memory_command_waiting_at_the_end_of_the_memory_modules_runs_before_the_later_imports(
+    tmp_path: Path,
+) -> None:
+    """The warm-up lets a memory command that is waiting hand its work over before it starts the
+    task and doctor imports: the work does not wait for them."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=60)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(TRACER + ORDER)
+    log = tmp_path / "imports.jsonl"
+    env = child_env()
+    env["PYTHONPATH"] = os.pathsep.join([str(hooks), *filter(None, [env.get("PYTHONPATH")])])
+    env["AUTOCODE_TEST_IMPORT_LOG"] = str(log)
+    env.pop("AUTOCODE_NO_WARMUP", None)
+    session = await connect("stdio", log_file=tmp_path / "lsp.log", env=env)
+    try:
+        await session.client.initialize_session(types.InitializeParams(
+            capabilities=types.ClientCapabilities(),
+            workspace_folders=[types.WorkspaceFolder(uri=repo.as_uri(), name="repo")],
+        ))
+        found = await session.command(protocol.MEMORY_SEARCH, {"query": "unittest", "workspace": str(repo)})
+        assert found["memories"] == []
+        await session.command(protocol.TASK_LIST, {"workspace": str(repo)})  # the whole warm-up ran
+    finally:
+        await close(session)
+    rows = [json.loads(line) for line in log.read_text().splitlines()]
+    [work] = [r for r in rows if r[0] == "<handed-over work>"]
+    [doctor] = [r for r in rows if r[0] == "autocode.doctor"]
+    assert work[1] == doctor[1] and work[1].endswith(":autocode-warmup"), (work, doctor)
+    assert work[3] <= doctor[2], (work, doctor)  # the work ran before the later imports began
+    assert overlaps(rows) == []
