@@ -247,10 +247,15 @@ class EarlyBase:
     implementer works instead of after it (`start_base`). The proof takes it when its own base tree
     turns out the same (same key); otherwise it runs the base itself, as without one."""
 
-    def __init__(self, key: str, future: concurrent.futures.Future[RunRecord], stop: threading.Event) -> None:
-        self.key = key
+    def __init__(self, key: concurrent.futures.Future[str], future: concurrent.futures.Future[RunRecord],
+                 stop: threading.Event) -> None:
+        self._key = key
         self.future = future
         self._stop = stop
+
+    def runs(self, key: str) -> bool:
+        """Whether this run is of the tree `key` names (waits for its copy to be made)."""
+        return self._key.result() == key
 
     def stop(self) -> None:
         """Ends the run if it is still going (the task paused, failed or was cancelled first)."""
@@ -270,8 +275,8 @@ def start_base(
     cache_dir: Path | None = None,
 ) -> EarlyBase | None:
     """Copy the unchanged prep copy and run the suite on it in a thread of its own; the result is
-    cached like any base run. None when the base is cached already or cannot be started now (the
-    proof then runs it as it always did)."""
+    cached like any base run. None when the command cannot be split; a base already cached is
+    found by the thread, which then runs nothing (the proof reads the cache as it always did)."""
     try:
         argv = shlex.split(command)
     except ValueError:
@@ -279,22 +284,21 @@ def start_base(
     if not argv:
         return None
     tree = copy.parent / f"base-early-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        _copy_tree(copy, tree)
-        key = _tree_key(tree, argv, cwd_rel, framework)
-    except (UsageError, OSError):
-        shutil.rmtree(tree, ignore_errors=True)
-        return None
-    if _cache_read(cache_dir, key) is not None:
-        shutil.rmtree(tree, ignore_errors=True)
-        return None
     stop = threading.Event()
     future: concurrent.futures.Future[RunRecord] = concurrent.futures.Future()
+    keyed: concurrent.futures.Future[str] = concurrent.futures.Future()
 
     def work() -> None:
+        # The copy is made here, beside the implementer: should the implementer write while it
+        # is copied, this tree is simply not the proof's base (another key) and is not taken.
         # The tree is gone and the cache written before the result is handed over, so a proof
         # that waited for it leaves nothing behind.
         try:
+            _copy_tree(copy, tree)
+            key = _tree_key(tree, argv, cwd_rel, framework)
+            if _cache_read(cache_dir, key) is not None or stop.is_set():
+                raise _NotNeeded
+            keyed.set_result(key)  # from here on the run is there to be taken
             record = _run_suite("base", argv, framework=framework, tree=tree, workspace=workspace, cwd_rel=cwd_rel,
                                 timeout=timeout, cancelled=lambda: stop.is_set() or cancelled(), policy=policy,
                                 output_file=None, progress=None, on_output=None)
@@ -302,13 +306,19 @@ def start_base(
                 _cache_write(cache_dir, key, record.report)
         except BaseException as exc:  # handed to whoever waits for the run
             shutil.rmtree(tree, ignore_errors=True)
+            if not keyed.done():
+                keyed.set_result("")
             future.set_exception(exc)
             return
         shutil.rmtree(tree, ignore_errors=True)
         future.set_result(record)
 
     threading.Thread(target=work, name="autocode-early-base", daemon=True).start()
-    return EarlyBase(key, future, stop)
+    return EarlyBase(keyed, future, stop)
+
+
+class _NotNeeded(Exception):
+    """The base is cached already, or the task stopped before the run began."""
 
 
 def _resolution_problems(
@@ -414,7 +424,7 @@ def prove(
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
         key = _tree_key(base_tree, argv, cwd_rel, framework)
-        early = early_base.future if early_base is not None and early_base.key == key else None
+        early = early_base.future if early_base is not None and early_base.runs(key) else None
         if early_base is not None and early is None:
             early_base.stop()  # it ran a tree that is not this base (the copy changed under it)
         cached = None if early is not None else _cache_read(cache_dir, key)
