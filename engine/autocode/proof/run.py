@@ -11,14 +11,9 @@ to, the person's work tree.
 from __future__ import annotations
 
 import concurrent.futures
-import contextlib
-import hashlib
-import json
 import os
 import shlex
 import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -26,55 +21,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from autocode.atomic import write_atomically
 from autocode.errors import UsageError
 from autocode.proof import frameworks, weakening
-from autocode.proof.results import Report, TestResult
+from autocode.proof.results import Report
+from autocode.proof.suite import (
+    Progress,
+    RunRecord,
+    cache_read,
+    cache_write,
+    copy_tree,
+    run_suite,
+    tree_key,
+)
 from autocode.proof.verdict import Change, Verdict, decide
 
-Progress = Callable[[str], None]
-CACHE_VERSION = 2  # 2: mocha/jest ids relative to the project even when the sandbox moves the copy
-PROGRESS_EVERY_S = 2.0
 # A top-level definition on an added line: Python's def/class/assignment, Go's func (or
 # method), type, var and const.
 _ADDED_NAME = (
     r"^\+\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)|^\+([A-Za-z_]\w*)\s*[:=]"
     r"|^\+func\s+(?:\([^)]*\)\s*)?([A-Za-z_]\w*)|^\+(?:type|var|const)\s+([A-Za-z_]\w*)"
 )
-
-
-@dataclass
-class RunRecord:
-    """One run of the suite: what ran, how it ended, and what it said per test."""
-
-    role: str  # candidate | base | probe
-    argv: list[str]
-    status: str
-    exit_code: int | None
-    seconds: float
-    sandbox: str
-    report: Report
-    cached: bool = False
-    output: str = ""
-
-    def summary(self) -> dict[str, Any]:
-        results = self.report.results
-        counts: dict[str, int] = {}
-        for r in results or ():
-            counts[r.outcome] = counts.get(r.outcome, 0) + 1
-        return {
-            "role": self.role,
-            "command": shlex.join(self.argv),
-            "status": self.status,
-            "exit_code": self.exit_code,
-            "seconds": self.seconds,
-            "sandbox": self.sandbox,
-            "framework": self.report.framework,
-            "per_test": results is not None,
-            "reason": self.report.reason,
-            "counts": counts,
-            "cached": self.cached,
-        }
 
 
 @dataclass
@@ -109,112 +75,6 @@ class Proof:
         return out
 
 
-def _run_suite(
-    role: str,
-    argv: list[str],
-    *,
-    framework: str | None,
-    tree: Path,
-    workspace: Path,
-    cwd_rel: str,
-    timeout: float,
-    cancelled: Callable[[], bool],
-    policy: Any,
-    output_file: Path | None,
-    progress: Progress | None,
-    on_output: Callable[[str], None] | None,
-) -> RunRecord:
-    # lazy: the runner pulls in subprocess machinery only a verification needs
-    from autocode import sandbox
-
-    cwd = tree / cwd_rel if cwd_rel else tree
-    with tempfile.TemporaryDirectory(prefix="autocode-report-") as scratch:
-        report_dir = Path(scratch)
-        inst = frameworks.instrument(argv, framework=framework, report_dir=report_dir, project=tree, cwd=cwd)
-        counted = [time.monotonic()]
-
-        def on_line(line: str) -> None:
-            if on_output is not None:
-                on_output(line)
-            # Every few seconds, the tests finished so far (read from the growing report).
-            if inst is None or progress is None or time.monotonic() - counted[0] < PROGRESS_EVERY_S:
-                return
-            counted[0] = time.monotonic()
-            done = frameworks.progress(inst, report_dir=report_dir)
-            if done:
-                progress(f"{role}: {done} tests finished so far")
-
-        outcome = sandbox.run(
-            inst.argv if inst else argv,
-            copy=tree,
-            workspace=workspace,
-            cwd=inst.cwd if inst else cwd,
-            timeout=timeout,
-            cancelled=cancelled,
-            policy=policy,
-            env=inst.env if inst else None,
-            writable=[report_dir],
-            output_file=output_file,
-            on_output=on_line,
-        )
-        if inst is None:
-            report = Report(framework or "unknown", None, frameworks.why_not(argv, project=tree, cwd=cwd))
-        elif outcome.status != "finished":
-            report = Report(inst.framework, None, f"the run {outcome.status.replace('_', ' ')}")
-        else:
-            seen = sandbox.seen_at(tree, workspace, inst.cwd, policy=policy)
-            report = frameworks.read_report(inst, report_dir=report_dir, output=outcome.output, project=tree,
-                                            seen_cwd=str(seen))
-    return RunRecord(
-        role, list(outcome.argv), outcome.status, outcome.exit_code, outcome.seconds, outcome.sandbox, report,
-        output=outcome.output,
-    )
-
-
-def _tree_key(tree: Path, argv: Sequence[str], cwd_rel: str, framework: str | None) -> str:
-    """What a base run depends on: every file's path, mode and content, and the command."""
-    digest = hashlib.sha256(json.dumps([CACHE_VERSION, list(argv), cwd_rel, framework]).encode())
-    for dirpath, dirnames, filenames in os.walk(tree):
-        dirnames.sort()
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            rel = os.path.relpath(full, tree)
-            st = os.lstat(full)
-            digest.update(os.fsencode(rel) + b"\0" + str(st.st_mode).encode() + b"\0")
-            if os.path.islink(full):
-                digest.update(os.fsencode(os.readlink(full)))
-            else:
-                with open(full, "rb") as fh:
-                    digest.update(hashlib.file_digest(fh, "sha256").digest())
-    return digest.hexdigest()
-
-
-def _cache_read(cache_dir: Path | None, key: str) -> Report | None:
-    if cache_dir is None:
-        return None
-    try:
-        data = json.loads((cache_dir / f"{key}.json").read_text(encoding="utf-8"))
-        results = tuple(
-            TestResult(str(r["id"]), r["outcome"], r.get("file"), r.get("message")) for r in data["results"]
-        )
-        return Report(str(data["framework"]), results, None)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None  # no cache, or one this version cannot read: run the base again
-
-
-def _cache_write(cache_dir: Path | None, key: str, report: Report) -> None:
-    if cache_dir is None or report.results is None:
-        return
-    data = {
-        "framework": report.framework,
-        "results": [{"id": r.id, "outcome": r.outcome, "file": r.file, "message": r.message} for r in report.results],
-    }
-    # A cache that cannot be written costs the next task one base run, nothing more.
-    with contextlib.suppress(OSError):
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        write_atomically(cache_dir / f"{key}.json", json.dumps(data).encode(), durable=False)
-
-
 def _text(data: bytes | None) -> str | None:
     return None if data is None else data.decode("utf-8", "replace")
 
@@ -231,26 +91,20 @@ def _put(tree: Path, rel: str, data: bytes | None) -> None:
     target.write_bytes(data)
 
 
-def _copy_tree(source: Path, dest: Path) -> None:
-    # cp -a keeps modes and links and never follows them; it is several times faster than
-    # a Python walk on large trees.
-    proc = subprocess.run(["cp", "-a", "--", str(source), str(dest)], capture_output=True, check=False)
-    if proc.returncode != 0:
-        raise UsageError(
-            f"could not make the base copy for the proof: {proc.stderr.decode('utf-8', 'replace').strip()}; "
-            "free some disk space and retry verification"
-        )
-
-
 class EarlyBase:
     """The base run started from the prep copy before the change is made, so it runs while the
     implementer works instead of after it (`start_base`). The proof takes it when its own base tree
     turns out the same (same key); otherwise it runs the base itself, as without one."""
 
-    def __init__(self, key: str, future: concurrent.futures.Future[RunRecord], stop: threading.Event) -> None:
-        self.key = key
+    def __init__(self, key: concurrent.futures.Future[str], future: concurrent.futures.Future[RunRecord],
+                 stop: threading.Event) -> None:
+        self._key = key
         self.future = future
         self._stop = stop
+
+    def runs(self, key: str) -> bool:
+        """Whether this run is of the tree `key` names (waits for its copy to be made)."""
+        return self._key.result() == key
 
     def stop(self) -> None:
         """Ends the run if it is still going (the task paused, failed or was cancelled first)."""
@@ -270,8 +124,8 @@ def start_base(
     cache_dir: Path | None = None,
 ) -> EarlyBase | None:
     """Copy the unchanged prep copy and run the suite on it in a thread of its own; the result is
-    cached like any base run. None when the base is cached already or cannot be started now (the
-    proof then runs it as it always did)."""
+    cached like any base run. None when the command cannot be split; a base already cached is
+    found by the thread, which then runs nothing (the proof reads the cache as it always did)."""
     try:
         argv = shlex.split(command)
     except ValueError:
@@ -279,36 +133,41 @@ def start_base(
     if not argv:
         return None
     tree = copy.parent / f"base-early-{os.getpid()}-{time.monotonic_ns()}"
-    try:
-        _copy_tree(copy, tree)
-        key = _tree_key(tree, argv, cwd_rel, framework)
-    except (UsageError, OSError):
-        shutil.rmtree(tree, ignore_errors=True)
-        return None
-    if _cache_read(cache_dir, key) is not None:
-        shutil.rmtree(tree, ignore_errors=True)
-        return None
     stop = threading.Event()
     future: concurrent.futures.Future[RunRecord] = concurrent.futures.Future()
+    keyed: concurrent.futures.Future[str] = concurrent.futures.Future()
 
     def work() -> None:
+        # The copy is made here, beside the implementer: should the implementer write while it
+        # is copied, this tree is simply not the proof's base (another key) and is not taken.
         # The tree is gone and the cache written before the result is handed over, so a proof
         # that waited for it leaves nothing behind.
         try:
-            record = _run_suite("base", argv, framework=framework, tree=tree, workspace=workspace, cwd_rel=cwd_rel,
+            copy_tree(copy, tree)
+            key = tree_key(tree, argv, cwd_rel, framework)
+            if cache_read(cache_dir, key) is not None or stop.is_set():
+                raise _NotNeeded
+            keyed.set_result(key)  # from here on the run is there to be taken
+            record = run_suite("base", argv, framework=framework, tree=tree, workspace=workspace, cwd_rel=cwd_rel,
                                 timeout=timeout, cancelled=lambda: stop.is_set() or cancelled(), policy=policy,
                                 output_file=None, progress=None, on_output=None)
             if record.status == "finished":
-                _cache_write(cache_dir, key, record.report)
+                cache_write(cache_dir, key, record.report)
         except BaseException as exc:  # handed to whoever waits for the run
             shutil.rmtree(tree, ignore_errors=True)
+            if not keyed.done():
+                keyed.set_result("")
             future.set_exception(exc)
             return
         shutil.rmtree(tree, ignore_errors=True)
         future.set_result(record)
 
     threading.Thread(target=work, name="autocode-early-base", daemon=True).start()
-    return EarlyBase(key, future, stop)
+    return EarlyBase(keyed, future, stop)
+
+
+class _NotNeeded(Exception):
+    """The base is cached already, or the task stopped before the run began."""
 
 
 def _resolution_problems(
@@ -410,17 +269,17 @@ def prove(
     try:
         # The base (before the change) and the probe (the change's tests over the base source)
         # are trees of their own, so the three runs can go side by side.
-        _copy_tree(copy, base_tree)
+        copy_tree(copy, base_tree)
         for rel, (old, _new) in changes.items():
             _put(base_tree, rel, old)
-        key = _tree_key(base_tree, argv, cwd_rel, framework)
-        early = early_base.future if early_base is not None and early_base.key == key else None
+        key = tree_key(base_tree, argv, cwd_rel, framework)
+        early = early_base.future if early_base is not None and early_base.runs(key) else None
         if early_base is not None and early is None:
             early_base.stop()  # it ran a tree that is not this base (the copy changed under it)
-        cached = None if early is not None else _cache_read(cache_dir, key)
+        cached = None if early is not None else cache_read(cache_dir, key)
         present = sorted(r for r in test_files if changes[r][1] is not None)
         if present:
-            _copy_tree(base_tree, probe_tree)
+            copy_tree(base_tree, probe_tree)
             for rel in test_files:
                 _put(probe_tree, rel, changes[rel][1])
         if progress:
@@ -428,16 +287,16 @@ def prove(
                      + ("" if cached or early else ", and on the base before it (cached for the next task)")
                      + (", and the change's tests over the base source" if present else ""))
         with concurrent.futures.ThreadPoolExecutor(max_workers=3) as pool:
-            runs = {"candidate": pool.submit(_run_suite, "candidate", argv, tree=copy, output_file=output_file,
+            runs = {"candidate": pool.submit(run_suite, "candidate", argv, tree=copy, output_file=output_file,
                                              progress=progress, on_output=on_output, **common)}
             if early is not None:
                 runs["base"] = early  # started before the change was made; may still be running
             elif cached is None:
-                runs["base"] = pool.submit(_run_suite, "base", argv, tree=base_tree, output_file=None,
+                runs["base"] = pool.submit(run_suite, "base", argv, tree=base_tree, output_file=None,
                                            progress=None, on_output=None, **common)
             if present:
                 narrowed = frameworks.narrow(argv, test_files=present, project=probe_tree, cwd=probe_tree / cwd_rel)
-                runs["probe"] = pool.submit(_run_suite, "probe", narrowed or argv, tree=probe_tree, output_file=None,
+                runs["probe"] = pool.submit(run_suite, "probe", narrowed or argv, tree=probe_tree, output_file=None,
                                             progress=None, on_output=None, **common)
             done = {role: future.result() for role, future in runs.items()}
     finally:
@@ -453,7 +312,7 @@ def prove(
     else:
         base = done["base"]
         if base.status == "finished" and early is None:  # the early run cached itself
-            _cache_write(cache_dir, key, base.report)
+            cache_write(cache_dir, key, base.report)
     probe = done.get("probe")
     # A change of tests alone is said once, by the verdict's own reason; it is a concern to show,
     # not a way the tests were weakened.
