@@ -11,6 +11,7 @@ goes through `_commit` under the run's lock.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -57,7 +58,46 @@ if TYPE_CHECKING:
     from autocode.tasks.file_merge import Editor
 
 DIFF_IN_SNAPSHOT = 200_000
+EDITOR_MARK = ".editor.lock"
+"""Held (in the run folder, and in the runs folder for the workspace) while a change is with the editor."""
 R = TypeVar("R", bound=PhaseResult)
+
+
+class _Live:
+    """The tasks a call of this process is working on now, each with its cancel message.
+
+    A cancel from this process sets the task's event and the working call sees it at its next
+    look (the agent loop and the test runner look between turns and while waiting on output):
+    no file is read and no lock is probed for it. A cancel from another process leaves the
+    durable record (`cancel.request`, and `cancel_requested` in events.jsonl) that the working
+    process reads at the same looks."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._tasks: dict[Path, tuple[threading.Event, int]] = {}
+
+    @contextlib.contextmanager
+    def working(self, run_dir: Path) -> Iterator[threading.Event]:
+        with self._guard:
+            event, depth = self._tasks.get(run_dir, (threading.Event(), 0))
+            self._tasks[run_dir] = (event, depth + 1)
+        try:
+            yield event
+        finally:
+            with self._guard:
+                event, depth = self._tasks[run_dir]
+                if depth > 1:
+                    self._tasks[run_dir] = (event, depth - 1)
+                else:
+                    del self._tasks[run_dir]
+
+    def event(self, run_dir: Path) -> threading.Event | None:
+        with self._guard:
+            found = self._tasks.get(run_dir)
+        return found[0] if found is not None else None
+
+
+LIVE = _Live()
 
 
 class RunCore:
@@ -81,13 +121,14 @@ class RunCore:
         self._on_change = on_change
         self._progress = progress
         self._editor: Editor | None = None
+        self._run_lock: store.HeldLock | None = None  # while a call of this instance holds the run's lock
 
     # ------------------------------------------------------------------ reading
 
     def snapshot(self) -> TaskSnapshot:
         """The task as last committed (read from disk, so any instance in any process agrees)."""
         s = self._committed()
-        interrupted = s.state in WORKING and not self._worked_on()
+        interrupted = s.state in WORKING and not self._worked_on(s)
         return TaskSnapshot(
             id=self.id,
             workspace=str(self.workspace),
@@ -121,15 +162,23 @@ class RunCore:
             updated=s.updated,
         )
 
-    def _worked_on(self) -> bool:
-        """Whether a call holds the run's lock now (in this process or another). A working state
-        with the lock free was left by a process that stopped mid-step: the task is interrupted.
-        The lock is an flock, so it goes with the process that held it, however it ended."""
+    def _worked_on(self, s: TaskState) -> bool:
+        """Whether a call holds the run's lock now (in this process or another), or waits for the
+        editor's answer with the lock let go. A working state with both free was left by a process
+        that stopped mid-step: the task is interrupted. The locks are flocks, so they go with the
+        process that held them, however it ended."""
+        if LIVE.event(self.run_dir) is not None:
+            return True  # a call of this process is working on it: no lock to look at
         try:
             with store.locked(self.run_dir, blocking=False) as got:
-                return not got
+                return not got or self._editor_waiting(s)
         except OSError:  # a lock that cannot be opened (a read-only copy): the state is shown as saved
             return True
+
+    def _editor_waiting(self, s: TaskState) -> bool:
+        """The change is with the editor now: handed over (in the state) by a call still waiting
+        for the answer (its marker lock held; nobody ever waits on that lock, they only look)."""
+        return s.editor_handoff is not None and store.busy(self.run_dir, EDITOR_MARK)
 
     def _needs(self, s: TaskState) -> Needs:
         """What the task waits for, with exactly what the person needs to decide it."""
@@ -144,8 +193,7 @@ class RunCore:
                 markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
-        moved = self.head_moved()
-        head_moved = HeadMoved.model_validate(moved) if moved else None
+        head_moved = self.head_moved()
         last = s.apply
         if kind == "approve_completion":
             return ApproveCompletion(
@@ -185,24 +233,34 @@ class RunCore:
                 return approval
         return None
 
-    def head_moved(self) -> dict[str, Any] | None:
-        """HEAD now and when the task started, when they differ (new commits, another branch)."""
+    def head_moved(self, *, ask_git: bool = False) -> HeadMoved | None:
+        """HEAD now and when the task started (recorded in launch.json), when they differ (new
+        commits, another branch); None when they agree or HEAD cannot be read.
+
+        A snapshot reads HEAD from the git folder's files (`gitsafe.head_from_files`: no process,
+        nothing the repository configures runs); `ask_git` asks git itself, for the check made
+        when the person acts (the apply), where a layout the file reader does not know must not
+        hide a move."""
         start = self._launch.get("head")
         try:
-            now = gitsafe.head(self.workspace)
+            now = gitsafe.head(self.workspace) if ask_git else gitsafe.head_from_files(self.workspace)
         except Exception:
             return None
         if now == start:
             return None
-        return {"from": start, "to": now}
+        return HeadMoved.model_validate({"from": start, "to": now})
 
     # ------------------------------------------------------------------ the machine
 
     @contextlib.contextmanager
     def _changing(self) -> Iterator[None]:
-        with store.locked(self.run_dir):
-            self._reload()
-            yield
+        with store.holding(self.run_dir) as held, LIVE.working(self.run_dir):
+            self._run_lock = held
+            try:
+                self._reload()
+                yield
+            finally:
+                self._run_lock = None
 
     def _reload(self) -> None:
         self._state = TaskState.read(self.run_dir / "state.json")
@@ -234,7 +292,9 @@ class RunCore:
                 self._progress(phase, message)
 
     def _cancel_requested(self) -> bool:
-        return (self.run_dir / "cancel.request").exists()
+        """Asked to stop: by a message from this process (`LIVE`), or by the record another process left."""
+        event = LIVE.event(self.run_dir)
+        return (event is not None and event.is_set()) or (self.run_dir / "cancel.request").exists()
 
     def _agent_status(self) -> AgentStatus | None:
         # lazy: not needed by `autocode task list`, which imports this module

@@ -69,6 +69,8 @@ class PhaseMachine(ApplyPhase):
     """The steps of a task between the person's actions."""
 
     def _advance(self) -> None:
+        if self._editor_waiting(self._state):
+            return  # another call handed the change to the editor and records its answer
         while self._state.state in WORKING:
             if self._cancel_requested():
                 self._cancel_now()
@@ -182,7 +184,7 @@ class PhaseMachine(ApplyPhase):
             if not got or not self._cancel_requested():
                 return False  # whoever holds the lock now looks at the request when it lets go
             self._reload()
-            if self._state.state in ENDS:
+            if self._state.state in ENDS or self._editor_waiting(self._state):
                 with contextlib.suppress(FileNotFoundError):
                     (self.run_dir / "cancel.request").unlink()
                 return False

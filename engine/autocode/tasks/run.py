@@ -13,7 +13,8 @@ layers beneath are described in `core.py`.
 
 from __future__ import annotations
 
-import time
+import contextlib
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +23,7 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import start, store
+from autocode.tasks.core import LIVE
 from autocode.tasks.errors import (
     AlreadyDecided,
     ConfirmationRequired,
@@ -48,9 +50,9 @@ from autocode.tasks.state import (
 if TYPE_CHECKING:
     from autocode.tasks.file_merge import Editor
 
-# How long a cancel that found the task busy keeps trying to take the lock itself; a call that
-# holds it for longer (planning, tests) honours the request at its next step.
-CANCEL_RETRY_S = 0.5
+# How long a cancel that found the task busy waits for the task to settle before answering; a
+# call that holds the lock for longer (planning, tests) honours the request at its next look.
+CANCEL_WAIT_S = 0.5
 
 
 class TaskRun(ReviewSteps):
@@ -70,7 +72,7 @@ class TaskRun(ReviewSteps):
         ready = start.prepare(workspace, brief, opts)
         state = TaskState.new(ready.task_id)
         run = cls(ready.root, ready.task_id, state, ready.launch, on_change=opts.on_change, progress=opts.progress)
-        with store.locked(ready.run_dir):
+        with store.locked(ready.run_dir), LIVE.working(ready.run_dir):
             run._commit("started", {"brief": str(ready.launch["brief"]).strip().splitlines()[0][:200]})
             if ready.recall_error:
                 run._note("memory_recall_failed", {"error": ready.recall_error})
@@ -321,23 +323,59 @@ class TaskRun(ReviewSteps):
         return self.snapshot()
 
     def cancel(self) -> TaskSnapshot:
-        """End the task. While another call is working, ask it to stop at its next step."""
+        """End the task. While a call is working on it, ask that call to stop at its next look.
+
+        A free task is cancelled here, under its lock. A busy one gets a message: the durable
+        record (`cancel.request`, the `cancel_requested` event) that any process reads, and, when
+        the working call is in this process, its cancel event (`core.LIVE`), which it sees at once.
+        No lock is probed in a loop: one helper thread waits for the lock and honours the request
+        if it is still pending when it gets it (a holder that never looks at requests, such as a
+        view refresh, lets go soon); this call waits up to CANCEL_WAIT_S for that, then answers
+        with the task as it is. A change with the editor (waiting for its answer) is not
+        cancelled: the editor's answer decides it."""
         with store.locked(self.run_dir, blocking=False) as got:
             if got:
                 self._reload()
-                if self._state.state in ENDS:
-                    raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
+                self._refuse_cancel_if_settled()
                 self._cancel_now()
                 return self.snapshot()
         store.write_text_atomic(self.run_dir / "cancel.request", store.now_iso() + "\n")
         store.append_event(self.run_dir / "events.jsonl", "cancel_requested", {})
-        # The holder may be a short look (a view refresh) or a call past its last look at the
-        # request: either way the lock is free soon, and whoever gets it first honours the request.
-        deadline = time.monotonic() + CANCEL_RETRY_S
-        while not self._honour_late_cancel() and self._cancel_requested() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        live = LIVE.event(self.run_dir)
+        if live is not None:
+            live.set()
+        settled = threading.Event()
+        threading.Thread(target=self._cancel_when_free, args=(settled,), daemon=True,
+                         name=f"autocode-cancel-{self.id}").start()
+        settled.wait(CANCEL_WAIT_S)
         self._reload()
-        return self.snapshot()
+        snap = self.snapshot()
+        return snap
+
+    def _refuse_cancel_if_settled(self) -> None:
+        if self._state.state in ENDS:
+            raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
+        if self._editor_waiting(self._state):
+            raise NotAwaitingInput(
+                f"task {self.id} has handed its change to the editor and waits for its answer; accept or "
+                "decline it there (declining leaves the files as they were), then cancel"
+            )
+
+    def _cancel_when_free(self, settled: threading.Event) -> None:
+        """Wait for the run's lock and honour a cancel request still pending then."""
+        try:
+            with store.locked(self.run_dir):
+                if (self.run_dir / "cancel.request").exists():
+                    self._reload()
+                    if self._state.state in ENDS or self._editor_waiting(self._state):
+                        (self.run_dir / "cancel.request").unlink(missing_ok=True)
+                    else:
+                        self._cancel_now()
+        except Exception as exc:  # a helper must not break the caller: the working call still looks
+            with contextlib.suppress(Exception):
+                self._note("cancel_helper_failed", {"error": repr(exc)})
+        finally:
+            settled.set()
 
     def resume(self) -> TaskSnapshot:
         """Continue a task whose process stopped while it was working (after a crash or kill), or

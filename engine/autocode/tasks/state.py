@@ -218,6 +218,13 @@ class Approval(store.StoredModel):
 MODELLED = ("ledger", "requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
 
 
+class EditorHandoff(store.StoredModel):
+    """The change handed to the editor and not yet answered: which files, since when."""
+
+    paths: list[str]
+    since: str
+
+
 class TaskState(BaseModel):
     """`state.json`: where the task is and everything decided so far."""
 
@@ -247,6 +254,8 @@ class TaskState(BaseModel):
     """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
     apply_keep: list[str] | None = None
     """The hunk ids the person kept (None: the whole change), until the apply succeeds."""
+    editor_handoff: EditorHandoff | None = None
+    """Set while the change is with the editor (`workspace/applyEdit`) and the run's locks are let go."""
     learning: Learning = Field(default_factory=lambda: Learning(status="pending"))
     result: TaskResult | None = None
     error: TaskError | None = None
@@ -282,6 +291,8 @@ class TaskState(BaseModel):
             del data["apply_choices"]  # written only once a choice was made, as before
         if data["apply_keep"] is None:
             del data["apply_keep"]  # written only with a per-hunk choice
+        if data["editor_handoff"] is None:
+            del data["editor_handoff"]  # written only while the editor holds the change
         if data["proof"] is None and "proof" not in self.model_fields_set:
             del data["proof"]  # a state saved before the proof existed is written back as it was
         return data
