@@ -11,6 +11,7 @@ goes through `_commit` under the run's lock.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -122,6 +123,7 @@ class RunCore:
         self._progress = progress
         self._editor: Editor | None = None
         self._run_lock: store.HeldLock | None = None  # while a call of this instance holds the run's lock
+        self._seen: tuple[tuple[int, int, int], TaskState] | None = None  # state.json as last read or written here
 
     # ------------------------------------------------------------------ reading
 
@@ -217,9 +219,21 @@ class RunCore:
 
     def _committed(self) -> TaskState:
         try:
-            return TaskState.read(self.run_dir / "state.json")
+            return self._read_state()
         except (FileNotFoundError, ValueError):
             return self._state
+
+    def _read_state(self) -> TaskState:
+        """state.json as committed: read again only when the file is another than the one this
+        instance last read or wrote (every commit replaces it, so its inode, time and size name it)."""
+        path = self.run_dir / "state.json"
+        info = os.stat(path)
+        mark = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if self._seen is not None and self._seen[0] == mark:
+            return self._seen[1]
+        state = TaskState.read(path)
+        self._seen = (mark, state)
+        return state
 
     def _answered_at(self, question_id: str) -> str | None:
         for a in self._state.ledger.answers:
@@ -263,7 +277,7 @@ class RunCore:
                 self._run_lock = None
 
     def _reload(self) -> None:
-        self._state = TaskState.read(self.run_dir / "state.json")
+        self._state = self._read_state().model_copy(deep=True)  # changed in place by the call
 
     def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
         s = self._state
@@ -271,7 +285,10 @@ class RunCore:
             s.paused_states.append(s.state)
         s.revision += 1
         s.updated = store.now_iso()
-        s.write(self.run_dir / "state.json")
+        path = self.run_dir / "state.json"
+        s.write(path)
+        info = os.stat(path)
+        self._seen = ((info.st_ino, info.st_mtime_ns, info.st_size), s.model_copy(deep=True))
         self._write_views()
         self._note(event, {"state": s.state, "revision": s.revision, **(data or {})})
         if self._on_change is not None:

@@ -14,6 +14,7 @@ layers beneath are described in `core.py`.
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -98,6 +99,7 @@ class TaskRun(ReviewSteps):
             raise TaskNotFound(Advice(f"{task_id!r} is not a task id; ", Remedy(RemedyKind.LIST_TASKS), " them"))
         run_dir = start.checked_runs_root(root) / task_id
         try:
+            info = os.stat(run_dir / "state.json")  # before the read: a newer file is then read again
             state = TaskState.read(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
         except FileNotFoundError:
@@ -112,6 +114,7 @@ class TaskRun(ReviewSteps):
                 kind="taskDamaged",
             ) from None
         run = cls(root, task_id, state, launch, on_change=on_change, progress=progress)
+        run._seen = ((info.st_ino, info.st_mtime_ns, info.st_size), state.model_copy(deep=True))
         run._refresh_views_if_stale()
         return run
 
