@@ -139,3 +139,24 @@ def test_a_cancel_from_another_process_stops_the_working_call(tmp_path: Path) ->
     assert done["snap"]["state"] == "CANCELLED"  # type: ignore[index]
     events = [e["event"] for e in store.read_events(run.run_dir / "events.jsonl")]
     assert "cancel_requested" in events and "cancelled" in events
+
+
+def test_state_json_is_read_again_only_when_another_call_replaced_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo, patch = build_sample("unittest", tmp_path / "textkit")
+    run = TaskRun.start(repo, f"via {patch}")
+    reads: list[str] = []
+    real = store.read_json
+
+    def counted(path: Path) -> object:
+        reads.append(Path(path).name)
+        return real(path)
+
+    monkeypatch.setattr(store, "read_json", counted)
+    assert [run.snapshot().state for _ in range(3)] == ["WAITING_FOR_USER"] * 3
+    assert reads.count("state.json") == 0  # the file this instance committed last
+    TaskRun.load(repo, run.id).cancel()  # another caller replaces it
+    reads.clear()
+    assert run.snapshot().state == "CANCELLED"
+    assert reads.count("state.json") == 1
