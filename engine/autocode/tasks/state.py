@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
@@ -49,6 +49,10 @@ from autocode.tasks.models import (
     TaskResult,
     TestRun,
 )
+
+if TYPE_CHECKING:
+    from autocode.prep.core import PrepResult
+    from autocode.tasks.models import TaskSnapshot
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -347,8 +351,8 @@ class TaskOptions:
     engine: str | None = None  # an agent CLI as the implementer (a flag: the person's choice)
     scenario: str | None = None
     agent: str | None = None
-    prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)
-    on_change: Callable[[Any], None] | None = None
+    prep: PrepResult | None = None  # a copy the caller already made and checked (the pilot coordinator)
+    on_change: Callable[[TaskSnapshot], None] | None = None
     progress: Callable[[str, str], None] | None = None
     # Told each settings warning (an unknown key and its closest known one) once the settings resolve.
     warn: Callable[[str], None] | None = None
