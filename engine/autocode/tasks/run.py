@@ -2,10 +2,13 @@
 
 Phases: requirements -> planning -> implementing -> verifying -> completed
 (failed and cancelled also end a task). Every public call takes the run's
-lock, re-reads `state.json`, changes it, commits it atomically, and keeps
-working synchronously until the task needs a person or ends. A process
-killed at any point leaves the last committed state; `load()` then
-`resume()` continue from it.
+lock, re-reads `state.json` (when another call replaced it), changes it,
+commits it atomically, and keeps working synchronously until the task needs
+a person or ends; the one wait outside, for the editor's answer to an apply,
+is made with the locks let go (`apply_phase.py`). A cancel is a message to
+the working call (`core.LIVE`, `cancel.request`). A process killed at any
+point leaves the last committed state; `load()` then `resume()` continue
+from it. docs/dev/architecture.md, "Who owns a task's state", draws it.
 
 This module holds the public face (start, load, the person's actions); the
 layers beneath are described in `core.py`.
