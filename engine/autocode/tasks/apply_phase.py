@@ -9,7 +9,7 @@ The per-file merge itself lives in `file_merge.py`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,7 +33,6 @@ class ApplyPhase(RunCore):
     """The APPLYING phase and what it needs."""
 
     _editor: Editor | None
-    _apply_lock: store.HeldLock | None = None  # the workspace's apply lock while this call holds it
 
     def _step_applying(self) -> None:
         if not self._state.files:
@@ -238,17 +237,13 @@ class ApplyPhase(RunCore):
     def _through_editor(
         self, editor: Editor, label: str, plans: list[FilePlan], clean: list[FilePlan],
     ) -> tuple[bool | None, str, set[str]]:
-        """Hand the merged files to the editor and wait for its answer without the task's locks:
-        (its answer, its reason, the clean buffers it saved).
-
-        The hand-over is committed first (`editor_handoff`, state still APPLYING) and marked by
-        the marker locks (this run's and the workspace's), which nobody waits on: while they are
-        held, a second approval finds the task APPLYING and is refused, a cancel is refused
-        (`cancel`), another task's apply is refused (`_step_applying`) and a snapshot shows the task
-        as worked on. The run's lock and the workspace's apply lock are let go for the wait and
-        taken again, in their usual order, before the answer is recorded."""
-        self._state.editor_handoff = EditorHandoff(paths=[p.path for p in plans], since=store.now_iso())
-        self._commit("handed_to_editor", {"paths": [p.path for p in plans]})
+        """Hand the files to the editor and wait for its answer without the task's locks: (its
+        answer, its reason, the clean buffers it saved). The hand-over is committed first
+        (`editor_handoff`) and marked by marker locks nobody waits on; meanwhile a second approval,
+        a cancel, a resume and another task's apply are refused (docs/dev/architecture.md)."""
+        paths = [p.path for p in plans]
+        self._state.editor_handoff = EditorHandoff(paths=paths, since=store.now_iso())
+        self._commit("handed_to_editor", {"paths": paths})
         self._say("completed", "waiting for the editor to apply the change")
         revision = self._state.revision
         saved: set[str] = set()
@@ -260,31 +255,18 @@ class ApplyPhase(RunCore):
                     ok, why = editor.apply(label, plans)
                     if ok and clean:
                         saved = self._save_clean(editor, clean)
-                # The locks are held again (the marks still are): the answer is recorded under them.
         finally:
             self._reload()
             if self._state.revision != revision:  # nothing may change it meanwhile; say so if it did
-                self._note("changed_while_in_editor", {"revision": self._state.revision, "expected": revision})
+                self._note("changed_while_in_editor", {"revision": self._state.revision})
             self._state.editor_handoff = None
         return ok, why, saved
 
-    @contextlib.contextmanager
-    def _locks_let_go(self) -> Iterator[None]:
-        """Let go of the workspace's apply lock and the run's lock for the block; they are taken
-        back in their usual order (the run's first), whatever happens in it."""
-        with contextlib.ExitStack() as stack:
-            for held in (self._apply_lock, self._run_lock):
-                if held is not None:
-                    stack.enter_context(held.released())
-            yield
-
     def _save_clean(self, editor: Editor, clean: list[FilePlan]) -> set[str]:
-        """The buffers that held nothing unsaved before the apply go to disk when the editor saves
-        them (`autocode/task/saveDocuments`, one undo step kept); the paths it saved. A file the
-        editor did not save is never written here behind its open buffer: the editor would then
-        hold a modified buffer over a file changed on disk, and its next save would ask the person
-        whether to overwrite (Emacs: "changed since visited or saved"). Such a file waits for the
-        person's save (`not_on_disk` finds it, the task is WAITING_FOR_SAVE)."""
+        """The paths the editor saved of the buffers that held nothing unsaved before the apply
+        (`autocode/task/saveDocuments`). A file it did not save is never written behind its open
+        buffer (the editor's next save would ask whether to overwrite): it waits for the person's
+        save (`not_on_disk` finds it, the task is WAITING_FOR_SAVE)."""
         try:
             return set(editor.save(clean)) if hasattr(editor, "save") else set()
         except Exception as exc:

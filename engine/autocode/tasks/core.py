@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -25,6 +24,7 @@ from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
 from autocode.tasks.ledger import LedgerQuestion
+from autocode.tasks.live import LIVE
 from autocode.tasks.models import (
     AgentStatus,
     AnswerQuestions,
@@ -64,43 +64,6 @@ EDITOR_MARK = ".editor.lock"
 R = TypeVar("R", bound=PhaseResult)
 
 
-class _Live:
-    """The tasks a call of this process is working on now, each with its cancel message.
-
-    A cancel from this process sets the task's event and the working call sees it at its next
-    look (the agent loop and the test runner look between turns and while waiting on output):
-    no file is read and no lock is probed for it. A cancel from another process leaves the
-    durable record (`cancel.request`, and `cancel_requested` in events.jsonl) that the working
-    process reads at the same looks."""
-
-    def __init__(self) -> None:
-        self._guard = threading.Lock()
-        self._tasks: dict[Path, tuple[threading.Event, int]] = {}
-
-    @contextlib.contextmanager
-    def working(self, run_dir: Path) -> Iterator[threading.Event]:
-        with self._guard:
-            event, depth = self._tasks.get(run_dir, (threading.Event(), 0))
-            self._tasks[run_dir] = (event, depth + 1)
-        try:
-            yield event
-        finally:
-            with self._guard:
-                event, depth = self._tasks[run_dir]
-                if depth > 1:
-                    self._tasks[run_dir] = (event, depth - 1)
-                else:
-                    del self._tasks[run_dir]
-
-    def event(self, run_dir: Path) -> threading.Event | None:
-        with self._guard:
-            found = self._tasks.get(run_dir)
-        return found[0] if found is not None else None
-
-
-LIVE = _Live()
-
-
 class RunCore:
     """A task's folder and state; see the module docstring for the layers above it."""
 
@@ -123,6 +86,7 @@ class RunCore:
         self._progress = progress
         self._editor: Editor | None = None
         self._run_lock: store.HeldLock | None = None  # while a call of this instance holds the run's lock
+        self._apply_lock: store.HeldLock | None = None  # and the workspace's apply lock (apply_phase.py)
         self._seen: tuple[tuple[int, int, int], TaskState] | None = None  # state.json as last read or written here
 
     # ------------------------------------------------------------------ reading
@@ -275,6 +239,15 @@ class RunCore:
                 yield
             finally:
                 self._run_lock = None
+
+    @contextlib.contextmanager
+    def _locks_let_go(self) -> Iterator[None]:
+        """Without the apply lock and the run's lock for the block; back in their order after it."""
+        with contextlib.ExitStack() as stack:
+            for held in (self._apply_lock, self._run_lock):
+                if held is not None:
+                    stack.enter_context(held.released())
+            yield
 
     def _reload(self) -> None:
         self._state = self._read_state().model_copy(deep=True)  # changed in place by the call

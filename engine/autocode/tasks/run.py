@@ -16,7 +16,6 @@ layers beneath are described in `core.py`.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
 from collections.abc import Callable, Mapping
@@ -27,13 +26,13 @@ from autocode.errors import AutoCodeError, UsageError
 from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import start, store
-from autocode.tasks.core import LIVE
 from autocode.tasks.errors import (
     AlreadyDecided,
     ConfirmationRequired,
     NotAwaitingInput,
     TaskNotFound,
 )
+from autocode.tasks.live import LIVE
 from autocode.tasks.models import TaskSnapshot
 from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
@@ -355,33 +354,7 @@ class TaskRun(ReviewSteps):
                          name=f"autocode-cancel-{self.id}").start()
         settled.wait(CANCEL_WAIT_S)
         self._reload()
-        snap = self.snapshot()
-        return snap
-
-    def _refuse_cancel_if_settled(self) -> None:
-        if self._state.state in ENDS:
-            raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
-        if self._editor_waiting(self._state):
-            raise NotAwaitingInput(
-                f"task {self.id} has handed its change to the editor and waits for its answer; accept or "
-                "decline it there (declining leaves the files as they were), then cancel"
-            )
-
-    def _cancel_when_free(self, settled: threading.Event) -> None:
-        """Wait for the run's lock and honour a cancel request still pending then."""
-        try:
-            with store.locked(self.run_dir):
-                if (self.run_dir / "cancel.request").exists():
-                    self._reload()
-                    if self._state.state in ENDS or self._editor_waiting(self._state):
-                        (self.run_dir / "cancel.request").unlink(missing_ok=True)
-                    else:
-                        self._cancel_now()
-        except Exception as exc:  # a helper must not break the caller: the working call still looks
-            with contextlib.suppress(Exception):
-                self._note("cancel_helper_failed", {"error": repr(exc)})
-        finally:
-            settled.set()
+        return self.snapshot()
 
     def resume(self) -> TaskSnapshot:
         """Continue a task whose process stopped while it was working (after a crash or kill), or
