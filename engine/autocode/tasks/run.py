@@ -6,7 +6,7 @@ lock, re-reads `state.json` (when another call replaced it), changes it,
 commits it atomically, and keeps working synchronously until the task needs
 a person or ends; the one wait outside, for the editor's answer to an apply,
 is made with the locks let go (`apply_phase.py`). A cancel is a message to
-the working call (`core.LIVE`, `cancel.request`). A process killed at any
+the working call (`live.LIVE`, `cancel.request`). A process killed at any
 point leaves the last committed state; `load()` then `resume()` continue
 from it. docs/dev/architecture.md, "Who owns a task's state", draws it.
 
@@ -332,7 +332,7 @@ class TaskRun(ReviewSteps):
 
         A free task is cancelled here, under its lock. A busy one gets a message: the durable
         record (`cancel.request`, the `cancel_requested` event) that any process reads, and, when
-        the working call is in this process, its cancel event (`core.LIVE`), which it sees at once.
+        the working call is in this process, its cancel event (`live.LIVE`), which it sees at once.
         No lock is probed in a loop: one helper thread waits for the lock and honours the request
         if it is still pending when it gets it (a holder that never looks at requests, such as a
         view refresh, lets go soon); this call waits up to CANCEL_WAIT_S for that, then answers
