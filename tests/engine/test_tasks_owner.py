@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from autocode.tasks import AlreadyDecided, NotAwaitingInput, Source, TaskOptions, TaskRun, store
-from autocode.tasks.core import LIVE
+from autocode.tasks.live import LIVE
 from autocode.tasks.state import runs_root
 from support.tasks import autocode, build_sample
 
