@@ -350,7 +350,10 @@ class TaskRun(ReviewSteps):
         if live is not None:
             live.set()
         settled = threading.Event()
-        threading.Thread(target=self._cancel_when_free, args=(settled,), daemon=True,
+        # Its own instance: this call reads the task again meanwhile, the helper may commit.
+        twin = type(self)(self.workspace, self.id, self._state, self._launch, on_change=self._on_change,
+                          progress=self._progress)
+        threading.Thread(target=twin._cancel_when_free, args=(settled,), daemon=True,
                          name=f"autocode-cancel-{self.id}").start()
         settled.wait(CANCEL_WAIT_S)
         self._reload()
