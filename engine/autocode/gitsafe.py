@@ -24,6 +24,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import stat
 import subprocess
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -354,6 +355,99 @@ def main_worktree(path: Path | str) -> Path | None:
 def head(path: Path | str) -> str | None:
     proc = run(["rev-parse", "--verify", "-q", "HEAD"], path, check=False)
     return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+
+class HeadUnknown(ValueError):
+    """HEAD cannot be read from the files alone (a layout or ref store this reader does not know)."""
+
+
+_OBJECT_NAME = re.compile(rb"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+_REF_FORBIDDEN = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]|\.\.|@\{")
+_SMALL = 4096
+_PACKED_MAX = 64 << 20
+
+
+def _read_regular(path: Path, limit: int) -> bytes | None:
+    """The bytes of the regular file at `path` (None when there is none); never follows a link,
+    never waits on a FIFO or device, never reads past `limit` (HeadUnknown then)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        raise HeadUnknown(f"{path.name}: {exc.strerror}") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise HeadUnknown(f"{path.name} is not a regular file")
+        data = os.read(fd, limit + 1)
+        while len(data) <= limit:
+            more = os.read(fd, limit + 1 - len(data))
+            if not more:
+                break
+            data += more
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise HeadUnknown(f"{path.name} is larger than a git file of its kind")
+    return data
+
+
+def _git_dirs(toplevel: Path) -> tuple[Path, Path]:
+    """(the work tree's git folder, the repository's common folder) from `.git` and `commondir`."""
+    dot = toplevel / ".git"
+    info = os.lstat(dot) if os.path.lexists(dot) else None
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        gitdir = dot
+    else:
+        pointer = _read_regular(dot, _SMALL)  # a linked worktree or submodule: "gitdir: <path>"
+        if pointer is None or not pointer.startswith(b"gitdir: "):
+            raise HeadUnknown(".git is neither a folder nor a gitdir pointer")
+        gitdir = toplevel / os.fsdecode(pointer[len(b"gitdir: "):].rstrip(b"\r\n"))
+    common = _read_regular(gitdir / "commondir", _SMALL)
+    return gitdir, (gitdir / os.fsdecode(common.rstrip(b"\r\n")) if common else gitdir)
+
+
+def _resolve_ref(gitdir: Path, common: Path, name: str, depth: int = 0) -> str | None:
+    parts = name.split("/")
+    plain = (parts[0] == "refs" and len(parts) > 1 and not _REF_FORBIDDEN.search(name)
+             and all(p and not p.startswith(".") and not p.endswith(".lock") for p in parts))
+    if depth > 5 or not plain:
+        raise HeadUnknown(f"HEAD names {name!r}, not a branch this reader follows")
+    per_worktree = name.startswith(("refs/worktree/", "refs/bisect/", "refs/rewritten/"))
+    loose = _read_regular((gitdir if per_worktree else common) / name, _SMALL)
+    if loose is not None:
+        return _object_or_ref(gitdir, common, loose, depth + 1)
+    packed = _read_regular(common / "packed-refs", _PACKED_MAX) or b""
+    wanted = b" " + os.fsencode(name)
+    for line in packed.splitlines():
+        if line.endswith(wanted) and _OBJECT_NAME.fullmatch(line[: -len(wanted)]):
+            return line[: -len(wanted)].decode()
+    return None  # a branch with no commit yet (or deleted): no HEAD, as `rev-parse --verify` says
+
+
+def _object_or_ref(gitdir: Path, common: Path, data: bytes, depth: int) -> str | None:
+    text = data.rstrip(b"\r\n")
+    if _OBJECT_NAME.fullmatch(text):
+        return text.decode()
+    if text.startswith(b"ref: "):
+        return _resolve_ref(gitdir, common, os.fsdecode(text[len(b"ref: "):]), depth)
+    raise HeadUnknown("HEAD holds neither an object name nor a ref")
+
+
+def head_from_files(toplevel: Path | str) -> str | None:
+    """The commit HEAD names in the work tree at `toplevel`, read from the git folder's files with
+    no git process (None before the first commit), for a look repeated often (a task's snapshot).
+
+    Only files are read, so nothing a repository configures can run; every file is read only
+    if it is a regular file (no link followed, no FIFO waited on) of bounded size, and a ref is
+    followed only when its name is a plain `refs/...` name (no `..`, no hidden part). Any layout
+    this reader does not know (the reftable ref store, an odd `.git`) raises HeadUnknown: the
+    caller then asks git through `head` or shows nothing."""
+    gitdir, common = _git_dirs(Path(toplevel))
+    data = _read_regular(gitdir / "HEAD", _SMALL)
+    if data is None:
+        raise HeadUnknown("no HEAD file")
+    return _object_or_ref(gitdir, common, data, 0)
 
 
 def origin_url(path: Path | str) -> str | None:

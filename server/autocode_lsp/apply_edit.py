@@ -2,7 +2,8 @@
 
 The engine calls `ClientEditor.read` for each touched file (an open buffer's text, unsaved
 edits included, comes from the documents the client synchronises) and `apply` with what to
-write. Both run in the engine's thread and wait for the event loop. The edit replaces each
+write. Both run in the engine's thread and wait for the event loop; the engine waits for
+`apply` (and `save`) with the task's locks let go, so a slow answer holds up no other call. The edit replaces each
 whole document, so the editor keeps one undo step per file. The engine records the change as
 applied only when the client answers `applied: true`.
 """

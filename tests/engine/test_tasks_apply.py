@@ -154,6 +154,35 @@ def test_head_moved_is_said_before_applying_and_the_change_still_merges(sample: 
     assert text.startswith(NOTE) and "def longest_word" in text
 
 
+def test_a_snapshot_starts_no_git_process_and_still_says_head_moved(
+    sample: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    repo, patch = sample
+    run = _verified(repo, patch)
+    start = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the person commits meanwhile")
+    now = git(repo, "rev-parse", "HEAD").strip()
+    other = TaskRun.load(repo, run.id)  # as another caller; opening it finds the work tree through git
+    started: list[object] = []
+    real = subprocess.Popen
+
+    class Counting(real):  # type: ignore[misc,valid-type]
+        def __init__(self, args: object, *a: object, **kw: object) -> None:
+            started.append(args)
+            super().__init__(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", Counting)
+    snaps = [run.snapshot().wire(), other.snapshot().wire()]
+    assert started == []
+    assert [s["needs"]["headMoved"] for s in snaps] == [{"from": start, "to": now}] * 2
+    # Acting on it asks git itself, and records what it found with the outcome.
+    snap = run.approve_completion(CLI).wire()
+    assert any("rev-parse" in list(map(str, args)) for args in started)  # type: ignore[call-overload]
+    assert snap["state"] == "COMPLETED" and snap["result"]["apply"]["headMoved"] == {"from": start, "to": now}
+
+
 def test_an_apply_that_fails_is_not_completed_and_can_be_retried(sample: tuple[Path, str]) -> None:
     repo, patch = sample
     run = _verified(repo, patch)

@@ -8,6 +8,7 @@ The per-file merge itself lives in `file_merge.py`.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -15,21 +16,17 @@ from typing import TYPE_CHECKING, Any, Literal
 from autocode import diffnames
 from autocode.errors import AutoCodeError
 from autocode.tasks import store
-from autocode.tasks.core import RunCore
+from autocode.tasks.core import EDITOR_MARK, RunCore
 from autocode.tasks.models import Conflict, HeadMoved, TaskResult
-from autocode.tasks.state import ApplyAttempt, runs_root, stored_form
+from autocode.tasks.state import ApplyAttempt, EditorHandoff, runs_root, stored_form
 
 if TYPE_CHECKING:
-    from autocode.tasks.file_merge import Editor
+    from autocode.tasks.file_merge import Editor, FilePlan
 
 
 def _names(paths: list[str]) -> str:
     """Paths for a sentence: a name with a newline, quote or odd bytes is shown quoted as git shows it."""
     return ", ".join(diffnames.quote(p) for p in paths)
-
-
-def _moved(head_moved: dict[str, Any] | None) -> HeadMoved | None:
-    return HeadMoved.model_validate(head_moved) if head_moved else None
 
 
 class ApplyPhase(RunCore):
@@ -46,11 +43,16 @@ class ApplyPhase(RunCore):
                 kind="emptyChange",
             )
         self._say("completed", "merging the change into the workspace")
-        head_moved = self.head_moved()
+        head_moved = self.head_moved(ask_git=True)  # the person acts: git's own answer
         if head_moved:
-            self._note("head_moved", head_moved)
+            self._note("head_moved", head_moved.wire())
         # One task at a time changes the person's working tree.
-        with store.locked(runs_root(self.workspace), name=".apply.lock"):
+        with store.holding(runs_root(self.workspace), name=".apply.lock") as apply_lock:
+            self._apply_lock = apply_lock
+            if store.busy(runs_root(self.workspace), EDITOR_MARK):
+                self._apply_refused("another task's change is with the editor, waiting for its answer; "
+                                    "nothing was written. Answer the editor, then approve again.", head_moved)
+                return
             try:
                 plans = self._plan_apply()
             except Exception as exc:  # an unsafe path, an unreadable file, an editor gone: nothing written
@@ -66,7 +68,7 @@ class ApplyPhase(RunCore):
                     conflicts=paths,
                     details=[Conflict.model_validate(p.conflict_dict()) for p in conflicts],
                     via=None,
-                    head_moved=_moved(head_moved),
+                    head_moved=head_moved,
                     message="both you and the task changed " + _names(paths)
                     + "; nothing was written. Choose for each file: keep mine, take theirs, or write "
                     "conflict markers to resolve in the editor.",
@@ -74,7 +76,10 @@ class ApplyPhase(RunCore):
                 self._state.state = "WAITING_FOR_CONFLICT_RESOLUTION"
                 self._commit("conflicts", {"conflicts": paths})
                 return
-            outcome_or_none = self._write_change(plans, head_moved)
+            try:
+                outcome_or_none = self._write_change(plans, head_moved)
+            finally:
+                self._apply_lock = None
             if outcome_or_none is None:
                 return
             written, by_editor = outcome_or_none
@@ -90,7 +95,7 @@ class ApplyPhase(RunCore):
             conflicts=[],
             via=via,
             choices=chosen,
-            head_moved=_moved(head_moved),
+            head_moved=head_moved,
             message=(f"wrote {_names(written)}" if written else "nothing needed writing")
             + (f" ({_names(by_editor)} through the editor)" if by_editor else "")
             + (f"; {len(kept)} of {len(kept) + len(undone)} hunks taken, the rest left out as you chose"
@@ -160,7 +165,7 @@ class ApplyPhase(RunCore):
                 return (list(hunks.kept), list(hunks.undone)) if hunks is not None else ([], [])
         return [], []
 
-    def _write_change(self, plans: list[Any], head_moved: dict[str, Any] | None) -> tuple[list[str], list[str]] | None:
+    def _write_change(self, plans: list[FilePlan], head_moved: HeadMoved | None) -> tuple[list[str], list[str]] | None:
         """Write the planned files: the ones open in an editor that applies edits go through it
         (unsaved edits and undo included), the others to disk. Returns (written, through the
         editor), or None when the apply was refused (then nothing was written, in the editor or on
@@ -176,7 +181,8 @@ class ApplyPhase(RunCore):
         brief = (self._launch.get("brief") or "").strip()
         label = "AutoCode: apply changes for " + brief.splitlines()[0][:80] if brief else "AutoCode: apply changes"
         changing = [p for p in plans if p.action in ("write", "delete")]
-        by_editor: list[Any] = []
+        by_editor: list[FilePlan] = []
+        clean: list[FilePlan] = []
         try:
             if editor is not None and getattr(editor, "can_apply", True):
                 opened = set(editor.open_paths([p.path for p in changing]))
@@ -197,7 +203,8 @@ class ApplyPhase(RunCore):
             try:
                 # Which buffers hold the person's unsaved edits: those keep them, merged, unsaved.
                 had_unsaved = set(editor.unsaved([p.path for p in by_editor]))
-                ok, why = editor.apply(label, by_editor)
+                clean = [p for p in by_editor if p.path not in had_unsaved]
+                ok, why, saved_clean = self._through_editor(editor, label, by_editor, clean)
                 if ok is None:  # the editor cannot take it (e.g. not UTF-8 text): the disk, if safe
                     self._note("apply_from_disk", {"why": why})
                     paths = [p.path for p in by_editor]
@@ -222,28 +229,52 @@ class ApplyPhase(RunCore):
                 if more is None:
                     return None
                 return disk_written + more[1], []
-        clean = [p for p in by_editor if p.path not in had_unsaved]
-        if clean and editor is not None:
-            self._save_clean(editor, clean)
+        if clean:
+            self._note("saved_after_apply", {"by_editor": sorted(saved_clean),
+                                             "waiting": sorted(p.path for p in clean if p.path not in saved_clean)})
         return [p.path for p in by_editor] + disk_written, [p.path for p in by_editor]
 
-    def _save_clean(self, editor: Editor, clean: list[Any]) -> None:
-        """The buffers that held nothing unsaved before the apply go to disk when the editor saves
-        them (`autocode/task/saveDocuments`, one undo step kept). A file the editor did not save is
-        never written here behind its open buffer: the editor would then hold a modified buffer
-        over a file changed on disk, and its next save would ask the person whether to overwrite
-        (Emacs: "changed since visited or saved"). Such a file waits for the person's save
-        (`not_on_disk` finds it, the task is WAITING_FOR_SAVE)."""
+    def _through_editor(
+        self, editor: Editor, label: str, plans: list[FilePlan], clean: list[FilePlan],
+    ) -> tuple[bool | None, str, set[str]]:
+        """Hand the files to the editor and wait for its answer without the task's locks: (its
+        answer, its reason, the clean buffers it saved). The hand-over is committed first
+        (`editor_handoff`) and marked by marker locks nobody waits on; meanwhile a second approval,
+        a cancel, a resume and another task's apply are refused (docs/dev/architecture.md)."""
+        paths = [p.path for p in plans]
+        self._state.editor_handoff = EditorHandoff(paths=paths, since=store.now_iso())
+        self._commit("handed_to_editor", {"paths": paths})
+        self._say("completed", "waiting for the editor to apply the change")
+        revision = self._state.revision
         saved: set[str] = set()
         try:
-            saved = set(editor.save(clean)) if hasattr(editor, "save") else set()
+            with contextlib.ExitStack() as marks:
+                for folder in (self.run_dir, runs_root(self.workspace)):
+                    marks.enter_context(store.locked(folder, blocking=False, name=EDITOR_MARK))
+                with self._locks_let_go():
+                    ok, why = editor.apply(label, plans)
+                    if ok and clean:
+                        saved = self._save_clean(editor, clean)
+        finally:
+            self._reload()
+            if self._state.revision != revision:  # nothing may change it meanwhile; say so if it did
+                self._note("changed_while_in_editor", {"revision": self._state.revision})
+            self._state.editor_handoff = None
+        return ok, why, saved
+
+    def _save_clean(self, editor: Editor, clean: list[FilePlan]) -> set[str]:
+        """The paths the editor saved of the buffers that held nothing unsaved before the apply
+        (`autocode/task/saveDocuments`). A file it did not save is never written behind its open
+        buffer (the editor's next save would ask whether to overwrite): it waits for the person's
+        save (`not_on_disk` finds it, the task is WAITING_FOR_SAVE)."""
+        try:
+            return set(editor.save(clean)) if hasattr(editor, "save") else set()
         except Exception as exc:
             self._note("save_failed", {"error": f"{type(exc).__name__}: {exc}"})
-        self._note("saved_after_apply", {"by_editor": sorted(saved),
-                                         "waiting": sorted(p.path for p in clean if p.path not in saved)})
+            return set()
 
     def _write_disk(
-        self, plans: list[Any], head_moved: dict[str, Any] | None, undo: dict[str, Any] | None = None,
+        self, plans: list[FilePlan], head_moved: HeadMoved | None, undo: dict[str, Any] | None = None,
     ) -> tuple[dict[str, Any], list[str]] | None:
         """Write `plans` to disk, keeping what each file held; on a failure put back everything
         written (these and `undo`) and refuse. Returns (what to put back, paths written) or None."""
@@ -265,7 +296,7 @@ class ApplyPhase(RunCore):
             return None
         return {**(undo or {}), **saved}, written
 
-    def _editor_failed(self, exc: Exception, head_moved: dict[str, Any] | None) -> None:
+    def _editor_failed(self, exc: Exception, head_moved: HeadMoved | None) -> None:
         self._apply_refused(
             f"the editor did not take the change (it answered with an error or went away: "
             f"{type(exc).__name__}: {exc}); nothing was written. Approve the "
@@ -273,25 +304,25 @@ class ApplyPhase(RunCore):
             head_moved,
         )
 
-    def _unsaved_refused(self, unsaved: list[str], head_moved: dict[str, Any] | None) -> None:
+    def _unsaved_refused(self, unsaved: list[str], head_moved: HeadMoved | None) -> None:
         self._apply_refused(
             f"{', '.join(unsaved)} {'has' if len(unsaved) == 1 else 'have'} unsaved edits in the editor, "
             "which cannot take this change itself; save or revert them, then approve again "
             "(nothing was written)", head_moved,
         )
 
-    def _apply_refused(self, message: str, head_moved: dict[str, Any] | None) -> None:
+    def _apply_refused(self, message: str, head_moved: HeadMoved | None) -> None:
         """The change was not applied: back to waiting for the completion approval (retry)."""
         self._state.apply = ApplyAttempt(
             status="not_applied", applied=False, written=[], conflicts=[], via=None,
-            head_moved=_moved(head_moved), message=message,
+            head_moved=head_moved, message=message,
         )
         self._state.apply_choices = {}
         self._state.apply_keep = None
         self._state.state = "WAITING_FOR_COMPLETION_APPROVAL"
         self._commit("apply_failed", {"message": message})
 
-    def _plan_apply(self, buffers: Callable[[str], bytes | None] | None = None, *, choices: bool = True) -> list[Any]:
+    def _plan_apply(self, buffers: Callable[[str], bytes | None] | None = None, *, choices: bool = True) -> list[FilePlan]:
         """Each touched file's three versions and what to do with it (the person's hunk and conflict
         choices in, unless `choices` is False). `buffers` gives the person's text of a file when
         the caller has it (a preview's documents); else the editor's buffer, else the disk."""

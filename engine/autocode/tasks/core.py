@@ -11,6 +11,7 @@ goes through `_commit` under the run's lock.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,6 +24,7 @@ from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import store
 from autocode.tasks.errors import AlreadyDecided, NotAwaitingInput, PlanRevisionMismatch
 from autocode.tasks.ledger import LedgerQuestion
+from autocode.tasks.live import LIVE
 from autocode.tasks.models import (
     AgentStatus,
     AnswerQuestions,
@@ -57,6 +59,8 @@ if TYPE_CHECKING:
     from autocode.tasks.file_merge import Editor
 
 DIFF_IN_SNAPSHOT = 200_000
+EDITOR_MARK = ".editor.lock"
+"""Held (in the run folder, and in the runs folder for the workspace) while a change is with the editor."""
 R = TypeVar("R", bound=PhaseResult)
 
 
@@ -81,13 +85,16 @@ class RunCore:
         self._on_change = on_change
         self._progress = progress
         self._editor: Editor | None = None
+        self._run_lock: store.HeldLock | None = None  # while a call of this instance holds the run's lock
+        self._apply_lock: store.HeldLock | None = None  # and the workspace's apply lock (apply_phase.py)
+        self._seen: tuple[tuple[int, int, int], TaskState] | None = None  # state.json as last read or written here
 
     # ------------------------------------------------------------------ reading
 
     def snapshot(self) -> TaskSnapshot:
         """The task as last committed (read from disk, so any instance in any process agrees)."""
         s = self._committed()
-        interrupted = s.state in WORKING and not self._worked_on()
+        interrupted = s.state in WORKING and not self._worked_on(s)
         return TaskSnapshot(
             id=self.id,
             workspace=str(self.workspace),
@@ -121,15 +128,23 @@ class RunCore:
             updated=s.updated,
         )
 
-    def _worked_on(self) -> bool:
-        """Whether a call holds the run's lock now (in this process or another). A working state
-        with the lock free was left by a process that stopped mid-step: the task is interrupted.
-        The lock is an flock, so it goes with the process that held it, however it ended."""
+    def _worked_on(self, s: TaskState) -> bool:
+        """Whether a call holds the run's lock now (in this process or another), or waits for the
+        editor's answer with the lock let go. A working state with both free was left by a process
+        that stopped mid-step: the task is interrupted. The locks are flocks, so they go with the
+        process that held them, however it ended."""
+        if LIVE.event(self.run_dir) is not None:
+            return True  # a call of this process is working on it: no lock to look at
         try:
             with store.locked(self.run_dir, blocking=False) as got:
-                return not got
+                return not got or self._editor_waiting(s)
         except OSError:  # a lock that cannot be opened (a read-only copy): the state is shown as saved
             return True
+
+    def _editor_waiting(self, s: TaskState) -> bool:
+        """The change is with the editor now: handed over (in the state) by a call still waiting
+        for the answer (its marker lock held; nobody ever waits on that lock, they only look)."""
+        return s.editor_handoff is not None and store.busy(self.run_dir, EDITOR_MARK)
 
     def _needs(self, s: TaskState) -> Needs:
         """What the task waits for, with exactly what the person needs to decide it."""
@@ -144,8 +159,7 @@ class RunCore:
                 markdown=render_plan(s.plan, s.plan_revision, planned_tests(self._launch)),
                 plan_uri=plan_file.as_uri() if plan_file.is_file() else None,
             )
-        moved = self.head_moved()
-        head_moved = HeadMoved.model_validate(moved) if moved else None
+        head_moved = self.head_moved()
         last = s.apply
         if kind == "approve_completion":
             return ApproveCompletion(
@@ -169,9 +183,21 @@ class RunCore:
 
     def _committed(self) -> TaskState:
         try:
-            return TaskState.read(self.run_dir / "state.json")
+            return self._read_state()
         except (FileNotFoundError, ValueError):
             return self._state
+
+    def _read_state(self) -> TaskState:
+        """state.json as committed: read again only when the file is another than the one this
+        instance last read or wrote (every commit replaces it, so its inode, time and size name it)."""
+        path = self.run_dir / "state.json"
+        info = os.stat(path)
+        mark = (info.st_ino, info.st_mtime_ns, info.st_size)
+        if self._seen is not None and self._seen[0] == mark:
+            return self._seen[1]
+        state = TaskState.read(path)
+        self._seen = (mark, state)
+        return state
 
     def _answered_at(self, question_id: str) -> str | None:
         for a in self._state.ledger.answers:
@@ -185,27 +211,46 @@ class RunCore:
                 return approval
         return None
 
-    def head_moved(self) -> dict[str, Any] | None:
-        """HEAD now and when the task started, when they differ (new commits, another branch)."""
+    def head_moved(self, *, ask_git: bool = False) -> HeadMoved | None:
+        """HEAD now and when the task started (recorded in launch.json), when they differ (new
+        commits, another branch); None when they agree or HEAD cannot be read.
+
+        A snapshot reads HEAD from the git folder's files (`gitsafe.head_from_files`: no process,
+        nothing the repository configures runs); `ask_git` asks git itself, for the check made
+        when the person acts (the apply), where a layout the file reader does not know must not
+        hide a move."""
         start = self._launch.get("head")
         try:
-            now = gitsafe.head(self.workspace)
+            now = gitsafe.head(self.workspace) if ask_git else gitsafe.head_from_files(self.workspace)
         except Exception:
             return None
         if now == start:
             return None
-        return {"from": start, "to": now}
+        return HeadMoved.model_validate({"from": start, "to": now})
 
     # ------------------------------------------------------------------ the machine
 
     @contextlib.contextmanager
     def _changing(self) -> Iterator[None]:
-        with store.locked(self.run_dir):
-            self._reload()
+        with store.holding(self.run_dir) as held, LIVE.working(self.run_dir):
+            self._run_lock = held
+            try:
+                self._reload()
+                yield
+            finally:
+                self._run_lock = None
+
+    @contextlib.contextmanager
+    def _locks_let_go(self) -> Iterator[None]:
+        """Without the apply lock and the run's lock for the block; back in their order after it."""
+        with contextlib.ExitStack() as stack:
+            for held in (self._apply_lock, self._run_lock):
+                if held is not None:
+                    stack.enter_context(held.released())
             yield
 
     def _reload(self) -> None:
-        self._state = TaskState.read(self.run_dir / "state.json")
+        self._state = self._read_state().model_copy(deep=True)  # changed in place by the call
 
     def _commit(self, event: str, data: dict[str, Any] | None = None) -> None:
         s = self._state
@@ -213,7 +258,10 @@ class RunCore:
             s.paused_states.append(s.state)
         s.revision += 1
         s.updated = store.now_iso()
-        s.write(self.run_dir / "state.json")
+        path = self.run_dir / "state.json"
+        s.write(path)
+        info = os.stat(path)
+        self._seen = ((info.st_ino, info.st_mtime_ns, info.st_size), s.model_copy(deep=True))
         self._write_views()
         self._note(event, {"state": s.state, "revision": s.revision, **(data or {})})
         if self._on_change is not None:
@@ -234,7 +282,9 @@ class RunCore:
                 self._progress(phase, message)
 
     def _cancel_requested(self) -> bool:
-        return (self.run_dir / "cancel.request").exists()
+        """Asked to stop: by a message from this process (`LIVE`), or by the record another process left."""
+        event = LIVE.event(self.run_dir)
+        return (event is not None and event.is_set()) or (self.run_dir / "cancel.request").exists()
 
     def _agent_status(self) -> AgentStatus | None:
         # lazy: not needed by `autocode task list`, which imports this module

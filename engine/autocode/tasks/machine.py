@@ -11,6 +11,7 @@ the one transition table would be scattered over several classes sharing one mut
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,6 +30,7 @@ from autocode.remedy import Advice, Remedy, RemedyKind
 from autocode.tasks import ledger as ledger_mod
 from autocode.tasks import models, store, verify
 from autocode.tasks.apply_phase import ApplyPhase
+from autocode.tasks.errors import NotAwaitingInput
 from autocode.tasks.models import (
     Learning,
     Proof,
@@ -83,6 +85,8 @@ class PhaseMachine(ApplyPhase):
                 self._early_base = None
 
     def _advance_steps(self) -> None:
+        if self._editor_waiting(self._state):
+            return  # another call handed the change to the editor and records its answer
         while self._state.state in WORKING:
             if self._cancel_requested():
                 self._cancel_now()
@@ -196,12 +200,37 @@ class PhaseMachine(ApplyPhase):
             if not got or not self._cancel_requested():
                 return False  # whoever holds the lock now looks at the request when it lets go
             self._reload()
-            if self._state.state in ENDS:
+            if self._state.state in ENDS or self._editor_waiting(self._state):
                 with contextlib.suppress(FileNotFoundError):
                     (self.run_dir / "cancel.request").unlink()
                 return False
             self._cancel_now()
             return True
+
+    def _refuse_cancel_if_settled(self) -> None:
+        if self._state.state in ENDS:
+            raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
+        if self._editor_waiting(self._state):
+            raise NotAwaitingInput(
+                f"task {self.id} has handed its change to the editor and waits for its answer; accept or "
+                "decline it there (declining leaves the files as they were), then cancel"
+            )
+
+    def _cancel_when_free(self, settled: threading.Event) -> None:
+        """Wait for the run's lock and honour a cancel request still pending then."""
+        try:
+            with store.locked(self.run_dir):
+                if (self.run_dir / "cancel.request").exists():
+                    self._reload()
+                    if self._state.state in ENDS or self._editor_waiting(self._state):
+                        (self.run_dir / "cancel.request").unlink(missing_ok=True)
+                    else:
+                        self._cancel_now()
+        except Exception as exc:  # a helper must not break the caller: the working call still looks
+            with contextlib.suppress(Exception):
+                self._note("cancel_helper_failed", {"error": repr(exc)})
+        finally:
+            settled.set()
 
     def _cancel_now(self) -> None:
         self._state.state = "CANCELLED"

@@ -2,10 +2,13 @@
 
 Phases: requirements -> planning -> implementing -> verifying -> completed
 (failed and cancelled also end a task). Every public call takes the run's
-lock, re-reads `state.json`, changes it, commits it atomically, and keeps
-working synchronously until the task needs a person or ends. A process
-killed at any point leaves the last committed state; `load()` then
-`resume()` continue from it.
+lock, re-reads `state.json` (when another call replaced it), changes it,
+commits it atomically, and keeps working synchronously until the task needs
+a person or ends; the one wait outside, for the editor's answer to an apply,
+is made with the locks let go (`apply_phase.py`). A cancel is a message to
+the working call (`live.LIVE`, `cancel.request`). A process killed at any
+point leaves the last committed state; `load()` then `resume()` continue
+from it. docs/dev/architecture.md, "Who owns a task's state", draws it.
 
 This module holds the public face (start, load, the person's actions); the
 layers beneath are described in `core.py`.
@@ -13,7 +16,8 @@ layers beneath are described in `core.py`.
 
 from __future__ import annotations
 
-import time
+import os
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +32,7 @@ from autocode.tasks.errors import (
     NotAwaitingInput,
     TaskNotFound,
 )
+from autocode.tasks.live import LIVE
 from autocode.tasks.models import TaskSnapshot
 from autocode.tasks.review import ReviewSteps, end_orphaned_programs
 from autocode.tasks.state import (
@@ -48,9 +53,9 @@ from autocode.tasks.state import (
 if TYPE_CHECKING:
     from autocode.tasks.file_merge import Editor
 
-# How long a cancel that found the task busy keeps trying to take the lock itself; a call that
-# holds it for longer (planning, tests) honours the request at its next step.
-CANCEL_RETRY_S = 0.5
+# How long a cancel that found the task busy waits for the task to settle before answering; a
+# call that holds the lock for longer (planning, tests) honours the request at its next look.
+CANCEL_WAIT_S = 0.5
 
 
 class TaskRun(ReviewSteps):
@@ -70,7 +75,7 @@ class TaskRun(ReviewSteps):
         ready = start.prepare(workspace, brief, opts)
         state = TaskState.new(ready.task_id)
         run = cls(ready.root, ready.task_id, state, ready.launch, on_change=opts.on_change, progress=opts.progress)
-        with store.locked(ready.run_dir):
+        with store.locked(ready.run_dir), LIVE.working(ready.run_dir):
             run._commit("started", {"brief": str(ready.launch["brief"]).strip().splitlines()[0][:200]})
             if ready.recall_error:
                 run._note("memory_recall_failed", {"error": ready.recall_error})
@@ -96,6 +101,7 @@ class TaskRun(ReviewSteps):
             raise TaskNotFound(Advice(f"{task_id!r} is not a task id; ", Remedy(RemedyKind.LIST_TASKS), " them"))
         run_dir = start.checked_runs_root(root) / task_id
         try:
+            info = os.stat(run_dir / "state.json")  # before the read: a newer file is then read again
             state = TaskState.read(run_dir / "state.json")
             launch = store.read_json(run_dir / "launch.json")
         except FileNotFoundError:
@@ -110,6 +116,7 @@ class TaskRun(ReviewSteps):
                 kind="taskDamaged",
             ) from None
         run = cls(root, task_id, state, launch, on_change=on_change, progress=progress)
+        run._seen = ((info.st_ino, info.st_mtime_ns, info.st_size), state.model_copy(deep=True))
         run._refresh_views_if_stale()
         return run
 
@@ -321,21 +328,34 @@ class TaskRun(ReviewSteps):
         return self.snapshot()
 
     def cancel(self) -> TaskSnapshot:
-        """End the task. While another call is working, ask it to stop at its next step."""
+        """End the task. While a call is working on it, ask that call to stop at its next look.
+
+        A free task is cancelled here, under its lock. A busy one gets a message: the durable
+        record (`cancel.request`, the `cancel_requested` event) that any process reads, and, when
+        the working call is in this process, its cancel event (`live.LIVE`), which it sees at once.
+        No lock is probed in a loop: one helper thread waits for the lock and honours the request
+        if it is still pending when it gets it (a holder that never looks at requests, such as a
+        view refresh, lets go soon); this call waits up to CANCEL_WAIT_S for that, then answers
+        with the task as it is. A change with the editor (waiting for its answer) is not
+        cancelled: the editor's answer decides it."""
         with store.locked(self.run_dir, blocking=False) as got:
             if got:
                 self._reload()
-                if self._state.state in ENDS:
-                    raise NotAwaitingInput(f"task {self.id} already ended ({self._state.state.lower()})")
+                self._refuse_cancel_if_settled()
                 self._cancel_now()
                 return self.snapshot()
         store.write_text_atomic(self.run_dir / "cancel.request", store.now_iso() + "\n")
         store.append_event(self.run_dir / "events.jsonl", "cancel_requested", {})
-        # The holder may be a short look (a view refresh) or a call past its last look at the
-        # request: either way the lock is free soon, and whoever gets it first honours the request.
-        deadline = time.monotonic() + CANCEL_RETRY_S
-        while not self._honour_late_cancel() and self._cancel_requested() and time.monotonic() < deadline:
-            time.sleep(0.01)
+        live = LIVE.event(self.run_dir)
+        if live is not None:
+            live.set()
+        settled = threading.Event()
+        # Its own instance: this call reads the task again meanwhile, the helper may commit.
+        twin = type(self)(self.workspace, self.id, self._state, self._launch, on_change=self._on_change,
+                          progress=self._progress)
+        threading.Thread(target=twin._cancel_when_free, args=(settled,), daemon=True,
+                         name=f"autocode-cancel-{self.id}").start()
+        settled.wait(CANCEL_WAIT_S)
         self._reload()
         return self.snapshot()
 

@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_serializer
 
@@ -49,6 +49,10 @@ from autocode.tasks.models import (
     TaskResult,
     TestRun,
 )
+
+if TYPE_CHECKING:
+    from autocode.prep.core import PrepResult
+    from autocode.tasks.models import TaskSnapshot
 
 RUNS_DIR = Path(".autocode") / "runs"
 TASK_ID = re.compile(r"^t-[0-9]{8}-[0-9]{6}-[0-9a-f]{6}$")
@@ -218,6 +222,13 @@ class Approval(store.StoredModel):
 MODELLED = ("ledger", "requirements", "plan", "tests", "proof", "review", "apply", "learning", "result", "error", "implementation")
 
 
+class EditorHandoff(store.StoredModel):
+    """The change handed to the editor and not yet answered: which files, since when."""
+
+    paths: list[str]
+    since: str
+
+
 class TaskState(BaseModel):
     """`state.json`: where the task is and everything decided so far."""
 
@@ -247,6 +258,8 @@ class TaskState(BaseModel):
     """The person's choice per conflicted file (mine, theirs, markers) until the apply succeeds."""
     apply_keep: list[str] | None = None
     """The hunk ids the person kept (None: the whole change), until the apply succeeds."""
+    editor_handoff: EditorHandoff | None = None
+    """Set while the change is with the editor (`workspace/applyEdit`) and the run's locks are let go."""
     learning: Learning = Field(default_factory=lambda: Learning(status="pending"))
     result: TaskResult | None = None
     error: TaskError | None = None
@@ -282,6 +295,8 @@ class TaskState(BaseModel):
             del data["apply_choices"]  # written only once a choice was made, as before
         if data["apply_keep"] is None:
             del data["apply_keep"]  # written only with a per-hunk choice
+        if data["editor_handoff"] is None:
+            del data["editor_handoff"]  # written only while the editor holds the change
         if data["proof"] is None and "proof" not in self.model_fields_set:
             del data["proof"]  # a state saved before the proof existed is written back as it was
         return data
@@ -336,8 +351,8 @@ class TaskOptions:
     engine: str | None = None  # an agent CLI as the implementer (a flag: the person's choice)
     scenario: str | None = None
     agent: str | None = None
-    prep: Any = None  # a PrepResult the caller already made and checked (the pilot coordinator)
-    on_change: Callable[[Any], None] | None = None
+    prep: PrepResult | None = None  # a copy the caller already made and checked (the pilot coordinator)
+    on_change: Callable[[TaskSnapshot], None] | None = None
     progress: Callable[[str, str], None] | None = None
     # Told each settings warning (an unknown key and its closest known one) once the settings resolve.
     warn: Callable[[str], None] | None = None

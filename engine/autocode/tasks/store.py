@@ -101,6 +101,46 @@ def locked(run_dir: Path, *, blocking: bool = True, name: str = ".lock") -> Iter
         os.close(fd)
 
 
+class HeldLock:
+    """A lock held by `holding`, which its holder can let go of for a while (`released`) and get
+    back: a call that waits on something outside (the editor) does so without the lock."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+
+    @contextlib.contextmanager
+    def released(self) -> Iterator[None]:
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(self._fd, fcntl.LOCK_EX)
+
+
+@contextlib.contextmanager
+def holding(run_dir: Path, *, name: str = ".lock") -> Iterator[HeldLock]:
+    """Hold a lock file (flock) in `run_dir`, waiting for it; yields a handle that can let it go
+    for a while (`HeldLock.released`)."""
+    fd = os.open(run_dir / name, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            yield HeldLock(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
+
+
+def busy(run_dir: Path, name: str) -> bool:
+    """Whether another open of the lock file `name` holds it now (a probe: never waits)."""
+    try:
+        with locked(run_dir, blocking=False, name=name) as got:
+            return not got
+    except FileNotFoundError:
+        return False
+
+
 def now_iso() -> str:
     t = time.time()
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
