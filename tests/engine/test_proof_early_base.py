@@ -143,7 +143,10 @@ def test_a_task_that_stops_before_its_proof_stops_the_base_run(
     run.approve_plan(run.snapshot().plan_revision, CLI)
     snap = run.snapshot()
     assert snap.state == "FAILED" and snap.error is not None and "gave up" in snap.error.message, snap
+    # The base tree goes only once its run has ended (its processes killed and reaped): gone when
+    # the call returns, not some time after.
+    assert list((run.workspace / ".autocode" / "prep").glob("*/base-early-*")) == [], \
+        "the base run outlived the call that failed the task"
     for thread in _early_threads():
         thread.join(timeout=WAIT_FOR_BASE_S)
-    assert _early_threads() == [], "the base run outlived the task that started it"
-    assert list((run.workspace / ".autocode" / "prep").glob("*/base-early-*")) == []
+    assert _early_threads() == []

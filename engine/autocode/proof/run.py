@@ -35,6 +35,9 @@ from autocode.proof.suite import (
 )
 from autocode.proof.verdict import Change, Verdict, decide
 
+# How long stopping the early base waits for its copy to finish and its processes to go (the run
+# itself notices a stop within the runner's poll and is killed at once).
+EARLY_STOP_WAIT_S = 60.0
 # A top-level definition on an added line: Python's def/class/assignment, Go's func (or
 # method), type, var and const.
 _ADDED_NAME = (
@@ -107,8 +110,10 @@ class EarlyBase:
         return self._key.result() == key
 
     def stop(self) -> None:
-        """Ends the run if it is still going (the task paused, failed or was cancelled first)."""
+        """Ends the run if it is still going (the task paused, failed or was cancelled first), and
+        waits until it has ended: no process it started outlives the call that stops it."""
         self._stop.set()
+        concurrent.futures.wait([self.future], timeout=EARLY_STOP_WAIT_S)
 
 
 def start_base(
