@@ -131,3 +131,24 @@ def test_an_endpoint_is_one_host_and_port() -> None:
         egress.Endpoint.from_url("file:///etc/passwd")
     assert egress.forwarded_url("http://127.0.0.1:8080/v1") == f"http://127.0.0.1:{egress.FORWARD_PORT}/v1"
     assert egress.forwarded_url("https://api.example.com/v1") == "https://api.example.com/v1"
+
+
+def test_an_engine_installed_by_npm_under_tmp_runs_through_its_bin_link(tmp_path: Path) -> None:
+    """The sandbox's /tmp is private, so a program under the host's /tmp is shown read-only: for
+    an npm install named by its node_modules/.bin link, the whole node_modules (where the link
+    points, and the package's own files beside it), as `make engines` lays one in a clone under
+    /tmp."""
+    modules = tmp_path / "tools" / "npm" / "node_modules"
+    package = modules / "@scope" / "cli"
+    (package / "bin").mkdir(parents=True)
+    (package / "lib").mkdir()
+    (package / "lib" / "greeting.txt").write_text("hello from the package\n")
+    script = package / "bin" / "cli.sh"
+    script.write_text('#!/bin/sh\nhere=$(dirname "$(readlink -f "$0")")\ncat "$here/../lib/greeting.txt"\n')
+    script.chmod(0o755)
+    (modules / ".bin").mkdir()
+    (modules / ".bin" / "cli").symlink_to("../@scope/cli/bin/cli.sh")
+    assert str(tmp_path).startswith("/tmp/"), "the test needs its files under the host's /tmp"
+    outcome = _run(tmp_path, [str(modules / ".bin" / "cli")], "https://api.example.com", [])
+    assert outcome.status == "finished" and outcome.exit_code == 0, outcome.output
+    assert "hello from the package" in outcome.output

@@ -124,14 +124,18 @@ def programs_in_tmp(argv: Sequence[str], workspace: Path) -> list[Path]:
     words += [e for e in os.environ.get("PATH", "").split(os.pathsep) if e.startswith("/")]
     words.append(sys.prefix)  # the environment AutoCode runs from (its helpers name it)
     shown: list[Path] = []
-    for word in words:
-        path = Path(word)
+    # A program named through a link (node_modules/.bin/x -> ../pkg/bin/x.js) is shown where
+    # the link points too.
+    paths = [p for w in words for p in dict.fromkeys((Path(w), Path(os.path.realpath(w))))]
+    for path in paths:
         if not inside(path, tmp) or path == tmp or not path.exists():
             continue
         folder = path if path.is_dir() else path.parent
-        # A venv's bin folder: show the whole environment (pyvenv.cfg marks its root).
+        # A venv's bin folder: show the whole environment (pyvenv.cfg marks its root); a program
+        # of an npm install: its whole node_modules (its packages and their dependencies).
         root = next((p for p in (folder, *folder.parents) if (p / "pyvenv.cfg").is_file() and p != tmp), None)
-        shown.append(root or folder)
+        modules = [p for p in (folder, *folder.parents) if p.name == "node_modules" and p != tmp]
+        shown.append(root or (modules[-1] if modules else folder))
     out: list[Path] = []
     for path in sorted(dict.fromkeys(shown), key=lambda p: len(p.parts)):
         if inside(workspace, path) or inside(path, workspace) or any(inside(path, kept) for kept in out):
