@@ -35,23 +35,12 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "engine"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support import git, make_repo  # noqa: E402
-
-FILES = {
-    "greet.py": "def greet():\n    return 'hello'\n",
-    "tests/__init__.py": "",
-    "tests/test_greet.py": (
-        "import unittest\n\nfrom greet import greet\n\n\n"
-        "class GreetTest(unittest.TestCase):\n"
-        "    def test_greet_says_hello(self):\n"
-        "        self.assertIn('hello', greet())\n"
-    ),
-}
+from support import GREET_SOURCES, git, make_repo  # noqa: E402
 
 
 def one_file_repo(root: Path) -> Path:
     """A repository with a committed patch that changes greet.py only."""
-    repo = make_repo(root / "greet", FILES)
+    repo = make_repo(root / "greet", GREET_SOURCES)
     (repo / "greet.py").write_text("def greet():\n    return 'hello there'\n")
     (repo / "one.patch").write_text(git(repo, "diff", "HEAD"))
     git(repo, "checkout", "--", "greet.py")
