@@ -42,6 +42,7 @@ export class ServerStatus implements vscode.Disposable {
   }
 
   private wasStarted = false;
+  private reads = 0;
 
   /**
    * Reads the record's state as doctor reports it. Called once the views have their first
@@ -52,8 +53,13 @@ export class ServerStatus implements vscode.Disposable {
   async readRecord(): Promise<void> {
     const folder = vscode.workspace.workspaceFolders?.[0];
     if (!folder || !this.server.running) return;
+    // A task's end asks twice in a row (completed, then learned); the server may answer the
+    // second first. Only the newest read decides, so an answer from before the record was
+    // written never overwrites one from after.
+    const read = ++this.reads;
     try {
       const doctor = await this.server.execute(Commands.doctor, { workspace: folder.uri.fsPath });
+      if (read !== this.reads) return;
       const report = isObject(doctor) && isObject(doctor.report) ? doctor.report : undefined;
       const record = report && isObject(report.record) ? report.record : undefined;
       const now = record ? stringField(record, 'status') : undefined;
