@@ -143,18 +143,21 @@ MINE = "def greet():\n    return 'hello, mine'\n"
 
 
 async def _markers_in_unsaved_buffer(
-    tmp_path: Path, *, opt_in: bool = True,
+    tmp_path: Path, *, opt_in: bool = True, saved: bool = False,
 ) -> tuple[Session, Path, dict[str, str], str, dict[str, Any]]:
-    """A conflict with the person's unsaved edits in an open buffer, resolved with conflict
-    markers: (session, greet.py, the buffers, greet.py's text on disk, the resolve's answer)."""
+    """A conflict with the person's unsaved edits in an open buffer (`saved`: edits they saved,
+    the buffer clean), resolved with conflict markers: (session, greet.py, the buffers,
+    greet.py's text on disk, the resolve's answer)."""
     from test_server_tasks_flow import build_repo
 
     repo = build_repo(tmp_path / "project")
     session = await _client(tmp_path, repo, "lsp", opt_in=opt_in)
     snap = await _verified(session, repo)
     greet = repo / GREET
+    if saved:
+        greet.write_text(MINE)
     on_disk = greet.read_text()
-    texts = {greet.as_uri(): MINE}  # unsaved: the disk still holds the text from before
+    texts = {greet.as_uri(): MINE}  # unless saved, the disk still holds the text from before
     _open(session, greet, MINE)
     _buffers(session, texts)
     waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
@@ -224,5 +227,19 @@ async def test_markers_resolved_in_the_buffer_before_the_save_complete_too(tmp_p
             text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
         done = await wait_until_state(session, resolved["id"], "COMPLETED")
         assert greet.read_text() == mine_and_theirs and done["result"]["apply"]["unsaved"] == []
+    finally:
+        await close(session)
+
+
+async def test_markers_in_a_clean_buffer_the_editor_does_not_save_wait_for_the_save(tmp_path: Path) -> None:
+    """Never written behind the open buffer, and never COMPLETED before the disk has them."""
+    session, greet, texts, on_disk, resolved = await _markers_in_unsaved_buffer(tmp_path, opt_in=False, saved=True)
+    try:
+        assert "<<<<<<< mine" in texts[greet.as_uri()] and greet.read_text() == on_disk == MINE
+        assert resolved["state"] == "WAITING_FOR_SAVE" and resolved["needs"]["paths"] == [GREET], resolved
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        await wait_until_state(session, resolved["id"], "COMPLETED")
     finally:
         await close(session)
