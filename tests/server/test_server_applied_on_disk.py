@@ -24,7 +24,7 @@ from test_server_apply_authority import (
 )
 
 from autocode_lsp import protocol
-from support.lsp import Session, close
+from support.lsp import Session, close, wait_until
 
 pytest.importorskip("autocode.tasks", reason="the tasks engine part is not merged yet")
 
@@ -134,5 +134,112 @@ async def test_a_buffer_discarded_after_the_apply_never_completes(tmp_path: Path
         done = await wait_until_state(session, snap["id"], "COMPLETED")
         assert greet.read_text().startswith(NOTE) and "hello and goodbye" in greet.read_text()
         assert done["result"]["apply"]["message"].endswith("saved by you, on disk")
+    finally:
+        await close(session)
+
+
+MINE = "def greet():\n    return 'hello, mine'\n"
+"""The person's unsaved edit of greet.py: the same line the task changes."""
+
+
+async def _markers_in_unsaved_buffer(
+    tmp_path: Path, *, opt_in: bool = True, saved: bool = False,
+) -> tuple[Session, Path, dict[str, str], str, dict[str, Any]]:
+    """A conflict with the person's unsaved edits in an open buffer (`saved`: edits they saved,
+    the buffer clean), resolved with conflict markers: (session, greet.py, the buffers,
+    greet.py's text on disk, the resolve's answer)."""
+    from test_server_tasks_flow import build_repo
+
+    repo = build_repo(tmp_path / "project")
+    session = await _client(tmp_path, repo, "lsp", opt_in=opt_in)
+    snap = await _verified(session, repo)
+    greet = repo / GREET
+    if saved:
+        greet.write_text(MINE)
+    on_disk = greet.read_text()
+    texts = {greet.as_uri(): MINE}  # unless saved, the disk still holds the text from before
+    _open(session, greet, MINE)
+    _buffers(session, texts)
+    waiting = await session.command(protocol.TASK_APPROVE_COMPLETION, {"taskId": snap["id"]})
+    assert waiting["state"] == "WAITING_FOR_CONFLICT_RESOLUTION" and greet.read_text() == on_disk, waiting
+    resolved = await session.command(
+        protocol.TASK_RESOLVE_CONFLICTS, {"taskId": snap["id"], "choices": {GREET: "markers"}})
+    return session, greet, texts, on_disk, resolved
+
+
+async def test_markers_in_a_buffer_with_unsaved_edits_wait_for_the_save(tmp_path: Path) -> None:
+    """The markers went into the buffer, not to disk: the task is not COMPLETED, and it says
+    which file to save and that the markers in it are the person's to resolve."""
+    session, greet, texts, on_disk, resolved = await _markers_in_unsaved_buffer(tmp_path)
+    try:
+        buffer = texts[greet.as_uri()]
+        assert "<<<<<<< mine" in buffer and "hello, mine" in buffer and "hello and goodbye" in buffer
+        assert greet.read_text() == on_disk and session.saves == []  # nothing of it on disk
+        assert resolved["state"] == "WAITING_FOR_SAVE" and resolved["result"] is None, resolved
+        needs = resolved["needs"]
+        assert needs["kind"] == "save_files" and needs["paths"] == [GREET], needs
+        assert needs["apply"]["unsaved"] == [GREET] and needs["apply"]["choices"] == {GREET: "markers"}
+        assert f"{GREET} holds conflict markers in the editor" in needs["apply"]["message"], needs
+        assert "save" in needs["apply"]["message"]
+        # Saving the old text (the buffer thrown away) does not put the result on disk.
+        greet.write_text(on_disk)
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        again = await session.command(protocol.TASK_GET, {"taskId": resolved["id"]})
+        assert again["state"] == "WAITING_FOR_SAVE" and again["needs"]["paths"] == [GREET]
+    finally:
+        await close(session)
+
+
+async def test_markers_in_a_buffer_complete_once_it_is_saved(tmp_path: Path) -> None:
+    """A plain client (no task notifications) is told in words which file to save and that it
+    holds markers."""
+    session, greet, texts, _on_disk, resolved = await _markers_in_unsaved_buffer(tmp_path, opt_in=False)
+    try:
+        assert resolved["state"] == "WAITING_FOR_SAVE", resolved
+        await wait_until(
+            lambda: any(f"save {GREET} to complete it" in m.message and f"{GREET} holds conflict markers" in m.message
+                        for m in session.client.messages),
+            what="the plain client to hear which file to save",
+        )
+        # The person saves the buffer, markers and all: what the apply left is on disk.
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        done = await wait_until_state(session, resolved["id"], "COMPLETED")
+        assert "<<<<<<< mine" in greet.read_text()
+        assert done["result"]["apply"]["unsaved"] == [] and done["result"]["apply"]["choices"] == {GREET: "markers"}
+        assert done["result"]["apply"]["message"].endswith("saved by you, on disk"), done
+    finally:
+        await close(session)
+
+
+async def test_markers_resolved_in_the_buffer_before_the_save_complete_too(tmp_path: Path) -> None:
+    """Resolving the markers in the editor and then saving is the usual way: the saved text is
+    the person's, the task completes."""
+    session, greet, texts, _on_disk, resolved = await _markers_in_unsaved_buffer(tmp_path)
+    try:
+        assert resolved["state"] == "WAITING_FOR_SAVE", resolved
+        mine_and_theirs = "def greet():\n    return 'hello, mine, and goodbye'\n"
+        texts[greet.as_uri()] = mine_and_theirs  # the markers resolved in the buffer, then saved
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        done = await wait_until_state(session, resolved["id"], "COMPLETED")
+        assert greet.read_text() == mine_and_theirs and done["result"]["apply"]["unsaved"] == []
+    finally:
+        await close(session)
+
+
+async def test_markers_in_a_clean_buffer_the_editor_does_not_save_wait_for_the_save(tmp_path: Path) -> None:
+    """Never written behind the open buffer, and never COMPLETED before the disk has them."""
+    session, greet, texts, on_disk, resolved = await _markers_in_unsaved_buffer(tmp_path, opt_in=False, saved=True)
+    try:
+        assert "<<<<<<< mine" in texts[greet.as_uri()] and greet.read_text() == on_disk == MINE
+        assert resolved["state"] == "WAITING_FOR_SAVE" and resolved["needs"]["paths"] == [GREET], resolved
+        greet.write_text(texts[greet.as_uri()])
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri=greet.as_uri())))
+        await wait_until_state(session, resolved["id"], "COMPLETED")
     finally:
         await close(session)

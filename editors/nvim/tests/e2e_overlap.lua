@@ -5,7 +5,8 @@
 -- (the test file, which they did not touch, gets none); :AutoCode hunks marks the hunk as a
 -- conflict with the same sign. :AutoCode apply writes nothing: the task waits for the person's
 -- choice, the buffer still holds exactly their text (unsaved), and no buffer opened by itself.
--- :AutoCode resolve with "markers" then puts both sides in the buffer for them to settle.
+-- :AutoCode resolve with "markers" then puts both sides in the buffer for them to settle; the task
+-- waits for the buffer to be written, and completes once it is.
 -- cwd: fixtures/samples "pytest".
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
@@ -92,5 +93,19 @@ local after = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n')
 H.check(after:find('<<<<<<<', 1, true) and after:find('>>>>>>>', 1, true), 'markers in the buffer:\n' .. after)
 H.check(after:find('def total_with_discount', 1, true) and after:find('def total_with_tax', 1, true), 'both sides kept:\n' .. after)
 H.check(vim.bo[buf].modified, 'the markers wait in the unsaved buffer, for the person to settle and write')
+H.eq(vim.fn.readfile('shop/pricing.py'), disk_before.pricing, 'nothing written behind the unsaved buffer')
+-- Applied means on disk: not COMPLETED while the markers are only in the buffer; the person is
+-- told which file to write and that it holds the markers.
+H.eq(tasks.snapshots[id].state, 'WAITING_FOR_SAVE', 'the task waits for the write')
+H.wait_note(30000, ':w shop/pricing.py to complete it; shop/pricing.py holds conflict markers')
 H.log('ok markers for the person')
+
+-- The person writes the buffer (the markers in it are theirs to settle): the task completes.
+vim.api.nvim_buf_call(buf, function()
+  vim.cmd('write')
+end)
+H.wait(60000, function()
+  return (tasks.snapshots[id] or {}).state == 'COMPLETED'
+end, 'the task to complete once the buffer is written')
+H.log('ok completed once written')
 H.done()

@@ -16,7 +16,7 @@ import type { Context } from './commands';
 import * as args from './model/args';
 import type { TaskApproveCompletionArgs, TaskPreview } from './generated/protocol';
 import { hunkAtResultLine, hunkLabel, keepIds, resultText } from './model/hunks';
-import { conflictsOf, headMovedText, reasonText, Resolution, resolutionItems, waitingForSaveText, writtenFiles } from './model/review';
+import { conflictsOf, headMovedText, markedFiles, reasonText, Resolution, resolutionItems, waitingForSaveText, writtenFiles } from './model/review';
 import { TaskView } from './model/tasks';
 import { Commands, stringField } from './protocol';
 import { showError } from './ui';
@@ -356,13 +356,7 @@ export class Review implements vscode.CodeLensProvider {
     for (const rel of inEditor) {
       await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false, preserveFocus: true });
     }
-    if (after?.awaiting === 'save') {
-      // One notice while the task waits for the save, closed by the task's next state wherever it
-      // came from (the save here, a cancel in another window or the CLI), not by the editors' dirty
-      // flags: an undo leaves an editor dirty and the notice would outlive the task.
-      const needs = after.raw.needs;
-      noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'save', waitingForSaveText(task.brief, needs.kind === 'save_files' ? needs.paths : inEditor));
-    }
+    if (after?.awaiting === 'save') this.announceSave(after, inEditor);
     this.hunks.delete(task.id);
     await this.changesDone(task.id);
     if (after?.awaiting === 'conflicts') await this.resolveConflicts(after.id);
@@ -405,8 +399,20 @@ export class Review implements vscode.CodeLensProvider {
     for (const [rel, choice] of Object.entries(choices)) {
       if (choice === 'markers') await vscode.window.showTextDocument(vscode.Uri.file(path.join(task.workspace, rel)), { preview: false });
     }
+    if (after?.awaiting === 'save') this.announceSave(after, Object.keys(choices));
     const written = after ? writtenFiles(after.raw) : undefined;
     if (written) void vscode.window.showInformationMessage(`AutoCode: wrote ${written.length ? written.join(', ') : 'nothing'} for “${task.brief}”.`);
+  }
+
+  /**
+   * One notice while the task waits for the save, closed by the task's next state wherever it
+   * came from (the save here, a cancel in another window or the CLI), not by the editors' dirty
+   * flags: an undo leaves an editor dirty and the notice would outlive the task.
+   */
+  private announceSave(task: TaskView, fallback: string[]): void {
+    const { needs } = task.raw;
+    noticeWhile(this.ctx.store, task.id, (t) => t.awaiting === 'save',
+      waitingForSaveText(task.brief, needs.kind === 'save_files' ? needs.paths : fallback, markedFiles(task.raw)));
   }
 
   /** Tells the person conflicting files wait for their choice. */

@@ -9,7 +9,8 @@ The per-file merge itself lives in `file_merge.py`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -27,6 +28,28 @@ if TYPE_CHECKING:
 def _names(paths: list[str]) -> str:
     """Paths for a sentence: a name with a newline, quote or odd bytes is shown quoted as git shows it."""
     return ", ".join(diffnames.quote(p) for p in paths)
+
+
+def _digest(data: bytes | None) -> str:
+    """What a file on disk holds, in short (a missing file has its own value)."""
+    return "absent" if data is None else hashlib.sha256(data).hexdigest()
+
+
+def _unsaved_note(unsaved: list[str], marked: list[str]) -> str:
+    """The part of the apply message that says which files wait for the person's save, and why."""
+    plain = [rel for rel in unsaved if rel not in marked]
+    with_markers = [rel for rel in unsaved if rel in marked]
+    parts = []
+    if plain:
+        parts.append(f"{_names(plain)} {'holds' if len(plain) == 1 else 'hold'} the change in the editor "
+                     "(any unsaved edits of yours kept)")
+    if with_markers:
+        parts.append(f"{_names(with_markers)} {'holds' if len(with_markers) == 1 else 'hold'} conflict markers "
+                     "in the editor (your unsaved edits kept between them)")
+    note = "; " + " and ".join(parts) + ", not on disk yet: save to complete"
+    if with_markers:
+        note += f" (resolve the markers in {_names(with_markers)} before or after you save)"
+    return note
 
 
 class ApplyPhase(RunCore):
@@ -55,6 +78,7 @@ class ApplyPhase(RunCore):
                 return
             try:
                 plans = self._plan_apply()
+                marked_over = self._marked_over(plans)
             except Exception as exc:  # an unsafe path, an unreadable file, an editor gone: nothing written
                 self._apply_refused(f"the change cannot be applied: {exc}; nothing was written", head_moved)
                 return
@@ -103,30 +127,52 @@ class ApplyPhase(RunCore):
         )
         if self._state.apply_keep is not None:
             outcome.hunks_kept, outcome.hunks_undone = kept, undone
+        if marked_over:
+            outcome.marked_over = marked_over
         # Applied means on disk: read back, every written file must hold the change there.
-        unsaved = self.not_on_disk(written)
+        unsaved = self.not_on_disk(written, marked_over)
         if unsaved:
             outcome.unsaved = unsaved
-            outcome.message += (f"; {_names(unsaved)} {'holds' if len(unsaved) == 1 else 'hold'} the change "
-                                   "in the editor (any unsaved edits of yours kept), not on disk yet: save to complete")
+            outcome.message += _unsaved_note(unsaved, list(marked_over))
             self._state.apply = outcome
             self._state.state = "WAITING_FOR_SAVE"
             self._commit("applied_unsaved", {"unsaved": unsaved, "written": written, "via": via})
             return
         self._complete_apply(outcome)
 
-    def not_on_disk(self, written: list[str]) -> list[str]:
+    def not_on_disk(self, written: list[str], marked_over: Mapping[str, str]) -> list[str]:
         """Of the written files, those whose file on disk does not hold the change: merging the
         task's change (the person's hunk choice in) into the disk's text would still change it.
-        Files settled with conflict markers or kept as the person's are theirs to finish."""
+        A file settled with conflict markers is on disk once the disk no longer holds what it
+        held before the apply (`marked_over`): what the person then makes of the markers is
+        theirs, as is a file they kept as theirs."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.tasks import file_merge
+
         editor, self._editor = self._editor, None  # the disk only, never a buffer
         try:
             plans = {p.path: p for p in self._plan_apply()}
         finally:
             self._editor = editor
+        disk = file_merge.read_disk(self.workspace)
         chosen = self._state.apply_choices or {}
-        return [rel for rel in written if rel in plans and chosen.get(rel) not in ("markers", "mine")
-                and plans[rel].action != "none" and plans[rel].after != plans[rel].before]
+
+        def waiting(rel: str) -> bool:
+            if rel in marked_over:
+                return _digest(disk(rel)) == marked_over[rel]
+            return rel in plans and chosen.get(rel) not in ("markers", "mine") \
+                and plans[rel].action != "none" and plans[rel].after != plans[rel].before
+
+        return [rel for rel in written if waiting(rel)]
+
+    def _marked_over(self, plans: list[FilePlan]) -> dict[str, str]:
+        """For each file to be written with conflict markers, what its file on disk holds now."""
+        # lazy: not needed by `autocode task list`, which imports this module
+        from autocode.tasks import file_merge
+
+        chosen = self._state.apply_choices or {}
+        disk = file_merge.read_disk(self.workspace)
+        return {p.path: _digest(disk(p.path)) for p in plans if p.action == "write" and chosen.get(p.path) == "markers"}
 
     def _complete_apply(self, outcome: ApplyAttempt) -> None:
         """The change is applied and on disk: record it, and the task is COMPLETED."""

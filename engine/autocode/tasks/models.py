@@ -115,7 +115,8 @@ class ApplyResult(WireModel):
     """What happened, in words a person can read."""
     unsaved: list[str] = Field(default_factory=list)
     """Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and
-    merged): the task completes once each is saved with the change."""
+    merged): the task completes once each is saved with the change; a file given conflict markers,
+    once its file on disk holds something other than before the apply (the markers resolved or not)."""
     hunks_kept: list[str] = Field(default_factory=list)
     """With a per-hunk choice: the ids of the hunks applied."""
     hunks_undone: list[str] = Field(default_factory=list)

@@ -87,7 +87,7 @@ class ReviewSteps(PhaseMachine):
                 return self.snapshot()
             outcome = self._state.apply.model_copy()
             waiting = list(outcome.unsaved)
-            pending = self.not_on_disk(waiting)
+            pending = self.not_on_disk(waiting, outcome.marked_over)
             if pending == waiting:
                 return self.snapshot()
             if pending:
@@ -97,7 +97,7 @@ class ReviewSteps(PhaseMachine):
                 return self.snapshot()
             outcome.unsaved = []
             message = outcome.message
-            cut = message.rfind("; ", 0, max(message.find(" the change in the editor ("), 0))
+            cut = message.rfind("; ", 0, max(message.find(" in the editor ("), 0))
             outcome.message = (message[:cut] if cut >= 0 else message) + "; saved by you, on disk"
             self._mark_pause_resolved("WAITING_FOR_SAVE", by_person=True)
             self._complete_apply(outcome)

@@ -99,10 +99,15 @@ class ApplyAttempt(ApplyResult):
     waits for a conflict choice, each conflicted file's details (sent as `needs.conflicts`)."""
 
     details: list[Conflict] = Field(default_factory=list)
+    marked_over: dict[str, str] = Field(default_factory=dict)
+    """Per file settled with conflict markers: a digest of what its file on disk held just
+    before the apply. Markers cannot be merged again to see whether they reached the disk;
+    the file has reached it once the disk holds anything else (the person's save, markers
+    resolved or not)."""
 
     def result(self) -> ApplyResult:
         """The attempt as the wire shows it (its conflict details are sent apart)."""
-        return ApplyResult.model_validate(self.model_dump(exclude={"details"}, exclude_unset=True))
+        return ApplyResult.model_validate(self.model_dump(exclude={"details", "marked_over"}, exclude_unset=True))
 
 
 # Keys `state.json` spells as the wire does: these objects were written in their wire form

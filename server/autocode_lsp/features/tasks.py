@@ -812,10 +812,13 @@ def _announce(server: AutoCodeServer, snap: TaskSnapshot) -> None:
             f"then to apply it, {titles.run(_apply_title(snap, needs))}.{head_note}"
         )
     elif isinstance(needs, protocol.SaveFiles):
+        marked = [p for p in needs.paths if needs.apply.choices.get(p) == "markers"]
+        markers_note = (f" {', '.join(marked)} {'holds' if len(marked) == 1 else 'hold'} conflict markers: "
+                        "resolve them before or after you save." if marked else "")
         server.show(
             f"AutoCode task {snap.id}: the change is in your editor (any unsaved edits of yours kept), not on "
             f"disk yet; save "
-            f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).",
+            f"{', '.join(needs.paths)} to complete it (the server reads the files back from disk).{markers_note}",
             types.MessageType.Warning,
         )
     elif isinstance(needs, protocol.ResolveConflicts):

@@ -55,7 +55,7 @@
 ---@field choices table<string, string> The person's choice per conflicted file that this apply used.
 ---@field headMoved autocode.HeadMoved|nil
 ---@field message string What happened, in words a person can read.
----@field unsaved string[] Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change.
+---@field unsaved string[] Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change; a file given conflict markers, once its file on disk holds something other than before the apply (the markers resolved or not).
 ---@field hunksKept string[] With a per-hunk choice: the ids of the hunks applied.
 ---@field hunksUndone string[] With a per-hunk choice: the ids of the hunks the person left out (not applied).
 

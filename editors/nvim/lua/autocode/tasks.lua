@@ -72,6 +72,31 @@ local waiting_text = {
   [NEEDS.save_files] = 'the change is merged into buffers that hold your unsaved edits: :w them to complete it',
 }
 
+--- What a task waiting for a save says: the files to :w, and those of them that hold conflict markers.
+---@param snap autocode.TaskSnapshot
+local function save_text(snap)
+  local needs = M.needs(snap)
+  local paths = needs.paths or {}
+  if #paths == 0 then
+    return waiting_text[NEEDS.save_files]
+  end
+  local choices = needs.apply and needs.apply.choices or {}
+  local marked = vim.tbl_filter(function(p)
+    return choices[p] == 'markers'
+  end, paths)
+  local text = ('the change is merged into buffers that hold your unsaved edits: :w %s to complete it'):format(
+    table.concat(paths, ', ')
+  )
+  if #marked > 0 then
+    text = text
+      .. ('; %s %s conflict markers: resolve them before or after you :w'):format(
+        table.concat(marked, ', '),
+        #marked == 1 and 'holds' or 'hold'
+      )
+  end
+  return text
+end
+
 --- The workspace-relative files a snapshot's change touches.
 ---@param snap autocode.TaskSnapshot
 function M.files(snap)
@@ -113,7 +138,9 @@ function M.remember(snap, quiet, client_id)
   if changed and not quiet then
     local kind = M.needs_kind(snap)
     local msg = ('task %s is %s'):format(id, tostring(state))
-    if waiting_text[kind] then
+    if kind == NEEDS.save_files then
+      msg = msg .. ': ' .. save_text(snap)
+    elseif waiting_text[kind] then
       msg = msg .. ': ' .. waiting_text[kind]
     end
     local written = M.written(snap)

@@ -85,7 +85,7 @@ export interface ApplyResult {
   headMoved: HeadMoved | null;
   /** What happened, in words a person can read. */
   message: string;
-  /** Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change. */
+  /** Files changed in the editor's buffers and not on disk yet (they held unsaved edits, kept and merged): the task completes once each is saved with the change; a file given conflict markers, once its file on disk holds something other than before the apply (the markers resolved or not). */
   unsaved: string[];
   /** With a per-hunk choice: the ids of the hunks applied. */
   hunksKept: string[];

@@ -25,11 +25,17 @@ export function headMovedText({ needs }: TaskSnapshot): string | undefined {
  * The notice of a task that waits for the person to save: what it waits for first, then why (the
  * change went into editors that held unsaved edits, which stay) and what happens on the save.
  */
-export function waitingForSaveText(brief: string, paths: string[]): string {
+export function waitingForSaveText(brief: string, paths: string[], marked: string[] = []): string {
   const files = paths.length ? paths.join(', ') : 'the changed files';
   return `AutoCode: “${brief}” is waiting for you to save ${files}. The change is merged into your open `
     + `editor${paths.length === 1 ? '' : 's'} with your own unsaved edits kept; the task completes once `
-    + `${paths.length === 1 ? 'it is' : 'they are'} saved.`;
+    + `${paths.length === 1 ? 'it is' : 'they are'} saved.`
+    + (marked.length ? ` ${marked.join(', ')} ${marked.length === 1 ? 'holds' : 'hold'} conflict markers: resolve them before or after you save.` : '');
+}
+
+/** Of the files a task waits to have saved, those that were given conflict markers. */
+export function markedFiles({ needs }: TaskSnapshot): string[] {
+  return needs.kind === 'save_files' ? needs.paths.filter((p) => needs.apply.choices[p] === 'markers') : [];
 }
 
 const REASONS: Record<string, string> = {

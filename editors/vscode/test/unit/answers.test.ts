@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerItems, answerWithHowArgs, DEFAULT_NOTE, DELEGATE_LABEL, isUnknownHow, TYPE_LABEL, typedReply } from '../../src/model/answers';
-import { conflictsOf, headMovedText, resolutionItems, waitingForSaveText, writtenFiles } from '../../src/model/review';
+import { conflictsOf, headMovedText, markedFiles, resolutionItems, waitingForSaveText, writtenFiles } from '../../src/model/review';
 import type { ApplyResult, Needs, TaskSnapshot } from '../../src/generated/protocol';
 
 const question = { id: 'q1', text: 'Which naming?', choices: ['Describe it', 'test_<fn>'], defaultAnswer: 'Describe it', convention: 'test_naming' };
@@ -57,6 +57,9 @@ test('conflicts, a moved HEAD and what was written are read from the snapshot', 
   assert.deepEqual(writtenFiles(done), ['a.py']);
   assert.deepEqual(conflictsOf(done), []);
   assert.deepEqual(resolutionItems(conflictsOf(snap)[0]).map((i) => i.resolution), ['mine', 'theirs', 'markers']);
+  const saving: TaskSnapshot = { ...base, state: 'WAITING_FOR_SAVE', needs: { kind: 'save_files', paths: ['a.py', 'b.py'], apply: { ...apply, status: 'applied', applied: true, conflicts: [], choices: { 'a.py': 'theirs', 'b.py': 'markers' }, unsaved: ['a.py', 'b.py'] } } };
+  assert.deepEqual(markedFiles(saving), ['b.py']);
+  assert.deepEqual(markedFiles(snap), []);
 });
 
 test('a task waiting for a save says so first, then that the unsaved edits stay and the save completes it', () => {
@@ -65,4 +68,6 @@ test('a task waiting for a save says so first, then that the unsaved edits stay 
   assert.match(one, /merged into your open editor with your own unsaved edits kept; the task completes once it is saved\.$/);
   assert.match(waitingForSaveText('b', ['a.py', 'b.py']), /save a\.py, b\.py\. .* editors .* once they are saved\.$/);
   assert.match(waitingForSaveText('b', []), /save the changed files\./);
+  assert.doesNotMatch(one, /markers/);
+  assert.match(waitingForSaveText('b', ['a.py', 'b.py'], ['b.py']), /once they are saved\. b\.py holds conflict markers: resolve them before or after you save\.$/);
 });
