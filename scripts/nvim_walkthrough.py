@@ -203,14 +203,12 @@ def record_resume() -> list[tuple[str, str]]:
             screen.keys(":AutoCode approve", "Enter")
             screen.wait("shop: VERIFYING")
             screen.stop_server()
-            # Neovim's own LSP client says the server quit, at a hit-enter prompt of its own.
-            shots.append(("The server stops while the task verifies", screen.wait("Press ENTER")))
-            for _ in range(4):  # one Enter per hit-enter prompt (Neovim's, and the waiting approve's)
-                time.sleep(1)
-                if "Press ENTER" not in self_screen(screen):
-                    break
-                screen.keys("Enter")
-            shots.append(("The task is interrupted, with the way on", screen.wait("(interrupted: :AutoCode resume)")))
+            # One line: the approve that was waiting says the plan was approved and how to go on
+            # (the whole of it in the float); the statusline says the task is interrupted.
+            shots.append(("The server stops while the task verifies: the plan was approved, the way on",
+                          screen.wait("AutoCode: plan approved; the server stopped")))
+            if "Press ENTER" in self_screen(screen):
+                raise SystemExit("a hit-enter prompt after the server stopped:\n" + self_screen(screen))
             screen.keys(":AutoCode resume", "Enter")
             shots.append((":AutoCode resume: a new server goes on from where it stopped",
                           screen.wait("(change: :AutoCode review)", timeout=300)))

@@ -11,6 +11,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -34,11 +35,13 @@ pytestmark = [
 class Screen:
     """One tmux session running Neovim; `text()` is what the terminal shows."""
 
-    def __init__(self, tmp: Path, width: int, height: int, cwd: Path, init: str = "tmux_init.lua") -> None:
+    def __init__(self, tmp: Path, width: int, height: int, cwd: Path, init: str = "tmux_init.lua",
+                 more_env: dict[str, str] | None = None) -> None:
         self.sock = str(tmp / "tmux.sock")
         env = [f"XDG_{n}_HOME={tmp / 'xdg' / n.lower()}" for n in ("CONFIG", "DATA", "STATE", "CACHE")]
         # The project's own server first on PATH, as an installed autocode-lsp would be.
         env.append(f"PATH={Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+        env += [f"{k}={v}" for k, v in (more_env or {}).items()]
         self.tmux("new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height), "-c", str(cwd),
                   shlex.join(["env", *env, find_nvim(), "--clean", "-S", str(PLUGIN / "tests" / init)]))
 
@@ -70,8 +73,9 @@ class Screen:
 def screen_factory(tmp_path: Path) -> Iterator[Callable[..., Screen]]:
     made: list[Screen] = []
 
-    def make(width: int, height: int, cwd: Path, init: str = "tmux_init.lua", ready: str = "[No Name]") -> Screen:
-        screen = Screen(tmp_path, width, height, cwd, init)
+    def make(width: int, height: int, cwd: Path, init: str = "tmux_init.lua", ready: str = "[No Name]",
+             more_env: dict[str, str] | None = None) -> Screen:
+        screen = Screen(tmp_path, width, height, cwd, init, more_env)
         made.append(screen)
         screen.wait("Neovim to start", lambda s: ready in s)
         return screen
@@ -214,3 +218,49 @@ def test_terminal_keys_in_every_mode_stay_the_persons_while_a_question_arrives(
         time.sleep(0.2)
     answers = json.loads(ledger_path.read_text(encoding="utf-8"))["answers"]
     assert [a["how"] for a in answers] == ["acceptedDefault"]
+
+
+def test_a_server_killed_while_its_plan_runs_is_said_in_one_line(
+    tmp_path: Path, screen_factory: Callable[..., Screen]
+) -> None:
+    """The server is killed while an approved plan verifies (a conftest makes the changed copy's
+    tests never finish, so the approve still waits). Neovim's own "Client autocode quit with exit
+    code 0 and signal 9 …" used to come after the plugin's lines and stop at "Press ENTER"; now
+    the one line is the approve's, saying the plan was approved and how to resume. v:scrollstart
+    is read when the plugin's AutoCodeServerExit fires, after Neovim's own exit work: empty means
+    no message scrolled the screen, so no hit-enter prompt follows."""
+    repo = _helpers.sample_repo(tmp_path)
+    (repo / "conftest.py").write_text(_helpers.HELD_WHEN_CHANGED_CONFTEST, encoding="utf-8")
+    _helpers.git(repo, "add", "conftest.py")
+    _helpers.git(repo, "commit", "-qm", "the changed copy's tests never finish")
+    exits = tmp_path / "exits.jsonl"
+    screen = screen_factory(100, 30, repo, more_env={"AUTOCODE_TEST_EXITS": str(exits)})
+    screen.keys(":edit README.md", "Enter")
+    screen.keys(":lua vim.lsp.enable('autocode')", "Enter")
+    screen.keys(":AutoCode start Add total_with_tax to shop.pricing; apply patches/add-tax.patch", "Enter")
+    screen.wait("the question", lambda s: "asks:" in s, timeout=60)
+    screen.keys(":AutoCode answer", "Enter")
+    screen.wait("the numbered list", lambda s: "Enter alone: 1" in s)
+    screen.keys("Enter")
+    screen.wait("the plan", lambda s: "(plan: :AutoCode review)" in s, timeout=60)
+    screen.keys(":AutoCode approve", "Enter")
+    screen.wait("the task to verify", lambda s: " is VERIFYING" in s, timeout=120)
+    # Whatever scrolled before is not this test's business; the echo shows the reset was done.
+    screen.keys(":let v:scrollstart = '' | echo 'scroll reset'", "Enter")
+    screen.wait("the reset", lambda s: "scroll reset" in s.splitlines()[-1])
+
+    pane = int(screen.tmux("display", "-p", "-t", "t", "#{pane_pid}").strip())
+    (server,) = [p for p in _helpers.descendants(pane) if Path(f"/proc/{p}/comm").read_text().strip() == "autocode-lsp"]
+    os.kill(server, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while not (exits.exists() and exits.read_text(encoding="utf-8").strip()):
+        assert time.monotonic() < deadline, screen.text()
+        time.sleep(0.1)
+    (ended,) = [json.loads(line) for line in exits.read_text(encoding="utf-8").splitlines()]
+    assert ended["scrollstart"] == "", (ended, screen.text())
+    assert "was VERIFYING" in ended["message"], ended
+
+    shown = screen.wait("the approve's line", lambda s: "AutoCode: plan approved; the server stopped during" in s)
+    assert "Press ENTER" not in shown and "quit with exit code" not in shown, shown
+    # The whole line is in the float (it is longer than the screen is wide).
+    assert flat("(while VERIFYING): :AutoCode resume continues task t-") in flat(shown), shown

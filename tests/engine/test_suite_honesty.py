@@ -14,8 +14,9 @@ fails only when something never happens.
 The sleep check looks past the next statement: a sleep is flagged when any assert runs after
 it (in its block or the blocks around it), unless it is the pause of a poll, directly in the
 body of a loop that stops on a condition. The Neovim scripts (Lua) get the same check for a
-bare `vim.wait(ms)` followed by a check; three still need one, each with its reason
-(`LUA_NOT_YET`).
+bare `vim.wait(ms)` followed by a check; a script that could not yet do without one would be
+named in `LUA_NOT_YET` with its reason (none is today: the plugin's `User` events
+AutoCodeBufferChecked and AutoCodeServerExit mark the moments those scripts waited for).
 
 The VS Code end-to-end scripts (`editors/vscode/test/e2e/*.mjs`) are not checked, because the
 shape cannot be told apart there: a script waits (`page.waitForTimeout`), reads the screen
@@ -137,14 +138,7 @@ LUA_TESTS = (TESTS.parent / "editors" / "nvim" / "tests", TESTS / "editors")
 BARE_WAIT = re.compile(r"\bvim\.wait\(\s*[^,()]+\)")
 """`vim.wait(500)`: Neovim's sleep (it runs the event loop but waits for no condition)."""
 LUA_ASSERT = re.compile(r"\b(?:H\.(?:check|eq|wait|wait_note)|assert)\(")
-LUA_NOT_YET = {
-    "e2e_missing.lua": "the not-installed note is scheduled from each buffer's start check; no later "
-                       "message of the plugin says that all four buffers were considered",
-    "e2e_remote.lua": "the unreachable case: the relay's failure callbacks come from libuv, and nothing "
-                      "that comes after them can be waited for",
-    "e2e_noworkspace.lua": "a server that is not started leaves no event; the one started next may be "
-                           "the same client, so a count after it proves nothing",
-}
+LUA_NOT_YET: dict[str, str] = {}
 """Lua scripts that still wait, then check that nothing happened, and why no event was found yet:
 the check fails for any other script, and for these once they no longer need the entry."""
 

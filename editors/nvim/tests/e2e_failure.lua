@@ -29,7 +29,8 @@ end, 'the task to verify')
 for _, pid in ipairs(H.children()) do
   vim.uv.kill(pid, 'sigkill')
 end
-H.wait_note(10000, 'interrupted: ' .. id .. ' (while VERIFYING); :AutoCode resume continues it')
+-- The approve waits for the run: it is the one to say that the plan was approved, and how to go on.
+H.wait_note(10000, 'plan approved; the server stopped during the run (while VERIFYING): :AutoCode resume continues task ' .. id)
 H.check(
   require('autocode').statusline():find('(interrupted: :AutoCode resume)', 1, true),
   'the statusline says so: ' .. require('autocode').statusline()

@@ -4,14 +4,33 @@
 -- env: REPOS (two repository paths, ':'-separated).
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 
+-- The plugin fires AutoCodeBufferChecked for a buffer once its decision is acted on, after the
+-- install note that decision schedules, and in the order of the checks: once each of the four
+-- buffers has had its event, every note the checks could give has been given.
+local checked = {}
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'AutoCodeBufferChecked',
+  callback = function(ev)
+    checked[ev.data.buf] = ev.data
+  end,
+})
 require('autocode').setup({ command = { '$HOME/nowhere/autocode-lsp' } })
 local repos = vim.split(vim.env.REPOS, ':', { plain = true })
+local bufs = {}
 for _, repo in ipairs(repos) do
-  vim.cmd.edit(vim.fs.joinpath(repo, 'README.md'))
-  vim.cmd.edit(vim.fs.joinpath(repo, 'pyproject.toml'))
+  for _, file in ipairs({ 'README.md', 'pyproject.toml' }) do
+    vim.cmd.edit(vim.fs.joinpath(repo, file))
+    table.insert(bufs, vim.api.nvim_get_current_buf())
+  end
 end
-H.wait_note(5000, 'Install it with:', vim.log.levels.ERROR)
-vim.wait(500)
+H.wait(5000, function()
+  return vim.iter(bufs):all(function(b)
+    return checked[b]
+  end)
+end, 'the four buffers to be checked')
+for _, b in ipairs(bufs) do
+  H.check(checked[b].root and not checked[b].start, 'in a repository, and nothing starts: ' .. vim.inspect(checked[b]))
+end
 local said = 0
 for _, n in ipairs(H.notes) do
   if n.msg:find('not installed or not executable', 1, true) then

@@ -4,10 +4,24 @@ local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub
 local client = require('autocode.client')
 
 H.eq(client.workspace_for(), nil, 'no workspace folder here')
--- Opening a file outside a repository does not start a server by itself.
+-- Opening a file outside a repository does not start a server by itself. The plugin's event
+-- for the buffer comes after any start its decision set going (Neovim schedules that start).
+-- The file gets a buffer of its own (`:edit` would reuse the empty first buffer, which has an
+-- event of its own when the config is enabled).
+local checked
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'AutoCodeBufferChecked',
+  callback = function(ev)
+    checked = ev.data
+  end,
+})
 vim.lsp.enable('autocode')
-vim.cmd.edit('notes.txt')
-vim.wait(500)
+vim.cmd.split('notes.txt')
+local notes_buf = vim.api.nvim_get_current_buf()
+H.wait(5000, function()
+  return checked ~= nil and checked.buf == notes_buf
+end, 'the plugin to decide about notes.txt')
+H.eq(checked, { buf = notes_buf, start = false }, 'no repository, so no start')
 H.eq(#vim.lsp.get_clients({ name = 'autocode' }), 0, 'no server for a file outside a repository')
 local c = assert(client.ensure())
 H.client()

@@ -12,6 +12,13 @@ require('autocode').setup({ remote = remote })
 H.eq(type(vim.lsp.config.autocode.cmd), 'function', 'cmd connects instead of spawning')
 H.eq(#H.children(), 0, 'no server process of our own')
 
+local exited -- the data of the plugin's AutoCodeServerExit event, once it fired
+vim.api.nvim_create_autocmd('User', {
+  pattern = 'AutoCodeServerExit',
+  callback = function(ev)
+    exited = ev.data
+  end,
+})
 vim.cmd.edit('README.md')
 if vim.env.AUTOCODE_TEST_EXPECT == 'ok' then
   H.client()
@@ -20,10 +27,15 @@ if vim.env.AUTOCODE_TEST_EXPECT == 'ok' then
   H.eq(#H.children(), 0, 'still no server process of our own')
   H.log('ok connected with the token')
 elseif vim.env.AUTOCODE_TEST_EXPECT == 'unreachable' then
-  -- Nothing listens there: the reason and the command, not a word about the token.
-  local n = H.wait_note(20000, 'could not connect', vim.log.levels.ERROR)
-  H.check(n.msg:find('autocode-lsp --ws', 1, true), 'says how to start the server: ' .. n.msg)
-  vim.wait(500)
+  -- Nothing listens there: the reason and the command, not a word about the token. The relay
+  -- ends the client; AutoCodeServerExit comes once the plugin and Neovim have said all they say
+  -- of that end (and a warning that Neovim's side could not reach the relay would have come
+  -- before it: that side never ends the client).
+  H.wait(20000, function()
+    return exited ~= nil
+  end, 'the client to end')
+  local n = H.note('could not connect', vim.log.levels.ERROR)
+  H.check(n and n.msg:find('autocode-lsp --ws', 1, true), 'says how to start the server: ' .. vim.inspect(H.notes))
   H.check(H.note('token') == nil, 'no token explanation: ' .. vim.inspect(H.notes))
   H.check(H.note('Could not connect to') == nil, 'no warning about the relay: ' .. vim.inspect(H.notes))
   H.log('ok unreachable explained')

@@ -28,7 +28,7 @@ end
 H.wait(10000, function()
   return #vim.lsp.get_clients({ name = 'autocode' }) == 0
 end, 'the killed server to go')
-H.wait_note(10000, 'exited unexpectedly')
+H.wait_note(10000, 'the server stopped (exit code 0, signal 9)')
 
 -- The next command, from A's window, starts a new server.
 vim.cmd.wincmd('j')

@@ -43,3 +43,19 @@ function _G.fail()
     })
   end)
 end
+
+-- AUTOCODE_TEST_EXITS: a file that gets one JSON line per AutoCodeServerExit, with v:scrollstart
+-- as it is then. The event comes after everything the plugin and Neovim say of a server's end,
+-- so an empty v:scrollstart (cleared by the test beforehand) means no message scrolled the
+-- screen: nothing of that end stops at a "Press ENTER" prompt.
+if vim.env.AUTOCODE_TEST_EXITS then
+  vim.api.nvim_create_autocmd('User', {
+    pattern = 'AutoCodeServerExit',
+    callback = function(ev)
+      local line = vim.json.encode({ scrollstart = vim.v.scrollstart, message = ev.data.message or vim.NIL })
+      local fd = assert(io.open(vim.env.AUTOCODE_TEST_EXITS, 'a'))
+      fd:write(line .. '\n')
+      fd:close()
+    end,
+  })
+end

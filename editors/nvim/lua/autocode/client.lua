@@ -99,14 +99,42 @@ function M.ensure()
   return vim.lsp.get_client_by_id(id)
 end
 
-local function stopped_error(client)
+--- The error of a call whose server went away. `message` is what the plugin says of that exit
+--- (handlers.on_exit), so a caller's one line carries it; without one, a generic text.
+--- @param client_id integer
+--- @param message string|nil
+function M.stopped_error(client_id, message)
   return {
     code = -32099,
-    message = ('the AutoCode server (client %d) has stopped; see :LspLog, then run the command again to restart it'):format(
-      client.id
-    ),
+    message = message
+      or ('the AutoCode server (client %d) has stopped; see :LspLog, then run the command again to restart it'):format(
+        client_id
+      ),
     data = { kind = 'serverStopped' },
   }
+end
+
+--- The calls waiting on each client: client id -> { [finish] = true }.
+local pending = {}
+
+--- Ends every call still waiting on a client that exited, with `err`; returns how many there were.
+--- Called from the plugin's on_exit, before Neovim forgets the client.
+--- @param client_id integer
+--- @param err table
+--- @return integer
+function M.abandon(client_id, err)
+  local waiting = vim.tbl_keys(pending[client_id] or {})
+  pending[client_id] = nil
+  for _, finish in ipairs(waiting) do
+    -- One caller's failing callback must not keep the others waiting: its error is raised later.
+    local ok, e = pcall(finish, err, nil)
+    if not ok then
+      vim.schedule(function()
+        error(e, 0)
+      end)
+    end
+  end
+  return #waiting
 end
 
 --- Calls `command` with one argument object. `cb(err, result)` runs exactly once,
@@ -133,12 +161,17 @@ function M.call(command, args, cb, client)
       return
     end
     finished = true
+    if pending[client.id] then
+      pending[client.id][finish] = nil
+    end
     timer:stop()
     if not timer:is_closing() then
       timer:close()
     end
     cb(e, r)
   end
+  pending[client.id] = pending[client.id] or {}
+  pending[client.id][finish] = true
   local sent = false
   local function send()
     sent = true
@@ -156,10 +189,12 @@ function M.call(command, args, cb, client)
       finish(e, r)
     end)
     if not ok then
-      finish(stopped_error(client), nil)
+      finish(M.stopped_error(client.id), nil)
     end
   end
-  -- Waits for initialization before sending, and watches for the server going away.
+  -- Waits for initialization before sending. A server that goes away ends the call from the
+  -- plugin's on_exit (M.abandon, with what it says of the exit); this check only ends the calls
+  -- of a client Neovim has forgotten without it (a config whose on_exit is not the plugin's).
   timer:start(
     0,
     50,
@@ -167,8 +202,8 @@ function M.call(command, args, cb, client)
       if finished then
         return
       end
-      if client:is_stopped() then
-        finish(stopped_error(client), nil)
+      if vim.lsp.get_client_by_id(client.id) == nil then
+        finish(M.stopped_error(client.id), nil)
       elseif not sent and client.initialized then
         send()
       end

@@ -163,9 +163,11 @@ function M.lsp_config()
         return vim.lsp.config.autocode
       end)
       local cmd = ok and resolved and type(resolved.cmd) == 'table' and resolved.cmd or M.cmd()
-      if root and M.server_ready(cmd) then
+      local start = root ~= nil and M.server_ready(cmd)
+      if start then
         on_dir(root)
       end
+      M.checked(bufnr, root, start)
     end,
     -- One server for every repository of this Neovim: a new repository
     -- becomes a workspace folder of the running server.
@@ -213,6 +215,23 @@ function M.server_ready(cmd)
     end)
   end
   return false
+end
+
+--- Fires `User AutoCodeBufferChecked` for a buffer whose start the plugin decided: `ev.data` is
+--- { buf, root (nil outside a repository), start (false when no server starts for it) }. Scheduled,
+--- so it comes after what the decision set going: the install note (server_ready) and the start
+--- Neovim schedules once `on_dir` is called.
+--- @param buf integer
+--- @param root string|nil
+--- @param start boolean
+function M.checked(buf, root, start)
+  vim.schedule(function()
+    vim.api.nvim_exec_autocmds('User', {
+      pattern = 'AutoCodeBufferChecked',
+      modeline = false,
+      data = { buf = buf, root = root, start = start },
+    })
+  end)
 end
 
 --- Folders of AutoCode servers that ran in this Neovim (a restarted one gets them all back).

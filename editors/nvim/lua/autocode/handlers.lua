@@ -83,8 +83,37 @@ function M.broken_server_hint(c)
   )
 end
 
---- Reports a server that went away on its own.
+--- From now until Neovim's own exit work for the client is done, Neovim's notice of a client
+--- that quit ("Client autocode quit with exit code … Check log for errors: …", a long warning
+--- that stops at a "Press ENTER" prompt) is left out: the plugin says it in one line. Neovim has
+--- no option for that notice. It comes from Neovim's exit callback, which runs after the
+--- plugin's (a client's on_exit callbacks run in order, the config's first) and schedules its
+--- work before the step this is called from ran; `after` runs once that work is done. A Neovim
+--- whose notice reads otherwise simply shows it, as before.
+local function without_neovim_notice(name, after)
+  local notify = vim.notify
+  local prefix = ('Client %s quit with exit code'):format(name)
+  local function quiet(msg, ...)
+    if type(msg) == 'string' and vim.startswith(msg, prefix) then
+      return
+    end
+    return notify(msg, ...)
+  end
+  vim.notify = quiet
+  vim.schedule(function()
+    if vim.notify == quiet then
+      vim.notify = notify
+    end
+    after()
+  end)
+end
+
+--- What became of a server that went away: one line, and the `User AutoCodeServerExit` event
+--- (`ev.data`: client_id, code, signal, message) once the plugin and Neovim are done with it.
+--- Calls still waiting on it end with that line (client.abandon), and a command that waited
+--- says it in its own words; the line goes out on its own only when none said anything.
 function M.on_exit(code, signal, client_id)
+  -- A fast context: only plain Lua until the scheduled step.
   local tasks = require('autocode.tasks')
   local evidence = require('autocode.evidence')
   local stopped = {}
@@ -92,43 +121,59 @@ function M.on_exit(code, signal, client_id)
     local snap = tasks.snapshots[id]
     if owner == client_id and snap and evidence.WORKING[snap.state] then
       evidence.interrupted[id] = snap.state
-      table.insert(stopped, ('%s (while %s)'):format(id, snap.state))
+      table.insert(stopped, ('task %s was %s'):format(id, snap.state))
     end
-  end
-  if #stopped > 0 then
-    vim.schedule(function()
-      require('autocode.ui').warn(
-        ('interrupted: %s; :AutoCode resume continues it'):format(table.concat(stopped, ', '))
-      )
-      require('autocode.statusline').redraw()
-    end)
   end
   for token in pairs(tasks.progress) do
     if token:find('^' .. client_id .. ':') then
       tasks.progress[token] = nil
     end
   end
-  if require('autocode.remote').on_exit(client_id) then
-    return -- a listening server refused us: not a crash (see remote.lua)
-  end
-  -- A stop that Neovim asked for (:lsp stop, quitting) is not a crash.
   local c = vim.lsp.get_client_by_id(client_id)
+  local name = c and c.name or 'autocode'
+  -- A listening server that refused us says so itself (see remote.lua); a stop that Neovim asked
+  -- for (:lsp stop, quitting) is not a crash.
+  local refused = require('autocode.remote').on_exit(client_id)
   local requested = c and rawget(c, '_is_stopping') == true
-  if not requested and (code ~= 0 or (signal ~= nil and signal ~= 0)) then
-    vim.schedule(function()
-      -- Scheduled: on_exit runs in a fast context, where the hint's file checks may not run.
-      local hint = M.broken_server_hint(c)
-      require('autocode.ui').error(
-        ('the language server exited unexpectedly (exit code %s, signal %s). '
-          .. 'Pending AutoCode commands were abandoned; see :LspLog, then run any :AutoCode command to start it again.%s'):format(
-          tostring(code),
-          tostring(signal),
-          hint
+  local crashed = not refused and not requested and (code ~= 0 or (signal ~= nil and signal ~= 0))
+  vim.schedule(function()
+    local message
+    if crashed then
+      local how = ('exit code %s, signal %s'):format(tostring(code), tostring(signal))
+      if #stopped > 0 then
+        message = ('the server stopped while %s (%s): :AutoCode resume continues it'):format(
+          table.concat(stopped, ', '),
+          how
         )
-      )
-      require('autocode.statusline').redraw()
-    end)
-  end
+      else
+        -- The hint checks files, which a fast context may not do: so it is made here.
+        message = ('the server stopped (%s); any :AutoCode command starts it again, :LspLog says why.%s'):format(
+          how,
+          M.broken_server_hint(c)
+        )
+      end
+    end
+    local client = require('autocode.client')
+    local ui = require('autocode.ui')
+    local before = ui.said
+    client.abandon(client_id, client.stopped_error(client_id, message))
+    if message and ui.said == before then
+      ui.error(message)
+    end
+    require('autocode.statusline').redraw()
+    local function done()
+      vim.api.nvim_exec_autocmds('User', {
+        pattern = 'AutoCodeServerExit',
+        modeline = false,
+        data = { client_id = client_id, code = code, signal = signal, message = message },
+      })
+    end
+    if crashed then
+      without_neovim_notice(name, done)
+    else
+      vim.schedule(done)
+    end
+  end)
 end
 
 --- Tracks $/progress from the AutoCode client for the statusline (LspProgress autocmd).

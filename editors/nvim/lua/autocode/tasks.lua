@@ -496,6 +496,16 @@ function M.approve(id, revision)
       revision = M.plan_revision(snap)
     end
     local err, result = task_call(C.task_approve_plan, id, { revision = revision })
+    -- The approval is recorded before the task goes on (and the call waits for the whole run):
+    -- a task that was working when its server stopped had its plan approved.
+    local was = require('autocode.evidence').interrupted[id]
+    if client.kind(err) == 'serverStopped' and was then
+      ui.warn(('plan approved; the server stopped during the run (while %s): :AutoCode resume continues task %s'):format(
+        was,
+        tostring(id)
+      ))
+      return
+    end
     if failed(err, 'approve') then
       return
     end

@@ -80,10 +80,14 @@ local function show_float(text)
   end, key_ns)
 end
 
+--- How many messages the plugin has said (a step that must not add a second line compares it).
+M.said = 0
+
 --- vim.notify with the plugin's title. With Neovim's own vim.notify (which echoes), a message
 --- wider than the screen would stop at a "Press ENTER" prompt: it is said in one line that
 --- fits, and the whole text opens in a float (and stays in :AutoCode messages).
 function M.notify(msg, level)
+  M.said = M.said + 1
   local text = 'AutoCode: ' .. msg
   level = level or vim.log.levels.INFO
   if builtin(vim.notify, '_editor.lua') then
