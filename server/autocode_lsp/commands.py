@@ -54,6 +54,10 @@ def command(name_or_spec: str | CommandSpec) -> Callable[[H], H]:
             name = name_or_spec.name
             if name in protocol.COMMAND_FEATURES:
                 raise ValueError(f"{name} is a protocol command already")
+            # Any other class would reach the wire without the camelCase names and checks.
+            if not protocol.is_shape(name_or_spec.args) or not protocol.is_model(name_or_spec.result):
+                raise ValueError(f"{name}: the arguments must be a dataclass and the result a dataclass "
+                                 "or an engine pydantic model (see protocol/spec.py)")
             _EXTENSION_SPECS[name] = name_or_spec
         if _HANDLERS.get(name, handler) is not handler:
             raise ValueError(f"{name} already has a handler ({_HANDLERS[name].__qualname__})")

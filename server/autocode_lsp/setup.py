@@ -8,6 +8,7 @@ type), so it must not import them; this module is where both meet.
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import time
 from collections.abc import Callable
@@ -131,8 +132,7 @@ async def _run_command(ls: AutoCodeServer, spec: Any, arguments: tuple[Any, ...]
 
 def _needs_task_id(spec: Any, arguments: tuple[Any, ...]) -> bool:
     """A task command sent with no arguments (or an object without `taskId`)."""
-    fields = getattr(spec.args, "__attrs_attrs__", ())
-    if not any(f.name == "task_id" for f in fields):
+    if not any(f.name == "task_id" for f in dataclasses.fields(spec.args)):
         return False
     if not arguments or arguments[0] is None:
         return True

@@ -8,6 +8,7 @@ timeout after which nvim and everything it started are killed.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -481,11 +482,9 @@ def test_a_picked_memory_is_deleted_only_after_a_yes(tmp_path: Path) -> None:
 
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
-    import attrs
-
     from autocode_lsp.protocol import spec
 
-    return "how" in attrs.fields_dict(spec.TaskAnswerArgs)
+    return "how" in {f.name for f in dataclasses.fields(spec.TaskAnswerArgs)}
 
 
 @pytest.fixture(scope="module")

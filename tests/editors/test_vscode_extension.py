@@ -10,6 +10,7 @@ land in artifacts/vscode/<scenario>/.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import re
@@ -249,11 +250,9 @@ def _build_sample(name: str, dest: Path) -> str:
 
 def _server_knows_answer_kinds() -> bool:
     """Whether this checkout's server takes `how` on autocode.task.answer (issue 14, engine side)."""
-    import attrs
-
     from autocode_lsp.protocol import spec
 
-    return "how" in attrs.fields_dict(spec.TaskAnswerArgs)
+    return "how" in {f.name for f in dataclasses.fields(spec.TaskAnswerArgs)}
 
 
 def _ledger(run_dir: Path) -> list[dict[str, Any]]:

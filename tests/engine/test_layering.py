@@ -40,6 +40,9 @@ The rules:
 
   Every other cycle, whatever its length, fails. Among the server's own modules an import
   under ``if TYPE_CHECKING:`` counts too: the session object imports no feature.
+- Nothing imports attrs (``attrs`` or ``attr``): the project's shapes are stdlib dataclasses or the
+  engine's pydantic models (docs/dev/architecture.md, "Typed results"). pygls uses attrs inside;
+  that is its own business.
 """
 
 from __future__ import annotations
@@ -369,6 +372,16 @@ def test_server_modules_form_no_circle_even_through_type_imports() -> None:
         if target in graph and target != imp.source:
             graph[imp.source].add(target)
     assert _cycles(graph) == []
+
+
+def test_no_module_imports_attrs() -> None:
+    bad = [
+        imp.where()
+        for module in MODULES
+        for imp in _imports(module)
+        if _within(imp.target, "attrs") or _within(imp.target, "attr")
+    ]
+    assert bad == [], "the project's shapes are dataclasses (or the engine's pydantic models), never attrs classes"
 
 
 def test_cycle_finder_sees_a_cycle() -> None:

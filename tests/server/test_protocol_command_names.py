@@ -25,13 +25,13 @@ ROOT = Path(__file__).resolve().parents[2]
 NAME = "autocode.session.echo"
 
 SPEC_CLASSES = '''
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class EchoArgs:
     text: str
     """What to say back."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class Echo:
     said: str
     """The text, as it came."""

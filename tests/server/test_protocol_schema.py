@@ -1,5 +1,5 @@
 """One schema for the editors: docs/protocol.schema.json, the extension's TypeScript types and
-the Neovim plugin's LuaLS classes are generated from the protocol's models (its attrs classes
+the Neovim plugin's LuaLS classes are generated from the protocol's models (its dataclasses
 and the engine's typed task results), are not
 stale, agree with what the server accepts, and are used by both editors.
 

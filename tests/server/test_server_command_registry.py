@@ -73,3 +73,20 @@ def test_a_name_is_bound_once_and_only_to_a_known_command() -> None:
     with pytest.raises(ValueError, match="already has a handler"):
         handler_for(protocol.MEMORY_SAVE)
         command(protocol.MEMORY_SAVE)(other)
+
+
+def test_an_extension_command_takes_dataclasses_only() -> None:
+    """A class of another kind (an attrs class, say) would go on the wire in snake_case, unchecked."""
+    from autocode_lsp.commands import command, names
+
+    class Plain:
+        name: str
+
+    async def other(server: object, args: object) -> None:
+        return None
+
+    for args, result in ((Plain, protocol.ForgetResult), (protocol.NoArgs, Plain)):
+        spec = protocol.CommandSpec("autocode.throwaway.plain", args, result, "Refused.", "core")
+        with pytest.raises(ValueError, match="must be a dataclass"):
+            command(spec)(other)
+    assert "autocode.throwaway.plain" not in names()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -74,17 +75,13 @@ MALFORMED: list[Any] = [
 
 def _wrong_types(spec: protocol.CommandSpec) -> dict[str, Any]:
     """An argument object whose every field has the wrong JSON type."""
-    import attrs
-
-    return {protocol.camel(a.name.rstrip("_")): {"nested": True} for a in attrs.fields(spec.args)}
+    return {protocol.camel(f.name.rstrip("_")): {"nested": True} for f in dataclasses.fields(spec.args)}
 
 
 @pytest.mark.parametrize("spec", protocol.COMMANDS, ids=lambda s: s.name)
 async def test_malformed_arguments_are_invalid_params(session: Session, spec: protocol.CommandSpec) -> None:
     cases: list[list[Any]] = [[bad] for bad in MALFORMED] + [[{}, {}]]
-    import attrs
-
-    if attrs.fields(spec.args):
+    if dataclasses.fields(spec.args):
         cases.append([_wrong_types(spec)])
     for args in cases:
         err = await session.command_error(spec.name, *args)

@@ -7,7 +7,7 @@ its handler. The server loads it when `AUTOCODE_EXTENSIONS` names it.
 
 from __future__ import annotations
 
-import attrs
+from dataclasses import dataclass
 
 from autocode_lsp import workspaces
 from autocode_lsp.commands import command
@@ -18,13 +18,13 @@ from autocode_lsp.server import AutoCodeServer
 NAME = "autocode.throwaway.hello"
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class HelloArgs:
     name: str
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class HelloResult:
     greeting: str
     repository_root: str | None

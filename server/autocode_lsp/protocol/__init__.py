@@ -3,7 +3,7 @@ argument and result shape, error kind and feature.
 
 `protocol.names` holds the names, the version and which feature area each
 command belongs to (re-exported here): all the server needs to answer
-`initialize`. The shapes (attrs models), the specs, validation and the
+`initialize`. The shapes (dataclasses), the specs, validation and the
 Markdown renderer live in `protocol.spec` and load on first use through this
 module's attributes, so `protocol.TaskSnapshot` or `protocol.COMMANDS` work
 everywhere while start-up pays nothing for them. `docs/protocol.md` is

@@ -1,5 +1,5 @@
-"""The protocol's shapes for the editors, generated from the models of `protocol.spec` (its attrs
-classes and the engine's pydantic results it reuses).
+"""The protocol's shapes for the editors, generated from the models of `protocol.spec` (its
+dataclasses, the engine's result dataclasses and the engine's pydantic results it reuses).
 
 One JSON Schema (`docs/protocol.schema.json`) holds every shape a command takes
 or returns, the custom methods' params and results, and the error kinds; the

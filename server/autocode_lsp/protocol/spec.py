@@ -2,8 +2,12 @@
 kinds, argument validation and the generated document (docs/protocol.md).
 
 Imported on the first command, not at start-up (see the package docstring).
-Models are attrs classes because pygls already loads attrs and cattrs; Python
-names are snake_case and the wire is camelCase.
+The argument and result classes are stdlib dataclasses, like the engine's memory
+answers; the task shapes are the engine's pydantic models (docs/dev/architecture.md,
+"Typed results", says why two). This module's converter is the one bridge: cattrs
+(which pygls loads anyway) writes the dataclasses' functions and hands a pydantic
+model to its own validation and dump. Python names are snake_case and the wire is
+camelCase.
 
 Kept whole: declarations only (argument and result models, command and method
 specs), the single source docs/protocol.md and the schema are generated from;
@@ -24,7 +28,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-import attrs
 import cattrs
 import pydantic
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
@@ -92,25 +95,25 @@ def camel(name: str) -> str:
 # --------------------------------------------------------------------------- command arguments
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class NoArgs:
     """The command takes no arguments (an empty object or no argument at all)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class WorkspaceArgs:
     workspace: str | None = None
     """A folder path or `file://` URI. Default: the session's workspace folder."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ForgetArgs:
     workspace: str | None = None
     confirm: bool = False
     """Must be `true`: forgetting removes the learned record for good."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TrustArgs:
     workspace: str | None = None
     confirm: bool = False
@@ -122,14 +125,14 @@ class TrustArgs:
     """`true` forgets the person's trust in this repository instead."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class PrepRunArgs:
     workspace: str | None = None
     manifest: str | None = None
     """Path of a JSON manifest of declared public inputs (relative to the workspace or absolute)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskStartArgs:
     brief: str
     workspace: str | None = None
@@ -141,7 +144,7 @@ class TaskStartArgs:
     """Make a checked prep copy with these declared inputs first (see `autocode.prep.run`)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class VerifyArgs:
     workspace: str | None = None
     range: str | None = None
@@ -152,14 +155,14 @@ class VerifyArgs:
     """The test command for this verification only (never learned)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskRefArgs:
     task_id: str
     workspace: str | None = None
     """Where the task lives. Default: the session's folders are searched for the task."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskApproveCompletionArgs:
     task_id: str
     confirm: str | None = None
@@ -172,7 +175,7 @@ class TaskApproveCompletionArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskPreviewArgs:
     task_id: str
     documents: dict[str, str] | None = None
@@ -182,7 +185,7 @@ class TaskPreviewArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskAskArgs:
     task_id: str
     question_id: str | None = None
@@ -190,7 +193,7 @@ class TaskAskArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskAnswerArgs:
     task_id: str
     question_id: str
@@ -202,7 +205,7 @@ class TaskAnswerArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskResolveConflictsArgs:
     task_id: str
     choices: dict[str, Literal["mine", "theirs", "markers"]]
@@ -211,7 +214,7 @@ class TaskResolveConflictsArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskApprovePlanArgs:
     task_id: str
     revision: int
@@ -219,14 +222,14 @@ class TaskApprovePlanArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskRejectPlanArgs:
     task_id: str
     feedback: str
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemorySaveArgs:
     content: str
     workspace: str | None = None
@@ -239,7 +242,7 @@ class MemorySaveArgs:
     """The agent whose memory this is. Default: none, a person saving for the team."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemorySearchArgs:
     query: str
     workspace: str | None = None
@@ -249,7 +252,7 @@ class MemorySearchArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryListArgs:
     workspace: str | None = None
     scope: Literal["all", "project", "global"] = "all"
@@ -257,26 +260,26 @@ class MemoryListArgs:
     agent: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryDeleteArgs:
     id: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryRecallArgs:
     brief: str
     workspace: str | None = None
     agent: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryPlanPromotionArgs:
     workspace: str | None = None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryApplyPromotionArgs:
     ids: list[str]
     """Ids of memories from a plan returned by `autocode.memory.planPromotion`."""
@@ -286,7 +289,7 @@ class MemoryApplyPromotionArgs:
 # --------------------------------------------------------------------------- command results
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class MemoryStoresInfo:
     open: int
     """Memory services this server process holds open now (one per distinct store configuration)."""
@@ -295,7 +298,7 @@ class MemoryStoresInfo:
     configuration reuse its service, so this grows only with new configurations."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ProtocolInfo:
     protocol_version: str
     server_version: str
@@ -309,7 +312,7 @@ class ProtocolInfo:
     """The server process's memory services (shared by every session of the process)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class DoctorResult:
     report: dict[str, Any]
     """The engine's doctor report (the shape of `autocode doctor --json`)."""
@@ -317,7 +320,7 @@ class DoctorResult:
     """The same report as readable text; the server also logs it."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SessionConfigureArgs:
     """The model settings an editor holds for its person, for this session's tasks and checks."""
 
@@ -334,7 +337,7 @@ class SessionConfigureArgs:
     written); an empty string forgets it. Left out: the key given before stays."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SessionSettings:
     """What this session's tasks and checks get from the editor."""
 
@@ -347,7 +350,7 @@ class SessionSettings:
     """Whether a key from the editor is held (its value is never sent back)."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ProviderCheck:
     """`autocode doctor --check-provider` for the session: one tiny request to the implementer's endpoint."""
 
@@ -357,7 +360,7 @@ class ProviderCheck:
     """The same as readable lines."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskTranscript:
     """The model's work in a task as a Markdown page (the agent loops' transcripts, readable)."""
 
@@ -366,7 +369,7 @@ class TaskTranscript:
     markdown: str
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class VerifyResult:
     change: str
     """What was verified, in words (the work tree against HEAD, or a range of commits)."""
@@ -377,13 +380,13 @@ class VerifyResult:
     """The verdict; `proof.verified` is true only for `verified`."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ForgetResult:
     removed: bool
     path: str
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TrustResult:
     """What the repository's files ask for, in words, and whether its person trusted exactly that."""
 
@@ -402,7 +405,7 @@ class TrustResult:
     """True when this call recorded (or, with `revoke`, removed) a trust record."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class PrepResult:
     """A checked prep copy; it stays on disk (`copy`) for inspection and for tasks."""
 
@@ -417,7 +420,7 @@ class PrepResult:
     handoff: dict[str, Any] | None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class OpenedDocument:
     """A file the server wrote for the person to read or fill in, and whether it asked the
     editor to open it (`window/showDocument`); otherwise its path was shown in a message."""
@@ -430,21 +433,21 @@ class OpenedDocument:
 # --------------------------------------------------------------------------- custom methods
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class TaskDidChangeParams:
     task: TaskSnapshot
     revision: int
     """Equal to `task.revision`; a client drops a notification older than the last it saw."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class AskQuestionParams:
     task_id: str
     revision: int
     question: Question
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class AskQuestionResult:
     answer: str | None = None
     """`null` leaves the question open (it can be answered later with `autocode.task.answer`),
@@ -453,7 +456,7 @@ class AskQuestionResult:
     """As in `autocode.task.answer`."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ReviewPlanParams:
     task_id: str
     revision: int
@@ -463,14 +466,14 @@ class ReviewPlanParams:
     plan_uri: str | None
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class ReviewPlanResult:
     decision: Literal["approve", "reject", "later"]
     feedback: str | None = None
     """Required when `decision` is `reject`."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SaveDocumentsParams:
     task_id: str
     uris: list[str]
@@ -478,7 +481,7 @@ class SaveDocumentsParams:
     edits before it: save each one as it is now."""
 
 
-@attrs.define(kw_only=True, eq=False, repr=False, slots=False)
+@dataclass(kw_only=True, eq=False, repr=False)
 class SaveDocumentsResult:
     saved: list[str]
     """The URIs the editor saved. The server reads the disk back; a file not saved is never
@@ -917,9 +920,14 @@ def is_result(tp: Any) -> bool:
     return isinstance(tp, type) and dataclasses.is_dataclass(tp) and hasattr(tp, "wire")
 
 
+def is_shape(tp: Any) -> bool:
+    """An argument or result dataclass of the protocol itself (the converter writes its functions)."""
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp) and not is_result(tp)
+
+
 def is_model(tp: Any) -> bool:
-    """A shape of the protocol: an attrs class of this module, an engine pydantic model or result dataclass."""
-    return isinstance(tp, type) and (attrs.has(tp) or is_pydantic(tp) or is_result(tp))
+    """A shape of the protocol: a dataclass (this module's or an engine result) or an engine pydantic model."""
+    return isinstance(tp, type) and (dataclasses.is_dataclass(tp) or is_pydantic(tp))
 
 
 @dataclass(frozen=True)
@@ -937,29 +945,19 @@ class ModelField:
 
 
 def model_fields(cls: type[Any]) -> list[ModelField]:
-    if is_result(cls):
+    if dataclasses.is_dataclass(cls):
+        # This module's shapes and the engine's result dataclasses alike; a field the engine
+        # keeps off the wire (`autocode.wire.INTERNAL`) is left out.
         hints = typing.get_type_hints(cls)
         docs = _field_docs(cls)
-        result_fields = []
+        out = []
         for f in wire_fields(cls):
             required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
             default = None
             if not required:
                 default = f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
-            result_fields.append(ModelField(f.name, camel(f.name.rstrip("_")), hints[f.name], required, default,
-                                            docs.get(f.name, "")))
-        return result_fields
-    if attrs.has(cls):
-        hints = typing.get_type_hints(cls)
-        docs = _field_docs(cls)
-        out = []
-        for a in attrs.fields(cls):
-            required = a.default is attrs.NOTHING
-            default = None
-            if not required:
-                default = a.default.factory() if isinstance(a.default, attrs.Factory) else a.default  # type: ignore[arg-type]
-            out.append(ModelField(a.name, camel(a.name.rstrip("_")), hints[a.name], required, default,
-                                  docs.get(a.name, "")))
+            out.append(ModelField(f.name, camel(f.name.rstrip("_")), hints[f.name], required, default,
+                                  docs.get(f.name, "")))
         return out
     found = []
     for name, f in cls.model_fields.items():
@@ -978,13 +976,14 @@ def _make_converter() -> cattrs.Converter:
     conv.register_structure_hook(int, _strict(int, "an integer"))
     conv.register_structure_hook(float, _strict((int, float), "a number"))
 
+    def renames(cl: type[Any]) -> dict[str, Any]:
+        return {f.name: override(rename=camel(f.name.rstrip("_"))) for f in dataclasses.fields(cl)}
+
     def structure_factory(cl: type[Any]) -> Any:
-        overrides = {a.name: override(rename=camel(a.name.rstrip("_"))) for a in attrs.fields(cl)}
-        return make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **overrides)  # type: ignore[arg-type]
+        return make_dict_structure_fn(cl, conv, _cattrs_forbid_extra_keys=True, **renames(cl))
 
     def unstructure_factory(cl: type[Any]) -> Any:
-        overrides = {a.name: override(rename=camel(a.name.rstrip("_"))) for a in attrs.fields(cl)}
-        return make_dict_unstructure_fn(cl, conv, **overrides)  # type: ignore[arg-type]
+        return make_dict_unstructure_fn(cl, conv, **renames(cl))
 
     def list_factory(tp: Any) -> Any:
         (item,) = typing.get_args(tp) or (Any,)
@@ -1014,8 +1013,9 @@ def _make_converter() -> cattrs.Converter:
         return tp.model_validate(value)
 
     conv.register_structure_hook_factory(is_list, list_factory)
-    conv.register_structure_hook_factory(attrs.has, structure_factory)
-    conv.register_unstructure_hook_factory(attrs.has, unstructure_factory)
+    # The protocol's own dataclasses: camelCase names, unknown keys refused.
+    conv.register_structure_hook_factory(is_shape, structure_factory)
+    conv.register_unstructure_hook_factory(is_shape, unstructure_factory)
     # The engine's typed results (pydantic): their own camelCase dump and validation.
     conv.register_structure_hook_func(is_pydantic, structure_model)
     conv.register_unstructure_hook_func(
@@ -1083,7 +1083,7 @@ def _describe(exc: BaseException, tp: Any) -> str:
         return "must be one of " + ", ".join(f'"{a}"' for a in typing.get_args(tp))
     if isinstance(exc, TypeError) and str(exc).startswith("expected "):
         return str(exc)
-    if isinstance(exc, AttributeError | TypeError) and tp is not None and attrs.has(tp):
+    if isinstance(exc, AttributeError | TypeError) and tp is not None and is_shape(tp):
         return "expected a JSON object"
     return f"is not valid ({_type_text(tp) if tp is not None else exc})"
 
