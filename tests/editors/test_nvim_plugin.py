@@ -676,6 +676,19 @@ def test_an_overlap_with_unsaved_edits_is_marked_before_apply_and_left_to_the_pe
     assert "<<<<<<<" in pricing and "def total_with_discount" in pricing and "def total_with_tax" in pricing
 
 
+def test_the_overlap_marks_follow_the_persons_typing(tmp_path: Path) -> None:
+    """The diff of :AutoCode review and the hunk review open with no overlap; the person then types,
+    in their own window, where the task adds its function: the `# OVERLAP` lines and the signs
+    appear with no command run again (one preview request, after the typing stopped), and go
+    when they undo it; a review closed meanwhile is brought up to date when shown again
+    (editors/nvim/tests/e2e_overlap_live.lua)."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_overlap_live.lua", tmp_path, cwd=repo, timeout=300, flag="-S")
+    for step in ("no overlap when the review opens", "marks follow the typing", "marks go with the undone edit",
+                 "a review shown again is brought up to date"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
+
+
 def test_an_apply_into_a_stale_buffer_keeps_what_another_program_wrote(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_stale.lua", tmp_path, cwd=repo, timeout=240)

@@ -844,6 +844,10 @@ function M.review(id)
       local review = require('autocode.review')
       local err, preview = review.preview(id, snap)
       M.open_diff(snap, true, not err and review.overlapping(preview) or nil)
+      if not err then
+        -- The marks then follow the person's typing in the files the change touches.
+        review.follow(id, snap, 'diff')
+      end
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, true)
     else
