@@ -61,6 +61,20 @@ H.async(function()
   H.eq(marked(hunks), {}, 'no hunk marked')
   H.log('ok no overlap when the review opens')
 
+  -- The diff window's cursor rests on a line of the diff body; it stays on that line below.
+  local diff_win = vim.fn.bufwinid(ui.find(diff))
+  local body_line = '+++ b/tests/test_pricing.py'
+  local function cursor_text()
+    local row = vim.api.nvim_win_get_cursor(diff_win)[1]
+    return vim.api.nvim_buf_get_lines(ui.find(diff), row - 1, row, false)[1]
+  end
+  for i, l in ipairs(diff_at_first) do
+    if vim.startswith(l, body_line) then
+      vim.api.nvim_win_set_cursor(diff_win, { i, 0 })
+    end
+  end
+  H.check(vim.startswith(cursor_text(), body_line), 'the diff cursor is on ' .. body_line)
+
   -- The person goes back to their file and types where the task adds its function; nothing is run.
   vim.api.nvim_set_current_win(own_win)
   H.eq(vim.api.nvim_get_current_buf(), buf, "the person's window shows their file")
@@ -86,6 +100,7 @@ H.async(function()
     'the typed function is in the buffer')
   H.check(vim.bo[buf].modified, 'the typing is unsaved')
   H.eq(vim.api.nvim_get_current_win(), own_win, "the cursor stayed in the person's window")
+  H.check(vim.startswith(cursor_text(), body_line), 'the diff cursor stayed on its line: ' .. cursor_text())
   H.eq(vim.api.nvim_get_mode().mode, 'n', 'the person is back in normal mode')
   -- The keys arrived together: one quiet period, one request (not one per key).
   H.eq(previews() - asked, 1, 'the preview was asked for once after the typing')
@@ -102,6 +117,7 @@ H.async(function()
   H.eq(H.scratch_lines(diff), diff_at_first, 'the diff is as it opened')
   H.eq(H.scratch_lines(hunks), hunks_at_first, 'the hunk review is as it opened')
   H.eq(previews() - asked, 1, 'one request for the undo')
+  H.check(vim.startswith(cursor_text(), body_line), 'the diff cursor is still on its line: ' .. cursor_text())
   H.eq(vim.api.nvim_get_current_win(), own_win, "the cursor stayed in the person's window")
   no_error()
   H.log('ok marks go with the undone edit')
