@@ -159,7 +159,8 @@ def test_help_file_has_valid_tags(tmp_path: Path) -> None:
     assert "E154" not in out.stderr, out.stderr  # duplicate tag
     tags = (doc / "tags").read_text()
     for tag in ("autocode", "autocode.setup()", ":AutoCode", "autocode-health", "autocode.statusline()",
-                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure", "autocode-model"):
+                "<Plug>(AutoCodeAnswer)", "autocode-lualine", "autocode-failure", "autocode-model",
+                "autocode-key", ":AutoCode-key", "autocode-overlap-live"):
         assert f"{tag}\t" in tags
 
 
@@ -692,6 +693,19 @@ def test_an_overlap_with_unsaved_edits_is_marked_before_apply_and_left_to_the_pe
     assert "<<<<<<<" in pricing and "def total_with_discount" in pricing and "def total_with_tax" in pricing
 
 
+def test_the_overlap_marks_follow_the_persons_typing(tmp_path: Path) -> None:
+    """The diff of :AutoCode review and the hunk review open with no overlap; the person then types,
+    in their own window, where the task adds its function: the `# OVERLAP` lines and the signs
+    appear with no command run again (one preview request, after the typing stopped), and go
+    when they undo it; a review closed meanwhile is brought up to date when shown again
+    (editors/nvim/tests/e2e_overlap_live.lua)."""
+    repo = sample_repo(tmp_path)
+    result = run_nvim("e2e_overlap_live.lua", tmp_path, cwd=repo, timeout=300, flag="-S")
+    for step in ("no overlap when the review opens", "marks follow the typing", "marks go with the undone edit",
+                 "a review shown again is brought up to date"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
+
+
 def test_an_apply_into_a_stale_buffer_keeps_what_another_program_wrote(tmp_path: Path) -> None:
     repo = sample_repo(tmp_path)
     result = run_nvim("e2e_stale.lua", tmp_path, cwd=repo, timeout=240)
@@ -823,6 +837,41 @@ def test_the_key_from_neovims_environment_and_a_key_forgotten(tmp_path: Path) ->
         requests = list(endpoint.requests)
     assert "ok key from the environment\nok checkhealth runs the check when asked\nok setup again forgets the key\n" in result.stdout
     assert [r["headers"].get("Authorization") for r in requests] == [f"Bearer {key}", None]
+
+
+def test_a_key_typed_at_autocode_key_reaches_the_endpoint_and_stays_in_memory(tmp_path: Path) -> None:
+    """:AutoCode key at Neovim's own inputsecret() prompt, typed with nvim_input: an empty answer
+    changes nothing; the key typed reaches a scripted endpoint as the Authorization header, from the
+    server that took it and from the one started after it was killed, and :AutoCode model says it
+    came from the command. It is in no file of the workspace or of Neovim's folders (the ShaDa file
+    Neovim writes and the LSP log at debug level among them), nor in the server log or the output
+    (editors/nvim/tests/e2e_model_key.lua)."""
+    from support.agent import build_calc, call, serve
+
+    key = "sk-" + "typedkey" * 3  # assembled at run time
+    repo = build_calc(tmp_path / "calc")
+    env = {"AUTOCODE_TEST_SECRET": key}
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AZURE_OPENAI_API_KEY"):
+        env[name] = ""  # the server must not find a key of its own
+    with serve() as endpoint:
+        endpoint.load(call("ping", {"ok": True}), call("ping", {"ok": True}))
+        result = run_nvim("e2e_model_key.lua", tmp_path, cwd=repo, env={**env, "AUTOCODE_TEST_URL": endpoint.url},
+                          timeout=180, flag="-S")
+        endpoint.assert_clean()
+        requests = list(endpoint.requests)
+    for step in ("an empty answer changes nothing", "the typed key is held by the server",
+                 "model says the key came from :AutoCode key", "the check reaches the endpoint with the typed key",
+                 "a restarted server gets the typed key again", "key in no message, history, register, buffer or ShaDa"):
+        assert f"ok {step}\n" in result.stdout, result.stdout
+    assert [r["headers"].get("Authorization") for r in requests] == [f"Bearer {key}"] * 2
+    state = tmp_path / "xdg" / "state"
+    shada = state / "nvim" / "shada" / "key-test.shada"
+    assert b"AutoCode key" in shada.read_bytes()  # the history was written, without the key
+    assert "autocode.protocol.info" in (state / "nvim" / "lsp.log").read_text(errors="replace"), "the LSP log ran at debug level"
+    assert (state / "autocode" / "lsp.log").stat().st_size > 0
+    assert not _files_holding(repo, key)
+    assert not _files_holding(tmp_path / "xdg", key)
+    assert key not in result.stdout + result.stderr
 
 
 def test_a_server_over_the_network_takes_the_model_but_not_the_key(tmp_path: Path) -> None:

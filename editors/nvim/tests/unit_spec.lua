@@ -13,7 +13,7 @@ local ui = require('autocode.ui')
 H.check(vim.fn.exists(':AutoCode') == 2, ':AutoCode is defined')
 H.eq(
   vim.fn.getcompletion('AutoCode ', 'cmdline'),
-  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'memory', 'messages', 'model', 'output', 'promote', 'reject', 'resolve', 'resume', 'retry', 'review', 'start', 'status', 'tasks', 'transcript', 'trust' },
+  { 'answer', 'apply', 'approve', 'cancel', 'complete', 'doctor', 'forget', 'hunk', 'hunks', 'key', 'memory', 'messages', 'model', 'output', 'promote', 'reject', 'resolve', 'resume', 'retry', 'review', 'start', 'status', 'tasks', 'transcript', 'trust' },
   'sub-command completion'
 )
 H.eq(vim.fn.getcompletion('AutoCode st', 'cmdline'), { 'start', 'status' }, 'prefix completion')
@@ -307,6 +307,12 @@ H.wait_note(2000, 'nothing to save: give the memory text', vim.log.levels.WARN)
 tasks.current = 't1'
 vim.cmd('AutoCode reject')
 H.wait_note(2000, 'plan not rejected: say what should change', vim.log.levels.WARN)
+-- A key written after :AutoCode key is refused and taken out of the command history.
+vim.fn.histadd('cmd', 'AutoCode key sk-unit-on-the-command-line')
+commands.run({ 'key', 'sk-unit-on-the-command-line' })
+H.check(H.note(':AutoCode key takes no argument', vim.log.levels.ERROR), 'a key on the command line is refused')
+H.check(not vim.fn.histget('cmd', -1):find('sk-unit', 1, true), 'and taken out of the command history')
+H.check(not require('autocode.model').key_typed(), 'and not kept')
 -- A command that does reach for the server says it cannot start one; that note comes after
 -- any the refused commands above could have caused, so one such note means none of them did.
 vim.cmd('AutoCode doctor')

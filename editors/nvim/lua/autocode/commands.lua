@@ -148,6 +148,21 @@ M.subcommands = {
       end
     end,
   },
+  key = {
+    desc = "type the model's key (not shown, kept in memory only) and give it to every running server",
+    run = function(args)
+      if #args > 0 then
+        -- A key written on the command line is in the command history (and so the ShaDa file):
+        -- take it out again, and ask for it at the prompt instead.
+        if vim.fn.histget('cmd', -1):match('^[%s:]*AutoC%a*%s+key%s') then
+          vim.fn.histdel('cmd', -1)
+        end
+        vim.notify('AutoCode: :AutoCode key takes no argument: run it alone and type the key at its prompt (not shown)', vim.log.levels.ERROR)
+        return
+      end
+      require('autocode.model').prompt_key()
+    end,
+  },
   forget = {
     desc = "remove the workspace's learned record (asks first)",
     run = function()

@@ -3,8 +3,10 @@
 -- `autocode.session.configure` (the command VS Code uses for its settings and SecretStorage key).
 -- The server keeps the key in its memory only; this plugin reads it (from a function or an
 -- environment variable) at the moment it is sent and keeps no copy, writes it to no file and
--- never puts it in a message. Also :AutoCode model (what is set and where each value came from)
--- and :AutoCode model check (the server's `autocode.provider.check`, doctor's --check-provider).
+-- never puts it in a message. :AutoCode key asks for a key at run time instead (inputsecret), kept
+-- in this module's memory only so later servers get it too. Also :AutoCode model (what is set and
+-- where each value came from) and :AutoCode model check (the server's `autocode.provider.check`,
+-- doctor's --check-provider).
 local protocol = require('autocode.protocol')
 
 local field = require('autocode.util').field
@@ -67,11 +69,23 @@ local function options()
   return require('autocode.config').options.model or {}
 end
 
+-- The key typed at :AutoCode key, held only here (a local, so no table of the plugin holds it) for
+-- as long as this Neovim runs, so that a server started later (a restart, a crash, another
+-- repository) is given it like a key of setup{}. It wins over setup{ model.key / key_env }.
+local typed
+
+--- Whether a key was typed at :AutoCode key (never the key).
+function M.key_typed()
+  return typed ~= nil
+end
+
 --- Where the key comes from, in words (never the key).
 --- @return string|nil
 function M.key_source(model)
   model = model or options()
-  if model.key then
+  if typed then
+    return ":AutoCode key (typed in this Neovim, kept in its memory only)"
+  elseif model.key then
     return 'setup{ model.key } (a function, called when a server starts)'
   elseif model.key_env then
     return ("setup{ model.key_env }: $%s of Neovim's environment"):format(model.key_env)
@@ -83,7 +97,9 @@ end
 --- @return string|nil key, string|nil problem
 local function read_key(model)
   local value
-  if model.key then
+  if typed then
+    return typed, nil
+  elseif model.key then
     local ok, got = pcall(model.key)
     if not ok then
       -- The function's error text is not shown: it could hold what the function read.
@@ -171,7 +187,7 @@ end
 --- @param always boolean|nil
 function M.send(client, forget, on_done, always)
   local model = options()
-  if next(model) == nil and not forget and not always then
+  if next(model) == nil and not typed and not forget and not always then
     M.last[client.id] = nil
     return false
   end
@@ -247,6 +263,60 @@ function M.resend(had_model, had_key)
   end
 end
 
+-- :AutoCode key -------------------------------------------------------------
+
+--- The running AutoCode servers.
+local function running()
+  return vim.tbl_filter(function(c)
+    return c.initialized and not c:is_stopped()
+  end, vim.lsp.get_clients({ name = 'autocode' }))
+end
+
+--- :AutoCode key: asks for the model's key with inputsecret() (each character shown as `*`,
+--- nothing put in a history, so nothing reaches the ShaDa file), keeps it in this Neovim's memory
+--- and gives it to every running server with the configure request setup{} uses. An empty
+--- answer (or <Esc>, CTRL-C) changes nothing.
+function M.prompt_key()
+  local ui = require('autocode.ui')
+  local ok, answer = pcall(vim.fn.inputsecret, 'Model key for AutoCode (not shown; kept in memory only): ')
+  -- The prompt and its stars leave the command line before anything is said.
+  vim.cmd.redraw()
+  local key = ok and type(answer) == 'string' and vim.trim(answer) or ''
+  answer = nil
+  if key == '' then
+    ui.notify('no key typed: nothing changed')
+    return
+  end
+  if key:find('%s') then
+    ui.error('the key typed has spaces or line breaks in it, so it was not kept (:AutoCode key to type it again)')
+    return
+  end
+  typed = key
+  key = nil
+  local clients = running()
+  if #clients == 0 then
+    ui.notify('key kept in memory: the AutoCode server gets it when it starts')
+    return
+  end
+  local left, held, failed = #clients, {}, 0
+  for _, c in ipairs(clients) do
+    M.send(c, false, function(err, result)
+      left = left - 1
+      if not err and field(result, 'apiKeySet') then
+        held[tostring(field(result, 'apiKeyEnv'))] = true
+      else
+        failed = failed + 1
+      end
+      if left == 0 and next(held) then
+        ui.notify(('key typed: held by %s (in memory only) as %s; :AutoCode model check tries it'):format(
+          #clients - failed == 1 and 'the server' or ((#clients - failed) .. ' servers'),
+          table.concat(vim.tbl_keys(held), ', ')
+        ))
+      end
+    end, true)
+  end
+end
+
 -- :AutoCode model -----------------------------------------------------------
 
 local ORIGINS = {
@@ -301,7 +371,7 @@ function M.render(report, held, problem, workspace)
   elseif problem then
     table.insert(out, 'Key: not sent: ' .. problem)
   else
-    table.insert(out, "Key: none from Neovim (no model.key or model.key_env in setup{}); the server reads the key variable from its own environment")
+    table.insert(out, "Key: none from Neovim (no :AutoCode key, no model.key or model.key_env in setup{}); the server reads the key variable from its own environment")
   end
   local provider = field(settings.provider, 'value')
   if provider == nil or provider == 'fixture' then
@@ -448,7 +518,7 @@ function M.health(c, report, root)
   elseif held and field(held, 'apiKeySet') then
     health.ok(('key from %s, held by the server in memory as %s'):format(M.key_source() or 'setup{}', tostring(field(held, 'apiKeyEnv'))))
   elseif provider ~= nil and provider ~= 'fixture' then
-    health.info("no key from Neovim (setup{ model.key or model.key_env }): the server reads the key variable from its own environment")
+    health.info("no key from Neovim (:AutoCode key, or setup{ model.key or model.key_env }): the server reads the key variable from its own environment")
   end
   local last = root and M.checks[root]
   if options().health_check and root then

@@ -150,9 +150,13 @@ function M.overlapping(preview)
 end
 
 --- What Apply would do to the person's files as they are now (inside client.run): the server's
---- autocode.task.preview given the task's loaded buffers. Returns err, preview.
-function M.preview(id, snap)
-  tasks().reload_stale(snap)
+--- autocode.task.preview given the task's loaded buffers. Returns err, preview. `as_typed` sends
+--- the buffers as they are, without first reloading one that a program changed on disk (a
+--- refresh while the person types must not run :edit! under them).
+function M.preview(id, snap, as_typed)
+  if not as_typed then
+    tasks().reload_stale(snap)
+  end
   local docs = M.documents(snap)
   return tasks().task_call(C.task_preview, id, next(docs) and { documents = docs } or nil)
 end
@@ -248,6 +252,7 @@ function M.open(id, enter)
     local old = M.state[id]
     M.state[id] = { preview = result, undone = old and old.undone or {}, at = {} }
     show(id, enter ~= false)
+    M.follow(id, snap, 'hunks')
   end)
 end
 
@@ -292,7 +297,248 @@ function M.keep(id)
   return out
 end
 
+-- Following the person's typing ----------------------------------------------------------
+-- An open review (the diff of :AutoCode review, the hunk review) was worked out against the
+-- buffers as they were when it opened. While it is open, a change to a buffer of a file the
+-- task touches makes the plugin ask the server for the preview again, with the buffers' text
+-- as it is then, and redraw the overlap lines and marks. Changes are gathered: the request goes
+-- once the buffers have been left alone for M.debounce_ms, never on every key.
+
+--- How long (ms) the buffers must rest after a change before the preview is asked for again.
+M.debounce_ms = 300
+
+--- task id -> {diff, hunks (which review follows), paths = {[absolute path] = true}, bufs =
+--- {[buf] = true}, timer, gen (changes counted, so an outdated timer callback does nothing),
+--- busy (a request is out), again (a change came meanwhile), stale (changed while no review
+--- of the task was in a window)}
+M.live = {}
+--- Buffers our on_lines callback is attached to.
+local attached = {}
+local group
+
+--- The valid review buffers of a followed task.
+local function review_bufs(id)
+  local l = M.live[id]
+  local out = {}
+  local diff = l and l.diff and ui.find('diff/' .. id)
+  if diff then
+    table.insert(out, diff)
+  end
+  local hunks = l and l.hunks and M.state[id] and ui.find('hunks/' .. id)
+  if hunks then
+    table.insert(out, hunks)
+  end
+  return out
+end
+
+local function fire(id, gen)
+  local l = M.live[id]
+  if l and l.gen == gen then
+    M.refresh(id)
+  end
+end
+
+--- A followed buffer changed: (re)starts the quiet-period timer of each task it belongs to.
+--- Runs inside on_lines (text locked): it only touches timers. Returns whether anyone follows it.
+local function changed(buf)
+  local any = false
+  for id, l in pairs(M.live) do
+    if l.bufs[buf] then
+      any = true
+      l.gen = l.gen + 1
+      local gen = l.gen
+      l.timer:stop()
+      l.timer:start(M.debounce_ms, 0, function()
+        vim.schedule(function()
+          fire(id, gen)
+        end)
+      end)
+    end
+  end
+  return any
+end
+
+local function attach(buf)
+  if attached[buf] or not vim.api.nvim_buf_is_loaded(buf) then
+    return
+  end
+  attached[buf] = vim.api.nvim_buf_attach(buf, false, {
+    on_lines = function(_, b)
+      if not changed(b) then
+        -- No open review covers this buffer any more: stop listening.
+        attached[b] = nil
+        return true
+      end
+    end,
+    on_reload = function(_, b)
+      changed(b)
+    end,
+    on_detach = function(_, b)
+      -- Unloaded (:bdelete! drops unsaved edits): the server reads the file from disk now.
+      attached[b] = nil
+      changed(b)
+    end,
+  }) or nil
+end
+
+local function autocmds()
+  if group then
+    return
+  end
+  group = vim.api.nvim_create_augroup('autocode.overlap', { clear = true })
+  -- A file of the change opened after the review: its edits count from then on.
+  vim.api.nvim_create_autocmd('BufReadPost', {
+    group = group,
+    callback = function(ev)
+      local path = vim.fs.normalize(vim.api.nvim_buf_get_name(ev.buf))
+      for _, l in pairs(M.live) do
+        if l.paths[path] then
+          l.bufs[ev.buf] = true
+          attach(ev.buf)
+        end
+      end
+    end,
+  })
+  -- A review shown again after the files changed while no window showed it is brought up to date.
+  vim.api.nvim_create_autocmd('BufWinEnter', {
+    group = group,
+    pattern = 'autocode://*',
+    callback = function(ev)
+      for id, l in pairs(M.live) do
+        if l.stale and vim.tbl_contains(review_bufs(id), ev.buf) then
+          M.refresh(id)
+        end
+      end
+    end,
+  })
+end
+
+--- Makes the `what` review ('diff' or 'hunks') of task `id` follow the buffers of its files.
+function M.follow(id, snap, what)
+  local l = M.live[id]
+  if not l then
+    l = { bufs = {}, paths = {}, gen = 0, timer = assert(vim.uv.new_timer()) }
+    M.live[id] = l
+  end
+  l[what] = true
+  for _, rel in ipairs(tasks().files(snap)) do
+    local path = absolute(snap, rel)
+    l.paths[path] = true
+    local buf = vim.fn.bufnr(path)
+    if buf ~= -1 and vim.api.nvim_buf_is_loaded(buf) then
+      l.bufs[buf] = true
+      attach(buf)
+    end
+  end
+  autocmds()
+end
+
+--- Stops following a task (applied, cancelled, moved on, or its reviews gone). The buffers are
+--- let go on their next change.
+function M.unfollow(id)
+  local l = M.live[id]
+  if l then
+    M.live[id] = nil
+    l.timer:stop()
+    if not l.timer:is_closing() then
+      l.timer:close()
+    end
+  end
+end
+
+--- Sets a review buffer's lines, keeping each window's cursor on the line it was on: the diff
+--- buffer's `# OVERLAP` lines come and go at its top, the rest stays.
+local function replace(buf, lines)
+  local function head(ls)
+    local n = 0
+    for _, l in ipairs(ls) do
+      if not vim.startswith(l, '# OVERLAP') then
+        break
+      end
+      n = n + 1
+    end
+    return n
+  end
+  local old = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local shift = head(lines) - head(old)
+  local cursors = {}
+  for _, win in ipairs(vim.fn.win_findbuf(buf)) do
+    cursors[win] = vim.api.nvim_win_get_cursor(win)
+  end
+  ui.set_lines(buf, lines)
+  local count = vim.api.nvim_buf_line_count(buf)
+  for win, pos in pairs(cursors) do
+    local row = pos[1] > head(old) and pos[1] + shift or pos[1]
+    pcall(vim.api.nvim_win_set_cursor, win, { math.max(1, math.min(row, count)), pos[2] })
+  end
+end
+
+--- Redraws the followed reviews of task `id` from a new preview.
+function M.redraw(id, preview)
+  local l = M.live[id]
+  local snap = tasks().snapshots[id]
+  if not (l and snap) or tasks().needs_kind(snap) ~= protocol.needs.approve_completion then
+    return -- the answer came after the task moved on (applied, cancelled)
+  end
+  local diff = l.diff and ui.find('diff/' .. id)
+  if diff then
+    local overlaps = M.overlapping(preview)
+    replace(diff, tasks().diff_lines(snap, overlaps))
+    M.mark_diff(diff, overlaps)
+  end
+  local st = M.state[id]
+  local hunks = l.hunks and st and ui.find('hunks/' .. id)
+  if hunks then
+    -- Hunk ids are stable where the person did not type, so what they undid stays undone.
+    st.preview = preview
+    replace(hunks, M.render(id))
+    M.mark(hunks, st.marks)
+  end
+end
+
+--- Asks for the preview of task `id` against the buffers as they are now and redraws its open
+--- reviews. Says nothing on an error: the person did not ask for this, and the next change or
+--- :AutoCode review asks again.
+function M.refresh(id)
+  local l = M.live[id]
+  if not l then
+    return
+  end
+  local snap = tasks().snapshots[id]
+  local bufs = review_bufs(id)
+  if not snap or tasks().needs_kind(snap) ~= protocol.needs.approve_completion or #bufs == 0 then
+    M.unfollow(id)
+    return
+  end
+  local shown = false
+  for _, b in ipairs(bufs) do
+    shown = shown or #vim.fn.win_findbuf(b) > 0
+  end
+  if not shown then
+    l.stale = true
+    return
+  end
+  if l.busy then
+    l.again = true
+    return
+  end
+  l.busy, l.again, l.stale = true, false, false
+  client.run(function()
+    local err, preview = M.preview(id, snap, true)
+    l.busy = false
+    if M.live[id] ~= l then
+      return
+    end
+    if l.again then
+      M.refresh(id)
+    elseif not err then
+      M.redraw(id, preview)
+    end
+  end)
+end
+
 function M.forget(id)
+  M.unfollow(id)
   M.state[id] = nil
   ui.close_named('hunks/' .. tostring(id))
 end

@@ -553,10 +553,9 @@ function M.verdict_lines(proof)
   return out
 end
 
---- Opens the diff buffer of a change waiting for its apply. `overlaps` (review.overlapping of a
---- preview against the person's buffers, when :AutoCode review made one) puts `# OVERLAP` lines
---- first and marks each overlapping file's `+++` line with a sign.
-function M.open_diff(snap, enter, overlaps)
+--- The lines of the diff buffer of a change waiting for its apply. `overlaps` (review.overlapping
+--- of a preview against the person's buffers) puts `# OVERLAP` lines first.
+function M.diff_lines(snap, overlaps)
   local id = M.id_of(snap)
   local needs = M.needs(snap)
   local diff = needs.diff
@@ -587,7 +586,16 @@ function M.open_diff(snap, enter, overlaps)
   for i = #said, 1, -1 do
     table.insert(lines, 1, '# ' .. said[i])
   end
-  local buf = ui.scratch('diff/' .. tostring(id), lines, 'diff', {
+  return lines
+end
+
+--- Opens the diff buffer of a change waiting for its apply. `overlaps` (review.overlapping of a
+--- preview against the person's buffers, when :AutoCode review made one) puts `# OVERLAP` lines
+--- first and marks each overlapping file's `+++` line with a sign.
+function M.open_diff(snap, enter, overlaps)
+  local id = M.id_of(snap)
+  local review = require('autocode.review')
+  local buf = ui.scratch('diff/' .. tostring(id), M.diff_lines(snap, overlaps), 'diff', {
     a = {
       function()
         M.complete(id)
@@ -846,6 +854,10 @@ function M.review(id)
       local review = require('autocode.review')
       local err, preview = review.preview(id, snap)
       M.open_diff(snap, true, not err and review.overlapping(preview) or nil)
+      if not err then
+        -- The marks then follow the person's typing in the files the change touches.
+        review.follow(id, snap, 'diff')
+      end
     elseif kind == NEEDS.resolve_conflicts then
       M.open_conflicts(snap, true)
     else
