@@ -10,8 +10,10 @@ import pytest
 from support import GIT_ENV
 
 
-@pytest.fixture(scope="session", autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A home of its own for each test file: what one file leaves there (a global memory, a
+    trust record) is never met by another file that happens to run later in the same worker."""
     home = tmp_path_factory.mktemp("home")
     gitconfig = home / ".gitconfig"
     gitconfig.write_text(
@@ -55,3 +57,5 @@ def _memory_stores_closed_after_each_test() -> Iterator[None]:
     pool = sys.modules.get("autocode.memory.pool")
     if pool is not None:
         pool.close_all()
+
+
