@@ -154,6 +154,7 @@ async def test_while_the_editor_holds_the_edit_other_processes_read_and_are_refu
         again = await asyncio.wait_for(
             two.command_error(protocol.TASK_APPROVE_COMPLETION, {"taskId": task_id}), timeout=WAIT)
         assert again.data["kind"] == "alreadyDecided" and again.data["state"] == "APPLYING", again.data
+        assert "its change is with the editor" in again.message, again.message
         resumed = await asyncio.wait_for(two.command(protocol.TASK_RESUME, {"taskId": task_id}), timeout=WAIT)
         assert resumed["state"] == "APPLYING", resumed
         # The waiting server itself answers its own client's cancel the same way (the person

@@ -4,6 +4,9 @@ Each touched file is merged three ways (the copy's base, the person's version on
 disk or in the editor, the task's version); conflicts make the task wait for the
 person's choice, and nothing is written until every file has a way through.
 The per-file merge itself lives in `file_merge.py`.
+
+Kept whole: the merge, the hand-over to the editor and the record of what reached the disk
+share one apply attempt and its locks; split, each part would re-read what the other decided.
 """
 
 from __future__ import annotations

@@ -328,8 +328,9 @@ class RunCore:
         channel = found.source.channel or "someone"
         what = {"plan": "the plan", "completion": "the completion"}.get(kind, "the conflict choice")
         state = self._state.state
+        where = "; its change is with the editor, which is asked to apply it" if self._editor_waiting(self._state) else ""
         raise AlreadyDecided(
-            f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}",
+            f"{what} of task {self.id} was already approved at {at} ({channel}); the task is now {state}{where}",
             data={"decidedAt": at, "state": state},
         )
 
