@@ -10,6 +10,9 @@ round runs, back to back on the same scripted model on 127.0.0.1 (tests/support/
   from its cache, the copy's files recorded, the CLI in bubblewrap with its output parsed and
   saved, the change read back as a diff, then the proof (the project's tests on the copy, before
   and after the change) and its verdict, as `approve_plan` returns it.
+Each is run twice by default (`--latency 0,1`): with the model answering at once, where the CLI's
+own time is least and what AutoCode adds weighs most, and with the model taking a second before
+each answer, about a hosted model's time to its first token (the streams themselves stay instant).
 Figures: the ratio of the two (median of per-round ratios; goal <= 1.2x), and the two stretches
 outside the CLI: from the approval to the CLI's first output, and from its last output to the
 verdict, each less the CLI's own time for that stretch when alone (its start-up before it prints,
@@ -143,12 +146,12 @@ def task_run(engine: str, url: str, base: Path, n: int, model: Any) -> dict[str,
             "verified": task["verified"] - wall, "end": total, "cli": timing["cli_seconds"]}
 
 
-def bench(engine: str, rounds: int) -> dict[str, Any]:
+def bench(engine: str, rounds: int, latency: float) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-engines-") as tmp:
         base = Path(tmp)
         plain = base / "plain"
         fresh(plain)
-        with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", plain)) as model:
+        with serve(Fix("calc/ops.py", "    return a - b", "    return a + b", plain), latency=latency) as model:
             config = base / "xdg-config" / "autocode"
             config.mkdir(parents=True)
             (config / "config.toml").write_text(
@@ -178,7 +181,7 @@ def bench(engine: str, rounds: int) -> dict[str, Any]:
     def m(key: str) -> float:
         return med(r[key] for r in rows)
 
-    print(f"{engine}: engine run to the verdict {m('total'):.3f} s vs the CLI alone {m('alone'):.3f} s "
+    print(f"{engine}, model answering after {latency:g} s: engine run to the verdict {m('total'):.3f} s vs the CLI alone {m('alone'):.3f} s "
           f"(median of {rounds}; fastest {min(r['total'] for r in rows):.3f} / {min(r['alone'] for r in rows):.3f})")
     print(f"  ratio {m('ratio'):.3f}x (goal <= 1.2x); per round: "
           + ", ".join(f"{r['ratio']:.2f}" for r in rows)
@@ -187,7 +190,7 @@ def bench(engine: str, rounds: int) -> dict[str, Any]:
           f"from its last output to the verdict: {m('after') * 1000:.0f} ms "
           f"(to the diff {m('to_diff') * 1000:.0f} ms, the proof {m('proof') * 1000:.0f} ms); "
           "each less the CLI's own time for the same stretch when alone", flush=True)
-    return {"engine": engine, "rounds": rows}
+    return {"engine": engine, "latency": latency, "rounds": rows}
 
 
 def main() -> int:
@@ -195,6 +198,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--engines", default=",".join(BIN))
     parser.add_argument("--json", type=Path, help="also write every round's figures here")
+    parser.add_argument("--latency", default="0,1",
+                        help="seconds the scripted model waits before each answer, one bench per value "
+                             "(0: at once, the CLI's own floor; 1: about a hosted model's first token)")
     args = parser.parse_args()
     results = []
     os.environ[KEY_VAR] = KEY
@@ -205,7 +211,8 @@ def main() -> int:
             print(f"{engine}: skipped, not installed (make engines)")
             continue
         os.environ["PATH"] = f"{folder}{os.pathsep}{os.environ['PATH']}"
-        results.append({**bench(engine, args.rounds), "load": os.getloadavg()})
+        for latency in (float(x) for x in args.latency.split(",")):
+            results.append({**bench(engine, args.rounds, latency), "load": os.getloadavg()})
         print(f"  load average now: {' '.join(f'{x:.1f}' for x in os.getloadavg())}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,6 +55,7 @@ class EngineModel:
     seen: threading.Event = field(default_factory=threading.Event)
     key: str | None = None  # when set, a request without this key is answered 401, as a real endpoint would
     fail: int | None = None  # when set, every model request is answered with this status (a 5xx outage)
+    latency: float = 0.0  # seconds each model request waits before its answer, as a model's thinking
     url: str = ""  # …/v1
     root: str = ""  # scheme://host:port
 
@@ -137,8 +139,8 @@ class EngineModel:
 
 @contextmanager
 def serve(fix: Fix, *, hold: threading.Event | None = None, key: str | None = None,
-          fail: int | None = None) -> Iterator[EngineModel]:
-    model = EngineModel(fix=fix, hold=hold, key=key, fail=fail)
+          fail: int | None = None, latency: float = 0.0) -> Iterator[EngineModel]:
+    model = EngineModel(fix=fix, hold=hold, key=key, fail=fail, latency=latency)
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -179,6 +181,8 @@ def serve(fix: Fix, *, hold: threading.Event | None = None, key: str | None = No
             model.seen.set()
             if model.hold is not None:
                 model.hold.wait(120)
+            if model.latency and "count_tokens" not in self.path:
+                time.sleep(model.latency)
             try:
                 if model.key is not None and model.key not in str(auth or ""):
                     self._refuse(401, "the API key is missing or not valid")
