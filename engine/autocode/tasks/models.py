@@ -37,7 +37,6 @@ class WireModel(BaseModel):
         alias_generator=lambda name: to_camel(name.rstrip("_")),
         populate_by_name=True,
         extra="forbid",
-        use_attribute_docstrings=True,
         # Validators are built on first use, not at import: the protocol module imports these
         # models on the server's first command, most of which never build a snapshot.
         defer_build=True,
