@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.errors import UsageError
 from autocode.proof import frameworks, weakening
@@ -34,6 +34,9 @@ from autocode.proof.suite import (
     tree_key,
 )
 from autocode.proof.verdict import Change, Verdict, decide
+
+if TYPE_CHECKING:
+    from autocode.sandbox.policy import Policy
 
 # How long stopping the early base waits for its copy to finish and its processes to go (the run
 # itself notices a stop within the runner's poll and is killed at once).
@@ -125,7 +128,7 @@ def start_base(
     framework: str | None = None,
     timeout: float = 600,
     cancelled: Callable[[], bool] = lambda: False,
-    policy: Any = None,
+    policy: Policy | None = None,
     cache_dir: Path | None = None,
 ) -> EarlyBase | None:
     """Copy the unchanged prep copy and run the suite on it in a thread of its own; the result is
@@ -177,7 +180,7 @@ class _NotNeeded(Exception):
 
 def _resolution_problems(
     command: str, *, copy: Path, workspace: Path, cwd_rel: str, timeout: float,
-    cancelled: Callable[[], bool], policy: Any,
+    cancelled: Callable[[], bool], policy: Policy | None,
 ) -> list[str]:
     """Why the copy's tests would not test the copy (its packages resolve into the work tree or
     an installed copy), asked of the test command's own interpreter, in the same sandbox."""
@@ -230,7 +233,7 @@ def prove(
     framework: str | None = None,
     timeout: float = 600,
     cancelled: Callable[[], bool] = lambda: False,
-    policy: Any = None,
+    policy: Policy | None = None,
     output_file: Path | None = None,
     cache_dir: Path | None = None,
     blockers: Sequence[str] = (),
@@ -267,7 +270,7 @@ def prove(
     ]
     blockers = [*blockers, *_resolution_problems(command, copy=copy, workspace=workspace, cwd_rel=cwd_rel,
                                                   timeout=timeout, cancelled=cancelled, policy=policy)]
-    common = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
+    common: dict[str, Any] = {"framework": framework, "workspace": workspace, "cwd_rel": cwd_rel, "timeout": timeout,
               "cancelled": cancelled, "policy": policy}
     stamp = f"{os.getpid()}-{time.monotonic_ns()}"
     base_tree, probe_tree = copy.parent / f"base-{stamp}", copy.parent / f"probe-{stamp}"

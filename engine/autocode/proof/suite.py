@@ -15,12 +15,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode.atomic import write_atomically
 from autocode.errors import UsageError
 from autocode.proof import frameworks
 from autocode.proof.results import Report, TestResult
+
+if TYPE_CHECKING:
+    from autocode.sandbox.policy import Policy
 
 Progress = Callable[[str], None]
 CACHE_VERSION = 2  # 2: mocha/jest ids relative to the project even when the sandbox moves the copy
@@ -71,7 +74,7 @@ def run_suite(
     cwd_rel: str,
     timeout: float,
     cancelled: Callable[[], bool],
-    policy: Any,
+    policy: Policy | None,
     output_file: Path | None,
     progress: Progress | None,
     on_output: Callable[[str], None] | None,

@@ -12,12 +12,15 @@ import shlex
 import subprocess
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from autocode import diffnames, gitsafe
 from autocode.errors import AutoCodeError, UsageError
 from autocode.private import private_folder
 from autocode.tasks import store
+
+if TYPE_CHECKING:
+    from autocode.sandbox.policy import Policy
 
 OUTPUT_TAIL = 8000
 
@@ -148,7 +151,7 @@ def run_tests(
     *,
     copy: Path | None = None,
     workspace: Path | None = None,
-    policy: Any = None,
+    policy: Policy | None = None,
     output_file: Path | None = None,
     on_output: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
