@@ -15,6 +15,20 @@ typist:start(50, 50, function()
   end
 end)
 
+-- The command line that runs `:AutoCode memory delete` is in mode 'c' too, and keys typed then
+-- would run in normal mode before the picker opens (it opens on the server's answer): the typist
+-- is armed only once that command line is left.
+local arm_when_left = false
+vim.api.nvim_create_autocmd('CmdlineLeave', {
+  pattern = ':',
+  callback = function()
+    if arm_when_left then
+      arm_when_left = false
+      pick_when_prompted = true
+    end
+  end,
+})
+
 local function count()
   local err, r = require('autocode.client').await('autocode.memory.list', { workspace = vim.fn.getcwd() })
   H.check(not err, vim.inspect(err))
@@ -22,11 +36,8 @@ local function count()
 end
 
 local function pick_then(answer)
+  arm_when_left = true
   vim.api.nvim_input(':AutoCode memory delete<CR>')
-  H.until_(5000, function()
-    return vim.api.nvim_get_mode().mode == 'n'
-  end, 'the command to run')
-  pick_when_prompted = true
   H.until_(30000, function()
     return not pick_when_prompted and vim.api.nvim_get_mode().mode == 'c' and vim.fn.getcmdtype() == '@'
   end, 'the confirmation after the pick')
