@@ -10,7 +10,6 @@
 -- cwd: fixtures/samples "pytest".
 local H = dofile(vim.fs.joinpath(vim.fs.dirname(debug.getinfo(1, 'S').source:sub(2)), 'harness.lua'))
 local tasks = require('autocode.tasks')
-local review = require('autocode.review')
 H.strict = true
 local id, buf = H.verified_change('shop/pricing.py', function(item)
   return vim.startswith(item, 'markers:')
@@ -26,16 +25,7 @@ local n = vim.api.nvim_buf_line_count(buf)
 vim.api.nvim_buf_set_lines(buf, n, n, false, { '', '', 'def total_with_discount(prices, off):', '    return total(prices) - off' })
 local mine = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
 
---- The buffer's lines that carry the overlap sign.
-local function signed(b)
-  local lines = vim.api.nvim_buf_get_lines(b, 0, -1, false)
-  local out = {}
-  for _, m in ipairs(review.marks(b)) do
-    H.eq(m.sign, review.SIGN, 'the overlap sign')
-    table.insert(out, lines[m.line])
-  end
-  return out
-end
+local signed = H.signed_lines
 
 -- :AutoCode review: the diff, with the overlap said and marked before anything is applied.
 vim.cmd('AutoCode review')

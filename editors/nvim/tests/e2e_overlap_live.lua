@@ -14,14 +14,7 @@ H.record_calls()
 
 --- The lines of autocode://<name> that carry the overlap sign.
 local function marked(name)
-  local buf = ui.find(name)
-  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
-  local out = {}
-  for _, m in ipairs(review.marks(buf)) do
-    H.eq(m.sign, review.SIGN, 'the overlap sign')
-    table.insert(out, lines[m.line])
-  end
-  return out
+  return H.signed_lines(ui.find(name))
 end
 
 local function text(name)

@@ -90,6 +90,18 @@ function H.scratch_lines(name)
   end
 end
 
+--- The lines of review buffer `buf` that carry the overlap sign (each mark checked to be that sign).
+function H.signed_lines(buf)
+  local review = require('autocode.review')
+  local lines = vim.api.nvim_buf_get_lines(buf, 0, -1, false)
+  local out = {}
+  for _, m in ipairs(review.marks(buf)) do
+    H.eq(m.sign, review.SIGN, 'the overlap sign')
+    table.insert(out, lines[m.line])
+  end
+  return out
+end
+
 --- Replaces vim.ui.input / vim.ui.select with scripted answers (a list, consumed in order;
 --- a function gets the prompt). Records every prompt in H.prompts.
 H.prompts = {}
