@@ -67,6 +67,27 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
+def _comm(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:  # it ended while the tree was read
+        return ""
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def server_pids(pid: int, name: str = "autocode-lsp") -> list[int]:
+    """The servers named `name` below `pid`. A child the server forks keeps the server's name until
+    it runs its own program (a test run's sandbox is started that way), so a process whose parent
+    has the same name is not counted."""
+    return [p for p in descendants(pid) if _comm(p) == name and _comm(_ppid(p)) != name]
+
+
 _SOURCE_OR_QUIT = (
     "lua local ok, err = pcall(vim.cmd.source, vim.fn.fnameescape(vim.env.AUTOCODE_TEST_SCRIPT))"
     " if not ok then io.stderr:write('the script did not load: ' .. tostring(err) .. '\\n') vim.cmd('cquit 3') end"

@@ -250,7 +250,7 @@ def test_a_server_killed_while_its_plan_runs_is_said_in_one_line(
     screen.wait("the reset", lambda s: "scroll reset" in s.splitlines()[-1])
 
     pane = int(screen.tmux("display", "-p", "-t", "t", "#{pane_pid}").strip())
-    (server,) = [p for p in _helpers.descendants(pane) if Path(f"/proc/{p}/comm").read_text().strip() == "autocode-lsp"]
+    (server,) = _helpers.server_pids(pane)
     os.kill(server, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while not (exits.exists() and exits.read_text(encoding="utf-8").strip()):

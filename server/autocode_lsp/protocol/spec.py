@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 import inspect
 import itertools
 import json
-import textwrap
+import sys
 import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
@@ -1144,9 +1145,31 @@ def _type_text(tp: Any) -> str:
 
 def _field_docs(cls: type[Any]) -> dict[str, str]:
     """Attribute docstrings (the string literal after a field) from the class source."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    return _module_field_docs(cls.__module__).get(cls.__qualname__, {})
+
+
+@functools.cache
+def _module_field_docs(module: str) -> dict[str, dict[str, str]]:
+    """Every class's attribute docstrings in one module, by qualified name. The module is parsed
+    once: `inspect.getsource` on a class parses its whole module again for each class asked."""
+    tree = ast.parse(inspect.getsource(sys.modules[module]))
+    found: dict[str, dict[str, str]] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, ast.ClassDef):
+                name = prefix + node.name
+                found[name] = _attribute_docs(node.body)
+                visit(node.body, name + ".")
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                visit(node.body, f"{prefix}{node.name}.<locals>.")
+
+    visit(tree.body, "")
+    return found
+
+
+def _attribute_docs(body: list[ast.stmt]) -> dict[str, str]:
     docs: dict[str, str] = {}
-    body = tree.body[0].body  # type: ignore[attr-defined]
     for node, nxt in itertools.pairwise(body):
         if (
             isinstance(node, ast.AnnAssign)
