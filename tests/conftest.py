@@ -3,15 +3,44 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from support import GIT_ENV
 
 
+@pytest.fixture(scope="session")
+def _vocabulary_index(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
+    """The static embedding model's vocabulary index, built once per run (per worker).
+
+    It is a cache keyed by the installed tokenizer, kept in the user's cache folder; with a home
+    per test file every file's servers and CLI runs would build it again (about 1.3 s of CPU in
+    a child process each time). Tests of the build itself use cache folders of their own."""
+    try:
+        from autocode.memory import static_lean
+        from autocode.memory.embeddings import static_model_installed
+
+        if not static_model_installed():
+            return None
+        cache = tmp_path_factory.mktemp("vocabulary-cache")
+        saved = os.environ.get("XDG_CACHE_HOME")
+        os.environ["XDG_CACHE_HOME"] = str(cache)
+        try:
+            return static_lean.ensure_index(static_lean.model_dir() / "tokenizer.json")
+        finally:
+            if saved is None:
+                os.environ.pop("XDG_CACHE_HOME", None)
+            else:
+                os.environ["XDG_CACHE_HOME"] = saved
+    except Exception:  # no model, or no index: each server says so, as it would for a person
+        return None
+
+
 @pytest.fixture(scope="module", autouse=True)
-def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, _vocabulary_index: Path | None) -> Iterator[None]:
     """A home of its own for each test file: what one file leaves there (a global memory, a
     trust record) is never met by another file that happens to run later in the same worker."""
     home = tmp_path_factory.mktemp("home")
@@ -29,6 +58,14 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
     os.environ["XDG_STATE_HOME"] = str(home / ".local" / "state")
     os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
+    if _vocabulary_index is not None:
+        cached = home / ".cache" / "autocode" / _vocabulary_index.name
+        cached.parent.mkdir(parents=True)
+        try:
+            # A link: the index is only read (mapped read-only) or replaced whole by a rebuild.
+            os.link(_vocabulary_index, cached)
+        except OSError:
+            shutil.copyfile(_vocabulary_index, cached)
     os.environ.pop("AUTOCODE_UNATTENDED", None)
     # The suites tasks run here are tiny; this venv's pytest plugins (pytest-lsp, hypothesis...)
     # would cost each of them seconds. The person's own config lets the variable into the sandbox.
