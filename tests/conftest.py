@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+import support
 from support import GIT_ENV
 
 
@@ -58,14 +58,8 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, _vocabulary_
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
     os.environ["XDG_STATE_HOME"] = str(home / ".local" / "state")
     os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
-    if _vocabulary_index is not None:
-        cached = home / ".cache" / "autocode" / _vocabulary_index.name
-        cached.parent.mkdir(parents=True)
-        try:
-            # A link: the index is only read (mapped read-only) or replaced whole by a rebuild.
-            os.link(_vocabulary_index, cached)
-        except OSError:
-            shutil.copyfile(_vocabulary_index, cached)
+    support.VOCABULARY_INDEX = _vocabulary_index
+    support.seed_user_cache(home / ".cache")
     os.environ.pop("AUTOCODE_UNATTENDED", None)
     # The suites tasks run here are tiny; this venv's pytest plugins (pytest-lsp, hypothesis...)
     # would cost each of them seconds. The person's own config lets the variable into the sandbox.

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from support import git, make_repo
+from support import git, make_repo, seed_user_cache
 
 pytestmark = pytest.mark.editor
 
@@ -114,6 +114,7 @@ def run_nvim(
         d = xdg / name.lower()
         d.mkdir(parents=True, exist_ok=True)
         full_env[f"XDG_{name}_HOME"] = str(d)
+    seed_user_cache(xdg / "cache")
     full_env["PATH"] = f"{BIN}{os.pathsep}{full_env.get('PATH', '')}"
     full_env.update(env or {})
     args = [flag, str(SCRIPTS / script)]
@@ -461,6 +462,7 @@ def test_the_agents_summary_and_transcript_in_neovim(tmp_path: Path, monkeypatch
         for name in ("CONFIG", "DATA", "STATE", "CACHE"):  # the trust record where Neovim's server looks
             (tmp_path / "xdg" / name.lower()).mkdir(parents=True, exist_ok=True)
             monkeypatch.setenv(f"XDG_{name}_HOME", str(tmp_path / "xdg" / name.lower()))
+        seed_user_cache(tmp_path / "xdg" / "cache")
         trust(repo)
         endpoint.load(
             *roles_before_implementing(),
@@ -636,6 +638,7 @@ def test_task_flow_against_a_listening_server(kind: str, tmp_path: Path) -> None
     address = str(tmp_path / "sock" / "lsp.sock") if kind == "socket" else "127.0.0.1:0"
     saved = {k: os.environ.get(k) for k in xdg}
     os.environ.update(xdg)  # the server and Neovim share the data folders, as one user's would
+    seed_user_cache(tmp_path / "xdg" / "cache")
     try:
         lsp, where = _listen(tmp_path, f"--{kind}", address, "--token-file", str(token_file))
     finally:

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from support import seed_user_cache
+
 _spec = importlib.util.spec_from_file_location("nvim_plugin_helpers", Path(__file__).with_name("test_nvim_plugin.py"))
 assert _spec is not None and _spec.loader is not None
 _helpers = importlib.util.module_from_spec(_spec)
@@ -39,6 +41,7 @@ class Screen:
                  more_env: dict[str, str] | None = None) -> None:
         self.sock = str(tmp / "tmux.sock")
         env = [f"XDG_{n}_HOME={tmp / 'xdg' / n.lower()}" for n in ("CONFIG", "DATA", "STATE", "CACHE")]
+        seed_user_cache(tmp / "xdg" / "cache")
         # The project's own server first on PATH, as an installed autocode-lsp would be.
         env.append(f"PATH={Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
         env += [f"{k}={v}" for k, v in (more_env or {}).items()]

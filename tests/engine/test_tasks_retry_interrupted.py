@@ -140,8 +140,9 @@ def test_a_killed_starter_leaves_no_program_running(tmp_path: Path) -> None:
 
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     starter = subprocess.Popen([sys.executable, "-c", STARTER, str(tmp_path)], env=env)
-    _wait_for(lambda: (tmp_path / "child.pid").is_file() and (tmp_path / "grandchild.pid").is_file()
-              and (tmp_path / "grandchild.pid").read_text().strip(), "the program started")
+    # `echo $$ > child.pid` makes the file before it writes the number: wait for both numbers.
+    _wait_for(lambda: all((tmp_path / name).is_file() and (tmp_path / name).read_text().strip()
+                          for name in ("child.pid", "grandchild.pid")), "the program started")
     child = int((tmp_path / "child.pid").read_text())
     grandchild = int((tmp_path / "grandchild.pid").read_text())
     assert _alive(child) and _alive(grandchild)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import threading
 from collections.abc import Iterator, Mapping
@@ -18,6 +19,26 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1",
 }
 
+
+VOCABULARY_INDEX: Path | None = None
+"""The static embedding model's vocabulary index this run built once (tests/conftest.py)."""
+
+
+def seed_user_cache(cache_home: Path) -> None:
+    """Put this run's vocabulary index into a user cache folder (an XDG_CACHE_HOME) a test made,
+    so the servers started there do not build it again: it is a cache, and building it is not
+    what they test (tests/engine/test_static_lean.py does, in cache folders of its own)."""
+    if VOCABULARY_INDEX is None:
+        return
+    target = cache_home / "autocode" / VOCABULARY_INDEX.name
+    if target.exists():
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        # A link: the index is only read (mapped read-only) or replaced whole by a rebuild.
+        os.link(VOCABULARY_INDEX, target)
+    except OSError:
+        shutil.copyfile(VOCABULARY_INDEX, target)
 
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     """Run git in `cwd` for test set-up and return its stdout."""
