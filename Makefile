@@ -12,6 +12,10 @@ XDIST  := -n $(WORKERS) --dist loadfile
 # make test they already share the machine with the unit workers.
 EDITOR_WORKERS ?= 0
 EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
+# The project's modules compiled before the tests: every test starts CLIs and servers (about
+# 2,000 Python processes a run), and where PYTHONDONTWRITEBYTECODE is set, or a module changed
+# since its cache was written, each of them compiled the sources again (docs/performance.md).
+COMPILE := $(PY) -m compileall -q -j0 engine server tests/support > /dev/null
 
 .PHONY: venv sandbox proof-tools engines mcp-tools demo test lint unit package editors bundle bench clean
 
@@ -52,10 +56,12 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_mcp
 
 unit: venv sandbox proof-tools engines mcp-tools
+	$(COMPILE)
 	$(PYTEST) $(XDIST) tests/engine tests/server tests/mcp
 
 editors: venv sandbox
 	bash scripts/editors-setup.sh
+	$(COMPILE)
 	$(PYTEST) $(EDITOR_XDIST) tests/editors
 
 package: venv sandbox
