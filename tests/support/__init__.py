@@ -40,6 +40,7 @@ def seed_user_cache(cache_home: Path) -> None:
     except OSError:
         shutil.copyfile(VOCABULARY_INDEX, target)
 
+
 def git(cwd: Path | str, *args: str, check: bool = True) -> str:
     """Run git in `cwd` for test set-up and return its stdout."""
     env = {**os.environ, **GIT_ENV}
