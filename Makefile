@@ -17,7 +17,8 @@ EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
 # since its cache was written, each of them compiled the sources again (docs/performance.md).
 COMPILE := $(PY) -m compileall -q -j0 engine server tests/support > /dev/null
 
-.PHONY: venv sandbox proof-tools engines mcp-tools demo test lint unit package editors bundle bench clean
+.PHONY: venv sandbox proof-tools engines mcp-tools demo test lint unit unit-tools unit-tests package editors \
+	editor-tools editor-tests bundle bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -55,13 +56,24 @@ lint: venv
 	$(VENV)/bin/mypy --strict server/autocode_lsp
 	$(VENV)/bin/mypy --strict server/autocode_mcp
 
-unit: venv sandbox proof-tools engines mcp-tools
+# Each suite is its set-up (*-tools) and then its tests (*-tests, which expect the set-up done).
+unit: unit-tools
 	$(COMPILE)
+	$(MAKE) --no-print-directory unit-tests
+
+unit-tools: venv sandbox proof-tools engines mcp-tools
+
+unit-tests:
 	$(PYTEST) $(XDIST) tests/engine tests/server tests/mcp
 
-editors: venv sandbox
-	bash scripts/editors-setup.sh
+editors: editor-tools
 	$(COMPILE)
+	$(MAKE) --no-print-directory editor-tests
+
+editor-tools: venv sandbox
+	bash scripts/editors-setup.sh
+
+editor-tests:
 	$(PYTEST) $(EDITOR_XDIST) tests/editors
 
 package: venv sandbox
@@ -71,9 +83,13 @@ bundle: venv
 	bash scripts/editors-setup.sh
 	bash scripts/vscode-bundle.sh all
 
-# The unit and editor suites run side by side; each one's output is printed when it ends.
-test: lint package
-	$(MAKE) --no-print-directory -j2 --output-sync=target unit editors
+# Lint, the package check and both suites' set-up run side by side (mypy and the package check use
+# one core each, the set-up waits on the network and the disk), then the two suites side by side;
+# each target's output is printed when it ends. A failed lint or set-up stops before the suites.
+test:
+	$(MAKE) --no-print-directory -j4 --output-sync=target lint package unit-tools editor-tools
+	$(COMPILE)
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit-tests editor-tests
 
 bench: venv sandbox engines
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
