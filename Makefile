@@ -66,11 +66,12 @@ unit-tools: venv sandbox proof-tools engines mcp-tools
 unit-tests:
 	$(PYTEST) $(XDIST) tests/engine tests/server tests/mcp
 
-editors: editor-tools
+editors: venv editor-tools
 	$(COMPILE)
 	$(MAKE) --no-print-directory editor-tests
 
-editor-tools: venv sandbox
+# (no venv: the editors' set-up is npm, Debian packages and git clones, so it starts at once)
+editor-tools: sandbox
 	bash scripts/editors-setup.sh
 
 editor-tests:

@@ -439,13 +439,17 @@ async function scenarioReady(wb) {
 /** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 /**
  * Presses Enter on the quick pick's highlighted row once the person can see it highlighted (the
- * row showing `description` has focus). A busy machine can drop the key press while the list
- * redraws, leaving the same pick open with the same row highlighted: the person presses Enter again.
+ * row showing `description` has focus) and the caret in the pick. A busy machine can drop the key
+ * press while the list redraws, leaving the same pick open with the same row highlighted: the
+ * person presses Enter again. Where the keys went when the caret never came is kept in the result.
  */
 async function enterOnDefault(wb, description) {
   const focused = wb.quickInput().locator('.monaco-list-row.focused', { hasText: description }).first();
   await focused.waitFor({ state: 'visible', timeout: 30000 });
   for (let attempt = 0; attempt < 3; attempt++) {
+    if (!(await wb.quickInputHasFocus())) {
+      (result.defaultEnterFocus ??= []).push(await wb.focusedElement());
+    }
     await wb.page.keyboard.press('Enter');
     const closed = await wb.quickInput().waitFor({ state: 'hidden', timeout: 5000 }).then(() => true).catch(() => false);
     if (closed) return;

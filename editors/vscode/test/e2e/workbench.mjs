@@ -99,6 +99,22 @@ export class Workbench {
     }
   }
 
+  /** Waits (up to `timeout` ms) until the keyboard focus is in the quick input, as a person sees the
+   *  caret there before pressing a key: the list can show its highlighted row a moment before the
+   *  input takes the focus, and a key pressed then goes to whatever had it. True when it got there. */
+  async quickInputHasFocus(timeout = 10000) {
+    return this.page.waitForFunction(() => !!document.activeElement?.closest('.quick-input-widget'), null,
+      { timeout, polling: 100 }).then(() => true, () => false);
+  }
+
+  /** Where the keyboard focus is: the focused element's tag, class and label (for a failure's report). */
+  async focusedElement() {
+    return this.page.evaluate(() => {
+      const a = document.activeElement;
+      return a ? `${a.tagName.toLowerCase()}.${a.className} ${a.getAttribute('aria-label') ?? ''}`.trim() : 'nothing';
+    });
+  }
+
   async quickInputText() {
     const widget = this.quickInput();
     if (!(await widget.isVisible())) return '';
