@@ -8,9 +8,9 @@ PYTEST := $(PY) -m pytest
 # in one worker, so its module fixtures (a server process) start once per file.
 WORKERS ?= auto
 XDIST  := -n $(WORKERS) --dist loadfile
-# The editor tests (a code-server and a browser each) run in one process unless asked: under
-# make test they already share the machine with the unit workers.
-EDITOR_WORKERS ?= 0
+# The editor tests in two workers: one process spent a fifth of its time waiting (a Neovim test
+# typing at a person's pace, a task's slow test), and the VS Code files alone outlast the unit suite.
+EDITOR_WORKERS ?= 2
 EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
 # The project's modules compiled before the tests: every test starts CLIs and servers (about
 # 2,000 Python processes a run), and where PYTHONDONTWRITEBYTECODE is set, or a module changed

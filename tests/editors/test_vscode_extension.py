@@ -332,6 +332,7 @@ def test_whole_task_in_vscode(tmp_path: Path, code_server: Any) -> None:
                           AUTOCODE_E2E_SERVER_KNOWS_HOW="1" if knows_how else "0",
                           AUTOCODE_E2E_REPO=str(repo))
 
+    assert "webview" not in result["focusAfterDoctor"], result["focusAfterDoctor"]  # the report took the keys
     assert [s["step"] for s in result["steps"]][:5] == [
         "workbench open", "task started", "question answered", "plan approved", "completion applied from the diff"]
     # Announced, not opened: the keyboard stayed with the person until they chose Answer.

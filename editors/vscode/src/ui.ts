@@ -59,16 +59,22 @@ export async function showMarkdownPreview(uri: vscode.Uri): Promise<void> {
   }
 }
 
-/** One Doctor panel, reused. */
+/**
+ * One Doctor panel, reused. It opens without taking the keyboard focus (a report has nothing to
+ * type into): a focused webview takes the focus back whenever a quick pick closes, so the next
+ * pick a command opens (Answer after the palette, say) would show without the caret and Enter
+ * would go to the report (VS Code issue 93950).
+ */
 export class DoctorPanel {
   private panel: vscode.WebviewPanel | undefined;
 
   show(report: unknown, title: string): void {
     if (!this.panel) {
-      this.panel = vscode.window.createWebviewPanel('autocode.doctorPage', 'AutoCode Doctor', vscode.ViewColumn.Active, { enableScripts: false });
+      this.panel = vscode.window.createWebviewPanel('autocode.doctorPage', 'AutoCode Doctor',
+        { viewColumn: vscode.ViewColumn.Active, preserveFocus: true }, { enableScripts: false });
       this.panel.onDidDispose(() => (this.panel = undefined));
     } else {
-      this.panel.reveal(vscode.ViewColumn.Active);
+      this.panel.reveal(vscode.ViewColumn.Active, true);
     }
     this.panel.webview.html = renderDoctorHtml(report, title, this.panel.webview.cspSource);
   }

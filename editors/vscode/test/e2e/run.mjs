@@ -591,6 +591,9 @@ async function scenarioFlow(wb) {
   await wb.palette('AutoCode: Doctor');
   result.doctorBefore = await wb.webviewText('Learned conventions', 60000);
   await wb.shot('doctor');
+  // The report must not hold the keyboard: a focused webview takes the focus back from the next
+  // quick pick a command opens (the second question's Enter below would go to the report).
+  result.focusAfterDoctor = await wb.focusedElement();
   note('doctor read');
 
   await wb.palette('AutoCode: Forget Project Memory');
