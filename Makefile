@@ -8,8 +8,9 @@ PYTEST := $(PY) -m pytest
 # in one worker, so its module fixtures (a server process) start once per file.
 WORKERS ?= auto
 XDIST  := -n $(WORKERS) --dist loadfile
-# The editor tests in two workers: one process spent a fifth of its time waiting (a Neovim test
-# typing at a person's pace, a task's slow test), and the VS Code files alone outlast the unit suite.
+# The editor tests in two workers: run alone, the Neovim file kept the two cores only 57 % busy
+# (tests typing at a person's pace, a task's deliberately slow tests), and one process outlasted
+# the unit suite by 2-3 minutes (docs/performance.md).
 EDITOR_WORKERS ?= 2
 EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
 # The project's modules compiled before the tests: every test starts CLIs and servers (about
