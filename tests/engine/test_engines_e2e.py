@@ -275,8 +275,9 @@ def test_a_key_the_endpoint_refuses_is_a_login_error_naming_the_engine(engine: s
 @pytest.mark.parametrize("engine", [pytest.param(e, marks=needs(e)) for e in NEWER])
 def test_an_endpoint_that_answers_5xx_fails_the_task_naming_the_engine(engine: str, tmp_path: Path,
                                                                        person: Path) -> None:
-    """The CLI retries on its own (Gemini CLI as AutoCode's settings bound it, OpenCode for about a
-    minute), then gives up: the task fails with the endpoint's answer, the engine and the remedy."""
+    """The CLI retries on its own (Gemini CLI as AutoCode's settings bound it, OpenCode as the
+    endpoint's retry-after says: without that header it backed off for over a minute), then gives
+    up: the task fails with the endpoint's answer, the engine and the remedy."""
     repo = build_calc(tmp_path / "calc")
     fix = Fix("calc/ops.py", "    return a - b", "    return a + b", repo)
     with serve(fix, fail=503) as model:

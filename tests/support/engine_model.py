@@ -222,6 +222,9 @@ def serve(fix: Fix, *, hold: threading.Event | None = None, key: str | None = No
             raw = json.dumps(data).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
+            if status >= 500:  # as the hosted APIs answer an outage: when to try again
+                self.send_header("retry-after-ms", "200")
+                self.send_header("retry-after", "1")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
             self.wfile.write(raw)
