@@ -86,8 +86,8 @@ bundle: venv
 	bash scripts/vscode-bundle.sh all
 
 # Lint, the package check and both suites' set-up run side by side (mypy and the package check use
-# one core each, the set-up waits on the network and the disk), then the two suites side by side;
-# each target's output is printed when it ends. A failed lint or set-up stops before the suites.
+# one core each; the set-up downloads and compiles), then the two suites side by side; each
+# target's output is printed when it ends. A failed lint or set-up stops before the suites.
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target lint package unit-tools editor-tools
 	$(COMPILE)

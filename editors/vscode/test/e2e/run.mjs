@@ -436,7 +436,6 @@ async function scenarioReady(wb) {
   note('server running');
 }
 
-/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 /**
  * Presses Enter on the quick pick's highlighted row once the person can see it highlighted (the
  * row showing `description` has focus) and the caret in the pick. A busy machine can drop the key
@@ -459,6 +458,7 @@ async function enterOnDefault(wb, description) {
   await wb.quickInput().waitFor({ state: 'hidden', timeout: 15000 });
 }
 
+/** Types the answer into the question's input (InputBox, or the QuickPick that offers typed text) and sends it. */
 async function answerOnScreen(wb, answer) {
   const text = await wb.quickInputText();
   await wb.quickInput().locator('input.input').fill(answer);
