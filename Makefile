@@ -4,9 +4,10 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
 PYTEST := $(PY) -m pytest
-# Parallel test workers (pytest-xdist; WORKERS=0 runs in this process). A test file's tests stay
-# in one worker, so its module fixtures (a server process) start once per file.
-WORKERS ?= auto
+# Parallel test workers (pytest-xdist; WORKERS=0 runs in this process): one more than the cores,
+# so a worker's waits (a CLI backing off, a task's slow test) leave no core idle. A test file's
+# tests stay in one worker, so its module fixtures (a server process) start once per file.
+WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 XDIST  := -n $(WORKERS) --dist loadfile
 # The editor tests in two workers: run alone, the Neovim file kept the two cores only 57 % busy
 # (tests typing at a person's pace, a task's deliberately slow tests), and one process outlasted
@@ -45,7 +46,7 @@ engines: proof-tools
 	bash scripts/engines-setup.sh
 
 # @modelcontextprotocol/inspector, the MCP client tests/mcp drives autocode-mcp with besides the SDK's.
-mcp-tools: proof-tools engines
+mcp-tools: proof-tools
 	bash scripts/mcp-setup.sh
 
 demo: venv sandbox
