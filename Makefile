@@ -7,7 +7,7 @@ PYTEST := $(PY) -m pytest
 # Parallel test workers (pytest-xdist; WORKERS=0 runs in this process): one more than the cores,
 # so a worker's waits (a CLI backing off, a task's slow test) leave no core idle. A test file's
 # tests stay in one worker, so its module fixtures (a server process) start once per file.
-WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
+WORKERS ?= $(shell n=$$(nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); echo $$((n + 1)))
 XDIST  := -n $(WORKERS) --dist loadfile
 # The editor tests in two workers: run alone, the Neovim file kept the two cores only 57 % busy
 # (tests typing at a person's pace, a task's deliberately slow tests), and one process outlasted
