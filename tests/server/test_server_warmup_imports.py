@@ -225,7 +225,10 @@ async def test_the_first_memory_commands_wait_for_the_memory_modules_only(tmp_pa
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=60)
+    # A message of its own: another test's empty "start" commit by the same test author in the same
+    # second has the same hash, so the same repository identity (and that test's team memories).
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", f"start {tmp_path.name}"],
+                   check=True, timeout=60)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(TRACER + HOLD)
@@ -322,7 +325,10 @@ async def test_a_memory_command_waiting_at_the_end_of_the_memory_modules_runs_be
     repo = tmp_path / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "start"], check=True, timeout=60)
+    # A message of its own: another test's empty "start" commit by the same test author in the same
+    # second has the same hash, so the same repository identity (and that test's team memories).
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", f"start {tmp_path.name}"],
+                   check=True, timeout=60)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(TRACER + ORDER)
