@@ -528,6 +528,18 @@ def ignored_paths(cwd: Path | str, exclude: Sequence[str] = ()) -> list[str]:
     return _parse_paths(run(_ignored_args(exclude), cwd).stdout)
 
 
+LISTING_TIMEOUT = 120.0  # seconds one listing may take before it is stopped
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+    proc.wait()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
 class PendingListing:
     """tracked_files, untracked_files and ignored_paths of one work tree, the three started at once.
 
@@ -541,26 +553,47 @@ class PendingListing:
         self.cwd = cwd
         self.commands = [_tracked_args(), _untracked_args(exclude), _ignored_args(exclude)]
         self.procs: list[subprocess.Popen[bytes]] = []
-        env = hardened_environment(cwd)
+        self.env = hardened_environment(cwd)
+        for index in range(len(self.commands)):
+            self.procs.append(self._start(index))
+
+    def _start(self, index: int) -> subprocess.Popen[bytes]:
         try:
-            for args in self.commands:
-                self.procs.append(
-                    subprocess.Popen(
-                        command(args),
-                        cwd=cwd,
-                        stdin=subprocess.DEVNULL,
-                        stdout=subprocess.PIPE,
-                        stderr=subprocess.PIPE,
-                        env=env,
-                    )
-                )
+            return subprocess.Popen(
+                command(self.commands[index]),
+                cwd=self.cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=self.env,
+            )
         except FileNotFoundError as exc:
             self.close()
             raise GitError("git is not installed or not on PATH; install git 2.39.4 or newer") from exc
 
+    def restart_walks(self) -> None:
+        """Stop the untracked and ignored walks and start them again.
+
+        For when a folder git may not have reached yet became a link: git lists a
+        folder's entries before it opens each sub-folder by name, so a walk under
+        way can follow a link that replaced one (to `/`, say, and walk the whole
+        machine). A walk started now sees the link as a link.
+        """
+        for index in (1, 2):
+            _stop(self.procs[index])
+            self.procs[index] = self._start(index)
+
     def _output(self, index: int) -> bytes:
         proc = self.procs[index]
-        out, err = proc.communicate(timeout=120)
+        try:
+            out, err = proc.communicate(timeout=LISTING_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.close()
+            raise GitError(
+                f"git {self.commands[index][0]} listed {self.cwd} for more than {LISTING_TIMEOUT:g} s and was "
+                "stopped; if a folder in it links to a large tree (or something swapped a folder for one), "
+                "remove the link and run again"
+            ) from None
         if proc.returncode != 0:
             self.close()
             message = err.decode("utf-8", "replace").strip()
@@ -582,12 +615,7 @@ class PendingListing:
 
     def close(self) -> None:
         for proc in self.procs:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            for stream in (proc.stdout, proc.stderr):
-                if stream is not None:
-                    stream.close()
+            _stop(proc)
 
     def __enter__(self) -> PendingListing:
         return self

@@ -7,10 +7,12 @@ import os
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from autocode import gitsafe
 from autocode.errors import SetupError
 from autocode.prep import (
     citations,
@@ -305,33 +307,84 @@ def test_planted_link_at_copy_id_is_skipped(tmp_path: Path, monkeypatch: pytest.
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.timeout(60)
-@pytest.mark.parametrize("moment", ["before-open", "after-open"])
-def test_folder_swapped_for_link_to_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, moment: str) -> None:
+def slow_first_walks(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Make the first untracked and ignored walks wait 30 s before git starts.
+
+    They stand in for walks that went through a folder swapped for a link to `/`
+    and are listing the whole machine (a race git loses when it read the folder's
+    parent before the swap and opens the folder after it). Returns the commands
+    of the walks that were slowed.
+    """
+    slowed: list[list[str]] = []
+    real = gitsafe.command
+
+    def command(args: Sequence[str]) -> list[str]:
+        full = real(args)
+        if list(args[:2]) == ["ls-files", "-z"] and "-o" in args and len(slowed) < 2:
+            slowed.append(full)
+            sleeper = "import os, sys, time; time.sleep(30); os.execvp(sys.argv[1], sys.argv[1:])"
+            return [sys.executable, "-c", sleeper, *full]
+        return full
+
+    monkeypatch.setattr(gitsafe, "command", command)
+    return slowed
+
+
+@pytest.mark.timeout(20)
+def test_folder_swapped_for_link_before_it_is_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The copy finds a tracked folder is a link now: git's walks, which may be following
+    it, are stopped and started again, and what was below the folder is left out."""
     ws = make_repo(tmp_path / "ws", {"pkg/a.py": "a\n", "pkg/passwd": "mine\n", "z.py": "z\n"})
 
     def swap(event: str, path: str) -> None:
-        if (moment, event, path) in (("before-open", "dir", "pkg"), ("after-open", "file", "pkg/a.py")):
-            # Moved out of the workspace: git's untracked listing, still running, must not see it.
+        if (event, path) == ("dir", "pkg"):
             os.rename(ws / "pkg", tmp_path / "pkg-moved")
             os.symlink("/", ws / "pkg")
 
+    slowed = slow_first_walks(monkeypatch)
     monkeypatch.setattr(copier, "_test_hook", swap)
-    if moment == "before-open":
-        # Each folder is listed as the copy reaches it: by then `pkg` is a link, which is
-        # never followed, so the files git listed below it are left out and counted.
-        with only_inside(ws):
-            result = make_prep_copy(ws)
-        assert not os.path.lexists(result.copy / "pkg")
-        assert (result.copy / "z.py").read_text() == "z\n"
-        assert result.counts["excluded"]["belowSymlinkOrFile"] == 2
-        assert prep_dirs(ws) == [result.id]
-    else:
-        # The folder was already open: the rest of it is read through that descriptor,
-        # never through the new link.
+    with only_inside(ws):
         result = make_prep_copy(ws)
-        assert (result.copy / "pkg" / "passwd").read_text() == "mine\n"
-        assert not (result.copy / "pkg" / "etc").exists()
+    assert len(slowed) == 2  # both walks were slowed, and the copy did not wait for them
+    assert not os.path.lexists(result.copy / "pkg")
+    assert (result.copy / "z.py").read_text() == "z\n"
+    assert result.counts["excluded"]["belowSymlinkOrFile"] == 2
+    assert prep_dirs(ws) == [result.id]
+
+
+@pytest.mark.timeout(20)
+def test_folder_swapped_for_link_while_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The folder was open (and is read through its descriptor, never through the link):
+    on leaving it the copy sees its name leads elsewhere now, stops git's walks and fails."""
+    ws = make_repo(tmp_path / "ws", {"pkg/a.py": "a\n", "pkg/passwd": "mine\n", "z.py": "z\n"})
+    opened: list[str] = []
+
+    def swap(event: str, path: str) -> None:
+        opened.append(path)
+        if (event, path) == ("file", "pkg/a.py"):
+            os.rename(ws / "pkg", tmp_path / "pkg-moved")
+            os.symlink("/", ws / "pkg")
+
+    slow_first_walks(monkeypatch)
+    monkeypatch.setattr(copier, "_test_hook", swap)
+    with pytest.raises(SetupError) as info:
+        make_prep_copy(ws)
+    assert info.value.kind == "changedDuringCopy"
+    assert "'pkg'" in info.value.message and "replaced" in info.value.message
+    assert "pkg/passwd" in opened  # read through the folder's descriptor before the check
+    assert prep_dirs(ws) == []
+
+
+@pytest.mark.timeout(20)
+def test_a_walk_that_does_not_end_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = make_repo(tmp_path / "ws", {"a.py": "a\n"})
+    slow_first_walks(monkeypatch)
+    monkeypatch.setattr(gitsafe, "LISTING_TIMEOUT", 1.0)
+    with pytest.raises(SetupError) as info:
+        make_prep_copy(ws)
+    assert info.value.kind == "gitError"
+    assert "more than 1 s" in info.value.message and "remove the link" in info.value.message
+    assert prep_dirs(ws) == []
 
 
 def test_file_appended_during_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

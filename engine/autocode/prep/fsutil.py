@@ -39,6 +39,7 @@ def walk(
     dest_fd: int | None = None,
     before_open: Callable[[str], None] | None = None,
     dest_exist_ok: bool = False,
+    check_left: bool = False,
 ) -> Iterator[tuple[Dir, int | None, int | None, str]]:
     """Visit each folder of `groups` in depth-first order.
 
@@ -48,6 +49,9 @@ def walk(
     `before_open`, when given, is called with the folder's path first (a test hook).
     `dest_exist_ok`: a destination folder someone else already made is opened
     (still with `O_NOFOLLOW`, so a planted link is refused) instead of refused.
+    `check_left`: on leaving each folder, check that its name still names the
+    folder that was read, and raise `Swapped` if not (a folder replaced by a
+    link or another folder while it was read).
     """
     dirs: set[Dir] = set()
     for d in groups:
@@ -61,7 +65,7 @@ def walk(
                     yield d, root_fd, dest_fd, ""
                 continue
             while len(stack[-1][0]) >= len(d) or stack[-1][0] != d[: len(stack[-1][0])]:
-                _close(stack.pop())
+                _leave(stack, check_left)
             _, parent_src, parent_dst, reason = stack[-1]
             src: int | None = None
             dst: int | None = None
@@ -86,9 +90,35 @@ def walk(
             stack.append((d, src, dst, reason))
             if d in groups:
                 yield d, src, dst, reason
+        while len(stack) > 1:
+            _leave(stack, check_left)
     finally:
         while len(stack) > 1:
             _close(stack.pop())
+
+
+class Swapped(Exception):
+    """The folder `path` was replaced while it was read."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path)
+        self.path = path
+
+
+def _leave(stack: list[tuple[Dir, int | None, int | None, str]], check: bool) -> None:
+    """Close the innermost open folder; with `check`, first make sure its name still leads to it."""
+    item = stack[-1]
+    d, src = item[0], item[1]
+    parent = stack[-2][1]
+    if check and src is not None and parent is not None:
+        opened = os.fstat(src)
+        try:
+            now = os.stat(d[-1], dir_fd=parent, follow_symlinks=False)
+        except OSError:
+            now = None
+        if now is None or (now.st_ino, now.st_dev) != (opened.st_ino, opened.st_dev):
+            raise Swapped("/".join(d))
+    _close(stack.pop())
 
 
 def _close(item: tuple[Dir, int | None, int | None, str]) -> None:

@@ -116,7 +116,12 @@ def _collect(inv: Inventory, root_fd: int, component: str, copying: Copying | No
                 raw = mine
             else:
                 theirs = b""
+        links_before = inv.excluded["belowSymlinkOrFile"]
         _look_tracked(inv, root_fd, component, raw, nested, copying)
+        if inv.excluded["belowSymlinkOrFile"] > links_before:
+            # A tracked folder is a link or a file now: git's walks, started before, may be
+            # following it (see PendingListing.restart_walks).
+            listing.restart_walks()
         untracked = [prefix + path for path in listing.untracked()]
         if copying is not None:
             copying.expect(len(untracked))

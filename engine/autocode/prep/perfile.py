@@ -192,6 +192,7 @@ def look(
         dest_fd=None if into is None else into.dst_fd,
         before_open=before_open,
         dest_exist_ok=True,
+        check_left=into is not None,
     )
     # This loop runs once per file of the workspace: listing is one lstat; copying
     # adds open, create, copy_file_range, fstat and two closes. Counters stay in
@@ -237,6 +238,8 @@ def look(
                 else:
                     why = "typeChanged" if kind == stat.S_IFDIR else "specialFile"
                     excluded[why] = excluded.get(why, 0) + 1
+    except fsutil.Swapped as swapped:
+        raise CopyFailure("changed", swapped.path, "was replaced (by a link or another folder) while it was copied") from None
     finally:
         if into is not None:
             into.done = done
