@@ -491,6 +491,9 @@ def test_a_command_the_engine_runs_reaches_only_its_endpoint(tmp_path: Path, per
     said = [json.loads(line) for line in (run.run_dir / "engine" / "output.jsonl").read_text().splitlines()
             if line.startswith("{")]
     printed = "\n".join(str(e.get("item", {}).get("aggregated_output") or "") for e in said)
+    if "EGRESS {" not in printed:  # say what Codex did instead
+        steps = [(e.get("type"), e.get("item", {}).get("type"), e.get("item", {}).get("status")) for e in said]
+        raise AssertionError(f"the probe printed no results; Codex's events: {steps}")
     got = results_in(printed)
     for name in ("endpoint_forwarder", "endpoint_proxy", "endpoint_connect"):
         assert " 200 " in got[name], (name, got)

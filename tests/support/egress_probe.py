@@ -15,15 +15,18 @@ import subprocess
 FORWARD_PORT = 47101  # autocode.sandbox.egress.FORWARD_PORT (the probe names it as an engine would)
 
 PROBE = r'''
-import json, socket
+import json, socket, time
 EP, OTHER, OUTSIDE, OUTSIDE_PORT, FWD = {endpoint}, {other}, {outside!r}, {outside_port}, {forward}
 results = {{}}
+seconds = {{}}
 
 def attempt(name, fn):
+    began = time.monotonic()
     try:
         results[name] = "ok: " + fn()
     except Exception as exc:
         results[name] = "failed: " + type(exc).__name__ + ": " + str(exc)
+    seconds[name] = round(time.monotonic() - began, 2)
 
 def status(sock):
     data = b""
@@ -74,6 +77,7 @@ def nameserver():
         return repr(s.recv(512)[:2])
 
 attempt("dns_server", nameserver)
+results["_seconds"] = json.dumps(seconds)  # how long each attempt took, for a failure's message
 print("EGRESS " + json.dumps(results), flush=True)
 '''
 

@@ -15,6 +15,7 @@ for a cancel or an idle timeout. `seen` is set at the first request.
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 import time
@@ -87,8 +88,14 @@ class EngineModel:
 
     def responses_reply(self, body: dict[str, Any]) -> dict[str, Any]:
         """The output item for a Responses API request (Codex): the edit as a command, then a message."""
-        done = any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in body.get("input") or [])
-        if done:
+        outputs = [str(i.get("output") or "") for i in body.get("input") or []
+                   if isinstance(i, dict) and i.get("type") == "function_call_output"]
+        running = re.search(r"Process running with session ID (\d+)", outputs[-1]) if outputs else None
+        if running:  # the command outlasted Codex's wait: wait for it, as a model would
+            return {"type": "function_call", "id": f"fc_{len(outputs) + 1}", "call_id": f"call_{len(outputs) + 1}",
+                    "name": "write_stdin", "arguments": json.dumps(
+                        {"session_id": int(running.group(1)), "chars": "", "yield_time_ms": 30000})}
+        if outputs:
             return {"type": "message", "role": "assistant", "id": "msg_1",
                     "content": [{"type": "output_text", "text": "I changed add to return the sum."}]}
         old, new = self.fix.old.strip(), self.fix.new.strip()
