@@ -169,6 +169,22 @@ class AutoCodeProtocol(LanguageServerProtocol):
         result.capabilities.experimental = {protocol.EXPERIMENTAL_KEY: self._server.advertisement()}
         return result
 
+    @lsp_method(types.SHUTDOWN)
+    def lsp_shutdown(self, *args: Any) -> Generator[Any, Any, None]:
+        # pygls cancels the requests still under way while it walks its table of them, and a
+        # cancel removes its entry from that table: with one under way (an approval waiting for
+        # the task's tests when the editor closes) `shutdown` failed with "dictionary changed
+        # size during iteration", and the editor never sent `exit`. The same steps, on a copy.
+        handler = self.fm.features.get(types.SHUTDOWN)
+        if handler is not None:
+            yield handler, args, None
+        under_way = [(msg_id, future) for msg_id, future in self._request_futures.items()
+                     if msg_id != self.msg_id and not future.done()]
+        for _msg_id, future in under_way:
+            future.cancel()
+        self._shutdown = True
+        return None
+
     @lsp_method(types.EXIT)
     def lsp_exit(self, *args: Any) -> Generator[Any, Any, None]:
         if self._server.end_connection is None:

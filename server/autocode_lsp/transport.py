@@ -25,6 +25,7 @@ import logging
 import os
 import sys
 import threading
+from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,23 @@ async def pump(
     return True
 
 
+def _run_until_exit(session: Coroutine[Any, Any, bool]) -> bool:
+    """`asyncio.run`, except after `exit`: then the default executor's threads, where a command
+    may still wait for a task's tests, are not joined (see serve_stdio)."""
+    runner = asyncio.Runner()
+    try:
+        result = runner.run(session)
+    except SystemExit:
+        asyncio.set_event_loop(None)
+        runner.get_loop().close()  # shuts the executor down without waiting
+        raise
+    except BaseException:
+        runner.close()
+        raise
+    runner.close()
+    return result
+
+
 def serve_stdio(*, log_file: Path | None) -> int:
     protocol_out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
@@ -94,23 +112,30 @@ def serve_stdio(*, log_file: Path | None) -> int:
     reader = StdinAsyncReader(sys.stdin.buffer, server.thread_pool)
     server.protocol.set_writer(StdoutWriter(protocol_out))
     code = 0
+    leaving = False
     try:
         # A broken frame ends the process non-zero, so the editor restarts the server.
-        code = 0 if asyncio.run(pump(reader, server, stop, "stdio")) else 1
+        code = 0 if _run_until_exit(pump(reader, server, stop, "stdio")) else 1
     except BrokenPipeError:
         log.error("the client closed the connection; stopping")
     except SystemExit as exc:  # `exit`: 0 after `shutdown`, 1 without it (the spec)
         code = exc.code if isinstance(exc.code, int) else 0
+        leaving = True
     except KeyboardInterrupt:
         pass
     finally:
-        if code == 1:
-            # A broken frame: a thread may still be blocked reading stdin (a body that never
-            # came), and the server's shutdown would wait for it. The process ends at once
-            # (os._exit in __main__), so only stop the rest.
+        if code == 1 or leaving:
+            # Nothing more is waited for. After a broken frame a thread may still be blocked
+            # reading stdin (a body that never came). After `exit` a command may still wait for
+            # a task's tests (the editor closed mid-verification): the process lingered as long
+            # as they ran, or until the editor killed it. It ends at once (os._exit in __main__,
+            # after the atexit handlers); what the task started dies with it, and the next
+            # server offers to resume the task, as after a kill.
             stop.set()
             server.thread_pool.shutdown(wait=False, cancel_futures=True)
         else:
+            # The client vanished (its end of the pipe closed, no `exit`): what is under way
+            # finishes first, so a verification the person started is not lost.
             server.shutdown()  # type: ignore[no-untyped-call]
     return code
 

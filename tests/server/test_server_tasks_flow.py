@@ -434,3 +434,29 @@ async def test_cancelling_the_progress_cancels_the_task(tmp_path: Path) -> None:
         assert result["state"] == "CANCELLED"
     finally:
         await close(session)
+
+
+async def test_the_server_leaves_at_once_when_the_editor_closes_mid_verification(tmp_path: Path) -> None:
+    """The editor closes while an approval waits for the project's tests: `shutdown` is answered
+    (it failed in pygls with a request under way) and `exit` ends the process at once (it waited
+    for the tests, 60 s here, or for the editor to kill it, which left the run's report folder
+    in the temporary folder)."""
+    repo = build_repo(tmp_path / "project")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {**os.environ, "TMPDIR": str(scratch)}
+    session = await connect("stdio", log_file=tmp_path / "lsp.log", env=env)
+    await initialize(session, preset="vscode", folders=[repo])
+    slow = "python3 -c 'import time; time.sleep(60)'"
+    snap = await session.command(protocol.TASK_START, {"brief": BRIEF, "testCommand": slow})
+    snap = await session.command(protocol.TASK_ANSWER, {
+        "taskId": snap["id"], "questionId": snap["needs"]["questions"][0]["id"], "text": NAMING_ANSWER})
+    approving = asyncio.ensure_future(session.command(
+        protocol.TASK_APPROVE_PLAN, {"taskId": snap["id"], "revision": snap["needs"]["planRevision"]}))
+    await wait_until(lambda: any(p.name.startswith("autocode-report-") for p in scratch.iterdir()),
+                     timeout=60, what="a verification under way")
+    assert not approving.done()
+    approving.add_done_callback(lambda f: f.cancelled() or f.exception())  # never answered: the server left
+    await asyncio.wait_for(close(session), timeout=30)
+    assert session.process is not None and session.process.returncode == 0
+    assert [p.name for p in scratch.iterdir() if p.name.startswith("autocode-report-")] == []
