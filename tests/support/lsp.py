@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import sys
 import tempfile
 from collections.abc import Callable
@@ -363,6 +364,9 @@ async def stop(process: asyncio.subprocess.Process) -> None:
         except TimeoutError:
             process.kill()
             await process.wait()
+    socket_path = SOCKETS.pop(process.pid, None)
+    if socket_path is not None and socket_path.parent.name.startswith("autocode-sock-"):
+        shutil.rmtree(socket_path.parent, ignore_errors=True)  # the folder `launch` made for it
 
 
 async def wait_until(predicate: Callable[[], bool], *, timeout: float = 30, what: str = "") -> None:
