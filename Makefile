@@ -14,11 +14,6 @@ XDIST  := -n $(WORKERS) --dist loadfile
 # the unit suite by 2-3 minutes (docs/performance.md).
 EDITOR_WORKERS ?= 2
 EDITOR_XDIST := -n $(EDITOR_WORKERS) --dist loadfile
-# In `make test` this unit test file runs with the editor tests, so that the two suites, side by
-# side on the same cores, end together: the unit suite ended about three minutes after the editor
-# suite, and this file is its longest (the agent CLIs' whole runs, 100 s alone; docs/performance.md).
-# Listed first, it starts first. `make unit` still runs it.
-BESIDE_EDITORS := tests/engine/test_engines_e2e.py
 # The project's modules compiled before the tests: every test starts CLIs and servers (about
 # 2,000 Python processes a run), and where PYTHONDONTWRITEBYTECODE is set, or a module changed
 # since its cache was written, each of them compiled the sources again (docs/performance.md).
@@ -71,7 +66,7 @@ unit: unit-tools
 unit-tools: venv sandbox proof-tools engines mcp-tools
 
 unit-tests:
-	$(PYTEST) $(XDIST) $(UNIT_ARGS) tests/engine tests/server tests/mcp
+	$(PYTEST) $(XDIST) tests/engine tests/server tests/mcp
 
 editors: venv editor-tools
 	$(COMPILE)
@@ -82,7 +77,7 @@ editor-tools: sandbox
 	bash scripts/editors-setup.sh
 
 editor-tests:
-	$(PYTEST) $(EDITOR_XDIST) $(EDITOR_ARGS) tests/editors
+	$(PYTEST) $(EDITOR_XDIST) tests/editors
 
 package: venv sandbox
 	bash scripts/package-check.sh
@@ -97,8 +92,7 @@ bundle: venv
 test:
 	$(MAKE) --no-print-directory -j4 --output-sync=target lint package unit-tools editor-tools
 	$(COMPILE)
-	$(MAKE) --no-print-directory -j2 --output-sync=target unit-tests editor-tests \
-		UNIT_ARGS="--ignore=$(BESIDE_EDITORS)" EDITOR_ARGS="$(BESIDE_EDITORS)"
+	$(MAKE) --no-print-directory -j2 --output-sync=target unit-tests editor-tests
 
 bench: venv sandbox engines
 	@set -e; for f in tests/bench/bench_*.py; do echo "== $$f"; $(PY) $$f; done
