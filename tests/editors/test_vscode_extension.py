@@ -109,6 +109,7 @@ class CodeServer:
         self.config.write_text(f"bind-addr: 127.0.0.1:{self.port}\nauth: none\ncert: false\n")
         self.log = base / "code-server.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        self.tmp: Path | None = None
 
     def _args(self) -> list[str]:
         return ["node", str(CODE_SERVER), "--config", str(self.config), "--user-data-dir", str(self.user_data),
@@ -119,9 +120,12 @@ class CodeServer:
         """Installs the .vsix (unless `install` is False: started again after stop()) and starts."""
         if install:
             _install(self.vsix, self.extensions)
+        # A temporary folder of its own, removed at stop(): VS Code's git extension leaves its
+        # `vscode-git-*.sock` there when the window is ended (about 30 a run were left in /tmp).
+        self.tmp = Path(tempfile.mkdtemp(prefix="acs-"))
         with self.log.open("wb") as log:
             self.proc = subprocess.Popen(self._args(), stdout=log, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+                                         start_new_session=True, env={**os.environ, "TMPDIR": str(self.tmp)})
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -148,6 +152,8 @@ class CodeServer:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=10)
+        if self.tmp is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
 
 
 @pytest.fixture
