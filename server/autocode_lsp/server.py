@@ -174,13 +174,14 @@ class AutoCodeProtocol(LanguageServerProtocol):
         # pygls cancels the requests still under way while it walks its table of them, and a
         # cancel removes its entry from that table: with one under way (an approval waiting for
         # the task's tests when the editor closes) `shutdown` failed with "dictionary changed
-        # size during iteration", and the editor never sent `exit`. The same steps, on a copy.
+        # size during iteration", and a client may then never send `exit` (pytest-lsp's did
+        # not). The same steps, on a copy.
         handler = self.fm.features.get(types.SHUTDOWN)
         if handler is not None:
             yield handler, args, None
-        under_way = [(msg_id, future) for msg_id, future in self._request_futures.items()
+        under_way = [future for msg_id, future in self._request_futures.items()
                      if msg_id != self.msg_id and not future.done()]
-        for _msg_id, future in under_way:
+        for future in under_way:
             future.cancel()
         self._shutdown = True
         return None
