@@ -330,19 +330,29 @@ def slow_first_walks(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     return slowed
 
 
+def swap_pkg_for_link_to_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, when: tuple[str, str],
+                              seen: list[str] | None = None) -> Path:
+    """A workspace whose folder `pkg` is moved out and replaced by a link to `/` when the copy
+    reports the (event, path) `when`; every path the copy reports goes to `seen`."""
+    ws = make_repo(tmp_path / "ws", {"pkg/a.py": "a\n", "pkg/passwd": "mine\n", "z.py": "z\n"})
+
+    def swap(event: str, path: str) -> None:
+        if seen is not None:
+            seen.append(path)
+        if (event, path) == when:
+            os.rename(ws / "pkg", tmp_path / "pkg-moved")
+            os.symlink("/", ws / "pkg")
+
+    monkeypatch.setattr(copier, "_test_hook", swap)
+    return ws
+
+
 @pytest.mark.timeout(20)
 def test_folder_swapped_for_link_before_it_is_opened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The copy finds a tracked folder is a link now: git's walks, which may be following
     it, are stopped and started again, and what was below the folder is left out."""
-    ws = make_repo(tmp_path / "ws", {"pkg/a.py": "a\n", "pkg/passwd": "mine\n", "z.py": "z\n"})
-
-    def swap(event: str, path: str) -> None:
-        if (event, path) == ("dir", "pkg"):
-            os.rename(ws / "pkg", tmp_path / "pkg-moved")
-            os.symlink("/", ws / "pkg")
-
+    ws = swap_pkg_for_link_to_root(tmp_path, monkeypatch, ("dir", "pkg"))
     slowed = slow_first_walks(monkeypatch)
-    monkeypatch.setattr(copier, "_test_hook", swap)
     with only_inside(ws):
         result = make_prep_copy(ws)
     assert len(slowed) == 2  # both walks were slowed, and the copy did not wait for them
@@ -356,17 +366,9 @@ def test_folder_swapped_for_link_before_it_is_opened(tmp_path: Path, monkeypatch
 def test_folder_swapped_for_link_while_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The folder was open (and is read through its descriptor, never through the link):
     on leaving it the copy sees its name leads elsewhere now, stops git's walks and fails."""
-    ws = make_repo(tmp_path / "ws", {"pkg/a.py": "a\n", "pkg/passwd": "mine\n", "z.py": "z\n"})
     opened: list[str] = []
-
-    def swap(event: str, path: str) -> None:
-        opened.append(path)
-        if (event, path) == ("file", "pkg/a.py"):
-            os.rename(ws / "pkg", tmp_path / "pkg-moved")
-            os.symlink("/", ws / "pkg")
-
+    ws = swap_pkg_for_link_to_root(tmp_path, monkeypatch, ("file", "pkg/a.py"), opened)
     slow_first_walks(monkeypatch)
-    monkeypatch.setattr(copier, "_test_hook", swap)
     with pytest.raises(SetupError) as info:
         make_prep_copy(ws)
     assert info.value.kind == "changedDuringCopy"

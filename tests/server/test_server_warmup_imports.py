@@ -218,17 +218,23 @@ HOLD = textwrap.dedent('''
 ''')
 
 
+def _repository(tmp_path: Path) -> Path:
+    """A repository with one empty commit whose message names the test: another test's empty
+    "start" commit by the same test author in the same second has the same hash, so the same
+    repository identity (and that test's team memories)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
+    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", f"start {tmp_path.name}"],
+                   check=True, timeout=60)
+    return repo
+
+
 async def test_the_first_memory_commands_wait_for_the_memory_modules_only(tmp_path: Path) -> None:
     """Sent at once after `initialized`, memory.save and memory.search are answered while the
     warm-up has not begun its task and doctor imports (held there until the answers came); their
     engine work ran in the warm-up thread, and no other thread ran engine module code meanwhile."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
-    # A message of its own: another test's empty "start" commit by the same test author in the same
-    # second has the same hash, so the same repository identity (and that test's team memories).
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", f"start {tmp_path.name}"],
-                   check=True, timeout=60)
+    repo = _repository(tmp_path)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(TRACER + HOLD)
@@ -322,13 +328,7 @@ async def test_a_memory_command_waiting_at_the_end_of_the_memory_modules_runs_be
 ) -> None:
     """The warm-up lets a memory command that is waiting hand its work over before it starts the
     task and doctor imports: the work does not wait for them."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, timeout=60)
-    # A message of its own: another test's empty "start" commit by the same test author in the same
-    # second has the same hash, so the same repository identity (and that test's team memories).
-    subprocess.run(["git", "-C", str(repo), "commit", "-q", "--allow-empty", "-m", f"start {tmp_path.name}"],
-                   check=True, timeout=60)
+    repo = _repository(tmp_path)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
     (hooks / "sitecustomize.py").write_text(TRACER + ORDER)
